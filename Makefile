@@ -1,0 +1,128 @@
+# ptcollect — Intel PT collector over perf_event.
+#
+#   make            build build/ptcollect
+#   make demo       install what is missing, build, record the bundled program, show `info`
+#   make test       install what is missing, build, run every test (what CI runs)
+#   make check      unit + host integration tests
+#   make check-asan the same under ASan+UBSan (separate build dir)
+#   make check-kernel  tests against the real perf core in the QEMU kernel rig
+#   make fuzz       run every fuzz target for FUZZ_SECONDS each
+#   make bench      speed and memory figures
+#   make install / uninstall (PREFIX, DESTDIR)
+
+VERSION   := 0.1.0
+PREFIX    ?= /usr/local
+BINDIR    ?= $(PREFIX)/bin
+MANDIR    ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
+
+CC        ?= cc
+BUILD     ?= build
+PKGS      := libelf capstone libbpf
+OPT       ?= -O2 -g
+
+CFLAGS    += $(OPT) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude \
+	     -DPTC_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lipt -lpthread
+
+ifeq ($(SAN),1)
+CFLAGS    += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+LDFLAGS   += -fsanitize=address,undefined
+endif
+
+SRCS      := $(wildcard src/*.c)
+OBJS      := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
+LIBOBJS   := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
+TESTLIB   := $(wildcard tests/lib/*.c)
+TESTLIBOBJS := $(TESTLIB:tests/lib/%.c=$(BUILD)/obj/tests-lib/%.o)
+UNIT      := $(wildcard tests/unit/*.c)
+INTEG     := $(wildcard tests/integration/*.c)
+BIN       := $(BUILD)/ptcollect
+MANPAGES  := $(wildcard man/*.[1-8])
+
+TEST_CFLAGS := $(shell pkg-config --cflags criterion 2>/dev/null) -Itests/lib
+TEST_LIBS   := $(shell pkg-config --libs criterion 2>/dev/null)
+
+.PHONY: all deps demo test check check-asan check-kernel check-run fuzz bench \
+	install uninstall clean
+
+all: $(BIN)
+
+$(BUILD)/obj/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)/obj
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/tests-lib/%.o: tests/lib/%.c $(wildcard include/*.h tests/lib/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj:
+	mkdir -p $@
+
+$(BIN): $(OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/unit: $(UNIT) $(LIBOBJS) $(TESTLIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $(UNIT) $(LIBOBJS) $(TESTLIBOBJS) $(LDLIBS) $(TEST_LIBS)
+
+$(BUILD)/tests/integration: $(INTEG) $(TESTLIBOBJS) $(LIBOBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $(INTEG) $(TESTLIBOBJS) $(LIBOBJS) $(LDLIBS) $(TEST_LIBS)
+
+# Helpers the integration tests run as targets (small programs built with known symbols).
+$(BUILD)/tests/progs/%: tests/progs/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -O0 -g -o $@ $<
+
+TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c))
+
+deps:
+	@scripts/deps.sh
+
+# Criterion runs the tests of one binary in parallel; the integration tests drive the
+# built binary and the fixture PMUs under tests/fixtures.
+check-run: $(BIN) $(BUILD)/tests/unit $(BUILD)/tests/integration $(TESTPROGS)
+	$(BUILD)/tests/unit --jobs 2
+	PTCOLLECT_BIN=$(abspath $(BIN)) PTCOLLECT_TESTPROGS=$(abspath $(BUILD)/tests/progs) \
+	PTCOLLECT_SRCDIR=$(CURDIR) $(BUILD)/tests/integration --jobs 2
+
+check:
+	$(MAKE) check-run
+
+check-asan:
+	$(MAKE) BUILD=build-asan SAN=1 OPT='-O1 -g' check-run
+
+check-kernel: $(BIN)
+	tests/kernel/run-tests $(abspath $(BIN))
+
+fuzz:
+	tests/fuzz/run $(FUZZ_SECONDS)
+
+bench: $(BIN)
+	bench/run $(abspath $(BIN))
+
+demo: deps $(BIN)
+	scripts/demo.sh $(abspath $(BIN))
+
+test: deps
+	$(MAKE) check
+	$(MAKE) check-asan
+	$(MAKE) fuzz
+	$(MAKE) check-kernel
+
+install: $(BIN)
+	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/ptcollect
+	for m in $(MANPAGES); do \
+		s=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/$${m#man/}; done
+	install -D -m 0644 completions/ptcollect.bash $(DESTDIR)$(BASHCOMPDIR)/ptcollect
+	install -D -m 0644 completions/_ptcollect $(DESTDIR)$(ZSHCOMPDIR)/_ptcollect
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/ptcollect
+	for m in $(MANPAGES); do \
+		s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m#man/}; done
+	rm -f $(DESTDIR)$(BASHCOMPDIR)/ptcollect $(DESTDIR)$(ZSHCOMPDIR)/_ptcollect
+
+clean:
+	rm -rf build build-asan

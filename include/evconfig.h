@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Event strings in perf's syntax, "intel_pt/TERMS/MODS", turned into the
+ * attr fields that decide what is traced, with perf's default terms and
+ * rules, and checked against the PMU's format/ and caps/.
+ */
+#ifndef PTC_EVCONFIG_H
+#define PTC_EVCONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pmu.h"
+
+struct evconfig {
+	uint64_t config, config1, config2;
+	bool exclude_user, exclude_kernel, exclude_hv;
+	char pmu_name[PMU_NAME_MAX];
+};
+
+/* The event used when no -e is given. */
+#define EVCONFIG_DEFAULT "intel_pt//u"
+
+/*
+ * Parse @spec against @pmu into @ev. Returns 0, or -EINVAL with @errmsg
+ * naming the term or modifier that is wrong and what is valid instead.
+ */
+int evconfig_parse(const char *spec, const struct pmu *pmu, struct evconfig *ev,
+		   char *errmsg, size_t errlen);
+
+/* perf's default config for intel_pt on this PMU ("tsc,mtc,mtc_period=..."). */
+uint64_t evconfig_default_config(const struct pmu *pmu, char *terms, size_t termslen);
+
+#endif

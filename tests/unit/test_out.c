@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: MIT
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out.h"
+
+static char *render(bool json, void (*fn)(void))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	out_init(f, json);
+	fn();
+	out_finish();
+	fclose(f);
+	return buf;
+}
+
+static void sample(void)
+{
+	out_obj_begin(NULL, NULL);
+	out_str("name", "Name", "a\"b\n");
+	out_hex("config", NULL, 0x300e601);
+	out_bool("ok", NULL, true);
+	out_str("filter", NULL, NULL);
+	out_obj_begin("pmu", "PMU");
+	out_u64("type", NULL, 8);
+	out_obj_end();
+	out_arr_begin("list", NULL);
+	out_u64(NULL, NULL, 1);
+	out_u64(NULL, NULL, 2);
+	out_arr_end();
+	out_obj_end();
+}
+
+Test(out, json_object_is_valid_and_escaped)
+{
+	char *s = render(true, sample);
+
+	cr_assert_str_eq(s, "{\n  \"name\": \"a\\\"b\\n\",\n  \"config\": \"0x300e601\",\n"
+			 "  \"ok\": true,\n  \"filter\": null,\n  \"pmu\": {\n    \"type\": 8\n  },\n"
+			 "  \"list\": [\n    1,\n    2\n  ]\n}\n");
+	free(s);
+}
+
+Test(out, text_uses_labels_and_indents_objects)
+{
+	char *s = render(false, sample);
+
+	cr_assert_str_eq(s, "Name: a\"b\n\nconfig: 0x300e601\nok: yes\nfilter: (none)\n"
+			 "PMU:\n  type: 8\nlist:\n  - 1\n  - 2\n");
+	free(s);
+}
