@@ -24,7 +24,7 @@ OPT       ?= -O2 -g
 
 CFLAGS    += $(OPT) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude \
 	     -DPTC_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lipt -lpthread
+LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lipt -lpthread -lm
 
 ifeq ($(SAN),1)
 CFLAGS    += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer

@@ -8,6 +8,7 @@
 #define PTC_EVCONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pmu.h"
@@ -16,13 +17,15 @@ struct evconfig {
 	uint64_t config, config1, config2;
 	bool exclude_user, exclude_kernel, exclude_hv;
 	char pmu_name[PMU_NAME_MAX];
+	bool forced_pt;		/* pt=0 was given and turned into pt=1, as perf does */
 };
 
 /* The event used when no -e is given. */
 #define EVCONFIG_DEFAULT "intel_pt//u"
 
 /*
- * Parse @spec against @pmu into @ev. Returns 0, or -EINVAL with @errmsg
+ * Parse @spec against @pmu into @ev. With @pmu NULL only the syntax is
+ * checked (terms and modifiers well formed; ev->pmu_name set). Returns 0, or -EINVAL with @errmsg
  * naming the term or modifier that is wrong and what is valid instead.
  */
 int evconfig_parse(const char *spec, const struct pmu *pmu, struct evconfig *ev,
@@ -30,5 +33,10 @@ int evconfig_parse(const char *spec, const struct pmu *pmu, struct evconfig *ev,
 
 /* perf's default config for intel_pt on this PMU ("tsc,mtc,mtc_period=..."). */
 uint64_t evconfig_default_config(const struct pmu *pmu, char *terms, size_t termslen);
+
+/* Valid values of a period term (cyc_thresh, mtc_period, psb_period) as a bitmap. */
+uint64_t evconfig_period_valid(const struct pmu *pmu, const char *term);
+/* Format a bitmap of valid values as "0,3,6-9". */
+void evconfig_valid_values(uint64_t valid, char *out, size_t len);
 
 #endif

@@ -13,8 +13,8 @@ static int do_help(int argc, char **argv);
 static void usage_help(FILE *f);
 
 static const struct cmd cmds[] = {
-
-
+	{ "record",  do_record,  usage_record,  "record Intel PT trace and sideband into a bundle" },
+	{ "caps",    do_caps,    usage_caps,    "show whether Intel PT is usable here, and its capabilities" },
 	{ "help",    do_help,    usage_help,    "show help for a command" },
 };
 

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: MIT
+/* ptcollect caps: is Intel PT usable here, and what can it do. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmd.h"
+#include "cpu.h"
+#include "evconfig.h"
+#include "msg.h"
+#include "out.h"
+#include "pmu.h"
+#include "privs.h"
+
+#define MAX_REASONS 8
+
+void usage_caps(FILE *f)
+{
+	fprintf(f,
+		"usage: %s caps [--json]\n\n"
+		"Show whether Intel PT can be used here and why not, the PMU's capabilities,\n"
+		"the valid period values, address filter ranges and the default config.\n"
+		"Exit status 0 when Intel PT is usable, 1 when it is not.\n", PTC_PROG);
+}
+
+struct caps_report {
+	const char *reason[MAX_REASONS];
+	char buf[MAX_REASONS][512];
+	int nr;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void add_reason(struct caps_report *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->nr == MAX_REASONS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->buf[r->nr], sizeof(r->buf[0]), fmt, ap);
+	va_end(ap);
+	r->reason[r->nr] = r->buf[r->nr];
+	r->nr++;
+}
+
+/* Why there is no intel_pt PMU: the CPU decides the explanation, not the verdict. */
+static void explain_missing_pmu(struct caps_report *r, const struct cpu_id *cpu,
+				const char *pmu_err)
+{
+	add_reason(r, "%s", pmu_err);
+	if (!cpu_is_intel(cpu) && cpu->vendor[0])
+		add_reason(r, "the CPU vendor is %s: Intel PT exists only on Intel CPUs "
+			   "(an AMD CPU has no Intel PT)", cpu->vendor);
+	else if (!cpu->has_pt)
+		add_reason(r, "the CPU does not report Intel PT (CPUID.(EAX=7,ECX=0):EBX[25] is 0)%s",
+			   cpu->hypervisor ? "; this is a virtual machine: its hypervisor must "
+			   "pass Intel PT through" : "");
+	else
+		add_reason(r, "the CPU has Intel PT but the kernel registered no intel_pt PMU "
+			   "(kernel built without CONFIG_PERF_EVENTS_INTEL_PT?)");
+}
+
+static void print_periods(const struct pmu *pmu)
+{
+	static const char *const terms[] = { "mtc_period", "psb_period", "cyc_thresh" };
+	char vals[256];
+
+	out_obj_begin("valid_values", "valid values");
+	for (size_t i = 0; i < sizeof(terms) / sizeof(terms[0]); i++) {
+		if (!pmu_term_find(pmu, terms[i]))
+			continue;
+		evconfig_valid_values(evconfig_period_valid(pmu, terms[i]), vals, sizeof(vals));
+		out_str(terms[i], NULL, vals);
+	}
+	out_obj_end();
+}
+
+static void print_perms(const struct privs *pv)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	uint64_t budget = privs_mlock_budget(pv, cpus > 0 ? (unsigned int)cpus : 1);
+
+	out_obj_begin("permissions", "permissions");
+	out_i64("perf_event_paranoid", NULL, pv->paranoid);
+	out_u64("euid", NULL, pv->euid);
+	out_bool("cap_perfmon", NULL, pv->cap_perfmon);
+	out_bool("cap_sys_admin", NULL, pv->cap_sys_admin);
+	out_bool("cap_ipc_lock", NULL, pv->cap_ipc_lock);
+	out_bool("trace_user", "may trace user space", privs_may_trace_user(pv));
+	out_bool("trace_kernel", "may trace the kernel", privs_may_trace_kernel(pv));
+	out_bool("trace_cpu", "may trace whole CPUs (-a, -C)", privs_may_trace_cpu(pv));
+	out_obj_end();
+	out_obj_begin("memory", "locked memory for ring buffers");
+	out_i64("perf_event_mlock_kb", NULL, pv->mlock_kb);
+	if (pv->rlimit_memlock == UINT64_MAX)
+		out_str("rlimit_memlock", "RLIMIT_MEMLOCK", "unlimited");
+	else
+		out_u64("rlimit_memlock", "RLIMIT_MEMLOCK", pv->rlimit_memlock);
+	if (budget == UINT64_MAX)
+		out_str("ring_budget", "ring buffer budget", "unlimited");
+	else
+		out_u64("ring_budget", "ring buffer budget (bytes)", budget);
+	out_obj_end();
+}
+
+int do_caps(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct caps_report rep = { .nr = 0 };
+	char err[512], terms[256];
+	struct cpu_id cpu;
+	struct privs pv;
+	struct pmu pmu;
+	bool avail;
+	int c, ret;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage_caps(stdout);
+			return EXIT_OK;
+		default:
+			return cmd_bad_usage("caps", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_bad_usage("caps", "unexpected argument '%s'", argv[optind]);
+
+	cpu_identify(&cpu);
+	privs_read(&pv);
+	ret = pmu_load(&pmu, "intel_pt", err, sizeof(err));
+	if (ret == -ENOENT)
+		explain_missing_pmu(&rep, &cpu, err);
+	else if (ret)
+		add_reason(&rep, "cannot read the intel_pt PMU: %s", err);
+	if (pmu.present && !privs_may_trace_user(&pv))
+		add_reason(&rep, "perf_event_paranoid is %d and this process has neither "
+			   "CAP_PERFMON nor CAP_SYS_ADMIN: run as root, grant CAP_PERFMON, or "
+			   "set kernel.perf_event_paranoid=2", pv.paranoid);
+	avail = rep.nr == 0;
+
+	out_obj_begin(NULL, NULL);
+	out_bool("available", "Intel PT usable", avail);
+	out_arr_begin("reasons", avail ? "notes" : "why not");
+	for (int i = 0; i < rep.nr; i++)
+		out_str(NULL, NULL, rep.reason[i]);
+	out_arr_end();
+	out_obj_begin("cpu", "cpu");
+	out_str("vendor", NULL, cpu.vendor);
+	out_u64("family", NULL, cpu.family);
+	out_u64("model", NULL, cpu.model);
+	out_u64("stepping", NULL, cpu.stepping);
+	out_bool("pt_cpuid", "CPUID reports Intel PT", cpu.has_pt);
+	out_bool("hypervisor", NULL, cpu.hypervisor);
+	out_obj_end();
+	out_str("sysfs", NULL, pmu_sysfs_root());
+	if (pmu.present) {
+		out_obj_begin("pmu", "pmu");
+		out_str("name", NULL, pmu.name);
+		out_u64("type", NULL, pmu.type);
+		out_obj_end();
+		out_u64("type", NULL, pmu.type);
+		out_obj_begin("caps", "capabilities");
+		for (int i = 0; i < pmu.nr_caps; i++)
+			out_u64(pmu.caps[i].name, NULL, pmu.caps[i].value);
+		out_obj_end();
+		print_periods(&pmu);
+		out_i64("nr_addr_filters", "address filter ranges", pmu.nr_addr_filters);
+		out_obj_begin("default_config", "default config (intel_pt//)");
+		out_hex("config", NULL, evconfig_default_config(&pmu, terms, sizeof(terms)));
+		out_str("terms", NULL, terms);
+		out_obj_end();
+	} else {
+		out_str("pmu", NULL, NULL);
+		out_str("type", NULL, NULL);
+		out_obj_begin("caps", "capabilities");
+		out_obj_end();
+		out_i64("nr_addr_filters", "address filter ranges", 0);
+	}
+	print_perms(&pv);
+	out_obj_end();
+	out_finish();
+	if (!avail) {
+		msg_err("caps: Intel PT is not usable here: %s", rep.reason[0]);
+		if (rep.nr > 1)
+			msg_hint("%s", rep.reason[1]);
+	}
+	return avail ? EXIT_OK : EXIT_RUNTIME;
+}

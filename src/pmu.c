@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: MIT
+/* sysfs discovery of the intel_pt PMU: type, format/ bit layouts, caps/. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pmu.h"
+
+const char *pmu_sysfs_root(void)
+{
+	const char *r = getenv("PTCOLLECT_SYSFS");
+
+	return r && *r ? r : "/sys";
+}
+
+bool pmu_sysfs_is_fixture(void)
+{
+	const char *r = pmu_sysfs_root();
+	size_t n = strlen(r);
+
+	while (n > 1 && r[n - 1] == '/')
+		n--;
+	return !(n == 4 && !strncmp(r, "/sys", 4));
+}
+
+/* Read a small sysfs file, trailing newline removed. -errno when unreadable. */
+static int read_small(const char *dir, const char *name, char *buf, size_t len)
+{
+	char path[4200];
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, len - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n && isspace((unsigned char)buf[n - 1]))
+		buf[--n] = '\0';
+	return 0;
+}
+
+/*
+ * Parse a format/ line: "config:0", "config:14-17", "config:0-3,5". The bits
+ * listed form the term's value, lowest listed bit first (perf's rule: bits of
+ * the value go to the format bits in ascending order).
+ */
+static int parse_format(const char *s, struct pmu_term *t)
+{
+	const char *p = s;
+	char *end;
+
+	if (!strncmp(p, "config2:", 8)) {
+		t->field = PMU_FIELD_CONFIG2;
+		p += 8;
+	} else if (!strncmp(p, "config1:", 8)) {
+		t->field = PMU_FIELD_CONFIG1;
+		p += 8;
+	} else if (!strncmp(p, "config:", 7)) {
+		t->field = PMU_FIELD_CONFIG;
+		p += 7;
+	} else {
+		return -EINVAL;
+	}
+	t->mask = 0;
+	for (;;) {
+		unsigned long lo, hi;
+
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		lo = strtoul(p, &end, 10);
+		hi = lo;
+		p = end;
+		if (*p == '-') {
+			p++;
+			if (!isdigit((unsigned char)*p))
+				return -EINVAL;
+			hi = strtoul(p, &end, 10);
+			p = end;
+		}
+		if (lo > hi || hi > 63)
+			return -EINVAL;
+		for (unsigned long b = lo; b <= hi; b++)
+			t->mask |= 1ULL << b;
+		if (*p == '\0')
+			break;
+		if (*p != ',')
+			return -EINVAL;
+		p++;
+	}
+	return 0;
+}
+
+static int load_terms(struct pmu *pmu, char *errmsg, size_t errlen)
+{
+	char dir[4200], val[256];
+	struct dirent *de;
+	DIR *d;
+	int ret = 0;
+
+	snprintf(dir, sizeof(dir), "%s/format", pmu->sysfs);
+	d = opendir(dir);
+	if (!d)
+		return 0;	/* perf treats a PMU without format/ as having no terms */
+	while ((de = readdir(d))) {
+		struct pmu_term *t;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (pmu->nr_terms == PMU_MAX_TERMS || strlen(de->d_name) >= PMU_NAME_MAX) {
+			snprintf(errmsg, errlen, "%s: too many or too long format terms", dir);
+			ret = -E2BIG;
+			break;
+		}
+		t = &pmu->terms[pmu->nr_terms];
+		if (read_small(dir, de->d_name, val, sizeof(val)) < 0)
+			continue;
+		if (parse_format(val, t)) {
+			snprintf(errmsg, errlen, "%s/%s: cannot parse '%s' "
+				 "(expected config[12]:BIT[-BIT][,...])", dir, de->d_name, val);
+			ret = -EINVAL;
+			break;
+		}
+		strcpy(t->name, de->d_name);
+		pmu->nr_terms++;
+	}
+	closedir(d);
+	return ret;
+}
+
+static int load_caps(struct pmu *pmu, char *errmsg, size_t errlen)
+{
+	char dir[4200], val[256];
+	struct dirent *de;
+	DIR *d;
+	int ret = 0;
+
+	snprintf(dir, sizeof(dir), "%s/caps", pmu->sysfs);
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		struct pmu_cap *c;
+		char *end;
+
+		if (de->d_name[0] == '.')
+			continue;
+		if (pmu->nr_caps == PMU_MAX_CAPS || strlen(de->d_name) >= PMU_NAME_MAX) {
+			snprintf(errmsg, errlen, "%s: too many or too long capability names", dir);
+			ret = -E2BIG;
+			break;
+		}
+		if (read_small(dir, de->d_name, val, sizeof(val)) < 0)
+			continue;
+		c = &pmu->caps[pmu->nr_caps];
+		errno = 0;
+		c->value = strtoull(val, &end, 16);
+		if (!val[0] || *end || errno) {
+			snprintf(errmsg, errlen, "%s/%s: '%s' is not a hex number", dir,
+				 de->d_name, val);
+			ret = -EINVAL;
+			break;
+		}
+		strcpy(c->name, de->d_name);
+		pmu->nr_caps++;
+	}
+	closedir(d);
+	return ret;
+}
+
+static int load_int(const char *dir, const char *name, int *out, char *errmsg, size_t errlen)
+{
+	char val[64], *end;
+	long v;
+
+	if (read_small(dir, name, val, sizeof(val)) < 0)
+		return 0;	/* optional: keep the default */
+	errno = 0;
+	v = strtol(val, &end, 10);
+	if (!val[0] || *end || errno || v < 0 || v > 0x7fffffff) {
+		snprintf(errmsg, errlen, "%s/%s: '%s' is not a number", dir, name, val);
+		return -EINVAL;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+/* Keep the term and capability order stable for output and tests. */
+static int cmp_term(const void *a, const void *b)
+{
+	return strcmp(((const struct pmu_term *)a)->name, ((const struct pmu_term *)b)->name);
+}
+
+static int cmp_cap(const void *a, const void *b)
+{
+	return strcmp(((const struct pmu_cap *)a)->name, ((const struct pmu_cap *)b)->name);
+}
+
+int pmu_load(struct pmu *pmu, const char *name, char *errmsg, size_t errlen)
+{
+	char val[64];
+	int ret, type = -1;
+
+	memset(pmu, 0, sizeof(*pmu));
+	errmsg[0] = '\0';
+	pmu->nr_addr_filters = -1;
+	pmu->max_nonturbo_ratio = -1;
+	if (strlen(name) >= PMU_NAME_MAX || strchr(name, '/') || !name[0]) {
+		snprintf(errmsg, errlen, "'%s' is not a PMU name", name);
+		return -EINVAL;
+	}
+	strcpy(pmu->name, name);
+	snprintf(pmu->sysfs, sizeof(pmu->sysfs), "%s/bus/event_source/devices/%s",
+		 pmu_sysfs_root(), name);
+	ret = read_small(pmu->sysfs, "type", val, sizeof(val));
+	if (ret == -ENOENT || ret == -ENOTDIR) {
+		snprintf(errmsg, errlen, "no %s PMU in %s/bus/event_source/devices",
+			 name, pmu_sysfs_root());
+		return -ENOENT;
+	}
+	if (ret < 0) {
+		snprintf(errmsg, errlen, "%s/type: %s", pmu->sysfs, strerror(-ret));
+		return ret;
+	}
+	ret = load_int(pmu->sysfs, "type", &type, errmsg, errlen);
+	if (ret)
+		return ret;
+	pmu->type = type;
+	ret = load_terms(pmu, errmsg, errlen);
+	if (!ret)
+		ret = load_caps(pmu, errmsg, errlen);
+	if (!ret)
+		ret = load_int(pmu->sysfs, "nr_addr_filters", &pmu->nr_addr_filters,
+			       errmsg, errlen);
+	if (!ret)
+		ret = load_int(pmu->sysfs, "max_nonturbo_ratio", &pmu->max_nonturbo_ratio,
+			       errmsg, errlen);
+	if (ret)
+		return ret;
+	if (!read_small(pmu->sysfs, "tsc_art_ratio", val, sizeof(val)) &&
+	    sscanf(val, "%" SCNu64 ":%" SCNu64, &pmu->tsc_art_ratio_num,
+		   &pmu->tsc_art_ratio_den) != 2) {
+		snprintf(errmsg, errlen, "%s/tsc_art_ratio: '%s' is not N:D", pmu->sysfs, val);
+		return -EINVAL;
+	}
+	qsort(pmu->terms, pmu->nr_terms, sizeof(pmu->terms[0]), cmp_term);
+	qsort(pmu->caps, pmu->nr_caps, sizeof(pmu->caps[0]), cmp_cap);
+	pmu->present = true;
+	return 0;
+}
+
+const struct pmu_term *pmu_term_find(const struct pmu *pmu, const char *name)
+{
+	for (int i = 0; i < pmu->nr_terms; i++)
+		if (!strcmp(pmu->terms[i].name, name))
+			return &pmu->terms[i];
+	return NULL;
+}
+
+uint64_t pmu_cap(const struct pmu *pmu, const char *name, uint64_t def)
+{
+	for (int i = 0; i < pmu->nr_caps; i++)
+		if (!strcmp(pmu->caps[i].name, name))
+			return pmu->caps[i].value;
+	return def;
+}
+
+bool pmu_has_cap(const struct pmu *pmu, const char *name)
+{
+	for (int i = 0; i < pmu->nr_caps; i++)
+		if (!strcmp(pmu->caps[i].name, name))
+			return true;
+	return false;
+}
+
+uint64_t pmu_term_max(const struct pmu_term *t)
+{
+	int n = __builtin_popcountll(t->mask);
+
+	return n >= 64 ? UINT64_MAX : (1ULL << n) - 1;
+}
+
+void pmu_term_apply(const struct pmu_term *t, uint64_t val, uint64_t *field_val)
+{
+	int vbit = 0;
+
+	for (int b = 0; b < 64; b++) {
+		if (!(t->mask & (1ULL << b)))
+			continue;
+		if (val & (1ULL << vbit++))
+			*field_val |= 1ULL << b;
+		else
+			*field_val &= ~(1ULL << b);
+	}
+}
+
+uint64_t pmu_term_extract(const struct pmu_term *t, uint64_t field_val)
+{
+	uint64_t v = 0;
+	int vbit = 0;
+
+	for (int b = 0; b < 64; b++) {
+		if (!(t->mask & (1ULL << b)))
+			continue;
+		if (field_val & (1ULL << b))
+			v |= 1ULL << vbit;
+		vbit++;
+	}
+	return v;
+}
