@@ -49,31 +49,42 @@ TEST_LIBS   := $(shell pkg-config --libs criterion 2>/dev/null)
 
 all: $(BIN)
 
+# V=1 shows the full command lines.
+ifneq ($(V),1)
+Q := @
+endif
+
 $(BUILD)/obj/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)/obj
-	$(CC) $(CFLAGS) -c -o $@ $<
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/tests-lib/%.o: tests/lib/%.c $(wildcard include/*.h tests/lib/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj:
 	mkdir -p $@
 
 $(BIN): $(OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tests/unit: $(UNIT) $(LIBOBJS) $(TESTLIBOBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $(UNIT) $(LIBOBJS) $(TESTLIBOBJS) $(LDLIBS) $(TEST_LIBS)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $(UNIT) $(LIBOBJS) $(TESTLIBOBJS) $(LDLIBS) $(TEST_LIBS)
 
 $(BUILD)/tests/integration: $(INTEG) $(TESTLIBOBJS) $(LIBOBJS)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $(INTEG) $(TESTLIBOBJS) $(LIBOBJS) $(LDLIBS) $(TEST_LIBS)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $(INTEG) $(TESTLIBOBJS) $(LIBOBJS) $(LDLIBS) $(TEST_LIBS)
 
 # Helpers the integration tests run as targets (small programs built with known symbols).
 $(BUILD)/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
-	$(CC) -O0 -g -o $@ $<
+	@echo "  CC      $<"
+	$(Q)$(CC) -O0 -g -o $@ $<
 
 TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c))
 

@@ -200,11 +200,14 @@ static int parse_term(const char *s, size_t len, struct ev_term *t, char *errmsg
 	errno = 0;
 	if (!isdigit((unsigned char)num[0]))
 		goto bad;
-	if (num[0] == '0' && (num[1] == 'x' || num[1] == 'X'))
+	if (num[0] == '0' && (num[1] == 'x' || num[1] == 'X')) {
+		if (!isxdigit((unsigned char)num[2]))
+			goto bad;
 		t->val = strtoull(num + 2, &end, 16);
-	else
+	} else {
 		t->val = strtoull(num, &end, 10);
-	if (*end || errno || end == num + 2)
+	}
+	if (*end || errno)
 		goto bad;
 	return 0;
 bad:

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* ptcollect: the command table and the global options. */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,22 +33,6 @@ static void usage(FILE *f)
 		"  -j, --json     print results as JSON (also accepted after COMMAND)\n"
 		"\nExit status: 0 success, 1 runtime failure, 2 bad usage or input;\n"
 		"'record -- COMMAND' passes the workload's status through.\n", PTC_PROG);
-}
-
-int cmd_bad_usage(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-	char buf[512];
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	msg_err("%s%s%s", cmd ? cmd : "", cmd ? ": " : "", buf);
-	if (cmd)
-		msg_hint("see '%s help %s'", PTC_PROG, cmd);
-	else
-		msg_hint("see '%s --help'", PTC_PROG);
-	return EXIT_USAGE;
 }
 
 /* Exact name, else an unambiguous prefix (bpftool's rule). */

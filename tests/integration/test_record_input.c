@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/* record's bad input: exit 2, a message naming the input, nothing on stdout, nothing created. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "oracle.h"
+#include "run.h"
+
+struct bad_case {
+	char fixture[16];	/* "" = a sysfs root with no PMU at all */
+	char args[6][64];	/* record arguments before "-- true" */
+	int status;
+	char says[3][96];	/* the message must contain each */
+};
+
+static struct bad_case bad_cases[] = {
+	{ "skylake", { "-e", "intel_pt/psb_period=9/u" }, 2,
+	  { "psb_period=9", "valid values: 0-5" } },
+	{ "skylake", { "-e", "intel_pt/mtc_period=2/u" }, 2,
+	  { "mtc_period=2", "valid values: 0,3,6,9" } },
+	{ "skylake", { "-e", "intel_pt/cyc_thresh=14/u" }, 2, { "cyc_thresh=14", "0-13" } },
+	{ "skylake", { "-e", "intel_pt/mtc_period=16/u" }, 2, { "mtc_period=16", "maximum 15" } },
+	{ "skylake", { "-e", "intel_pt/foo/u" }, 2, { "unknown term 'foo'", "valid terms:", "cyc" } },
+	{ "skylake", { "-e", "intel_pt/ptw/u" }, 2, { "ptw", "caps/ptwrite" } },
+	{ "skylake", { "-e", "intel_pt/pwr_evt/u" }, 2, { "pwr_evt", "caps/power_event_trace" } },
+	{ "ptwrite4", { "-e", "intel_pt/fup_on_ptw/u" }, 2, { "fup_on_ptw needs ptw" } },
+	{ "nomtc", { "-e", "intel_pt/cyc/u" }, 2, { "cyc", "caps/psb_cyc" } },
+	{ "nomtc", { "-e", "intel_pt/mtc/u" }, 2, { "mtc", "caps/mtc" } },
+	{ "skylake", { "-e", "intel_pt/cyc/x" }, 2, { "modifier 'x'", "u (user)" } },
+	/* Syntax is checked before sysfs is read: exit 2 even without a PMU. */
+	{ "", { "-e", "intel_pt/cyc" }, 2, { "-e intel_pt/cyc", "PMU/TERMS/MODIFIERS" } },
+	{ "", { "-e", "intel_pt/cyc=/u" }, 2, { "'cyc' needs a value" } },
+	{ "", { "-e", "intel_pt/cyc=zz/u" }, 2, { "'zz' is not a number" } },
+	{ "", { "-e", "intel_pt/cyc,/u" }, 2, { "empty term" } },
+	{ "", { "-e", "cycles/cyc/u" }, 2, { "PMU 'cycles' is not supported" } },
+	{ "", { "-m", "3,4M" }, 2, { "-m", "power of two" } },
+	{ "", { "-m", ",100K" }, 2, { "AUX size '100K'", "power of two" } },
+	{ "", { "-m", "1x" }, 2, { "-m", "'1x' is not a size" } },
+	{ "", { "-C", "3-1" }, 2, { "-C", "not a CPU list" } },
+	{ "", { "--duration", "-1" }, 2, { "--duration", "not a duration" } },
+	{ "", { "--max-size", "0" }, 2, { "--max-size", "greater than 0" } },
+	{ "", { "--bogus" }, 2, { "unknown option '--bogus'" } },
+	{ "", { "-p", "12ab" }, 2, { "-p", "not a list of process ids" } },
+	{ "", { "-p", "1", "-a" }, 2, { "more than one target" } },
+	{ "", { "-a", "--per-thread" }, 2, { "--per-thread", "-a" } },
+	{ "skylake", { "-p", "1073741823" }, 2, { "-p 1073741823: no such process" } },
+	{ "", { "-o", "" }, 2, { "-o", "empty" } },
+	/* Runtime: no PMU is exit 1, with the reason and a way to learn more. */
+	{ "", { "-e", "intel_pt//u" }, 1, { "no intel_pt PMU", "caps" } },
+};
+
+ParameterizedTestParameters(record_input, bad_input_exits_with_a_named_message)
+{
+	return cr_make_param_array(struct bad_case, bad_cases,
+				   sizeof(bad_cases) / sizeof(bad_cases[0]));
+}
+
+ParameterizedTest(struct bad_case *c, record_input, bad_input_exits_with_a_named_message)
+{
+	char dir[] = "/tmp/ptc-input-XXXXXX", env_sysfs[4200], out[4200];
+	char *env[] = { env_sysfs, NULL };
+	char *argv[16];
+	struct run_result r;
+	struct stat st;
+	char *root;
+	int n = 0;
+
+	cr_assert(mkdtemp(dir));
+	root = c->fixture[0] ? oracle_fixture(c->fixture) : strdup(dir);
+	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
+	snprintf(out, sizeof(out), "%s/out", dir);
+	argv[n++] = (char *)run_bin();
+	argv[n++] = "record";
+	argv[n++] = "--dry-run";
+	argv[n++] = "-o";
+	argv[n++] = out;
+	for (int i = 0; i < 6 && c->args[i][0]; i++)
+		argv[n++] = c->args[i];
+	if (!strcmp(c->args[0], "-o"))
+		argv[n++] = "";	/* the empty value itself */
+	if (strcmp(c->args[0], "-p") && strcmp(c->args[0], "-a"))
+		argv[n++] = "--", argv[n++] = "true";
+	argv[n] = NULL;
+	cr_assert_eq(run_argv(argv, env, &r), 0);
+	cr_expect_eq(r.status, c->status, "%s %s: exit %d, expected %d; stderr:\n%s",
+		     c->args[0], c->args[1], r.status, c->status, r.err);
+	for (int i = 0; i < 3 && c->says[i][0]; i++)
+		cr_expect(strstr(r.err, c->says[i]), "%s %s: stderr lacks \"%s\":\n%s",
+			  c->args[0], c->args[1], c->says[i], r.err);
+	cr_expect(!strncmp(r.err, "ptcollect: ", 11), "message is not 'ptcollect: ...': %s", r.err);
+	cr_expect_str_empty(r.out, "stdout must stay empty on error: %s", r.out);
+	cr_expect_neq(stat(out, &st), 0, "the output directory was created");
+	run_free(&r);
+	free(root);
+	rmdir(dir);
+}
+
+Test(record_input, existing_output_is_refused_without_force)
+{
+	char dir[] = "/tmp/ptc-input-XXXXXX", env_sysfs[4200];
+	char *env[] = { env_sysfs, NULL };
+	char *root = oracle_fixture("skylake");
+	struct run_result r;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "-o", dir, "--", "true", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "exists already") && strstr(r.err, "--force"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--force", "-o", dir, "--",
+				   "true", NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	rmdir(dir);
+	free(root);
+}
+
+Test(record_input, fixture_sysfs_is_refused_for_a_real_recording)
+{
+	char *root = oracle_fixture("skylake"), env_sysfs[4200];
+	char *env[] = { env_sysfs, NULL };
+	struct run_result r;
+
+	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "-o", "/nonexistent/x", "--", "true",
+				   NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "PTCOLLECT_SYSFS") && strstr(r.err, "--dry-run"), "%s", r.err);
+	run_free(&r);
+	free(root);
+}
+
+Test(record_input, dry_run_json_has_the_documented_fields)
+{
+	char *root = oracle_fixture("skylake"), env_sysfs[4200];
+	char *env[] = { env_sysfs, NULL };
+	struct run_result r;
+
+	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--json", "-o",
+				   "/nonexistent/x", "--", "true", NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\"pmu\": {\n    \"name\": \"intel_pt\",\n    \"type\": 50"), "%s",
+		  r.out);
+	cr_expect(strstr(r.out, "\"config\": \"0x300e601\""), "%s", r.out);
+	cr_expect(strstr(r.out, "\"exclude_user\": false"), "%s", r.out);
+	cr_expect(strstr(r.out, "\"exclude_kernel\": true"), "%s", r.out);
+	cr_expect(strstr(r.out, "\"filter\": null"), "%s", r.out);
+	run_free(&r);
+	/* --json after the command and before it print the same. */
+	cr_assert_eq(run_ptcollect(env, &r, "--json", "record", "--dry-run", "-o",
+				   "/nonexistent/x", "--", "true", NULL), 0);
+	cr_expect(strstr(r.out, "\"config\": \"0x300e601\""), "%s", r.out);
+	run_free(&r);
+	free(root);
+}

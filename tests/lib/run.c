@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+/* Child processes for the integration tests, with captured stdout and stderr. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "run.h"
+
+struct buf {
+	char *p;
+	size_t len, cap;
+};
+
+static void buf_add(struct buf *b, const char *d, size_t n)
+{
+	if (b->len + n + 1 > b->cap) {
+		b->cap = (b->len + n + 1) * 2;
+		b->p = realloc(b->p, b->cap);
+		if (!b->p)
+			abort();
+	}
+	memcpy(b->p + b->len, d, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+int run_argv(char *const argv[], char *const env[], struct run_result *r)
+{
+	int op[2], ep[2], st;
+	struct buf out = { 0 }, err = { 0 };
+	pid_t pid;
+
+	memset(r, 0, sizeof(*r));
+	if (pipe2(op, O_CLOEXEC) || pipe2(ep, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+
+		dup2(nul, 0);
+		dup2(op[1], 1);
+		dup2(ep[1], 2);
+		for (int i = 0; env && env[i]; i++) {
+			char *eq = strchr(env[i], '=');
+			char name[256];
+
+			if (!eq || (size_t)(eq - env[i]) >= sizeof(name))
+				continue;
+			memcpy(name, env[i], eq - env[i]);
+			name[eq - env[i]] = '\0';
+			if (eq[1])
+				setenv(name, eq + 1, 1);
+			else
+				unsetenv(name);
+		}
+		execvp(argv[0], argv);
+		fprintf(stderr, "run: cannot execute %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(op[1]);
+	close(ep[1]);
+	buf_add(&out, "", 0);
+	buf_add(&err, "", 0);
+	for (int open_fds = 2; open_fds;) {
+		struct pollfd pf[2] = { { op[0], POLLIN, 0 }, { ep[0], POLLIN, 0 } };
+		char tmp[8192];
+
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int i = 0; i < 2; i++) {
+			ssize_t n;
+
+			if (pf[i].fd < 0 || !(pf[i].revents & (POLLIN | POLLHUP | POLLERR)))
+				continue;
+			n = read(pf[i].fd, tmp, sizeof(tmp));
+			if (n > 0) {
+				buf_add(i ? &err : &out, tmp, n);
+			} else if (n == 0 || errno != EINTR) {
+				close(pf[i].fd);
+				if (i)
+					ep[0] = -1;
+				else
+					op[0] = -1;
+				open_fds--;
+			}
+		}
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	r->out = out.p;
+	r->err = err.p;
+	return 0;
+}
+
+const char *run_bin(void)
+{
+	const char *b = getenv("PTCOLLECT_BIN");
+
+	if (!b) {
+		fprintf(stderr, "PTCOLLECT_BIN is not set: run the tests through 'make check'\n");
+		abort();
+	}
+	return b;
+}
+
+const char *run_srcdir(void)
+{
+	const char *s = getenv("PTCOLLECT_SRCDIR");
+
+	return s ? s : ".";
+}
+
+char *run_testprog(const char *name)
+{
+	const char *d = getenv("PTCOLLECT_TESTPROGS");
+	char *p;
+
+	if (!d || asprintf(&p, "%s/%s", d, name) < 0)
+		abort();
+	return p;
+}
+
+char *run_srcpath(const char *rel)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s", run_srcdir(), rel) < 0)
+		abort();
+	return p;
+}
+
+int run_ptcollect(char *const env[], struct run_result *r, const char *arg, ...)
+{
+	char *argv[64];
+	int n = 0, ret;
+	va_list ap;
+
+	argv[n++] = (char *)run_bin();
+	va_start(ap, arg);
+	for (const char *a = arg; a && n < 63; a = va_arg(ap, const char *))
+		argv[n++] = (char *)a;
+	va_end(ap);
+	argv[n] = NULL;
+	ret = run_argv(argv, env, r);
+	return ret;
+}
+
+void run_free(struct run_result *r)
+{
+	free(r->out);
+	free(r->err);
+	r->out = r->err = NULL;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/* Run a program and capture what it prints: the integration tests' one way to drive binaries. */
+#ifndef PTC_TEST_RUN_H
+#define PTC_TEST_RUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct run_result {
+	int status;		/* exit code, or 128+signal */
+	char *out;		/* stdout, NUL-terminated (never NULL after run_*) */
+	char *err;		/* stderr */
+};
+
+/*
+ * Run argv (argv[0] searched in PATH) with extra environment "NAME=VALUE"
+ * entries (NULL-terminated, may be NULL; "NAME=" with no value unsets), stdin
+ * from /dev/null. Returns 0, or -errno when it could not be started.
+ */
+int run_argv(char *const argv[], char *const env[], struct run_result *r);
+/* The same for ptcollect ($PTCOLLECT_BIN) with the given arguments. */
+int run_ptcollect(char *const env[], struct run_result *r, const char *arg, ...)
+	__attribute__((sentinel));
+void run_free(struct run_result *r);
+
+/* $PTCOLLECT_BIN, $PTCOLLECT_SRCDIR, $PTCOLLECT_TESTPROGS/NAME (abort when unset). */
+const char *run_bin(void);
+const char *run_srcdir(void);
+/* Path of a test program, or of a file under the checkout (malloc'd: free it). */
+char *run_testprog(const char *name);
+char *run_srcpath(const char *rel);
+
+#endif
