@@ -1,0 +1,82 @@
+# bash completion for ptcollect                            -*- shell-script -*-
+
+_ptcollect_pmu_terms()
+{
+	local d=${PTCOLLECT_SYSFS:-/sys}/bus/event_source/devices/intel_pt/format
+	[[ -d $d ]] && command ls "$d" 2>/dev/null
+	echo config config1 config2
+}
+
+_ptcollect()
+{
+	local cur prev words cword
+	_init_completion || return
+
+	local cmds="record caps help"
+	local global_opts="--help --version --json"
+	local cmd="" i
+	for ((i = 1; i < cword; i++)); do
+		case ${words[i]} in
+		-*) ;;
+		*) cmd=${words[i]}; break ;;
+		esac
+	done
+
+	if [[ -z $cmd ]]; then
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "$global_opts" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
+		fi
+		return
+	fi
+
+	case $cmd in
+	help)
+		COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
+		;;
+	caps)
+		COMPREPLY=($(compgen -W "--json --help" -- "$cur"))
+		;;
+	record)
+		# After "--" everything belongs to the workload.
+		for ((i = 1; i < cword; i++)); do
+			if [[ ${words[i]} == -- ]]; then
+				_command_offset $((i + 1))
+				return
+			fi
+		done
+		case $prev in
+		-e|--event)
+			local pre=${cur%/*} terms t
+			if [[ $cur == intel_pt/* ]]; then
+				terms=$(_ptcollect_pmu_terms)
+				local base=${cur%[,/]*}
+				[[ $cur == */*/* ]] && { COMPREPLY=($(compgen -W "${pre}/u ${pre}/k ${pre}/uk" -- "$cur")); return; }
+				COMPREPLY=()
+				for t in $terms; do COMPREPLY+=("$base${cur:${#base}:1}$t"); done
+				COMPREPLY=($(compgen -W "${COMPREPLY[*]}" -- "$cur"))
+			else
+				COMPREPLY=($(compgen -W "intel_pt//u intel_pt//k intel_pt//uk intel_pt/" -- "$cur"))
+			fi
+			compopt -o nospace
+			return ;;
+		-p|--pid|-t|--tid)
+			COMPREPLY=($(compgen -W "$(command ls /proc | grep -E '^[0-9]+$')" -- "$cur"))
+			return ;;
+		-C|--cpu)
+			COMPREPLY=($(compgen -W "$(seq 0 $(($(nproc --all) - 1)))" -- "$cur"))
+			return ;;
+		-o|--output)
+			_filedir -d
+			return ;;
+		-m|--mmap-pages|--duration|--max-size|--filter)
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W "--event --pid --tid --all-cpus --cpu --mmap-pages
+			--output --force --quiet --per-thread --filter --duration --max-size
+			--dry-run --json --help --" -- "$cur"))
+		;;
+	esac
+} &&
+	complete -F _ptcollect ptcollect

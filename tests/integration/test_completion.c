@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/* The bash and zsh completions offer the commands and each command's options. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+/* Complete the words of @line (the cursor at its end) with the bash completion. */
+static char *bash_complete(const char *line)
+{
+	char *comp = run_srcpath("completions/ptcollect.bash"), *script;
+	char *argv[] = { "bash", "-c", NULL, NULL };
+	struct run_result r;
+
+	cr_assert(asprintf(&script,
+		"source /usr/share/bash-completion/bash_completion || exit 90\n"
+		"source '%s' || exit 91\n"
+		"COMP_LINE='%s'; COMP_POINT=${#COMP_LINE}\n"
+		"read -ra COMP_WORDS <<< \"$COMP_LINE\"\n"
+		"[[ $COMP_LINE == *' ' ]] && COMP_WORDS+=('')\n"
+		"COMP_CWORD=$((${#COMP_WORDS[@]} - 1))\n"
+		"_ptcollect ptcollect \"${COMP_WORDS[COMP_CWORD]}\" \"${COMP_WORDS[COMP_CWORD-1]}\"\n"
+		"printf '%%s\\n' \"${COMPREPLY[@]}\"\n", comp, line) > 0);
+	argv[2] = script;
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "bash completion failed (%d): %s", r.status, r.err);
+	free(script);
+	free(comp);
+	free(r.err);
+	return r.out;
+}
+
+Test(completion, bash_completes_commands_and_record_options)
+{
+	char *s = bash_complete("ptcollect ");
+
+	cr_expect(strstr(s, "record\n") && strstr(s, "caps\n") && strstr(s, "help\n"), "%s", s);
+	free(s);
+	s = bash_complete("ptcollect re");
+	cr_expect_str_eq(s, "record\n");
+	free(s);
+	s = bash_complete("ptcollect record --");
+	cr_expect(strstr(s, "--event\n") && strstr(s, "--filter\n") && strstr(s, "--dry-run\n") &&
+		  strstr(s, "--mmap-pages\n") && strstr(s, "--per-thread\n"), "%s", s);
+	free(s);
+	s = bash_complete("ptcollect caps --");
+	cr_expect(strstr(s, "--json\n"), "%s", s);
+	free(s);
+	s = bash_complete("ptcollect record -e intel_pt//");
+	cr_expect(strstr(s, "intel_pt//u\n"), "%s", s);
+	free(s);
+}
+
+/*
+ * zsh: load the completion function with _arguments/_describe replaced by
+ * printers, and check what it offers for a command line.
+ */
+static char *zsh_complete(const char *words)
+{
+	char *comp = run_srcpath("completions/_ptcollect"), *script;
+	char *argv[] = { "zsh", "-f", "-c", NULL, NULL };
+	struct run_result r;
+
+	cr_assert(asprintf(&script,
+		"_arguments() { printf '%%s\\n' \"$@\"; state=${PTC_STATE}; }\n"
+		"_describe() { printf '%%s\\n' \"${(@P)${@[-1]}}\"; }\n"
+		"_pids() { :; }; _files() { :; }; _normal() { :; }\n"
+		"words=(%s); PTC_STATE=${PTC_STATE:-cmd}\n"
+		"source '%s'\n", words, comp) > 0);
+	argv[3] = script;
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "zsh completion failed (%d): %s", r.status, r.err);
+	free(script);
+	free(comp);
+	free(r.err);
+	return r.out;
+}
+
+Test(completion, zsh_offers_commands_and_record_options)
+{
+	char *s = zsh_complete("ptcollect");
+
+	cr_expect(strstr(s, "record:record Intel PT") && strstr(s, "caps:"), "%s", s);
+	free(s);
+	setenv("PTC_STATE", "args", 1);
+	s = zsh_complete("record");
+	cr_expect(strstr(s, "--filter[") && strstr(s, "--dry-run[") && strstr(s, "--per-thread["),
+		  "%s", s);
+	free(s);
+	unsetenv("PTC_STATE");
+}
