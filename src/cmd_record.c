@@ -197,6 +197,30 @@ static int check_event_syntax(const char *spec)
 	return 0;
 }
 
+/* execvp's search, done early so that a typo is bad input, not a failed recording. */
+static int check_command(const char *cmd)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (strchr(cmd, '/')) {
+		if (access(cmd, X_OK) == 0)
+			return 0;
+		return bad("cannot execute '%s': %s", cmd, strerror(errno));
+	}
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (const char *p = path; *p;) {
+		size_t n = strcspn(p, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? p : ".", cmd);
+		if (access(buf, X_OK) == 0)
+			return 0;
+		p += n + (p[n] == ':');
+	}
+	return bad("cannot execute '%s': command not found in PATH", cmd);
+}
+
 static bool pid_exists(pid_t pid)
 {
 	return kill(pid, 0) == 0 || errno == EPERM;
@@ -237,6 +261,8 @@ static int resolve_plan(struct record_plan *p)
 				   o->cpus[i], n - 1);
 	}
 
+	if (o->command && (ret = check_command(o->command[0])))
+		return ret;
 	if (o->command)
 		p->target = TARGET_COMMAND;
 	else if (o->nr_pids)

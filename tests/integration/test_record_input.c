@@ -50,6 +50,7 @@ static struct bad_case bad_cases[] = {
 	{ "", { "-a", "--per-thread" }, 2, { "--per-thread", "-a" } },
 	{ "skylake", { "-p", "1073741823" }, 2, { "-p 1073741823: no such process" } },
 	{ "", { "-o", "" }, 2, { "-o", "empty" } },
+	{ "skylake", { "-q" }, 2, { "cannot execute", "not found in PATH" } },
 	/* Runtime: no PMU is exit 1, with the reason and a way to learn more. */
 	{ "", { "-e", "intel_pt//u" }, 1, { "no intel_pt PMU", "caps" } },
 };
@@ -83,7 +84,9 @@ ParameterizedTest(struct bad_case *c, record_input, bad_input_exits_with_a_named
 		argv[n++] = c->args[i];
 	if (!strcmp(c->args[0], "-o"))
 		argv[n++] = "";	/* the empty value itself */
-	if (strcmp(c->args[0], "-p") && strcmp(c->args[0], "-a"))
+	if (!strcmp(c->args[0], "-q"))
+		argv[n++] = "--", argv[n++] = "ptc-no-such-command";
+	else if (strcmp(c->args[0], "-p") && strcmp(c->args[0], "-a"))
 		argv[n++] = "--", argv[n++] = "true";
 	argv[n] = NULL;
 	cr_assert_eq(run_argv(argv, env, &r), 0);
