@@ -84,7 +84,7 @@ $(BUILD)/tests/integration: $(INTEG) $(TESTLIBOBJS) $(LIBOBJS)
 $(BUILD)/tests/progs/%: tests/progs/%.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) -O0 -g -o $@ $<
+	$(Q)$(CC) -O0 -g -pthread -o $@ $<
 
 TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c))
 
