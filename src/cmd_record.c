@@ -38,7 +38,8 @@ void usage_record(FILE *f)
 		"  -p, --pid PID[,PID] every thread of running processes\n"
 		"  -t, --tid TID[,TID] these threads only\n"
 		"  -a, --all-cpus      every CPU\n"
-		"  -C, --cpu LIST      these CPUs (e.g. 0-3,6)\n\n"
+		"  -C, --cpu LIST      these CPUs (e.g. 0-3,6)\n"
+		"  (with -a or -C, a COMMAND only sets how long to record, as in perf)\n\n"
 		"Options:\n"
 		"  -e, --event EVENT   intel_pt/TERMS/MODS in perf's syntax (default %s)\n"
 		"      --filter FILTERS address filters, perf's grammar (see ptcollect-record(1))\n"
@@ -173,8 +174,11 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		o->command = argv + optind;
 		o->command_argc = argc - optind;
 	}
-	targets = !!o->command + !!o->nr_pids + !!o->nr_tids + (o->all_cpus || o->cpus_given);
-	if (targets == 0)
+	/* As perf: with -a or -C, a COMMAND only says how long to record. */
+	targets = !!o->nr_pids + !!o->nr_tids + (o->all_cpus || o->cpus_given);
+	if (o->command && (o->nr_pids || o->nr_tids))
+		return bad("-p and -t trace running threads: they do not go with a COMMAND");
+	if (targets == 0 && !o->command)
 		return bad("no target: give -- COMMAND, -p PID, -t TID, -a or -C CPUS");
 	if (targets > 1)
 		return bad("more than one target: use only one of -- COMMAND, -p, -t, -a/-C");
@@ -263,14 +267,14 @@ static int resolve_plan(struct record_plan *p)
 
 	if (o->command && (ret = check_command(o->command[0])))
 		return ret;
-	if (o->command)
+	if (o->all_cpus || o->cpus_given)
+		p->target = TARGET_CPU;
+	else if (o->command)
 		p->target = TARGET_COMMAND;
 	else if (o->nr_pids)
 		p->target = TARGET_PID;
-	else if (o->nr_tids)
-		p->target = TARGET_TID;
 	else
-		p->target = TARGET_CPU;
+		p->target = TARGET_TID;
 	p->per_thread = o->per_thread;
 
 	privs_read(&pv);
@@ -305,12 +309,13 @@ static void print_plan(const struct record_plan *p)
 	out_str("filter", NULL, p->filter);
 	out_obj_begin("target", "target");
 	out_str("kind", NULL, record_target_name(p->target));
-	if (p->target == TARGET_COMMAND) {
+	if (o->command) {
 		out_arr_begin("command", NULL);
 		for (int i = 0; i < o->command_argc; i++)
 			out_str(NULL, NULL, o->command[i]);
 		out_arr_end();
-	} else if (p->target == TARGET_PID || p->target == TARGET_TID) {
+	}
+	if (p->target == TARGET_PID || p->target == TARGET_TID) {
 		const pid_t *ids = p->target == TARGET_PID ? o->pids : o->tids;
 		int n = p->target == TARGET_PID ? o->nr_pids : o->nr_tids;
 
@@ -318,7 +323,7 @@ static void print_plan(const struct record_plan *p)
 		for (int i = 0; i < n; i++)
 			out_u64(NULL, NULL, (uint64_t)ids[i]);
 		out_arr_end();
-	} else {
+	} else if (p->target == TARGET_CPU) {
 		out_arr_begin("cpus", NULL);
 		if (o->cpus_given)
 			for (int i = 0; i < o->nr_cpus; i++)

@@ -48,6 +48,7 @@ static struct bad_case bad_cases[] = {
 	{ "", { "-p", "12ab" }, 2, { "-p", "not a list of process ids" } },
 	{ "", { "-p", "1", "-a" }, 2, { "more than one target" } },
 	{ "", { "-a", "--per-thread" }, 2, { "--per-thread", "-a" } },
+	{ "", { "-t", "1" }, 2, { "do not go with a COMMAND" } },
 	{ "skylake", { "-p", "1073741823" }, 2, { "-p 1073741823: no such process" } },
 	{ "", { "-o", "" }, 2, { "-o", "empty" } },
 	{ "skylake", { "-q" }, 2, { "cannot execute", "not found in PATH" } },
@@ -86,7 +87,7 @@ ParameterizedTest(struct bad_case *c, record_input, bad_input_exits_with_a_named
 		argv[n++] = "";	/* the empty value itself */
 	if (!strcmp(c->args[0], "-q"))
 		argv[n++] = "--", argv[n++] = "ptc-no-such-command";
-	else if (strcmp(c->args[0], "-p") && strcmp(c->args[0], "-a"))
+	else if (strcmp(c->args[0], "-p") && (strcmp(c->args[0], "-a") || !c->args[1][0]))
 		argv[n++] = "--", argv[n++] = "true";
 	argv[n] = NULL;
 	cr_assert_eq(run_argv(argv, env, &r), 0);
@@ -101,6 +102,23 @@ ParameterizedTest(struct bad_case *c, record_input, bad_input_exits_with_a_named
 	run_free(&r);
 	free(root);
 	rmdir(dir);
+}
+
+Test(record_input, system_wide_with_a_command_records_cpus_while_it_runs)
+{
+	char *root = oracle_fixture("skylake"), env_sysfs[4200];
+	char *env[] = { env_sysfs, NULL };
+	struct run_result r;
+
+	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--json", "-C", "0", "-o",
+				   "/nonexistent/x", "--", "sleep", "1", NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\"kind\": \"cpu\""), "%s", r.out);
+	cr_expect(strstr(r.out, "\"command\": [\n      \"sleep\""), "%s", r.out);
+	cr_expect(strstr(r.out, "\"cpus\": [\n      0\n"), "%s", r.out);
+	run_free(&r);
+	free(root);
 }
 
 Test(record_input, existing_output_is_refused_without_force)
