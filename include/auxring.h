@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A perf event's two rings: the data ring (sideband records) and the AUX
+ * area (trace bytes), with the kernel's head/tail protocol.
+ *
+ * Full trace: auxring_drain_aux() writes the bytes between aux_tail and
+ * aux_head straight from the mapping to a file (at most two write()s at the
+ * wrap, no intermediate buffer), then publishes aux_tail with a release
+ * store, only over bytes that reached the file. auxring_read_data() does the
+ * same for the data ring, passing every record on byte-exact and counting
+ * the ones a PT collector must report (AUX flags, LOST, ITRACE_START).
+ *
+ * Overwrite (snapshot) mode: the AUX area is read-only and the kernel never
+ * waits for us; auxring_snapshot() copies the window that ends at aux_head.
+ * On intel_pt that head is an offset inside the buffer that wraps, so the
+ * reader detects whether the buffer has wrapped (see auxring.c).
+ *
+ * Syscalls stay here (mmap, munmap, write); a ring can also be attached to
+ * memory laid out like a perf mapping, so tests can play the kernel.
+ */
+#ifndef PTC_AUXRING_H
+#define PTC_AUXRING_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct auxring_stats {
+	uint64_t aux_bytes;	/* trace bytes written to the trace file */
+	uint64_t aux_records;	/* PERF_RECORD_AUX records */
+	uint64_t truncated;	/* ... with PERF_AUX_FLAG_TRUNCATED: the buffer was full */
+	uint64_t overwrite;	/* ... with PERF_AUX_FLAG_OVERWRITE */
+	uint64_t partial;	/* ... with PERF_AUX_FLAG_PARTIAL: a record was cut */
+	uint64_t collision;	/* ... with PERF_AUX_FLAG_COLLISION: sampling collided */
+	uint64_t aux_record_bytes;	/* sum of the AUX records' sizes */
+	uint64_t lost;		/* PERF_RECORD_LOST records */
+	uint64_t lost_events;	/* the sideband records they say were dropped */
+	uint64_t itrace_start;	/* PERF_RECORD_ITRACE_START records */
+	uint64_t records;	/* every data-ring record passed on */
+	uint64_t record_bytes;	/* their bytes */
+	uint64_t snapshots;	/* snapshot windows taken */
+};
+
+struct auxring {
+	struct perf_event_mmap_page *pc;	/* control page */
+	uint8_t *data;		/* data ring, data_size bytes (a power of two) */
+	uint64_t data_size;
+	uint8_t *aux;		/* AUX area, aux_size bytes (a power of two) */
+	uint64_t aux_size;
+	bool overwrite;		/* AUX mapped read-only: the kernel overwrites */
+	bool mapped;		/* ours to munmap */
+	size_t data_map_len;
+	/* Snapshot state: what the previous window ended with, to tell a wrap. */
+	uint64_t snap_prev_head;
+	bool snap_wrapped;
+	struct auxring_stats stats;
+};
+
+/*
+ * Map @fd's data ring (@data_bytes, a power of two number of pages, plus the
+ * control page) and its AUX area (@aux_bytes, likewise). Returns 0 or -errno
+ * (EPERM/ENOMEM when the locked-memory limit is reached).
+ */
+int auxring_mmap(struct auxring *r, int fd, uint64_t data_bytes, uint64_t aux_bytes,
+		 bool overwrite);
+/* Use memory laid out as a perf mapping (control page, then data ring) and an AUX area. */
+void auxring_attach(struct auxring *r, void *base, uint64_t data_size, void *aux,
+		    uint64_t aux_size, bool overwrite);
+void auxring_unmap(struct auxring *r);
+
+/* The wakeup watermark for an AUX area: rare wakeups, with room to spare. */
+uint32_t auxring_watermark(uint64_t aux_bytes);
+
+/*
+ * Write the new AUX bytes to @fd. Returns 0, or -errno when a write failed
+ * (ENOSPC: the disk is full); aux_tail then covers exactly the bytes that
+ * reached the file, and the file holds every one of them.
+ */
+int auxring_drain_aux(struct auxring *r, int fd);
+
+/*
+ * Write the new data-ring records to @fd, byte-exact, and count them.
+ * A record is written whole or not at all: on a failed write the file is cut
+ * back to the last whole record. Returns 0 or -errno.
+ */
+int auxring_read_data(struct auxring *r, int fd);
+
+/*
+ * Overwrite mode: write the current window to @fd. The event must be
+ * stopped (disabled) while this runs. @bytes gets the window's size.
+ * Handles both a head that is an offset inside the buffer (intel_pt) and a
+ * head that only grows.
+ */
+int auxring_snapshot(struct auxring *r, int fd, uint64_t *bytes);
+
+static inline const struct perf_event_mmap_page *auxring_ctrl(const struct auxring *r)
+{
+	return r->pc;
+}
+
+#endif

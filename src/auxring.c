@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+/* The data ring and AUX area of a perf event: mapping, draining, snapshots. */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "auxring.h"
+
+static uint64_t page_size(void)
+{
+	return (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+int auxring_mmap(struct auxring *r, int fd, uint64_t data_bytes, uint64_t aux_bytes,
+		 bool overwrite)
+{
+	uint64_t pg = page_size();
+	void *base, *aux;
+
+	memset(r, 0, sizeof(*r));
+	r->data_map_len = pg + data_bytes;
+	/* The data ring is always read-write: we publish data_tail. */
+	base = mmap(NULL, r->data_map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	r->pc = base;
+	r->pc->aux_offset = r->data_map_len;
+	r->pc->aux_size = aux_bytes;
+	/* Read-only AUX is how the kernel is told to overwrite (snapshot mode). */
+	aux = mmap(NULL, aux_bytes, overwrite ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED,
+		   fd, (off_t)r->data_map_len);
+	if (aux == MAP_FAILED) {
+		int e = errno;
+
+		munmap(base, r->data_map_len);
+		r->pc = NULL;
+		return -e;
+	}
+	auxring_attach(r, base, data_bytes, aux, aux_bytes, overwrite);
+	r->mapped = true;
+	r->data_map_len = pg + data_bytes;
+	return 0;
+}
+
+void auxring_attach(struct auxring *r, void *base, uint64_t data_size, void *aux,
+		    uint64_t aux_size, bool overwrite)
+{
+	memset(r, 0, sizeof(*r));
+	r->pc = base;
+	r->data = (uint8_t *)base + page_size();
+	r->data_size = data_size;
+	r->aux = aux;
+	r->aux_size = aux_size;
+	r->overwrite = overwrite;
+}
+
+void auxring_unmap(struct auxring *r)
+{
+	if (r->mapped) {
+		munmap(r->aux, r->aux_size);
+		munmap(r->pc, r->data_map_len);
+	}
+	r->pc = NULL;
+	r->mapped = false;
+}
+
+uint32_t auxring_watermark(uint64_t aux_bytes)
+{
+	/* A quarter: a wakeup leaves three quarters of room while we drain. */
+	uint64_t w = aux_bytes / 4;
+
+	if (w < page_size())
+		w = page_size();
+	return w > UINT32_MAX ? UINT32_MAX : (uint32_t)w;
+}
+
+/*
+ * Write @n bytes, through short writes and EINTR. *@done gets what reached
+ * the file even when it fails (ENOSPC after a partial write, for example).
+ */
+static int write_full(int fd, const uint8_t *p, uint64_t n, uint64_t *done)
+{
+	*done = 0;
+	while (*done < n) {
+		ssize_t w = write(fd, p + *done, n - *done);
+
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		*done += (uint64_t)w;
+	}
+	return 0;
+}
+
+int auxring_drain_aux(struct auxring *r, int fd)
+{
+	uint64_t head, tail, mask = r->aux_size - 1;
+
+	if (r->overwrite)
+		return -EINVAL;
+	head = __atomic_load_n(&r->pc->aux_head, __ATOMIC_ACQUIRE);
+	tail = r->pc->aux_tail;	/* only we write it */
+	while (tail < head) {
+		uint64_t off = tail & mask, n = head - tail, done;
+		int ret;
+
+		if (n > r->aux_size - off)
+			n = r->aux_size - off;	/* the piece before the wrap */
+		ret = write_full(fd, r->aux + off, n, &done);
+		tail += done;
+		r->stats.aux_bytes += done;
+		/* The kernel may reuse only what is safely in the file. */
+		__atomic_store_n(&r->pc->aux_tail, tail, __ATOMIC_RELEASE);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Copy @n bytes at ring position @pos, across the wrap. */
+static void ring_copy(const struct auxring *r, uint64_t pos, void *dst, size_t n)
+{
+	uint64_t off = pos & (r->data_size - 1), first = r->data_size - off;
+
+	if (first >= n) {
+		memcpy(dst, r->data + off, n);
+	} else {
+		memcpy(dst, r->data + off, first);
+		memcpy((uint8_t *)dst + first, r->data, n - first);
+	}
+}
+
+static void count_record(struct auxring *r, uint64_t pos, const struct perf_event_header *h)
+{
+	uint64_t body[3];
+
+	r->stats.records++;
+	r->stats.record_bytes += h->size;
+	switch (h->type) {
+	case PERF_RECORD_AUX:
+		/* aux_offset, aux_size, flags */
+		if (h->size < sizeof(*h) + sizeof(body))
+			break;
+		ring_copy(r, pos + sizeof(*h), body, sizeof(body));
+		r->stats.aux_records++;
+		r->stats.aux_record_bytes += body[1];
+		r->stats.truncated += !!(body[2] & PERF_AUX_FLAG_TRUNCATED);
+		r->stats.overwrite += !!(body[2] & PERF_AUX_FLAG_OVERWRITE);
+		r->stats.partial += !!(body[2] & PERF_AUX_FLAG_PARTIAL);
+		r->stats.collision += !!(body[2] & PERF_AUX_FLAG_COLLISION);
+		break;
+	case PERF_RECORD_LOST:
+		/* id, lost */
+		if (h->size < sizeof(*h) + 2 * sizeof(uint64_t))
+			break;
+		ring_copy(r, pos + sizeof(*h), body, 2 * sizeof(uint64_t));
+		r->stats.lost++;
+		r->stats.lost_events += body[1];
+		break;
+	case PERF_RECORD_ITRACE_START:
+		r->stats.itrace_start++;
+		break;
+	default:
+		break;
+	}
+}
+
+int auxring_read_data(struct auxring *r, int fd)
+{
+	uint64_t head, tail, end, done = 0, mask = r->data_size - 1;
+	struct perf_event_header h;
+	struct iovec iov[2];
+	ssize_t w;
+	int ret = 0, n = 0;
+
+	head = __atomic_load_n(&r->pc->data_head, __ATOMIC_ACQUIRE);
+	tail = r->pc->data_tail;
+	/* Whole records only: the kernel publishes head at record boundaries. */
+	for (end = tail; end + sizeof(h) <= head; end += h.size) {
+		ring_copy(r, end, &h, sizeof(h));
+		if (h.size < sizeof(h) || h.size > head - end)
+			break;
+	}
+	if (end == tail)
+		return 0;
+	iov[n].iov_base = r->data + (tail & mask);
+	iov[n].iov_len = end - tail;
+	if ((tail & mask) + (end - tail) > r->data_size) {
+		iov[n].iov_len = r->data_size - (tail & mask);
+		iov[n + 1].iov_base = r->data;
+		iov[n + 1].iov_len = (end - tail) - iov[n].iov_len;
+		n++;
+	}
+	n++;
+	/* One writev for the batch; short writes continue piece by piece. */
+	w = writev(fd, iov, n);
+	if (w < 0) {
+		if (errno != EINTR)
+			return -errno;
+		w = 0;
+	}
+	done = (uint64_t)w;
+	while (done < end - tail && !ret) {
+		/* Pieces are written in order: continue inside the first unfinished one. */
+		int i = done >= iov[0].iov_len ? 1 : 0;
+		uint64_t skip = done - (i ? iov[0].iov_len : 0), d;
+
+		ret = write_full(fd, (uint8_t *)iov[i].iov_base + skip, iov[i].iov_len - skip, &d);
+		done += d;
+	}
+	/* Count, and release, the records that reached the file whole. */
+	for (end = tail; end + sizeof(h) <= tail + done; end += h.size) {
+		ring_copy(r, end, &h, sizeof(h));
+		if (end + h.size > tail + done)
+			break;
+		count_record(r, end, &h);
+	}
+	if (end < tail + done) {
+		/* Cut the file back to the last whole record, so readers never see half a record. */
+		off_t pos = lseek(fd, 0, SEEK_CUR);
+
+		if (pos >= 0 && ftruncate(fd, pos - (off_t)(tail + done - end)) == 0)
+			lseek(fd, pos - (off_t)(tail + done - end), SEEK_SET);
+	}
+	__atomic_store_n(&r->pc->data_tail, end, __ATOMIC_RELEASE);
+	return ret;
+}
+
+/* Any non-zero byte in [from, to) of the AUX area: the kernel zero-fills it on allocation. */
+static bool written_beyond(const struct auxring *r, uint64_t from)
+{
+	for (uint64_t i = from; i < r->aux_size; i++)
+		if (r->aux[i])
+			return true;
+	return false;
+}
+
+int auxring_snapshot(struct auxring *r, int fd, uint64_t *bytes)
+{
+	uint64_t head = __atomic_load_n(&r->pc->aux_head, __ATOMIC_ACQUIRE);
+	uint64_t pos = head & (r->aux_size - 1), done;
+	int ret;
+
+	*bytes = 0;
+	/*
+	 * Has the buffer wrapped? A head that only grows says so by passing the
+	 * size. intel_pt's in-buffer head says so by going backwards, or by data
+	 * lying beyond it in a buffer that started out zeroed (perf's test too).
+	 */
+	if (!r->snap_wrapped)
+		r->snap_wrapped = head >= r->aux_size || head < r->snap_prev_head ||
+				  written_beyond(r, pos);
+	r->snap_prev_head = head;
+	if (r->snap_wrapped && pos) {
+		ret = write_full(fd, r->aux + pos, r->aux_size - pos, &done);
+		*bytes += done;
+		if (ret)
+			return ret;
+	} else if (r->snap_wrapped) {
+		pos = r->aux_size;	/* head at the very start: the window is the whole buffer */
+	}
+	ret = write_full(fd, r->aux, pos, &done);
+	*bytes += done;
+	r->stats.snapshots++;
+	r->stats.aux_bytes += *bytes;
+	return ret;
+}

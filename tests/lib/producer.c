@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: MIT
+/* The kernel's side of the AUX protocol, played by a thread on ordinary memory. */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "producer.h"
+
+#define TRAILER 32	/* sample_id for TID|TIME|CPU|IDENTIFIER */
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static uint32_t rnd(uint32_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return *s;
+}
+
+int producer_init(struct producer *p, const struct producer_cfg *cfg)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	memset(p, 0, sizeof(*p));
+	p->cfg = *cfg;
+	if (!p->cfg.seed)
+		p->cfg.seed = 0x9e3779b9;
+	p->base = mmap(NULL, pg + cfg->data_size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	p->aux = mmap(NULL, cfg->aux_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		      -1, 0);
+	if (p->base == MAP_FAILED || p->aux == MAP_FAILED)
+		return -1;
+	p->pc = p->base;
+	p->pc->data_offset = pg;
+	p->pc->data_size = cfg->data_size;
+	p->pc->aux_offset = pg + cfg->data_size;
+	p->pc->aux_size = cfg->aux_size;
+	p->enabled = 1;
+	return 0;
+}
+
+void producer_free(struct producer *p)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	munmap(p->base, pg + p->cfg.data_size);
+	munmap(p->aux, p->cfg.aux_size);
+	free(p->log);
+}
+
+void producer_ring(struct producer *p, struct auxring *r)
+{
+	auxring_attach(r, p->base, p->cfg.data_size, p->aux, p->cfg.aux_size, p->cfg.overwrite);
+}
+
+static void log_add(struct producer *p, const void *rec, uint64_t n)
+{
+	if (!p->cfg.keep_log)
+		return;
+	if (p->log_len + n > p->log_cap) {
+		p->log_cap = (p->log_len + n) * 2;
+		p->log = realloc(p->log, p->log_cap);
+		if (!p->log)
+			abort();
+	}
+	memcpy(p->log + p->log_len, rec, n);
+	p->log_len += n;
+}
+
+/* Copy a record into the data ring at head, across the wrap; false when it does not fit. */
+static bool ring_put(struct producer *p, const uint8_t *rec, uint64_t n)
+{
+	uint8_t *data = (uint8_t *)p->base + p->pc->data_offset;
+	uint64_t tail = __atomic_load_n(&p->pc->data_tail, __ATOMIC_ACQUIRE);
+	uint64_t mask = p->cfg.data_size - 1, off = p->data_head & mask;
+
+	if (p->cfg.data_size - (p->data_head - tail) < n)
+		return false;
+	if (off + n <= p->cfg.data_size) {
+		memcpy(data + off, rec, n);
+	} else {
+		memcpy(data + off, rec, p->cfg.data_size - off);
+		memcpy(data, rec + (p->cfg.data_size - off), n - (p->cfg.data_size - off));
+	}
+	p->data_head += n;
+	__atomic_store_n(&p->pc->data_head, p->data_head, __ATOMIC_RELEASE);
+	return true;
+}
+
+static void put_trailer(struct producer *p, uint8_t *at)
+{
+	uint32_t tid[2] = { 4242, 4243 }, cpu[2] = { 0, 0 };
+	uint64_t time = ++p->next_time, id = 77;
+
+	memcpy(at, tid, 8);
+	memcpy(at + 8, &time, 8);
+	memcpy(at + 16, cpu, 8);
+	memcpy(at + 24, &id, 8);
+}
+
+/* Emit a record, or count it dropped and say so with PERF_RECORD_LOST once there is room. */
+static void emit(struct producer *p, uint8_t *rec, uint64_t n)
+{
+	if (p->dropped) {
+		uint8_t lost[8 + 16 + TRAILER];
+		struct perf_event_header *h = (void *)lost;
+		uint64_t body[2] = { 77, p->dropped };
+
+		h->type = PERF_RECORD_LOST;
+		h->misc = 0;
+		h->size = sizeof(lost);
+		memcpy(lost + 8, body, 16);
+		put_trailer(p, lost + 24);
+		if (!ring_put(p, lost, sizeof(lost))) {
+			p->dropped++;
+			return;
+		}
+		log_add(p, lost, sizeof(lost));
+		p->lost_records++;
+		p->lost_sum += p->dropped;
+		p->dropped = 0;
+	}
+	if (!ring_put(p, rec, n)) {
+		p->dropped++;
+		return;
+	}
+	log_add(p, rec, n);
+	p->records++;
+}
+
+static void emit_aux(struct producer *p, uint64_t off, uint64_t size, uint64_t flags)
+{
+	uint8_t rec[8 + 24 + TRAILER];
+	struct perf_event_header *h = (void *)rec;
+	uint64_t body[3] = { off, size, flags };
+
+	h->type = PERF_RECORD_AUX;
+	h->misc = 0;
+	h->size = sizeof(rec);
+	memcpy(rec + 8, body, sizeof(body));
+	put_trailer(p, rec + 32);
+	p->aux_records++;
+	p->truncated += !!(flags & PERF_AUX_FLAG_TRUNCATED);
+	emit(p, rec, sizeof(rec));
+}
+
+/* A COMM record of random length: sideband of sizes that straddle the wrap. */
+static void emit_comm(struct producer *p, uint32_t *seed)
+{
+	uint8_t rec[8 + 8 + 64 + TRAILER];
+	struct perf_event_header *h = (void *)rec;
+	uint32_t len = 8 * (1 + rnd(seed) % 8);	/* comm padded to 8 bytes */
+
+	h->type = PERF_RECORD_COMM;
+	h->misc = 0;
+	h->size = (uint16_t)(8 + 8 + len + TRAILER);
+	for (uint32_t i = 0; i < 8 + len; i++)
+		rec[8 + i] = (uint8_t)(p->records + i);
+	put_trailer(p, rec + 16 + len);
+	emit(p, rec, h->size);
+}
+
+/* Bytes at ring position @pos, each the function of its absolute offset @abs. */
+static void write_aux(struct producer *p, uint64_t pos, uint64_t abs, uint64_t n)
+{
+	uint64_t mask = p->cfg.aux_size - 1;
+
+	for (uint64_t i = 0; i < n; i++)
+		p->aux[(pos + i) & mask] = producer_byte(abs + i);
+}
+
+static void pace(struct producer *p, uint64_t start_ns)
+{
+	uint64_t due;
+
+	if (!p->cfg.rate)
+		return;
+	due = start_ns + p->offered * 1000000000ull / p->cfg.rate;
+	while (now_ns() < due && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+static void *run(void *arg)
+{
+	struct producer *p = arg;
+	uint64_t head = 0, mask = p->cfg.aux_size - 1, pos = 0, start = now_ns();
+	uint32_t seed = p->cfg.seed;
+
+	while (p->offered < p->cfg.total && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t chunk = p->cfg.chunk_min + rnd(&seed) % (p->cfg.chunk_max - p->cfg.chunk_min + 1);
+
+		if (__atomic_load_n(&p->pause_req, __ATOMIC_ACQUIRE)) {
+			if (!p->paused) {
+				/* intel_pt's one record per stop, in snapshot mode. */
+				emit_aux(p, pos, p->offered < p->cfg.aux_size ? p->offered :
+					 p->cfg.aux_size, PERF_AUX_FLAG_OVERWRITE);
+				__atomic_store_n(&p->paused, 1, __ATOMIC_RELEASE);
+			}
+			sched_yield();
+			continue;
+		}
+		if (p->cfg.sideband_every && rnd(&seed) % p->cfg.sideband_every == 0)
+			emit_comm(p, &seed);
+		if (p->cfg.overwrite) {
+			if (chunk > p->cfg.total - p->offered)
+				chunk = p->cfg.total - p->offered;
+			write_aux(p, pos, p->produced, chunk);
+			p->offered += chunk;
+			p->produced += chunk;
+			pos = (pos + chunk) & mask;
+			__atomic_store_n(&p->pc->aux_head, pos, __ATOMIC_RELEASE);
+			p->chunks++;
+			pace(p, start);
+			continue;
+		}
+		if (!__atomic_load_n(&p->enabled, __ATOMIC_ACQUIRE)) {
+			sched_yield();
+			continue;
+		}
+		if (p->cfg.wrap_every && rnd(&seed) % p->cfg.wrap_every == 0)
+			chunk = p->cfg.aux_size - (head & mask);	/* end exactly at the wrap */
+		if (chunk > p->cfg.total - p->offered)
+			chunk = p->cfg.total - p->offered;
+		{
+			uint64_t tail = __atomic_load_n(&p->pc->aux_tail, __ATOMIC_ACQUIRE);
+			/* The kernel's CIRC_SPACE: one byte always stays free. */
+			uint64_t space = (tail - head - 1) & mask;
+			uint64_t n = chunk < space ? chunk : space;
+			uint64_t flags = n < chunk ? PERF_AUX_FLAG_TRUNCATED : 0;
+
+			if (!space) {
+				/* perf_aux_output_begin() fails: no record, output stops. */
+				p->begin_fail++;
+				__atomic_store_n(&p->enabled, 0, __ATOMIC_RELEASE);
+				continue;
+			}
+			write_aux(p, head, head, n);
+			p->offered += chunk;	/* what did not fit is lost with the truncation */
+			head += n;
+			p->produced += n;
+			__atomic_store_n(&p->pc->aux_head, head, __ATOMIC_RELEASE);
+			emit_aux(p, head - n, n, flags);
+			p->chunks++;
+			if (flags)
+				__atomic_store_n(&p->enabled, 0, __ATOMIC_RELEASE);
+		}
+		pace(p, start);
+	}
+	return NULL;
+}
+
+void producer_start(struct producer *p)
+{
+	if (pthread_create(&p->thread, NULL, run, p))
+		abort();
+}
+
+void producer_join(struct producer *p)
+{
+	pthread_join(p->thread, NULL);
+}
+
+void producer_enable(struct producer *p)
+{
+	__atomic_store_n(&p->enabled, 1, __ATOMIC_RELEASE);
+}
+
+void producer_pause(struct producer *p)
+{
+	__atomic_store_n(&p->pause_req, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&p->paused, __ATOMIC_ACQUIRE) &&
+	       p->offered < p->cfg.total)
+		sched_yield();
+}
+
+void producer_resume(struct producer *p)
+{
+	__atomic_store_n(&p->paused, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&p->pause_req, 0, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: MIT
+/* The drain engine against a producer that follows the kernel's rules. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "auxring.h"
+#include "producer.h"
+
+/* Read a whole fd back from its start. */
+static uint8_t *slurp(int fd, uint64_t *len)
+{
+	struct stat st;
+	uint8_t *b;
+
+	cr_assert_eq(fstat(fd, &st), 0);
+	*len = (uint64_t)st.st_size;
+	b = malloc(*len + 1);
+	cr_assert(b);
+	cr_assert_eq(pread(fd, b, *len, 0), (ssize_t)*len);
+	return b;
+}
+
+static uint64_t first_bad_byte(const uint8_t *b, uint64_t len)
+{
+	for (uint64_t i = 0; i < len; i++)
+		if (b[i] != producer_byte(i))
+			return i;
+	return UINT64_MAX;
+}
+
+/* The record loop's part: drain, read sideband, re-enable after a truncation. */
+static int consume(struct producer *p, struct auxring *r, int aux_fd, int sb_fd, bool slow)
+{
+	uint64_t seen_trunc = 0;
+	int ret = 0;
+
+	for (;;) {
+		bool done = __atomic_load_n(&p->offered, __ATOMIC_ACQUIRE) >= p->cfg.total;
+
+		ret = auxring_read_data(r, sb_fd);
+		if (!ret)
+			ret = auxring_drain_aux(r, aux_fd);
+		if (ret)
+			break;
+		if (r->stats.truncated > seen_trunc || !__atomic_load_n(&p->enabled, __ATOMIC_ACQUIRE)) {
+			seen_trunc = r->stats.truncated;
+			producer_enable(p);
+		}
+		if (done)
+			break;
+		if (slow)
+			usleep(200);
+	}
+	__atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
+	producer_join(p);
+	if (!ret)
+		ret = auxring_read_data(r, sb_fd);
+	if (!ret)
+		ret = auxring_drain_aux(r, aux_fd);
+	return ret;
+}
+
+Test(auxring, full_trace_is_byte_exact_over_a_million_random_chunks, .timeout = 120)
+{
+	struct producer_cfg cfg = {
+		.data_size = 1 << 22, .aux_size = 1 << 16, .total = 300ull << 20,
+		.chunk_min = 1, .chunk_max = 200, .wrap_every = 256, .seed = 12345,
+	};
+	struct producer p;
+	struct auxring r;
+	int aux_fd = memfd_create("aux", 0), sb_fd = memfd_create("sb", 0);
+	uint64_t len;
+	uint8_t *b;
+
+	cr_assert_eq(producer_init(&p, &cfg), 0);
+	producer_ring(&p, &r);
+	producer_start(&p);
+	cr_assert_eq(consume(&p, &r, aux_fd, sb_fd, false), 0);
+	cr_expect_gt(p.chunks, 1000000, "only %lu chunks", (unsigned long)p.chunks);
+	b = slurp(aux_fd, &len);
+	cr_expect_eq(len, p.produced, "file %lu bytes, produced %lu", (unsigned long)len,
+		     (unsigned long)p.produced);
+	cr_expect_eq(r.stats.aux_bytes, p.produced);
+	cr_expect_eq(first_bad_byte(b, len), UINT64_MAX, "first wrong byte at %lu",
+		     (unsigned long)first_bad_byte(b, len));
+	cr_expect_eq(r.stats.aux_records, p.aux_records);
+	cr_expect_eq(r.stats.aux_record_bytes + 0, p.produced - 0,
+		     "AUX records cover every byte produced");
+	cr_expect_eq(r.stats.lost, p.lost_records);
+	cr_expect_eq(p.lost_records, 0, "the data ring is large enough to lose nothing");
+	cr_expect_eq(r.stats.truncated, p.truncated);
+	free(b);
+	producer_free(&p);
+	close(aux_fd);
+	close(sb_fd);
+}
+
+Test(auxring, chunks_larger_than_half_the_ring_and_at_the_wrap_stay_exact)
+{
+	struct producer_cfg cfg = {
+		.data_size = 1 << 16, .aux_size = 1 << 15, .total = 64ull << 20,
+		.chunk_min = (1 << 14) + 1, .chunk_max = (1 << 15) - 1, .wrap_every = 3, .seed = 7,
+	};
+	struct producer p;
+	struct auxring r;
+	int aux_fd = memfd_create("aux", 0), sb_fd = memfd_create("sb", 0);
+	uint64_t len;
+	uint8_t *b;
+
+	cr_assert_eq(producer_init(&p, &cfg), 0);
+	producer_ring(&p, &r);
+	producer_start(&p);
+	cr_assert_eq(consume(&p, &r, aux_fd, sb_fd, false), 0);
+	b = slurp(aux_fd, &len);
+	cr_expect_eq(len, p.produced);
+	cr_expect_eq(first_bad_byte(b, len), UINT64_MAX);
+	cr_expect_eq(r.stats.truncated, p.truncated, "consumer %lu, producer %lu",
+		     (unsigned long)r.stats.truncated, (unsigned long)p.truncated);
+	free(b);
+	producer_free(&p);
+	close(aux_fd);
+	close(sb_fd);
+}
+
+Test(auxring, truncation_is_counted_exactly_and_nothing_else_is_lost)
+{
+	struct producer_cfg cfg = {
+		.data_size = 1 << 20, .aux_size = 1 << 13, .total = 8ull << 20,
+		.chunk_min = 64, .chunk_max = 3000, .seed = 99,
+	};
+	struct producer p;
+	struct auxring r;
+	int aux_fd = memfd_create("aux", 0), sb_fd = memfd_create("sb", 0);
+	uint64_t len;
+	uint8_t *b;
+
+	cr_assert_eq(producer_init(&p, &cfg), 0);
+	producer_ring(&p, &r);
+	producer_start(&p);
+	cr_assert_eq(consume(&p, &r, aux_fd, sb_fd, true), 0);
+	cr_expect_gt(p.truncated, 10, "the slow consumer should have caused truncations");
+	cr_expect_eq(r.stats.truncated, p.truncated, "consumer %lu, producer %lu",
+		     (unsigned long)r.stats.truncated, (unsigned long)p.truncated);
+	cr_expect_eq(r.stats.lost, 0);
+	b = slurp(aux_fd, &len);
+	cr_expect_eq(len, p.produced);
+	cr_expect_eq(first_bad_byte(b, len), UINT64_MAX);
+	free(b);
+	producer_free(&p);
+	close(aux_fd);
+	close(sb_fd);
+}
+
+Test(auxring, records_straddling_the_data_ring_wrap_pass_byte_exact)
+{
+	struct producer_cfg cfg = {
+		.data_size = 1 << 12, .aux_size = 1 << 16, .total = 16ull << 20,
+		.chunk_min = 16, .chunk_max = 2000, .sideband_every = 2, .seed = 5,
+		.keep_log = true,
+	};
+	struct producer p;
+	struct auxring r;
+	int aux_fd = memfd_create("aux", 0), sb_fd = memfd_create("sb", 0);
+	uint64_t len;
+	uint8_t *b;
+
+	cr_assert_eq(producer_init(&p, &cfg), 0);
+	producer_ring(&p, &r);
+	producer_start(&p);
+	cr_assert_eq(consume(&p, &r, aux_fd, sb_fd, false), 0);
+	b = slurp(sb_fd, &len);
+	cr_expect_eq(len, p.log_len, "sideband %lu bytes, producer emitted %lu",
+		     (unsigned long)len, (unsigned long)p.log_len);
+	cr_expect_eq(memcmp(b, p.log, len < p.log_len ? len : p.log_len), 0);
+	cr_expect_eq(r.stats.records, p.records + p.lost_records);
+	cr_expect_eq(r.stats.lost, p.lost_records);
+	cr_expect_eq(r.stats.lost_events, p.lost_sum);
+	free(b);
+	producer_free(&p);
+	close(aux_fd);
+	close(sb_fd);
+}
+
+Test(auxring, lost_records_are_counted_with_what_they_dropped)
+{
+	struct producer_cfg cfg = {
+		.data_size = 1 << 12, .aux_size = 1 << 16, .total = 8ull << 20,
+		.chunk_min = 16, .chunk_max = 64, .seed = 3, .keep_log = true,
+	};
+	struct producer p;
+	struct auxring r;
+	int aux_fd = memfd_create("aux", 0), sb_fd = memfd_create("sb", 0);
+	uint64_t len;
+	uint8_t *b;
+
+	cr_assert_eq(producer_init(&p, &cfg), 0);
+	producer_ring(&p, &r);
+	producer_start(&p);
+	cr_assert_eq(consume(&p, &r, aux_fd, sb_fd, true), 0);
+	cr_expect_gt(p.lost_records, 0, "a slow reader of a 4 KiB ring must lose records");
+	cr_expect_eq(r.stats.lost, p.lost_records);
+	cr_expect_eq(r.stats.lost_events, p.lost_sum);
+	b = slurp(sb_fd, &len);
+	cr_expect_eq(len, p.log_len);
+	cr_expect_eq(memcmp(b, p.log, len < p.log_len ? len : p.log_len), 0);
+	free(b);
+	b = slurp(aux_fd, &len);
+	cr_expect_eq(first_bad_byte(b, len), UINT64_MAX, "AUX bytes are not affected");
+	free(b);
+	producer_free(&p);
+	close(aux_fd);
+	close(sb_fd);
+}
+
+/* Take a snapshot while the producer is stopped and compare with the last window. */
+static void check_snapshot(struct producer *p, struct auxring *r)
+{
+	int fd = memfd_create("snap", 0);
+	uint64_t bytes, len, want, start;
+	uint8_t *b;
+
+	producer_pause(p);
+	cr_assert_eq(auxring_snapshot(r, fd, &bytes), 0);
+	want = p->produced < p->cfg.aux_size ? p->produced : p->cfg.aux_size;
+	start = p->produced - want;
+	b = slurp(fd, &len);
+	cr_expect_eq(len, want, "window of %lu bytes, expected %lu (produced %lu)",
+		     (unsigned long)len, (unsigned long)want, (unsigned long)p->produced);
+	for (uint64_t i = 0; i < len && i < want; i++) {
+		if (b[i] != producer_byte(start + i)) {
+			cr_expect_fail("snapshot byte %lu is wrong (produced %lu)",
+				       (unsigned long)i, (unsigned long)p->produced);
+			break;
+		}
+	}
+	free(b);
+	close(fd);
+	producer_resume(p);
+}
+
+Test(auxring, snapshot_windows_are_exact_before_and_after_the_first_wrap)
+{
+	struct producer_cfg cfg = {
+		.data_size = 1 << 16, .aux_size = 1 << 16, .overwrite = true, .total = 1ull << 30,
+		.chunk_min = 100, .chunk_max = 900, .rate = 64ull << 20, .seed = 11,
+	};
+	struct producer p;
+	struct auxring r;
+
+	cr_assert_eq(producer_init(&p, &cfg), 0);
+	producer_ring(&p, &r);
+	producer_start(&p);
+	/* Before the wrap: the window is [0, head). */
+	while (__atomic_load_n(&p.produced, __ATOMIC_ACQUIRE) < 20000)
+		sched_yield();
+	check_snapshot(&p, &r);
+	cr_expect(!r.snap_wrapped);
+	/* After: [head, size) then [0, head), several times, head going round. */
+	for (int i = 0; i < 6; i++) {
+		uint64_t target = p.produced + 50000 + 37000 * i;
+
+		while (__atomic_load_n(&p.produced, __ATOMIC_ACQUIRE) < target)
+			sched_yield();
+		check_snapshot(&p, &r);
+	}
+	cr_expect(r.snap_wrapped);
+	cr_expect_eq(r.stats.snapshots, 7);
+	__atomic_store_n(&p.stop, 1, __ATOMIC_RELEASE);
+	producer_join(&p);
+	/* One PERF_RECORD_AUX with OVERWRITE per stop, as intel_pt. */
+	auxring_read_data(&r, memfd_create("sb", 0));
+	cr_expect_eq(r.stats.overwrite, 7);
+	producer_free(&p);
+}
+
+/*
+ * A full disk: a 1 MiB tmpfs in a private mount namespace (needs root, as CI
+ * is). The drain must stop with ENOSPC, the file keep every byte the stats
+ * count, and the sideband file end on a whole record.
+ */
+static int full_disk_child(void)
+{
+	struct producer_cfg cfg = {
+		.data_size = 1 << 16, .aux_size = 1 << 16, .total = 8ull << 20,
+		.chunk_min = 100, .chunk_max = 5000, .sideband_every = 1, .seed = 21,
+	};
+	struct producer p;
+	struct auxring r;
+	int aux_fd, sb_fd, ret;
+	uint64_t alen, slen, off;
+	uint8_t *b;
+
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return 10;
+	if (mount("ptc-full", "/mnt", "tmpfs", 0, "size=1m"))
+		return 11;
+	aux_fd = open("/mnt/cpu0.pt", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	sb_fd = open("/mnt/cpu0.pevent", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (aux_fd < 0 || sb_fd < 0 || producer_init(&p, &cfg))
+		return 12;
+	producer_ring(&p, &r);
+	producer_start(&p);
+	ret = consume(&p, &r, aux_fd, sb_fd, false);
+	if (ret != -ENOSPC)
+		return 13;
+	b = slurp(aux_fd, &alen);
+	if (alen != r.stats.aux_bytes || first_bad_byte(b, alen) != UINT64_MAX || alen < 1000)
+		return 14;
+	free(b);
+	b = slurp(sb_fd, &slen);
+	for (off = 0; off + 8 <= slen; off += ((struct perf_event_header *)(b + off))->size)
+		if (((struct perf_event_header *)(b + off))->size < 8)
+			return 15;
+	if (off != slen || slen != r.stats.record_bytes)
+		return 16;
+	free(b);
+	producer_free(&p);
+	return 0;
+}
+
+Test(auxring, a_full_disk_stops_cleanly_and_keeps_every_counted_byte)
+{
+	pid_t pid;
+	int st;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to mount a small tmpfs (CI runs as root)");
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(full_disk_child());
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st));
+	cr_expect_eq(WEXITSTATUS(st), 0, "full-disk check %d failed (10-12 setup, 13 no ENOSPC, "
+		     "14 trace bytes, 15-16 sideband records)", WEXITSTATUS(st));
+}
