@@ -43,6 +43,8 @@ struct record_opts {
 	uint64_t max_size;	/* --max-size bytes; 0 = none */
 	int command_argc;
 	char **command;
+	int argc;		/* record's own arguments, for the manifest */
+	char **argv;
 };
 
 struct record_plan {

@@ -14,6 +14,7 @@
 #include "out.h"
 #include "privs.h"
 #include "record.h"
+#include "session.h"
 
 #define DEFAULT_OUTPUT		"ptcollect.data"
 #define DEFAULT_DATA_BYTES	(256ULL << 10)
@@ -103,6 +104,8 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	int c, targets;
 
 	memset(o, 0, sizeof(*o));
+	o->argc = argc;
+	o->argv = argv;
 	o->event = EVCONFIG_DEFAULT;
 	o->output = DEFAULT_OUTPUT;
 	optind = 1;
@@ -345,6 +348,28 @@ static void print_plan(const struct record_plan *p)
 	out_finish();
 }
 
+/* Carry out the plan; the exit code follows the table in ptcollect(1). */
+static int record_run(const struct record_plan *plan)
+{
+	struct session_result res;
+	int ret = session_run(plan, &res);
+
+	if (ret) {
+		msg_err("record: %s", res.err);
+		if (res.hint[0])
+			msg_hint("%s", res.hint);
+		if (res.bytes)
+			msg_note("record: %s keeps the %" PRIu64 " bytes of trace captured before "
+				 "the failure; its manifest says what is missing",
+				 plan->opts.output, res.bytes);
+		return res.usage_error ? EXIT_USAGE : EXIT_RUNTIME;
+	}
+	/* As perf: the workload's status when the recording itself succeeded. */
+	if (res.workload_ran)
+		return res.workload_status;
+	return EXIT_OK;
+}
+
 int do_record(int argc, char **argv)
 {
 	struct record_plan *plan;
@@ -379,8 +404,7 @@ int do_record(int argc, char **argv)
 		print_plan(plan);
 		goto out;
 	}
-	msg_err("record: recording is not built yet; use --dry-run");
-	ret = EXIT_RUNTIME;
+	ret = record_run(plan);
 out:
 	free(plan->filter);
 	free(plan);
