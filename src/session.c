@@ -306,7 +306,7 @@ static int set_filter(struct session *s, int fd)
 		    s->plan->filter, strerror(errno));
 }
 
-/* Open one event into @st; the first event of a stream owns its ring. */
+/* Open one event into @st; the first event of a stream owns its ring (see map_rings). */
 static int open_into(struct session *s, struct stream *st, pid_t pid, int cpu)
 {
 	struct perf_event_attr a;
@@ -319,12 +319,8 @@ static int open_into(struct session *s, struct stream *st, pid_t pid, int cpu)
 	ret = stream_add_fd(s, st, fd);
 	if (ret)
 		return ret;
-	if (st->ring_fd < 0) {
+	if (st->ring_fd < 0)
 		st->ring_fd = fd;
-	} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, st->ring_fd)) {
-		return fail(s, errno, "cannot redirect thread %d on CPU %d into the CPU's ring: %s",
-			    pid, cpu, strerror(errno));
-	}
 	return set_filter(s, fd);
 }
 
@@ -406,6 +402,11 @@ static int map_rings(struct session *s)
 		if (ret)
 			return map_error(s, -ret);
 		st->mapped = true;
+		/* The other threads' events on this CPU write into the mapped ring. */
+		for (int j = 1; j < st->nr_fds; j++)
+			if (ioctl(st->fds[j], PERF_EVENT_IOC_SET_OUTPUT, st->ring_fd))
+				return fail(s, errno, "cannot redirect a thread's event into the ring "
+					    "of CPU %d: %s", st->cpu, strerror(errno));
 		ret = bundle_stream_add(s->bundle, st->cpu, st->tid, &st->idx);
 		if (ret)
 			return fail(s, ret, "%s", bundle_error(s->bundle));

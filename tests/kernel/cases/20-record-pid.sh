@@ -1,0 +1,35 @@
+# -p on a multi-threaded process that starts threads while it is traced; --per-thread; -C.
+. /lib.sh
+/spawner 4 150 1.5 >/tmp/sp.txt &
+pid=$!
+sleep 0.1
+b0=$(stat bytes)
+/ptcollect record -q -p $pid -o /tmp/p1
+rc=$?
+b1=$(stat bytes)
+[ $rc = 0 ] && pass pid_exit_zero || fail pid_exit_zero "rc=$rc"
+check_bundle pid_bytes_exact /tmp/p1 && pass pid_bytes_exact
+got=$(total_pt /tmp/p1)
+[ "$got" = $((b1 - b0)) ] && pass pid_captures_new_threads \
+	|| fail pid_captures_new_threads "captured $got, the PMU wrote $((b1 - b0))"
+grep -q 'every traced thread exited' /tmp/p1/manifest.json && pass pid_stops_when_threads_exit \
+	|| fail pid_stops_when_threads_exit "$(grep stop_reason /tmp/p1/manifest.json)"
+
+/spawner 0 1 1 >/dev/null &
+pid=$!
+sleep 0.1
+/ptcollect record -q --per-thread -p $pid -o /tmp/p2
+rc=$?
+[ $rc = 0 ] && [ -f /tmp/p2/tid$pid.pt ] && pass per_thread_file_per_tid \
+	|| fail per_thread_file_per_tid "rc=$rc: $(ls /tmp/p2)"
+check_bundle per_thread_bytes_exact /tmp/p2 && pass per_thread_bytes_exact
+
+b0=$(stat bytes)
+/ptcollect record -q -C 0 --duration 0.5 -o /tmp/p3
+rc=$?
+b1=$(stat bytes)
+[ $rc = 0 ] && [ -f /tmp/p3/cpu0.pt ] && [ ! -f /tmp/p3/cpu1.pt ] && pass cpu_list_one_stream \
+	|| fail cpu_list_one_stream "rc=$rc: $(ls /tmp/p3)"
+check_bundle cpu_bytes_exact /tmp/p3 && pass cpu_bytes_exact
+[ "$(total_pt /tmp/p3)" = $((b1 - b0)) ] && pass cpu_captures_all_written \
+	|| fail cpu_captures_all_written "captured $(total_pt /tmp/p3), wrote $((b1 - b0))"
