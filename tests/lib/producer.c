@@ -174,19 +174,48 @@ static void emit_comm(struct producer *p, uint32_t *seed)
 /* Bytes at ring position @pos, each the function of its absolute offset @abs. */
 static void write_aux(struct producer *p, uint64_t pos, uint64_t abs, uint64_t n)
 {
+	static uint8_t table[1 << 16];
 	uint64_t mask = p->cfg.aux_size - 1;
 
+	if (p->cfg.fast_fill) {
+		/* As fast as memory goes, so that the bench measures the drain. */
+		if (!table[1])
+			for (size_t i = 0; i < sizeof(table); i++)
+				table[i] = producer_byte(i);
+		while (n) {
+			uint64_t off = pos & mask, k = n;
+
+			if (k > p->cfg.aux_size - off)
+				k = p->cfg.aux_size - off;
+			if (k > sizeof(table) - (abs & (sizeof(table) - 1)))
+				k = sizeof(table) - (abs & (sizeof(table) - 1));
+			memcpy(p->aux + off, table + (abs & (sizeof(table) - 1)), k);
+			pos += k;
+			abs += k;
+			n -= k;
+		}
+		return;
+	}
 	for (uint64_t i = 0; i < n; i++)
 		p->aux[(pos + i) & mask] = producer_byte(abs + i);
 }
 
-static void pace(struct producer *p, uint64_t start_ns)
+/*
+ * Hold the rate. Hardware that fell behind (this thread was descheduled)
+ * does not catch up in a burst: the schedule moves on instead.
+ */
+static void pace(struct producer *p, uint64_t *start_ns)
 {
-	uint64_t due;
+	uint64_t due, t;
 
 	if (!p->cfg.rate)
 		return;
-	due = start_ns + p->offered * 1000000000ull / p->cfg.rate;
+	due = *start_ns + p->offered * 1000000000ull / p->cfg.rate;
+	t = now_ns();
+	if (t > due + 1000000) {
+		*start_ns += t - due;
+		return;
+	}
 	while (now_ns() < due && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE))
 		sched_yield();
 }
@@ -221,7 +250,7 @@ static void *run(void *arg)
 			pos = (pos + chunk) & mask;
 			__atomic_store_n(&p->pc->aux_head, pos, __ATOMIC_RELEASE);
 			p->chunks++;
-			pace(p, start);
+			pace(p, &start);
 			continue;
 		}
 		if (!__atomic_load_n(&p->enabled, __ATOMIC_ACQUIRE)) {
@@ -255,7 +284,7 @@ static void *run(void *arg)
 			if (flags)
 				__atomic_store_n(&p->enabled, 0, __ATOMIC_RELEASE);
 		}
-		pace(p, start);
+		pace(p, &start);
 	}
 	return NULL;
 }

@@ -33,6 +33,7 @@ struct producer_cfg {
 	uint64_t rate;			/* bytes per second, 0 = as fast as possible */
 	uint32_t seed;
 	bool keep_log;			/* keep every data-ring record in log */
+	bool fast_fill;			/* bench: copy from a table, bytes not checkable */
 };
 
 struct producer {
