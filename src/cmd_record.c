@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "filter.h"
 #include "msg.h"
 #include "out.h"
 #include "privs.h"
@@ -254,6 +255,27 @@ static int resolve_plan(struct record_plan *p)
 	if (p->ev.forced_pt)
 		msg_warn("-e %s: pt=0 makes no sense; using pt=1, as perf does", o->event);
 
+	if (o->filter) {
+		struct filter_opts fo = {
+			.traces_kernel = !p->ev.exclude_kernel,
+			.task_target = !(o->all_cpus || o->cpus_given),
+			.nr_addr_filters = p->pmu.nr_addr_filters > 0 ? p->pmu.nr_addr_filters : 0,
+			.num_address_ranges = pmu_has_cap(&p->pmu, "num_address_ranges") ?
+				(int)pmu_cap(&p->pmu, "num_address_ranges", 0) : -1,
+			.kallsyms = getenv("PTCOLLECT_KALLSYMS"),
+		};
+		char warn[512];
+
+		ret = filter_build(o->filter, &fo, &p->filter, err, sizeof(err), warn, sizeof(warn));
+		if (ret == -ENOMEM) {
+			msg_err("record: out of memory");
+			return EXIT_RUNTIME;
+		}
+		if (ret)
+			return bad("--filter '%s': %s", o->filter, err);
+		if (warn[0])
+			msg_warn("--filter: %s", warn);
+	}
 	for (int i = 0; i < o->nr_pids; i++)
 		if (!pid_exists(o->pids[i]))
 			return bad("-p %d: no such process", o->pids[i]);

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Address filters in perf's grammar,
+ *	filter|start|stop|tracestop START[/SIZE|/END] [@FILE]
+ * separated by commas or spaces, resolved to the string the kernel takes
+ * through PERF_EVENT_IOC_SET_FILTER exactly as perf resolves it: symbols
+ * (with #N / #g selectors) to file offsets and sizes, '*' to the whole
+ * object, kernel symbols from kallsyms, tracestop sent as a ranged stop.
+ * Then what the intel_pt driver would refuse is refused here, by name.
+ */
+#ifndef PTC_FILTER_H
+#define PTC_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct filter_opts {
+	bool traces_kernel;	/* the event does not exclude the kernel */
+	bool task_target;	/* a workload, -p or -t: file filters need one */
+	int nr_addr_filters;	/* the PMU's nr_addr_filters */
+	int num_address_ranges;	/* caps/num_address_ranges, -1 when absent */
+	const char *kallsyms;	/* default /proc/kallsyms */
+};
+
+/*
+ * Resolve @spec. Returns 0 with *@kernel_str (malloc'd), or -EINVAL (bad
+ * input: exit 2) / another -errno, with @err saying what, why and what to do.
+ * Warnings that do not stop the recording go to @warn (may be empty).
+ */
+int filter_build(const char *spec, const struct filter_opts *o, char **kernel_str,
+		 char *err, size_t errlen, char *warn, size_t warnlen);
+
+#endif

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Function symbols of an ELF file, as perf loads them for address filters:
+ * .symtab (of the file, or of its debug file found through the build-id or
+ * .gnu_debuglink under /usr/lib/debug), else .dynsym; FUNC and GNU_IFUNC
+ * symbols that are defined, aliases included; sorted by address. Each has
+ * its file offset, through the PT_LOAD segment that holds it.
+ */
+#ifndef PTC_SYMBOLS_H
+#define PTC_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct symbol {
+	char *name;
+	uint64_t addr;		/* st_value */
+	uint64_t size;		/* st_size */
+	uint64_t offset;	/* file offset of addr */
+	uint64_t seg_end;	/* file offset where its PT_LOAD segment's file bytes end */
+	char bind;		/* 'g' global, 'l' local, 'w' weak */
+	bool size_unknown;	/* st_size is 0: where it ends is not known */
+	size_t index;		/* in the symbol table */
+};
+
+struct symtab {
+	char path[4096];	/* realpath of the file */
+	char table[16];		/* ".symtab" or ".dynsym" */
+	char debug_file[4096];	/* where .symtab came from, if not the file itself */
+	uint64_t file_size;
+	struct symbol *syms;
+	size_t nr;
+};
+
+/* Returns 0, -ENOENT (no such file), -ENOEXEC (not ELF), -ENODATA (no symbols), with @err. */
+int symbols_load(struct symtab *t, const char *file, char *err, size_t errlen);
+void symbols_free(struct symtab *t);
+
+/* Up to @max names closest to @name (edit distance), for "did you mean". */
+size_t symbols_nearest(const struct symtab *t, const char *name, const char **out, size_t max);
+
+#endif

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+/* ptcollect symbols FILE [GLOB]: the functions a filter can name, with file offsets. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <inttypes.h>
+
+#include "cmd.h"
+#include "msg.h"
+#include "out.h"
+#include "symbols.h"
+
+void usage_symbols(FILE *f)
+{
+	fprintf(f,
+		"usage: %s symbols [--json] FILE [GLOB]\n\n"
+		"List the function symbols of an ELF file that --filter can name: address,\n"
+		"file offset (what the kernel filter uses), size and binding; with GLOB only\n"
+		"the names that match it (e.g. 'parse*'). Symbols come from .symtab, from a\n"
+		"debug file under /usr/lib/debug, or from .dynsym, as perf loads them.\n",
+		PTC_PROG);
+}
+
+int do_symbols(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *glob;
+	struct symtab t;
+	char err[1024];
+	int c, ret;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		if (c == 'h') {
+			usage_symbols(stdout);
+			return EXIT_OK;
+		}
+		return cmd_bad_usage("symbols", "unknown option '%s'", argv[optind - 1]);
+	}
+	if (optind >= argc)
+		return cmd_bad_usage("symbols", "no FILE given");
+	if (argc - optind > 2)
+		return cmd_bad_usage("symbols", "too many arguments: expected FILE [GLOB]");
+	glob = argc - optind == 2 ? argv[optind + 1] : NULL;
+	ret = symbols_load(&t, argv[optind], err, sizeof(err));
+	if (ret) {
+		msg_err("symbols: %s", err);
+		if (ret == -ENODATA)
+			msg_hint("install the package's debug symbols (-dbgsym) or filter by address");
+		return ret == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+	}
+	out_obj_begin(NULL, NULL);
+	out_str("file", NULL, t.path);
+	out_str("table", NULL, t.table);
+	if (t.debug_file[0])
+		out_str("debug_file", NULL, t.debug_file);
+	if (out_json)
+		out_arr_begin("symbols", NULL);
+	else
+		out_text("\n%-18s %-10s %-8s %s %s", "address", "offset", "size", "b", "name");
+	for (size_t i = 0; i < t.nr; i++) {
+		const struct symbol *s = &t.syms[i];
+
+		if (glob && fnmatch(glob, s->name, 0))
+			continue;
+		if (!out_json) {
+			out_text("0x%016" PRIx64 " 0x%08" PRIx64 " %-8" PRIu64 " %c %s", s->addr,
+				 s->offset, s->size, s->bind, s->name);
+			continue;
+		}
+		out_obj_begin(NULL, NULL);
+		out_str("name", NULL, s->name);
+		out_hex("address", NULL, s->addr);
+		out_hex("offset", NULL, s->offset);
+		out_u64("size", NULL, s->size);
+		out_str("binding", NULL, s->bind == 'g' ? "global" : s->bind == 'w' ? "weak" : "local");
+		out_obj_end();
+	}
+	if (out_json)
+		out_arr_end();
+	out_obj_end();
+	out_finish();
+	symbols_free(&t);
+	return EXIT_OK;
+}

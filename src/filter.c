@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: MIT
+/* Address filters: perf's grammar and resolution, then intel_pt's rules. */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "filter.h"
+#include "symbols.h"
+
+#define MAX_FILTERS 64
+
+struct afilter {
+	char action[16];	/* as sent: tracestop becomes stop */
+	const char *keyword;	/* as written */
+	bool range;
+	bool start;		/* start or filter */
+	char *sym_from, *sym_to, *file;
+	int idx_from, idx_to;	/* -1 none, 0 global (#g), N the N'th */
+	uint64_t addr, size;
+	size_t pos;		/* where it begins in the spec */
+	uint64_t seg_end;	/* file offset where START's segment ends (symbols only) */
+};
+
+struct ctx {
+	const char *spec;
+	const struct filter_opts *o;
+	char *err;
+	size_t errlen;
+	char *warn;
+	size_t warnlen;
+};
+
+__attribute__((format(printf, 3, 4)))
+static int bad(struct ctx *c, size_t pos, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (pos == SIZE_MAX) {
+		snprintf(c->err, c->errlen, "%s", msg);
+		return -EINVAL;
+	}
+	/* Show where it broke: the spec, and a caret under the place. */
+	n = snprintf(c->err, c->errlen, "%s\n  %s\n  %*s^", msg, c->spec, (int)pos, "");
+	(void)n;
+	return -EINVAL;
+}
+
+/* ---- parsing (perf's tokens: words end at a space; file names at space or comma) ---- */
+
+struct cursor {
+	char *buf;	/* a private copy of the spec */
+	char *p;
+};
+
+static size_t at(const struct cursor *cur)
+{
+	return (size_t)(cur->p - cur->buf);
+}
+
+static void skip(struct cursor *cur, const char *set)
+{
+	cur->p += strspn(cur->p, set);
+}
+
+/* A number (base 0, as strtoull) or a word up to one of @delims. */
+static int num_or_word(struct ctx *c, struct cursor *cur, uint64_t *num, char **word,
+		       const char *delims, const char *what)
+{
+	size_t n;
+
+	skip(cur, " ");
+	*word = NULL;
+	if (isdigit((unsigned char)*cur->p)) {
+		char *end;
+
+		if (!num)
+			return bad(c, at(cur), "%s cannot start with a digit", what);
+		errno = 0;
+		*num = strtoull(cur->p, &end, 0);
+		if (errno || end == cur->p)
+			return bad(c, at(cur), "%s is not a number", what);
+		cur->p = end;
+		return 0;
+	}
+	n = strcspn(cur->p, delims);
+	if (!n)
+		return bad(c, at(cur), "%s is missing", what);
+	*word = cur->p;
+	cur->p += n;
+	if (*cur->p) {
+		*cur->p = '\0';
+		cur->p++;
+	}
+	return 0;
+}
+
+static int sym_index(struct ctx *c, struct cursor *cur, int *idx)
+{
+	char *end;
+	unsigned long v;
+
+	*idx = -1;
+	skip(cur, " ");
+	if (*cur->p != '#')
+		return 0;
+	cur->p++;
+	if (*cur->p == 'g' || *cur->p == 'G') {
+		cur->p++;
+		*idx = 0;
+		return 0;
+	}
+	errno = 0;
+	v = strtoul(cur->p, &end, 0);
+	if (errno || end == cur->p || v > INT_MAX)
+		return bad(c, at(cur), "'#' must be followed by a number or g (e.g. main #2, main #g)");
+	cur->p = end;
+	*idx = (int)v;
+	return 0;
+}
+
+static int parse_one(struct ctx *c, struct cursor *cur, struct afilter *f)
+{
+	char *word;
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	f->idx_from = f->idx_to = -1;
+	skip(cur, " ");
+	f->pos = at(cur);
+	ret = num_or_word(c, cur, NULL, &word, " ", "the action");
+	if (ret)
+		return ret;
+	f->keyword = word;
+	if (!strcmp(word, "filter")) {
+		f->start = f->range = true;
+	} else if (!strcmp(word, "start")) {
+		f->start = true;
+	} else if (!strcmp(word, "stop")) {
+		f->start = false;
+	} else if (!strcmp(word, "tracestop")) {
+		f->range = true;
+		word += 5;	/* perf sends tracestop as a ranged stop */
+	} else {
+		return bad(c, f->pos, "'%s' is not an action: use filter, start, stop or tracestop",
+			   word);
+	}
+	snprintf(f->action, sizeof(f->action), "%s", word);
+	ret = num_or_word(c, cur, &f->addr, &f->sym_from, " ", "the start (a symbol or address)");
+	if (!ret && f->sym_from)
+		ret = sym_index(c, cur, &f->idx_from);
+	if (ret)
+		return ret;
+	skip(cur, " ");
+	if (*cur->p == '/') {
+		cur->p++;
+		ret = num_or_word(c, cur, &f->size, &f->sym_to, " ", "the size or end symbol");
+		if (!ret && f->sym_to)
+			ret = sym_index(c, cur, &f->idx_to);
+		if (ret)
+			return ret;
+		f->range = true;
+	}
+	skip(cur, " ");
+	if (*cur->p == '@') {
+		cur->p++;
+		ret = num_or_word(c, cur, NULL, &f->file, " ,", "the file name");
+		if (ret)
+			return ret;
+	}
+	skip(cur, " ,");
+	return 0;
+}
+
+/* The keyword as written, kept past the parse buffer. */
+static const char *static_keyword(const char *k)
+{
+	static const char *const kw[] = { "filter", "start", "stop", "tracestop" };
+
+	for (size_t i = 0; i < sizeof(kw) / sizeof(kw[0]); i++)
+		if (!strcmp(k, kw[i]))
+			return kw[i];
+	return "filter";
+}
+
+/* ---- resolution ------------------------------------------------------- */
+
+static int unknown_symbol(struct ctx *c, const struct afilter *f, const struct symtab *t,
+			  const char *name, int idx)
+{
+	const char *near[4];
+	char list[512] = "";
+	size_t n = symbols_nearest(t, name, near, 4), len = 0;
+
+	for (size_t i = 0; i < n; i++)
+		len += snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "", near[i]);
+	if (strpbrk(name, "/@"))
+		return bad(c, f->pos, "no function '%s' in %s: after a symbol, put spaces around "
+			   "'/' and '@' (e.g. 'filter main / 0x40 @ ./prog')", name, t->path);
+	return bad(c, f->pos, "no function '%s'%s in %s (%s)%s%s%s", name,
+		   idx > 0 ? " with that #N" : idx == 0 ? " that is global" : "", t->path, t->table,
+		   n ? "; did you mean " : "", list, n ? "?" : "; 'ptcollect symbols FILE' lists them");
+}
+
+/* perf's find_dso_sym: the match in address order; any second match is ambiguous. */
+static int find_sym(struct ctx *c, const struct afilter *f, const struct symtab *t,
+		    const char *name, int idx, const struct symbol **out)
+{
+	const struct symbol *found = NULL;
+	int cnt = 0, dup = 0;
+
+	for (size_t i = 0; i < t->nr; i++) {
+		const struct symbol *s = &t->syms[i];
+		bool match = !strcmp(s->name, name) &&
+			     ((idx == 0 && s->bind == 'g') || (idx > 0 && ++cnt == idx) || idx < 0);
+
+		if (!match)
+			continue;
+		if (!found) {
+			found = s;
+			if (idx > 0)
+				break;
+		} else {
+			dup++;
+		}
+	}
+	if (!found)
+		return unknown_symbol(c, f, t, name, idx);
+	if (dup) {
+		char list[1536];
+		size_t len = 0;
+		int k = 0;
+
+		for (size_t i = 0; i < t->nr; i++) {
+			const struct symbol *s = &t->syms[i];
+
+			if (strcmp(s->name, name))
+				continue;
+			k++;
+			len += snprintf(list + len, sizeof(list) - len,
+					"\n    %s #%d   at 0x%" PRIx64 " (file offset 0x%" PRIx64 ", %s)",
+					name, k, s->addr, s->offset, s->bind == 'g' ? "global" :
+					s->bind == 'w' ? "weak" : "local");
+			if (len >= sizeof(list))
+				break;
+		}
+		return bad(c, SIZE_MAX, "'%s' is ambiguous in %s: select one with #N, or a global one "
+			   "with #g:%s", name, t->path, list);
+	}
+	*out = found;
+	return 0;
+}
+
+static int resolve_file(struct ctx *c, struct afilter *f)
+{
+	const struct symbol *s;
+	struct symtab t;
+	char err[1024];
+	int ret;
+
+	ret = symbols_load(&t, f->file, err, sizeof(err));
+	if (ret)
+		return bad(c, SIZE_MAX, "%s", err);
+	/* perf sends the real path of the file. */
+	free(f->file);
+	f->file = strdup(t.path);
+	if (!f->file) {
+		symbols_free(&t);
+		return -ENOMEM;
+	}
+	if (f->sym_from && !strcmp(f->sym_from, "*")) {
+		f->addr = 0;
+		f->size = t.file_size;
+		goto out;
+	}
+	if (f->sym_from) {
+		ret = find_sym(c, f, &t, f->sym_from, f->idx_from, &s);
+		if (ret)
+			goto out;
+		f->addr = s->offset;
+		f->seg_end = s->seg_end;
+		if (f->range && !f->size && !f->sym_to) {
+			/*
+			 * perf would stretch a size-0 symbol to the next one, which
+			 * may be unrelated code: ask for the size instead.
+			 */
+			if (s->size_unknown) {
+				ret = bad(c, f->pos, "'%s' has size 0 in %s (its source gave no .size); "
+					  "give the size: '%s %s / 0x40 @ %s'", s->name, t.path,
+					  f->keyword, s->name, f->file);
+				goto out;
+			}
+			f->size = s->size;
+		}
+	}
+	if (f->sym_to) {
+		ret = find_sym(c, f, &t, f->sym_to, f->idx_to, &s);
+		if (ret)
+			goto out;
+		if (s->size_unknown) {
+			ret = bad(c, f->pos, "'%s' has size 0 in %s (its source gave no .size), so "
+				  "where it ends is unknown; give a size instead", s->name, t.path);
+			goto out;
+		}
+		if (s->offset + s->size < f->addr) {
+			ret = bad(c, f->pos, "'%s' (0x%" PRIx64 ") comes before the start (0x%" PRIx64
+				  ")", f->sym_to, s->offset, f->addr);
+			goto out;
+		}
+		f->size = s->offset + s->size - f->addr;
+	}
+out:
+	symbols_free(&t);
+	return ret;
+}
+
+/* perf's find_kern_sym over kallsyms, in file order. */
+static int resolve_kernel(struct ctx *c, struct afilter *f)
+{
+	const char *path = c->o->kallsyms ? c->o->kallsyms : "/proc/kallsyms";
+	FILE *fp = fopen(path, "re");
+	char line[1024];
+	long page = sysconf(_SC_PAGESIZE);
+	int pass, ret = 0;
+
+	if (!fp)
+		return bad(c, SIZE_MAX, "kernel filters need %s: %s", path, strerror(errno));
+	if (f->sym_from && !strcmp(f->sym_from, "*")) {
+		bool started = false;
+
+		while (fgets(line, sizeof(line), fp)) {
+			unsigned long long a;
+			char type, name[512];
+
+			if (sscanf(line, "%llx %c %511s", &a, &type, name) != 3)
+				continue;
+			type = (char)toupper((unsigned char)type);
+			if (type != 'T' && type != 'W')
+				continue;
+			if (!started) {
+				f->addr = a;
+				started = true;
+			}
+			/* Where the kernel ends is not known: perf adds a page. */
+			f->size = ((a + page - 1) / page * page) + page - f->addr;
+		}
+		fclose(fp);
+		if (!started || !f->addr)
+			return bad(c, SIZE_MAX, "no kernel functions with addresses in %s "
+				   "(kernel addresses are restricted: kptr_restrict)", path);
+		return 0;
+	}
+	for (pass = 0; pass < 2 && !ret; pass++) {
+		const char *name = pass ? f->sym_to : f->sym_from;
+		int idx = pass ? f->idx_to : f->idx_from, cnt = 0;
+		unsigned long long start = 0, size = 0;
+		bool started = false, dup = false;
+
+		if (!name)
+			continue;
+		rewind(fp);
+		while (fgets(line, sizeof(line), fp)) {
+			unsigned long long a;
+			char type, sym[512];
+			bool fn, match;
+
+			if (sscanf(line, "%llx %c %511s", &a, &type, sym) != 3)
+				continue;
+			fn = toupper((unsigned char)type) == 'T' || toupper((unsigned char)type) == 'W';
+			if (started) {
+				if (!size)
+					size = a - start;
+				if (idx > 0) {
+					if (size)
+						break;
+					continue;
+				}
+			}
+			match = fn && !strcmp(sym, name) &&
+				((idx == 0 && isupper((unsigned char)type)) ||
+				 (idx > 0 && ++cnt == idx) || idx < 0);
+			if (!match)
+				continue;
+			if (started) {
+				dup = true;
+				break;
+			}
+			started = true;
+			start = a;
+		}
+		if (!started)
+			ret = bad(c, f->pos, "no kernel function '%s'%s in %s", name,
+				  idx > 0 ? " with that #N" : idx == 0 ? " that is global" : "", path);
+		else if (dup)
+			ret = bad(c, f->pos, "kernel function '%s' is ambiguous: select one with #N "
+				  "(in kallsyms order) or a global one with #g", name);
+		else if (!start)
+			ret = bad(c, SIZE_MAX, "kernel addresses are restricted "
+				  "(kptr_restrict); run as root to use kernel filters");
+		else if (!size)
+			ret = bad(c, f->pos, "cannot tell the size of kernel function '%s'", name);
+		else if (!pass) {
+			f->addr = start;
+			if (f->range && !f->size && !f->sym_to)
+				f->size = size;
+		} else {
+			if (start + size < f->addr)
+				ret = bad(c, f->pos, "'%s' comes before the start", name);
+			f->size = start + size - f->addr;
+		}
+	}
+	fclose(fp);
+	return ret;
+}
+
+/* What intel_pt (and the perf core) would refuse, refused here with what to do instead. */
+static int check_intel_pt(struct ctx *c, const struct afilter *f)
+{
+	if (!strcmp(f->keyword, "start"))
+		return bad(c, f->pos, "the intel_pt driver does not support 'start' filters; use "
+			   "'filter' to trace inside a range, or 'tracestop' to stop in one");
+	if (!f->range)
+		return bad(c, f->pos, "the intel_pt driver needs a range: a single-address '%s' is "
+			   "refused; use 'tracestop SYMBOL' or give a size (ADDR/SIZE)", f->keyword);
+	if (!f->size)
+		return bad(c, f->pos, "the range has size 0, which the intel_pt driver refuses; "
+			   "give a size (START/SIZE) or an end symbol (START/END)");
+	if (f->file && !c->o->task_target)
+		return bad(c, f->pos, "a filter on a file needs a task to map it: give a COMMAND, "
+			   "-p or -t (not -a or -C alone)");
+	if (!f->file && !c->o->traces_kernel)
+		return bad(c, f->pos, "a filter without @FILE is a kernel filter, but the event does "
+			   "not trace the kernel; add @FILE, or trace the kernel (-e intel_pt//k)");
+	if (f->file && f->seg_end && f->addr + f->size > f->seg_end)
+		return bad(c, f->pos, "the range 0x%" PRIx64 "/0x%" PRIx64 " runs past the end of "
+			   "its segment in %s (file offset 0x%" PRIx64 "); give a smaller size",
+			   f->addr, f->size, f->file, f->seg_end);
+	return 0;
+}
+
+int filter_build(const char *spec, const struct filter_opts *o, char **kernel_str,
+		 char *err, size_t errlen, char *warn, size_t warnlen)
+{
+	struct ctx c = { .spec = spec, .o = o, .err = err, .errlen = errlen,
+			 .warn = warn, .warnlen = warnlen };
+	struct afilter f[MAX_FILTERS];
+	struct cursor cur;
+	char *out = NULL;
+	size_t len = 0;
+	int nr = 0, ret = 0, max;
+
+	*kernel_str = NULL;
+	err[0] = '\0';
+	if (warnlen)
+		warn[0] = '\0';
+	cur.buf = strdup(spec);
+	if (!cur.buf)
+		return -ENOMEM;
+	cur.p = cur.buf;
+	skip(&cur, " ,");
+	if (!*cur.p)
+		ret = bad(&c, SIZE_MAX, "the filter is empty");
+	while (!ret && *cur.p) {
+		if (nr == MAX_FILTERS) {
+			ret = bad(&c, SIZE_MAX, "more than %d filters", MAX_FILTERS);
+			break;
+		}
+		ret = parse_one(&c, &cur, &f[nr]);
+		if (ret)
+			break;
+		/* Own the strings: the cursor's buffer is freed before we return. */
+		f[nr].sym_from = f[nr].sym_from ? strdup(f[nr].sym_from) : NULL;
+		f[nr].sym_to = f[nr].sym_to ? strdup(f[nr].sym_to) : NULL;
+		f[nr].file = f[nr].file ? strdup(f[nr].file) : NULL;
+		f[nr].keyword = static_keyword(f[nr].keyword);
+		nr++;
+	}
+	max = o->nr_addr_filters;
+	if (o->num_address_ranges >= 0 && o->num_address_ranges < max)
+		max = o->num_address_ranges;
+	if (!ret && nr > max)
+		ret = bad(&c, SIZE_MAX, "%d filters, but this PMU has %d address ranges "
+			  "(nr_addr_filters %d, caps/num_address_ranges %d); use at most %d",
+			  nr, max, o->nr_addr_filters, o->num_address_ranges, max);
+	for (int i = 0; !ret && i < nr; i++) {
+		if (f[i].sym_from || f[i].sym_to)
+			ret = f[i].file ? resolve_file(&c, &f[i]) : resolve_kernel(&c, &f[i]);
+		else if (f[i].file) {
+			char real[PATH_MAX];
+
+			if (!realpath(f[i].file, real))
+				ret = bad(&c, SIZE_MAX, "%s: %s", f[i].file, strerror(errno));
+			else {
+				free(f[i].file);
+				f[i].file = strdup(real);
+			}
+		}
+		if (!ret)
+			ret = check_intel_pt(&c, &f[i]);
+		if (ret)
+			break;
+		/* perf's form: "ACTION 0xADDR/0xSIZE@FILE", joined with ','. */
+		{
+			char one[PATH_MAX + 128];
+			char *n;
+			int k = snprintf(one, sizeof(one), "%s%s 0x%" PRIx64 "/0x%" PRIx64 "%s%s",
+					 i ? "," : "", f[i].action, f[i].addr, f[i].size,
+					 f[i].file ? "@" : "", f[i].file ? f[i].file : "");
+
+			n = realloc(out, len + k + 1);
+			if (!n) {
+				ret = -ENOMEM;
+				break;
+			}
+			out = n;
+			memcpy(out + len, one, k + 1);
+			len += k;
+		}
+	}
+	for (int i = 0; i < nr; i++) {
+		free(f[i].sym_from);
+		free(f[i].sym_to);
+		free(f[i].file);
+	}
+	free(cur.buf);
+	if (ret) {
+		free(out);
+		return ret;
+	}
+	*kernel_str = out;
+	return 0;
+}

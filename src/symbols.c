@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: MIT
+/* ELF function symbols with file offsets (libelf), the way perf loads them. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "symbols.h"
+
+#define DEBUG_DIR "/usr/lib/debug"
+
+struct elf_file {
+	int fd;
+	Elf *elf;
+};
+
+static int elf_file_open(struct elf_file *ef, const char *path)
+{
+	ef->elf = NULL;
+	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ef->fd < 0)
+		return -errno;
+	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
+	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF) {
+		if (ef->elf)
+			elf_end(ef->elf);
+		close(ef->fd);
+		ef->elf = NULL;
+		ef->fd = -1;
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+static void elf_file_close(struct elf_file *ef)
+{
+	if (ef->elf)
+		elf_end(ef->elf);
+	if (ef->fd >= 0)
+		close(ef->fd);
+	ef->elf = NULL;
+	ef->fd = -1;
+}
+
+static Elf_Scn *find_section(Elf *elf, Elf64_Word type, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
+			continue;
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (n && !strcmp(n, name)))
+			return scn;
+	}
+	return NULL;
+}
+
+/* The GNU build-id as lowercase hex, or "" when the file has none. */
+static void build_id(Elf *elf, char *hex, size_t len)
+{
+	Elf_Scn *scn = NULL;
+
+	hex[0] = '\0';
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)d->d_buf + name_off, "GNU", 4))
+				continue;
+			for (size_t i = 0; i < nh.n_descsz && 2 * i + 3 <= len; i++)
+				snprintf(hex + 2 * i, 3, "%02x",
+					 ((unsigned char *)d->d_buf)[desc_off + i]);
+			return;
+		}
+	}
+}
+
+/* A separate debug file with .symtab: build-id path first, then .gnu_debuglink. */
+static int open_debug_file(Elf *elf, const char *path, struct elf_file *dbg, char *where,
+			   size_t len)
+{
+	char id[128], cand[3][4096], dir[3000];
+	Elf_Scn *scn;
+	int n = 0;
+
+	build_id(elf, id, sizeof(id));
+	if (strlen(id) > 2)
+		snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "/.build-id/%.2s/%s.debug", id, id + 2);
+	scn = find_section(elf, SHT_PROGBITS, ".gnu_debuglink");
+	if (scn) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+		const char *name = d && d->d_size ? d->d_buf : NULL;
+		char *slash;
+
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		if (name && memchr(name, '\0', d->d_size)) {
+			snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "%s/%s", dir, name);
+			snprintf(cand[n++], sizeof(cand[0]), "%s/.debug/%s", dir, name);
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (elf_file_open(dbg, cand[i]))
+			continue;
+		if (find_section(dbg->elf, SHT_SYMTAB, NULL)) {
+			snprintf(where, len, "%.4000s", cand[i]);
+			return 0;
+		}
+		elf_file_close(dbg);
+	}
+	return -ENOENT;
+}
+
+/* File offset of @addr through the PT_LOAD segment of @elf holding it. */
+static bool addr_to_offset(Elf *elf, uint64_t addr, uint64_t *off, uint64_t *seg_end)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (addr < ph.p_vaddr || addr >= ph.p_vaddr + ph.p_filesz)
+			continue;
+		*off = addr - ph.p_vaddr + ph.p_offset;
+		*seg_end = ph.p_offset + ph.p_filesz;
+		return true;
+	}
+	return false;
+}
+
+/* Address order; at one address, table order (perf keeps aliases, in insertion order). */
+static int by_addr(const void *a, const void *b)
+{
+	const struct symbol *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int read_table(struct symtab *t, Elf *symelf, Elf_Scn *scn, Elf *runtime)
+{
+	GElf_Shdr sh;
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t count;
+
+	if (!gelf_getshdr(scn, &sh) || !d || !sh.sh_entsize)
+		return -ENODATA;
+	count = sh.sh_size / sh.sh_entsize;
+	t->syms = calloc(count ? count : 1, sizeof(*t->syms));
+	if (!t->syms)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		struct symbol *s = &t->syms[t->nr];
+		const char *name;
+		GElf_Sym sym;
+		int type;
+
+		if (!gelf_getsym(d, (int)i, &sym))
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(symelf, sh.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		if (!addr_to_offset(runtime, sym.st_value, &s->offset, &s->seg_end))
+			continue;	/* not in a loaded segment: nothing to trace */
+		s->name = strdup(name);
+		if (!s->name)
+			return -ENOMEM;
+		s->addr = sym.st_value;
+		s->size = sym.st_size;
+		s->size_unknown = !sym.st_size;
+		s->index = i;
+		s->bind = GELF_ST_BIND(sym.st_info) == STB_GLOBAL ? 'g' :
+			  GELF_ST_BIND(sym.st_info) == STB_WEAK ? 'w' : 'l';
+		t->nr++;
+	}
+	qsort(t->syms, t->nr, sizeof(*t->syms), by_addr);
+	return t->nr ? 0 : -ENODATA;
+}
+
+int symbols_load(struct symtab *t, const char *file, char *err, size_t errlen)
+{
+	struct elf_file ef, dbg = { .fd = -1, .elf = NULL };
+	Elf_Scn *scn;
+	struct stat st;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	elf_version(EV_CURRENT);
+	if (!realpath(file, t->path)) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		return errno == ENOENT ? -ENOENT : -errno;
+	}
+	ret = elf_file_open(&ef, t->path);
+	if (ret == -ENOEXEC) {
+		snprintf(err, errlen, "%s: not an ELF file", file);
+		return ret;
+	}
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", file, strerror(-ret));
+		return ret;
+	}
+	if (!fstat(ef.fd, &st))
+		t->file_size = (uint64_t)st.st_size;
+	scn = find_section(ef.elf, SHT_SYMTAB, NULL);
+	if (scn) {
+		strcpy(t->table, ".symtab");
+		ret = read_table(t, ef.elf, scn, ef.elf);
+	} else if (!open_debug_file(ef.elf, t->path, &dbg, t->debug_file, sizeof(t->debug_file))) {
+		strcpy(t->table, ".symtab");
+		ret = read_table(t, dbg.elf, find_section(dbg.elf, SHT_SYMTAB, NULL), ef.elf);
+	} else if ((scn = find_section(ef.elf, SHT_DYNSYM, NULL))) {
+		strcpy(t->table, ".dynsym");
+		ret = read_table(t, ef.elf, scn, ef.elf);
+	} else {
+		ret = -ENODATA;
+	}
+	if (ret == -ENODATA)
+		snprintf(err, errlen, "%s: no function symbols (no .symtab, no debug file under "
+			 DEBUG_DIR ", no .dynsym)", file);
+	else if (ret)
+		snprintf(err, errlen, "%s: %s", file, strerror(-ret));
+	elf_file_close(&dbg);
+	elf_file_close(&ef);
+	if (ret)
+		symbols_free(t);
+	return ret;
+}
+
+void symbols_free(struct symtab *t)
+{
+	for (size_t i = 0; i < t->nr; i++)
+		free(t->syms[i].name);
+	free(t->syms);
+	t->syms = NULL;
+	t->nr = 0;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), prev[65], cur[65];
+
+	if (la > 64 || lb > 64)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, sizeof(cur));
+	}
+	return prev[lb];
+}
+
+size_t symbols_nearest(const struct symtab *t, const char *name, const char **out, size_t max)
+{
+	size_t best[8], n = 0;
+
+	if (max > 8)
+		max = 8;
+	for (size_t i = 0; i < t->nr; i++) {
+		size_t d = edit_distance(name, t->syms[i].name), k;
+
+		if (d == SIZE_MAX || d > strlen(name) / 2 + 2)
+			continue;
+		/* Insert, keeping the closest first; equal names once. */
+		for (k = 0; k < n; k++)
+			if (!strcmp(out[k], t->syms[i].name))
+				break;
+		if (k < n)
+			continue;
+		for (k = n; k > 0 && best[k - 1] > d; k--) {
+			if (k < max) {
+				best[k] = best[k - 1];
+				out[k] = out[k - 1];
+			}
+		}
+		if (k < max) {
+			best[k] = d;
+			out[k] = t->syms[i].name;
+			if (n < max)
+				n++;
+		}
+	}
+	return n;
+}
