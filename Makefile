@@ -86,7 +86,27 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 	@echo "  CC      $<"
 	$(Q)$(CC) -O0 -g -pthread -o $@ $<
 
-TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c))
+# Address-filter targets: the same program as non-PIE, static, and stripped to .dynsym;
+# two static functions of one name; a function symbol without a size.
+$(BUILD)/tests/progs/filtertarget-nopie: tests/progs/filtertarget.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -g -no-pie -o $@ $<
+$(BUILD)/tests/progs/filtertarget-static: tests/progs/filtertarget.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -g -static -o $@ $<
+$(BUILD)/tests/progs/filtertarget-dynsym: tests/progs/filtertarget.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -rdynamic -o $@ $< && strip $@
+$(BUILD)/tests/progs/dupsyms: tests/progs/dupsyms/a.c tests/progs/dupsyms/b.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -g -o $@ $^
+$(BUILD)/tests/progs/zerosize: tests/progs/zerosize/main.c tests/progs/zerosize/zero.S
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -g -o $@ $^
+
+TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
+	$(addprefix $(BUILD)/tests/progs/,filtertarget-nopie filtertarget-static \
+		filtertarget-dynsym dupsyms zerosize)
 
 deps:
 	@scripts/deps.sh

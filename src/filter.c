@@ -94,7 +94,8 @@ static int num_or_word(struct ctx *c, struct cursor *cur, uint64_t *num, char **
 		return 0;
 	}
 	n = strcspn(cur->p, delims);
-	if (!n)
+	/* "work / @ FILE": the '@' starts the file, not a symbol. */
+	if (!n || (*cur->p == '@' && num))
 		return bad(c, at(cur), "%s is missing", what);
 	*word = cur->p;
 	cur->p += n;
