@@ -18,6 +18,7 @@ struct symbol {
 	uint64_t addr;		/* st_value */
 	uint64_t size;		/* st_size */
 	uint64_t offset;	/* file offset of addr */
+	uint64_t seg_start;	/* file offset where its segment's mapping starts (page aligned) */
 	uint64_t seg_end;	/* file offset where its PT_LOAD segment's file bytes end */
 	char bind;		/* 'g' global, 'l' local, 'w' weak */
 	bool size_unknown;	/* st_size is 0: where it ends is not known */

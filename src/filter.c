@@ -265,6 +265,7 @@ static int find_sym(struct ctx *c, const struct afilter *f, const struct symtab 
 static int resolve_file(struct ctx *c, struct afilter *f)
 {
 	const struct symbol *s;
+	bool at_edge = false;
 	struct symtab t;
 	char err[1024];
 	int ret;
@@ -290,6 +291,7 @@ static int resolve_file(struct ctx *c, struct afilter *f)
 			goto out;
 		f->addr = s->offset;
 		f->seg_end = s->seg_end;
+		at_edge = s->offset == s->seg_start;
 		if (f->range && !f->size && !f->sym_to) {
 			/*
 			 * perf would stretch a size-0 symbol to the next one, which
@@ -321,6 +323,19 @@ static int resolve_file(struct ctx *c, struct afilter *f)
 		f->size = s->offset + s->size - f->addr;
 	}
 out:
+	/*
+	 * The perf core (6.1 to at least 6.8) matches a filter that starts
+	 * exactly at a VMA's start to the VMA before it, on a process that is
+	 * already running: the range comes out with size 0, which intel_pt
+	 * turns into "everything above the start".
+	 */
+	if (!ret && at_edge && c->warnlen)
+		snprintf(c->warn, c->warnlen, "'%s' starts exactly where a segment of %s is "
+			 "mapped (offset 0x%" PRIx64 "): on a process that is already running, "
+			 "Linux resolves such a filter to a size-0 range, which Intel PT treats "
+			 "as everything above it; with -p/-t, start one byte later (0x%" PRIx64
+			 "/0x%" PRIx64 ")", f->sym_from, t.path, f->addr, f->addr + 1,
+			 f->size ? f->size - 1 : 0);
 	symbols_free(&t);
 	return ret;
 }

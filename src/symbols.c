@@ -134,7 +134,8 @@ static int open_debug_file(Elf *elf, const char *path, struct elf_file *dbg, cha
 }
 
 /* File offset of @addr through the PT_LOAD segment of @elf holding it. */
-static bool addr_to_offset(Elf *elf, uint64_t addr, uint64_t *off, uint64_t *seg_end)
+static bool addr_to_offset(Elf *elf, uint64_t addr, uint64_t *off, uint64_t *seg_start,
+			   uint64_t *seg_end)
 {
 	size_t n;
 
@@ -148,6 +149,7 @@ static bool addr_to_offset(Elf *elf, uint64_t addr, uint64_t *off, uint64_t *seg
 		if (addr < ph.p_vaddr || addr >= ph.p_vaddr + ph.p_filesz)
 			continue;
 		*off = addr - ph.p_vaddr + ph.p_offset;
+		*seg_start = ph.p_offset & ~((uint64_t)sysconf(_SC_PAGESIZE) - 1);
 		*seg_end = ph.p_offset + ph.p_filesz;
 		return true;
 	}
@@ -190,7 +192,7 @@ static int read_table(struct symtab *t, Elf *symelf, Elf_Scn *scn, Elf *runtime)
 		name = elf_strptr(symelf, sh.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		if (!addr_to_offset(runtime, sym.st_value, &s->offset, &s->seg_end))
+		if (!addr_to_offset(runtime, sym.st_value, &s->offset, &s->seg_start, &s->seg_end))
 			continue;	/* not in a loaded segment: nothing to trace */
 		s->name = strdup(name);
 		if (!s->name)

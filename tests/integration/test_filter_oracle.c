@@ -180,3 +180,21 @@ Test(symbols_cmd, lists_functions_with_offsets_and_filters_by_glob)
 	run_free(&r);
 	free(pie);
 }
+
+Test(filter_input, a_filter_at_a_segment_start_warns_about_the_kernel)
+{
+	char *root = oracle_fixture("skylake"), env_sysfs[4200];
+	char *env[] = { env_sysfs, NULL };
+	char *spec = expand("filter _init / 0x10 @PIE");
+	struct run_result r;
+
+	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--filter", spec, "-o",
+				   "/nonexistent/x", "--", "true", NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "warning: --filter: '_init' starts exactly where a segment") &&
+		  strstr(r.err, "size-0 range"), "%s", r.err);
+	run_free(&r);
+	free(spec);
+	free(root);
+}
