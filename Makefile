@@ -97,6 +97,11 @@ $(BUILD)/tests/progs/filtertarget-static: tests/progs/filtertarget.c
 $(BUILD)/tests/progs/filtertarget-dynsym: tests/progs/filtertarget.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O0 -rdynamic -o $@ $< && strip $@
+# Stripped, its .symtab in a separate file found through .gnu_debuglink.
+$(BUILD)/tests/progs/filtertarget-debug: tests/progs/filtertarget.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -g -o $@ $< && objcopy --only-keep-debug $@ $@.debug && \
+		strip -g -s $@ && objcopy --add-gnu-debuglink=$@.debug $@
 $(BUILD)/tests/progs/dupsyms: tests/progs/dupsyms/a.c tests/progs/dupsyms/b.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O0 -g -o $@ $^
@@ -106,7 +111,7 @@ $(BUILD)/tests/progs/zerosize: tests/progs/zerosize/main.c tests/progs/zerosize/
 
 TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
 	$(addprefix $(BUILD)/tests/progs/,filtertarget-nopie filtertarget-static \
-		filtertarget-dynsym dupsyms zerosize)
+		filtertarget-dynsym filtertarget-debug dupsyms zerosize)
 
 deps:
 	@scripts/deps.sh

@@ -99,7 +99,7 @@ static void build_id(Elf *elf, char *hex, size_t len)
 static int open_debug_file(Elf *elf, const char *path, struct elf_file *dbg, char *where,
 			   size_t len)
 {
-	char id[128], cand[3][4096], dir[3000];
+	char id[128], cand[4][4096], dir[3000];
 	Elf_Scn *scn;
 	int n = 0;
 
@@ -117,8 +117,10 @@ static int open_debug_file(Elf *elf, const char *path, struct elf_file *dbg, cha
 		if (slash)
 			*slash = '\0';
 		if (name && memchr(name, '\0', d->d_size)) {
-			snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "%s/%s", dir, name);
+			/* gdb's and perf's places: beside the file, .debug/, the debug tree. */
+			snprintf(cand[n++], sizeof(cand[0]), "%s/%s", dir, name);
 			snprintf(cand[n++], sizeof(cand[0]), "%s/.debug/%s", dir, name);
+			snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "%s/%s", dir, name);
 		}
 	}
 	for (int i = 0; i < n; i++) {

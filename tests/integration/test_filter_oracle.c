@@ -20,7 +20,7 @@ static const struct {
 } progs[] = {
 	{ "@PIE", "filtertarget" }, { "@NOPIE", "filtertarget-nopie" },
 	{ "@STATIC", "filtertarget-static" }, { "@DYNSYM", "filtertarget-dynsym" },
-	{ "@DUP", "dupsyms" }, { "@ZERO", "zerosize" },
+	{ "@DUP", "dupsyms" }, { "@ZERO", "zerosize" }, { "@DEBUG", "filtertarget-debug" },
 };
 
 static char *expand(const char *spec)
@@ -64,6 +64,11 @@ static struct fcase fcases[] = {
 	{ "skylake", "intel_pt//u", "filter work @PIE, tracestop helper @PIE" },
 	{ "skylake", "intel_pt//u", "filter work @PIE tracestop compute @NOPIE" },
 	{ "skylake", "intel_pt//u", "filter dup #2 @DUP" },
+	{ "skylake", "intel_pt//u", "filter dup #1 / call_a @DUP" },
+	{ "skylake", "intel_pt//u", "filter work #g @PIE" },
+	{ "skylake", "intel_pt//u", "filter helper @DEBUG" },
+	{ "skylake", "intel_pt//u", "filter 4096/compute @PIE" },
+	{ "skylake", "intel_pt//", "tracestop vfs_read filter ksys_read /0x40" },
 	{ "skylake", "intel_pt//u", "filter 0x1000/0x100 @PIE" },
 	{ "skylake", "intel_pt//uk", "filter vfs_read" },
 	{ "skylake", "intel_pt//k", "filter vfs_read / ksys_read" },
