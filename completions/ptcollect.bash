@@ -7,12 +7,36 @@ _ptcollect_pmu_terms()
 	echo config config1 config2
 }
 
+# --filter: the actions, and "filter SYM @ PROG" for each function of the program
+# given after "--" (the names come from 'ptcollect symbols').
+_ptcollect_filter()
+{
+	local i prog="" sym act
+	for ((i = 1; i < ${#COMP_WORDS[@]}; i++)); do
+		if [[ ${COMP_WORDS[i]} == -- ]]; then
+			prog=${COMP_WORDS[i + 1]:-}
+			break
+		fi
+	done
+	COMPREPLY=()
+	for act in filter tracestop; do
+		[[ "$act " == "$cur"* ]] && COMPREPLY+=("$act ")
+	done
+	[[ -n $prog ]] || return
+	while read -r sym; do
+		for act in filter tracestop; do
+			[[ "$act $sym @ $prog" == "$cur"* ]] && COMPREPLY+=("$act $sym @ $prog")
+		done
+	done < <(${words[0]:-ptcollect} symbols "$prog" 2>/dev/null | awk 'NR > 4 { print $5 }')
+	compopt -o nospace 2>/dev/null
+}
+
 _ptcollect()
 {
 	local cur prev words cword
 	_init_completion || return
 
-	local cmds="record caps help"
+	local cmds="record caps symbols help"
 	local global_opts="--help --version --json"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
@@ -37,6 +61,13 @@ _ptcollect()
 		;;
 	caps)
 		COMPREPLY=($(compgen -W "--json --help" -- "$cur"))
+		;;
+	symbols)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--json --help" -- "$cur"))
+		else
+			_filedir
+		fi
 		;;
 	record)
 		# After "--" everything belongs to the workload.
@@ -70,7 +101,10 @@ _ptcollect()
 		-o|--output)
 			_filedir -d
 			return ;;
-		-m|--mmap-pages|--duration|--max-size|--filter)
+		--filter)
+			_ptcollect_filter
+			return ;;
+		-m|--mmap-pages|--duration|--max-size)
 			return ;;
 		esac
 		COMPREPLY=($(compgen -W "--event --pid --tid --all-cpus --cpu --mmap-pages
