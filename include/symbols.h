@@ -38,6 +38,9 @@ struct symtab {
 int symbols_load(struct symtab *t, const char *file, char *err, size_t errlen);
 void symbols_free(struct symtab *t);
 
+/* The GNU build-id of @path in lowercase hex: 0, -ENOENT, -ENOEXEC or -ENODATA (none). */
+int symbols_build_id(const char *path, char *hex, size_t len);
+
 /* Up to @max names closest to @name (edit distance), for "did you mean". */
 size_t symbols_nearest(const struct symtab *t, const char *name, const char **out, size_t max);
 

@@ -69,6 +69,23 @@ static Elf_Scn *find_section(Elf *elf, Elf64_Word type, const char *name)
 }
 
 /* The GNU build-id as lowercase hex, or "" when the file has none. */
+static void build_id(Elf *elf, char *hex, size_t len);
+
+int symbols_build_id(const char *path, char *hex, size_t len)
+{
+	struct elf_file ef;
+	int ret;
+
+	hex[0] = '\0';
+	elf_version(EV_CURRENT);
+	ret = elf_file_open(&ef, path);
+	if (ret)
+		return ret;
+	build_id(ef.elf, hex, len);
+	elf_file_close(&ef);
+	return hex[0] ? 0 : -ENODATA;
+}
+
 static void build_id(Elf *elf, char *hex, size_t len)
 {
 	Elf_Scn *scn = NULL;
