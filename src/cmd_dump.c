@@ -126,6 +126,39 @@ static int dump_pevent(const char *path, const struct mapped *m, uint64_t st)
 	return EXIT_OK;
 }
 
+/* Packet names as ptdump prints them. */
+static const char *packet_name(enum pt_packet_type t)
+{
+	switch (t) {
+	case ppt_pad: return "pad";
+	case ppt_psb: return "psb";
+	case ppt_psbend: return "psbend";
+	case ppt_fup: return "fup";
+	case ppt_tip: return "tip";
+	case ppt_tip_pge: return "tip.pge";
+	case ppt_tip_pgd: return "tip.pgd";
+	case ppt_tnt_8: return "tnt.8";
+	case ppt_tnt_64: return "tnt.64";
+	case ppt_mode: return "mode";
+	case ppt_pip: return "pip";
+	case ppt_vmcs: return "vmcs";
+	case ppt_cbr: return "cbr";
+	case ppt_tsc: return "tsc";
+	case ppt_tma: return "tma";
+	case ppt_mtc: return "mtc";
+	case ppt_cyc: return "cyc";
+	case ppt_stop: return "stop";
+	case ppt_ovf: return "ovf";
+	case ppt_mnt: return "mnt";
+	case ppt_exstop: return "exstop";
+	case ppt_mwait: return "mwait";
+	case ppt_pwre: return "pwre";
+	case ppt_pwrx: return "pwrx";
+	case ppt_ptw: return "ptw";
+	default: return "unknown";
+	}
+}
+
 static int dump_pt(const char *path, const struct mapped *m)
 {
 	struct pt_config cfg;
@@ -169,11 +202,11 @@ static int dump_pt(const char *path, const struct mapped *m)
 		if (out_json) {
 			out_obj_begin(NULL, NULL);
 			out_u64("offset", NULL, off);
-			out_u64("type", NULL, (uint64_t)pkt.type);
+			out_str("type", NULL, packet_name(pkt.type));
 			out_u64("size", NULL, pkt.size);
 			out_obj_end();
 		} else {
-			out_text("0x%08" PRIx64 " packet type %d size %u", off, (int)pkt.type, pkt.size);
+			out_text("0x%08" PRIx64 " %-8s (%u bytes)", off, packet_name(pkt.type), pkt.size);
 		}
 	}
 	if (out_json) {

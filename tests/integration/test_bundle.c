@@ -465,6 +465,8 @@ Test(dump, a_libipt_encoded_stream_dumps_packet_for_packet)
 	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--json", path, NULL), 0);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "\"count\": 5"), "%s", r.out);
+	cr_expect(strstr(r.out, "\"type\": \"psb\"") && strstr(r.out, "\"type\": \"tnt.8\""),
+		  "%s", r.out);
 	run_free(&r);
 	unlink(path);
 }
