@@ -8,6 +8,7 @@
 #   make check-kernel  tests against the real perf core in the QEMU kernel rig
 #   make fuzz       run every fuzz target for FUZZ_SECONDS each
 #   make bench      speed and memory figures
+#   make bench-kernel  ptcollect vs perf on the rig's simulated PT
 #   make install / uninstall (PREFIX, DESTDIR)
 
 VERSION   := 0.1.0
@@ -44,7 +45,7 @@ MANPAGES  := $(wildcard man/*.[1-8])
 TEST_CFLAGS := $(shell pkg-config --cflags criterion 2>/dev/null) -Itests/lib
 TEST_LIBS   := $(shell pkg-config --libs criterion 2>/dev/null)
 
-.PHONY: all deps demo test check check-asan check-kernel check-run fuzz bench \
+.PHONY: all deps demo test check check-asan check-kernel check-run fuzz bench bench-kernel \
 	install uninstall clean
 
 all: $(BIN)
@@ -137,6 +138,9 @@ fuzz:
 
 bench: $(BIN)
 	bench/run $(abspath $(BIN))
+
+bench-kernel: $(BIN)
+	tests/kernel/bench-kernel $(abspath $(BIN))
 
 demo: deps $(BIN)
 	scripts/demo.sh $(abspath $(BIN))

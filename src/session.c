@@ -577,6 +577,9 @@ static void synthesize_running(struct session *s)
 			/* Processes come and go: one that exited is simply not there. */
 			if (*end || pid <= 0)
 				continue;
+			/* The hardware is running: keep its rings drained while we read /proc. */
+			for (int i = 0; i < s->nr_streams; i++)
+				drain(s, &s->streams[i]);
 			ret = bundle_add_process(s->bundle, (pid_t)pid, err, sizeof(err));
 			failed += ret && ret != -ESRCH && ret != -EACCES;
 		}
