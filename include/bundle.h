@@ -58,6 +58,8 @@ int bundle_checkpoint(struct bundle *b, char *err, size_t len);
  */
 int bundle_finish(struct bundle *b, bool complete, const char *stop_reason, int exit_status,
 		  char *err, size_t len);
+/* Remove what bundle_create made (a recording that failed before it began). */
+void bundle_discard(struct bundle *b);
 void bundle_free(struct bundle *b);
 
 #endif

@@ -733,6 +733,25 @@ int bundle_checkpoint(struct bundle *b, char *err, size_t len)
 	return write_manifest(b, err, len);
 }
 
+/* Nothing was recorded: take the directory away again rather than leave it half-written. */
+void bundle_discard(struct bundle *b)
+{
+	char path[4200];
+
+	for (int i = 0; i < b->nr; i++) {
+		unlinkat(b->dir_fd, b->s[i].trace, 0);
+		unlinkat(b->dir_fd, b->s[i].sideband, 0);
+	}
+	unlinkat(b->dir_fd, BUNDLE_PROC, 0);
+	unlinkat(b->dir_fd, BUNDLE_VDSO, 0);
+	unlinkat(b->dir_fd, "sysroot", AT_REMOVEDIR);
+	unlinkat(b->dir_fd, "kallsyms", 0);
+	unlinkat(b->dir_fd, BUNDLE_MANIFEST, 0);
+	unlinkat(b->dir_fd, BUNDLE_MANIFEST ".tmp", 0);
+	snprintf(path, sizeof(path), "%s", b->dir);
+	rmdir(path);
+}
+
 void bundle_free(struct bundle *b)
 {
 	if (!b)

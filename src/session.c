@@ -63,6 +63,7 @@ struct session {
 	bool stop;
 	bool child_signalled;	/* a stop signal was passed on to the workload */
 	unsigned int ticks;	/* status timer ticks */
+	bool began;		/* tracing started: from here on, a failure keeps the bundle */
 	const char *stop_reason;
 	struct timespec t0;
 	bool status_line;
@@ -796,6 +797,7 @@ int session_run(const struct record_plan *plan, struct session_result *res)
 		ret = release_workload(&s);
 	if (ret)
 		goto out;
+	s.began = true;
 	/* What was running before us: after enabling, so nothing falls between. */
 	if (plan->target != TARGET_COMMAND)
 		synthesize_running(&s);
@@ -822,9 +824,13 @@ int session_run(const struct record_plan *plan, struct session_result *res)
 	summary(&s);
 out:
 	if (s.bundle) {
-		if (bundle_finish(s.bundle, ret == 0, s.stop_reason, res->workload_ran ?
-				  res->workload_status : -1, err, sizeof(err)) && !ret)
+		if (ret && !s.began) {
+			/* It failed before tracing began: leave nothing half-written behind. */
+			bundle_discard(s.bundle);
+		} else if (bundle_finish(s.bundle, ret == 0, s.stop_reason, res->workload_ran ?
+					 res->workload_status : -1, err, sizeof(err)) && !ret) {
 			ret = fail(&s, EIO, "%s", err);
+		}
 		bundle_free(s.bundle);
 	}
 	cleanup(&s);

@@ -70,39 +70,74 @@ static int consume(struct producer *p, struct auxring *r, int aux_fd, int sb_fd,
 	return ret;
 }
 
+/* One recording against the producer: its fds, and what the drain returned. */
+struct run {
+	struct producer p;
+	struct auxring r;
+	int aux_fd, sb_fd, ret;
+};
+
+static void run_start(struct run *x, const struct producer_cfg *cfg, bool slow)
+{
+	x->aux_fd = memfd_create("aux", 0);
+	x->sb_fd = memfd_create("sb", 0);
+	cr_assert_eq(producer_init(&x->p, cfg), 0);
+	producer_ring(&x->p, &x->r);
+	producer_start(&x->p);
+	x->ret = consume(&x->p, &x->r, x->aux_fd, x->sb_fd, slow);
+}
+
+static void run_end(struct run *x)
+{
+	producer_free(&x->p);
+	close(x->aux_fd);
+	close(x->sb_fd);
+}
+
+/* The trace file holds every byte produced, each the right one. */
+static void expect_trace_exact(struct run *x)
+{
+	uint64_t len;
+	uint8_t *b = slurp(x->aux_fd, &len);
+
+	cr_expect_eq(len, x->p.produced, "file %lu bytes, produced %lu", (unsigned long)len,
+		     (unsigned long)x->p.produced);
+	cr_expect_eq(x->r.stats.aux_bytes, len);
+	cr_expect_eq(first_bad_byte(b, len), UINT64_MAX, "first wrong byte at %lu",
+		     (unsigned long)first_bad_byte(b, len));
+	free(b);
+}
+
+/* The sideband file is the producer's log, byte for byte. */
+static void expect_sideband_exact(struct run *x)
+{
+	uint64_t len;
+	uint8_t *b = slurp(x->sb_fd, &len);
+
+	cr_expect_eq(len, x->p.log_len, "sideband %lu bytes, producer emitted %lu",
+		     (unsigned long)len, (unsigned long)x->p.log_len);
+	cr_expect_eq(memcmp(b, x->p.log, len < x->p.log_len ? len : x->p.log_len), 0);
+	free(b);
+}
+
 Test(auxring, full_trace_is_byte_exact_over_a_million_random_chunks, .timeout = 120)
 {
 	struct producer_cfg cfg = {
 		.data_size = 1 << 22, .aux_size = 1 << 16, .total = 300ull << 20,
 		.chunk_min = 1, .chunk_max = 200, .wrap_every = 256, .seed = 12345,
 	};
-	struct producer p;
-	struct auxring r;
-	int aux_fd = memfd_create("aux", 0), sb_fd = memfd_create("sb", 0);
-	uint64_t len;
-	uint8_t *b;
+	struct run x;
 
-	cr_assert_eq(producer_init(&p, &cfg), 0);
-	producer_ring(&p, &r);
-	producer_start(&p);
-	cr_assert_eq(consume(&p, &r, aux_fd, sb_fd, false), 0);
-	cr_expect_gt(p.chunks, 1000000, "only %lu chunks", (unsigned long)p.chunks);
-	b = slurp(aux_fd, &len);
-	cr_expect_eq(len, p.produced, "file %lu bytes, produced %lu", (unsigned long)len,
-		     (unsigned long)p.produced);
-	cr_expect_eq(r.stats.aux_bytes, p.produced);
-	cr_expect_eq(first_bad_byte(b, len), UINT64_MAX, "first wrong byte at %lu",
-		     (unsigned long)first_bad_byte(b, len));
-	cr_expect_eq(r.stats.aux_records, p.aux_records);
-	cr_expect_eq(r.stats.aux_record_bytes + 0, p.produced - 0,
-		     "AUX records cover every byte produced");
-	cr_expect_eq(r.stats.lost, p.lost_records);
-	cr_expect_eq(p.lost_records, 0, "the data ring is large enough to lose nothing");
-	cr_expect_eq(r.stats.truncated, p.truncated);
-	free(b);
-	producer_free(&p);
-	close(aux_fd);
-	close(sb_fd);
+	run_start(&x, &cfg, false);
+	cr_assert_eq(x.ret, 0);
+	cr_expect_gt(x.p.chunks, 1000000, "only %lu chunks", (unsigned long)x.p.chunks);
+	expect_trace_exact(&x);
+	cr_expect_eq(x.r.stats.aux_records, x.p.aux_records);
+	cr_expect_eq(x.r.stats.aux_record_bytes, x.p.produced, "AUX records cover every byte");
+	cr_expect_eq(x.r.stats.lost, x.p.lost_records);
+	cr_expect_eq(x.p.lost_records, 0, "the data ring is large enough to lose nothing");
+	cr_expect_eq(x.r.stats.truncated, x.p.truncated);
+	run_end(&x);
 }
 
 Test(auxring, chunks_larger_than_half_the_ring_and_at_the_wrap_stay_exact)
@@ -111,25 +146,14 @@ Test(auxring, chunks_larger_than_half_the_ring_and_at_the_wrap_stay_exact)
 		.data_size = 1 << 16, .aux_size = 1 << 15, .total = 64ull << 20,
 		.chunk_min = (1 << 14) + 1, .chunk_max = (1 << 15) - 1, .wrap_every = 3, .seed = 7,
 	};
-	struct producer p;
-	struct auxring r;
-	int aux_fd = memfd_create("aux", 0), sb_fd = memfd_create("sb", 0);
-	uint64_t len;
-	uint8_t *b;
+	struct run x;
 
-	cr_assert_eq(producer_init(&p, &cfg), 0);
-	producer_ring(&p, &r);
-	producer_start(&p);
-	cr_assert_eq(consume(&p, &r, aux_fd, sb_fd, false), 0);
-	b = slurp(aux_fd, &len);
-	cr_expect_eq(len, p.produced);
-	cr_expect_eq(first_bad_byte(b, len), UINT64_MAX);
-	cr_expect_eq(r.stats.truncated, p.truncated, "consumer %lu, producer %lu",
-		     (unsigned long)r.stats.truncated, (unsigned long)p.truncated);
-	free(b);
-	producer_free(&p);
-	close(aux_fd);
-	close(sb_fd);
+	run_start(&x, &cfg, false);
+	cr_assert_eq(x.ret, 0);
+	expect_trace_exact(&x);
+	cr_expect_eq(x.r.stats.truncated, x.p.truncated, "consumer %lu, producer %lu",
+		     (unsigned long)x.r.stats.truncated, (unsigned long)x.p.truncated);
+	run_end(&x);
 }
 
 Test(auxring, truncation_is_counted_exactly_and_nothing_else_is_lost)
@@ -138,27 +162,16 @@ Test(auxring, truncation_is_counted_exactly_and_nothing_else_is_lost)
 		.data_size = 1 << 20, .aux_size = 1 << 13, .total = 8ull << 20,
 		.chunk_min = 64, .chunk_max = 3000, .seed = 99,
 	};
-	struct producer p;
-	struct auxring r;
-	int aux_fd = memfd_create("aux", 0), sb_fd = memfd_create("sb", 0);
-	uint64_t len;
-	uint8_t *b;
+	struct run x;
 
-	cr_assert_eq(producer_init(&p, &cfg), 0);
-	producer_ring(&p, &r);
-	producer_start(&p);
-	cr_assert_eq(consume(&p, &r, aux_fd, sb_fd, true), 0);
-	cr_expect_gt(p.truncated, 10, "the slow consumer should have caused truncations");
-	cr_expect_eq(r.stats.truncated, p.truncated, "consumer %lu, producer %lu",
-		     (unsigned long)r.stats.truncated, (unsigned long)p.truncated);
-	cr_expect_eq(r.stats.lost, 0);
-	b = slurp(aux_fd, &len);
-	cr_expect_eq(len, p.produced);
-	cr_expect_eq(first_bad_byte(b, len), UINT64_MAX);
-	free(b);
-	producer_free(&p);
-	close(aux_fd);
-	close(sb_fd);
+	run_start(&x, &cfg, true);
+	cr_assert_eq(x.ret, 0);
+	cr_expect_gt(x.p.truncated, 10, "the slow consumer should have caused truncations");
+	cr_expect_eq(x.r.stats.truncated, x.p.truncated, "consumer %lu, producer %lu",
+		     (unsigned long)x.r.stats.truncated, (unsigned long)x.p.truncated);
+	cr_expect_eq(x.r.stats.lost, 0);
+	expect_trace_exact(&x);
+	run_end(&x);
 }
 
 Test(auxring, records_straddling_the_data_ring_wrap_pass_byte_exact)
@@ -168,27 +181,15 @@ Test(auxring, records_straddling_the_data_ring_wrap_pass_byte_exact)
 		.chunk_min = 16, .chunk_max = 2000, .sideband_every = 2, .seed = 5,
 		.keep_log = true,
 	};
-	struct producer p;
-	struct auxring r;
-	int aux_fd = memfd_create("aux", 0), sb_fd = memfd_create("sb", 0);
-	uint64_t len;
-	uint8_t *b;
+	struct run x;
 
-	cr_assert_eq(producer_init(&p, &cfg), 0);
-	producer_ring(&p, &r);
-	producer_start(&p);
-	cr_assert_eq(consume(&p, &r, aux_fd, sb_fd, false), 0);
-	b = slurp(sb_fd, &len);
-	cr_expect_eq(len, p.log_len, "sideband %lu bytes, producer emitted %lu",
-		     (unsigned long)len, (unsigned long)p.log_len);
-	cr_expect_eq(memcmp(b, p.log, len < p.log_len ? len : p.log_len), 0);
-	cr_expect_eq(r.stats.records, p.records + p.lost_records);
-	cr_expect_eq(r.stats.lost, p.lost_records);
-	cr_expect_eq(r.stats.lost_events, p.lost_sum);
-	free(b);
-	producer_free(&p);
-	close(aux_fd);
-	close(sb_fd);
+	run_start(&x, &cfg, false);
+	cr_assert_eq(x.ret, 0);
+	expect_sideband_exact(&x);
+	cr_expect_eq(x.r.stats.records, x.p.records + x.p.lost_records);
+	cr_expect_eq(x.r.stats.lost, x.p.lost_records);
+	cr_expect_eq(x.r.stats.lost_events, x.p.lost_sum);
+	run_end(&x);
 }
 
 Test(auxring, lost_records_are_counted_with_what_they_dropped)
@@ -197,29 +198,16 @@ Test(auxring, lost_records_are_counted_with_what_they_dropped)
 		.data_size = 1 << 12, .aux_size = 1 << 16, .total = 8ull << 20,
 		.chunk_min = 16, .chunk_max = 64, .seed = 3, .keep_log = true,
 	};
-	struct producer p;
-	struct auxring r;
-	int aux_fd = memfd_create("aux", 0), sb_fd = memfd_create("sb", 0);
-	uint64_t len;
-	uint8_t *b;
+	struct run x;
 
-	cr_assert_eq(producer_init(&p, &cfg), 0);
-	producer_ring(&p, &r);
-	producer_start(&p);
-	cr_assert_eq(consume(&p, &r, aux_fd, sb_fd, true), 0);
-	cr_expect_gt(p.lost_records, 0, "a slow reader of a 4 KiB ring must lose records");
-	cr_expect_eq(r.stats.lost, p.lost_records);
-	cr_expect_eq(r.stats.lost_events, p.lost_sum);
-	b = slurp(sb_fd, &len);
-	cr_expect_eq(len, p.log_len);
-	cr_expect_eq(memcmp(b, p.log, len < p.log_len ? len : p.log_len), 0);
-	free(b);
-	b = slurp(aux_fd, &len);
-	cr_expect_eq(first_bad_byte(b, len), UINT64_MAX, "AUX bytes are not affected");
-	free(b);
-	producer_free(&p);
-	close(aux_fd);
-	close(sb_fd);
+	run_start(&x, &cfg, true);
+	cr_assert_eq(x.ret, 0);
+	cr_expect_gt(x.p.lost_records, 0, "a slow reader of a 4 KiB ring must lose records");
+	cr_expect_eq(x.r.stats.lost, x.p.lost_records);
+	cr_expect_eq(x.r.stats.lost_events, x.p.lost_sum);
+	expect_sideband_exact(&x);
+	expect_trace_exact(&x);
+	run_end(&x);
 }
 
 /* Take a snapshot while the producer is stopped and compare with the last window. */

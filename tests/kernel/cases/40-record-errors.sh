@@ -20,6 +20,8 @@ bg=$!
 sleep 0.5
 /ptcollect record -q -o /tmp/e4 -- /bin/true 2>/tmp/e.err
 expect error_busy $? 1 /tmp/e.err "Intel PT is busy" "another tool"
+[ -e /tmp/e4 ] && fail error_busy_leaves_nothing "/tmp/e4 was left behind: $(ls /tmp/e4)" \
+	|| pass error_busy_leaves_nothing
 wait $bg
 
 # Permission and mlock as an unprivileged user (root bypasses both).
@@ -31,3 +33,5 @@ expect error_mlock_limit $? 2 /tmp/e.err "locked memory" "perf_event_mlock_kb" "
 echo 3 >/proc/sys/kernel/perf_event_paranoid
 /runas 1000 /ptcollect record -q -o /tmp/e7 -- /bin/true 2>/tmp/e.err
 expect error_permission_paranoid_3 $? 1 /tmp/e.err "permission denied" "perf_event_paranoid is 3"
+[ -e /tmp/e7 ] && fail error_permission_leaves_nothing "/tmp/e7 was left behind" \
+	|| pass error_permission_leaves_nothing
