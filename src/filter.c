@@ -315,7 +315,7 @@ static int resolve_file(struct ctx *c, struct afilter *f)
 				  "where it ends is unknown; give a size instead", s->name, t.path);
 			goto out;
 		}
-		if (s->offset + s->size < f->addr) {
+		if (s->offset + s->size < f->addr || s->size > UINT64_MAX - s->offset) {
 			ret = bad(c, f->pos, "'%s' (0x%" PRIx64 ") comes before the start (0x%" PRIx64
 				  ")", f->sym_to, s->offset, f->addr);
 			goto out;
@@ -457,7 +457,8 @@ static int check_intel_pt(struct ctx *c, const struct afilter *f)
 	if (!f->file && !c->o->traces_kernel)
 		return bad(c, f->pos, "a filter without @FILE is a kernel filter, but the event does "
 			   "not trace the kernel; add @FILE, or trace the kernel (-e intel_pt//k)");
-	if (f->file && f->seg_end && f->addr + f->size > f->seg_end)
+	/* Compared without adding: a corrupt ELF can give sizes that wrap around. */
+	if (f->file && f->seg_end && (f->addr > f->seg_end || f->size > f->seg_end - f->addr))
 		return bad(c, f->pos, "the range 0x%" PRIx64 "/0x%" PRIx64 " runs past the end of "
 			   "its segment in %s (file offset 0x%" PRIx64 "); give a smaller size",
 			   f->addr, f->size, f->file, f->seg_end);
