@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "filter.h"
 #include "msg.h"
 #include "out.h"
 #include "privs.h"
@@ -77,6 +78,32 @@ static int bad(const char *fmt, ...)
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	return cmd_bad_usage("record", "%s", buf);
+}
+
+/* --filter to the kernel's string, checked against the PMU and the target. */
+static int build_filter(struct record_plan *p)
+{
+	const char *ks = getenv("PTCOLLECT_KALLSYMS");
+	struct filter_opts fo = {
+		.kernel = !p->ev.exclude_kernel,
+		.task_target = p->target != TARGET_CPU,
+		.nr_addr_filters = p->pmu.nr_addr_filters,
+		.num_address_ranges = pmu_has_cap(&p->pmu, "num_address_ranges") ?
+				      (int)pmu_cap(&p->pmu, "num_address_ranges", 0) : -1,
+		.kallsyms = ks && *ks ? ks : NULL,	/* tests supply their own */
+	};
+	char err[4096];
+	int ret = filter_build(p->opts.filter, &fo, &p->filter, err, sizeof(err));
+
+	if (ret == -ENOMEM) {
+		msg_err("record: out of memory");
+		return EXIT_RUNTIME;
+	}
+	if (ret) {
+		msg_err("record: --filter %s", err);
+		return EXIT_USAGE;
+	}
+	return 0;
 }
 
 /* Options and their syntax only: nothing is looked up here. */
@@ -279,6 +306,8 @@ static int resolve_plan(struct record_plan *p)
 	else
 		p->target = TARGET_TID;
 	p->per_thread = o->per_thread;
+	if (o->filter && (ret = build_filter(p)))
+		return ret;
 
 	privs_read(&pv);
 	p->data_bytes = o->data_bytes ? o->data_bytes : DEFAULT_DATA_BYTES;
