@@ -368,10 +368,10 @@ static int not_found(char *errmsg, size_t errlen, const char *where, const char 
 			    where, idx, name, sug);
 	if (!idx)
 		return fail(errmsg, errlen, "%s: no global function %s%s", where, lbl, sug);
-	if (strpbrk(name, "/@"))
+	if (strpbrk(name, "/@,"))
 		return fail(errmsg, errlen, "%s: no function %s: a symbol name ends only at a "
 			    "space, as in perf; write '%.*s %s'", where, lbl,
-			    (int)strcspn(name, "/@"), name, name + strcspn(name, "/@"));
+			    (int)strcspn(name, "/@,"), name, name + strcspn(name, "/@,"));
 	return fail(errmsg, errlen, "%s: no function %s (symbols must be functions)%s", where,
 		    lbl, sug);
 }
