@@ -19,6 +19,8 @@ int do_caps(int argc, char **argv);
 void usage_caps(FILE *f);
 int do_record(int argc, char **argv);
 void usage_record(FILE *f);
+int do_symbols(int argc, char **argv);
+void usage_symbols(FILE *f);
 
 /* "ptcollect CMD: unknown option ..." + "try 'ptcollect help CMD'"; returns EXIT_USAGE. */
 int cmd_bad_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -14,6 +14,7 @@ static void usage_help(FILE *f);
 static const struct cmd cmds[] = {
 	{ "record",  do_record,  usage_record,  "record Intel PT trace and sideband into a bundle" },
 	{ "caps",    do_caps,    usage_caps,    "show whether Intel PT is usable here, and its capabilities" },
+	{ "symbols", do_symbols, usage_symbols, "list the functions of an ELF file a --filter can name" },
 	{ "help",    do_help,    usage_help,    "show help for a command" },
 };
 
