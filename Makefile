@@ -88,6 +88,22 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 
 TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c))
 
+# Address-filter targets built other ways: non-PIE, static, two units with a duplicate static
+# name, stripped to .dynsym, stripped with a .gnu_debuglink'ed debug file next to it.
+FT := $(BUILD)/tests/progs/filtertarget
+$(FT)-nopie: tests/progs/filtertarget.c
+	$(Q)$(CC) -O0 -g -no-pie -o $@ $<
+$(FT)-static: tests/progs/filtertarget.c
+	$(Q)$(CC) -O0 -g -static -o $@ $<
+$(FT)-two: tests/progs/filtertarget.c tests/progs-extra/filtertarget2.c
+	$(Q)$(CC) -O0 -g -DFT_TWO_UNITS -o $@ $^
+$(FT)-dyn: tests/progs/filtertarget.c
+	$(Q)$(CC) -O0 -g -rdynamic -o $@.full $< && strip -o $@ $@.full && rm $@.full
+$(FT)-debug: $(FT)
+	$(Q)objcopy --only-keep-debug $< $@.debug && strip -o $@ $< && \
+		objcopy --add-gnu-debuglink=$@.debug $@
+TESTPROGS += $(FT)-nopie $(FT)-static $(FT)-two $(FT)-dyn $(FT)-debug
+
 deps:
 	@scripts/deps.sh
 

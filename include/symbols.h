@@ -44,7 +44,10 @@ struct symbols {
 int symbols_load(const char *path, struct symbols *s, char *errmsg, size_t errlen);
 void symbols_free(struct symbols *s);
 
-/* Size perf would use: st_size, else the distance to the next symbol's offset. */
+/*
+ * Size perf would use: st_size, else the distance to the next symbol's offset,
+ * else (the last symbol) to the end of the next page.
+ */
 uint64_t symbols_size(const struct symbols *s, int idx);
 
 /* The letter perf prints for a binding: 'g', 'l' or 'w'. */

@@ -10,8 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "oracle.h"
 #include "run.h"
@@ -19,7 +17,7 @@
 struct filter_case {
 	char fixture[16];
 	char event[32];
-	char filter[256];	/* {PIE} {NOPIE} {TWO} {DYN} {LIBC} are replaced by paths */
+	char filter[256];	/* {PIE} {NOPIE} ... {LIBC}: paths, see expand() */
 };
 
 static struct filter_case cases[] = {
@@ -30,8 +28,11 @@ static struct filter_case cases[] = {
 	{ "skylake", "intel_pt//u", "filter ft_static @ {PIE}" },
 	/* a function of the system's libc */
 	{ "skylake", "intel_pt//u", "filter malloc @ {LIBC}" },
-	/* a binary stripped to .dynsym */
+	/* a binary stripped to .dynsym, a static one, one with a debuglink'ed debug file */
 	{ "skylake", "intel_pt//u", "filter ft_global @ {DYN}" },
+	{ "skylake", "intel_pt//u", "filter ft_static @ {STATIC}" },
+	{ "skylake", "intel_pt//u", "filter printf @ {STATIC}" },
+	{ "skylake", "intel_pt//u", "filter ft_static @ {DEBUG}" },
 	/* the whole object */
 	{ "skylake", "intel_pt//u", "filter * @ {PIE}" },
 	/* SYM/SIZE and SYM/ENDSYM */
@@ -57,40 +58,6 @@ static struct filter_case cases[] = {
 	{ "skylake", "intel_pt//", "tracestop do_exit filter schedule /0x40" },
 };
 
-/* Directory holding the test binaries, built once (concurrent tests race to rename). */
-static char *targets_dir(void)
-{
-	char *src = run_srcpath("tests/progs/filtertarget.c");
-	char *src2 = run_srcpath("tests/progs-extra/filtertarget2.c");
-	char *pie = run_testprog("filtertarget");
-	char *dir, tmp[] = "/tmp/ptc-filtertargets-XXXXXX", *cmd;
-	struct stat st, st2;
-
-	cr_assert_eq(stat(src, &st), 0);
-	cr_assert_eq(stat(src2, &st2), 0);
-	cr_assert_eq(asprintf(&dir, "/tmp/ptc-filtertargets-%ld-%ld", (long)st.st_mtime,
-			      (long)st2.st_mtime) > 0, 1);
-	if (access(dir, F_OK)) {
-		cr_assert_not_null(mkdtemp(tmp));
-		cr_assert_eq(asprintf(&cmd,
-			"cp %s %s/pie && cc -O0 -g -no-pie -o %s/nopie %s && "
-			"cc -O0 -g -DFT_TWO_UNITS -o %s/two %s %s && "
-			"cc -O0 -g -rdynamic -o %s/dyn.full %s && strip -o %s/dyn %s/dyn.full",
-			pie, tmp, tmp, src, tmp, src, src2, tmp, src, tmp, tmp) > 0, 1);
-		cr_assert_eq(system(cmd), 0, "could not build the test binaries: %s", cmd);
-		free(cmd);
-		if (rename(tmp, dir)) {
-			cr_assert_eq(asprintf(&cmd, "rm -rf %s", tmp) > 0, 1);
-			cr_assert_eq(system(cmd), 0);
-			free(cmd);
-		}
-	}
-	free(src);
-	free(src2);
-	free(pie);
-	return dir;
-}
-
 static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
@@ -101,7 +68,8 @@ static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-static void expand(const char *in, char *out, size_t len, const char *dir)
+/* Test programs are built by the Makefile as filtertarget{,-nopie,-two,-dyn,...}. */
+static void expand(const char *in, char *out, size_t len)
 {
 	char libc[4096] = "";
 	size_t o = 0;
@@ -109,19 +77,22 @@ static void expand(const char *in, char *out, size_t len, const char *dir)
 	dl_iterate_phdr(find_libc, libc);
 	cr_assert(libc[0], "this test program is not linked with a libc.so");
 	while (*in && o + 1 < len) {
-		const char *keys[] = { "{PIE}", "{NOPIE}", "{TWO}", "{DYN}", "{LIBC}" };
-		const char *names[] = { "pie", "nopie", "two", "dyn", NULL };
+		const char *keys[] = { "{PIE}", "{NOPIE}", "{TWO}", "{DYN}", "{STATIC}", "{DEBUG}",
+				       "{LIBC}" };
+		const char *names[] = { "filtertarget", "filtertarget-nopie", "filtertarget-two",
+					"filtertarget-dyn", "filtertarget-static",
+					"filtertarget-debug", NULL };
 		bool done = false;
 
-		for (size_t k = 0; k < 5 && !done; k++) {
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && !done; k++) {
 			size_t kl = strlen(keys[k]);
 
 			if (strncmp(in, keys[k], kl))
 				continue;
-			if (names[k])
-				o += snprintf(out + o, len - o, "%s/%s", dir, names[k]);
-			else
-				o += snprintf(out + o, len - o, "%s", libc);
+			char *p = names[k] ? run_testprog(names[k]) : strdup(libc);
+
+			o += snprintf(out + o, len - o, "%s", p);
+			free(p);
 			in += kl;
 			done = true;
 		}
@@ -139,11 +110,11 @@ ParameterizedTestParameters(filter_oracle, filter_string_equals_perfs)
 ParameterizedTest(struct filter_case *c, filter_oracle, filter_string_equals_perfs,
 		  .timeout = 60)
 {
-	char *root = oracle_fixture(c->fixture), *dir = targets_dir();
+	char *root = oracle_fixture(c->fixture);
 	struct oracle_attr perf, ours;
 	char filter[2048];
 
-	expand(c->filter, filter, sizeof(filter), dir);
+	expand(c->filter, filter, sizeof(filter));
 	cr_assert_eq(oracle_perf(root, c->event, filter, &perf), 0, "perf could not be run");
 	cr_assert(perf.has_filter, "'%s': perf printed no address filter:\n%s", filter, perf.log);
 	cr_assert_eq(oracle_ptcollect(root, c->event, filter, &ours), 0);
@@ -152,5 +123,4 @@ ParameterizedTest(struct filter_case *c, filter_oracle, filter_string_equals_per
 	cr_expect_str_eq(ours.filter, perf.filter, "'%s':\n  ptcollect %s\n  perf      %s",
 			 filter, ours.filter, perf.filter);
 	free(root);
-	free(dir);
 }
