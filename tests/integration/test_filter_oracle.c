@@ -37,6 +37,8 @@ static struct filter_case cases[] = {
 	{ "skylake", "intel_pt//u", "filter * @ {PIE}" },
 	/* SYM/SIZE and SYM/ENDSYM */
 	{ "skylake", "intel_pt//u", "filter ft_global /0x10 @ {PIE}" },
+	/* perf reads a size of 0 after a symbol as "the symbol's size" */
+	{ "skylake", "intel_pt//u", "filter ft_global /0 @ {PIE}" },
 	{ "skylake", "intel_pt//u", "filter ft_static /ft_last @ {NOPIE}" },
 	/* tracestop is sent as a ranged stop */
 	{ "skylake", "intel_pt//u", "tracestop ft_last @ {PIE}" },
