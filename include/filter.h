@@ -32,7 +32,7 @@ struct filter_item {
 	char *start_sym, *end_sym, *file;
 	unsigned long long start, size;	/* numbers as written */
 	int start_idx, end_idx;		/* -1 none, 0 "#g", N "#N" */
-	int pos;			/* where it starts in the spec */
+	int pos, len;			/* where it is in the spec */
 };
 
 struct filter_list {

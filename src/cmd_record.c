@@ -100,7 +100,7 @@ static int build_filter(struct record_plan *p)
 		return EXIT_RUNTIME;
 	}
 	if (ret) {
-		msg_err("record: --filter %s", err);
+		msg_err("record: --filter: %s", err);
 		return EXIT_USAGE;
 	}
 	return 0;

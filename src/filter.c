@@ -163,6 +163,9 @@ static int parse_one(const char **pp, const char *spec, struct filter_item *f, c
 		if (ret)
 			return ret;
 	}
+	f->len = (int)(p - spec) - f->pos;
+	while (f->len > 0 && spec[f->pos + f->len - 1] == ' ')
+		f->len--;
 	p = skip(p, " ,");
 	*pp = p;
 	return 0;
@@ -651,17 +654,17 @@ static int check_list(const char *spec, const struct filter_list *l, const struc
 		const struct filter_item *f = &l->items[i];
 
 		if (!strcmp(f->action, "start"))
-			return fail(errmsg, errlen, "'%s': the intel_pt driver refuses 'start' "
+			return fail(errmsg, errlen, "'%.*s': the intel_pt driver refuses 'start' "
 				    "filters (it traces address ranges, not from a point on); use "
-				    "'filter START[/SIZE]' instead", spec + f->pos);
+				    "'filter START[/SIZE]' instead", f->len, spec + f->pos);
 		if (f->file && !o->task_target)
-			return fail(errmsg, errlen, "'%s': a filter on a file (@%s) needs a "
+			return fail(errmsg, errlen, "'%.*s': a filter on a file (@%s) needs a "
 				    "process to map it: a command, -p or -t, not -a alone",
-				    spec + f->pos, f->file);
+				    f->len, spec + f->pos, f->file);
 		if (!f->file && !o->kernel)
-			return fail(errmsg, errlen, "'%s': without @FILE this is a kernel filter, "
+			return fail(errmsg, errlen, "'%.*s': without @FILE this is a kernel filter, "
 				    "but the event does not trace the kernel; add '@ FILE' or "
-				    "trace the kernel (e.g. -e intel_pt//k)", spec + f->pos);
+				    "trace the kernel (e.g. -e intel_pt//k)", f->len, spec + f->pos);
 	}
 	return 0;
 }
@@ -672,11 +675,11 @@ static int check_size(const char *spec, const struct filter_item *f, char *errms
 	if (f->size)
 		return 0;
 	if (!f->range)
-		return fail(errmsg, errlen, "'%s': '%s' without a size is a single address, which "
+		return fail(errmsg, errlen, "'%.*s': '%s' without a size is a single address, which "
 			    "the intel_pt driver refuses; use 'tracestop START' to stop on a "
-			    "whole function, or give a size: START/SIZE", spec + f->pos, f->action);
-	return fail(errmsg, errlen, "'%s': the range has size 0, which the intel_pt driver "
-		    "refuses; give a size: START/SIZE", spec + f->pos);
+			    "whole function, or give a size: START/SIZE", f->len, spec + f->pos, f->action);
+	return fail(errmsg, errlen, "'%.*s': the range has size 0, which the intel_pt driver "
+		    "refuses; give a size: START/SIZE", f->len, spec + f->pos);
 }
 
 static int append(char **s, size_t *len, const struct filter_item *f, const char *path)

@@ -140,8 +140,8 @@ ParameterizedTest(struct filter_bad *c, filter_input, bad_filter_exits_2_with_a_
 	cr_expect_eq(r.status, 2, "'%s': exit %d, expected 2:\n%s", filter, r.status, r.err);
 	cr_expect_str_empty(r.out, "'%s': stdout should be empty:\n%s", filter, r.out);
 	cr_expect_neq(access(outdir, F_OK), 0, "'%s': %s was created", filter, outdir);
-	cr_expect(strstr(r.err, "ptcollect: record: --filter ") == r.err,
-		  "'%s': message should start 'ptcollect: record: --filter':\n%s", filter, r.err);
+	cr_expect(strstr(r.err, "ptcollect: record: --filter: ") == r.err,
+		  "'%s': message should start 'ptcollect: record: --filter: ':\n%s", filter, r.err);
 	for (int i = 0; i < 4 && c->says[i][0]; i++)
 		cr_expect(strstr(r.err, c->says[i]), "'%s': message lacks \"%s\":\n%s", filter,
 			  c->says[i], r.err);
