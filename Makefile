@@ -110,7 +110,7 @@ deps:
 # Criterion runs the tests of one binary in parallel; the integration tests drive the
 # built binary and the fixture PMUs under tests/fixtures.
 check-run: $(BIN) $(BUILD)/tests/unit $(BUILD)/tests/integration $(TESTPROGS)
-	$(BUILD)/tests/unit --jobs 2
+	PTCOLLECT_TESTPROGS=$(abspath $(BUILD)/tests/progs) $(BUILD)/tests/unit --jobs 2
 	PTCOLLECT_BIN=$(abspath $(BIN)) PTCOLLECT_TESTPROGS=$(abspath $(BUILD)/tests/progs) \
 	PTCOLLECT_SRCDIR=$(CURDIR) $(BUILD)/tests/integration --jobs 2
 
