@@ -12,7 +12,7 @@ _ptcollect()
 	local cur prev words cword
 	_init_completion || return
 
-	local cmds="record caps help"
+	local cmds="record caps symbols help"
 	local global_opts="--help --version --json"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
@@ -37,6 +37,21 @@ _ptcollect()
 		;;
 	caps)
 		COMPREPLY=($(compgen -W "--json --help" -- "$cur"))
+		;;
+	symbols)
+		# FILE, then a GLOB: the file's function names (ptcollect symbols --names).
+		local args=() w
+		for ((i = 2; i < cword; i++)); do
+			[[ ${words[i]} == -* ]] || args+=("${words[i]}")
+		done
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--names --json --help" -- "$cur"))
+		elif ((${#args[@]} == 0)); then
+			_filedir
+		elif ((${#args[@]} == 1)); then
+			COMPREPLY=($(compgen -W "$(ptcollect symbols --names "${args[0]}" \
+				"$cur*" 2>/dev/null)" -- "$cur"))
+		fi
 		;;
 	record)
 		# After "--" everything belongs to the workload.

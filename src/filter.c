@@ -182,8 +182,10 @@ int filter_parse(const char *spec, struct filter_list *l, char *errmsg, size_t e
 	while (*p) {
 		int ret;
 
-		if (l->nr == FILTER_MAX)
+		if (l->nr == FILTER_MAX) {
+			filter_list_free(l);
 			return syntax(errmsg, errlen, spec, p, "too many filters");
+		}
 		ret = parse_one(&p, spec, &l->items[l->nr], errmsg, errlen);
 		l->nr++;
 		if (ret) {

@@ -215,7 +215,8 @@ static int read_syms(struct symbols *s, Elf *symelf, Elf_Scn *scn, const GElf_Sh
 			   bind == STB_WEAK ? SYMBOLS_WEAK : SYMBOLS_LOCAL;
 		s->nr++;
 	}
-	qsort(s->syms, s->nr, sizeof(*s->syms), cmp_sym);
+	if (s->nr)
+		qsort(s->syms, s->nr, sizeof(*s->syms), cmp_sym);
 	/* The same name at the same place twice (symtab quirks) counts once, as in perf. */
 	int w = 0;
 	for (int r = 0; r < s->nr; r++) {
