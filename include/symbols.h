@@ -46,7 +46,7 @@ void symbols_free(struct symbols *s);
 
 /*
  * Size perf would use: st_size, else the distance to the next symbol's offset,
- * else (the last symbol) to the end of the next page.
+ * else (the last symbol) to the end of its page.
  */
 uint64_t symbols_size(const struct symbols *s, int idx);
 

@@ -573,6 +573,7 @@ static int resolve_file(struct filter_item *f, char *errmsg, size_t errlen, char
 	struct symbols s;
 	int ret, a = -1, b = -1;
 	uint64_t seg_end = 0;
+	bool size_given = f->size != 0;
 
 	ret = symbols_load(f->file, &s, errmsg, errlen);
 	if (ret) {
@@ -618,10 +619,9 @@ static int resolve_file(struct filter_item *f, char *errmsg, size_t errlen, char
 			goto out;
 		}
 		f->size = st + sz - f->start;
-		if (a < 0 || s.syms[b].seg_end > seg_end)
-			seg_end = s.syms[b].seg_end;
 	}
-	if (a >= 0 && f->start + f->size > seg_end) {
+	/* Only a size the user wrote can overrun: perf's own sizes are taken as they are. */
+	if (a >= 0 && !f->end_is_sym && size_given && f->start + f->size > seg_end) {
 		ret = fail(errmsg, errlen, "%s: the range 0x%llx/0x%llx from '%s' runs past the "
 			   "end of its segment (file offset 0x%" PRIx64 "); use a smaller size",
 			   s.path, f->start, f->size, f->start_sym, seg_end);

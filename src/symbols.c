@@ -328,8 +328,8 @@ uint64_t symbols_size(const struct symbols *s, int idx)
 	for (int i = idx + 1; i < s->nr; i++)
 		if (s->syms[i].offset > sym->offset)
 			return s->syms[i].offset - sym->offset;
-	/* The last one: to the end of the page after its own, as perf does. */
-	return ((sym->offset + 4095) & ~4095ULL) + 4096 - sym->offset;
+	/* The last one: to the end of its page, as perf 6.1 does (0 when page-aligned). */
+	return ((sym->offset + 4095) & ~4095ULL) - sym->offset;
 }
 
 char symbols_bind_char(enum symbols_bind b)

@@ -33,7 +33,11 @@ static struct filter_case cases[] = {
 	{ "skylake", "intel_pt//u", "filter ft_static @ {STATIC}" },
 	{ "skylake", "intel_pt//u", "filter printf @ {STATIC}" },
 	{ "skylake", "intel_pt//u", "filter ft_static @ {DEBUG}" },
-	/* the whole object */
+	/* the last function, of size 0 in the ELF file: perf runs it to the end of its page */
+	{ "skylake", "intel_pt//u", "filter _fini @ {PIE}" },
+	{ "skylake", "intel_pt//u", "filter _init @ {NOPIE}" },
+	/* the whole object, and the whole kernel */
+	{ "skylake", "intel_pt//k", "filter *" },
 	{ "skylake", "intel_pt//u", "filter * @ {PIE}" },
 	/* SYM/SIZE and SYM/ENDSYM */
 	{ "skylake", "intel_pt//u", "filter ft_global /0x10 @ {PIE}" },
