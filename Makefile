@@ -102,7 +102,9 @@ $(FT)-dyn: tests/progs/filtertarget.c
 $(FT)-debug: $(FT)
 	$(Q)objcopy --only-keep-debug $< $@.debug && strip -o $@ $< && \
 		objcopy --add-gnu-debuglink=$@.debug $@
-TESTPROGS += $(FT)-nopie $(FT)-static $(FT)-two $(FT)-dyn $(FT)-debug
+$(FT)-cxx: tests/progs-extra/filtertarget-cxx.cc
+	$(Q)$(CXX) -O0 -g -o $@ $<
+TESTPROGS += $(FT)-nopie $(FT)-static $(FT)-two $(FT)-dyn $(FT)-debug $(FT)-cxx
 
 deps:
 	@scripts/deps.sh

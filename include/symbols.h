@@ -19,7 +19,8 @@ enum symbols_bind {
 };
 
 struct symbols_sym {
-	char *name;
+	char *name;		/* demangled, as perf names it ("ns::bar(int)") */
+	char *elf_name;		/* as in the ELF file ("_ZN2ns3barEi") */
 	uint64_t addr;		/* st_value */
 	uint64_t offset;	/* file offset through the PT_LOAD segment holding addr */
 	uint64_t size;		/* st_size; 0 when the ELF gives none */

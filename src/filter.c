@@ -506,7 +506,8 @@ static int resolve_kernel(struct filter_item *f, const struct filter_opts *o,
 
 static bool dmatch(const struct symbols_sym *s, const char *name, int idx, int *cnt)
 {
-	return !strcmp(s->name, name) &&
+	/* perf matches the demangled name; the mangled one is accepted as well. */
+	return (!strcmp(s->name, name) || !strcmp(s->elf_name, name)) &&
 	       ((!idx && s->bind == SYMBOLS_GLOBAL) || (idx > 0 && ++*cnt == idx) || idx < 0);
 }
 

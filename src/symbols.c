@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Function symbols of an ELF file and their file offsets (libelf). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -140,6 +141,38 @@ static bool find_debug_file(Elf *elf, const char *path, char *out, size_t outlen
 	return has_symtab(out);
 }
 
+/*
+ * perf looks C++ functions up by their demangled names ("ns::bar(int)"). The
+ * demangler is libstdc++'s, loaded when first needed so that C users do not
+ * link it; without it names stay mangled. Returns a malloc'd name or NULL.
+ */
+static char *demangle(const char *name)
+{
+	typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+	static demangle_fn fn;
+	static bool tried;
+	int status = -1;
+	char *d;
+
+	if (strncmp(name, "_Z", 2))
+		return NULL;
+	if (!tried) {
+		void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+
+		tried = true;
+		if (h)
+			*(void **)&fn = dlsym(h, "__cxa_demangle");
+	}
+	if (!fn)
+		return NULL;
+	d = fn(name, NULL, NULL, &status);
+	if (status) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
 static int cmp_sym(const void *a, const void *b)
 {
 	const struct symbols_sym *x = a, *y = b;
@@ -204,9 +237,15 @@ static int read_syms(struct symbols *s, Elf *symelf, Elf_Scn *scn, const GElf_Sh
 			s->syms = ns;
 		}
 		ns = &s->syms[s->nr];
-		ns->name = strdup(name);
+		ns->elf_name = strdup(name);
+		ns->name = demangle(name);
 		if (!ns->name)
+			ns->name = strdup(name);
+		if (!ns->name || !ns->elf_name) {
+			free(ns->name);
+			free(ns->elf_name);
 			return fail(errmsg, errlen, -ENOMEM, "out of memory");
+		}
 		ns->addr = sym.st_value;
 		ns->offset = off;
 		ns->seg_end = end;
@@ -223,6 +262,7 @@ static int read_syms(struct symbols *s, Elf *symelf, Elf_Scn *scn, const GElf_Sh
 		if (w && s->syms[w - 1].offset == s->syms[r].offset &&
 		    !strcmp(s->syms[w - 1].name, s->syms[r].name)) {
 			free(s->syms[r].name);
+			free(s->syms[r].elf_name);
 			continue;
 		}
 		s->syms[w++] = s->syms[r];
@@ -311,8 +351,10 @@ out:
 
 void symbols_free(struct symbols *s)
 {
-	for (int i = 0; i < s->nr; i++)
+	for (int i = 0; i < s->nr; i++) {
 		free(s->syms[i].name);
+		free(s->syms[i].elf_name);
+	}
 	free(s->syms);
 	s->syms = NULL;
 	s->nr = 0;

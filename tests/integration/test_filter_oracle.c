@@ -33,6 +33,9 @@ static struct filter_case cases[] = {
 	{ "skylake", "intel_pt//u", "filter ft_static @ {STATIC}" },
 	{ "skylake", "intel_pt//u", "filter printf @ {STATIC}" },
 	{ "skylake", "intel_pt//u", "filter ft_static @ {DEBUG}" },
+	/* C++: perf names functions demangled, overloads told apart by their parameters */
+	{ "skylake", "intel_pt//u", "filter ft::scale(long) @ {CXX}" },
+	{ "skylake", "intel_pt//u", "filter ft::scale(int) /ft::scale(long) @ {CXX}" },
 	/* the last function, of size 0 in the ELF file: perf runs it to the end of its page */
 	{ "skylake", "intel_pt//u", "filter _fini @ {PIE}" },
 	{ "skylake", "intel_pt//u", "filter _init @ {NOPIE}" },
@@ -84,10 +87,10 @@ static void expand(const char *in, char *out, size_t len)
 	cr_assert(libc[0], "this test program is not linked with a libc.so");
 	while (*in && o + 1 < len) {
 		const char *keys[] = { "{PIE}", "{NOPIE}", "{TWO}", "{DYN}", "{STATIC}", "{DEBUG}",
-				       "{LIBC}" };
+				       "{CXX}", "{LIBC}" };
 		const char *names[] = { "filtertarget", "filtertarget-nopie", "filtertarget-two",
 					"filtertarget-dyn", "filtertarget-static",
-					"filtertarget-debug", NULL };
+					"filtertarget-debug", "filtertarget-cxx", NULL };
 		bool done = false;
 
 		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && !done; k++) {
