@@ -7,6 +7,60 @@ _ptcollect_pmu_terms()
 	echo config config1 config2
 }
 
+# --filter 'ACTION SYM [/ END] [@ FILE], ...': actions, function names of the
+# @FILE already typed (else of the workload after "--", else of -p PID's
+# executable) through `ptcollect symbols --names FILE 'PREFIX*'`, and files
+# after "@". $1 is the text readline completes, $2 the ptcollect command.
+_ptcollect_filter()
+{
+	local text=$1 ptc=$2 line=${COMP_LINE:0:COMP_POINT}
+	local spec=${line##*--filter[ =]} tok=${text##*[ ,@/]} head before file w pw i
+	head=${text:0:${#text}-${#tok}}
+	spec=${spec#[\'\"]}
+	before=${spec:0:${#spec}-${#tok}}
+	before=${before%"${before##*[! ]}"}
+	if [[ $spec == *@* ]]; then
+		file=${spec##*@}
+		file=${file#"${file%%[! ]*}"}
+		if [[ $file != *[\ ,]* ]]; then
+			head=${text:0:${#text}-${#file}}
+			COMPREPLY=($(compgen -f -- "$file"))
+			COMPREPLY=("${COMPREPLY[@]/#/$head}")
+			compopt -o nospace 2>/dev/null
+			return
+		fi
+		file=""
+	fi
+	w=${before##*[ ,]}
+	pw=${before:0:${#before}-${#w}}
+	pw=${pw%"${pw##*[! ]}"}
+	if [[ -z $before || $before == *, || $w == @* || $pw == *@ ]]; then
+		COMPREPLY=($(compgen -W "filter tracestop stop" -- "$tok"))
+		COMPREPLY=("${COMPREPLY[@]/#/$head}")
+		compopt -o nospace 2>/dev/null
+		COMPREPLY=("${COMPREPLY[@]/%/ }")
+		return
+	fi
+	case $w in
+	filter|stop|tracestop|start|*/|/) ;;
+	*) return ;;
+	esac
+	if [[ $spec == *@* ]]; then
+		file=${spec##*@}; file=${file# }; file=${file%%[ ,]*}
+	fi
+	for ((i = 1; i < ${#COMP_WORDS[@]}; i++)); do
+		[[ -n $file ]] && break
+		[[ ${COMP_WORDS[i]} == -- ]] && file=${COMP_WORDS[i + 1]}
+		[[ ${COMP_WORDS[i]} == -p || ${COMP_WORDS[i]} == --pid ]] &&
+			file=/proc/${COMP_WORDS[i + 1]%%,*}/exe
+	done
+	[[ -n $file && $file != */* ]] && file=$(type -P "$file")
+	[[ -z $file ]] && return
+	COMPREPLY=($(compgen -W "$("$ptc" symbols --names "$file" "$tok*" 2>/dev/null)" \
+		-- "$tok"))
+	COMPREPLY=("${COMPREPLY[@]/#/$head}")
+}
+
 _ptcollect()
 {
 	local cur prev words cword
@@ -49,7 +103,7 @@ _ptcollect()
 		elif ((${#args[@]} == 0)); then
 			_filedir
 		elif ((${#args[@]} == 1)); then
-			COMPREPLY=($(compgen -W "$(ptcollect symbols --names "${args[0]}" \
+			COMPREPLY=($(compgen -W "$("${words[0]}" symbols --names "${args[0]}" \
 				"$cur*" 2>/dev/null)" -- "$cur"))
 		fi
 		;;
@@ -85,9 +139,14 @@ _ptcollect()
 		-o|--output)
 			_filedir -d
 			return ;;
-		-m|--mmap-pages|--duration|--max-size|--filter)
+		-m|--mmap-pages|--duration|--max-size)
 			return ;;
 		esac
+		if [[ ${COMP_LINE:0:COMP_POINT} == *--filter[\ =]* &&
+		      ${COMP_LINE:0:COMP_POINT} =~ --filter[\ =][\'\"][^\'\"]*$ || $prev == --filter ]]; then
+			_ptcollect_filter "$2" "${COMP_WORDS[0]}"
+			return
+		fi
 		COMPREPLY=($(compgen -W "--event --pid --tid --all-cpus --cpu --mmap-pages
 			--output --force --quiet --per-thread --filter --duration --max-size
 			--dry-run --json --help --" -- "$cur"))

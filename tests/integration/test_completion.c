@@ -91,3 +91,30 @@ Test(completion, zsh_offers_commands_and_record_options)
 	free(s);
 	unsetenv("PTC_STATE");
 }
+
+Test(completion, bash_completes_filter_actions_symbols_and_symbols_command)
+{
+	char *prog = run_testprog("filtertarget"), *line, *s;
+
+	cr_assert(asprintf(&line, "%s record --filter \"filter ft_global @ %s, tracestop ft_l",
+			   run_bin(), prog) > 0);
+	s = bash_complete(line);
+	cr_expect_str_eq(s, "ft_last\n", "function names of the @FILE typed before");
+	free(s);
+	free(line);
+	cr_assert(asprintf(&line, "%s record --filter \"filter ft_global @ %s, tr", run_bin(),
+			   prog) > 0);
+	s = bash_complete(line);
+	cr_expect_str_eq(s, "tracestop \n", "an action after a complete filter");
+	free(s);
+	free(line);
+	cr_assert(asprintf(&line, "%s symbols %s ft_s", run_bin(), prog) > 0);
+	s = bash_complete(line);
+	cr_expect_str_eq(s, "ft_static\n");
+	free(s);
+	free(line);
+	s = bash_complete("ptcollect sy");
+	cr_expect_str_eq(s, "symbols\n");
+	free(s);
+	free(prog);
+}
