@@ -381,6 +381,31 @@ static int not_found(char *errmsg, size_t errlen, const char *where, const char 
 		    lbl, sug);
 }
 
+/* Every kernel function of that name with its selector, as perf lists them. */
+static int kern_ambiguous(const struct kallsyms *k, const char *name, char *errmsg,
+			  size_t errlen)
+{
+	int c = 0, cnt = 0, globals = 0;
+	size_t o;
+
+	for (int i = 0; i < k->nr; i++)
+		if (kmatch(&k->syms[i], name, -1, &cnt)) {
+			c++;
+			globals += isupper((unsigned char)k->syms[i].type) != 0;
+		}
+	o = snprintf(errmsg, errlen, "kernel: %d functions are named '%s':", c, name);
+	c = 0;
+	for (int i = 0; i < k->nr && o < errlen; i++)
+		if (kmatch(&k->syms[i], name, -1, &cnt))
+			o += snprintf(errmsg + o, errlen - o, "\n    '%s #%d'  0x%" PRIx64 "  %c",
+				      name, ++c, k->syms[i].addr, k->syms[i].type);
+	if (o < errlen)
+		snprintf(errmsg + o, errlen - o, "\n    choose one with '%s #N'%s%s%s", name,
+			 globals == 1 ? ", or the global one with '" : "",
+			 globals == 1 ? name : "", globals == 1 ? " #g'" : "");
+	return -EINVAL;
+}
+
 static int kern_find(const struct kallsyms *k, const char *name, int idx, uint64_t *start,
 		     uint64_t *size, char *errmsg, size_t errlen)
 {
@@ -407,26 +432,8 @@ static int kern_find(const struct kallsyms *k, const char *name, int idx, uint64
 			*start = s->addr;
 		}
 	}
-	if (dup) {
-		size_t o;
-		int c = 0, c2 = 0;
-
-		o = snprintf(errmsg, errlen, "kernel: %d functions are named '%s':", 0, name);
-		for (int i = 0; i < k->nr; i++)
-			c += kmatch(&k->syms[i], name, -1, &c2);
-		o = snprintf(errmsg, errlen, "kernel: %d functions are named '%s':", c, name);
-		c = 0;
-		for (int i = 0; i < k->nr && o < errlen; i++)
-			if (kmatch(&k->syms[i], name, -1, &c2)) {
-				c++;
-				o += snprintf(errmsg + o, errlen - o, "\n    '%s #%d'  0x%" PRIx64
-					      "  %c", name, c, k->syms[i].addr, k->syms[i].type);
-			}
-		if (o < errlen)
-			snprintf(errmsg + o, errlen - o, "\n    choose one with '%s #N', or the "
-				 "global one with '%s #g'", name, name);
-		return -EINVAL;
-	}
+	if (dup)
+		return kern_ambiguous(k, name, errmsg, errlen);
 	if (!started) {
 		const char **names = malloc(sizeof(*names) * (k->nr + 1));
 		int n = 0, ret;
