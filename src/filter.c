@@ -672,9 +672,10 @@ static int check_list(const char *spec, const struct filter_list *l, const struc
 				    "process to map it: a command, -p or -t, not -a alone",
 				    f->len, spec + f->pos, f->file);
 		if (!f->file && !o->kernel)
-			return fail(errmsg, errlen, "'%.*s': without @FILE this is a kernel filter, "
-				    "but the event does not trace the kernel; add '@ FILE' or "
-				    "trace the kernel (e.g. -e intel_pt//k)", f->len, spec + f->pos);
+			return fail(errmsg, errlen, "'%.*s': without @FILE this is a kernel "
+				    "filter, but the event does not trace the kernel; add '@ FILE' "
+				    "or trace the kernel (e.g. -e intel_pt//k)", f->len,
+				    spec + f->pos);
 	}
 	return 0;
 }
@@ -685,11 +686,12 @@ static int check_size(const char *spec, const struct filter_item *f, char *errms
 	if (f->size)
 		return 0;
 	if (!f->range)
-		return fail(errmsg, errlen, "'%.*s': '%s' without a size is a single address, which "
-			    "the intel_pt driver refuses; use 'tracestop START' to stop on a "
-			    "whole function, or give a size: START/SIZE", f->len, spec + f->pos, f->action);
-	return fail(errmsg, errlen, "'%.*s': the range has size 0, which the intel_pt driver "
-		    "refuses; give a size: START/SIZE", f->len, spec + f->pos);
+		return fail(errmsg, errlen, "'%.*s': '%s' without a size is a single address, "
+			    "which the intel_pt driver refuses; use 'tracestop START' to stop on "
+			    "a whole function, or give a size: START/SIZE", f->len,
+			    spec + f->pos, f->action);
+	return fail(errmsg, errlen, "'%.*s': the range has size 0, which the intel_pt "
+		    "driver refuses; give a size: START/SIZE", f->len, spec + f->pos);
 }
 
 static int append(char **s, size_t *len, const struct filter_item *f, const char *path)

@@ -136,9 +136,11 @@ ParameterizedTest(struct filter_bad *c, filter_input, bad_filter_exits_2_with_a_
 					   "--filter", filter, "-o", outdir, "-a", NULL), 0);
 	else
 		cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "-e", c->event,
-					   "--filter", filter, "-o", outdir, "--", "true", NULL), 0);
+					   "--filter", filter, "-o", outdir, "--", "true",
+					   NULL), 0);
 	cr_expect_eq(r.status, 2, "'%s': exit %d, expected 2:\n%s", filter, r.status, r.err);
-	cr_expect_str_empty(r.out, "'%s': stdout should be empty:\n%s", filter, r.out);
+	cr_expect_str_empty(r.out, "'%s': stdout should be empty:\n%s", filter,
+			    r.out);
 	cr_expect_neq(access(outdir, F_OK), 0, "'%s': %s was created", filter, outdir);
 	cr_expect(strstr(r.err, "ptcollect: record: --filter: ") == r.err,
 		  "'%s': message should start 'ptcollect: record: --filter: ':\n%s", filter, r.err);
