@@ -8,6 +8,7 @@
 #   make check-kernel  tests against the real perf core in the QEMU kernel rig
 #   make fuzz       run every fuzz target for FUZZ_SECONDS each
 #   make bench      speed and memory figures
+#   make bench-kernel  ptcollect vs perf on the rig's simulated PT
 #   make install / uninstall (PREFIX, DESTDIR)
 
 VERSION   := 0.1.0
@@ -44,7 +45,7 @@ MANPAGES  := $(wildcard man/*.[1-8])
 TEST_CFLAGS := $(shell pkg-config --cflags criterion 2>/dev/null) -Itests/lib
 TEST_LIBS   := $(shell pkg-config --libs criterion 2>/dev/null)
 
-.PHONY: all deps demo test check check-asan check-kernel check-run fuzz bench \
+.PHONY: all deps demo test check check-asan check-kernel check-run fuzz bench bench-kernel \
 	install uninstall clean
 
 all: $(BIN)
@@ -86,25 +87,32 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 	@echo "  CC      $<"
 	$(Q)$(CC) -O0 -g -pthread -o $@ $<
 
-TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c))
-
-# Address-filter targets built other ways: non-PIE, static, two units with a duplicate static
-# name, stripped to .dynsym, stripped with a .gnu_debuglink'ed debug file next to it.
-FT := $(BUILD)/tests/progs/filtertarget
-$(FT)-nopie: tests/progs/filtertarget.c
+# Address-filter targets: the same program as non-PIE, static, and stripped to .dynsym;
+# two static functions of one name; a function symbol without a size.
+$(BUILD)/tests/progs/filtertarget-nopie: tests/progs/filtertarget.c
+	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O0 -g -no-pie -o $@ $<
-$(FT)-static: tests/progs/filtertarget.c
+$(BUILD)/tests/progs/filtertarget-static: tests/progs/filtertarget.c
+	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O0 -g -static -o $@ $<
-$(FT)-two: tests/progs/filtertarget.c tests/progs-extra/filtertarget2.c
-	$(Q)$(CC) -O0 -g -DFT_TWO_UNITS -o $@ $^
-$(FT)-dyn: tests/progs/filtertarget.c
-	$(Q)$(CC) -O0 -g -rdynamic -o $@.full $< && strip -o $@ $@.full && rm $@.full
-$(FT)-debug: $(FT)
-	$(Q)objcopy --only-keep-debug $< $@.debug && strip -o $@ $< && \
-		objcopy --add-gnu-debuglink=$@.debug $@
-$(FT)-cxx: tests/progs-extra/filtertarget-cxx.cc
-	$(Q)$(CXX) -O0 -g -o $@ $<
-TESTPROGS += $(FT)-nopie $(FT)-static $(FT)-two $(FT)-dyn $(FT)-debug $(FT)-cxx
+$(BUILD)/tests/progs/filtertarget-dynsym: tests/progs/filtertarget.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -rdynamic -o $@ $< && strip $@
+# Stripped, its .symtab in a separate file found through .gnu_debuglink.
+$(BUILD)/tests/progs/filtertarget-debug: tests/progs/filtertarget.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -g -o $@ $< && objcopy --only-keep-debug $@ $@.debug && \
+		strip -g -s $@ && objcopy --add-gnu-debuglink=$@.debug $@
+$(BUILD)/tests/progs/dupsyms: tests/progs/dupsyms/a.c tests/progs/dupsyms/b.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -g -o $@ $^
+$(BUILD)/tests/progs/zerosize: tests/progs/zerosize/main.c tests/progs/zerosize/zero.S
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -g -o $@ $^
+
+TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
+	$(addprefix $(BUILD)/tests/progs/,filtertarget-nopie filtertarget-static \
+		filtertarget-dynsym filtertarget-debug dupsyms zerosize)
 
 deps:
 	@scripts/deps.sh
@@ -112,7 +120,7 @@ deps:
 # Criterion runs the tests of one binary in parallel; the integration tests drive the
 # built binary and the fixture PMUs under tests/fixtures.
 check-run: $(BIN) $(BUILD)/tests/unit $(BUILD)/tests/integration $(TESTPROGS)
-	PTCOLLECT_TESTPROGS=$(abspath $(BUILD)/tests/progs) $(BUILD)/tests/unit --jobs 2
+	$(BUILD)/tests/unit --jobs 2
 	PTCOLLECT_BIN=$(abspath $(BIN)) PTCOLLECT_TESTPROGS=$(abspath $(BUILD)/tests/progs) \
 	PTCOLLECT_SRCDIR=$(CURDIR) $(BUILD)/tests/integration --jobs 2
 
@@ -130,6 +138,9 @@ fuzz:
 
 bench: $(BIN)
 	bench/run $(abspath $(BIN))
+
+bench-kernel: $(BIN)
+	tests/kernel/bench-kernel $(abspath $(BIN))
 
 demo: deps $(BIN)
 	scripts/demo.sh $(abspath $(BIN))

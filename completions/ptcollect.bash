@@ -7,58 +7,28 @@ _ptcollect_pmu_terms()
 	echo config config1 config2
 }
 
-# --filter 'ACTION SYM [/ END] [@ FILE], ...': actions, function names of the
-# @FILE already typed (else of the workload after "--", else of -p PID's
-# executable) through `ptcollect symbols --names FILE 'PREFIX*'`, and files
-# after "@". $1 is the text readline completes, $2 the ptcollect command.
+# --filter: the actions, and "filter SYM @ PROG" for each function of the program
+# given after "--" (the names come from 'ptcollect symbols').
 _ptcollect_filter()
 {
-	local text=$1 ptc=$2 line=${COMP_LINE:0:COMP_POINT}
-	local spec=${line##*--filter[ =]} tok=${text##*[ ,@/]} head before file w pw i
-	head=${text:0:${#text}-${#tok}}
-	spec=${spec#[\'\"]}
-	before=${spec:0:${#spec}-${#tok}}
-	before=${before%"${before##*[! ]}"}
-	if [[ $spec == *@* ]]; then
-		file=${spec##*@}
-		file=${file#"${file%%[! ]*}"}
-		if [[ $file != *[\ ,]* ]]; then
-			head=${text:0:${#text}-${#file}}
-			COMPREPLY=($(compgen -f -- "$file"))
-			COMPREPLY=("${COMPREPLY[@]/#/$head}")
-			compopt -o nospace 2>/dev/null
-			return
-		fi
-		file=""
-	fi
-	w=${before##*[ ,]}
-	pw=${before:0:${#before}-${#w}}
-	pw=${pw%"${pw##*[! ]}"}
-	if [[ -z $before || $before == *, || $w == @* || $pw == *@ ]]; then
-		COMPREPLY=($(compgen -W "filter tracestop stop" -- "$tok"))
-		COMPREPLY=("${COMPREPLY[@]/#/$head}")
-		compopt -o nospace 2>/dev/null
-		COMPREPLY=("${COMPREPLY[@]/%/ }")
-		return
-	fi
-	case $w in
-	filter|stop|tracestop|start|*/|/) ;;
-	*) return ;;
-	esac
-	if [[ $spec == *@* ]]; then
-		file=${spec##*@}; file=${file# }; file=${file%%[ ,]*}
-	fi
+	local i prog="" sym act
 	for ((i = 1; i < ${#COMP_WORDS[@]}; i++)); do
-		[[ -n $file ]] && break
-		[[ ${COMP_WORDS[i]} == -- ]] && file=${COMP_WORDS[i + 1]}
-		[[ ${COMP_WORDS[i]} == -p || ${COMP_WORDS[i]} == --pid ]] &&
-			file=/proc/${COMP_WORDS[i + 1]%%,*}/exe
+		if [[ ${COMP_WORDS[i]} == -- ]]; then
+			prog=${COMP_WORDS[i + 1]:-}
+			break
+		fi
 	done
-	[[ -n $file && $file != */* ]] && file=$(type -P "$file")
-	[[ -z $file ]] && return
-	COMPREPLY=($(compgen -W "$("$ptc" symbols --names "$file" "$tok*" 2>/dev/null)" \
-		-- "$tok"))
-	COMPREPLY=("${COMPREPLY[@]/#/$head}")
+	COMPREPLY=()
+	for act in filter tracestop; do
+		[[ "$act " == "$cur"* ]] && COMPREPLY+=("$act ")
+	done
+	[[ -n $prog ]] || return
+	while read -r sym; do
+		for act in filter tracestop; do
+			[[ "$act $sym @ $prog" == "$cur"* ]] && COMPREPLY+=("$act $sym @ $prog")
+		done
+	done < <(${words[0]:-ptcollect} symbols "$prog" 2>/dev/null | awk 'NR > 4 { print $5 }')
+	compopt -o nospace 2>/dev/null
 }
 
 _ptcollect()
@@ -93,18 +63,10 @@ _ptcollect()
 		COMPREPLY=($(compgen -W "--json --help" -- "$cur"))
 		;;
 	symbols)
-		# FILE, then a GLOB: the file's function names (ptcollect symbols --names).
-		local args=() w
-		for ((i = 2; i < cword; i++)); do
-			[[ ${words[i]} == -* ]] || args+=("${words[i]}")
-		done
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--names --json --help" -- "$cur"))
-		elif ((${#args[@]} == 0)); then
+			COMPREPLY=($(compgen -W "--json --help" -- "$cur"))
+		else
 			_filedir
-		elif ((${#args[@]} == 1)); then
-			COMPREPLY=($(compgen -W "$("${words[0]}" symbols --names "${args[0]}" \
-				"$cur*" 2>/dev/null)" -- "$cur"))
 		fi
 		;;
 	record)
@@ -139,14 +101,12 @@ _ptcollect()
 		-o|--output)
 			_filedir -d
 			return ;;
+		--filter)
+			_ptcollect_filter
+			return ;;
 		-m|--mmap-pages|--duration|--max-size)
 			return ;;
 		esac
-		if [[ ${COMP_LINE:0:COMP_POINT} == *--filter[\ =]* &&
-		      ${COMP_LINE:0:COMP_POINT} =~ --filter[\ =][\'\"][^\'\"]*$ || $prev == --filter ]]; then
-			_ptcollect_filter "$2" "${COMP_WORDS[0]}"
-			return
-		fi
 		COMPREPLY=($(compgen -W "--event --pid --tid --all-cpus --cpu --mmap-pages
 			--output --force --quiet --per-thread --filter --duration --max-size
 			--dry-run --json --help --" -- "$cur"))

@@ -12,6 +12,7 @@
 #include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "auxring.h"
 #include "record.h"
@@ -20,6 +21,8 @@
 #define BUNDLE_VERSION	1
 #define BUNDLE_MANIFEST	"manifest.json"
 #define BUNDLE_SAMPLE_TYPE	0x10086	/* TID|TIME|CPU|IDENTIFIER */
+#define BUNDLE_PROC	"proc.pevent"	/* COMM/MMAP2 of targets that were already running */
+#define BUNDLE_VDSO	"sysroot/vdso-x64.so"
 
 struct bundle;
 
@@ -40,6 +43,12 @@ const char *bundle_error(const struct bundle *b);
 void bundle_stream_update(struct bundle *b, int idx, const struct auxring_stats *st);
 /* Tracing began: the control page's time conversion, the start time. */
 void bundle_started(struct bundle *b, const struct perf_event_mmap_page *pc);
+/* Synthesize @pid's threads and executable mappings into proc.pevent. */
+int bundle_add_process(struct bundle *b, pid_t pid, char *err, size_t len);
+/* Save the [vdso] under sysroot/, for --pevent:vdso-x64. */
+int bundle_save_sysroot(struct bundle *b, char *err, size_t len);
+/* The kernel is traced: copy kallsyms, note where the kernel starts. */
+int bundle_save_kernel(struct bundle *b, char *err, size_t len);
 /* Write the manifest as it stands (complete=false), e.g. once the streams are open. */
 int bundle_checkpoint(struct bundle *b, char *err, size_t len);
 /*

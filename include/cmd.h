@@ -19,6 +19,10 @@ int do_caps(int argc, char **argv);
 void usage_caps(FILE *f);
 int do_record(int argc, char **argv);
 void usage_record(FILE *f);
+int do_info(int argc, char **argv);
+void usage_info(FILE *f);
+int do_dump(int argc, char **argv);
+void usage_dump(FILE *f);
 int do_symbols(int argc, char **argv);
 void usage_symbols(FILE *f);
 

@@ -1,13 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Address filters: perf's --filter grammar in, the kernel's filter string
- * (PERF_EVENT_IOC_SET_FILTER) out, resolved exactly as perf resolves it.
- *
- *   filter|start|stop|tracestop START[/SIZE|/END] [@FILE], separated by ',' or ' '
- *
- * START and END are function names (with "#N" for the N'th of that name, "#g"
- * for the global one), numbers, or "*" for the whole object. Without @FILE the
- * filter is a kernel one, resolved from kallsyms.
+ * Address filters in perf's grammar,
+ *	filter|start|stop|tracestop START[/SIZE|/END] [@FILE]
+ * separated by commas or spaces, resolved to the string the kernel takes
+ * through PERF_EVENT_IOC_SET_FILTER exactly as perf resolves it: symbols
+ * (with #N / #g selectors) to file offsets and sizes, '*' to the whole
+ * object, kernel symbols from kallsyms, tracestop sent as a ranged stop.
+ * Then what the intel_pt driver would refuse is refused here, by name.
  */
 #ifndef PTC_FILTER_H
 #define PTC_FILTER_H
@@ -15,42 +14,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define FILTER_MAX	32	/* more than any PMU has ranges */
-
 struct filter_opts {
-	bool kernel;			/* the event traces the kernel */
-	bool task_target;		/* a command, -p or -t (file filters need one) */
-	int nr_addr_filters;		/* the PMU's nr_addr_filters, -1 when unknown */
-	int num_address_ranges;		/* caps/num_address_ranges, -1 when unknown */
-	const char *kallsyms;		/* NULL: /proc/kallsyms */
+	bool traces_kernel;	/* the event does not exclude the kernel */
+	bool task_target;	/* a workload, -p or -t: file filters need one */
+	int nr_addr_filters;	/* the PMU's nr_addr_filters */
+	int num_address_ranges;	/* caps/num_address_ranges, -1 when absent */
+	const char *kallsyms;	/* default /proc/kallsyms */
 };
-
-/* One filter as written. */
-struct filter_item {
-	char action[16];		/* "filter", "start", "stop", "tracestop" */
-	bool start_is_sym, end_is_sym, range;
-	char *start_sym, *end_sym, *file;
-	unsigned long long start, size;	/* numbers as written */
-	int start_idx, end_idx;		/* -1 none, 0 "#g", N "#N" */
-	int pos, len;			/* where it is in the spec */
-};
-
-struct filter_list {
-	int nr;
-	struct filter_item items[FILTER_MAX];
-};
-
-/* Syntax only. Returns 0 or -EINVAL with errmsg showing where it broke. */
-int filter_parse(const char *spec, struct filter_list *l, char *errmsg, size_t errlen);
-void filter_list_free(struct filter_list *l);
 
 /*
- * Parse, check against the PMU and the target, resolve, and return the kernel
- * string in *kernel_str (malloc'd). Returns 0, or -EINVAL (bad input: exit 2)
- * or another negative errno, with errmsg. Opens nothing but ELF files and
- * kallsyms.
+ * Resolve @spec. Returns 0 with *@kernel_str (malloc'd), or -EINVAL (bad
+ * input: exit 2) / another -errno, with @err saying what, why and what to do.
+ * Warnings that do not stop the recording go to @warn (may be empty).
  */
 int filter_build(const char *spec, const struct filter_opts *o, char **kernel_str,
-		 char *errmsg, size_t errlen);
+		 char *err, size_t errlen, char *warn, size_t warnlen);
 
 #endif

@@ -1,57 +1,47 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Function symbols of an ELF file, as an address filter needs them: name,
- * address, size and the file offset the kernel's filter ranges are given in.
- * Symbols come from .symtab, else from a separate debug file (build-id or
- * .gnu_debuglink under /usr/lib/debug), else from .dynsym. Offsets always come
- * from the program headers of the file itself (the one that gets mapped).
+ * Function symbols of an ELF file, as perf loads them for address filters:
+ * .symtab (of the file, or of its debug file found through the build-id or
+ * .gnu_debuglink under /usr/lib/debug), else .dynsym; FUNC and GNU_IFUNC
+ * symbols that are defined, aliases included; sorted by address. Each has
+ * its file offset, through the PT_LOAD segment that holds it.
  */
 #ifndef PTC_SYMBOLS_H
 #define PTC_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-enum symbols_bind {
-	SYMBOLS_LOCAL,
-	SYMBOLS_GLOBAL,
-	SYMBOLS_WEAK,
-};
-
-struct symbols_sym {
-	char *name;		/* demangled, as perf names it ("ns::bar(int)") */
-	char *elf_name;		/* as in the ELF file ("_ZN2ns3barEi") */
+struct symbol {
+	char *name;
 	uint64_t addr;		/* st_value */
-	uint64_t offset;	/* file offset through the PT_LOAD segment holding addr */
-	uint64_t size;		/* st_size; 0 when the ELF gives none */
-	uint64_t seg_end;	/* file offset where that segment's file bytes end */
-	enum symbols_bind bind;
+	uint64_t size;		/* st_size */
+	uint64_t offset;	/* file offset of addr */
+	uint64_t seg_start;	/* file offset where its segment's mapping starts (page aligned) */
+	uint64_t seg_end;	/* file offset where its PT_LOAD segment's file bytes end */
+	char bind;		/* 'g' global, 'l' local, 'w' weak */
+	bool size_unknown;	/* st_size is 0: where it ends is not known */
+	size_t index;		/* in the symbol table */
 };
 
-struct symbols {
-	char path[4096];	/* real path of the file */
-	char symfile[4096];	/* file the symbols were read from (may be a debug file) */
-	const char *table;	/* ".symtab" or ".dynsym" */
+struct symtab {
+	char path[4096];	/* realpath of the file */
+	char table[16];		/* ".symtab" or ".dynsym" */
+	char debug_file[4096];	/* where .symtab came from, if not the file itself */
 	uint64_t file_size;
-	int nr;
-	struct symbols_sym *syms;	/* functions, sorted by offset then name */
+	struct symbol *syms;
+	size_t nr;
 };
 
-/*
- * Load the function symbols of @path. Returns 0, -ENOENT (no such file),
- * -ENOEXEC (not ELF, or malformed), -ENODATA (no symbol table at all) or
- * another negative errno, with errmsg saying which and why.
- */
-int symbols_load(const char *path, struct symbols *s, char *errmsg, size_t errlen);
-void symbols_free(struct symbols *s);
+/* Returns 0, -ENOENT (no such file), -ENOEXEC (not ELF), -ENODATA (no symbols), with @err. */
+int symbols_load(struct symtab *t, const char *file, char *err, size_t errlen);
+void symbols_free(struct symtab *t);
 
-/*
- * Size perf would use: st_size, else the distance to the next symbol's offset,
- * else (the last symbol) to the end of its page.
- */
-uint64_t symbols_size(const struct symbols *s, int idx);
+/* The GNU build-id of @path in lowercase hex: 0, -ENOENT, -ENOEXEC or -ENODATA (none). */
+int symbols_build_id(const char *path, char *hex, size_t len);
 
-/* The letter perf prints for a binding: 'g', 'l' or 'w'. */
-char symbols_bind_char(enum symbols_bind b);
+/* Up to @max names closest to @name (edit distance), for "did you mean". */
+size_t symbols_nearest(const struct symtab *t, const char *name, const char **out, size_t max);
 
 #endif

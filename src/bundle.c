@@ -15,6 +15,8 @@
 #include "bundle.h"
 #include "cpu.h"
 #include "out.h"
+#include "sideband.h"
+#include "symbols.h"
 
 struct bstream {
 	int cpu, tid;
@@ -22,6 +24,11 @@ struct bstream {
 	char trace[32], sideband[40];
 	struct auxring_stats st;
 	bool closed;
+};
+
+struct image {
+	char *path;
+	char build_id[128];	/* "" when the file has none or is gone */
 };
 
 struct bundle {
@@ -40,6 +47,12 @@ struct bundle {
 	bool complete;
 	const char *stop_reason;
 	int exit_status;
+	int proc_fd;		/* proc.pevent, -1 until a running target needs it */
+	bool proc_written;	/* proc.pevent exists */
+	bool vdso;		/* sysroot/vdso-x64.so was saved */
+	uint64_t kernel_start;	/* 0: the kernel is not traced */
+	struct image *images;
+	int nr_images;
 	char err[512];
 };
 
@@ -135,6 +148,7 @@ int bundle_create(struct bundle **bp, const struct record_plan *plan, char *err,
 		return fail(err, len, ENOMEM, "out of memory");
 	b->plan = plan;
 	b->dir_fd = -1;
+	b->proc_fd = -1;
 	b->exit_status = -1;
 	b->dir = strdup(plan->opts.output);
 	b->dir_fd = open(plan->opts.output, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -228,6 +242,128 @@ void bundle_started(struct bundle *b, const struct perf_event_mmap_page *pc)
 	b->time_zero = pc->time_zero;
 	b->time_mult = pc->time_mult;
 	b->time_shift = pc->time_shift;
+}
+
+/* ---- what decoders need beside the streams ----------------------------- */
+
+int bundle_add_process(struct bundle *b, pid_t pid, char *err, size_t len)
+{
+	int ret;
+
+	if (b->proc_fd < 0) {
+		b->proc_fd = openat(b->dir_fd, BUNDLE_PROC, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+				    0644);
+		if (b->proc_fd < 0)
+			return fail(err, len, errno, "%s/%s: %s", b->dir, BUNDLE_PROC, strerror(errno));
+		b->proc_written = true;
+	}
+	ret = sideband_synthesize_proc(pid, b->proc_fd, err, len);
+	return ret < 0 ? ret : 0;
+}
+
+int bundle_save_sysroot(struct bundle *b, char *err, size_t len)
+{
+	char path[4200];
+	int ret;
+
+	if (mkdirat(b->dir_fd, "sysroot", 0755) && errno != EEXIST)
+		return fail(err, len, errno, "%s/sysroot: %s", b->dir, strerror(errno));
+	snprintf(path, sizeof(path), "%s/" BUNDLE_VDSO, b->dir);
+	ret = sideband_save_vdso(path, err, len);
+	b->vdso = !ret;
+	return ret;
+}
+
+/* kallsyms for kernel decoding, and where the kernel starts (_text, else _stext). */
+int bundle_save_kernel(struct bundle *b, char *err, size_t len)
+{
+	FILE *in = fopen("/proc/kallsyms", "re"), *out;
+	char line[1024], path[4200];
+	int ret = 0;
+
+	if (!in)
+		return fail(err, len, errno, "/proc/kallsyms: %s", strerror(errno));
+	snprintf(path, sizeof(path), "%s/kallsyms", b->dir);
+	out = fopen(path, "we");
+	if (!out) {
+		fclose(in);
+		return fail(err, len, errno, "%s: %s", path, strerror(errno));
+	}
+	while (fgets(line, sizeof(line), in)) {
+		unsigned long long a;
+		char type, name[256];
+
+		if (fputs(line, out) < 0) {
+			ret = fail(err, len, errno, "%s: %s", path, strerror(errno));
+			break;
+		}
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3 &&
+		    (!strcmp(name, "_text") || (!b->kernel_start && !strcmp(name, "_stext"))))
+			b->kernel_start = a;
+	}
+	fclose(in);
+	if (fclose(out) && !ret)
+		ret = fail(err, len, errno, "%s: %s", path, strerror(errno));
+	if (!ret && !b->kernel_start)
+		ret = fail(err, len, EPERM, "/proc/kallsyms shows no kernel addresses "
+			   "(kptr_restrict): run as root to trace the kernel");
+	return ret;
+}
+
+static void add_image(struct bundle *b, const char *path)
+{
+	struct image *n;
+
+	if (path[0] != '/' || !strncmp(path, "//", 2))
+		return;	/* [vdso], [stack], //anon: not files */
+	for (int i = 0; i < b->nr_images; i++)
+		if (!strcmp(b->images[i].path, path))
+			return;
+	n = realloc(b->images, (b->nr_images + 1) * sizeof(*n));
+	if (!n)
+		return;
+	b->images = n;
+	n = &b->images[b->nr_images];
+	n->path = strdup(path);
+	if (!n->path)
+		return;
+	if (symbols_build_id(path, n->build_id, sizeof(n->build_id)))
+		n->build_id[0] = '\0';
+	b->nr_images++;
+}
+
+/* Every file the sideband maps, with its build-id as it is on disk now. */
+static void collect_images(struct bundle *b, const char *file)
+{
+	int fd = openat(b->dir_fd, file, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	uint8_t *buf;
+	size_t off = 0;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !st.st_size || !(buf = malloc((size_t)st.st_size))) {
+		close(fd);
+		return;
+	}
+	if (pread(fd, buf, (size_t)st.st_size, 0) == st.st_size) {
+		while (off < (size_t)st.st_size) {
+			struct sb_record r;
+			char err[256];
+			int n = sideband_parse(buf, (size_t)st.st_size, off, BUNDLE_SAMPLE_TYPE, &r,
+					       err, sizeof(err));
+			const char *f;
+
+			if (n < 0)
+				break;
+			f = sideband_mmap_file(&r);
+			if (f)
+				add_image(b, f);
+			off += (size_t)n;
+		}
+	}
+	free(buf);
+	close(fd);
 }
 
 /* ---- manifest.json ---------------------------------------------------- */
@@ -356,6 +492,15 @@ static void stream_decoders(const struct bundle *b, struct jw *w, int idx)
 	decoder_config(b, w);
 	jw_str(w, NULL, "--pevent:sample-type");
 	jw_raw(w, NULL, "\"0x%x\"", BUNDLE_SAMPLE_TYPE);
+	if (b->kernel_start) {
+		jw_str(w, NULL, "--pevent:kernel-start");
+		jw_raw(w, NULL, "\"0x%" PRIx64 "\"", b->kernel_start);
+	}
+	if (b->vdso) {
+		snprintf(path, sizeof(path), "%s/" BUNDLE_VDSO, b->dir);
+		jw_str(w, NULL, "--pevent:vdso-x64");
+		jw_str(w, NULL, path);
+	}
 	if (b->cap_user_time_zero) {
 		jw_str(w, NULL, "--pevent:time-zero");
 		jw_raw(w, NULL, "\"%" PRIu64 "\"", b->time_zero);
@@ -367,6 +512,11 @@ static void stream_decoders(const struct bundle *b, struct jw *w, int idx)
 	snprintf(path, sizeof(path), "%s/%s", b->dir, b->s[idx].sideband);
 	jw_str(w, NULL, "--pevent:primary");
 	jw_str(w, NULL, path);
+	if (b->proc_written) {
+		snprintf(path, sizeof(path), "%s/" BUNDLE_PROC, b->dir);
+		jw_str(w, NULL, "--pevent:secondary");
+		jw_str(w, NULL, path);
+	}
 	for (int i = 0; i < b->nr; i++) {
 		if (i == idx)
 			continue;
@@ -490,11 +640,24 @@ static void write_manifest_body(const struct bundle *b, FILE *f)
 	jw_close(&w, '}');
 	jw_raw(&w, "mtc_freq", "%" PRIu64, mtc_freq(p));
 	jw_open(&w, "kernel", '{');
-	jw_str(&w, "start", NULL);
-	jw_str(&w, "kallsyms", NULL);
+	if (b->kernel_start) {
+		jw_hex(&w, "start", b->kernel_start);
+		jw_str(&w, "kallsyms", "kallsyms");
+	} else {
+		jw_str(&w, "start", NULL);
+		jw_str(&w, "kallsyms", NULL);
+	}
 	jw_close(&w, '}');
+	jw_str(&w, "proc_sideband", b->proc_written ? BUNDLE_PROC : NULL);
+	jw_str(&w, "vdso", b->vdso ? BUNDLE_VDSO : NULL);
 	write_streams(b, &w);
 	jw_open(&w, "images", '[');
+	for (int i = 0; i < b->nr_images; i++) {
+		jw_open(&w, NULL, '{');
+		jw_str(&w, "path", b->images[i].path);
+		jw_str(&w, "build_id", b->images[i].build_id[0] ? b->images[i].build_id : NULL);
+		jw_close(&w, '}');
+	}
 	jw_close(&w, ']');
 	jw_time(&w, "start_time", &b->start);
 	jw_time(&w, "end_time", &b->end);
@@ -547,6 +710,14 @@ int bundle_finish(struct bundle *b, bool complete, const char *stop_reason, int 
 		}
 		s->closed = true;
 	}
+	if (b->proc_fd >= 0 && close(b->proc_fd) && !ret) {
+		ret = fail(err, len, errno, "%s/%s: %s", b->dir, BUNDLE_PROC, strerror(errno));
+		complete = false;
+	}
+	b->proc_fd = -1;
+	collect_images(b, BUNDLE_PROC);
+	for (int i = 0; i < b->nr; i++)
+		collect_images(b, b->s[i].sideband);
 	clock_gettime(CLOCK_REALTIME, &b->end);
 	b->complete = complete;
 	b->stop_reason = stop_reason;
@@ -572,8 +743,13 @@ void bundle_free(struct bundle *b)
 		close(b->s[i].trace_fd);
 		close(b->s[i].sb_fd);
 	}
+	if (b->proc_fd >= 0)
+		close(b->proc_fd);
 	if (b->dir_fd >= 0)
 		close(b->dir_fd);
+	for (int i = 0; i < b->nr_images; i++)
+		free(b->images[i].path);
+	free(b->images);
 	free(b->s);
 	free(b->dir);
 	free(b);

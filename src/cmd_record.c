@@ -80,32 +80,6 @@ static int bad(const char *fmt, ...)
 	return cmd_bad_usage("record", "%s", buf);
 }
 
-/* --filter to the kernel's string, checked against the PMU and the target. */
-static int build_filter(struct record_plan *p)
-{
-	const char *ks = getenv("PTCOLLECT_KALLSYMS");
-	struct filter_opts fo = {
-		.kernel = !p->ev.exclude_kernel,
-		.task_target = p->target != TARGET_CPU,
-		.nr_addr_filters = p->pmu.nr_addr_filters,
-		.num_address_ranges = pmu_has_cap(&p->pmu, "num_address_ranges") ?
-				      (int)pmu_cap(&p->pmu, "num_address_ranges", 0) : -1,
-		.kallsyms = ks && *ks ? ks : NULL,	/* tests supply their own */
-	};
-	char err[4096];
-	int ret = filter_build(p->opts.filter, &fo, &p->filter, err, sizeof(err));
-
-	if (ret == -ENOMEM) {
-		msg_err("record: out of memory");
-		return EXIT_RUNTIME;
-	}
-	if (ret) {
-		msg_err("record: --filter: %s", err);
-		return EXIT_USAGE;
-	}
-	return 0;
-}
-
 /* Options and their syntax only: nothing is looked up here. */
 static int parse_opts(int argc, char **argv, struct record_opts *o)
 {
@@ -281,6 +255,27 @@ static int resolve_plan(struct record_plan *p)
 	if (p->ev.forced_pt)
 		msg_warn("-e %s: pt=0 makes no sense; using pt=1, as perf does", o->event);
 
+	if (o->filter) {
+		struct filter_opts fo = {
+			.traces_kernel = !p->ev.exclude_kernel,
+			.task_target = !(o->all_cpus || o->cpus_given),
+			.nr_addr_filters = p->pmu.nr_addr_filters > 0 ? p->pmu.nr_addr_filters : 0,
+			.num_address_ranges = pmu_has_cap(&p->pmu, "num_address_ranges") ?
+				(int)pmu_cap(&p->pmu, "num_address_ranges", 0) : -1,
+			.kallsyms = getenv("PTCOLLECT_KALLSYMS"),
+		};
+		char warn[512];
+
+		ret = filter_build(o->filter, &fo, &p->filter, err, sizeof(err), warn, sizeof(warn));
+		if (ret == -ENOMEM) {
+			msg_err("record: out of memory");
+			return EXIT_RUNTIME;
+		}
+		if (ret)
+			return bad("--filter '%s': %s", o->filter, err);
+		if (warn[0])
+			msg_warn("--filter: %s", warn);
+	}
 	for (int i = 0; i < o->nr_pids; i++)
 		if (!pid_exists(o->pids[i]))
 			return bad("-p %d: no such process", o->pids[i]);
@@ -306,8 +301,6 @@ static int resolve_plan(struct record_plan *p)
 	else
 		p->target = TARGET_TID;
 	p->per_thread = o->per_thread;
-	if (o->filter && (ret = build_filter(p)))
-		return ret;
 
 	privs_read(&pv);
 	p->data_bytes = o->data_bytes ? o->data_bytes : DEFAULT_DATA_BYTES;

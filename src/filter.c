@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* perf's address-filter grammar, resolved to the kernel's filter string as perf does. */
+/* Address filters: perf's grammar and resolution, then intel_pt's rules. */
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -8,742 +8,547 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "filter.h"
 #include "symbols.h"
 
-#define PAGE	4096ULL
+#define MAX_FILTERS 64
 
-static int fail(char *errmsg, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(char *errmsg, size_t errlen, const char *fmt, ...)
+struct afilter {
+	char action[16];	/* as sent: tracestop becomes stop */
+	const char *keyword;	/* as written */
+	bool range;
+	bool start;		/* start or filter */
+	char *sym_from, *sym_to, *file;
+	int idx_from, idx_to;	/* -1 none, 0 global (#g), N the N'th */
+	uint64_t addr, size;
+	size_t pos;		/* where it begins in the spec */
+	uint64_t seg_end;	/* file offset where START's segment ends (symbols only) */
+};
+
+struct ctx {
+	const char *spec;
+	const struct filter_opts *o;
+	char *err;
+	size_t errlen;
+	char *warn;
+	size_t warnlen;
+};
+
+__attribute__((format(printf, 3, 4)))
+static int bad(struct ctx *c, size_t pos, const char *fmt, ...)
 {
+	char msg[1024];
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(errmsg, errlen, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (pos == SIZE_MAX) {
+		snprintf(c->err, c->errlen, "%s", msg);
+		return -EINVAL;
+	}
+	/* Show where it broke: the spec, and a caret under the place. */
+	n = snprintf(c->err, c->errlen, "%s\n  %s\n  %*s^", msg, c->spec, (int)pos, "");
+	(void)n;
 	return -EINVAL;
 }
 
-/* "WHY at character N:\n  SPEC\n  ^" so the user sees where the spec broke. */
-static int syntax(char *errmsg, size_t errlen, const char *spec, const char *at,
-		  const char *why)
-{
-	int col = (int)(at - spec);
+/* ---- parsing (perf's tokens: words end at a space; file names at space or comma) ---- */
 
-	return fail(errmsg, errlen, "%s at character %d:\n    %s\n    %*s^\n    filter syntax: "
-		    "filter|stop|tracestop START[/SIZE|/END] [@FILE], separated by ',' or ' '",
-		    why, col + 1, spec, col, "");
+struct cursor {
+	char *buf;	/* a private copy of the spec */
+	char *p;
+};
+
+static size_t at(const struct cursor *cur)
+{
+	return (size_t)(cur->p - cur->buf);
 }
 
-static const char *skip(const char *p, const char *set)
+static void skip(struct cursor *cur, const char *set)
 {
-	return p + strspn(p, set);
+	cur->p += strspn(cur->p, set);
 }
 
-/*
- * A number (when it starts with a digit, strtoull base 0) or a word up to one of
- * @delim, as perf reads each field: words end only at a space, so "main/4" is
- * one word.
- */
-static int field(const char **p, const char *delim, bool num_ok, unsigned long long *num,
-		 char **word, const char *spec, const char *what, char *errmsg, size_t errlen)
+/* A number (base 0, as strtoull) or a word up to one of @delims. */
+static int num_or_word(struct ctx *c, struct cursor *cur, uint64_t *num, char **word,
+		       const char *delims, const char *what)
 {
-	*p = skip(*p, " ");
+	size_t n;
+
+	skip(cur, " ");
 	*word = NULL;
-	if (isdigit((unsigned char)**p)) {
+	if (isdigit((unsigned char)*cur->p)) {
 		char *end;
-		char why[128];
 
-		if (!num_ok) {
-			snprintf(why, sizeof(why), "%s cannot start with a digit%s", what,
-				 !strcmp(what, "a file name") ? " (write ./NAME)" : "");
-			return syntax(errmsg, errlen, spec, *p, why);
-		}
+		if (!num)
+			return bad(c, at(cur), "%s cannot start with a digit", what);
 		errno = 0;
-		*num = strtoull(*p, &end, 0);
-		if (errno || end == *p) {
-			snprintf(why, sizeof(why), "%s is not a number that fits 64 bits", what);
-			return syntax(errmsg, errlen, spec, *p, why);
-		}
-		*p = end;
+		*num = strtoull(cur->p, &end, 0);
+		if (errno || end == cur->p)
+			return bad(c, at(cur), "%s is not a number", what);
+		cur->p = end;
 		return 0;
 	}
-	size_t n = strcspn(*p, delim);
-	char why[128];
-
-	if (!n) {
-		snprintf(why, sizeof(why), "%s is missing", what);
-		return syntax(errmsg, errlen, spec, *p, why);
+	n = strcspn(cur->p, delims);
+	/* "work / @ FILE": the '@' starts the file, not a symbol. */
+	if (!n || (*cur->p == '@' && num))
+		return bad(c, at(cur), "%s is missing", what);
+	*word = cur->p;
+	cur->p += n;
+	if (*cur->p) {
+		*cur->p = '\0';
+		cur->p++;
 	}
-	*word = strndup(*p, n);
-	if (!*word)
-		return fail(errmsg, errlen, "out of memory");
-	*p += n;
 	return 0;
 }
 
-/* "#N" picks the N'th symbol of that name, "#g"/"#G"/"#0" the global one. */
-static int selector(const char **p, int *idx, const char *spec, char *errmsg, size_t errlen)
+static int sym_index(struct ctx *c, struct cursor *cur, int *idx)
 {
-	const char *q = skip(*p, " ");
-	unsigned long n;
 	char *end;
+	unsigned long v;
 
 	*idx = -1;
-	if (*q != '#')
+	skip(cur, " ");
+	if (*cur->p != '#')
 		return 0;
-	q++;
-	if (*q == 'g' || *q == 'G') {
+	cur->p++;
+	if (*cur->p == 'g' || *cur->p == 'G') {
+		cur->p++;
 		*idx = 0;
-		*p = q + 1;
 		return 0;
 	}
 	errno = 0;
-	n = strtoul(q, &end, 0);
-	if (errno || end == q || n > INT_MAX)
-		return syntax(errmsg, errlen, spec, q, "expected a number or 'g' after '#'");
-	*idx = (int)n;
-	*p = end;
+	v = strtoul(cur->p, &end, 0);
+	if (errno || end == cur->p || v > INT_MAX)
+		return bad(c, at(cur), "'#' must be followed by a number or g (e.g. main #2, main #g)");
+	cur->p = end;
+	*idx = (int)v;
 	return 0;
 }
 
-static int parse_one(const char **pp, const char *spec, struct filter_item *f, char *errmsg,
-		     size_t errlen)
+static int parse_one(struct ctx *c, struct cursor *cur, struct afilter *f)
 {
-	const char *p = *pp, *act;
-	unsigned long long dummy;
-	char *word = NULL;
+	char *word;
 	int ret;
 
-	f->pos = (int)(skip(p, " ") - spec);
-	act = skip(p, " ");
-	ret = field(&p, " ", false, &dummy, &word, spec, "an action", errmsg, errlen);
+	memset(f, 0, sizeof(*f));
+	f->idx_from = f->idx_to = -1;
+	skip(cur, " ");
+	f->pos = at(cur);
+	ret = num_or_word(c, cur, NULL, &word, " ", "the action");
 	if (ret)
 		return ret;
-	if (strcmp(word, "filter") && strcmp(word, "start") && strcmp(word, "stop") &&
-	    strcmp(word, "tracestop")) {
-		char why[160];
-
-		snprintf(why, sizeof(why), "unknown action '%.40s' (use filter, stop or "
-			 "tracestop)", word);
-		free(word);
-		return syntax(errmsg, errlen, spec, act, why);
+	f->keyword = word;
+	if (!strcmp(word, "filter")) {
+		f->start = f->range = true;
+	} else if (!strcmp(word, "start")) {
+		f->start = true;
+	} else if (!strcmp(word, "stop")) {
+		f->start = false;
+	} else if (!strcmp(word, "tracestop")) {
+		f->range = true;
+		word += 5;	/* perf sends tracestop as a ranged stop */
+	} else {
+		return bad(c, f->pos, "'%s' is not an action: use filter, start, stop or tracestop",
+			   word);
 	}
 	snprintf(f->action, sizeof(f->action), "%s", word);
-	f->range = !strcmp(word, "filter") || !strcmp(word, "tracestop");
-	free(word);
-
-	ret = field(&p, " ", true, &f->start, &f->start_sym, spec, "a start symbol or address",
-		    errmsg, errlen);
+	ret = num_or_word(c, cur, &f->addr, &f->sym_from, " ", "the start (a symbol or address)");
+	if (!ret && f->sym_from)
+		ret = sym_index(c, cur, &f->idx_from);
 	if (ret)
 		return ret;
-	f->start_is_sym = f->start_sym != NULL;
-	f->start_idx = f->end_idx = -1;
-	if (f->start_is_sym && (ret = selector(&p, &f->start_idx, spec, errmsg, errlen)))
-		return ret;
-	p = skip(p, " ");
-	if (*p == '/') {
-		p++;
-		ret = field(&p, " ", true, &f->size, &f->end_sym, spec,
-			    "an end symbol or size", errmsg, errlen);
+	skip(cur, " ");
+	if (*cur->p == '/') {
+		cur->p++;
+		ret = num_or_word(c, cur, &f->size, &f->sym_to, " ", "the size or end symbol");
+		if (!ret && f->sym_to)
+			ret = sym_index(c, cur, &f->idx_to);
 		if (ret)
-			return ret;
-		f->end_is_sym = f->end_sym != NULL;
-		if (f->end_is_sym && (ret = selector(&p, &f->end_idx, spec, errmsg, errlen)))
 			return ret;
 		f->range = true;
 	}
-	p = skip(p, " ");
-	if (*p == '@') {
-		p++;
-		ret = field(&p, " ,", false, &dummy, &f->file, spec, "a file name", errmsg,
-			    errlen);
+	skip(cur, " ");
+	if (*cur->p == '@') {
+		cur->p++;
+		ret = num_or_word(c, cur, NULL, &f->file, " ,", "the file name");
 		if (ret)
 			return ret;
 	}
-	f->len = (int)(p - spec) - f->pos;
-	while (f->len > 0 && spec[f->pos + f->len - 1] == ' ')
-		f->len--;
-	p = skip(p, " ,");
-	*pp = p;
+	skip(cur, " ,");
 	return 0;
 }
 
-int filter_parse(const char *spec, struct filter_list *l, char *errmsg, size_t errlen)
+/* The keyword as written, kept past the parse buffer. */
+static const char *static_keyword(const char *k)
 {
-	const char *p = spec;
+	static const char *const kw[] = { "filter", "start", "stop", "tracestop" };
 
-	memset(l, 0, sizeof(*l));
-	if (!*skip(spec, " ,"))
-		return fail(errmsg, errlen, "the filter is empty; give at least one, e.g. "
-			    "'filter main @ ./prog'");
-	while (*p) {
-		int ret;
-
-		if (l->nr == FILTER_MAX) {
-			filter_list_free(l);
-			return syntax(errmsg, errlen, spec, p, "too many filters");
-		}
-		ret = parse_one(&p, spec, &l->items[l->nr], errmsg, errlen);
-		l->nr++;
-		if (ret) {
-			filter_list_free(l);
-			return ret;
-		}
-	}
-	return 0;
+	for (size_t i = 0; i < sizeof(kw) / sizeof(kw[0]); i++)
+		if (!strcmp(k, kw[i]))
+			return kw[i];
+	return "filter";
 }
 
-void filter_list_free(struct filter_list *l)
+/* ---- resolution ------------------------------------------------------- */
+
+static int unknown_symbol(struct ctx *c, const struct afilter *f, const struct symtab *t,
+			  const char *name, int idx)
 {
-	for (int i = 0; i < l->nr; i++) {
-		free(l->items[i].start_sym);
-		free(l->items[i].end_sym);
-		free(l->items[i].file);
-	}
-	l->nr = 0;
+	const char *near[4];
+	char list[512] = "";
+	size_t n = symbols_nearest(t, name, near, 4), len = 0;
+
+	for (size_t i = 0; i < n; i++)
+		len += snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "", near[i]);
+	if (strpbrk(name, "/@"))
+		return bad(c, f->pos, "no function '%s' in %s: after a symbol, put spaces around "
+			   "'/' and '@' (e.g. 'filter main / 0x40 @ ./prog')", name, t->path);
+	return bad(c, f->pos, "no function '%s'%s in %s (%s)%s%s%s", name,
+		   idx > 0 ? " with that #N" : idx == 0 ? " that is global" : "", t->path, t->table,
+		   n ? "; did you mean " : "", list, n ? "?" : "; 'ptcollect symbols FILE' lists them");
 }
 
-/* What a word names, for messages: "'f #2'". */
-static void sym_label(char *buf, size_t len, const char *name, int idx)
+/* perf's find_dso_sym: the match in address order; any second match is ambiguous. */
+static int find_sym(struct ctx *c, const struct afilter *f, const struct symtab *t,
+		    const char *name, int idx, const struct symbol **out)
 {
-	if (idx < 0)
-		snprintf(buf, len, "'%s'", name);
-	else if (!idx)
-		snprintf(buf, len, "'%s #g'", name);
-	else
-		snprintf(buf, len, "'%s #%d'", name, idx);
-}
+	const struct symbol *found = NULL;
+	int cnt = 0, dup = 0;
 
-/* ---- kernel symbols, read as perf reads kallsyms ---- */
+	for (size_t i = 0; i < t->nr; i++) {
+		const struct symbol *s = &t->syms[i];
+		bool match = !strcmp(s->name, name) &&
+			     ((idx == 0 && s->bind == 'g') || (idx > 0 && ++cnt == idx) || idx < 0);
 
-struct ksym {
-	uint64_t addr;
-	char type;
-	char *name;		/* the rest of the line: "name" or "name\t[module]" */
-};
-
-struct kallsyms {
-	int nr;
-	struct ksym *syms;	/* file order */
-};
-
-static void kallsyms_free(struct kallsyms *k)
-{
-	for (int i = 0; i < k->nr; i++)
-		free(k->syms[i].name);
-	free(k->syms);
-	k->nr = 0;
-	k->syms = NULL;
-}
-
-static int kallsyms_load(const char *path, struct kallsyms *k, char *errmsg, size_t errlen)
-{
-	FILE *f = fopen(path, "re");
-	char *line = NULL;
-	size_t cap = 0, n = 0;
-	int ret = 0;
-
-	memset(k, 0, sizeof(*k));
-	if (!f)
-		return fail(errmsg, errlen, "%s: %s; kernel filters need it", path,
-			    strerror(errno));
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long long a;
-		char t;
-		int off;
-		struct ksym *ns;
-
-		line[strcspn(line, "\n")] = '\0';
-		if (sscanf(line, "%llx %c %n", &a, &t, &off) != 2 || !line[off])
+		if (!match)
 			continue;
-		if ((size_t)k->nr == n) {
-			n = n ? n * 2 : 4096;
-			ns = realloc(k->syms, n * sizeof(*ns));
-			if (!ns) {
-				ret = fail(errmsg, errlen, "out of memory");
+		if (!found) {
+			found = s;
+			if (idx > 0)
 				break;
-			}
-			k->syms = ns;
+		} else {
+			dup++;
 		}
-		k->syms[k->nr].addr = a;
-		k->syms[k->nr].type = t;
-		k->syms[k->nr].name = strdup(line + off);
-		if (!k->syms[k->nr].name) {
-			ret = fail(errmsg, errlen, "out of memory");
-			break;
-		}
-		k->nr++;
 	}
-	free(line);
-	fclose(f);
+	if (!found)
+		return unknown_symbol(c, f, t, name, idx);
+	if (dup) {
+		char list[1536];
+		size_t len = 0;
+		int k = 0;
+
+		for (size_t i = 0; i < t->nr; i++) {
+			const struct symbol *s = &t->syms[i];
+
+			if (strcmp(s->name, name))
+				continue;
+			k++;
+			len += snprintf(list + len, sizeof(list) - len,
+					"\n    %s #%d   at 0x%" PRIx64 " (file offset 0x%" PRIx64 ", %s)",
+					name, k, s->addr, s->offset, s->bind == 'g' ? "global" :
+					s->bind == 'w' ? "weak" : "local");
+			if (len >= sizeof(list))
+				break;
+		}
+		return bad(c, SIZE_MAX, "'%s' is ambiguous in %s: select one with #N, or a global one "
+			   "with #g:%s", name, t->path, list);
+	}
+	*out = found;
+	return 0;
+}
+
+static int resolve_file(struct ctx *c, struct afilter *f)
+{
+	const struct symbol *s;
+	bool at_edge = false;
+	struct symtab t;
+	char err[1024];
+	int ret;
+
+	ret = symbols_load(&t, f->file, err, sizeof(err));
 	if (ret)
-		kallsyms_free(k);
+		return bad(c, SIZE_MAX, "%s", err);
+	/* perf sends the real path of the file. */
+	free(f->file);
+	f->file = strdup(t.path);
+	if (!f->file) {
+		symbols_free(&t);
+		return -ENOMEM;
+	}
+	if (f->sym_from && !strcmp(f->sym_from, "*")) {
+		f->addr = 0;
+		f->size = t.file_size;
+		goto out;
+	}
+	if (f->sym_from) {
+		ret = find_sym(c, f, &t, f->sym_from, f->idx_from, &s);
+		if (ret)
+			goto out;
+		f->addr = s->offset;
+		f->seg_end = s->seg_end;
+		at_edge = s->offset == s->seg_start;
+		if (f->range && !f->size && !f->sym_to) {
+			/*
+			 * perf would stretch a size-0 symbol to the next one, which
+			 * may be unrelated code: ask for the size instead.
+			 */
+			if (s->size_unknown) {
+				ret = bad(c, f->pos, "'%s' has size 0 in %s (its source gave no .size); "
+					  "give the size: '%s %s / 0x40 @ %s'", s->name, t.path,
+					  f->keyword, s->name, f->file);
+				goto out;
+			}
+			f->size = s->size;
+		}
+	}
+	if (f->sym_to) {
+		ret = find_sym(c, f, &t, f->sym_to, f->idx_to, &s);
+		if (ret)
+			goto out;
+		if (s->size_unknown) {
+			ret = bad(c, f->pos, "'%s' has size 0 in %s (its source gave no .size), so "
+				  "where it ends is unknown; give a size instead", s->name, t.path);
+			goto out;
+		}
+		if (s->offset + s->size < f->addr) {
+			ret = bad(c, f->pos, "'%s' (0x%" PRIx64 ") comes before the start (0x%" PRIx64
+				  ")", f->sym_to, s->offset, f->addr);
+			goto out;
+		}
+		f->size = s->offset + s->size - f->addr;
+	}
+out:
+	/*
+	 * The perf core (6.1 to at least 6.8) matches a filter that starts
+	 * exactly at a VMA's start to the VMA before it, on a process that is
+	 * already running: the range comes out with size 0, which intel_pt
+	 * turns into "everything above the start".
+	 */
+	if (!ret && at_edge && c->warnlen)
+		snprintf(c->warn, c->warnlen, "'%s' starts exactly where a segment of %s is "
+			 "mapped (offset 0x%" PRIx64 "): on a process that is already running, "
+			 "Linux resolves such a filter to a size-0 range, which Intel PT treats "
+			 "as everything above it; with -p/-t, start one byte later (0x%" PRIx64
+			 "/0x%" PRIx64 ")", f->sym_from, t.path, f->addr, f->addr + 1,
+			 f->size ? f->size - 1 : 0);
+	symbols_free(&t);
 	return ret;
 }
 
-static bool kfunc(char t)
+/* perf's find_kern_sym over kallsyms, in file order. */
+static int resolve_kernel(struct ctx *c, struct afilter *f)
 {
-	t = (char)toupper((unsigned char)t);
-	return t == 'T' || t == 'W';
-}
+	const char *path = c->o->kallsyms ? c->o->kallsyms : "/proc/kallsyms";
+	FILE *fp = fopen(path, "re");
+	char line[1024];
+	long page = sysconf(_SC_PAGESIZE);
+	int pass, ret = 0;
 
-static bool kmatch(const struct ksym *s, const char *name, int idx, int *cnt)
-{
-	return kfunc(s->type) && !strcmp(s->name, name) &&
-	       ((!idx && isupper((unsigned char)s->type)) || (idx > 0 && ++*cnt == idx) ||
-		idx < 0);
-}
+	if (!fp)
+		return bad(c, SIZE_MAX, "kernel filters need %s: %s", path, strerror(errno));
+	if (f->sym_from && !strcmp(f->sym_from, "*")) {
+		bool started = false;
 
-/* Levenshtein distance, capped, for "did you mean". */
-static int distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	int row[65], prev, tmp;
+		while (fgets(line, sizeof(line), fp)) {
+			unsigned long long a;
+			char type, name[512];
 
-	if (la > 64 || lb > 64)
-		return 99;
-	for (size_t j = 0; j <= lb; j++)
-		row[j] = (int)j;
-	for (size_t i = 1; i <= la; i++) {
-		prev = row[0];
-		row[0] = (int)i;
-		for (size_t j = 1; j <= lb; j++) {
-			tmp = row[j];
-			row[j] = prev + (a[i - 1] != b[j - 1]);
-			if (row[j - 1] + 1 < row[j])
-				row[j] = row[j - 1] + 1;
-			if (tmp + 1 < row[j])
-				row[j] = tmp + 1;
-			prev = tmp;
-		}
-	}
-	return row[lb];
-}
-
-/* Up to three names closest to @name, as ", did you mean 'a', 'b'?" (or ""). */
-static void suggest(char *buf, size_t len, const char *name, const char *const *names, int nr)
-{
-	const char *best[3] = { 0 };
-	int bd[3] = { 99, 99, 99 };
-	int lim = (int)strlen(name) / 3 + 2;
-	size_t o;
-
-	for (int i = 0; i < nr; i++) {
-		int d = distance(name, names[i]);
-		bool seen = false;
-
-		for (int j = 0; j < 3; j++)
-			seen |= best[j] && !strcmp(best[j], names[i]);
-		if (seen || d > lim)
-			continue;
-		for (int j = 0; j < 3; j++) {
-			if (d < bd[j]) {
-				for (int m = 2; m > j; m--) {
-					bd[m] = bd[m - 1];
-					best[m] = best[m - 1];
-				}
-				bd[j] = d;
-				best[j] = names[i];
-				break;
+			if (sscanf(line, "%llx %c %511s", &a, &type, name) != 3)
+				continue;
+			type = (char)toupper((unsigned char)type);
+			if (type != 'T' && type != 'W')
+				continue;
+			if (!started) {
+				f->addr = a;
+				started = true;
 			}
+			/* Where the kernel ends is not known: perf adds a page. */
+			f->size = ((a + page - 1) / page * page) + page - f->addr;
 		}
+		fclose(fp);
+		if (!started || !f->addr)
+			return bad(c, SIZE_MAX, "no kernel functions with addresses in %s "
+				   "(kernel addresses are restricted: kptr_restrict)", path);
+		return 0;
 	}
-	buf[0] = '\0';
-	if (!best[0])
-		return;
-	o = snprintf(buf, len, "; did you mean ");
-	for (int j = 0; j < 3 && best[j] && o < len; j++)
-		o += snprintf(buf + o, len - o, "%s'%s'", j ? ", " : "", best[j]);
-	if (o < len)
-		snprintf(buf + o, len - o, "?");
-}
+	for (pass = 0; pass < 2 && !ret; pass++) {
+		const char *name = pass ? f->sym_to : f->sym_from;
+		int idx = pass ? f->idx_to : f->idx_from, cnt = 0;
+		unsigned long long start = 0, size = 0;
+		bool started = false, dup = false;
 
-static int not_found(char *errmsg, size_t errlen, const char *where, const char *name, int idx,
-		     const char *const *names, int nr)
-{
-	char lbl[300], sug[400];
+		if (!name)
+			continue;
+		rewind(fp);
+		while (fgets(line, sizeof(line), fp)) {
+			unsigned long long a;
+			char type, sym[512];
+			bool fn, match;
 
-	sym_label(lbl, sizeof(lbl), name, idx);
-	suggest(sug, sizeof(sug), name, names, nr);
-	if (idx > 0)
-		return fail(errmsg, errlen, "%s: there are fewer than %d functions named '%s'%s",
-			    where, idx, name, sug);
-	if (!idx)
-		return fail(errmsg, errlen, "%s: no global function %s%s", where, lbl, sug);
-	if (strpbrk(name, "/@,"))
-		return fail(errmsg, errlen, "%s: no function %s: a symbol name ends only at a "
-			    "space, as in perf; write '%.*s %s'", where, lbl,
-			    (int)strcspn(name, "/@,"), name, name + strcspn(name, "/@,"));
-	return fail(errmsg, errlen, "%s: no function %s (symbols must be functions)%s", where,
-		    lbl, sug);
-}
-
-/* Every kernel function of that name with its selector, as perf lists them. */
-static int kern_ambiguous(const struct kallsyms *k, const char *name, char *errmsg,
-			  size_t errlen)
-{
-	int c = 0, cnt = 0, globals = 0;
-	size_t o;
-
-	for (int i = 0; i < k->nr; i++)
-		if (kmatch(&k->syms[i], name, -1, &cnt)) {
-			c++;
-			globals += isupper((unsigned char)k->syms[i].type) != 0;
-		}
-	o = snprintf(errmsg, errlen, "kernel: %d functions are named '%s':", c, name);
-	c = 0;
-	for (int i = 0; i < k->nr && o < errlen; i++)
-		if (kmatch(&k->syms[i], name, -1, &cnt))
-			o += snprintf(errmsg + o, errlen - o, "\n    '%s #%d'  0x%" PRIx64 "  %c",
-				      name, ++c, k->syms[i].addr, k->syms[i].type);
-	if (o < errlen)
-		snprintf(errmsg + o, errlen - o, "\n    choose one with '%s #N'%s%s%s", name,
-			 globals == 1 ? ", or the global one with '" : "",
-			 globals == 1 ? name : "", globals == 1 ? " #g'" : "");
-	return -EINVAL;
-}
-
-static int kern_find(const struct kallsyms *k, const char *name, int idx, uint64_t *start,
-		     uint64_t *size, char *errmsg, size_t errlen)
-{
-	bool started = false, dup = false;
-	int cnt = 0;
-
-	*start = *size = 0;
-	for (int i = 0; i < k->nr; i++) {
-		const struct ksym *s = &k->syms[i];
-
-		if (started) {
-			/* perf: the size runs to the next line of kallsyms, whatever it is. */
-			if (!*size)
-				*size = s->addr - *start;
-			if (idx > 0) {
-				if (*size)
-					break;
-			} else if (kmatch(s, name, idx, &cnt)) {
+			if (sscanf(line, "%llx %c %511s", &a, &type, sym) != 3)
+				continue;
+			fn = toupper((unsigned char)type) == 'T' || toupper((unsigned char)type) == 'W';
+			if (started) {
+				if (!size)
+					size = a - start;
+				if (idx > 0) {
+					if (size)
+						break;
+					continue;
+				}
+			}
+			match = fn && !strcmp(sym, name) &&
+				((idx == 0 && isupper((unsigned char)type)) ||
+				 (idx > 0 && ++cnt == idx) || idx < 0);
+			if (!match)
+				continue;
+			if (started) {
 				dup = true;
 				break;
 			}
-		} else if (kmatch(s, name, idx, &cnt)) {
 			started = true;
-			*start = s->addr;
-		}
-	}
-	if (dup)
-		return kern_ambiguous(k, name, errmsg, errlen);
-	if (!started) {
-		const char **names = malloc(sizeof(*names) * (k->nr + 1));
-		int n = 0, ret;
-
-		for (int i = 0; names && i < k->nr; i++)
-			if (kfunc(k->syms[i].type))
-				names[n++] = k->syms[i].name;
-		ret = not_found(errmsg, errlen, "kernel", name, idx, names, n);
-		free(names);
-		return ret;
-	}
-	if (!*start)
-		return fail(errmsg, errlen, "kernel: the address of '%s' reads as 0: kernel "
-			    "addresses are hidden (kernel.kptr_restrict); run as root or lower it",
-			    name);
-	return 0;
-}
-
-static int resolve_kernel(struct filter_item *f, const struct filter_opts *o,
-			  struct kallsyms *k, char *errmsg, size_t errlen)
-{
-	const char *path = o->kallsyms ? o->kallsyms : "/proc/kallsyms";
-	bool no_size = false;
-	uint64_t start, size;
-	int ret;
-
-	if (!f->start_is_sym && !f->end_is_sym)
-		return 0;
-	if (!k->nr && (ret = kallsyms_load(path, k, errmsg, errlen)))
-		return ret;
-	if (f->start_is_sym && !strcmp(f->start_sym, "*")) {
-		bool started = false;
-
-		/* perf: first function to a page past the page of the last one. */
-		for (int i = 0; i < k->nr; i++) {
-			if (!kfunc(k->syms[i].type))
-				continue;
-			if (!started) {
-				started = true;
-				f->start = k->syms[i].addr;
-			}
-			f->size = ((k->syms[i].addr + PAGE - 1) & ~(PAGE - 1)) + PAGE - f->start;
+			start = a;
 		}
 		if (!started)
-			return fail(errmsg, errlen, "%s: no kernel functions in it", path);
-		return 0;
-	}
-	if (f->start_is_sym) {
-		ret = kern_find(k, f->start_sym, f->start_idx, &start, &size, errmsg, errlen);
-		if (ret)
-			return ret;
-		f->start = start;
-		if (f->range && !f->size && !f->end_is_sym) {
-			f->size = size;
-			no_size = !size;
+			ret = bad(c, f->pos, "no kernel function '%s'%s in %s", name,
+				  idx > 0 ? " with that #N" : idx == 0 ? " that is global" : "", path);
+		else if (dup)
+			ret = bad(c, f->pos, "kernel function '%s' is ambiguous: select one with #N "
+				  "(in kallsyms order) or a global one with #g", name);
+		else if (!start)
+			ret = bad(c, SIZE_MAX, "kernel addresses are restricted "
+				  "(kptr_restrict); run as root to use kernel filters");
+		else if (!size)
+			ret = bad(c, f->pos, "cannot tell the size of kernel function '%s'", name);
+		else if (!pass) {
+			f->addr = start;
+			if (f->range && !f->size && !f->sym_to)
+				f->size = size;
+		} else {
+			if (start + size < f->addr)
+				ret = bad(c, f->pos, "'%s' comes before the start", name);
+			f->size = start + size - f->addr;
 		}
 	}
-	if (f->end_is_sym) {
-		ret = kern_find(k, f->end_sym, f->end_idx, &start, &size, errmsg, errlen);
-		if (ret)
-			return ret;
-		if (start + size < f->start)
-			return fail(errmsg, errlen, "kernel: '%s' (0x%" PRIx64 ") comes before the "
-				    "start (0x%llx); swap them", f->end_sym, start, f->start);
-		f->size = start + size - f->start;
-		no_size = !size;
-	}
-	if (no_size)
-		return fail(errmsg, errlen, "kernel: the size of '%s' is unknown (it is the last "
-			    "symbol in kallsyms); give one: '%s/SIZE'",
-			    f->end_is_sym ? f->end_sym : f->start_sym,
-			    f->end_is_sym ? f->end_sym : f->start_sym);
-	return 0;
-}
-
-/* ---- symbols of a file, as perf's dso lookup finds them ---- */
-
-static bool dmatch(const struct symbols_sym *s, const char *name, int idx, int *cnt)
-{
-	/* perf matches the demangled name; the mangled one is accepted as well. */
-	return (!strcmp(s->name, name) || !strcmp(s->elf_name, name)) &&
-	       ((!idx && s->bind == SYMBOLS_GLOBAL) || (idx > 0 && ++*cnt == idx) || idx < 0);
-}
-
-static int ambiguous(const struct symbols *s, const char *name, char *errmsg, size_t errlen)
-{
-	int c = 0, cnt = 0, globals = 0;
-	size_t o;
-
-	for (int i = 0; i < s->nr; i++) {
-		c += dmatch(&s->syms[i], name, -1, &cnt);
-		globals += !strcmp(s->syms[i].name, name) && s->syms[i].bind == SYMBOLS_GLOBAL;
-	}
-	o = snprintf(errmsg, errlen, "%s: %d functions are named '%s':", s->path, c, name);
-	c = 0;
-	for (int i = 0; i < s->nr && o < errlen; i++) {
-		const struct symbols_sym *y = &s->syms[i];
-
-		if (!dmatch(y, name, -1, &cnt))
-			continue;
-		c++;
-		o += snprintf(errmsg + o, errlen - o, "\n    '%s #%d'%s  offset 0x%" PRIx64
-			      "  size 0x%" PRIx64 "  %c", name, c,
-			      y->bind == SYMBOLS_GLOBAL && globals == 1 ? " or '#g'" : "",
-			      y->offset, symbols_size(s, i), symbols_bind_char(y->bind));
-	}
-	if (o < errlen)
-		snprintf(errmsg + o, errlen - o, "\n    choose one with '%s #N'%s", name,
-			 globals == 1 ? ", or the global one with '#g'" : "");
-	return -EINVAL;
-}
-
-static int dso_find(const struct symbols *s, const char *name, int idx, int *which,
-		    char *errmsg, size_t errlen)
-{
-	int cnt = 0, found = -1;
-
-	for (int i = 0; i < s->nr; i++) {
-		if (!dmatch(&s->syms[i], name, idx, &cnt))
-			continue;
-		if (found < 0) {
-			found = i;
-			if (idx > 0)
-				break;
-		} else if (idx <= 0) {
-			return ambiguous(s, name, errmsg, errlen);
-		}
-	}
-	if (found < 0) {
-		const char **names = malloc(sizeof(*names) * (s->nr + 1));
-		int ret;
-
-		for (int i = 0; names && i < s->nr; i++)
-			names[i] = s->syms[i].name;
-		ret = not_found(errmsg, errlen, s->path, name, idx, names, names ? s->nr : 0);
-		free(names);
-		return ret;
-	}
-	*which = found;
-	return 0;
-}
-
-static int resolve_file(struct filter_item *f, char *errmsg, size_t errlen, char **realp)
-{
-	struct symbols s;
-	int ret, a = -1, b = -1;
-	uint64_t seg_end = 0;
-	bool size_given = f->size != 0;
-
-	ret = symbols_load(f->file, &s, errmsg, errlen);
-	if (ret) {
-		if (ret == -ENODATA && !f->start_is_sym && !f->end_is_sym) {
-			/* Addresses alone need no symbols: only the file's real path. */
-			*realp = realpath(f->file, NULL);
-			return *realp ? 0 : fail(errmsg, errlen, "%s: %s", f->file,
-						 strerror(errno));
-		}
-		return ret == -ENOMEM ? ret : -EINVAL;
-	}
-	*realp = strdup(s.path);
-	if (!*realp) {
-		ret = fail(errmsg, errlen, "out of memory");
-		goto out;
-	}
-	if (f->start_is_sym && !strcmp(f->start_sym, "*")) {
-		f->start = 0;
-		f->size = s.file_size;
-		goto out;
-	}
-	if (f->start_is_sym) {
-		ret = dso_find(&s, f->start_sym, f->start_idx, &a, errmsg, errlen);
-		if (ret)
-			goto out;
-		f->start = s.syms[a].offset;
-		seg_end = s.syms[a].seg_end;
-		if (f->range && !f->size && !f->end_is_sym)
-			f->size = symbols_size(&s, a);
-	}
-	if (f->end_is_sym) {
-		uint64_t st, sz;
-
-		ret = dso_find(&s, f->end_sym, f->end_idx, &b, errmsg, errlen);
-		if (ret)
-			goto out;
-		st = s.syms[b].offset;
-		sz = symbols_size(&s, b);
-		if (st + sz < f->start) {
-			ret = fail(errmsg, errlen, "%s: '%s' (offset 0x%" PRIx64 ") comes before "
-				   "the start (offset 0x%llx); swap them", s.path, f->end_sym, st,
-				   f->start);
-			goto out;
-		}
-		f->size = st + sz - f->start;
-	}
-	/* Only a size the user wrote can overrun: perf's own sizes are taken as they are. */
-	if (a >= 0 && !f->end_is_sym && size_given && f->start + f->size > seg_end) {
-		ret = fail(errmsg, errlen, "%s: the range 0x%llx/0x%llx from '%s' runs past the "
-			   "end of its segment (file offset 0x%" PRIx64 "); use a smaller size",
-			   s.path, f->start, f->size, f->start_sym, seg_end);
-		goto out;
-	}
-out:
-	if (ret) {
-		free(*realp);
-		*realp = NULL;
-	}
-	symbols_free(&s);
+	fclose(fp);
 	return ret;
 }
 
-/* The intel_pt driver's and the kernel's refusals, found before anything is opened. */
-static int check_list(const char *spec, const struct filter_list *l, const struct filter_opts *o,
-		      char *errmsg, size_t errlen)
+/* What intel_pt (and the perf core) would refuse, refused here with what to do instead. */
+static int check_intel_pt(struct ctx *c, const struct afilter *f)
 {
-	int max = o->nr_addr_filters;
-
-	if (o->num_address_ranges >= 0 && (max < 0 || o->num_address_ranges < max))
-		max = o->num_address_ranges;
-	if (max <= 0)
-		return fail(errmsg, errlen, "'%s': this PMU has no address filters "
-			    "(nr_addr_filters %d, caps/num_address_ranges %d)", spec,
-			    o->nr_addr_filters, o->num_address_ranges);
-	if (l->nr > max)
-		return fail(errmsg, errlen, "'%s': %d ranges, but this PMU has %d "
-			    "(nr_addr_filters %d, caps/num_address_ranges %d); use at most %d",
-			    spec, l->nr, max, o->nr_addr_filters, o->num_address_ranges, max);
-	for (int i = 0; i < l->nr; i++) {
-		const struct filter_item *f = &l->items[i];
-
-		if (!strcmp(f->action, "start"))
-			return fail(errmsg, errlen, "'%.*s': the intel_pt driver refuses 'start' "
-				    "filters (it traces address ranges, not from a point on); use "
-				    "'filter START[/SIZE]' instead", f->len, spec + f->pos);
-		if (f->file && !o->task_target)
-			return fail(errmsg, errlen, "'%.*s': a filter on a file (@%s) needs a "
-				    "process to map it: a command, -p or -t, not -a alone",
-				    f->len, spec + f->pos, f->file);
-		if (!f->file && !o->kernel)
-			return fail(errmsg, errlen, "'%.*s': without @FILE this is a kernel "
-				    "filter, but the event does not trace the kernel; add '@ FILE' "
-				    "or trace the kernel (e.g. -e intel_pt//k)", f->len,
-				    spec + f->pos);
-	}
-	return 0;
-}
-
-static int check_size(const char *spec, const struct filter_item *f, char *errmsg,
-		      size_t errlen)
-{
-	if (f->size)
-		return 0;
+	if (!strcmp(f->keyword, "start"))
+		return bad(c, f->pos, "the intel_pt driver does not support 'start' filters; use "
+			   "'filter' to trace inside a range, or 'tracestop' to stop in one");
 	if (!f->range)
-		return fail(errmsg, errlen, "'%.*s': '%s' without a size is a single address, "
-			    "which the intel_pt driver refuses; use 'tracestop START' to stop on "
-			    "a whole function, or give a size: START/SIZE", f->len,
-			    spec + f->pos, f->action);
-	return fail(errmsg, errlen, "'%.*s': the range has size 0, which the intel_pt "
-		    "driver refuses; give a size: START/SIZE", f->len, spec + f->pos);
-}
-
-static int append(char **s, size_t *len, const struct filter_item *f, const char *path)
-{
-	const char *act = !strcmp(f->action, "tracestop") ? "stop" : f->action;
-	char *n;
-	int w;
-
-	if (f->range)
-		w = asprintf(&n, "%s%s%s 0x%llx/0x%llx%s%s", *s ? *s : "", *s ? "," : "", act,
-			     f->start, f->size, path ? "@" : "", path ? path : "");
-	else
-		w = asprintf(&n, "%s%s%s 0x%llx%s%s", *s ? *s : "", *s ? "," : "", act, f->start,
-			     path ? "@" : "", path ? path : "");
-	if (w < 0)
-		return -ENOMEM;
-	free(*s);
-	*s = n;
-	*len = (size_t)w;
+		return bad(c, f->pos, "the intel_pt driver needs a range: a single-address '%s' is "
+			   "refused; use 'tracestop SYMBOL' or give a size (ADDR/SIZE)", f->keyword);
+	if (!f->size)
+		return bad(c, f->pos, "the range has size 0, which the intel_pt driver refuses; "
+			   "give a size (START/SIZE) or an end symbol (START/END)");
+	if (f->file && !c->o->task_target)
+		return bad(c, f->pos, "a filter on a file needs a task to map it: give a COMMAND, "
+			   "-p or -t (not -a or -C alone)");
+	if (!f->file && !c->o->traces_kernel)
+		return bad(c, f->pos, "a filter without @FILE is a kernel filter, but the event does "
+			   "not trace the kernel; add @FILE, or trace the kernel (-e intel_pt//k)");
+	if (f->file && f->seg_end && f->addr + f->size > f->seg_end)
+		return bad(c, f->pos, "the range 0x%" PRIx64 "/0x%" PRIx64 " runs past the end of "
+			   "its segment in %s (file offset 0x%" PRIx64 "); give a smaller size",
+			   f->addr, f->size, f->file, f->seg_end);
 	return 0;
 }
 
 int filter_build(const char *spec, const struct filter_opts *o, char **kernel_str,
-		 char *errmsg, size_t errlen)
+		 char *err, size_t errlen, char *warn, size_t warnlen)
 {
-	struct filter_list l;
-	struct kallsyms k = { 0 };
+	struct ctx c = { .spec = spec, .o = o, .err = err, .errlen = errlen,
+			 .warn = warn, .warnlen = warnlen };
+	struct afilter f[MAX_FILTERS];
+	struct cursor cur;
 	char *out = NULL;
 	size_t len = 0;
-	int ret;
+	int nr = 0, ret = 0, max;
 
 	*kernel_str = NULL;
-	ret = filter_parse(spec, &l, errmsg, errlen);
-	if (ret)
-		return ret;
-	ret = check_list(spec, &l, o, errmsg, errlen);
-	for (int i = 0; !ret && i < l.nr; i++) {
-		struct filter_item *f = &l.items[i];
-		char *path = NULL;
-
-		if (f->file)
-			ret = resolve_file(f, errmsg, errlen, &path);
-		else
-			ret = resolve_kernel(f, o, &k, errmsg, errlen);
-		if (!ret)
-			ret = check_size(spec, f, errmsg, errlen);
-		if (!ret && append(&out, &len, f, path))
-			ret = fail(errmsg, errlen, "out of memory");
-		free(path);
+	err[0] = '\0';
+	if (warnlen)
+		warn[0] = '\0';
+	cur.buf = strdup(spec);
+	if (!cur.buf)
+		return -ENOMEM;
+	cur.p = cur.buf;
+	skip(&cur, " ,");
+	if (!*cur.p)
+		ret = bad(&c, SIZE_MAX, "the filter is empty");
+	while (!ret && *cur.p) {
+		if (nr == MAX_FILTERS) {
+			ret = bad(&c, SIZE_MAX, "more than %d filters", MAX_FILTERS);
+			break;
+		}
+		ret = parse_one(&c, &cur, &f[nr]);
+		if (ret)
+			break;
+		/* Own the strings: the cursor's buffer is freed before we return. */
+		f[nr].sym_from = f[nr].sym_from ? strdup(f[nr].sym_from) : NULL;
+		f[nr].sym_to = f[nr].sym_to ? strdup(f[nr].sym_to) : NULL;
+		f[nr].file = f[nr].file ? strdup(f[nr].file) : NULL;
+		f[nr].keyword = static_keyword(f[nr].keyword);
+		nr++;
 	}
-	kallsyms_free(&k);
-	filter_list_free(&l);
+	max = o->nr_addr_filters;
+	if (o->num_address_ranges >= 0 && o->num_address_ranges < max)
+		max = o->num_address_ranges;
+	if (!ret && nr > max)
+		ret = bad(&c, SIZE_MAX, "%d filters, but this PMU has %d address ranges "
+			  "(nr_addr_filters %d, caps/num_address_ranges %d); use at most %d",
+			  nr, max, o->nr_addr_filters, o->num_address_ranges, max);
+	for (int i = 0; !ret && i < nr; i++) {
+		if (f[i].sym_from || f[i].sym_to)
+			ret = f[i].file ? resolve_file(&c, &f[i]) : resolve_kernel(&c, &f[i]);
+		else if (f[i].file) {
+			char real[PATH_MAX];
+
+			if (!realpath(f[i].file, real))
+				ret = bad(&c, SIZE_MAX, "%s: %s", f[i].file, strerror(errno));
+			else {
+				free(f[i].file);
+				f[i].file = strdup(real);
+			}
+		}
+		if (!ret)
+			ret = check_intel_pt(&c, &f[i]);
+		if (ret)
+			break;
+		/* perf's form: "ACTION 0xADDR/0xSIZE@FILE", joined with ','. */
+		{
+			char one[PATH_MAX + 128];
+			char *n;
+			int k = snprintf(one, sizeof(one), "%s%s 0x%" PRIx64 "/0x%" PRIx64 "%s%s",
+					 i ? "," : "", f[i].action, f[i].addr, f[i].size,
+					 f[i].file ? "@" : "", f[i].file ? f[i].file : "");
+
+			n = realloc(out, len + k + 1);
+			if (!n) {
+				ret = -ENOMEM;
+				break;
+			}
+			out = n;
+			memcpy(out + len, one, k + 1);
+			len += k;
+		}
+	}
+	for (int i = 0; i < nr; i++) {
+		free(f[i].sym_from);
+		free(f[i].sym_to);
+		free(f[i].file);
+	}
+	free(cur.buf);
 	if (ret) {
 		free(out);
 		return ret;

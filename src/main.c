@@ -14,7 +14,9 @@ static void usage_help(FILE *f);
 static const struct cmd cmds[] = {
 	{ "record",  do_record,  usage_record,  "record Intel PT trace and sideband into a bundle" },
 	{ "caps",    do_caps,    usage_caps,    "show whether Intel PT is usable here, and its capabilities" },
-	{ "symbols", do_symbols, usage_symbols, "list the functions of an ELF file a --filter can name" },
+	{ "info",    do_info,    usage_info,    "show what a bundle holds, what is missing, how to decode it" },
+	{ "dump",    do_dump,    usage_dump,    "print the records of a sideband file or the packets of a trace" },
+	{ "symbols", do_symbols, usage_symbols, "list the functions of an ELF file that --filter can name" },
 	{ "help",    do_help,    usage_help,    "show help for a command" },
 };
 

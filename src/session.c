@@ -62,6 +62,7 @@ struct session {
 	bool mask_set;
 	bool stop;
 	bool child_signalled;	/* a stop signal was passed on to the workload */
+	unsigned int ticks;	/* status timer ticks */
 	const char *stop_reason;
 	struct timespec t0;
 	bool status_line;
@@ -521,6 +522,74 @@ static void handle_signals(struct session *s)
 	}
 }
 
+/* The process of thread @tid (its Tgid), or @tid itself if /proc does not say. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], line[128];
+	pid_t tgid = tid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return tid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid;
+}
+
+/* COMM and MMAP2 of every process the recording found running (proc.pevent). */
+static void synthesize_running(struct session *s)
+{
+	const struct record_opts *o = &s->plan->opts;
+	char err[512];
+	int failed = 0;
+
+	if (s->plan->target == TARGET_PID) {
+		for (int i = 0; i < o->nr_pids; i++)
+			failed += bundle_add_process(s->bundle, o->pids[i], err, sizeof(err)) != 0;
+	} else if (s->plan->target == TARGET_TID) {
+		pid_t done[CLI_MAX_PIDS];
+		int nr = 0;
+
+		for (int i = 0; i < o->nr_tids; i++) {
+			pid_t p = tgid_of(o->tids[i]);
+			bool seen = false;
+
+			for (int j = 0; j < nr; j++)
+				seen |= done[j] == p;
+			if (seen)
+				continue;
+			done[nr++] = p;
+			failed += bundle_add_process(s->bundle, p, err, sizeof(err)) != 0;
+		}
+	} else {
+		DIR *d = opendir("/proc");
+		struct dirent *de;
+		int ret;
+
+		while (d && (de = readdir(d))) {
+			char *end;
+			long pid = strtol(de->d_name, &end, 10);
+
+			/* Processes come and go: one that exited is simply not there. */
+			if (*end || pid <= 0)
+				continue;
+			/* The hardware is running: keep its rings drained while we read /proc. */
+			for (int i = 0; i < s->nr_streams; i++)
+				drain(s, &s->streams[i]);
+			ret = bundle_add_process(s->bundle, (pid_t)pid, err, sizeof(err));
+			failed += ret && ret != -ESRCH && ret != -EACCES;
+		}
+		if (d)
+			closedir(d);
+	}
+	if (failed)
+		msg_warn("record: %s; proc.pevent misses it, decoders may not find its code", err);
+}
+
 static int loop(struct session *s)
 {
 	const struct record_opts *o = &s->plan->opts;
@@ -558,6 +627,13 @@ static int loop(struct session *s)
 			if (read(s->timer_fd, &ticks, sizeof(ticks)) < 0)
 				ticks = 0;
 			status(s, false);
+			/* Keep the manifest close to the truth in case we are killed. */
+			if (++s->ticks % 5 == 0) {
+				char e[512];
+
+				if (bundle_checkpoint(s->bundle, e, sizeof(e)))
+					msg_warn("record: %s", e);
+			}
 		}
 		reap(s);
 		if (!s->stop && o->duration > 0 && elapsed(s) >= o->duration) {
@@ -703,6 +779,10 @@ int session_run(const struct record_plan *plan, struct session_result *res)
 		goto out;
 	clock_gettime(CLOCK_MONOTONIC, &s.t0);
 	bundle_started(s.bundle, auxring_ctrl(&s.streams[0].ring));
+	if (bundle_save_sysroot(s.bundle, err, sizeof(err)))
+		msg_warn("record: the vdso is not saved (%s); decoders will miss its code", err);
+	if (!plan->ev.exclude_kernel && bundle_save_kernel(s.bundle, err, sizeof(err)))
+		msg_warn("record: %s; kernel addresses cannot be decoded", err);
 	ret = bundle_checkpoint(s.bundle, err, sizeof(err));
 	if (ret) {
 		ret = fail(&s, ret, "%s", err);
@@ -716,6 +796,9 @@ int session_run(const struct record_plan *plan, struct session_result *res)
 		ret = release_workload(&s);
 	if (ret)
 		goto out;
+	/* What was running before us: after enabling, so nothing falls between. */
+	if (plan->target != TARGET_COMMAND)
+		synthesize_running(&s);
 	ret = loop(&s);
 	/* Stop the hardware, then take what it wrote before it stopped. */
 	ioctl_all(&s, NULL, PERF_EVENT_IOC_DISABLE);

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* Function symbols of an ELF file and their file offsets (libelf). */
-#include <dlfcn.h>
+/* ELF function symbols with file offsets (libelf), the way perf loads them. */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
-#include <stdarg.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,29 +13,42 @@
 
 #include "symbols.h"
 
-#define NT_BUILD_ID	3
+#define DEBUG_DIR "/usr/lib/debug"
 
-static int fail(char *errmsg, size_t errlen, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(char *errmsg, size_t errlen, int err, const char *fmt, ...)
+struct elf_file {
+	int fd;
+	Elf *elf;
+};
+
+static int elf_file_open(struct elf_file *ef, const char *path)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(errmsg, errlen, fmt, ap);
-	va_end(ap);
-	return err;
+	ef->elf = NULL;
+	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (ef->fd < 0)
+		return -errno;
+	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
+	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF) {
+		if (ef->elf)
+			elf_end(ef->elf);
+		close(ef->fd);
+		ef->elf = NULL;
+		ef->fd = -1;
+		return -ENOEXEC;
+	}
+	return 0;
 }
 
-/* Separate debug files live here; $PTCOLLECT_DEBUG_ROOT lets tests supply their own. */
-static const char *debug_root(void)
+static void elf_file_close(struct elf_file *ef)
 {
-	const char *r = getenv("PTCOLLECT_DEBUG_ROOT");
-
-	return r && *r ? r : "/usr/lib/debug";
+	if (ef->elf)
+		elf_end(ef->elf);
+	if (ef->fd >= 0)
+		close(ef->fd);
+	ef->elf = NULL;
+	ef->fd = -1;
 }
 
-static Elf_Scn *find_section(Elf *elf, const char *name, Elf64_Word type, GElf_Shdr *sh)
+static Elf_Scn *find_section(Elf *elf, Elf64_Word type, const char *name)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
@@ -46,335 +56,286 @@ static Elf_Scn *find_section(Elf *elf, const char *name, Elf64_Word type, GElf_S
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
 		const char *n;
 
-		if (!gelf_getshdr(scn, sh))
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
 			continue;
-		if (type != SHT_NULL && sh->sh_type != type)
-			continue;
-		n = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (n && !strcmp(n, name))
+		n = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (n && !strcmp(n, name)))
 			return scn;
 	}
 	return NULL;
 }
 
-/* Hex build-id from .note.gnu.build-id, or "" when the file has none. */
-static void read_build_id(Elf *elf, char *hex, size_t hexlen)
+/* The GNU build-id as lowercase hex, or "" when the file has none. */
+static void build_id(Elf *elf, char *hex, size_t len);
+
+int symbols_build_id(const char *path, char *hex, size_t len)
 {
-	GElf_Shdr sh;
-	Elf_Scn *scn = find_section(elf, ".note.gnu.build-id", SHT_NOTE, &sh);
-	Elf_Data *d;
-	GElf_Nhdr nh;
-	size_t off = 0, noff, doff;
+	struct elf_file ef;
+	int ret;
 
 	hex[0] = '\0';
-	if (!scn || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
-		return;
-	while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-		const unsigned char *id = (const unsigned char *)d->d_buf + doff;
+	elf_version(EV_CURRENT);
+	ret = elf_file_open(&ef, path);
+	if (ret)
+		return ret;
+	build_id(ef.elf, hex, len);
+	elf_file_close(&ef);
+	return hex[0] ? 0 : -ENODATA;
+}
 
-		if (nh.n_type != NT_BUILD_ID || nh.n_namesz != 4 ||
-		    memcmp((const char *)d->d_buf + noff, "GNU", 4))
+static void build_id(Elf *elf, char *hex, size_t len)
+{
+	Elf_Scn *scn = NULL;
+
+	hex[0] = '\0';
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
-		if (nh.n_descsz < 2 || nh.n_descsz * 2 + 1 > hexlen)
+		d = elf_getdata(scn, NULL);
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((char *)d->d_buf + name_off, "GNU", 4))
+				continue;
+			for (size_t i = 0; i < nh.n_descsz && 2 * i + 3 <= len; i++)
+				snprintf(hex + 2 * i, 3, "%02x",
+					 ((unsigned char *)d->d_buf)[desc_off + i]);
 			return;
-		for (size_t i = 0; i < nh.n_descsz; i++)
-			sprintf(hex + 2 * i, "%02x", id[i]);
-		return;
+		}
 	}
 }
 
-static bool has_symtab(const char *path)
+/* A separate debug file with .symtab: build-id path first, then .gnu_debuglink. */
+static int open_debug_file(Elf *elf, const char *path, struct elf_file *dbg, char *where,
+			   size_t len)
 {
-	GElf_Shdr sh;
-	bool ret = false;
-	Elf *elf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		ret = find_section(elf, ".symtab", SHT_SYMTAB, &sh) != NULL;
-	elf_end(elf);
-	close(fd);
-	return ret;
-}
-
-/*
- * A stripped file's symbols may sit in a debug file: first by build-id, then by
- * the .gnu_debuglink name next to the file, in .debug/ and under the debug root.
- */
-static bool find_debug_file(Elf *elf, const char *path, char *out, size_t outlen)
-{
-	char id[256], dir[PATH_MAX];
-	GElf_Shdr sh;
+	char id[128], cand[4][4096], dir[3000];
 	Elf_Scn *scn;
-	Elf_Data *d;
-	char *slash;
+	int n = 0;
 
-	read_build_id(elf, id, sizeof(id));
-	if (id[0]) {
-		snprintf(out, outlen, "%s/.build-id/%.2s/%s.debug", debug_root(), id, id + 2);
-		if (has_symtab(out))
-			return true;
+	build_id(elf, id, sizeof(id));
+	if (strlen(id) > 2)
+		snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "/.build-id/%.2s/%s.debug", id, id + 2);
+	scn = find_section(elf, SHT_PROGBITS, ".gnu_debuglink");
+	if (scn) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+		const char *name = d && d->d_size ? d->d_buf : NULL;
+		char *slash;
+
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		if (name && memchr(name, '\0', d->d_size)) {
+			/* gdb's and perf's places: beside the file, .debug/, the debug tree. */
+			snprintf(cand[n++], sizeof(cand[0]), "%s/%s", dir, name);
+			snprintf(cand[n++], sizeof(cand[0]), "%s/.debug/%s", dir, name);
+			snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "%s/%s", dir, name);
+		}
 	}
-	scn = find_section(elf, ".gnu_debuglink", SHT_PROGBITS, &sh);
-	if (!scn || !(d = elf_getdata(scn, NULL)) || !d->d_buf || !d->d_size ||
-	    !memchr(d->d_buf, '\0', d->d_size) || !*(const char *)d->d_buf)
+	for (int i = 0; i < n; i++) {
+		if (elf_file_open(dbg, cand[i]))
+			continue;
+		if (find_section(dbg->elf, SHT_SYMTAB, NULL)) {
+			snprintf(where, len, "%.4000s", cand[i]);
+			return 0;
+		}
+		elf_file_close(dbg);
+	}
+	return -ENOENT;
+}
+
+/* File offset of @addr through the PT_LOAD segment of @elf holding it. */
+static bool addr_to_offset(Elf *elf, uint64_t addr, uint64_t *off, uint64_t *seg_start,
+			   uint64_t *seg_end)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
 		return false;
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	const char *fmts[] = { "%s/%s", "%s/.debug/%s" };
-	for (size_t i = 0; i < 2; i++) {
-		if (snprintf(out, outlen, fmts[i], dir, (const char *)d->d_buf) >= (int)outlen)
-			return false;
-		if (strcmp(out, path) && has_symtab(out))
-			return true;
-	}
-	if (snprintf(out, outlen, "%s%s/%s", debug_root(), dir, (const char *)d->d_buf) >=
-	    (int)outlen)
-		return false;
-	return has_symtab(out);
-}
-
-/*
- * perf looks C++ functions up by their demangled names ("ns::bar(int)"). The
- * demangler is libstdc++'s, loaded when first needed so that C users do not
- * link it; without it names stay mangled. Returns a malloc'd name or NULL.
- */
-static char *demangle(const char *name)
-{
-	typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
-	static demangle_fn fn;
-	static bool tried;
-	int status = -1;
-	char *d;
-
-	if (strncmp(name, "_Z", 2))
-		return NULL;
-	if (!tried) {
-		void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
-
-		tried = true;
-		if (h)
-			*(void **)&fn = dlsym(h, "__cxa_demangle");
-	}
-	if (!fn)
-		return NULL;
-	d = fn(name, NULL, NULL, &status);
-	if (status) {
-		free(d);
-		return NULL;
-	}
-	return d;
-}
-
-static int cmp_sym(const void *a, const void *b)
-{
-	const struct symbols_sym *x = a, *y = b;
-
-	if (x->offset != y->offset)
-		return x->offset < y->offset ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-/* File offset of @addr through the PT_LOAD that maps it; false when none does. */
-static bool addr_to_offset(Elf *elf, size_t nphdr, uint64_t addr, uint64_t *off, uint64_t *end)
-{
-	for (size_t i = 0; i < nphdr; i++) {
+	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
 
-		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		if (addr < ph.p_vaddr || addr - ph.p_vaddr >= ph.p_filesz)
+		if (addr < ph.p_vaddr || addr >= ph.p_vaddr + ph.p_filesz)
 			continue;
 		*off = addr - ph.p_vaddr + ph.p_offset;
-		*end = ph.p_offset + ph.p_filesz;
+		*seg_start = ph.p_offset & ~((uint64_t)sysconf(_SC_PAGESIZE) - 1);
+		*seg_end = ph.p_offset + ph.p_filesz;
 		return true;
 	}
 	return false;
 }
 
-static int read_syms(struct symbols *s, Elf *symelf, Elf_Scn *scn, const GElf_Shdr *sh,
-		     Elf *runelf, size_t nphdr, char *errmsg, size_t errlen)
+/* Address order; at one address, table order (perf keeps aliases, in insertion order). */
+static int by_addr(const void *a, const void *b)
 {
-	Elf_Data *d = elf_getdata(scn, NULL);
-	size_t n, cap = 0;
+	const struct symbol *x = a, *y = b;
 
-	if (!d || !sh->sh_entsize)
-		return fail(errmsg, errlen, -ENOEXEC, "%s: %s is unreadable", s->symfile,
-			    s->table);
-	n = sh->sh_size / sh->sh_entsize;
-	for (size_t i = 0; i < n; i++) {
-		struct symbols_sym *ns;
-		GElf_Sym sym;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static int read_table(struct symtab *t, Elf *symelf, Elf_Scn *scn, Elf *runtime)
+{
+	GElf_Shdr sh;
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t count;
+
+	if (!gelf_getshdr(scn, &sh) || !d || !sh.sh_entsize)
+		return -ENODATA;
+	count = sh.sh_size / sh.sh_entsize;
+	t->syms = calloc(count ? count : 1, sizeof(*t->syms));
+	if (!t->syms)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		struct symbol *s = &t->syms[t->nr];
 		const char *name;
-		int type, bind;
-		uint64_t off, end;
+		GElf_Sym sym;
+		int type;
 
 		if (!gelf_getsym(d, (int)i, &sym))
-			break;
-		type = GELF_ST_TYPE(sym.st_info);
-		bind = GELF_ST_BIND(sym.st_info);
-		/* perf's rule for a function: typed FUNC (or IFUNC), named, defined. */
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-		    !sym.st_name)
 			continue;
-		name = elf_strptr(symelf, sh->sh_link, sym.st_name);
+		type = GELF_ST_TYPE(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		name = elf_strptr(symelf, sh.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		if (!addr_to_offset(runelf, nphdr, sym.st_value, &off, &end))
-			continue;
-		if ((size_t)s->nr == cap) {
-			cap = cap ? cap * 2 : 64;
-			ns = realloc(s->syms, cap * sizeof(*ns));
-			if (!ns)
-				return fail(errmsg, errlen, -ENOMEM, "out of memory");
-			s->syms = ns;
-		}
-		ns = &s->syms[s->nr];
-		ns->elf_name = strdup(name);
-		ns->name = demangle(name);
-		if (!ns->name)
-			ns->name = strdup(name);
-		if (!ns->name || !ns->elf_name) {
-			free(ns->name);
-			free(ns->elf_name);
-			return fail(errmsg, errlen, -ENOMEM, "out of memory");
-		}
-		ns->addr = sym.st_value;
-		ns->offset = off;
-		ns->seg_end = end;
-		ns->size = sym.st_size;
-		ns->bind = bind == STB_GLOBAL ? SYMBOLS_GLOBAL :
-			   bind == STB_WEAK ? SYMBOLS_WEAK : SYMBOLS_LOCAL;
-		s->nr++;
+		if (!addr_to_offset(runtime, sym.st_value, &s->offset, &s->seg_start, &s->seg_end))
+			continue;	/* not in a loaded segment: nothing to trace */
+		s->name = strdup(name);
+		if (!s->name)
+			return -ENOMEM;
+		s->addr = sym.st_value;
+		s->size = sym.st_size;
+		s->size_unknown = !sym.st_size;
+		s->index = i;
+		s->bind = GELF_ST_BIND(sym.st_info) == STB_GLOBAL ? 'g' :
+			  GELF_ST_BIND(sym.st_info) == STB_WEAK ? 'w' : 'l';
+		t->nr++;
 	}
-	if (s->nr)
-		qsort(s->syms, s->nr, sizeof(*s->syms), cmp_sym);
-	/* The same name at the same place twice (symtab quirks) counts once, as in perf. */
-	int w = 0;
-	for (int r = 0; r < s->nr; r++) {
-		if (w && s->syms[w - 1].offset == s->syms[r].offset &&
-		    !strcmp(s->syms[w - 1].name, s->syms[r].name)) {
-			free(s->syms[r].name);
-			free(s->syms[r].elf_name);
-			continue;
-		}
-		s->syms[w++] = s->syms[r];
-	}
-	s->nr = w;
-	return 0;
+	qsort(t->syms, t->nr, sizeof(*t->syms), by_addr);
+	return t->nr ? 0 : -ENODATA;
 }
 
-static int open_elf(const char *path, int *fd, Elf **elf, char *errmsg, size_t errlen)
+int symbols_load(struct symtab *t, const char *file, char *err, size_t errlen)
 {
-	*fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (*fd < 0)
-		return fail(errmsg, errlen, -errno, "%s: %s", path, strerror(errno));
-	*elf = elf_begin(*fd, ELF_C_READ, NULL);
-	if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
-		elf_end(*elf);
-		*elf = NULL;
-		close(*fd);
-		*fd = -1;
-		return fail(errmsg, errlen, -ENOEXEC, "%s: not an ELF file", path);
-	}
-	return 0;
-}
-
-int symbols_load(const char *path, struct symbols *s, char *errmsg, size_t errlen)
-{
-	int fd = -1, dfd = -1, ret;
-	Elf *elf = NULL, *delf = NULL, *symelf;
+	struct elf_file ef, dbg = { .fd = -1, .elf = NULL };
 	Elf_Scn *scn;
-	GElf_Shdr sh;
 	struct stat st;
-	size_t nphdr;
+	int ret;
 
-	memset(s, 0, sizeof(*s));
+	memset(t, 0, sizeof(*t));
 	elf_version(EV_CURRENT);
-	if (!realpath(path, s->path))
-		return fail(errmsg, errlen, -errno, "%s: %s", path, strerror(errno));
-	if (stat(s->path, &st) || !S_ISREG(st.st_mode))
-		return fail(errmsg, errlen, -ENOEXEC, "%s: not a regular file", path);
-	s->file_size = st.st_size;
-	ret = open_elf(s->path, &fd, &elf, errmsg, errlen);
-	if (ret)
+	if (!realpath(file, t->path)) {
+		snprintf(err, errlen, "%s: %s", file, strerror(errno));
+		return errno == ENOENT ? -ENOENT : -errno;
+	}
+	ret = elf_file_open(&ef, t->path);
+	if (ret == -ENOEXEC) {
+		snprintf(err, errlen, "%s: not an ELF file", file);
 		return ret;
-	if (elf_getphdrnum(elf, &nphdr) || !nphdr) {
-		ret = fail(errmsg, errlen, -ENOEXEC, "%s: an ELF file with no program headers "
-			   "(an object file?); filters need an executable or shared library", path);
-		goto out;
 	}
-	snprintf(s->symfile, sizeof(s->symfile), "%s", s->path);
-	symelf = elf;
-	s->table = ".symtab";
-	scn = find_section(elf, ".symtab", SHT_SYMTAB, &sh);
-	if (!scn) {
-		char dpath[PATH_MAX];
-
-		if (find_debug_file(elf, s->path, dpath, sizeof(dpath)) &&
-		    !open_elf(dpath, &dfd, &delf, errmsg, errlen)) {
-			scn = find_section(delf, ".symtab", SHT_SYMTAB, &sh);
-			if (scn) {
-				symelf = delf;
-				snprintf(s->symfile, sizeof(s->symfile), "%s", dpath);
-			}
-		}
+	if (ret) {
+		snprintf(err, errlen, "%s: %s", file, strerror(-ret));
+		return ret;
 	}
-	if (!scn) {
-		s->table = ".dynsym";
-		scn = find_section(elf, ".dynsym", SHT_DYNSYM, &sh);
+	if (!fstat(ef.fd, &st))
+		t->file_size = (uint64_t)st.st_size;
+	scn = find_section(ef.elf, SHT_SYMTAB, NULL);
+	if (scn) {
+		strcpy(t->table, ".symtab");
+		ret = read_table(t, ef.elf, scn, ef.elf);
+	} else if (!open_debug_file(ef.elf, t->path, &dbg, t->debug_file, sizeof(t->debug_file))) {
+		strcpy(t->table, ".symtab");
+		ret = read_table(t, dbg.elf, find_section(dbg.elf, SHT_SYMTAB, NULL), ef.elf);
+	} else if ((scn = find_section(ef.elf, SHT_DYNSYM, NULL))) {
+		strcpy(t->table, ".dynsym");
+		ret = read_table(t, ef.elf, scn, ef.elf);
+	} else {
+		ret = -ENODATA;
 	}
-	if (!scn) {
-		ret = fail(errmsg, errlen, -ENODATA, "%s: no symbol table (.symtab or .dynsym) and "
-			   "no debug file; give addresses instead of names", path);
-		goto out;
-	}
-	ret = read_syms(s, symelf, scn, &sh, elf, nphdr, errmsg, errlen);
-out:
-	elf_end(delf);
-	if (dfd >= 0)
-		close(dfd);
-	elf_end(elf);
-	if (fd >= 0)
-		close(fd);
+	if (ret == -ENODATA)
+		snprintf(err, errlen, "%s: no function symbols (no .symtab, no debug file under "
+			 DEBUG_DIR ", no .dynsym)", file);
+	else if (ret)
+		snprintf(err, errlen, "%s: %s", file, strerror(-ret));
+	elf_file_close(&dbg);
+	elf_file_close(&ef);
 	if (ret)
-		symbols_free(s);
+		symbols_free(t);
 	return ret;
 }
 
-void symbols_free(struct symbols *s)
+void symbols_free(struct symtab *t)
 {
-	for (int i = 0; i < s->nr; i++) {
-		free(s->syms[i].name);
-		free(s->syms[i].elf_name);
+	for (size_t i = 0; i < t->nr; i++)
+		free(t->syms[i].name);
+	free(t->syms);
+	t->syms = NULL;
+	t->nr = 0;
+}
+
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), prev[65], cur[65];
+
+	if (la > 64 || lb > 64)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, sizeof(cur));
 	}
-	free(s->syms);
-	s->syms = NULL;
-	s->nr = 0;
+	return prev[lb];
 }
 
-uint64_t symbols_size(const struct symbols *s, int idx)
+size_t symbols_nearest(const struct symtab *t, const char *name, const char **out, size_t max)
 {
-	const struct symbols_sym *sym = &s->syms[idx];
+	size_t best[8], n = 0;
 
-	if (sym->size)
-		return sym->size;
-	/* perf extends a size-less symbol to the next one (symbols__fixup_end). */
-	for (int i = idx + 1; i < s->nr; i++)
-		if (s->syms[i].offset > sym->offset)
-			return s->syms[i].offset - sym->offset;
-	/* The last one: to the end of its page, as perf 6.1 does (0 when page-aligned). */
-	return ((sym->offset + 4095) & ~4095ULL) - sym->offset;
-}
+	if (max > 8)
+		max = 8;
+	for (size_t i = 0; i < t->nr; i++) {
+		size_t d = edit_distance(name, t->syms[i].name), k;
 
-char symbols_bind_char(enum symbols_bind b)
-{
-	return b == SYMBOLS_GLOBAL ? 'g' : b == SYMBOLS_LOCAL ? 'l' : 'w';
+		if (d == SIZE_MAX || d > strlen(name) / 2 + 2)
+			continue;
+		/* Insert, keeping the closest first; equal names once. */
+		for (k = 0; k < n; k++)
+			if (!strcmp(out[k], t->syms[i].name))
+				break;
+		if (k < n)
+			continue;
+		for (k = n; k > 0 && best[k - 1] > d; k--) {
+			if (k < max) {
+				best[k] = best[k - 1];
+				out[k] = out[k - 1];
+			}
+		}
+		if (k < max) {
+			best[k] = d;
+			out[k] = t->syms[i].name;
+			if (n < max)
+				n++;
+		}
+	}
+	return n;
 }

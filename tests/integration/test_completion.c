@@ -36,7 +36,8 @@ Test(completion, bash_completes_commands_and_record_options)
 {
 	char *s = bash_complete("ptcollect ");
 
-	cr_expect(strstr(s, "record\n") && strstr(s, "caps\n") && strstr(s, "help\n"), "%s", s);
+	cr_expect(strstr(s, "record\n") && strstr(s, "caps\n") && strstr(s, "symbols\n") &&
+		  strstr(s, "help\n"), "%s", s);
 	free(s);
 	s = bash_complete("ptcollect re");
 	cr_expect_str_eq(s, "record\n");
@@ -92,29 +93,31 @@ Test(completion, zsh_offers_commands_and_record_options)
 	unsetenv("PTC_STATE");
 }
 
-Test(completion, bash_completes_filter_actions_symbols_and_symbols_command)
+Test(completion, bash_filter_offers_the_functions_of_the_program)
 {
-	char *prog = run_testprog("filtertarget"), *line, *s;
+	char *comp = run_srcpath("completions/ptcollect.bash"), *prog = run_testprog("filtertarget");
+	char *script, *argv[] = { "bash", "-c", NULL, NULL };
+	struct run_result r;
 
-	cr_assert(asprintf(&line, "%s record --filter \"filter ft_global @ %s, tracestop ft_l",
-			   run_bin(), prog) > 0);
-	s = bash_complete(line);
-	cr_expect_str_eq(s, "ft_last\n", "function names of the @FILE typed before");
-	free(s);
-	free(line);
-	cr_assert(asprintf(&line, "%s record --filter \"filter ft_global @ %s, tr", run_bin(),
-			   prog) > 0);
-	s = bash_complete(line);
-	cr_expect_str_eq(s, "tracestop \n", "an action after a complete filter");
-	free(s);
-	free(line);
-	cr_assert(asprintf(&line, "%s symbols %s ft_s", run_bin(), prog) > 0);
-	s = bash_complete(line);
-	cr_expect_str_eq(s, "ft_static\n");
-	free(s);
-	free(line);
-	s = bash_complete("ptcollect sy");
-	cr_expect_str_eq(s, "symbols\n");
-	free(s);
+	cr_assert(asprintf(&script,
+		"source /usr/share/bash-completion/bash_completion || exit 90\n"
+		"source '%s' || exit 91\n"
+		"COMP_WORDS=('%s' record --filter '' -- '%s'); COMP_CWORD=3\n"
+		"COMP_LINE='%s record --filter '; COMP_POINT=${#COMP_LINE}\n"
+		"_ptcollect ptcollect '' --filter\n"
+		"printf '[%%s]\\n' \"${COMPREPLY[@]}\"\n", comp, run_bin(), prog, run_bin()) > 0);
+	argv[2] = script;
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "[tracestop ]"), "%s", r.out);
+	{
+		char want[4200];
+
+		snprintf(want, sizeof(want), "[filter work @ %s]", prog);
+		cr_expect(strstr(r.out, want), "no '%s' in:\n%s", want, r.out);
+	}
+	run_free(&r);
+	free(script);
 	free(prog);
+	free(comp);
 }

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * The kernel filter string, ptcollect against Linux perf: the same --filter on
- * the same fixture PMU and the same binaries must give the same string (offsets,
- * sizes, keywords, real paths, separators).
+ * Address filters: ptcollect's kernel filter string against the one Linux
+ * perf computes ("Address filter: ..." with -vv) for the same spelling on
+ * the same fixture PMU; and every class of bad filter input.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
-#include <link.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,122 +14,192 @@
 #include "oracle.h"
 #include "run.h"
 
-struct filter_case {
+/* "@PIE" and friends stand for the test programs, whose paths are known at run time. */
+static const struct {
+	const char *tag, *prog;
+} progs[] = {
+	{ "@PIE", "filtertarget" }, { "@NOPIE", "filtertarget-nopie" },
+	{ "@STATIC", "filtertarget-static" }, { "@DYNSYM", "filtertarget-dynsym" },
+	{ "@DUP", "dupsyms" }, { "@ZERO", "zerosize" }, { "@DEBUG", "filtertarget-debug" },
+};
+
+static char *expand(const char *spec)
+{
+	char *out = strdup(spec);
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		char *hit;
+
+		while ((hit = strstr(out, progs[i].tag)) &&
+		       !isalnum((unsigned char)hit[strlen(progs[i].tag)])) {
+			char *path = run_testprog(progs[i].prog), *n;
+
+			cr_assert(asprintf(&n, "%.*s@ %s%s", (int)(hit - out), out, path,
+					   hit + strlen(progs[i].tag)) > 0);
+			free(path);
+			free(out);
+			out = n;
+		}
+	}
+	return out;
+}
+
+struct fcase {
 	char fixture[16];
 	char event[32];
-	char filter[256];	/* {PIE} {NOPIE} ... {LIBC}: paths, see expand() */
+	char filter[200];
 };
 
-static struct filter_case cases[] = {
-	/* a PIE and a non-PIE executable */
-	{ "skylake", "intel_pt//u", "filter ft_global @ {PIE}" },
-	{ "skylake", "intel_pt//u", "filter ft_global @ {NOPIE}" },
-	/* a static function */
-	{ "skylake", "intel_pt//u", "filter ft_static @ {PIE}" },
-	/* a function of the system's libc */
-	{ "skylake", "intel_pt//u", "filter malloc @ {LIBC}" },
-	/* a binary stripped to .dynsym, a static one, one with a debuglink'ed debug file */
-	{ "skylake", "intel_pt//u", "filter ft_global @ {DYN}" },
-	{ "skylake", "intel_pt//u", "filter ft_static @ {STATIC}" },
-	{ "skylake", "intel_pt//u", "filter printf @ {STATIC}" },
-	{ "skylake", "intel_pt//u", "filter ft_static @ {DEBUG}" },
-	/* C++: perf names functions demangled, overloads told apart by their parameters */
-	{ "skylake", "intel_pt//u", "filter ft::scale(long) @ {CXX}" },
-	{ "skylake", "intel_pt//u", "filter ft::scale(int) /ft::scale(long) @ {CXX}" },
-	/* the last function, of size 0 in the ELF file: perf runs it to the end of its page */
-	{ "skylake", "intel_pt//u", "filter _fini @ {PIE}" },
-	{ "skylake", "intel_pt//u", "filter _init @ {NOPIE}" },
-	/* the whole object, and the whole kernel */
-	{ "skylake", "intel_pt//k", "filter *" },
-	{ "skylake", "intel_pt//u", "filter * @ {PIE}" },
-	/* SYM/SIZE and SYM/ENDSYM */
-	{ "skylake", "intel_pt//u", "filter ft_global /0x10 @ {PIE}" },
-	/* perf reads a size of 0 after a symbol as "the symbol's size" */
-	{ "skylake", "intel_pt//u", "filter ft_global /0 @ {PIE}" },
-	{ "skylake", "intel_pt//u", "filter ft_static /ft_last @ {NOPIE}" },
-	/* tracestop is sent as a ranged stop */
-	{ "skylake", "intel_pt//u", "tracestop ft_last @ {PIE}" },
-	/* two filters in one string, comma and space separated */
-	{ "skylake", "intel_pt//u", "filter ft_static @ {NOPIE}, tracestop ft_last @ {PIE}" },
-	{ "skylake", "intel_pt//u", "filter ft_static @ {NOPIE} tracestop ft_last @ {NOPIE}" },
-	/* four ranges on a PMU that has four */
-	{ "ptwrite4", "intel_pt//u", "filter ft_global @ {PIE},filter ft_static @ {NOPIE},"
-				     "tracestop ft_last @ {PIE},filter malloc @ {LIBC}" },
-	/* selectors for duplicate names, and the global one */
-	{ "skylake", "intel_pt//u", "filter ft_dup #2 @ {TWO}" },
-	{ "skylake", "intel_pt//u", "filter ft_dup #1 /ft_other_unit @ {TWO}" },
-	{ "skylake", "intel_pt//u", "filter ft_global #g @ {PIE}" },
-	/* addresses as numbers */
-	{ "skylake", "intel_pt//u", "filter 0x1000/0x20 @ {NOPIE}" },
-	{ "skylake", "intel_pt//u", "filter 4096/ft_last @ {PIE}" },
-	/* a kernel filter, from /proc/kallsyms */
-	{ "skylake", "intel_pt//k", "filter schedule" },
-	{ "skylake", "intel_pt//", "tracestop do_exit filter schedule /0x40" },
+static struct fcase fcases[] = {
+	{ "skylake", "intel_pt//u", "filter work @PIE" },
+	{ "skylake", "intel_pt//u", "filter work @NOPIE" },
+	{ "skylake", "intel_pt//u", "filter helper @PIE" },
+	{ "skylake", "intel_pt//u", "filter work @STATIC" },
+	{ "skylake", "intel_pt//u", "filter getpid @ /lib/x86_64-linux-gnu/libc.so.6" },
+	{ "skylake", "intel_pt//u", "filter work @DYNSYM" },
+	{ "skylake", "intel_pt//u", "filter * @PIE" },
+	{ "skylake", "intel_pt//u", "filter work / 0x20 @PIE" },
+	{ "skylake", "intel_pt//u", "filter work / compute @NOPIE" },
+	{ "skylake", "intel_pt//u", "tracestop helper @PIE" },
+	{ "skylake", "intel_pt//u", "filter work @PIE, tracestop helper @PIE" },
+	{ "skylake", "intel_pt//u", "filter work @PIE tracestop compute @NOPIE" },
+	{ "skylake", "intel_pt//u", "filter dup #2 @DUP" },
+	{ "skylake", "intel_pt//u", "filter dup #1 / call_a @DUP" },
+	{ "skylake", "intel_pt//u", "filter work #g @PIE" },
+	{ "skylake", "intel_pt//u", "filter helper @DEBUG" },
+	{ "skylake", "intel_pt//u", "filter 4096/compute @PIE" },
+	{ "skylake", "intel_pt//", "tracestop vfs_read filter ksys_read /0x40" },
+	{ "skylake", "intel_pt//u", "filter 0x1000/0x100 @PIE" },
+	{ "skylake", "intel_pt//uk", "filter vfs_read" },
+	{ "skylake", "intel_pt//k", "filter vfs_read / ksys_read" },
+	{ "ptwrite4", "intel_pt//u",
+	  "filter work @PIE, filter compute @PIE, tracestop helper @NOPIE, filter main @STATIC" },
 };
 
-static int find_libc(struct dl_phdr_info *info, size_t size, void *data)
+ParameterizedTestParameters(filter_oracle, kernel_filter_string_equals_perfs)
 {
-	(void)size;
-	if (strstr(info->dlpi_name, "/libc.so")) {
-		snprintf(data, 4096, "%s", info->dlpi_name);
-		return 1;
-	}
-	return 0;
+	return cr_make_param_array(struct fcase, fcases, sizeof(fcases) / sizeof(fcases[0]));
 }
 
-/* Test programs are built by the Makefile as filtertarget{,-nopie,-two,-dyn,...}. */
-static void expand(const char *in, char *out, size_t len)
+ParameterizedTest(struct fcase *c, filter_oracle, kernel_filter_string_equals_perfs)
 {
-	char libc[4096] = "";
-	size_t o = 0;
-
-	dl_iterate_phdr(find_libc, libc);
-	cr_assert(libc[0], "this test program is not linked with a libc.so");
-	while (*in && o + 1 < len) {
-		const char *keys[] = { "{PIE}", "{NOPIE}", "{TWO}", "{DYN}", "{STATIC}", "{DEBUG}",
-				       "{CXX}", "{LIBC}" };
-		const char *names[] = { "filtertarget", "filtertarget-nopie", "filtertarget-two",
-					"filtertarget-dyn", "filtertarget-static",
-					"filtertarget-debug", "filtertarget-cxx", NULL };
-		bool done = false;
-
-		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && !done; k++) {
-			size_t kl = strlen(keys[k]);
-
-			if (strncmp(in, keys[k], kl))
-				continue;
-			char *p = names[k] ? run_testprog(names[k]) : strdup(libc);
-
-			o += snprintf(out + o, len - o, "%s", p);
-			free(p);
-			in += kl;
-			done = true;
-		}
-		if (!done)
-			out[o++] = *in++;
-	}
-	out[o < len ? o : len - 1] = '\0';
-}
-
-ParameterizedTestParameters(filter_oracle, filter_string_equals_perfs)
-{
-	return cr_make_param_array(struct filter_case, cases, sizeof(cases) / sizeof(cases[0]));
-}
-
-ParameterizedTest(struct filter_case *c, filter_oracle, filter_string_equals_perfs,
-		  .timeout = 60)
-{
-	char *root = oracle_fixture(c->fixture);
+	char *root = oracle_fixture(c->fixture), *spec = expand(c->filter);
 	struct oracle_attr perf, ours;
-	char filter[2048];
 
-	expand(c->filter, filter, sizeof(filter));
-	cr_assert_eq(oracle_perf(root, c->event, filter, &perf), 0, "perf could not be run");
-	cr_assert(perf.has_filter, "'%s': perf printed no address filter:\n%s", filter, perf.log);
-	cr_assert_eq(oracle_ptcollect(root, c->event, filter, &ours), 0);
-	cr_assert(ours.has_filter, "'%s': ptcollect gave no filter (exit %d):\n%s", filter,
+	cr_assert_eq(oracle_perf(root, c->event, spec, &perf), 0, "perf could not be run");
+	cr_assert(perf.has_filter, "'%s': perf printed no address filter:\n%s", spec, perf.log);
+	cr_assert_eq(oracle_ptcollect(root, c->event, spec, &ours), 0);
+	cr_assert(ours.has_filter, "'%s': ptcollect printed no filter (exit %d):\n%s", spec,
 		  ours.status, ours.log);
-	cr_expect_str_eq(ours.filter, perf.filter, "'%s':\n  ptcollect %s\n  perf      %s",
-			 filter, ours.filter, perf.filter);
+	cr_expect_str_eq(ours.filter, perf.filter, "'%s':\n  ptcollect %s\n  perf      %s", spec,
+			 ours.filter, perf.filter);
+	free(spec);
+	free(root);
+}
+
+struct fbad {
+	char args[4][200];	/* record arguments before "-- true" ("" ends) */
+	char says[3][120];
+};
+
+static struct fbad fbad[] = {
+	{ { "--filter", "filter work @ /nonexistent/prog" },
+	  { "/nonexistent/prog", "No such file" } },
+	{ { "--filter", "filter work @ /etc/hostname" }, { "/etc/hostname: not an ELF file" } },
+	{ { "--filter", "filter wrok @PIE" }, { "no function 'wrok'", "did you mean work" } },
+	{ { "--filter", "filter dup @DUP" },
+	  { "'dup' is ambiguous", "dup #1   at 0x", "dup #2   at 0x" } },
+	{ { "--filter", "filter zerofn @ZERO" }, { "'zerofn' has size 0", "zerofn / 0x40" } },
+	{ { "--filter", "filter work / 0x10000000 @PIE" }, { "runs past the end of its segment" } },
+	{ { "--filter", "filter work @PIE, filter main @PIE, filter compute @PIE" },
+	  { "3 filters", "nr_addr_filters 2", "caps/num_address_ranges 2" } },
+	{ { "--filter", "filter work / @PIE" }, { "the size or end symbol", "^" } },
+	{ { "--filter", "filtr work @PIE" }, { "'filtr' is not an action", "\n  filtr work" } },
+	{ { "--filter", "filter main #x @PIE" }, { "'#' must be followed by a number or g" } },
+	{ { "--filter", "filter work/8 @PIE" }, { "put spaces around '/'" } },
+	{ { "--filter", "start work @PIE" }, { "does not support 'start' filters", "tracestop" } },
+	{ { "--filter", "stop work @PIE" }, { "needs a range", "tracestop" } },
+	{ { "--filter", "filter 0x1000/0 @PIE" }, { "size 0" } },
+	{ { "--filter", "filter vfs_read" }, { "kernel filter", "does not trace the kernel" } },
+	{ { "-a", "--filter", "filter work @PIE" }, { "needs a task", "-p or -t" } },
+	{ { "--filter", "" }, { "the filter is empty" } },
+};
+
+ParameterizedTestParameters(filter_input, bad_filters_exit_two_and_say_why)
+{
+	return cr_make_param_array(struct fbad, fbad, sizeof(fbad) / sizeof(fbad[0]));
+}
+
+ParameterizedTest(struct fbad *c, filter_input, bad_filters_exit_two_and_say_why)
+{
+	char *root = oracle_fixture("skylake"), env_sysfs[4200];
+	char *env[] = { env_sysfs, NULL };
+	char *argv[16], *expanded[4] = { NULL };
+	struct run_result r;
+	int n = 0;
+
+	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
+	argv[n++] = (char *)run_bin();
+	argv[n++] = "record";
+	argv[n++] = "--dry-run";
+	argv[n++] = "-o";
+	argv[n++] = "/nonexistent/out";
+	for (int i = 0; i < 4 && (c->args[i][0] || (i && !strcmp(c->args[i - 1], "--filter"))); i++)
+		argv[n++] = expanded[i] = expand(c->args[i]);
+	if (strcmp(c->args[0], "-a"))
+		argv[n++] = "--", argv[n++] = "true";
+	argv[n] = NULL;
+	cr_assert_eq(run_argv(argv, env, &r), 0);
+	cr_expect_eq(r.status, 2, "%s: exit %d, stderr:\n%s", c->args[1], r.status, r.err);
+	for (int i = 0; i < 3 && c->says[i][0]; i++)
+		cr_expect(strstr(r.err, c->says[i]), "'%s': stderr lacks \"%s\":\n%s", c->args[1],
+			  c->says[i], r.err);
+	cr_expect_str_empty(r.out);
+	run_free(&r);
+	for (int i = 0; i < 4; i++)
+		free(expanded[i]);
+	free(root);
+}
+
+Test(symbols_cmd, lists_functions_with_offsets_and_filters_by_glob)
+{
+	char *pie = run_testprog("filtertarget");
+	struct run_result r;
+
+	cr_assert_eq(run_ptcollect(NULL, &r, "symbols", pie, "wor*", NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, " g work\n"), "%s", r.out);
+	cr_expect(!strstr(r.out, "compute"), "the glob keeps only work: %s", r.out);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "symbols", "--json", pie, NULL), 0);
+	cr_expect(strstr(r.out, "\"name\": \"helper\"") && strstr(r.out, "\"binding\": \"local\""),
+		  "%s", r.out);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "symbols", "/etc/hostname", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "not an ELF file"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "symbols", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "no FILE given"), "%s", r.err);
+	run_free(&r);
+	free(pie);
+}
+
+Test(filter_input, a_filter_at_a_segment_start_warns_about_the_kernel)
+{
+	char *root = oracle_fixture("skylake"), env_sysfs[4200];
+	char *env[] = { env_sysfs, NULL };
+	char *spec = expand("filter _init / 0x10 @PIE");
+	struct run_result r;
+
+	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--filter", spec, "-o",
+				   "/nonexistent/x", "--", "true", NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "warning: --filter: '_init' starts exactly where a segment") &&
+		  strstr(r.err, "size-0 range"), "%s", r.err);
+	run_free(&r);
+	free(spec);
 	free(root);
 }

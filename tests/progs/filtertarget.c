@@ -1,46 +1,29 @@
 // SPDX-License-Identifier: MIT
-/*
- * A target for address-filter tests: global and static functions with known
- * names, a static name that also exists in filtertarget2 (built with it when
- * a test needs "#N" selectors), and a main that calls them all.
- */
+/* A program with known functions for address-filter tests: global, static, in order. */
 #include <stdio.h>
 #include <stdlib.h>
 
-int ft_global(int x);
-
-__attribute__((noinline)) static int ft_static(int x)
+static int helper(int x)
 {
-	return x * 3 + 1;
+	return x * 7 + 1;
 }
 
-__attribute__((noinline)) static int ft_dup(int x)
+int work(int n)
 {
-	return x + 7;
+	int s = 0;
+
+	for (int i = 0; i < n; i++)
+		s += helper(i);
+	return s;
 }
 
-__attribute__((noinline)) int ft_global(int x)
+int compute(int n)
 {
-	return ft_static(x) + ft_dup(x);
+	return work(n) ^ n;
 }
-
-__attribute__((noinline)) int ft_last(int x)
-{
-	return x - 1;
-}
-
-#ifdef FT_TWO_UNITS
-int ft_other_unit(int x);
-#endif
 
 int main(int argc, char **argv)
 {
-	int v = argc > 1 ? atoi(argv[1]) : 1;
-
-	v = ft_global(v) + ft_last(v);
-#ifdef FT_TWO_UNITS
-	v += ft_other_unit(v);
-#endif
-	printf("%d\n", v);
+	printf("%d\n", compute(argc > 1 ? atoi(argv[1]) : 10));
 	return 0;
 }

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Perf sideband records as they sit in a .pevent file: header, body, and the
+ * sample_id trailer that sample_type implies (sample_id_all). Read by
+ * libipt's rule: a record's size must equal its header, its body (strings
+ * NUL-terminated and padded to 8) and the trailer, exactly. Also the records
+ * ptcollect writes itself: COMM and MMAP2 synthesized from /proc for targets
+ * that were already running.
+ */
+#ifndef PTC_SIDEBAND_H
+#define PTC_SIDEBAND_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define SIDEBAND_SAMPLE_TYPE 0x10086ULL	/* TID|TIME|CPU|IDENTIFIER */
+
+struct sb_sample_id {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint64_t id;
+};
+
+struct sb_record {
+	uint32_t type;
+	uint16_t misc;
+	uint16_t size;
+	const uint8_t *body;	/* after the header */
+	size_t body_len;	/* without the trailer */
+	bool has_sample_id;
+	struct sb_sample_id sid;
+};
+
+/*
+ * Read the record at @off of @buf (@len bytes). Returns its size, or
+ * -EINVAL with @err saying at which offset and why.
+ */
+int sideband_parse(const uint8_t *buf, size_t len, size_t off, uint64_t sample_type,
+		   struct sb_record *r, char *err, size_t errlen);
+/* The record's name ("MMAP2", "COMM", ...) or NULL for an unknown type. */
+const char *sideband_type_name(uint32_t type);
+/* One line describing the record's body (no trailer). */
+void sideband_describe(const struct sb_record *r, char *out, size_t len);
+/* The file name of an MMAP/MMAP2 record, or NULL. */
+const char *sideband_mmap_file(const struct sb_record *r);
+
+/*
+ * Write COMM for every thread and MMAP2 for every executable mapping of
+ * @pid to @fd, stamped at time 0 so that decoders apply them first.
+ * Returns the number of records, or -errno (ESRCH: the process is gone).
+ */
+int sideband_synthesize_proc(pid_t pid, int fd, char *err, size_t errlen);
+
+/* Copy this process's [vdso] (the same for every process of this kernel) to @path. */
+int sideband_save_vdso(const char *path, char *err, size_t errlen);
+
+#endif

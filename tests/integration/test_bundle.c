@@ -1,0 +1,472 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The decoder-ready bundle: sideband as the kernel writes it (a real dummy
+ * event here), records synthesized from /proc, the manifest the recorder
+ * writes read back by `info`, and `dump` of sideband and of libipt-encoded
+ * trace.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <intel-pt.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "auxring.h"
+#include "bundle.h"
+#include "oracle.h"
+#include "run.h"
+#include "sideband.h"
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	uint8_t *b;
+	int fd = open(path, O_RDONLY);
+
+	cr_assert_geq(fd, 0, "%s: %s", path, strerror(errno));
+	cr_assert_eq(fstat(fd, &st), 0);
+	b = malloc((size_t)st.st_size + 1);
+	cr_assert_eq(read(fd, b, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return b;
+}
+
+/* Every record of @buf parses by libipt's rules; counts per type. */
+static void parse_all(const uint8_t *buf, size_t len, unsigned int counts[32])
+{
+	char err[512];
+	size_t off = 0;
+
+	memset(counts, 0, 32 * sizeof(counts[0]));
+	while (off < len) {
+		struct sb_record r;
+		int n = sideband_parse(buf, len, off, SIDEBAND_SAMPLE_TYPE, &r, err, sizeof(err));
+
+		cr_assert_gt(n, 0, "%s", err);
+		if (r.type < 32)
+			counts[r.type]++;
+		off += (size_t)n;
+	}
+}
+
+Test(sideband, real_kernel_records_parse_by_libipts_rules)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY, .size = sizeof(a),
+		.sample_type = SIDEBAND_SAMPLE_TYPE, .sample_id_all = 1, .disabled = 1,
+		.enable_on_exec = 1, .mmap = 1, .mmap2 = 1, .comm = 1, .comm_exec = 1, .task = 1,
+		.context_switch = 1,
+	};
+	long pg = sysconf(_SC_PAGESIZE);
+	char *prog = run_testprog("filtertarget"), path[128];
+	int go[2], fd, out = memfd_create("sb", 0), st;
+	unsigned int counts[32];
+	struct auxring r;
+	bool found = false;
+	uint8_t *buf;
+	size_t len, off = 0;
+	void *base;
+	pid_t pid;
+
+	cr_assert_eq(pipe(go), 0);
+	pid = fork();
+	if (pid == 0) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		dup2(open("/dev/null", O_WRONLY), 1);
+		execl(prog, prog, "1000", (char *)NULL);
+		_exit(127);
+	}
+	close(go[0]);
+	fd = (int)syscall(SYS_perf_event_open, &a, pid, -1, -1, 0);
+	if (fd < 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		cr_skip_test("perf_event_open of a dummy event: %s (perf_event_paranoid?)",
+			     strerror(errno));
+	}
+	base = mmap(NULL, pg * 65, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	cr_assert_neq(base, MAP_FAILED);
+	auxring_attach(&r, base, pg * 64, NULL, 0, false);
+	cr_assert_eq(write(go[1], "g", 1), 1);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert_eq(auxring_read_data(&r, out), 0);
+	buf = malloc(r.stats.record_bytes + 1);
+	len = (size_t)pread(out, buf, r.stats.record_bytes, 0);
+	cr_assert_eq(len, r.stats.record_bytes);
+	parse_all(buf, len, counts);
+	cr_expect_geq(counts[PERF_RECORD_MMAP2], 2, "the program and its loader");
+	cr_expect_geq(counts[PERF_RECORD_COMM], 1, "the exec's COMM");
+	cr_expect_geq(counts[PERF_RECORD_EXIT], 1);
+	snprintf(path, sizeof(path), "%s", prog);
+	while (off < len) {
+		struct sb_record rec;
+		char err[256];
+		int n = sideband_parse(buf, len, off, SIDEBAND_SAMPLE_TYPE, &rec, err, sizeof(err));
+		const char *f = sideband_mmap_file(&rec);
+
+		if (rec.type == PERF_RECORD_MMAP2 && f && !strcmp(f, path)) {
+			found = true;
+			cr_expect_eq(rec.sid.pid, (uint32_t)pid);
+		}
+		off += (size_t)n;
+	}
+	cr_expect(found, "no MMAP2 of %s", path);
+	munmap(base, pg * 65);
+	close(fd);
+	close(out);
+	free(buf);
+	free(prog);
+}
+
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	pause();
+	return NULL;
+}
+
+Test(sideband, proc_synthesis_has_every_thread_and_code_mapping)
+{
+	int ctl[2], out = memfd_create("proc", 0);
+	unsigned int counts[32];
+	char err[256], maps[128], line[512];
+	size_t len, off = 0;
+	int mmaps = 0, nr = 0;
+	uint8_t *buf;
+	FILE *f;
+	pid_t pid;
+
+	cr_assert_eq(pipe(ctl), 0);
+	pid = fork();
+	if (pid == 0) {
+		pthread_t t[3];
+
+		for (int i = 0; i < 3; i++)
+			pthread_create(&t[i], NULL, idle_thread, NULL);
+		if (write(ctl[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	cr_assert_eq(read(ctl[0], line, 1), 1);
+	nr = sideband_synthesize_proc(pid, out, err, sizeof(err));
+	cr_assert_gt(nr, 0, "%s", err);
+	len = (size_t)lseek(out, 0, SEEK_END);
+	buf = malloc(len + 1);
+	cr_assert_eq(pread(out, buf, len, 0), (ssize_t)len);
+	parse_all(buf, len, counts);
+	cr_expect_eq(counts[PERF_RECORD_COMM], 4, "main thread and three more");
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+	f = fopen(maps, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char perms[8];
+
+		if (sscanf(line, "%*x-%*x %7s", perms) == 1 && perms[2] == 'x')
+			mmaps++;
+	}
+	if (f)
+		fclose(f);
+	cr_expect_eq(counts[PERF_RECORD_MMAP2], (unsigned int)mmaps);
+	while (off < len) {
+		struct sb_record r;
+		int n = sideband_parse(buf, len, off, SIDEBAND_SAMPLE_TYPE, &r, err, sizeof(err));
+
+		cr_expect_eq(r.sid.time, 0, "stamped to apply first");
+		cr_expect_eq(r.sid.pid, (uint32_t)pid);
+		off += (size_t)n;
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	free(buf);
+	close(out);
+}
+
+Test(sideband, saved_vdso_equals_a_processs_vdso)
+{
+	char path[] = "/tmp/ptc-vdso-XXXXXX", err[256], line[512], mem[64];
+	unsigned long long lo = 0, hi = 0;
+	int fd = mkstemp(path), mfd;
+	size_t len;
+	uint8_t *saved, *theirs;
+	FILE *f;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		pause();
+		_exit(0);
+	}
+	close(fd);
+	cr_assert_eq(sideband_save_vdso(path, err, sizeof(err)), 0, "%s", err);
+	saved = slurp(path, &len);
+	snprintf(mem, sizeof(mem), "/proc/%d/maps", pid);
+	f = fopen(mem, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]"))
+			sscanf(line, "%llx-%llx", &lo, &hi);
+	if (f)
+		fclose(f);
+	cr_assert_eq(hi - lo, len);
+	theirs = malloc(len);
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", pid);
+	mfd = open(mem, O_RDONLY);
+	cr_assert_eq(pread(mfd, theirs, len, (off_t)lo), (ssize_t)len);
+	cr_expect_eq(memcmp(saved, theirs, len), 0);
+	close(mfd);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	unlink(path);
+	free(saved);
+	free(theirs);
+}
+
+/* A plan as `record` makes it, on the skylake fixture, recording into @dir. */
+static void make_plan(struct record_plan *p, const char *dir)
+{
+	char *root = oracle_fixture("skylake"), err[512];
+	static char *cmd[] = { "/bin/true", NULL };
+
+	memset(p, 0, sizeof(*p));
+	setenv("PTCOLLECT_SYSFS", root, 1);
+	cr_assert_eq(pmu_load(&p->pmu, "intel_pt", err, sizeof(err)), 0, "%s", err);
+	unsetenv("PTCOLLECT_SYSFS");
+	cr_assert_eq(evconfig_parse("intel_pt//u", &p->pmu, &p->ev, err, sizeof(err)), 0);
+	p->opts.output = dir;
+	p->opts.command = cmd;
+	p->opts.command_argc = 1;
+	p->target = TARGET_COMMAND;
+	p->data_bytes = 1 << 16;
+	p->aux_bytes = 1 << 20;
+	free(root);
+}
+
+/* Write a bundle through the recorder's own code: two streams, @pc's time conversion. */
+static void write_bundle(const char *dir, const struct perf_event_mmap_page *pc, bool finish)
+{
+	struct record_plan p;
+	struct auxring_stats st = { .aux_bytes = 4096, .truncated = 2 };
+	struct bundle *b;
+	char err[512], data[4096];
+	int idx[2];
+
+	make_plan(&p, dir);
+	cr_assert_eq(bundle_create(&b, &p, err, sizeof(err)), 0, "%s", err);
+	memset(data, 0x55, sizeof(data));
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(bundle_stream_add(b, i, -1, &idx[i]), 0, "%s", bundle_error(b));
+		cr_assert_eq(write(bundle_trace_fd(b, idx[i]), data, sizeof(data)), 4096);
+		bundle_stream_update(b, idx[i], &st);
+	}
+	bundle_started(b, pc);
+	cr_assert_eq(bundle_checkpoint(b, err, sizeof(err)), 0, "%s", err);
+	if (finish)
+		cr_assert_eq(bundle_finish(b, true, "the workload exited", 0, err, sizeof(err)), 0,
+			     "%s", err);
+	bundle_free(b);
+}
+
+static char *tmpdir_name(void)
+{
+	char *d = strdup("/tmp/ptc-bundle-XXXXXX");
+
+	cr_assert(mkdtemp(d));
+	cr_assert_eq(rmdir(d), 0);	/* bundle_create makes it */
+	return d;
+}
+
+static void rm_rf(const char *d)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d);
+	cr_assert_eq(system(cmd), 0);
+}
+
+Test(bundle, info_reads_back_what_the_recorder_wrote)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1, .time_zero = 123456789,
+					   .time_mult = 1000, .time_shift = 10 };
+	char *dir = tmpdir_name(), want[512];
+	struct run_result r;
+
+	write_bundle(dir, &pc, true);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", "--json", dir, NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\"complete\": true"), "%s", r.out);
+	cr_expect(strstr(r.out, "\"total_bytes\": 8192"), "%s", r.out);
+	cr_expect(strstr(r.out, "\"truncated\": 2"), "%s", r.out);
+	/* libipt's order: config, sideband setup, this stream's primary, the others, the trace. */
+	snprintf(want, sizeof(want), "--pevent:time-zero 123456789 --pevent:time-shift 10 "
+		 "--pevent:time-mult 1000 --pevent:primary %s/cpu0.pevent --pevent:secondary "
+		 "%s/cpu1.pevent --pt %s/cpu0.pt", dir, dir, dir);
+	cr_expect(strstr(r.out, want), "no '%s' in:\n%s", want, r.out);
+	cr_expect(strstr(r.out, "\"ptxed\": \"ptxed --cpu "), "%s", r.out);
+	cr_expect(strstr(r.out, "--mtc-freq 3 --nom-freq 24"), "skylake fixture: %s", r.out);
+	cr_expect(strstr(r.out, "TRUNCATED record(s)"), "losses are problems to report: %s", r.out);
+	run_free(&r);
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(bundle, without_cap_user_time_zero_info_warns_and_ptxed_gets_no_time)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 0, .time_zero = 5 };
+	char *dir = tmpdir_name(), path[512];
+	struct run_result r;
+	uint8_t *m;
+	size_t len;
+
+	write_bundle(dir, &pc, true);
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	m = slurp(path, &len);
+	m[len] = 0;
+	cr_expect(strstr((char *)m, "\"cap_user_time_zero\": false"), "%s", m);
+	cr_expect(!strstr((char *)m, "--pevent:time-zero"), "%s", m);
+	free(m);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	cr_expect_eq(r.status, 0);
+	cr_expect(strstr(r.err, "timestamps cannot be converted to TSC"), "%s", r.err);
+	run_free(&r);
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(bundle, info_reports_a_recording_that_was_cut_short)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
+	char *dir = tmpdir_name(), path[512];
+	struct run_result r;
+
+	write_bundle(dir, &pc, false);	/* as if the collector was killed */
+	snprintf(path, sizeof(path), "%s/cpu1.pt", dir);
+	cr_assert_eq(truncate(path, 100), 0);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", "--json", dir, NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\"complete\": false"), "%s", r.out);
+	cr_expect(strstr(r.err, "did not finish cleanly"), "%s", r.err);
+	cr_expect(strstr(r.err, "cpu1.pt has 100 bytes, the manifest says 4096: the file was cut "
+			 "short"), "%s", r.err);
+	run_free(&r);
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(bundle, bad_bundles_exit_two_with_the_reason)
+{
+	char *dir = tmpdir_name(), path[512];
+	struct run_result r;
+	FILE *f;
+
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "no such directory"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "manifest.json: No such file") && strstr(r.err, "not a ptcollect"),
+		  "%s", r.err);
+	run_free(&r);
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	f = fopen(path, "w");
+	fputs("{\"format\": \"ptcollect-bundle\", \"version\": 1,,}", f);
+	fclose(f);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "at byte 44: an object member must start with a string key"),
+		  "%s", r.err);
+	run_free(&r);
+	f = fopen(path, "w");
+	fputs("{\"format\": \"other\", \"version\": 1}", f);
+	fclose(f);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "not a ptcollect manifest"), "%s", r.err);
+	run_free(&r);
+	rm_rf(dir);
+	free(dir);
+}
+
+Test(dump, corrupt_sideband_stops_at_its_offset)
+{
+	char path[] = "/tmp/ptc-dump-XXXXXX.pevent";
+	int fd = mkstemps(path, 7);
+	struct run_result r;
+	uint8_t rec[48] = { 0 };
+	struct perf_event_header h = { .type = PERF_RECORD_ITRACE_START, .size = 48 };
+
+	memcpy(rec, &h, 8);
+	cr_assert_eq(write(fd, rec, 48), 48);	/* a good ITRACE_START: 8 + 8 + 32 */
+	h.size = 40;
+	memcpy(rec, &h, 8);
+	cr_assert_eq(write(fd, rec, 40), 40);	/* one that is 8 bytes short */
+	close(fd);
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", path, NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.out, "ITRACE_START"), "%s", r.out);
+	cr_expect(strstr(r.err, "at offset 48: ITRACE_START record of 40 bytes"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "/nonexistent.pevent", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "No such file"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "/etc/hostname", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "--format"), "%s", r.err);
+	run_free(&r);
+	unlink(path);
+}
+
+Test(dump, a_libipt_encoded_stream_dumps_packet_for_packet)
+{
+	char path[] = "/tmp/ptc-dump-XXXXXX.pt";
+	uint8_t buf[256];
+	struct pt_config cfg;
+	struct pt_encoder *e;
+	struct pt_packet pk[] = {
+		{ .type = ppt_psb }, { .type = ppt_pad }, { .type = ppt_psbend },
+		{ .type = ppt_tnt_8, .payload.tnt = { .bit_size = 4, .payload = 0x5 } },
+		{ .type = ppt_pad },
+	};
+	struct run_result r;
+	int fd, n;
+
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + sizeof(buf);
+	e = pt_alloc_encoder(&cfg);
+	cr_assert(e);
+	for (size_t i = 0; i < sizeof(pk) / sizeof(pk[0]); i++)
+		cr_assert_geq(pt_enc_next(e, &pk[i]), 0);
+	{
+		uint64_t off;
+
+		pt_enc_get_offset(e, &off);
+		n = (int)off;
+	}
+	pt_free_encoder(e);
+	fd = mkstemps(path, 3);
+	cr_assert_eq(write(fd, buf, (size_t)n), n);
+	close(fd);
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--json", path, NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\"count\": 5"), "%s", r.out);
+	cr_expect(strstr(r.out, "\"type\": \"psb\"") && strstr(r.out, "\"type\": \"tnt.8\""),
+		  "%s", r.out);
+	run_free(&r);
+	unlink(path);
+}

@@ -1,0 +1,49 @@
+# A decoder-ready bundle, from -- COMMAND and from -p of a process that was already running:
+# every .pevent parses by libipt's rules, with MMAP2, COMM, ITRACE_START and AUX records,
+# and the time conversion of the control page.
+. /lib.sh
+/ptcollect record -q -o /tmp/s1 -- /spawner 2 50 0.4 >/tmp/s1.tids
+ok=1
+for f in /tmp/s1/*.pevent; do
+	/ptcollect dump "$f" >"$f.txt" 2>/tmp/dump.err || { ok=0; cat /tmp/dump.err; }
+done
+[ $ok = 1 ] && pass bundle_command_sideband_parses || fail bundle_command_sideband_parses "dump failed"
+cat /tmp/s1/*.pevent.txt >/tmp/s1.all
+grep -q ' MMAP2 .* prot r-x /spawner ' /tmp/s1.all && pass bundle_command_mmap2_of_the_binary \
+	|| fail bundle_command_mmap2_of_the_binary "no r-x MMAP2 of /spawner"
+grep -q ' COMM .* comm spawner (exec)' /tmp/s1.all && pass bundle_command_comm_exec \
+	|| fail bundle_command_comm_exec "no COMM exec"
+forks=$(grep -c ' FORK ' /tmp/s1.all)
+[ "$forks" -ge 2 ] && pass bundle_command_fork_per_thread || fail bundle_command_fork_per_thread "$forks FORK"
+grep -q ' ITRACE_START ' /tmp/s1.all && grep -q ' AUX ' /tmp/s1.all \
+	&& pass bundle_command_itrace_start_and_aux || fail bundle_command_itrace_start_and_aux "missing"
+
+/spawner 3 50 3 >/tmp/s2.tids &
+pid=$!
+sleep 0.5
+line=$(grep ' /spawner$' /proc/$pid/maps | grep ' r-xp ' | head -1)
+/ptcollect record -q -p $pid --duration 0.5 -o /tmp/s2
+/ptcollect dump /tmp/s2/proc.pevent >/tmp/s2.proc 2>/tmp/dump.err \
+	&& pass bundle_pid_proc_sideband_parses || fail bundle_pid_proc_sideband_parses "$(cat /tmp/dump.err)"
+missing=""
+for t in $(sed -n 's/tid //p' /tmp/s2.tids | sort -u); do
+	grep -q " COMM .* tid $t comm spawner " /tmp/s2.proc || missing="$missing $t"
+done
+[ -z "$missing" ] && pass bundle_pid_comm_for_every_thread || fail bundle_pid_comm_for_every_thread "no COMM for$missing"
+lo=${line%%-*}; pgoff=$(echo "$line" | awk '{print $3}')
+grep -q " MMAP2 .* addr 0x$lo .* pgoff 0x$(printf %x $((0x${pgoff:-0}))) prot r-x /spawner " /tmp/s2.proc \
+	&& pass bundle_pid_mmap2_matches_maps || fail bundle_pid_mmap2_matches_maps "maps: $line; $(grep spawner /tmp/s2.proc)"
+for f in /tmp/s2/*.pevent; do /ptcollect dump "$f" >/dev/null 2>&1 || ok=0; done
+[ $ok = 1 ] && pass bundle_pid_sideband_parses || fail bundle_pid_sideband_parses "dump failed"
+wait $pid
+
+set -- $(/ctlpage)
+m=/tmp/s1/manifest.json
+if grep -q "\"cap_user_time_zero\": $1" $m && grep -q "\"time_zero\": \"$2\"" $m && \
+   grep -q "\"time_mult\": $3," $m && grep -q "\"time_shift\": $4" $m; then
+	pass bundle_time_conv_equals_the_control_page
+else
+	fail bundle_time_conv_equals_the_control_page "control page: $*; manifest: $(grep -A4 time_conv $m | tr -d '\n')"
+fi
+/ptcollect info /tmp/s1 >/tmp/info.txt 2>&1 && grep -q 'ptxed --cpu' /tmp/info.txt \
+	&& pass bundle_info_prints_decoder_lines || fail bundle_info_prints_decoder_lines "$(cat /tmp/info.txt)"

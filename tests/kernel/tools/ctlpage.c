@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+/* ctlpage: the time conversion of a perf control page, read independently of ptcollect. */
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int main(void)
+{
+	struct perf_event_attr a;
+	struct perf_event_mmap_page *pc;
+	long pg = sysconf(_SC_PAGESIZE);
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	if (fd < 0) {
+		perror("perf_event_open");
+		return 1;
+	}
+	pc = mmap(NULL, 2 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (pc == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	printf("%s %llu %u %u\n", pc->cap_user_time_zero ? "true" : "false",
+	       (unsigned long long)pc->time_zero, pc->time_mult, (unsigned)pc->time_shift);
+	return 0;
+}
