@@ -36,7 +36,7 @@ _ptcollect()
 	local cur prev words cword
 	_init_completion || return
 
-	local cmds="record caps symbols help"
+	local cmds="record caps info dump symbols help"
 	local global_opts="--help --version --json"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
@@ -61,6 +61,24 @@ _ptcollect()
 		;;
 	caps)
 		COMPREPLY=($(compgen -W "--json --help" -- "$cur"))
+		;;
+	info)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--json --help" -- "$cur"))
+		else
+			_filedir -d
+		fi
+		;;
+	dump)
+		case $prev in
+		--format) COMPREPLY=($(compgen -W "pevent pt" -- "$cur")); return ;;
+		--sample-type) return ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--json --format --sample-type --help" -- "$cur"))
+		else
+			_filedir '@(pevent|pt)'
+		fi
 		;;
 	symbols)
 		if [[ $cur == -* ]]; then

@@ -307,6 +307,25 @@ static int resolve_plan(struct record_plan *p)
 	p->aux_bytes = o->aux_bytes ? o->aux_bytes :
 		       (privs_privileged(&pv) ? DEFAULT_AUX_PRIV : DEFAULT_AUX_UNPRIV);
 
+	/* The kernel's mlock rule, checked before anything is mapped. */
+	{
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN), page = sysconf(_SC_PAGESIZE);
+		uint64_t rings = p->per_thread ? (uint64_t)(o->nr_pids + o->nr_tids > 0 ?
+				 o->nr_pids + o->nr_tids : 1) :
+				 (uint64_t)(o->cpus_given ? o->nr_cpus : cpus);
+		uint64_t want = rings * (p->data_bytes + p->aux_bytes + (uint64_t)page);
+		uint64_t budget = privs_mlock_budget(&pv, cpus > 0 ? (unsigned int)cpus : 1);
+
+		if (want > budget)
+			return bad("-m: %" PRIu64 " ring(s) of %" PRIu64 " KiB data + %" PRIu64 " KiB "
+				   "AUX need %" PRIu64 " KiB of locked memory, but this user may lock %"
+				   PRIu64 " KiB (perf_event_mlock_kb=%ld per CPU, RLIMIT_MEMLOCK=%" PRIu64
+				   " KiB); use smaller rings (-m ,%" PRIu64 "K), raise 'sysctl "
+				   "kernel.perf_event_mlock_kb', or 'ulimit -l'", rings,
+				   p->data_bytes >> 10, p->aux_bytes >> 10, want >> 10, budget >> 10,
+				   pv.mlock_kb, pv.rlimit_memlock >> 10,
+				   (p->aux_bytes >> 12) ? p->aux_bytes >> 12 : 4);
+	}
 	if (!o->force && lstat(o->output, &st) == 0)
 		return bad("-o %s: it exists already; choose another name or add --force "
 			   "to replace it", o->output);

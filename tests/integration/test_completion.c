@@ -46,6 +46,12 @@ Test(completion, bash_completes_commands_and_record_options)
 	cr_expect(strstr(s, "--event\n") && strstr(s, "--filter\n") && strstr(s, "--dry-run\n") &&
 		  strstr(s, "--mmap-pages\n") && strstr(s, "--per-thread\n"), "%s", s);
 	free(s);
+	s = bash_complete("ptcollect dump --");
+	cr_expect(strstr(s, "--format\n") && strstr(s, "--sample-type\n"), "%s", s);
+	free(s);
+	s = bash_complete("ptcollect i");
+	cr_expect_str_eq(s, "info\n");
+	free(s);
 	s = bash_complete("ptcollect caps --");
 	cr_expect(strstr(s, "--json\n"), "%s", s);
 	free(s);
@@ -83,7 +89,8 @@ Test(completion, zsh_offers_commands_and_record_options)
 {
 	char *s = zsh_complete("ptcollect");
 
-	cr_expect(strstr(s, "record:record Intel PT") && strstr(s, "caps:"), "%s", s);
+	cr_expect(strstr(s, "record:record Intel PT") && strstr(s, "caps:") && strstr(s, "info:") &&
+		  strstr(s, "dump:") && strstr(s, "symbols:"), "%s", s);
 	free(s);
 	setenv("PTC_STATE", "args", 1);
 	s = zsh_complete("record");

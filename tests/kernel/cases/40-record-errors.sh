@@ -27,7 +27,7 @@ echo 2 >/proc/sys/kernel/perf_event_paranoid
 /runas 1000 /ptcollect record -q -a --duration 0.2 -o /tmp/e5 2>/tmp/e.err
 expect error_permission_cpu_wide $? 1 /tmp/e.err "permission denied" "perf_event_paranoid is 2" "CAP_PERFMON"
 /runas 1000 /ptcollect record -q -m ,64M -o /tmp/e6 -- /bin/true 2>/tmp/e.err
-expect error_mlock_limit $? 1 /tmp/e.err "locked memory" "perf_event_mlock_kb" "-m ,"
+expect error_mlock_limit $? 2 /tmp/e.err "locked memory" "perf_event_mlock_kb" "-m ,"
 echo 3 >/proc/sys/kernel/perf_event_paranoid
 /runas 1000 /ptcollect record -q -o /tmp/e7 -- /bin/true 2>/tmp/e.err
 expect error_permission_paranoid_3 $? 1 /tmp/e.err "permission denied" "perf_event_paranoid is 3"
