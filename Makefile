@@ -109,10 +109,14 @@ $(BUILD)/tests/progs/dupsyms: tests/progs/dupsyms/a.c tests/progs/dupsyms/b.c
 $(BUILD)/tests/progs/zerosize: tests/progs/zerosize/main.c tests/progs/zerosize/zero.S
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O0 -g -o $@ $^
+# C++: overloads whose demangled names differ only in their parameters.
+$(BUILD)/tests/progs/cxx: tests/progs/cxx/main.cc
+	@mkdir -p $(dir $@)
+	$(Q)$(CXX) -O0 -g -o $@ $<
 
 TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
 	$(addprefix $(BUILD)/tests/progs/,filtertarget-nopie filtertarget-static \
-		filtertarget-dynsym filtertarget-debug dupsyms zerosize)
+		filtertarget-dynsym filtertarget-debug dupsyms zerosize cxx)
 
 deps:
 	@scripts/deps.sh

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 struct symbol {
-	char *name;
+	char *name;		/* demangled for C++, as perf names it: "ns::bar(int)" */
 	uint64_t addr;		/* st_value */
 	uint64_t size;		/* st_size */
 	uint64_t offset;	/* file offset of addr */

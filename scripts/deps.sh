@@ -4,7 +4,7 @@
 # Set PTC_DEPS_EXTRA to add packages; PTC_DEPS_DRYRUN=1 only lists what is missing.
 set -eu
 
-pkgs="make gcc clang pkg-config libelf-dev libcapstone-dev libipt-dev libbpf-dev
+pkgs="make gcc g++ clang pkg-config libelf-dev libcapstone-dev libipt-dev libbpf-dev
 libcriterion-dev linux-perf util-linux binutils elfutils file man-db
 qemu-system-x86 busybox-static cpio kmod libc6-dev xz-utils ${PTC_DEPS_EXTRA:-}"
 

@@ -340,6 +340,27 @@ out:
 	return ret;
 }
 
+/* Every kernel function named @name, as "\n    name #N   at 0xADDR (global)" lines. */
+static void kernel_candidates(FILE *fp, const char *name, char *list, size_t len)
+{
+	char line[1024];
+	size_t n = 0;
+	int k = 0;
+
+	list[0] = '\0';
+	rewind(fp);
+	while (n < len && fgets(line, sizeof(line), fp)) {
+		unsigned long long a;
+		char type, sym[512];
+
+		if (sscanf(line, "%llx %c %511s", &a, &type, sym) != 3 || strcmp(sym, name) ||
+		    (toupper((unsigned char)type) != 'T' && toupper((unsigned char)type) != 'W'))
+			continue;
+		n += snprintf(list + n, len - n, "\n    %s #%d   at 0x%llx (%s)", name, ++k, a,
+			      isupper((unsigned char)type) ? "global" : "local");
+	}
+}
+
 /* perf's find_kern_sym over kallsyms, in file order. */
 static int resolve_kernel(struct ctx *c, struct afilter *f)
 {
@@ -417,9 +438,13 @@ static int resolve_kernel(struct ctx *c, struct afilter *f)
 		if (!started)
 			ret = bad(c, f->pos, "no kernel function '%s'%s in %s", name,
 				  idx > 0 ? " with that #N" : idx == 0 ? " that is global" : "", path);
-		else if (dup)
+		else if (dup) {
+			char list[1536];
+
+			kernel_candidates(fp, name, list, sizeof(list));
 			ret = bad(c, f->pos, "kernel function '%s' is ambiguous: select one with #N "
-				  "(in kallsyms order) or a global one with #g", name);
+				  "(in kallsyms order) or a global one with #g:%s", name, list);
+		}
 		else if (!start)
 			ret = bad(c, SIZE_MAX, "kernel addresses are restricted "
 				  "(kptr_restrict); run as root to use kernel filters");

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 /* ELF function symbols with file offsets (libelf), the way perf loads them. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,39 @@
 #include "symbols.h"
 
 #define DEBUG_DIR "/usr/lib/debug"
+
+/*
+ * perf looks C++ functions up by their demangled names ("ns::bar(int)"), so
+ * they are stored that way. The demangler is libstdc++'s, loaded when a
+ * mangled name is first seen so that C programs do not link it; without it
+ * names stay as they are. Returns a malloc'd name, or NULL to keep @name.
+ */
+static char *demangle(const char *name)
+{
+	typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+	static demangle_fn fn;
+	static bool tried;
+	int status = -1;
+	char *d;
+
+	if (strncmp(name, "_Z", 2))
+		return NULL;
+	if (!tried) {
+		void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+
+		tried = true;
+		if (h)
+			*(void **)&fn = dlsym(h, "__cxa_demangle");
+	}
+	if (!fn)
+		return NULL;
+	d = fn(name, NULL, NULL, &status);
+	if (status) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
 
 struct elf_file {
 	int fd;
@@ -213,7 +248,9 @@ static int read_table(struct symtab *t, Elf *symelf, Elf_Scn *scn, Elf *runtime)
 			continue;
 		if (!addr_to_offset(runtime, sym.st_value, &s->offset, &s->seg_start, &s->seg_end))
 			continue;	/* not in a loaded segment: nothing to trace */
-		s->name = strdup(name);
+		s->name = demangle(name);
+		if (!s->name)
+			s->name = strdup(name);
 		if (!s->name)
 			return -ENOMEM;
 		s->addr = sym.st_value;

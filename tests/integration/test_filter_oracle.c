@@ -21,6 +21,7 @@ static const struct {
 	{ "@PIE", "filtertarget" }, { "@NOPIE", "filtertarget-nopie" },
 	{ "@STATIC", "filtertarget-static" }, { "@DYNSYM", "filtertarget-dynsym" },
 	{ "@DUP", "dupsyms" }, { "@ZERO", "zerosize" }, { "@DEBUG", "filtertarget-debug" },
+	{ "@CXX", "cxx" },
 };
 
 static char *expand(const char *spec)
@@ -74,6 +75,17 @@ static struct fcase fcases[] = {
 	{ "skylake", "intel_pt//k", "filter vfs_read / ksys_read" },
 	{ "ptwrite4", "intel_pt//u",
 	  "filter work @PIE, filter compute @PIE, tracestop helper @NOPIE, filter main @STATIC" },
+	/* C++: perf looks functions up demangled, overloads told apart by their parameters */
+	{ "skylake", "intel_pt//u", "filter ft::scale(long) @CXX" },
+	{ "skylake", "intel_pt//u", "filter ft::scale(int) / ft::scale(long) @CXX" },
+	/* the whole kernel, and the whole of libc */
+	{ "skylake", "intel_pt//k", "filter *" },
+	{ "skylake", "intel_pt//u", "filter * @ /lib/x86_64-linux-gnu/libc.so.6" },
+	/* a size of 0 after a symbol means the symbol's size, in perf */
+	{ "skylake", "intel_pt//u", "filter work / 0 @PIE" },
+	/* an IFUNC of libc, and a ranged stop */
+	{ "skylake", "intel_pt//u", "filter memcpy @ /lib/x86_64-linux-gnu/libc.so.6" },
+	{ "skylake", "intel_pt//u", "stop work / 8 @PIE" },
 };
 
 ParameterizedTestParameters(filter_oracle, kernel_filter_string_equals_perfs)

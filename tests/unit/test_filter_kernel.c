@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Kernel filters on a kallsyms of our own: perf's find_kern_sym rules (size to
+ * the next line, selectors, weak symbols, '*' to a page past the last
+ * function) and its refusals, without depending on the running kernel.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "filter.h"
+
+static const char ks_text[] =
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81000100 t k_dup\n"
+	"ffffffff81000180 T k_dup\n"
+	"ffffffff81000200 t k_func\n"
+	"ffffffff81000200 t k_alias\n"
+	"ffffffff81000240 d k_data\n"
+	"ffffffff81001234 W k_weak\n"
+	"ffffffff81002000 T k_last\n";
+
+static int build_on(const char *spec, char **out, char *err, size_t errlen)
+{
+	char ks[] = "/tmp/ptc-unit-kallsyms-XXXXXX", warn[512];
+	struct filter_opts o = {
+		.traces_kernel = true, .task_target = true, .nr_addr_filters = 4,
+		.num_address_ranges = 4, .kallsyms = ks,
+	};
+	int fd = mkstemp(ks), ret;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, ks_text, strlen(ks_text)), (ssize_t)strlen(ks_text));
+	close(fd);
+	*out = NULL;
+	err[0] = '\0';
+	ret = filter_build(spec, &o, out, err, errlen, warn, sizeof(warn));
+	unlink(ks);
+	return ret;
+}
+
+static void build(const char *spec, const char *want)
+{
+	char *out, err[2048];
+
+	cr_assert_eq(build_on(spec, &out, err, sizeof(err)), 0, "'%s': %s", spec, err);
+	cr_expect_str_eq(out, want, "'%s'", spec);
+	free(out);
+}
+
+static void refuse(const char *spec, const char *says)
+{
+	char *out, err[2048];
+
+	cr_assert_eq(build_on(spec, &out, err, sizeof(err)), -EINVAL, "'%s' was accepted", spec);
+	cr_expect_null(out);
+	cr_expect(strstr(err, says), "'%s': '%s' lacks '%s'", spec, err, says);
+}
+
+Test(filter_kernel, tracestop_becomes_ranged_stop)
+{
+	build("tracestop k_func", "stop 0xffffffff81000200/0x40");
+}
+
+Test(filter_kernel, size_runs_to_the_next_line_of_kallsyms_even_past_an_alias)
+{
+	/* k_func's next line has the same address: perf looks one line further. */
+	build("filter k_func", "filter 0xffffffff81000200/0x40");
+}
+
+Test(filter_kernel, selectors_pick_the_nth_and_the_global)
+{
+	build("filter k_dup #1", "filter 0xffffffff81000100/0x80");
+	build("filter k_dup #2", "filter 0xffffffff81000180/0x80");
+	build("filter k_dup #g", "filter 0xffffffff81000180/0x80");
+	build("filter k_dup #G", "filter 0xffffffff81000180/0x80");
+	build("filter k_dup #0", "filter 0xffffffff81000180/0x80");
+}
+
+Test(filter_kernel, whole_kernel_is_first_function_to_a_page_past_the_last)
+{
+	build("filter *", "filter 0xffffffff81000000/0x3000");
+}
+
+Test(filter_kernel, weak_symbols_are_functions)
+{
+	build("filter k_weak /16", "filter 0xffffffff81001234/0x10");
+}
+
+Test(filter_kernel, start_to_end_symbol_covers_the_end_symbol)
+{
+	build("filter k_dup #1 / k_func", "filter 0xffffffff81000100/0x140");
+}
+
+Test(filter_kernel, numbers_pass_through_and_filters_join_with_a_comma)
+{
+	build("filter 0x10/0x20 tracestop 32/8,tracestop 0xffffffff81000000 / 4096",
+	      "filter 0x10/0x20,stop 0x20/0x8,stop 0xffffffff81000000/0x1000");
+}
+
+Test(filter_kernel, refusals_name_the_symbol)
+{
+	refuse("filter k_dup", "k_dup #2   at 0xffffffff81000180 (global)");
+	refuse("filter k_data", "k_data");
+	refuse("filter k_last", "k_last");
+	refuse("filter k_func / k_dup #1", "k_dup");
+	refuse("filter k_dup #3", "k_dup");
+}
