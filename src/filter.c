@@ -444,8 +444,7 @@ static int resolve_kernel(struct ctx *c, struct afilter *f)
 			kernel_candidates(fp, name, list, sizeof(list));
 			ret = bad(c, f->pos, "kernel function '%s' is ambiguous: select one with #N "
 				  "(in kallsyms order) or a global one with #g:%s", name, list);
-		}
-		else if (!start)
+		} else if (!start)
 			ret = bad(c, SIZE_MAX, "kernel addresses are restricted "
 				  "(kptr_restrict); run as root to use kernel filters");
 		else if (!size)
