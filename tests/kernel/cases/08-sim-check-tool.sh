@@ -12,3 +12,6 @@ rc=$?
 cat bad.txt
 [ $rc = 1 ] && grep -q 'file offset 0x3e8' bad.txt && pass check_tool_names_changed_byte \
 	|| fail check_tool_names_changed_byte "exit $rc, expected 1 and the offset 0x3e8 named"
+: >empty.pt
+/ptsim_check empty.pt >/dev/null && pass check_tool_empty_file_passes \
+	|| fail check_tool_empty_file_passes "an empty capture (a CPU that traced nothing) was rejected"
