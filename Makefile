@@ -6,6 +6,7 @@
 #   make check      unit + host integration tests
 #   make check-asan the same under ASan+UBSan (separate build dir)
 #   make check-kernel  tests against the real perf core in the QEMU kernel rig
+#   make bench-kernel  ptcollect vs perf recording in the kernel rig
 #   make fuzz       run every fuzz target for FUZZ_SECONDS each
 #   make bench      speed and memory figures
 #   make install / uninstall (PREFIX, DESTDIR)
@@ -95,6 +96,11 @@ check-asan:
 
 check-kernel: $(BIN)
 	tests/kernel/run-tests $(abspath $(BIN))
+
+# ptcollect and perf recording the same workload in the kernel rig, side by side.
+.PHONY: bench-kernel
+bench-kernel: $(BIN)
+	tests/kernel/run-tests --bench $(abspath $(BIN))
 
 fuzz:
 	tests/fuzz/run $(FUZZ_SECONDS)
