@@ -3,12 +3,13 @@
  * ptsim_check: verify a captured AUX stream (.pt file) byte by byte against the
  * pattern ptsim.ko writes, so kernel test cases can check a recording byte-exact.
  *
- *   ptsim_check [-P PATTERN] [-s BUFSIZE] [-q] FILE [START]
+ *   ptsim_check [-P PATTERN | -R STREAM] [-s BUFSIZE] [-q] FILE [START]
  *
  * START is the absolute AUX offset of the file's first byte (default 0; C syntax,
  * e.g. 0x10000).  With -s, FILE is a snapshot window from a BUFSIZE-byte buffer:
  * START is then only known modulo BUFSIZE (its buffer index), and the lap is
  * searched (pattern 0 identifies it; patterns 1 and 2 repeat every 4 KiB).
+ * -R STREAM: pattern 3, the module replaying STREAM (what was written to sim/replay).
  * Prints "ptsim_check: FILE: N bytes match pattern P at absolute A-B".
  * An empty file passes (a CPU that traced nothing); check sizes separately.
  * Exit status: 0 every byte matches, 1 a mismatch, 2 bad usage.
@@ -23,7 +24,7 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: ptsim_check [-P 0|1|2] [-s BUFSIZE] [-q] FILE [START]\n");
+	fprintf(stderr, "usage: ptsim_check [-P 0|1|2 | -R STREAM] [-s BUFSIZE] [-q] FILE [START]\n");
 	return 2;
 }
 
@@ -52,12 +53,19 @@ int main(int argc, char **argv)
 	size_t n;
 	FILE *f;
 
-	while ((opt = getopt(argc, argv, "P:s:qh")) != -1) {
+	while ((opt = getopt(argc, argv, "P:R:s:qh")) != -1) {
 		switch (opt) {
 		case 'P':
 			pattern = atoi(optarg);
 			if (pattern < 0 || pattern > 2 || strlen(optarg) != 1)
 				return usage();
+			break;
+		case 'R':
+			if (ptsim_load_replay(optarg)) {
+				fprintf(stderr, "ptsim_check: -R %s: %s\n", optarg, strerror(errno));
+				return 2;
+			}
+			pattern = 3;
 			break;
 		case 's':
 			if (parse_u64(optarg, &bufsize) || !bufsize || (bufsize & (bufsize - 1))) {
