@@ -47,11 +47,10 @@ static int matches(const uint8_t *d, uint64_t n, int pattern, uint64_t start)
 
 int main(int argc, char **argv)
 {
-	uint64_t start = 0, bufsize = 0, len = 0, cap = 1 << 20, nbad = 0;
+	uint64_t start = 0, bufsize = 0, nbad = 0;
 	int opt, pattern = 0, quiet = 0;
+	size_t len;
 	uint8_t *d;
-	size_t n;
-	FILE *f;
 
 	while ((opt = getopt(argc, argv, "P:R:s:qh")) != -1) {
 		switch (opt) {
@@ -86,30 +85,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ptsim_check: START '%s' is not a number\n", argv[optind + 1]);
 		return 2;
 	}
-	f = fopen(argv[optind], "rb");
-	if (!f) {
+	d = ptsim_read_file(argv[optind], &len);
+	if (!d) {
 		fprintf(stderr, "ptsim_check: %s: %s\n", argv[optind], strerror(errno));
 		return 2;
-	}
-	d = malloc(cap);
-	while (d && (n = fread(d + len, 1, cap - len, f)) > 0) {
-		len += n;
-		if (len == cap) {
-			uint8_t *nd = realloc(d, cap * 2);
-
-			if (!nd) {
-				free(d);
-				d = NULL;
-				break;
-			}
-			d = nd;
-			cap *= 2;
-		}
-	}
-	fclose(f);
-	if (!d) {
-		fprintf(stderr, "ptsim_check: out of memory\n");
-		return 1;
 	}
 	if (bufsize && len) {
 		uint64_t k, probe = len < 256 ? len : 256;

@@ -18,36 +18,36 @@
 static const uint8_t *ptsim_replay;
 static size_t ptsim_replay_len;
 
+/* The whole of FILE, malloc'ed, its size in *len; NULL on error (errno set). */
+static inline uint8_t *ptsim_read_file(const char *file, size_t *len)
+{
+	size_t cap = 1 << 16, n;
+	uint8_t *buf, *nb;
+	FILE *f = fopen(file, "rb");
+
+	*len = 0;
+	if (!f)
+		return NULL;
+	buf = malloc(cap);
+	while (buf && (n = fread(buf + *len, 1, cap - *len, f)) > 0) {
+		*len += n;
+		if (*len < cap)
+			continue;
+		nb = realloc(buf, cap * 2);
+		if (!nb)
+			free(buf);
+		buf = nb;
+		cap *= 2;
+	}
+	fclose(f);
+	return buf;
+}
+
 /* Load FILE as the replay stream; 0 or -1 (errno set). */
 static inline int ptsim_load_replay(const char *file)
 {
-	static uint8_t *buf;
-	size_t cap = 1 << 16, len = 0, n;
-	FILE *f = fopen(file, "rb");
-
-	if (!f)
-		return -1;
-	buf = malloc(cap);
-	while (buf && (n = fread(buf + len, 1, cap - len, f)) > 0) {
-		len += n;
-		if (len == cap) {
-			uint8_t *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	fclose(f);
-	if (!buf)
-		return -1;
-	ptsim_replay = buf;
-	ptsim_replay_len = len;
-	return 0;
+	ptsim_replay = ptsim_read_file(file, &ptsim_replay_len);
+	return ptsim_replay ? 0 : -1;
 }
 
 static inline uint8_t ptsim_byte(int pattern, uint64_t off)
