@@ -137,6 +137,7 @@ check-asan:
 check-kernel: $(BIN)
 	tests/kernel/run-tests $(abspath $(BIN))
 
+# ptcollect and perf recording the same workload in the kernel rig, side by side.
 fuzz:
 	tests/fuzz/run $(FUZZ_SECONDS)
 

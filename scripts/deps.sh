@@ -4,9 +4,15 @@
 # Set PTC_DEPS_EXTRA to add packages; PTC_DEPS_DRYRUN=1 only lists what is missing.
 set -eu
 
+# The kernel rig builds ptsim.ko against the headers of the kernel pinned in the tree
+# (tests/kernel/rig setup then checks their version against the image it downloads).
+kv=$(sed -n 1p "$(dirname "$0")/../tests/kernel/KERNEL_VERSION" 2>/dev/null || true)
+
 pkgs="make gcc g++ clang pkg-config libelf-dev libcapstone-dev libipt-dev libbpf-dev
 libcriterion-dev linux-perf util-linux binutils elfutils file man-db
-qemu-system-x86 busybox-static cpio kmod libc6-dev xz-utils ${PTC_DEPS_EXTRA:-}"
+qemu-system-x86 busybox-static cpio kmod libc6-dev xz-utils bash-completion zsh
+libclang-rt-14-dev llvm-14 ${kv:+linux-headers-$kv}
+${PTC_DEPS_EXTRA:-}"
 
 missing=""
 for p in $pkgs; do

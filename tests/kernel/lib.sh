@@ -1,14 +1,17 @@
-# Helpers for the guest's test cases (sourced). Each case prints one line per check:
+# Helpers for the guest's test cases: each case starts with `. /lib.sh`.
+# A case prints one line per check (tests/kernel/run-tests counts them):
 #   PASS name | FAIL name: why | SKIP name: why
-S=/sys/bus/event_source/devices/intel_pt/sim/stats
-P=/sys/module/ptsim/parameters
+# shellcheck shell=sh
+D=/sys/bus/event_source/devices/intel_pt # the simulated PMU
+S=$D/sim/stats
+P=/sys/module/ptsim/parameters # its parameters (pattern, chunk, period_us at run time)
 
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; }
 skip() { echo "SKIP $1: $2"; }
 
-# stat NAME: a counter from sim/stats
-stat() { sed "s/.*$1 \([0-9]*\).*/\1/" $S; }
+# stat NAME: a counter from sim/stats (start stop begin_fail ticks bytes truncated snap_head)
+stat() { awk -v k="$1" '{ for (i = 1; i < NF; i += 2) if ($i == k) print $(i + 1) }' "$S"; }
 
 # reload [param=value ...]: the module with these parameters
 reload() {
@@ -16,16 +19,19 @@ reload() {
 	/rig-load "$@" || { echo "FAIL reload: insmod $*"; return 1; }
 }
 
-# check_bundle NAME DIR: every .pt file byte-exact against pattern 0
+# set_param NAME VALUE: change a run-time parameter of the module
+set_param() { echo "$2" >"$P/$1"; }
+
+# check_bundle NAME DIR [PATTERN]: every .pt file byte-exact against the pattern (0)
 check_bundle() {
-	local ok=1 f n=0
-	for f in "$2"/*.pt; do
-		[ -f "$f" ] || continue
-		n=$((n + 1))
-		/ptsim_check "$f" >/tmp/check.out || { ok=0; cat /tmp/check.out; }
+	_ok=1 _n=0
+	for _f in "$2"/*.pt; do
+		[ -f "$_f" ] || continue
+		_n=$((_n + 1))
+		/ptsim_check -P "${3:-0}" "$_f" >/tmp/check.out 2>&1 || { _ok=0; cat /tmp/check.out; }
 	done
-	[ $n -gt 0 ] || { fail "$1" "no .pt file in $2"; return 1; }
-	[ $ok = 1 ] && return 0
+	[ $_n -gt 0 ] || { fail "$1" "no .pt file in $2"; return 1; }
+	[ $_ok = 1 ] && return 0
 	fail "$1" "bytes differ from what the simulated hardware wrote"
 	return 1
 }
@@ -35,3 +41,38 @@ total_pt() { cat "$1"/*.pt 2>/dev/null | wc -c; }
 
 # json_num FILE KEY: the first number after "KEY": (numbers or "numbers")
 json_num() { grep -m1 "\"$2\":" "$1" | sed 's/[^0-9]*\([0-9][0-9]*\).*/\1/'; }
+
+# file_is FILE VALUE: the file holds exactly VALUE
+file_is() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
+
+# work N: a busy shell loop, about 1 s per 30000 iterations under TCG
+work() { _i=0; while [ "$_i" -lt "$1" ]; do _i=$((_i + 1)); done; }
+
+# ---- Debian's perf through the simulated PMU (the perf-* cases) ----
+
+have_perf() { command -v perf >/dev/null 2>&1; }
+# perf_count EVENT FILE: the count in `perf report --stats` output, 0 if absent
+perf_count() { awk -v e="$1" '$1 == e && $2 == "events:" { n = $3 } END { print n + 0 }' "$2"; }
+# perf_record NAME ARGS...: perf record -o NAME.data ARGS, then NAME.stats; false on error
+perf_record() {
+	_n=$1
+	shift
+	if ! perf record -o "$_n.data" "$@" >"$_n.log" 2>&1; then
+		cat "$_n.log"
+		return 1
+	fi
+	tail -n 1 "$_n.log"
+	perf report -i "$_n.data" --stats >"$_n.stats" 2>&1 || return 1
+	grep -E ' (AUX|ITRACE_START|AUXTRACE|AUXTRACE_INFO) events:' "$_n.stats"
+	return 0
+}
+# perf_packets NAME: decode NAME.data's AUX data with perf's PT packet dumper;
+# sets psb, psbend, tsc and bad
+perf_packets() {
+	# shellcheck disable=SC2046 # four numbers
+	set -- $(perf report -i "$1.data" -D 2>/dev/null | awk '
+		/ PSB$/ { p++ } / PSBEND$/ { e++ } / TSC 0x/ { t++ } /Bad packet/ { b++ }
+		END { print p + 0, e + 0, t + 0, b + 0 }')
+	psb=$1 psbend=$2 tsc=$3 bad=$4
+	echo "packets: PSB $psb PSBEND $psbend TSC $tsc bad $bad"
+}
