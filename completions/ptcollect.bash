@@ -127,7 +127,7 @@ _ptcollect()
 		esac
 		COMPREPLY=($(compgen -W "--event --pid --tid --all-cpus --cpu --mmap-pages
 			--output --force --quiet --per-thread --filter --duration --max-size
-			--dry-run --json --help --" -- "$cur"))
+			--kcore --dry-run --json --help --" -- "$cur"))
 		;;
 	esac
 } &&

@@ -23,6 +23,7 @@
 #define BUNDLE_SAMPLE_TYPE	0x10086	/* TID|TIME|CPU|IDENTIFIER */
 #define BUNDLE_PROC	"proc.pevent"	/* COMM/MMAP2 of targets that were already running */
 #define BUNDLE_VDSO	"sysroot/vdso-x64.so"
+#define BUNDLE_KCORE	"kcore.text"	/* --kcore: the running kernel's text, raw */
 
 struct bundle;
 
@@ -49,6 +50,8 @@ int bundle_add_process(struct bundle *b, pid_t pid, char *err, size_t len);
 int bundle_save_sysroot(struct bundle *b, char *err, size_t len);
 /* The kernel is traced: copy kallsyms, note where the kernel starts. */
 int bundle_save_kernel(struct bundle *b, char *err, size_t len);
+/* --kcore: copy the kernel text from /proc/kcore (after bundle_save_kernel). */
+int bundle_save_kcore(struct bundle *b, char *err, size_t len);
 /* Write the manifest as it stands (complete=false), e.g. once the streams are open. */
 int bundle_checkpoint(struct bundle *b, char *err, size_t len);
 /*

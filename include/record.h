@@ -31,6 +31,7 @@ struct record_opts {
 	bool quiet;		/* -q: no status line, no summary */
 	bool per_thread;	/* one buffer per thread instead of per CPU */
 	bool all_cpus;		/* -a */
+	bool kcore;		/* --kcore: keep the kernel's text for decoding */
 	bool cpus_given;	/* -C */
 	pid_t pids[CLI_MAX_PIDS];
 	int nr_pids;

@@ -18,6 +18,9 @@
 #include "sideband.h"
 #include "symbols.h"
 
+#include <gelf.h>
+#include <libelf.h>
+
 struct bstream {
 	int cpu, tid;
 	int trace_fd, sb_fd;
@@ -51,6 +54,8 @@ struct bundle {
 	bool proc_written;	/* proc.pevent exists */
 	bool vdso;		/* sysroot/vdso-x64.so was saved */
 	uint64_t kernel_start;	/* 0: the kernel is not traced */
+	uint64_t text_start, text_end;	/* _stext, _etext */
+	bool kcore;		/* kcore.text holds the kernel's text */
 	struct image *images;
 	int nr_images;
 	char err[512];
@@ -297,9 +302,14 @@ int bundle_save_kernel(struct bundle *b, char *err, size_t len)
 			ret = fail(err, len, errno, "%s: %s", path, strerror(errno));
 			break;
 		}
-		if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3 &&
-		    (!strcmp(name, "_text") || (!b->kernel_start && !strcmp(name, "_stext"))))
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) != 3)
+			continue;
+		if (!strcmp(name, "_text") || (!b->kernel_start && !strcmp(name, "_stext")))
 			b->kernel_start = a;
+		if (!strcmp(name, "_stext"))
+			b->text_start = a;
+		else if (!strcmp(name, "_etext"))
+			b->text_end = a;
 	}
 	fclose(in);
 	if (fclose(out) && !ret)
@@ -307,6 +317,68 @@ int bundle_save_kernel(struct bundle *b, char *err, size_t len)
 	if (!ret && !b->kernel_start)
 		ret = fail(err, len, EPERM, "/proc/kallsyms shows no kernel addresses "
 			   "(kptr_restrict): run as root to trace the kernel");
+	return ret;
+}
+
+/*
+ * --kcore: the kernel's text as the running kernel has it (alternatives and
+ * static keys applied), from /proc/kcore, as perf's --kcore keeps it. Saved
+ * raw, for ptxed's --raw FILE:BASE.
+ */
+int bundle_save_kcore(struct bundle *b, char *err, size_t len)
+{
+	uint64_t start = b->text_start, size = b->text_end - b->text_start;
+	int in, out = -1, ret = -ENOENT;
+	Elf *elf = NULL;
+	size_t n;
+
+	if (!start || b->text_end <= start)
+		return fail(err, len, ENOENT, "--kcore: kallsyms gives no _stext/_etext");
+	in = open("/proc/kcore", O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return fail(err, len, errno, "--kcore: /proc/kcore: %s", strerror(errno));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(in, ELF_C_READ, NULL);
+	if (!elf || elf_getphdrnum(elf, &n)) {
+		ret = fail(err, len, EINVAL, "--kcore: /proc/kcore is not an ELF core file");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+		uint64_t done = 0;
+		char buf[65536];
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    start < ph.p_vaddr || start + size > ph.p_vaddr + ph.p_memsz)
+			continue;
+		out = openat(b->dir_fd, BUNDLE_KCORE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (out < 0) {
+			ret = fail(err, len, errno, "%s/%s: %s", b->dir, BUNDLE_KCORE, strerror(errno));
+			goto out;
+		}
+		while (done < size) {
+			size_t k = size - done < sizeof(buf) ? size - done : sizeof(buf);
+			ssize_t r = pread(in, buf, k, (off_t)(ph.p_offset + start - ph.p_vaddr + done));
+
+			if (r <= 0 || write(out, buf, (size_t)r) != r) {
+				ret = fail(err, len, r < 0 ? errno : EIO, "--kcore: copying the kernel "
+					   "text: %s", strerror(r < 0 ? errno : EIO));
+				goto out;
+			}
+			done += (uint64_t)r;
+		}
+		ret = 0;
+		b->kcore = true;
+		break;
+	}
+	if (ret == -ENOENT)
+		fail(err, len, ENOENT, "--kcore: no segment of /proc/kcore holds the kernel text");
+out:
+	if (out >= 0 && close(out) && !ret)
+		ret = fail(err, len, errno, "%s/%s: %s", b->dir, BUNDLE_KCORE, strerror(errno));
+	if (elf)
+		elf_end(elf);
+	close(in);
 	return ret;
 }
 
@@ -492,6 +564,11 @@ static void stream_decoders(const struct bundle *b, struct jw *w, int idx)
 	decoder_config(b, w);
 	jw_str(w, NULL, "--pevent:sample-type");
 	jw_raw(w, NULL, "\"0x%x\"", BUNDLE_SAMPLE_TYPE);
+	if (b->kcore) {
+		snprintf(path, sizeof(path), "%s/" BUNDLE_KCORE ":0x%" PRIx64, b->dir, b->text_start);
+		jw_str(w, NULL, "--raw");
+		jw_str(w, NULL, path);
+	}
 	if (b->kernel_start) {
 		jw_str(w, NULL, "--pevent:kernel-start");
 		jw_raw(w, NULL, "\"0x%" PRIx64 "\"", b->kernel_start);
@@ -643,6 +720,7 @@ static void write_manifest_body(const struct bundle *b, FILE *f)
 	if (b->kernel_start) {
 		jw_hex(&w, "start", b->kernel_start);
 		jw_str(&w, "kallsyms", "kallsyms");
+		jw_str(&w, "kcore", b->kcore ? BUNDLE_KCORE : NULL);
 	} else {
 		jw_str(&w, "start", NULL);
 		jw_str(&w, "kallsyms", NULL);
@@ -746,6 +824,7 @@ void bundle_discard(struct bundle *b)
 	unlinkat(b->dir_fd, BUNDLE_VDSO, 0);
 	unlinkat(b->dir_fd, "sysroot", AT_REMOVEDIR);
 	unlinkat(b->dir_fd, "kallsyms", 0);
+	unlinkat(b->dir_fd, BUNDLE_KCORE, 0);
 	unlinkat(b->dir_fd, BUNDLE_MANIFEST, 0);
 	unlinkat(b->dir_fd, BUNDLE_MANIFEST ".tmp", 0);
 	snprintf(path, sizeof(path), "%s", b->dir);

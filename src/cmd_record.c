@@ -28,6 +28,7 @@ enum {
 	OPT_FILTER,
 	OPT_DURATION,
 	OPT_MAX_SIZE,
+	OPT_KCORE,
 };
 
 void usage_record(FILE *f)
@@ -51,6 +52,7 @@ void usage_record(FILE *f)
 		"  -f, --force         replace an existing output directory\n"
 		"      --duration TIME stop after TIME (e.g. 5, 2.5, 500ms)\n"
 		"      --max-size SIZE stop when SIZE bytes of trace were captured\n"
+		"      --kcore         keep the running kernel's text (from /proc/kcore)\n"
 		"  -q, --quiet         no status line and no summary\n"
 		"      --dry-run       resolve and print the plan, open nothing\n"
 		"  -j, --json          print the plan (--dry-run) as JSON\n",
@@ -99,6 +101,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "duration",	required_argument, NULL, OPT_DURATION },
 		{ "max-size",	required_argument, NULL, OPT_MAX_SIZE },
 		{ "dry-run",	no_argument,       NULL, OPT_DRY_RUN },
+		{ "kcore",	no_argument,       NULL, OPT_KCORE },
 		{ NULL, 0, NULL, 0 },
 	};
 	char err[512];
@@ -155,6 +158,9 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_DRY_RUN:
 			o->dry_run = true;
+			break;
+		case OPT_KCORE:
+			o->kcore = true;
 			break;
 		case OPT_FILTER:
 			o->filter = optarg;
@@ -252,6 +258,9 @@ static int resolve_plan(struct record_plan *p)
 	}
 	if (evconfig_parse(o->event, &p->pmu, &p->ev, err, sizeof(err)))
 		return bad("-e %s: %s", o->event, err);
+	if (o->kcore && p->ev.exclude_kernel)
+		return bad("--kcore keeps the kernel's text, but -e %s does not trace the kernel; "
+			   "use a k modifier (e.g. intel_pt//k or intel_pt//uk)", o->event);
 	if (p->ev.forced_pt)
 		msg_warn("-e %s: pt=0 makes no sense; using pt=1, as perf does", o->event);
 

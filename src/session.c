@@ -782,8 +782,12 @@ int session_run(const struct record_plan *plan, struct session_result *res)
 	bundle_started(s.bundle, auxring_ctrl(&s.streams[0].ring));
 	if (bundle_save_sysroot(s.bundle, err, sizeof(err)))
 		msg_warn("record: the vdso is not saved (%s); decoders will miss its code", err);
-	if (!plan->ev.exclude_kernel && bundle_save_kernel(s.bundle, err, sizeof(err)))
-		msg_warn("record: %s; kernel addresses cannot be decoded", err);
+	if (!plan->ev.exclude_kernel) {
+		if (bundle_save_kernel(s.bundle, err, sizeof(err)))
+			msg_warn("record: %s; kernel addresses cannot be decoded", err);
+		else if (o->kcore && bundle_save_kcore(s.bundle, err, sizeof(err)))
+			msg_warn("record: %s", err);
+	}
 	ret = bundle_checkpoint(s.bundle, err, sizeof(err));
 	if (ret) {
 		ret = fail(&s, ret, "%s", err);

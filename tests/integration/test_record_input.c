@@ -49,6 +49,7 @@ static struct bad_case bad_cases[] = {
 	{ "", { "-p", "1", "-a" }, 2, { "more than one target" } },
 	{ "", { "-a", "--per-thread" }, 2, { "--per-thread", "-a" } },
 	{ "", { "-t", "1" }, 2, { "do not go with a COMMAND" } },
+	{ "skylake", { "--kcore" }, 2, { "--kcore", "does not trace the kernel", "intel_pt//k" } },
 	{ "skylake", { "-p", "1073741823" }, 2, { "-p 1073741823: no such process" } },
 	{ "", { "-o", "" }, 2, { "-o", "empty" } },
 	{ "skylake", { "-q" }, 2, { "cannot execute", "not found in PATH" } },

@@ -45,5 +45,15 @@ if grep -q "\"cap_user_time_zero\": $1" $m && grep -q "\"time_zero\": \"$2\"" $m
 else
 	fail bundle_time_conv_equals_the_control_page "control page: $*; manifest: $(grep -A4 time_conv $m | tr -d '\n')"
 fi
+/ptcollect record -q -e intel_pt//k --kcore -a --duration 0.3 -o /tmp/s3
+st=$(sed -n 's/^\([0-9a-f]*\) [Tt] _stext$/\1/p' /tmp/s3/kallsyms)
+et=$(sed -n 's/^\([0-9a-f]*\) [A-Za-z] _etext$/\1/p' /tmp/s3/kallsyms)
+size=$(wc -c </tmp/s3/kcore.text 2>/dev/null || echo 0)
+if [ -n "$st" ] && [ -n "$et" ] && [ "$size" = $((0x$et - 0x$st)) ] && \
+   grep -q "kcore.text:0x$st\"" /tmp/s3/manifest.json; then
+	pass bundle_kcore_keeps_the_kernel_text
+else
+	fail bundle_kcore_keeps_the_kernel_text "_stext $st _etext $et, kcore.text $size bytes, $(grep -c kcore /tmp/s3/manifest.json) manifest lines"
+fi
 /ptcollect info /tmp/s1 >/tmp/info.txt 2>&1 && grep -q 'ptxed --cpu' /tmp/info.txt \
 	&& pass bundle_info_prints_decoder_lines || fail bundle_info_prints_decoder_lines "$(cat /tmp/info.txt)"
