@@ -67,7 +67,7 @@ static int drain_run(const char *dir, uint64_t aux, uint64_t total, uint64_t rat
 			sched_yield();
 			continue;
 		}
-		if (auxring_read_data(&r, sb) || auxring_drain_aux(&r, fd))
+		if (auxring_read_data_batched(&r, sb, r.data_size / 8) || auxring_drain_aux(&r, fd))
 			break;
 		if (r.stats.truncated > seen || !__atomic_load_n(&p.enabled, __ATOMIC_ACQUIRE)) {
 			seen = r.stats.truncated;

@@ -37,8 +37,9 @@ struct auxring_stats {
 	uint64_t lost;		/* PERF_RECORD_LOST records */
 	uint64_t lost_events;	/* the sideband records they say were dropped */
 	uint64_t itrace_start;	/* PERF_RECORD_ITRACE_START records */
-	uint64_t records;	/* every data-ring record passed on */
+	uint64_t records;	/* every data-ring record seen */
 	uint64_t record_bytes;	/* their bytes */
+	uint64_t sideband_bytes;	/* bytes of whole records written to the sideband file */
 	uint64_t snapshots;	/* snapshot windows taken */
 };
 
@@ -54,6 +55,7 @@ struct auxring {
 	/* Snapshot state: what the previous window ended with, to tell a wrap. */
 	uint64_t snap_prev_head;
 	bool snap_wrapped;
+	uint64_t data_counted;	/* records before here are counted, maybe not yet written */
 	struct auxring_stats stats;
 };
 
@@ -85,6 +87,12 @@ int auxring_drain_aux(struct auxring *r, int fd);
  * back to the last whole record. Returns 0 or -errno.
  */
 int auxring_read_data(struct auxring *r, int fd);
+/*
+ * The same, but records are only counted (at once: a TRUNCATED must be seen
+ * without delay) until @min_batch bytes wait to be written: fewer, larger
+ * writes while the trace is flowing. auxring_read_data() is min_batch 0.
+ */
+int auxring_read_data_batched(struct auxring *r, int fd, uint64_t min_batch);
 
 /*
  * Overwrite mode: write the current window to @fd. The event must be

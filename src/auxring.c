@@ -173,6 +173,11 @@ static void count_record(struct auxring *r, uint64_t pos, const struct perf_even
 
 int auxring_read_data(struct auxring *r, int fd)
 {
+	return auxring_read_data_batched(r, fd, 0);
+}
+
+int auxring_read_data_batched(struct auxring *r, int fd, uint64_t min_batch)
+{
 	uint64_t head, tail, end, done = 0, mask = r->data_size - 1;
 	struct perf_event_header h;
 	struct iovec iov[2];
@@ -181,13 +186,21 @@ int auxring_read_data(struct auxring *r, int fd)
 
 	head = __atomic_load_n(&r->pc->data_head, __ATOMIC_ACQUIRE);
 	tail = r->pc->data_tail;
-	/* Whole records only: the kernel publishes head at record boundaries. */
-	for (end = tail; end + sizeof(h) <= head; end += h.size) {
+	if (r->data_counted < tail)
+		r->data_counted = tail;
+	/*
+	 * Count each record once, as soon as it is seen, resuming where the last
+	 * call stopped. Whole records only: the kernel publishes head at record
+	 * boundaries.
+	 */
+	for (end = r->data_counted; end + sizeof(h) <= head; end += h.size) {
 		ring_copy(r, end, &h, sizeof(h));
 		if (h.size < sizeof(h) || h.size > head - end)
 			break;
+		count_record(r, end, &h);
 	}
-	if (end == tail)
+	r->data_counted = end;
+	if (end == tail || end - tail < min_batch)
 		return 0;
 	iov[n].iov_base = r->data + (tail & mask);
 	iov[n].iov_len = end - tail;
@@ -214,12 +227,11 @@ int auxring_read_data(struct auxring *r, int fd)
 		ret = write_full(fd, (uint8_t *)iov[i].iov_base + skip, iov[i].iov_len - skip, &d);
 		done += d;
 	}
-	/* Count, and release, the records that reached the file whole. */
+	/* Release the records that reached the file whole. */
 	for (end = tail; end + sizeof(h) <= tail + done; end += h.size) {
 		ring_copy(r, end, &h, sizeof(h));
 		if (end + h.size > tail + done)
 			break;
-		count_record(r, end, &h);
 	}
 	if (end < tail + done) {
 		/* Cut the file back to the last whole record, so readers never see half a record. */
@@ -228,6 +240,7 @@ int auxring_read_data(struct auxring *r, int fd)
 		if (pos >= 0 && ftruncate(fd, pos - (off_t)(tail + done - end)) == 0)
 			lseek(fd, pos - (off_t)(tail + done - end), SEEK_SET);
 	}
+	r->stats.sideband_bytes += end - tail;
 	__atomic_store_n(&r->pc->data_tail, end, __ATOMIC_RELEASE);
 	return ret;
 }

@@ -647,7 +647,7 @@ static void write_streams(const struct bundle *b, struct jw *w)
 		jw_raw(w, "cpu", "%d", s->cpu);
 		jw_raw(w, "tid", "%d", s->tid);
 		jw_u64s(w, "bytes", s->st.aux_bytes);
-		jw_u64s(w, "sideband_bytes", s->st.record_bytes);
+		jw_u64s(w, "sideband_bytes", s->st.sideband_bytes);
 		jw_open(w, "lost", '{');
 		jw_raw(w, "truncated", "%" PRIu64, s->st.truncated);
 		jw_raw(w, "lost", "%" PRIu64, s->st.lost);

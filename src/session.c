@@ -430,11 +430,13 @@ static void ioctl_all(struct session *s, struct stream *only, unsigned long req)
 
 /* ---- the loop --------------------------------------------------------- */
 
-static void drain(struct session *s, struct stream *st)
+static void drain(struct session *s, struct stream *st, bool final)
 {
 	int ret;
 
-	ret = auxring_read_data(&st->ring, bundle_sideband_fd(s->bundle, st->idx));
+	/* Sideband in batches while tracing; everything once the events are stopped. */
+	ret = auxring_read_data_batched(&st->ring, bundle_sideband_fd(s->bundle, st->idx),
+					final ? 0 : st->ring.data_size / 8);
 	if (!ret)
 		ret = auxring_drain_aux(&st->ring, bundle_trace_fd(s->bundle, st->idx));
 	if (ret && !s->stop) {
@@ -580,7 +582,7 @@ static void synthesize_running(struct session *s)
 				continue;
 			/* The hardware is running: keep its rings drained while we read /proc. */
 			for (int i = 0; i < s->nr_streams; i++)
-				drain(s, &s->streams[i]);
+				drain(s, &s->streams[i], false);
 			ret = bundle_add_process(s->bundle, (pid_t)pid, err, sizeof(err));
 			failed += ret && ret != -ESRCH && ret != -EACCES;
 		}
@@ -615,7 +617,7 @@ static int loop(struct session *s)
 		for (int i = 0; i < s->nr_streams; i++) {
 			struct stream *st = &s->streams[i];
 
-			drain(s, st);
+			drain(s, st, false);
 			if (pf[i].revents & (POLLHUP | POLLERR))
 				st->hup = true;
 			live += !st->hup;
@@ -809,7 +811,7 @@ int session_run(const struct record_plan *plan, struct session_result *res)
 	/* Stop the hardware, then take what it wrote before it stopped. */
 	ioctl_all(&s, NULL, PERF_EVENT_IOC_DISABLE);
 	for (int i = 0; i < s.nr_streams; i++)
-		drain(&s, &s.streams[i]);
+		drain(&s, &s.streams[i], true);
 	status(&s, true);
 	if (s.child > 0) {
 		int st;

@@ -311,7 +311,7 @@ static int full_disk_child(void)
 	for (off = 0; off + 8 <= slen; off += ((struct perf_event_header *)(b + off))->size)
 		if (((struct perf_event_header *)(b + off))->size < 8)
 			return 15;
-	if (off != slen || slen != r.stats.record_bytes)
+	if (off != slen || slen != r.stats.sideband_bytes)
 		return 16;
 	free(b);
 	producer_free(&p);
@@ -333,4 +333,37 @@ Test(auxring, a_full_disk_stops_cleanly_and_keeps_every_counted_byte)
 	cr_assert(WIFEXITED(st));
 	cr_expect_eq(WEXITSTATUS(st), 0, "full-disk check %d failed (10-12 setup, 13 no ENOSPC, "
 		     "14 trace bytes, 15-16 sideband records)", WEXITSTATUS(st));
+}
+
+Test(auxring, batched_sideband_counts_at_once_and_writes_later)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *base = aligned_alloc((size_t)pg, (size_t)pg * 2), aux[4096];
+	struct perf_event_mmap_page *pc = (void *)base;
+	struct perf_event_header h = { .type = PERF_RECORD_AUX, .size = 64 };
+	uint64_t body[3] = { 0, 100, PERF_AUX_FLAG_TRUNCATED }, len;
+	int fd = memfd_create("sb", 0);
+	struct auxring r;
+	uint8_t *b;
+
+	memset(base, 0, (size_t)pg * 2);
+	memcpy(base + pg, &h, 8);
+	memcpy(base + pg + 8, body, sizeof(body));
+	pc->data_head = 64;
+	auxring_attach(&r, base, (uint64_t)pg, aux, sizeof(aux), false);
+	cr_assert_eq(auxring_read_data_batched(&r, fd, 1024), 0);
+	cr_expect_eq(r.stats.truncated, 1, "a TRUNCATED is seen at once, written or not");
+	cr_expect_eq(r.stats.sideband_bytes, 0);
+	cr_expect_eq(pc->data_tail, 0, "nothing written, nothing released");
+	cr_assert_eq(auxring_read_data_batched(&r, fd, 1024), 0);
+	cr_expect_eq(r.stats.truncated, 1, "counted once");
+	cr_assert_eq(auxring_read_data(&r, fd), 0);
+	b = slurp(fd, &len);
+	cr_expect_eq(len, 64);
+	cr_expect_eq(r.stats.sideband_bytes, 64);
+	cr_expect_eq(pc->data_tail, 64);
+	cr_expect_eq(r.stats.truncated, 1);
+	free(b);
+	free(base);
+	close(fd);
 }
