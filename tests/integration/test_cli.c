@@ -100,11 +100,10 @@ Test(caps, on_this_machine_reports_no_intel_pt)
 
 Test(caps, fixture_json_has_type_caps_and_ranges)
 {
-	char *root = oracle_fixture("ptwrite4"), env_sysfs[4200];
-	char *env[] = { env_sysfs, NULL };
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "ptwrite4");
 	struct run_result r;
 
-	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
 	cr_assert_eq(run_ptcollect(env, &r, "caps", "--json", NULL), 0);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "\"available\": true"), "%s", r.out);
@@ -116,5 +115,4 @@ Test(caps, fixture_json_has_type_caps_and_ranges)
 	cr_expect(strstr(r.out, "\"psb_period\": \"0-5\""), "%s", r.out);
 	cr_expect(strstr(r.out, "\"config\": \"0x300e601\""), "%s", r.out);
 	run_free(&r);
-	free(root);
 }

@@ -144,13 +144,12 @@ ParameterizedTestParameters(filter_input, bad_filters_exit_two_and_say_why)
 
 ParameterizedTest(struct fbad *c, filter_input, bad_filters_exit_two_and_say_why)
 {
-	char *root = oracle_fixture("skylake"), env_sysfs[4200];
-	char *env[] = { env_sysfs, NULL };
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
 	char *argv[16], *expanded[4] = { NULL };
 	struct run_result r;
 	int n = 0;
 
-	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
 	argv[n++] = (char *)run_bin();
 	argv[n++] = "record";
 	argv[n++] = "--dry-run";
@@ -170,7 +169,6 @@ ParameterizedTest(struct fbad *c, filter_input, bad_filters_exit_two_and_say_why
 	run_free(&r);
 	for (int i = 0; i < 4; i++)
 		free(expanded[i]);
-	free(root);
 }
 
 Test(symbols_cmd, lists_functions_with_offsets_and_filters_by_glob)
@@ -200,12 +198,11 @@ Test(symbols_cmd, lists_functions_with_offsets_and_filters_by_glob)
 
 Test(filter_input, a_filter_at_a_segment_start_warns_about_the_kernel)
 {
-	char *root = oracle_fixture("skylake"), env_sysfs[4200];
-	char *env[] = { env_sysfs, NULL };
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
 	char *spec = expand("filter _init / 0x10 @PIE");
 	struct run_result r;
 
-	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
 	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--filter", spec, "-o",
 				   "/nonexistent/x", "--", "true", NULL), 0);
 	cr_expect_eq(r.status, 0, "%s", r.err);
@@ -213,5 +210,4 @@ Test(filter_input, a_filter_at_a_segment_start_warns_about_the_kernel)
 		  strstr(r.err, "size-0 range"), "%s", r.err);
 	run_free(&r);
 	free(spec);
-	free(root);
 }

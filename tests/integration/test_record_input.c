@@ -65,17 +65,16 @@ ParameterizedTestParameters(record_input, bad_input_exits_with_a_named_message)
 
 ParameterizedTest(struct bad_case *c, record_input, bad_input_exits_with_a_named_message)
 {
-	char dir[] = "/tmp/ptc-input-XXXXXX", env_sysfs[4200], out[4200];
-	char *env[] = { env_sysfs, NULL };
-	char *argv[16];
+	char dir[] = "/tmp/ptc-input-XXXXXX", out[4200];
+	struct oracle_env oe;
+	char *argv[16], **env;
 	struct run_result r;
 	struct stat st;
-	char *root;
 	int n = 0;
 
 	cr_assert(mkdtemp(dir));
-	root = c->fixture[0] ? oracle_fixture(c->fixture) : strdup(dir);
-	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
+	/* No fixture: an empty sysfs root, where there is no PMU at all. */
+	env = c->fixture[0] ? oracle_fixture_env(&oe, c->fixture) : oracle_sysfs_env(&oe, dir);
 	snprintf(out, sizeof(out), "%s/out", dir);
 	argv[n++] = (char *)run_bin();
 	argv[n++] = "record";
@@ -101,17 +100,15 @@ ParameterizedTest(struct bad_case *c, record_input, bad_input_exits_with_a_named
 	cr_expect_str_empty(r.out, "stdout must stay empty on error: %s", r.out);
 	cr_expect_neq(stat(out, &st), 0, "the output directory was created");
 	run_free(&r);
-	free(root);
 	rmdir(dir);
 }
 
 Test(record_input, system_wide_with_a_command_records_cpus_while_it_runs)
 {
-	char *root = oracle_fixture("skylake"), env_sysfs[4200];
-	char *env[] = { env_sysfs, NULL };
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
 	struct run_result r;
 
-	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
 	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--json", "-C", "0", "-o",
 				   "/nonexistent/x", "--", "sleep", "1", NULL), 0);
 	cr_assert_eq(r.status, 0, "%s", r.err);
@@ -119,18 +116,16 @@ Test(record_input, system_wide_with_a_command_records_cpus_while_it_runs)
 	cr_expect(strstr(r.out, "\"command\": [\n      \"sleep\""), "%s", r.out);
 	cr_expect(strstr(r.out, "\"cpus\": [\n      0\n"), "%s", r.out);
 	run_free(&r);
-	free(root);
 }
 
 Test(record_input, existing_output_is_refused_without_force)
 {
-	char dir[] = "/tmp/ptc-input-XXXXXX", env_sysfs[4200];
-	char *env[] = { env_sysfs, NULL };
-	char *root = oracle_fixture("skylake");
+	char dir[] = "/tmp/ptc-input-XXXXXX";
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
 	struct run_result r;
 
 	cr_assert(mkdtemp(dir));
-	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
 	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "-o", dir, "--", "true", NULL), 0);
 	cr_expect_eq(r.status, 2);
 	cr_expect(strstr(r.err, "exists already") && strstr(r.err, "--force"), "%s", r.err);
@@ -140,31 +135,27 @@ Test(record_input, existing_output_is_refused_without_force)
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
 	rmdir(dir);
-	free(root);
 }
 
 Test(record_input, fixture_sysfs_is_refused_for_a_real_recording)
 {
-	char *root = oracle_fixture("skylake"), env_sysfs[4200];
-	char *env[] = { env_sysfs, NULL };
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
 	struct run_result r;
 
-	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
 	cr_assert_eq(run_ptcollect(env, &r, "record", "-o", "/nonexistent/x", "--", "true",
 				   NULL), 0);
 	cr_expect_eq(r.status, 2);
 	cr_expect(strstr(r.err, "PTCOLLECT_SYSFS") && strstr(r.err, "--dry-run"), "%s", r.err);
 	run_free(&r);
-	free(root);
 }
 
 Test(record_input, dry_run_json_has_the_documented_fields)
 {
-	char *root = oracle_fixture("skylake"), env_sysfs[4200];
-	char *env[] = { env_sysfs, NULL };
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
 	struct run_result r;
 
-	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", root);
 	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--json", "-o",
 				   "/nonexistent/x", "--", "true", NULL), 0);
 	cr_assert_eq(r.status, 0, "%s", r.err);
@@ -180,5 +171,4 @@ Test(record_input, dry_run_json_has_the_documented_fields)
 				   "/nonexistent/x", "--", "true", NULL), 0);
 	cr_expect(strstr(r.out, "\"config\": \"0x300e601\""), "%s", r.out);
 	run_free(&r);
-	free(root);
 }

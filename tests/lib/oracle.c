@@ -34,6 +34,23 @@ char *oracle_fixture(const char *name)
 	return p;
 }
 
+char **oracle_sysfs_env(struct oracle_env *e, const char *root)
+{
+	snprintf(e->var, sizeof(e->var), "PTCOLLECT_SYSFS=%s", root);
+	e->env[0] = e->var;
+	e->env[1] = NULL;
+	return e->env;
+}
+
+char **oracle_fixture_env(struct oracle_env *e, const char *name)
+{
+	char *root = oracle_fixture(name);
+
+	oracle_sysfs_env(e, root);
+	free(root);
+	return e->env;
+}
+
 static int fixture_type(const char *sysfs_root)
 {
 	char path[4096];

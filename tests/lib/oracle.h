@@ -24,6 +24,17 @@ struct oracle_attr {
 /* The sysfs root of fixture NAME (tests/fixtures/pmu/NAME), malloc'd. */
 char *oracle_fixture(const char *name);
 
+/* An environment that points ptcollect at a sysfs root: PTCOLLECT_SYSFS=ROOT. */
+struct oracle_env {
+	char var[4200];
+	char *env[2];
+};
+
+/* Fill @e for fixture @name; returns the environment for run_argv/run_ptcollect. */
+char **oracle_fixture_env(struct oracle_env *e, const char *name);
+/* The same for any sysfs root (a directory with no PMU, say). */
+char **oracle_sysfs_env(struct oracle_env *e, const char *root);
+
 /* perf's view. @filter may be NULL. Returns 0, or -1 when perf could not be run. */
 int oracle_perf(const char *sysfs_root, const char *event, const char *filter,
 		struct oracle_attr *a);
