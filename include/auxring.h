@@ -80,6 +80,11 @@ uint32_t auxring_watermark(uint64_t aux_bytes);
  * reached the file, and the file holds every one of them.
  */
 int auxring_drain_aux(struct auxring *r, int fd);
+/*
+ * The same for at most @max bytes: after a TRUNCATED stop, room for the
+ * hardware first, so it can resume while the rest is written.
+ */
+int auxring_drain_aux_max(struct auxring *r, int fd, uint64_t max);
 
 /*
  * Write the new data-ring records to @fd, byte-exact, and count them.

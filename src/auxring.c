@@ -77,14 +77,20 @@ uint32_t auxring_watermark(uint64_t aux_bytes)
 }
 
 /*
- * Write @n bytes, through short writes and EINTR. *@done gets what reached
- * the file even when it fails (ENOSPC after a partial write, for example).
+ * Write the pieces @iov[0..@n) (at most two: a ring's bytes before and after
+ * the wrap) with one writev(), continuing through short writes and EINTR.
+ * *@done gets what reached the file even when it fails (ENOSPC after a
+ * partial write, for example).
  */
-static int write_full(int fd, const uint8_t *p, uint64_t n, uint64_t *done)
+static int writev_full(int fd, struct iovec *iov, int n, uint64_t *done)
 {
+	uint64_t want = 0;
+
 	*done = 0;
-	while (*done < n) {
-		ssize_t w = write(fd, p + *done, n - *done);
+	for (int i = 0; i < n; i++)
+		want += iov[i].iov_len;
+	while (*done < want) {
+		ssize_t w = writev(fd, iov, n);
 
 		if (w < 0) {
 			if (errno == EINTR)
@@ -94,33 +100,67 @@ static int write_full(int fd, const uint8_t *p, uint64_t n, uint64_t *done)
 		if (w == 0)
 			return -EIO;
 		*done += (uint64_t)w;
+		/* Drop what was written: whole pieces, then a part of the next. */
+		while (n && (size_t)w >= iov[0].iov_len) {
+			w -= (ssize_t)iov[0].iov_len;
+			iov++;
+			n--;
+		}
+		if (n) {
+			iov[0].iov_base = (uint8_t *)iov[0].iov_base + w;
+			iov[0].iov_len -= (size_t)w;
+		}
 	}
 	return 0;
 }
 
+static int write_full(int fd, const uint8_t *p, uint64_t n, uint64_t *done)
+{
+	struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
+
+	return writev_full(fd, &iov, 1, done);
+}
+
+/* The ring bytes [@pos, @pos + @n) as at most two pieces, split at the wrap. */
+static int ring_iov(uint8_t *base, uint64_t size, uint64_t pos, uint64_t n, struct iovec *iov)
+{
+	uint64_t off = pos & (size - 1);
+
+	iov[0].iov_base = base + off;
+	iov[0].iov_len = n;
+	if (off + n <= size)
+		return 1;
+	iov[0].iov_len = size - off;
+	iov[1].iov_base = base;
+	iov[1].iov_len = n - iov[0].iov_len;
+	return 2;
+}
+
 int auxring_drain_aux(struct auxring *r, int fd)
 {
-	uint64_t head, tail, mask = r->aux_size - 1;
+	return auxring_drain_aux_max(r, fd, UINT64_MAX);
+}
+
+int auxring_drain_aux_max(struct auxring *r, int fd, uint64_t max)
+{
+	uint64_t head, tail, done;
+	struct iovec iov[2];
+	int ret;
 
 	if (r->overwrite)
 		return -EINVAL;
 	head = __atomic_load_n(&r->pc->aux_head, __ATOMIC_ACQUIRE);
 	tail = r->pc->aux_tail;	/* only we write it */
-	while (tail < head) {
-		uint64_t off = tail & mask, n = head - tail, done;
-		int ret;
-
-		if (n > r->aux_size - off)
-			n = r->aux_size - off;	/* the piece before the wrap */
-		ret = write_full(fd, r->aux + off, n, &done);
-		tail += done;
-		r->stats.aux_bytes += done;
-		/* The kernel may reuse only what is safely in the file. */
-		__atomic_store_n(&r->pc->aux_tail, tail, __ATOMIC_RELEASE);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	if (head - tail > max)
+		head = tail + max;
+	if (head == tail)
+		return 0;
+	/* Straight from the mapping: one writev, even across the wrap. */
+	ret = writev_full(fd, iov, ring_iov(r->aux, r->aux_size, tail, head - tail, iov), &done);
+	r->stats.aux_bytes += done;
+	/* The kernel may reuse only what is safely in the file. */
+	__atomic_store_n(&r->pc->aux_tail, tail + done, __ATOMIC_RELEASE);
+	return ret;
 }
 
 /* Copy @n bytes at ring position @pos, across the wrap. */
@@ -178,11 +218,10 @@ int auxring_read_data(struct auxring *r, int fd)
 
 int auxring_read_data_batched(struct auxring *r, int fd, uint64_t min_batch)
 {
-	uint64_t head, tail, end, done = 0, mask = r->data_size - 1;
+	uint64_t head, tail, end, done = 0;
 	struct perf_event_header h;
 	struct iovec iov[2];
-	ssize_t w;
-	int ret = 0, n = 0;
+	int ret;
 
 	head = __atomic_load_n(&r->pc->data_head, __ATOMIC_ACQUIRE);
 	tail = r->pc->data_tail;
@@ -202,31 +241,8 @@ int auxring_read_data_batched(struct auxring *r, int fd, uint64_t min_batch)
 	r->data_counted = end;
 	if (end == tail || end - tail < min_batch)
 		return 0;
-	iov[n].iov_base = r->data + (tail & mask);
-	iov[n].iov_len = end - tail;
-	if ((tail & mask) + (end - tail) > r->data_size) {
-		iov[n].iov_len = r->data_size - (tail & mask);
-		iov[n + 1].iov_base = r->data;
-		iov[n + 1].iov_len = (end - tail) - iov[n].iov_len;
-		n++;
-	}
-	n++;
-	/* One writev for the batch; short writes continue piece by piece. */
-	w = writev(fd, iov, n);
-	if (w < 0) {
-		if (errno != EINTR)
-			return -errno;
-		w = 0;
-	}
-	done = (uint64_t)w;
-	while (done < end - tail && !ret) {
-		/* Pieces are written in order: continue inside the first unfinished one. */
-		int i = done >= iov[0].iov_len ? 1 : 0;
-		uint64_t skip = done - (i ? iov[0].iov_len : 0), d;
-
-		ret = write_full(fd, (uint8_t *)iov[i].iov_base + skip, iov[i].iov_len - skip, &d);
-		done += d;
-	}
+	/* One writev for the batch, across the wrap. */
+	ret = writev_full(fd, iov, ring_iov(r->data, r->data_size, tail, end - tail, iov), &done);
 	/* Release the records that reached the file whole. */
 	for (end = tail; end + sizeof(h) <= tail + done; end += h.size) {
 		ring_copy(r, end, &h, sizeof(h));
