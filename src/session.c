@@ -432,28 +432,34 @@ static void ioctl_all(struct session *s, struct stream *only, unsigned long req)
 
 static void drain(struct session *s, struct stream *st, bool final)
 {
-	int ret;
+	int ret, fd = bundle_trace_fd(s->bundle, st->idx);
 
 	/* Sideband in batches while tracing; everything once the events are stopped. */
 	ret = auxring_read_data_batched(&st->ring, bundle_sideband_fd(s->bundle, st->idx),
 					final ? 0 : st->ring.data_size / 8);
+	/*
+	 * After a TRUNCATED stop the hardware waits for room and an enable:
+	 * free a watermark's worth, resume it, then write the rest, so the gap
+	 * in the trace is one write long, not a whole ring's. The core disables
+	 * the event, except on some kernels when the buffer filled on CPU 0: a
+	 * bare ENABLE then does nothing, DISABLE followed by ENABLE resumes in
+	 * both cases.
+	 */
+	if (!ret && st->ring.stats.truncated > st->truncated_seen && !s->stop) {
+		st->truncated_seen = st->ring.stats.truncated;
+		ret = auxring_drain_aux_max(&st->ring, fd, auxring_watermark(st->ring.aux_size));
+		if (!ret) {
+			ioctl_all(s, st, PERF_EVENT_IOC_DISABLE);
+			ioctl_all(s, st, PERF_EVENT_IOC_ENABLE);
+		}
+	}
 	if (!ret)
-		ret = auxring_drain_aux(&st->ring, bundle_trace_fd(s->bundle, st->idx));
+		ret = auxring_drain_aux(&st->ring, fd);
 	if (ret && !s->stop) {
 		s->stop = true;
 		s->stop_reason = ret == -ENOSPC ? "the disk is full" : "a write failed";
 		snprintf(s->res->err, sizeof(s->res->err), "writing %s: %s",
 			 bundle_trace_name(s->bundle, st->idx), strerror(-ret));
-	}
-	/*
-	 * After a TRUNCATED stop the core disables the event, except on some
-	 * kernels when the buffer filled on CPU 0: a bare ENABLE then does
-	 * nothing, DISABLE followed by ENABLE resumes in both cases.
-	 */
-	if (st->ring.stats.truncated > st->truncated_seen && !s->stop) {
-		st->truncated_seen = st->ring.stats.truncated;
-		ioctl_all(s, st, PERF_EVENT_IOC_DISABLE);
-		ioctl_all(s, st, PERF_EVENT_IOC_ENABLE);
 	}
 	bundle_stream_update(s->bundle, st->idx, &st->ring.stats);
 }
