@@ -75,14 +75,18 @@ void auxring_unmap(struct auxring *r);
 uint32_t auxring_watermark(uint64_t aux_bytes);
 
 /*
- * Write the new AUX bytes to @fd. Returns 0, or -errno when a write failed
- * (ENOSPC: the disk is full); aux_tail then covers exactly the bytes that
- * reached the file, and the file holds every one of them.
+ * Write every new AUX byte to @fd (the final drain). Returns 0, or -errno
+ * when a write failed (ENOSPC: the disk is full); aux_tail then covers
+ * exactly the bytes that reached the file, and the file holds every one of
+ * them.
  */
 int auxring_drain_aux(struct auxring *r, int fd);
 /*
- * The same for at most @max bytes: after a TRUNCATED stop, room for the
- * hardware first, so it can resume while the rest is written.
+ * The same while tracing: at most @max bytes (UINT64_MAX: no limit), and the
+ * file ends on a page boundary; the rest waits for the next call (or for
+ * auxring_drain_aux()), unless the ring is one page and needs the room.
+ * After a TRUNCATED stop a bounded drain gives the hardware room first, so it
+ * can resume while the rest is written.
  */
 int auxring_drain_aux_max(struct auxring *r, int fd, uint64_t max);
 

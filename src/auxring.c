@@ -136,14 +136,9 @@ static int ring_iov(uint8_t *base, uint64_t size, uint64_t pos, uint64_t n, stru
 	return 2;
 }
 
-int auxring_drain_aux(struct auxring *r, int fd)
+static int drain_aux(struct auxring *r, int fd, uint64_t max, bool whole_pages)
 {
-	return auxring_drain_aux_max(r, fd, UINT64_MAX);
-}
-
-int auxring_drain_aux_max(struct auxring *r, int fd, uint64_t max)
-{
-	uint64_t head, tail, done;
+	uint64_t head, tail, done, n;
 	struct iovec iov[2];
 	int ret;
 
@@ -151,16 +146,39 @@ int auxring_drain_aux_max(struct auxring *r, int fd, uint64_t max)
 		return -EINVAL;
 	head = __atomic_load_n(&r->pc->aux_head, __ATOMIC_ACQUIRE);
 	tail = r->pc->aux_tail;	/* only we write it */
-	if (head - tail > max)
-		head = tail + max;
-	if (head == tail)
+	n = head - tail < max ? head - tail : max;
+	if (whole_pages) {
+		uint64_t start = r->stats.aux_bytes, end = (start + n) & ~(page_size() - 1);
+
+		/*
+		 * End on a page of the file: ext4 pays for every partly written
+		 * page (2.9 against 4.0 GB/s here). The rest waits for the next
+		 * call, unless the ring needs the room (a one-page ring).
+		 */
+		if (end > start)
+			n = end - start;
+		else if (n < r->aux_size / 2)
+			n = 0;
+	}
+	if (!n)
 		return 0;
+	head = tail + n;
 	/* Straight from the mapping: one writev, even across the wrap. */
 	ret = writev_full(fd, iov, ring_iov(r->aux, r->aux_size, tail, head - tail, iov), &done);
 	r->stats.aux_bytes += done;
 	/* The kernel may reuse only what is safely in the file. */
 	__atomic_store_n(&r->pc->aux_tail, tail + done, __ATOMIC_RELEASE);
 	return ret;
+}
+
+int auxring_drain_aux(struct auxring *r, int fd)
+{
+	return drain_aux(r, fd, UINT64_MAX, false);
+}
+
+int auxring_drain_aux_max(struct auxring *r, int fd, uint64_t max)
+{
+	return drain_aux(r, fd, max, true);
 }
 
 /* Copy @n bytes at ring position @pos, across the wrap. */

@@ -454,7 +454,8 @@ static void drain(struct session *s, struct stream *st, bool final)
 		}
 	}
 	if (!ret)
-		ret = auxring_drain_aux(&st->ring, fd);
+		ret = final ? auxring_drain_aux(&st->ring, fd) :
+			      auxring_drain_aux_max(&st->ring, fd, UINT64_MAX);
 	if (ret && !s->stop) {
 		s->stop = true;
 		s->stop_reason = ret == -ENOSPC ? "the disk is full" : "a write failed";

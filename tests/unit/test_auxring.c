@@ -61,7 +61,7 @@ static int consume(struct producer *p, struct auxring *r, int aux_fd, int sb_fd,
 				producer_enable(p);
 		}
 		if (!ret)
-			ret = auxring_drain_aux(r, aux_fd);
+			ret = auxring_drain_aux_max(r, aux_fd, UINT64_MAX);
 		if (ret)
 			break;
 		if (done)
@@ -376,18 +376,24 @@ Test(auxring, batched_sideband_counts_at_once_and_writes_later)
 	close(fd);
 }
 
-/* An 8 KiB AUX area by hand, bytes producer_byte(ring offset), [tail, head) pending. */
-static void hand_ring(struct auxring *r, uint8_t *base, uint8_t *aux, uint64_t tail,
-		      uint64_t head)
+/* An AUX area by hand (8 KiB unless @size), bytes producer_byte(ring offset), [tail, head) pending. */
+static void hand_ring_size(struct auxring *r, uint8_t *base, uint8_t *aux, uint64_t size,
+			   uint64_t tail, uint64_t head)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 
 	memset(base, 0, (size_t)pg * 2);
-	for (int i = 0; i < 8192; i++)
-		aux[i] = producer_byte((uint64_t)i);
-	auxring_attach(r, base, (uint64_t)pg, aux, 8192, false);
+	for (uint64_t i = 0; i < size; i++)
+		aux[i] = producer_byte(i);
+	auxring_attach(r, base, (uint64_t)pg, aux, size, false);
 	r->pc->aux_tail = tail;
 	r->pc->aux_head = head;
+}
+
+static void hand_ring(struct auxring *r, uint8_t *base, uint8_t *aux, uint64_t tail,
+		      uint64_t head)
+{
+	hand_ring_size(r, base, aux, 8192, tail, head);
 }
 
 /* The file's bytes are the ring's from absolute offset @from on. */
@@ -403,22 +409,23 @@ static bool file_is_ring(int fd, uint64_t from, uint64_t len)
 	return ok;
 }
 
-Test(auxring, drain_max_frees_exactly_that_much_and_the_rest_follows)
+Test(auxring, drain_max_frees_at_most_that_much_and_the_rest_follows)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uint8_t *base = aligned_alloc((size_t)pg, (size_t)pg * 2), *aux = malloc(8192);
 	int fd = memfd_create("aux", 0);
 	struct auxring r;
 
-	hand_ring(&r, base, aux, 6000, 10000);	/* 2192 bytes before the wrap, 1808 after */
-	cr_assert_eq(auxring_drain_aux_max(&r, fd, 3000), 0);
-	cr_expect_eq(r.pc->aux_tail, 9000, "room for the hardware: exactly max");
-	cr_expect_eq(r.stats.aux_bytes, 3000);
+	cr_assert_eq(pg, 4096, "the figures below assume 4 KiB pages");
+	hand_ring(&r, base, aux, 6000, 14000);	/* 2192 bytes before the wrap, 5808 after */
+	cr_assert_eq(auxring_drain_aux_max(&r, fd, 5000), 0);
+	cr_expect_eq(r.pc->aux_tail, 10096, "room for the hardware: max, down to a page of the file");
+	cr_expect_eq(r.stats.aux_bytes, 4096);
 	cr_assert_eq(auxring_drain_aux(&r, fd), 0);
-	cr_expect_eq(r.pc->aux_tail, 10000);
-	cr_expect(file_is_ring(fd, 6000, 4000), "both pieces, in order, across the wrap");
+	cr_expect_eq(r.pc->aux_tail, 14000);
+	cr_expect(file_is_ring(fd, 6000, 8000), "both pieces, in order, across the wrap");
 	cr_assert_eq(auxring_drain_aux_max(&r, fd, 100), 0, "nothing pending: nothing to do");
-	cr_expect_eq(r.pc->aux_tail, 10000);
+	cr_expect_eq(r.pc->aux_tail, 14000);
 	free(aux);
 	free(base);
 	close(fd);
@@ -462,4 +469,45 @@ Test(auxring, a_short_write_across_the_wrap_releases_only_what_reached_the_file)
 	cr_assert(WIFEXITED(st));
 	cr_expect_eq(WEXITSTATUS(st), 0, "short-write check %d failed (10 setup, 11 no EFBIG, "
 		     "12 tail or count, 13 file bytes)", WEXITSTATUS(st));
+}
+
+Test(auxring, while_tracing_writes_end_on_a_page_of_the_file)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint8_t *base = aligned_alloc(pg, pg * 2), *aux = malloc(8192);
+	int fd = memfd_create("aux", 0);
+	struct auxring r;
+
+	cr_assert_eq(pg, 4096, "the figures below assume 4 KiB pages");
+	hand_ring(&r, base, aux, 6000, 14000);	/* 8000 pending, across the wrap */
+	cr_assert_eq(auxring_drain_aux_max(&r, fd, UINT64_MAX), 0);
+	cr_expect_eq(r.stats.aux_bytes, 4096, "the file ends on a page; the rest waits");
+	cr_expect_eq(r.pc->aux_tail, 10096);
+	cr_assert_eq(auxring_drain_aux_max(&r, fd, UINT64_MAX), 0);
+	cr_expect_eq(r.stats.aux_bytes, 4096, "less than a page of the file: it waits");
+	r.pc->aux_head = 18096;
+	cr_assert_eq(auxring_drain_aux_max(&r, fd, UINT64_MAX), 0);
+	cr_expect_eq(r.stats.aux_bytes, 8192);
+	cr_assert_eq(auxring_drain_aux(&r, fd), 0);
+	cr_expect_eq(r.stats.aux_bytes, 12096, "the final drain takes everything");
+	cr_expect_eq(r.pc->aux_tail, 18096);
+	cr_expect(file_is_ring(fd, 6000, 12096));
+	free(aux);
+	free(base);
+	close(fd);
+}
+
+Test(auxring, a_one_page_ring_still_gets_room_while_tracing)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	uint8_t *base = aligned_alloc(pg, pg * 2), *aux = malloc(pg);
+	int fd = memfd_create("aux", 0);
+	struct auxring r;
+
+	hand_ring_size(&r, base, aux, pg, 0, pg - 1);	/* full: CIRC_SPACE leaves one byte */
+	cr_assert_eq(auxring_drain_aux_max(&r, fd, auxring_watermark(pg)), 0);
+	cr_expect_eq(r.pc->aux_tail, pg - 1, "the hardware would wait forever for a page");
+	free(aux);
+	free(base);
+	close(fd);
 }
