@@ -281,6 +281,20 @@ Test(auxring, snapshot_windows_are_exact_before_and_after_the_first_wrap)
 	producer_free(&p);
 }
 
+/* Run @fn in a child (it may change mounts or limits); its exit status. */
+static int in_child(int (*fn)(void))
+{
+	pid_t pid = fork();
+	int st;
+
+	cr_assert_geq(pid, 0);
+	if (pid == 0)
+		_exit(fn());
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_assert(WIFEXITED(st));
+	return WEXITSTATUS(st);
+}
+
 /*
  * A full disk: a 1 MiB tmpfs in a private mount namespace (needs root, as CI
  * is). The drain must stop with ENOSPC, the file keep every byte the stats
@@ -328,19 +342,13 @@ static int full_disk_child(void)
 
 Test(auxring, a_full_disk_stops_cleanly_and_keeps_every_counted_byte)
 {
-	pid_t pid;
 	int st;
 
 	if (geteuid() != 0)
 		cr_skip_test("needs root to mount a small tmpfs (CI runs as root)");
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (pid == 0)
-		_exit(full_disk_child());
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert(WIFEXITED(st));
-	cr_expect_eq(WEXITSTATUS(st), 0, "full-disk check %d failed (10-12 setup, 13 no ENOSPC, "
-		     "14 trace bytes, 15-16 sideband records)", WEXITSTATUS(st));
+	st = in_child(full_disk_child);
+	cr_expect_eq(st, 0, "full-disk check %d failed (10-12 setup, 13 no ENOSPC, "
+		     "14 trace bytes, 15-16 sideband records)", st);
 }
 
 Test(auxring, batched_sideband_counts_at_once_and_writes_later)
@@ -459,16 +467,10 @@ static int short_write_child(void)
 
 Test(auxring, a_short_write_across_the_wrap_releases_only_what_reached_the_file)
 {
-	pid_t pid = fork();
-	int st;
+	int st = in_child(short_write_child);
 
-	cr_assert_geq(pid, 0);
-	if (pid == 0)
-		_exit(short_write_child());
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert(WIFEXITED(st));
-	cr_expect_eq(WEXITSTATUS(st), 0, "short-write check %d failed (10 setup, 11 no EFBIG, "
-		     "12 tail or count, 13 file bytes)", WEXITSTATUS(st));
+	cr_expect_eq(st, 0, "short-write check %d failed (10 setup, 11 no EFBIG, "
+		     "12 tail or count, 13 file bytes)", st);
 }
 
 Test(auxring, while_tracing_writes_end_on_a_page_of_the_file)
