@@ -445,7 +445,7 @@ static void drain(struct session *s, struct stream *st, bool final)
 	 * bare ENABLE then does nothing, DISABLE followed by ENABLE resumes in
 	 * both cases.
 	 */
-	if (!ret && st->ring.stats.truncated > st->truncated_seen && !s->stop) {
+	if (!ret && st->ring.stats.truncated > st->truncated_seen && !s->stop && !final) {
 		st->truncated_seen = st->ring.stats.truncated;
 		ret = auxring_drain_aux_max(&st->ring, fd, auxring_watermark(st->ring.aux_size));
 		if (!ret) {
