@@ -50,19 +50,25 @@ static void die(const char *what)
 	exit(1);
 }
 
+static void check(int ret, const char *what)
+{
+	if (ret) {
+		errno = -ret;
+		die(what);
+	}
+}
+
 static void drain(struct ring *g)
 {
-	if (auxring_read_data_batched(&g->r, g->sb_fd, g->r.data_size / 8))
-		die("writing sideband");
+	check(auxring_read_data_batched(&g->r, g->sb_fd, g->r.data_size / 8), "writing sideband");
 	if (g->r.stats.truncated > g->seen) {
 		g->seen = g->r.stats.truncated;
-		if (auxring_drain_aux_max(&g->r, g->trace_fd, auxring_watermark(g->r.aux_size)))
-			die("writing trace");
+		check(auxring_drain_aux_max(&g->r, g->trace_fd, auxring_watermark(g->r.aux_size)),
+		      "writing trace");
 		ioctl(g->fd, PERF_EVENT_IOC_DISABLE, 0);
 		ioctl(g->fd, PERF_EVENT_IOC_ENABLE, 0);
 	}
-	if (auxring_drain_aux_max(&g->r, g->trace_fd, UINT64_MAX))
-		die("writing trace");
+	check(auxring_drain_aux_max(&g->r, g->trace_fd, UINT64_MAX), "writing trace");
 }
 
 static void *one_ring(void *arg)
@@ -101,16 +107,11 @@ static void open_ring(struct ring *g, int type, int cpu, uint64_t aux)
 		.aux_watermark = auxring_watermark(aux),
 	};
 	char path[64];
-	int e;
 
 	g->fd = (int)syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (g->fd < 0)
 		die("perf_event_open");
-	e = auxring_mmap(&g->r, g->fd, 64 << 10, aux, false);
-	if (e) {
-		errno = -e;
-		die("mmap");
-	}
+	check(auxring_mmap(&g->r, g->fd, 64 << 10, aux, false), "mmap");
 	snprintf(path, sizeof(path), "/tmp/drain-cpu%d.pt", cpu);
 	g->trace_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	snprintf(path, sizeof(path), "/tmp/drain-cpu%d.pevent", cpu);
@@ -161,8 +162,8 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < nr_rings; i++) {
 		ioctl(rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
-		auxring_read_data(&rings[i].r, rings[i].sb_fd);
-		auxring_drain_aux(&rings[i].r, rings[i].trace_fd);
+		check(auxring_read_data(&rings[i].r, rings[i].sb_fd), "writing sideband");
+		check(auxring_drain_aux(&rings[i].r, rings[i].trace_fd), "writing trace");
 		bytes += rings[i].r.stats.aux_bytes;
 		trunc += rings[i].r.stats.truncated;
 		wakeups += rings[i].wakeups;
