@@ -266,7 +266,8 @@ static void *run(void *arg)
 			/* The kernel's CIRC_SPACE: one byte always stays free. */
 			uint64_t space = (tail - head - 1) & mask;
 			uint64_t n = chunk < space ? chunk : space;
-			uint64_t flags = n < chunk ? PERF_AUX_FLAG_TRUNCATED : 0;
+			/* Reaching the end of the room is intel_pt's STOP marker: TRUNCATED. */
+			uint64_t flags = n == space ? PERF_AUX_FLAG_TRUNCATED : 0;
 
 			if (!space) {
 				/* perf_aux_output_begin() fails: no record, output stops. */
@@ -278,11 +279,16 @@ static void *run(void *arg)
 			p->offered += chunk;	/* what did not fit is lost with the truncation */
 			head += n;
 			p->produced += n;
-			__atomic_store_n(&p->pc->aux_head, head, __ATOMIC_RELEASE);
-			emit_aux(p, head - n, n, flags);
-			p->chunks++;
+			/*
+			 * perf_aux_output_end(): the event is marked for disabling
+			 * before anyone can see the stop, then the record, then
+			 * aux_head.
+			 */
 			if (flags)
 				__atomic_store_n(&p->enabled, 0, __ATOMIC_RELEASE);
+			emit_aux(p, head - n, n, flags);
+			__atomic_store_n(&p->pc->aux_head, head, __ATOMIC_RELEASE);
+			p->chunks++;
 		}
 		pace(p, &start);
 	}

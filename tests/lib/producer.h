@@ -4,8 +4,9 @@
  * as a perf mapping: control page, data ring, AUX area. It follows the
  * kernel's rules: AUX bytes published with a release store of aux_head, at
  * most size-1 bytes in flight (CIRC_SPACE), aux_tail respected in full mode;
- * when a chunk does not fit it writes what fits, emits PERF_RECORD_AUX with
- * TRUNCATED and stops until enabled again; every chunk gets a PERF_RECORD_AUX
+ * when a chunk fills the room (or does not fit) it writes what fits, emits
+ * PERF_RECORD_AUX with TRUNCATED and stops until enabled again, as intel_pt
+ * does at its STOP marker; every chunk gets a PERF_RECORD_AUX
  * with a sample_id trailer (sample_type 0x10086); a full data ring drops
  * records and later says so with PERF_RECORD_LOST. In overwrite mode it
  * models intel_pt: aux_head is an offset inside the buffer that wraps, and
