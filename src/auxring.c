@@ -162,9 +162,8 @@ static int drain_aux(struct auxring *r, int fd, uint64_t max, bool whole_pages)
 	}
 	if (!n)
 		return 0;
-	head = tail + n;
 	/* Straight from the mapping: one writev, even across the wrap. */
-	ret = writev_full(fd, iov, ring_iov(r->aux, r->aux_size, tail, head - tail, iov), &done);
+	ret = writev_full(fd, iov, ring_iov(r->aux, r->aux_size, tail, n, iov), &done);
 	r->stats.aux_bytes += done;
 	/* The kernel may reuse only what is safely in the file. */
 	__atomic_store_n(&r->pc->aux_tail, tail + done, __ATOMIC_RELEASE);
