@@ -212,6 +212,8 @@ static int crosscore_run(const char *dir, uint64_t aux, uint64_t total, bool use
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0 || !x.buf || (use_splice && (pipe(pp) || fcntl(pp[1], F_SETPIPE_SZ, 1 << 20) < 0))) {
 		perror(path);
+		if (fd >= 0)
+			close(fd);
 		free(x.buf);
 		return -1;
 	}
@@ -232,7 +234,7 @@ static int crosscore_run(const char *dir, uint64_t aux, uint64_t total, bool use
 		w = use_splice ? splice_out(fd, pp, x.buf + t % aux, n) :
 				 write(fd, x.buf + t % aux, n);
 		if (w <= 0) {
-			perror("write");
+			perror(use_splice ? "vmsplice/splice" : "write");
 			abort();
 		}
 		t += (uint64_t)w;
@@ -270,6 +272,13 @@ static int by_speed(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The median of RUNS results, by speed. */
+static struct result median(struct result *r)
+{
+	qsort(r, RUNS, sizeof(r[0]), by_speed);
+	return r[RUNS / 2];
+}
+
 /*
  * RUNS runs of each, interleaved so that all see the same machine; the
  * median of each. One untimed run of each comes first: a VM may back guest
@@ -297,12 +306,9 @@ static int median_run(const char *dir, uint64_t aux, uint64_t total, struct resu
 		if (crosscore_run(dir, aux, total, false, &x[i]))
 			return -1;
 	}
-	qsort(d, RUNS, sizeof(d[0]), by_speed);
-	qsort(b, RUNS, sizeof(b[0]), by_speed);
-	qsort(x, RUNS, sizeof(x[0]), by_speed);
-	*dr = d[RUNS / 2];
-	*br = b[RUNS / 2];
-	*xr = x[RUNS / 2];
+	*dr = median(d);
+	*br = median(b);
+	*xr = median(x);
 	return 0;
 }
 
@@ -312,7 +318,7 @@ static int median_run(const char *dir, uint64_t aux, uint64_t total, struct resu
  */
 static void splice_vs_write(const char *dir, const char *name, uint64_t aux, uint64_t total)
 {
-	struct result w[RUNS], sp[RUNS];
+	struct result w[RUNS], sp[RUNS], wm, spm;
 
 	for (int i = 0; i < RUNS; i++) {
 		sync();
@@ -322,12 +328,11 @@ static void splice_vs_write(const char *dir, const char *name, uint64_t aux, uin
 		if (crosscore_run(dir, aux, total, true, &sp[i]))
 			return;
 	}
-	qsort(w, RUNS, sizeof(w[0]), by_speed);
-	qsort(sp, RUNS, sizeof(sp[0]), by_speed);
+	wm = median(w);
+	spm = median(sp);
 	printf("%-6s %7lluK | write() %5.2f GB/s %6.3f CPU s/GB | vmsplice+splice %5.2f GB/s "
-	       "%6.3f CPU s/GB | %5.2f\n", name, (unsigned long long)(aux >> 10),
-	       gbps(&w[RUNS / 2]), cpu_per_gb(&w[RUNS / 2]), gbps(&sp[RUNS / 2]),
-	       cpu_per_gb(&sp[RUNS / 2]), gbps(&sp[RUNS / 2]) / gbps(&w[RUNS / 2]));
+	       "%6.3f CPU s/GB | %5.2f\n", name, (unsigned long long)(aux >> 10), gbps(&wm),
+	       cpu_per_gb(&wm), gbps(&spm), cpu_per_gb(&spm), gbps(&spm) / gbps(&wm));
 }
 
 /*
