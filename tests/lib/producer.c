@@ -46,6 +46,12 @@ int producer_init(struct producer *p, const struct producer_cfg *cfg)
 	p->pc->data_size = cfg->data_size;
 	p->pc->aux_offset = pg + cfg->data_size;
 	p->pc->aux_size = cfg->aux_size;
+	if (!p->cfg.watermark)
+		p->cfg.watermark = auxring_watermark(cfg->aux_size);
+	/* Regions are whole pages and tile the buffer. */
+	if (p->cfg.region && (p->cfg.region % 4096 || p->cfg.region & (p->cfg.region - 1) ||
+			      p->cfg.region > cfg->aux_size))
+		return -1;
 	p->enabled = 1;
 	return 0;
 }
@@ -78,14 +84,25 @@ static void log_add(struct producer *p, const void *rec, uint64_t n)
 	p->log_len += n;
 }
 
-/* Copy a record into the data ring at head, across the wrap; false when it does not fit. */
+/* The consumer's poll() returns: the kernel's perf_output_wakeup(). */
+static void wake(struct producer *p)
+{
+	__atomic_add_fetch(&p->wakeups, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Copy a record into the data ring at head, across the wrap; false when it
+ * does not fit. The kernel takes a record only if CIRC_SPACE (one byte short
+ * of the free space) holds it, and wakes the reader each time head moves
+ * another watermark (half the ring, its default) past the last wakeup.
+ */
 static bool ring_put(struct producer *p, const uint8_t *rec, uint64_t n)
 {
 	uint8_t *data = (uint8_t *)p->base + p->pc->data_offset;
 	uint64_t tail = __atomic_load_n(&p->pc->data_tail, __ATOMIC_ACQUIRE);
 	uint64_t mask = p->cfg.data_size - 1, off = p->data_head & mask;
 
-	if (p->cfg.data_size - (p->data_head - tail) < n)
+	if (p->cfg.data_size - (p->data_head - tail) - 1 < n)
 		return false;
 	if (off + n <= p->cfg.data_size) {
 		memcpy(data + off, rec, n);
@@ -95,6 +112,10 @@ static bool ring_put(struct producer *p, const uint8_t *rec, uint64_t n)
 	}
 	p->data_head += n;
 	__atomic_store_n(&p->pc->data_head, p->data_head, __ATOMIC_RELEASE);
+	if (p->data_head - p->data_wakeup > p->cfg.data_size / 2) {
+		p->data_wakeup += p->cfg.data_size / 2;
+		wake(p);
+	}
 	return true;
 }
 
@@ -109,8 +130,11 @@ static void put_trailer(struct producer *p, uint8_t *at)
 	memcpy(at + 24, &id, 8);
 }
 
-/* Emit a record, or count it dropped and say so with PERF_RECORD_LOST once there is room. */
-static void emit(struct producer *p, uint8_t *rec, uint64_t n)
+/*
+ * Emit a record, or count it dropped and say so with PERF_RECORD_LOST once
+ * there is room. Returns whether the record was written.
+ */
+static bool emit(struct producer *p, uint8_t *rec, uint64_t n)
 {
 	if (p->dropped) {
 		uint8_t lost[8 + 16 + TRAILER];
@@ -124,7 +148,7 @@ static void emit(struct producer *p, uint8_t *rec, uint64_t n)
 		put_trailer(p, lost + 24);
 		if (!ring_put(p, lost, sizeof(lost))) {
 			p->dropped++;
-			return;
+			return false;
 		}
 		log_add(p, lost, sizeof(lost));
 		p->lost_records++;
@@ -133,10 +157,11 @@ static void emit(struct producer *p, uint8_t *rec, uint64_t n)
 	}
 	if (!ring_put(p, rec, n)) {
 		p->dropped++;
-		return;
+		return false;
 	}
 	log_add(p, rec, n);
 	p->records++;
+	return true;
 }
 
 static void emit_aux(struct producer *p, uint64_t off, uint64_t size, uint64_t flags)
@@ -144,6 +169,7 @@ static void emit_aux(struct producer *p, uint64_t off, uint64_t size, uint64_t f
 	uint8_t rec[8 + 24 + TRAILER];
 	struct perf_event_header *h = (void *)rec;
 	uint64_t body[3] = { off, size, flags };
+	bool trunc = flags & PERF_AUX_FLAG_TRUNCATED;
 
 	h->type = PERF_RECORD_AUX;
 	h->misc = 0;
@@ -151,8 +177,9 @@ static void emit_aux(struct producer *p, uint64_t off, uint64_t size, uint64_t f
 	memcpy(rec + 8, body, sizeof(body));
 	put_trailer(p, rec + 32);
 	p->aux_records++;
-	p->truncated += !!(flags & PERF_AUX_FLAG_TRUNCATED);
-	emit(p, rec, sizeof(rec));
+	p->truncated += trunc;
+	if (!emit(p, rec, sizeof(rec)))
+		p->dropped_truncated += trunc;
 }
 
 /* A COMM record of random length: sideband of sizes that straddle the wrap. */
@@ -220,18 +247,59 @@ static void pace(struct producer *p, uint64_t *start_ns)
 		sched_yield();
 }
 
-static void *run(void *arg)
+/* The next chunk's size: random in [chunk_min, chunk_max], at most what is left. */
+static uint64_t next_chunk(struct producer *p, uint32_t *seed)
 {
-	struct producer *p = arg;
-	uint64_t head = 0, mask = p->cfg.aux_size - 1, pos = 0, start = now_ns();
+	uint64_t chunk = p->cfg.chunk_min + rnd(seed) % (p->cfg.chunk_max - p->cfg.chunk_min + 1);
+
+	if (p->cfg.sideband_every && rnd(seed) % p->cfg.sideband_every == 0)
+		emit_comm(p, seed);
+	return chunk < p->cfg.total - p->offered ? chunk : p->cfg.total - p->offered;
+}
+
+/*
+ * perf_aux_output_end() for the @size bytes from @head: the record, then
+ * aux_head, then the wakeup (at a watermark mark, or for a stop). A stop
+ * disables the event before anyone can see it.
+ */
+static void aux_end(struct producer *p, uint64_t head, uint64_t size, uint64_t flags)
+{
+	bool wakeup = flags & PERF_AUX_FLAG_TRUNCATED;
+
+	if (flags & PERF_AUX_FLAG_TRUNCATED)
+		__atomic_store_n(&p->enabled, 0, __ATOMIC_RELEASE);
+	if (size || flags)
+		emit_aux(p, head, size, flags);
+	head += size;
+	p->produced = head;
+	__atomic_store_n(&p->pc->aux_head, head, __ATOMIC_RELEASE);
+	if (head >= p->aux_wakeup + p->cfg.watermark) {
+		p->aux_wakeup = head - head % p->cfg.watermark;
+		wakeup = true;
+	}
+	if (wakeup)
+		wake(p);
+}
+
+/* perf_aux_output_begin() found no room: no record, the event stops. */
+static void begin_failed(struct producer *p)
+{
+	p->begin_fail++;
+	__atomic_store_n(&p->enabled, 0, __ATOMIC_RELEASE);
+	wake(p);
+}
+
+/* Overwrite (snapshot) mode: intel_pt's in-buffer head, one record per stop. */
+static void run_snapshot(struct producer *p)
+{
+	uint64_t mask = p->cfg.aux_size - 1, pos = 0, start = now_ns();
 	uint32_t seed = p->cfg.seed;
 
 	while (p->offered < p->cfg.total && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
-		uint64_t chunk = p->cfg.chunk_min + rnd(&seed) % (p->cfg.chunk_max - p->cfg.chunk_min + 1);
+		uint64_t chunk;
 
 		if (__atomic_load_n(&p->pause_req, __ATOMIC_ACQUIRE)) {
 			if (!p->paused) {
-				/* intel_pt's one record per stop, in snapshot mode. */
 				emit_aux(p, pos, p->offered < p->cfg.aux_size ? p->offered :
 					 p->cfg.aux_size, PERF_AUX_FLAG_OVERWRITE);
 				__atomic_store_n(&p->paused, 1, __ATOMIC_RELEASE);
@@ -239,59 +307,175 @@ static void *run(void *arg)
 			sched_yield();
 			continue;
 		}
-		if (p->cfg.sideband_every && rnd(&seed) % p->cfg.sideband_every == 0)
-			emit_comm(p, &seed);
-		if (p->cfg.overwrite) {
-			if (chunk > p->cfg.total - p->offered)
-				chunk = p->cfg.total - p->offered;
-			write_aux(p, pos, p->produced, chunk);
-			p->offered += chunk;
-			p->produced += chunk;
-			pos = (pos + chunk) & mask;
-			__atomic_store_n(&p->pc->aux_head, pos, __ATOMIC_RELEASE);
-			p->chunks++;
-			pace(p, &start);
-			continue;
-		}
+		chunk = next_chunk(p, &seed);
+		write_aux(p, pos, p->produced, chunk);
+		p->offered += chunk;
+		p->produced += chunk;
+		pos = (pos + chunk) & mask;
+		__atomic_store_n(&p->pc->aux_head, pos, __ATOMIC_RELEASE);
+		p->chunks++;
+		pace(p, &start);
+	}
+}
+
+/* The generic model: every chunk is published at once. */
+static void run_generic(struct producer *p)
+{
+	uint64_t head = 0, mask = p->cfg.aux_size - 1, start = now_ns();
+	uint32_t seed = p->cfg.seed;
+
+	while (p->offered < p->cfg.total && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t chunk, tail, space, n;
+
 		if (!__atomic_load_n(&p->enabled, __ATOMIC_ACQUIRE)) {
 			sched_yield();
 			continue;
 		}
+		chunk = next_chunk(p, &seed);
 		if (p->cfg.wrap_every && rnd(&seed) % p->cfg.wrap_every == 0)
 			chunk = p->cfg.aux_size - (head & mask);	/* end exactly at the wrap */
 		if (chunk > p->cfg.total - p->offered)
 			chunk = p->cfg.total - p->offered;
-		{
-			uint64_t tail = __atomic_load_n(&p->pc->aux_tail, __ATOMIC_ACQUIRE);
-			/* The kernel's CIRC_SPACE: one byte always stays free. */
-			uint64_t space = (tail - head - 1) & mask;
-			uint64_t n = chunk < space ? chunk : space;
-			/* Reaching the end of the room is intel_pt's STOP marker: TRUNCATED. */
-			uint64_t flags = n == space ? PERF_AUX_FLAG_TRUNCATED : 0;
+		tail = __atomic_load_n(&p->pc->aux_tail, __ATOMIC_ACQUIRE);
+		/* The kernel's CIRC_SPACE: one byte always stays free. */
+		space = (tail - head - 1) & mask;
+		if (!space) {
+			begin_failed(p);
+			continue;
+		}
+		n = chunk < space ? chunk : space;
+		write_aux(p, head, head, n);
+		p->offered += chunk;	/* what did not fit is lost with the truncation */
+		/* Reaching the end of the room is intel_pt's STOP marker: TRUNCATED. */
+		aux_end(p, head, n, n == space ? PERF_AUX_FLAG_TRUNCATED : 0);
+		head += n;
+		p->chunks++;
+		pace(p, &start);
+	}
+}
 
-			if (!space) {
-				/* perf_aux_output_begin() fails: no record, output stops. */
-				p->begin_fail++;
-				__atomic_store_n(&p->enabled, 0, __ATOMIC_RELEASE);
-				continue;
+#define PT_PAGE 4096ull
+
+/* intel_pt's output state, in absolute AUX offsets. */
+struct pt_state {
+	uint64_t head;		/* published aux_head */
+	uint64_t hw;		/* where the hardware writes next */
+	uint64_t stop, intr;	/* the STOP and the next INT region boundary */
+	bool running;
+};
+
+static uint64_t region_floor(const struct producer *p, uint64_t off)
+{
+	return off & ~(p->cfg.region - 1);
+}
+
+/*
+ * perf_aux_output_begin() and pt_buffer_reset_markers(): take the room the
+ * tail leaves, refuse a start that cannot reach the end of the current
+ * region, and place STOP and INT on region boundaries: STOP ends the region
+ * before the one holding the page the room reaches, INT the region before
+ * the one holding the next watermark mark (or the page before the STOP).
+ */
+static void pt_begin(struct producer *p, struct pt_state *s)
+{
+	uint64_t tail = __atomic_load_n(&p->pc->aux_tail, __ATOMIC_ACQUIRE);
+	uint64_t size, npages, idx, ipage;
+
+	s->running = false;
+	if (s->head - tail >= p->cfg.aux_size) {
+		begin_failed(p);
+		return;
+	}
+	size = p->cfg.aux_size - 1 - (s->head - tail);
+	if (s->head % p->cfg.region + size + 1 < p->cfg.region) {
+		p->start_truncated++;
+		aux_end(p, s->head, 0, PERF_AUX_FLAG_TRUNCATED);
+		return;
+	}
+	npages = size / PT_PAGE + ((s->head + size + 1) % PT_PAGE == 0);
+	idx = s->head / PT_PAGE + npages;
+	s->stop = region_floor(p, idx * PT_PAGE);
+	ipage = (p->aux_wakeup + p->cfg.watermark) / PT_PAGE;
+	if (ipage > idx - 1)
+		ipage = idx - 1;
+	s->intr = region_floor(p, ipage * PT_PAGE);
+	/* An INT behind the head is a whole lap away: the STOP comes first. */
+	if (s->intr <= s->head)
+		s->intr = s->stop;
+	s->running = true;
+}
+
+/* A PMI, or the event stopping: publish what the hardware wrote. */
+static void pt_publish(struct producer *p, struct pt_state *s, uint64_t flags)
+{
+	aux_end(p, s->head, s->hw - s->head, flags);
+	s->head = s->hw;
+}
+
+static void run_intel_pt(struct producer *p)
+{
+	uint64_t mask = p->cfg.aux_size - 1, start = now_ns();
+	int restarts = 0;
+	struct pt_state s = { 0 };
+	uint32_t seed = p->cfg.seed;
+
+	while (p->offered < p->cfg.total && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
+		uint64_t chunk, end, n;
+
+		/* DISABLE + ENABLE stops a running event (pt_event_stop()) and starts it. */
+		if (__atomic_load_n(&p->restarts, __ATOMIC_ACQUIRE) != restarts) {
+			restarts = __atomic_load_n(&p->restarts, __ATOMIC_ACQUIRE);
+			if (s.running)
+				pt_publish(p, &s, 0);
+			s.running = false;
+		}
+		if (!s.running) {
+			if (__atomic_load_n(&p->enabled, __ATOMIC_ACQUIRE))
+				pt_begin(p, &s);
+			else
+				sched_yield();
+			continue;
+		}
+		chunk = next_chunk(p, &seed);
+		if (p->cfg.wrap_every && rnd(&seed) % p->cfg.wrap_every == 0)
+			chunk = p->cfg.aux_size - (s.hw & mask);	/* end exactly at the wrap */
+		if (chunk > p->cfg.total - p->offered)
+			chunk = p->cfg.total - p->offered;
+		end = s.intr < s.stop ? s.intr : s.stop;
+		n = chunk < end - s.hw ? chunk : end - s.hw;
+		write_aux(p, s.hw, s.hw, n);
+		s.hw += n;
+		p->chunks++;
+		if (s.hw == s.stop) {
+			p->offered += chunk;	/* the rest is lost with the stop */
+			pt_publish(p, &s, PERF_AUX_FLAG_TRUNCATED);
+			s.running = false;
+		} else {
+			p->offered += n;
+			if (s.hw == s.intr) {
+				pt_publish(p, &s, 0);
+				pt_begin(p, &s);
 			}
-			write_aux(p, head, head, n);
-			p->offered += chunk;	/* what did not fit is lost with the truncation */
-			head += n;
-			p->produced += n;
-			/*
-			 * perf_aux_output_end(): the event is marked for disabling
-			 * before anyone can see the stop, then the record, then
-			 * aux_head.
-			 */
-			if (flags)
-				__atomic_store_n(&p->enabled, 0, __ATOMIC_RELEASE);
-			emit_aux(p, head - n, n, flags);
-			__atomic_store_n(&p->pc->aux_head, head, __ATOMIC_RELEASE);
-			p->chunks++;
 		}
 		pace(p, &start);
 	}
+	/* The event stops at the end: what the hardware wrote is published. */
+	if (s.hw != s.head)
+		pt_publish(p, &s, 0);
+}
+
+static void *run(void *arg)
+{
+	struct producer *p = arg;
+
+	if (p->cfg.overwrite)
+		run_snapshot(p);
+	else if (p->cfg.region)
+		run_intel_pt(p);
+	else
+		run_generic(p);
+	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
+	wake(p);
 	return NULL;
 }
 
@@ -308,7 +492,20 @@ void producer_join(struct producer *p)
 
 void producer_enable(struct producer *p)
 {
+	__atomic_add_fetch(&p->restarts, 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&p->enabled, 1, __ATOMIC_RELEASE);
+}
+
+void producer_resume_fn(void *producer)
+{
+	producer_enable(producer);
+}
+
+void producer_wait(struct producer *p, uint64_t seen)
+{
+	while (__atomic_load_n(&p->wakeups, __ATOMIC_ACQUIRE) == seen &&
+	       !__atomic_load_n(&p->done, __ATOMIC_ACQUIRE))
+		sched_yield();
 }
 
 void producer_pause(struct producer *p)

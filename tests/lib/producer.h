@@ -2,15 +2,34 @@
 /*
  * A producer that plays the kernel and the PT hardware on memory laid out
  * as a perf mapping: control page, data ring, AUX area. It follows the
- * kernel's rules: AUX bytes published with a release store of aux_head, at
- * most size-1 bytes in flight (CIRC_SPACE), aux_tail respected in full mode;
- * when a chunk fills the room (or does not fit) it writes what fits, emits
- * PERF_RECORD_AUX with TRUNCATED and stops until enabled again, as intel_pt
- * does at its STOP marker; every chunk gets a PERF_RECORD_AUX
- * with a sample_id trailer (sample_type 0x10086); a full data ring drops
- * records and later says so with PERF_RECORD_LOST. In overwrite mode it
- * models intel_pt: aux_head is an offset inside the buffer that wraps, and
- * one PERF_RECORD_AUX (OVERWRITE) is emitted per stop.
+ * kernel's rules: AUX bytes published with a release store of aux_head after
+ * their PERF_RECORD_AUX (sample_id trailer for sample_type 0x10086), at most
+ * aux_size bytes in flight, aux_tail respected in full mode; a data-ring
+ * record is written only when CIRC_SPACE has room for it, else it is dropped
+ * and a PERF_RECORD_LOST says so later; the consumer is woken when aux_head
+ * crosses a multiple of the AUX watermark, the data ring fills past half,
+ * or the output stops.
+ *
+ * Full trace comes in two models:
+ *
+ * - Generic (region 0): every chunk is published at once, as a PMU that
+ *   calls perf_aux_output_end() per chunk (the kernel rig's ptsim does).
+ *   When a chunk fills the room (at most size-1 bytes, CIRC_SPACE) it writes
+ *   what fits, flags the record TRUNCATED and stops until enabled again.
+ *
+ * - intel_pt (region > 0), as arch/x86/events/intel/pt.c drives its ToPA:
+ *   the output is cut into regions of that size (the core allocates AUX
+ *   pages in chunks of the watermark, one ToPA entry each). The hardware
+ *   writes on; aux_head and the PERF_RECORD_AUX move only at a PMI, which
+ *   comes at the INT region boundary (the next watermark mark, or the STOP)
+ *   and at the end. STOP sits on the region boundary at or before the tail
+ *   (pt_buffer_reset_markers()); reaching it is a TRUNCATED stop. A start
+ *   with less room than the rest of the current region fails with a
+ *   zero-size TRUNCATED record and the output stays stopped.
+ *
+ * In overwrite mode it models intel_pt's snapshot buffer: aux_head is an
+ * offset inside the buffer that wraps, and one PERF_RECORD_AUX (OVERWRITE)
+ * is emitted per stop.
  *
  * Every AUX byte is producer_byte(its absolute offset), so a consumer can
  * check each one; every data-ring record is also kept in a log in memory.
@@ -35,6 +54,8 @@ struct producer_cfg {
 	uint32_t seed;
 	bool keep_log;			/* keep every data-ring record in log */
 	bool fast_fill;			/* bench: copy from a table, bytes not checkable */
+	uint64_t region;		/* intel_pt model: ToPA region size; 0: generic */
+	uint64_t watermark;		/* aux_watermark; 0: auxring_watermark(aux_size) */
 };
 
 struct producer {
@@ -46,13 +67,19 @@ struct producer {
 	/* Control, from the consumer. */
 	int stop;			/* finish now */
 	int pause_req, paused;		/* snapshot: stop writing, emit the stop's record */
-	int enabled;			/* cleared by a truncation, set by producer_enable() */
+	int enabled;			/* cleared by a stop, set by producer_enable() */
+	int restarts;			/* producer_enable() calls */
+	int done;			/* the producer has finished */
+	/* For the consumer to wait on, as poll() on the event would. */
+	uint64_t wakeups;
 	/* Results, read after producer_join() (or while paused). */
 	uint64_t offered;		/* AUX bytes the "hardware" tried to write */
 	uint64_t produced;		/* AUX bytes written and published */
 	uint64_t chunks, aux_records, truncated, begin_fail;
 	uint64_t records, dropped, lost_records, lost_sum;
-	uint64_t data_head;
+	uint64_t dropped_truncated;	/* TRUNCATED records the full data ring dropped */
+	uint64_t start_truncated;	/* intel_pt starts refused: less than a region free */
+	uint64_t data_head, data_wakeup, aux_wakeup;
 	uint8_t *log;			/* every record emitted, in order */
 	uint64_t log_len, log_cap;
 	uint64_t next_time;
@@ -69,8 +96,16 @@ void producer_join(struct producer *p);
 void producer_free(struct producer *p);
 /* Attach a consumer ring to the producer's memory. */
 void producer_ring(struct producer *p, struct auxring *r);
-/* Resume after a TRUNCATED stop, as PERF_EVENT_IOC_ENABLE would. */
+/* Restart after a stop, as PERF_EVENT_IOC_DISABLE + ENABLE would. */
 void producer_enable(struct producer *p);
+/*
+ * Wait, as poll() on the event would, until the producer has woken the
+ * consumer more than @seen times (p->wakeups read before the last pass), or
+ * has finished.
+ */
+void producer_wait(struct producer *p, uint64_t seen);
+/* auxring_pass()'s restart: producer_enable(), for an auxring_resume_fn. */
+void producer_resume_fn(void *producer);
 /* Snapshot mode: stop writing (waits until the producer is idle), then resume. */
 void producer_pause(struct producer *p);
 void producer_resume(struct producer *p);
