@@ -4,11 +4,13 @@
  * area (trace bytes), with the kernel's head/tail protocol.
  *
  * Full trace: auxring_drain_aux() writes the bytes between aux_tail and
- * aux_head straight from the mapping to a file (at most two write()s at the
- * wrap, no intermediate buffer), then publishes aux_tail with a release
- * store, only over bytes that reached the file. auxring_read_data() does the
- * same for the data ring, passing every record on byte-exact and counting
- * the ones a PT collector must report (AUX flags, LOST, ITRACE_START).
+ * aux_head straight from the mapping to a file (one writev() of at most two
+ * pieces at the wrap, no intermediate buffer), then publishes aux_tail with
+ * a release store, only over bytes that reached the file. auxring_read_data()
+ * does the same for the data ring, passing every record on byte-exact and
+ * counting the ones a PT collector must report (AUX flags, LOST,
+ * ITRACE_START). auxring_pass() is what the record loop does with a ring
+ * after each wakeup, restarting the hardware after a stop.
  *
  * Overwrite (snapshot) mode: the AUX area is read-only and the kernel never
  * waits for us; auxring_snapshot() copies the window that ends at aux_head.
@@ -41,7 +43,17 @@ struct auxring_stats {
 	uint64_t record_bytes;	/* their bytes */
 	uint64_t sideband_bytes;	/* bytes of whole records written to the sideband file */
 	uint64_t snapshots;	/* snapshot windows taken */
+	uint64_t data_full;	/* data ring found too full to take a PERF_RECORD_AUX */
+	uint64_t resumes;	/* restarts of the hardware after a (possible) stop */
 };
+
+/*
+ * The largest PERF_RECORD_AUX: header, offset, size, flags, and a sample_id
+ * trailer of every field sample_id_all can add (TID, TIME, ID, STREAM_ID,
+ * CPU, IDENTIFIER). A data ring with less room than this may have dropped
+ * one, TRUNCATED included.
+ */
+#define AUXRING_AUX_RECORD_MAX (8 + 3 * 8 + 6 * 8)
 
 struct auxring {
 	struct perf_event_mmap_page *pc;	/* control page */
@@ -56,6 +68,7 @@ struct auxring {
 	uint64_t snap_prev_head;
 	bool snap_wrapped;
 	uint64_t data_counted;	/* records before here are counted, maybe not yet written */
+	uint64_t stops_seen;	/* possible stops already answered by a restart */
 	struct auxring_stats stats;
 };
 
@@ -102,6 +115,27 @@ int auxring_read_data(struct auxring *r, int fd);
  * writes while the trace is flowing. auxring_read_data() is min_batch 0.
  */
 int auxring_read_data_batched(struct auxring *r, int fd, uint64_t min_batch);
+
+/* Restart the hardware after a stop (the session: IOC_DISABLE, then IOC_ENABLE). */
+typedef void auxring_resume_fn(void *arg);
+
+/*
+ * One pass of the record loop over a ring, after a wakeup:
+ * - the new sideband records to @sb_fd, counted at once, written in batches
+ *   of an eighth of the data ring (every one of them when @final);
+ * - when the hardware may have stopped since the last restart (a TRUNCATED
+ *   or LOST record, or a data ring too full to have taken the record that
+ *   says so) and @resume is given: free only the room the hardware needs to
+ *   restart, a watermark of free space (the driver restarts only into a
+ *   whole ToPA region, and the core allocates regions of the watermark),
+ *   call @resume(@arg), then write the rest while the hardware refills;
+ * - the trace bytes to @trace_fd: whole file pages while tracing, every
+ *   byte when @final (the events are stopped; nothing is restarted).
+ * Returns 0, or -errno of a failed write (ENOSPC: the disk is full); the
+ * files then hold exactly the bytes the stats count.
+ */
+int auxring_pass(struct auxring *r, int trace_fd, int sb_fd, bool final,
+		 auxring_resume_fn *resume, void *arg);
 
 /*
  * Overwrite mode: write the current window to @fd. The event must be

@@ -275,7 +275,50 @@ int auxring_read_data_batched(struct auxring *r, int fd, uint64_t min_batch)
 	}
 	r->stats.sideband_bytes += end - tail;
 	__atomic_store_n(&r->pc->data_tail, end, __ATOMIC_RELEASE);
+	/*
+	 * Was the ring too full to take a PERF_RECORD_AUX before this release?
+	 * The kernel may have filled it after head was read; data_head read
+	 * again after the release (a full fence: the release must be visible
+	 * first) is at least the head at the release, so this errs towards yes.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	head = __atomic_load_n(&r->pc->data_head, __ATOMIC_ACQUIRE);
+	if (r->data_size - (head - tail) <= AUXRING_AUX_RECORD_MAX)
+		r->stats.data_full++;
 	return ret;
+}
+
+int auxring_pass(struct auxring *r, int trace_fd, int sb_fd, bool final,
+		 auxring_resume_fn *resume, void *arg)
+{
+	uint64_t stops, room, need, pg = page_size();
+	int ret;
+
+	ret = auxring_read_data_batched(r, sb_fd, final ? 0 : r->data_size / 8);
+	if (ret)
+		return ret;
+	if (final)
+		return auxring_drain_aux(r, trace_fd);
+	stops = r->stats.truncated + r->stats.lost + r->stats.data_full;
+	if (resume && stops != r->stops_seen) {
+		r->stops_seen = stops;
+		/*
+		 * Free no more than the restart needs: the rest is this pass's
+		 * work while the hardware refills (room first, then the rest,
+		 * would leave nothing to write after a stop that found the
+		 * ring already half drained).
+		 */
+		room = r->aux_size - auxring_aux_pending(r);
+		if (room < auxring_watermark(r->aux_size)) {
+			need = (auxring_watermark(r->aux_size) - room + pg - 1) & ~(pg - 1);
+			ret = auxring_drain_aux_max(r, trace_fd, need);
+			if (ret)
+				return ret;
+		}
+		resume(arg);
+		r->stats.resumes++;
+	}
+	return auxring_drain_aux_max(r, trace_fd, UINT64_MAX);
 }
 
 /* Any non-zero byte in [from, to) of the AUX area: the kernel zero-fills it on allocation. */

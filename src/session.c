@@ -42,7 +42,6 @@ struct stream {
 	int idx;		/* the bundle's stream index */
 	bool mapped;
 	bool hup;		/* every event of the stream has exited */
-	uint64_t truncated_seen;	/* TRUNCATED records already acted on */
 };
 
 struct session {
@@ -416,46 +415,38 @@ static int map_rings(struct session *s)
 	return 0;
 }
 
-static void ioctl_all(struct session *s, struct stream *only, unsigned long req)
+static void ioctl_all(struct session *s, unsigned long req)
 {
-	for (int i = 0; i < s->nr_streams; i++) {
-		struct stream *st = &s->streams[i];
-
-		if (only && st != only)
-			continue;
-		for (int j = 0; j < st->nr_fds; j++)
-			ioctl(st->fds[j], req, 0);
-	}
+	for (int i = 0; i < s->nr_streams; i++)
+		for (int j = 0; j < s->streams[i].nr_fds; j++)
+			ioctl(s->streams[i].fds[j], req, 0);
 }
 
 /* ---- the loop --------------------------------------------------------- */
 
+/*
+ * Restart a stream's hardware after a stop. The core disables the event
+ * after TRUNCATED, except on some kernels when the buffer filled on CPU 0:
+ * a bare ENABLE then does nothing, DISABLE followed by ENABLE resumes in
+ * both cases (tests/kernel/README.md, finding 2).
+ */
+static void resume_stream(void *arg)
+{
+	struct stream *st = arg;
+
+	for (int j = 0; j < st->nr_fds; j++)
+		ioctl(st->fds[j], PERF_EVENT_IOC_DISABLE, 0);
+	for (int j = 0; j < st->nr_fds; j++)
+		ioctl(st->fds[j], PERF_EVENT_IOC_ENABLE, 0);
+}
+
+/* A pass over a stream's ring; a failed write stops the recording. */
 static void drain(struct session *s, struct stream *st, bool final)
 {
-	int ret, fd = bundle_trace_fd(s->bundle, st->idx);
+	int ret = auxring_pass(&st->ring, bundle_trace_fd(s->bundle, st->idx),
+			       bundle_sideband_fd(s->bundle, st->idx), final,
+			       s->stop ? NULL : resume_stream, st);
 
-	/* Sideband in batches while tracing; everything once the events are stopped. */
-	ret = auxring_read_data_batched(&st->ring, bundle_sideband_fd(s->bundle, st->idx),
-					final ? 0 : st->ring.data_size / 8);
-	/*
-	 * After a TRUNCATED stop the hardware waits for room and an enable:
-	 * free a watermark's worth, resume it, then write the rest, so the gap
-	 * in the trace is one write long, not a whole ring's. The core disables
-	 * the event, except on some kernels when the buffer filled on CPU 0: a
-	 * bare ENABLE then does nothing, DISABLE followed by ENABLE resumes in
-	 * both cases.
-	 */
-	if (!ret && st->ring.stats.truncated > st->truncated_seen && !s->stop && !final) {
-		st->truncated_seen = st->ring.stats.truncated;
-		ret = auxring_drain_aux_max(&st->ring, fd, auxring_watermark(st->ring.aux_size));
-		if (!ret) {
-			ioctl_all(s, st, PERF_EVENT_IOC_DISABLE);
-			ioctl_all(s, st, PERF_EVENT_IOC_ENABLE);
-		}
-	}
-	if (!ret)
-		ret = final ? auxring_drain_aux(&st->ring, fd) :
-			      auxring_drain_aux_max(&st->ring, fd, UINT64_MAX);
 	if (ret && !s->stop) {
 		s->stop = true;
 		s->stop_reason = ret == -ENOSPC ? "the disk is full" : "a write failed";
@@ -690,6 +681,16 @@ static void summary(struct session *s)
 {
 	uint64_t total = 0;
 
+	/* A warning, not part of the summary: -q keeps it. */
+	for (int i = 0; i < s->nr_streams; i++) {
+		const struct stream *st = &s->streams[i];
+
+		if (st->idx >= 0 && st->ring.stats.data_full)
+			msg_warn("record: %s: the sideband ring filled %" PRIu64 " time(s): a stop of "
+				 "the hardware may have gone unrecorded; it was restarted each time "
+				 "(a larger -m DATA helps)", bundle_trace_name(s->bundle, st->idx),
+				 st->ring.stats.data_full);
+	}
 	if (s->plan->opts.quiet)
 		return;
 	for (int i = 0; i < s->nr_streams; i++) {
@@ -805,7 +806,7 @@ int session_run(const struct record_plan *plan, struct session_result *res)
 	s.status_line = !o->quiet && isatty(STDERR_FILENO);
 	/* A workload's own events start at its exec; everything else starts now. */
 	if (plan->target != TARGET_COMMAND)
-		ioctl_all(&s, NULL, PERF_EVENT_IOC_ENABLE);
+		ioctl_all(&s, PERF_EVENT_IOC_ENABLE);
 	if (o->command)
 		ret = release_workload(&s);
 	if (ret)
@@ -816,7 +817,7 @@ int session_run(const struct record_plan *plan, struct session_result *res)
 		synthesize_running(&s);
 	ret = loop(&s);
 	/* Stop the hardware, then take what it wrote before it stopped. */
-	ioctl_all(&s, NULL, PERF_EVENT_IOC_DISABLE);
+	ioctl_all(&s, PERF_EVENT_IOC_DISABLE);
 	for (int i = 0; i < s.nr_streams; i++)
 		drain(&s, &s.streams[i], true);
 	status(&s, true);

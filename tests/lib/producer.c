@@ -327,6 +327,9 @@ static void run_generic(struct producer *p)
 	while (p->offered < p->cfg.total && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
 		uint64_t chunk, tail, space, n;
 
+		/* The room is taken per chunk: a restart is the next chunk. */
+		__atomic_store_n(&p->restarted, __atomic_load_n(&p->restarts, __ATOMIC_ACQUIRE),
+				 __ATOMIC_RELEASE);
 		if (!__atomic_load_n(&p->enabled, __ATOMIC_ACQUIRE)) {
 			sched_yield();
 			continue;
@@ -415,24 +418,28 @@ static void pt_publish(struct producer *p, struct pt_state *s, uint64_t flags)
 static void run_intel_pt(struct producer *p)
 {
 	uint64_t mask = p->cfg.aux_size - 1, start = now_ns();
-	int restarts = 0;
 	struct pt_state s = { 0 };
 	uint32_t seed = p->cfg.seed;
 
 	while (p->offered < p->cfg.total && !__atomic_load_n(&p->stop, __ATOMIC_ACQUIRE)) {
+		int restarts = __atomic_load_n(&p->restarts, __ATOMIC_ACQUIRE);
 		uint64_t chunk, end, n;
 
-		/* DISABLE + ENABLE stops a running event (pt_event_stop()) and starts it. */
-		if (__atomic_load_n(&p->restarts, __ATOMIC_ACQUIRE) != restarts) {
-			restarts = __atomic_load_n(&p->restarts, __ATOMIC_ACQUIRE);
+		/* DISABLE stops a running event (pt_event_stop()), ENABLE starts it. */
+		if (restarts != p->restarted) {
 			if (s.running)
 				pt_publish(p, &s, 0);
 			s.running = false;
-		}
-		if (!s.running) {
 			if (__atomic_load_n(&p->enabled, __ATOMIC_ACQUIRE))
 				pt_begin(p, &s);
-			else
+			__atomic_store_n(&p->restarted, restarts, __ATOMIC_RELEASE);
+			continue;
+		}
+		if (!s.running) {
+			/* Only the first start comes without an enable. */
+			if (!p->chunks && __atomic_load_n(&p->enabled, __ATOMIC_ACQUIRE))
+				pt_begin(p, &s);
+			if (!s.running)
 				sched_yield();
 			continue;
 		}
@@ -492,8 +499,13 @@ void producer_join(struct producer *p)
 
 void producer_enable(struct producer *p)
 {
-	__atomic_add_fetch(&p->restarts, 1, __ATOMIC_RELEASE);
+	int want;
+
 	__atomic_store_n(&p->enabled, 1, __ATOMIC_RELEASE);
+	want = __atomic_add_fetch(&p->restarts, 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&p->restarted, __ATOMIC_ACQUIRE) - want < 0 &&
+	       !__atomic_load_n(&p->done, __ATOMIC_ACQUIRE))
+		sched_yield();
 }
 
 void producer_resume_fn(void *producer)

@@ -69,6 +69,7 @@ struct producer {
 	int pause_req, paused;		/* snapshot: stop writing, emit the stop's record */
 	int enabled;			/* cleared by a stop, set by producer_enable() */
 	int restarts;			/* producer_enable() calls */
+	int restarted;			/* ... the producer has acted on */
 	int done;			/* the producer has finished */
 	/* For the consumer to wait on, as poll() on the event would. */
 	uint64_t wakeups;
@@ -96,7 +97,10 @@ void producer_join(struct producer *p);
 void producer_free(struct producer *p);
 /* Attach a consumer ring to the producer's memory. */
 void producer_ring(struct producer *p, struct auxring *r);
-/* Restart after a stop, as PERF_EVENT_IOC_DISABLE + ENABLE would. */
+/*
+ * Restart after a stop, as PERF_EVENT_IOC_DISABLE + ENABLE would: like the
+ * ioctl, it returns once the hardware has started or refused to start.
+ */
 void producer_enable(struct producer *p);
 /*
  * Wait, as poll() on the event would, until the producer has woken the

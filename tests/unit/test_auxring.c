@@ -18,6 +18,19 @@
 #include "auxring.h"
 #include "producer.h"
 
+/*
+ * A test that hangs (a stop the drain never answers, say) is killed by
+ * SIGALRM and reported as crashed. Not Criterion's .timeout: when two tests
+ * that have one run in parallel, Criterion's runner loses an allocation of
+ * its own, and the sanitizer build reports that leak.
+ */
+static void watchdog(void)
+{
+	alarm(120);
+}
+
+TestSuite(auxring, .init = watchdog);
+
 /* Read a whole fd back from its start. */
 static uint8_t *slurp(int fd, uint64_t *len)
 {
@@ -41,40 +54,29 @@ static uint64_t first_bad_byte(const uint8_t *b, uint64_t len)
 }
 
 /*
- * The record loop's part: read sideband; after a truncation free a
- * watermark's worth and re-enable before writing the rest, as the session.
+ * The record loop's part: a pass over the ring after each wakeup (slow: after
+ * a sleep instead), then the final pass once the producer has finished.
  */
 static int consume(struct producer *p, struct auxring *r, int aux_fd, int sb_fd, bool slow)
 {
-	uint64_t seen_trunc = 0;
-	int ret = 0;
+	int ret;
 
 	for (;;) {
-		bool done = __atomic_load_n(&p->offered, __ATOMIC_ACQUIRE) >= p->cfg.total;
+		bool done = __atomic_load_n(&p->done, __ATOMIC_ACQUIRE);
+		uint64_t seen = __atomic_load_n(&p->wakeups, __ATOMIC_ACQUIRE);
 
-		ret = auxring_read_data(r, sb_fd);
-		if (!ret && (r->stats.truncated > seen_trunc ||
-			     !__atomic_load_n(&p->enabled, __ATOMIC_ACQUIRE))) {
-			seen_trunc = r->stats.truncated;
-			ret = auxring_drain_aux_max(r, aux_fd, auxring_watermark(r->aux_size));
-			if (!ret)
-				producer_enable(p);
-		}
-		if (!ret)
-			ret = auxring_drain_aux_max(r, aux_fd, UINT64_MAX);
-		if (ret)
-			break;
-		if (done)
+		ret = auxring_pass(r, aux_fd, sb_fd, false, producer_resume_fn, p);
+		if (ret || done)
 			break;
 		if (slow)
 			usleep(200);
+		else
+			producer_wait(p, seen);
 	}
 	__atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
 	producer_join(p);
 	if (!ret)
-		ret = auxring_read_data(r, sb_fd);
-	if (!ret)
-		ret = auxring_drain_aux(r, aux_fd);
+		ret = auxring_pass(r, aux_fd, sb_fd, true, NULL, NULL);
 	return ret;
 }
 
@@ -128,7 +130,7 @@ static void expect_sideband_exact(struct run *x)
 	free(b);
 }
 
-Test(auxring, full_trace_is_byte_exact_over_a_million_random_chunks, .timeout = 120)
+Test(auxring, full_trace_is_byte_exact_over_a_million_random_chunks)
 {
 	struct producer_cfg cfg = {
 		.data_size = 1 << 22, .aux_size = 1 << 16, .total = 300ull << 20,
@@ -512,4 +514,281 @@ Test(auxring, a_one_page_ring_still_gets_room_while_tracing)
 	free(aux);
 	free(base);
 	close(fd);
+}
+
+/* ---- intel_pt's PMIs, and stops the sideband could not report ---------- */
+
+/*
+ * Every PERF_RECORD_AUX in a sideband file: @fn(offset, size, flags, arg).
+ * One assertion for the whole file: Criterion reports each one to its runner.
+ */
+static void each_aux_record(int fd, void (*fn)(const uint64_t *body, void *arg), void *arg)
+{
+	uint64_t len, off;
+	uint8_t *b = slurp(fd, &len);
+
+	for (off = 0; off + 8 <= len; off += ((struct perf_event_header *)(b + off))->size) {
+		const struct perf_event_header *h = (const void *)(b + off);
+		uint64_t body[3];
+
+		if (h->size < 8)
+			break;
+		if (h->type != PERF_RECORD_AUX)
+			continue;
+		memcpy(body, b + off + 8, sizeof(body));
+		fn(body, arg);
+	}
+	cr_expect_eq(off, len, "the sideband file breaks at %lu of %lu bytes", (unsigned long)off,
+		     (unsigned long)len);
+	free(b);
+}
+
+struct pmi_check {
+	uint64_t region, records, unaligned, last_end;
+};
+
+static void check_pmi_record(const uint64_t *body, void *arg)
+{
+	struct pmi_check *c = arg;
+
+	c->records++;
+	c->unaligned += (body[0] + body[1]) % c->region != 0;
+	c->last_end = body[0] + body[1];
+}
+
+Test(auxring, intel_pt_model_is_byte_exact_and_publishes_whole_regions)
+{
+	struct producer_cfg cfg = {
+		.data_size = 1 << 22, .aux_size = 1 << 16, .total = 200ull << 20,
+		.chunk_min = 1, .chunk_max = 400, .wrap_every = 256, .seed = 4321,
+		.region = 1 << 14,
+	};
+	struct pmi_check c = { .region = 1 << 14 };
+	struct run x;
+
+	run_start(&x, &cfg, false);
+	cr_assert_eq(x.ret, 0);
+	cr_expect_gt(x.p.chunks, 400000, "only %lu chunks", (unsigned long)x.p.chunks);
+	expect_trace_exact(&x);
+	cr_expect_eq(x.r.stats.aux_records, x.p.aux_records);
+	cr_expect_eq(x.r.stats.aux_record_bytes, x.p.produced, "AUX records cover every byte");
+	cr_expect_eq(x.r.stats.truncated, x.p.truncated);
+	cr_expect_eq(x.r.stats.lost, 0);
+	each_aux_record(x.sb_fd, check_pmi_record, &c);
+	cr_expect_eq(c.records, x.p.aux_records);
+	/* Only the event's final stop publishes inside a region. */
+	cr_expect_leq(c.unaligned, 1, "%lu of %lu records end inside a region",
+		      (unsigned long)c.unaligned, (unsigned long)c.records);
+	cr_expect_eq(c.last_end, x.p.produced);
+	run_end(&x);
+}
+
+Test(auxring, intel_pt_model_stops_at_region_boundaries_and_resumes)
+{
+	struct producer_cfg cfg = {
+		.data_size = 1 << 20, .aux_size = 1 << 15, .total = 16ull << 20,
+		.chunk_min = 64, .chunk_max = 3000, .seed = 77, .region = 1 << 13,
+	};
+	struct pmi_check c = { .region = 1 << 13 };
+	struct run x;
+
+	run_start(&x, &cfg, true);
+	cr_assert_eq(x.ret, 0);
+	cr_expect_gt(x.p.truncated, 10, "the slow consumer should have stopped the hardware");
+	cr_expect_eq(x.r.stats.truncated, x.p.truncated, "consumer %lu, producer %lu",
+		     (unsigned long)x.r.stats.truncated, (unsigned long)x.p.truncated);
+	cr_expect_eq(x.p.begin_fail, 0, "every restart had room");
+	expect_trace_exact(&x);
+	each_aux_record(x.sb_fd, check_pmi_record, &c);
+	cr_expect_leq(c.unaligned, 1, "%lu stops or PMIs inside a region",
+		      (unsigned long)c.unaligned);
+	run_end(&x);
+}
+
+/*
+ * Regions larger than the watermark (the core could not allocate them at
+ * the watermark's order): the first restart after a full buffer finds less
+ * than a region free, and intel_pt answers with a zero-size TRUNCATED
+ * record. The drain takes that as a stop like any other, and the next
+ * restart, with the rest written, succeeds.
+ */
+Test(auxring, a_restart_short_of_a_region_is_refused_and_the_drain_recovers)
+{
+	struct producer_cfg cfg = {
+		.data_size = 1 << 20, .aux_size = 1 << 15, .total = 16ull << 20,
+		.chunk_min = 64, .chunk_max = 3000, .seed = 78, .region = 1 << 14,
+		.watermark = 1 << 13,
+	};
+	struct run x;
+
+	run_start(&x, &cfg, true);
+	cr_assert_eq(x.ret, 0);
+	cr_expect_gt(x.p.start_truncated, 0, "no restart was refused: the case is not covered");
+	cr_expect_eq(x.r.stats.truncated, x.p.truncated);
+	cr_expect_eq(x.p.begin_fail, 0);
+	expect_trace_exact(&x);
+	run_end(&x);
+}
+
+/*
+ * A data ring too small for the sideband: the kernel drops records, among
+ * them TRUNCATED ones, and the hardware stops without a record saying so.
+ * The drain must still restart it (waiting on wakeups, as poll() does, it
+ * would otherwise wait forever) and keep every byte.
+ */
+static void dropped_truncated_case(uint64_t region, uint32_t seed)
+{
+	struct producer_cfg cfg = {
+		.data_size = 1 << 12, .aux_size = 1 << 14, .total = 16ull << 20,
+		.chunk_min = 16, .chunk_max = 256, .sideband_every = 2, .seed = seed,
+		.region = region, .keep_log = true,
+	};
+	struct run x;
+
+	run_start(&x, &cfg, true);
+	cr_assert_eq(x.ret, 0);
+	cr_expect_gt(x.p.dropped_truncated, 0, "no TRUNCATED record was dropped: not covered");
+	cr_expect_gt(x.r.stats.data_full, 0);
+	cr_expect_eq(x.r.stats.lost, x.p.lost_records);
+	cr_expect_eq(x.r.stats.truncated, x.p.truncated - x.p.dropped_truncated);
+	expect_trace_exact(&x);
+	expect_sideband_exact(&x);
+	cr_expect_eq(x.p.offered, cfg.total, "the producer stopped short");
+	run_end(&x);
+}
+
+Test(auxring, a_stop_whose_record_was_dropped_is_still_resumed)
+{
+	dropped_truncated_case(0, 31);
+}
+
+Test(auxring, intel_pt_model_a_stop_whose_record_was_dropped_is_still_resumed)
+{
+	dropped_truncated_case(1 << 12, 32);
+}
+
+/* A resume callback that notes how much trace had reached the file by then. */
+struct resume_note {
+	const struct auxring *r;
+	int calls;
+	uint64_t bytes_at_resume;
+};
+
+static void note_resume(void *arg)
+{
+	struct resume_note *n = arg;
+
+	n->calls++;
+	n->bytes_at_resume = n->r->stats.aux_bytes;
+}
+
+/* A data ring of one page holding @used bytes of records, the first a PERF_RECORD_AUX. */
+static void put_records(uint8_t *base, uint64_t used, uint64_t flags)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct perf_event_mmap_page *pc = (void *)base;
+	struct perf_event_header h = { .type = PERF_RECORD_AUX, .size = 64 };
+	uint64_t body[3] = { 0, 100, flags };
+
+	for (uint64_t off = 0; off < used; off += h.size) {
+		h.size = (uint16_t)(used - off < 64 ? used - off : 64);
+		memcpy(base + pg + off, &h, 8);
+		memcpy(base + pg + off + 8, body, sizeof(body));
+		h.type = PERF_RECORD_COMM;	/* only the first is an AUX record */
+	}
+	pc->data_head = used;
+}
+
+/* Run one pass over an 8 KiB AUX area with [@tail, @head) pending. */
+static void pass_case(uint64_t tail, uint64_t head, uint64_t used, uint64_t flags,
+		      struct resume_note *n, struct auxring *r)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *base = aligned_alloc((size_t)pg, (size_t)pg * 2), *aux = malloc(8192);
+	int fd = memfd_create("aux", 0), sb = memfd_create("sb", 0);
+
+	hand_ring(r, base, aux, tail, head);
+	put_records(base, used, flags);
+	n->r = r;
+	cr_assert_eq(auxring_pass(r, fd, sb, false, note_resume, n), 0);
+	cr_expect(file_is_ring(fd, tail, r->stats.aux_bytes), "the file holds the ring's bytes");
+	r->pc = NULL;
+	free(aux);
+	free(base);
+	close(fd);
+	close(sb);
+}
+
+Test(auxring, after_a_stop_in_a_full_ring_the_pass_frees_a_watermark_then_resumes)
+{
+	struct resume_note n = { 0 };
+	struct auxring r;
+
+	cr_assert_eq(sysconf(_SC_PAGESIZE), 4096, "the figures below assume 4 KiB pages");
+	/* 8 KiB full (intel_pt fills to the tail), watermark 4 KiB. */
+	pass_case(8192, 16384, 64, PERF_AUX_FLAG_TRUNCATED, &n, &r);
+	cr_expect_eq(n.calls, 1);
+	cr_expect_eq(n.bytes_at_resume, 4096, "room for one region before the restart");
+	cr_expect_eq(r.stats.aux_bytes, 8192, "then the rest");
+	cr_expect_eq(r.stats.resumes, 1);
+}
+
+Test(auxring, after_a_stop_with_room_already_free_the_pass_resumes_first)
+{
+	struct resume_note n = { 0 };
+	struct auxring r;
+
+	/* 4 KiB pending of 8 KiB: a watermark is free already. */
+	pass_case(8192, 12288, 64, PERF_AUX_FLAG_TRUNCATED, &n, &r);
+	cr_expect_eq(n.calls, 1);
+	cr_expect_eq(n.bytes_at_resume, 0, "nothing written before the restart");
+	cr_expect_eq(r.stats.aux_bytes, 4096, "the pending bytes are written after it");
+}
+
+Test(auxring, without_a_stop_the_pass_does_not_restart)
+{
+	struct resume_note n = { 0 };
+	struct auxring r;
+
+	pass_case(8192, 16384, 64, 0, &n, &r);
+	cr_expect_eq(n.calls, 0);
+	cr_expect_eq(r.stats.aux_bytes, 8192);
+	cr_expect_eq(r.stats.data_full, 0);
+}
+
+Test(auxring, a_data_ring_too_full_for_an_aux_record_counts_as_a_stop)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	struct resume_note n = { 0 };
+	struct auxring r;
+
+	/* Room for exactly the largest AUX record: the kernel needs one byte more. */
+	pass_case(8192, 12288, (uint64_t)pg - AUXRING_AUX_RECORD_MAX, 0, &n, &r);
+	cr_expect_eq(r.stats.data_full, 1);
+	cr_expect_eq(n.calls, 1, "a TRUNCATED record may have been dropped: restart");
+	/* 8 bytes more room: any AUX record fits, nothing can have been dropped. */
+	memset(&n, 0, sizeof(n));
+	pass_case(8192, 12288, (uint64_t)pg - AUXRING_AUX_RECORD_MAX - 8, 0, &n, &r);
+	cr_expect_eq(r.stats.data_full, 0);
+	cr_expect_eq(n.calls, 0);
+}
+
+Test(auxring, the_final_pass_writes_everything_and_restarts_nothing)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *base = aligned_alloc((size_t)pg, (size_t)pg * 2), *aux = malloc(8192);
+	int fd = memfd_create("aux", 0), sb = memfd_create("sb", 0);
+	struct auxring r;
+
+	hand_ring(&r, base, aux, 6000, 14000);
+	put_records(base, 64, PERF_AUX_FLAG_TRUNCATED);
+	cr_assert_eq(auxring_pass(&r, fd, sb, true, NULL, NULL), 0);
+	cr_expect_eq(r.stats.aux_bytes, 8000, "not only whole pages: every byte");
+	cr_expect_eq(r.stats.sideband_bytes, 64, "the sideband is not held back for a batch");
+	cr_expect_eq(r.stats.resumes, 0);
+	cr_expect(file_is_ring(fd, 6000, 8000));
+	free(aux);
+	free(base);
+	close(fd);
+	close(sb);
 }
