@@ -129,6 +129,10 @@ static void check_streams(const char *dir, const struct json *m, bool complete, 
 			problem(p, "%s: %" PRIu64 " LOST record(s): %" PRIu64 " sideband records were "
 				"dropped (a larger -m DATA helps)", file, json_u64(lost, "lost", 0),
 				json_u64(lost, "lost_records", 0));
+		if (json_u64(lost, "sideband_full", 0))
+			problem(p, "%s: the sideband ring filled %" PRIu64 " time(s): a stop of the "
+				"hardware may have gone unrecorded there; it was restarted each time "
+				"(a larger -m DATA helps)", file, json_u64(lost, "sideband_full", 0));
 		if (json_u64(lost, "partial", 0) || json_u64(lost, "collision", 0))
 			problem(p, "%s: %" PRIu64 " PARTIAL and %" PRIu64 " COLLISION record(s)", file,
 				json_u64(lost, "partial", 0), json_u64(lost, "collision", 0));

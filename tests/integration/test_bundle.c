@@ -258,7 +258,8 @@ static void make_plan(struct record_plan *p, const char *dir)
 static void write_bundle(const char *dir, const struct perf_event_mmap_page *pc, bool finish)
 {
 	struct record_plan p;
-	struct auxring_stats st = { .aux_bytes = 4096, .truncated = 2 };
+	struct auxring_stats st = { .aux_bytes = 4096, .truncated = 2, .data_full = 1,
+				    .resumes = 3 };
 	struct bundle *b;
 	char err[512], data[4096];
 	int idx[2];
@@ -302,6 +303,8 @@ Test(bundle, info_reads_back_what_the_recorder_wrote)
 					   .time_mult = 1000, .time_shift = 10 };
 	char *dir = tmpdir_name(), want[512];
 	struct run_result r;
+	uint8_t *m;
+	size_t len;
 
 	write_bundle(dir, &pc, true);
 	cr_assert_eq(run_ptcollect(NULL, &r, "info", "--json", dir, NULL), 0);
@@ -317,7 +320,15 @@ Test(bundle, info_reads_back_what_the_recorder_wrote)
 	cr_expect(strstr(r.out, "\"ptxed\": \"ptxed --cpu "), "%s", r.out);
 	cr_expect(strstr(r.out, "--mtc-freq 3 --nom-freq 24"), "skylake fixture: %s", r.out);
 	cr_expect(strstr(r.out, "TRUNCATED record(s)"), "losses are problems to report: %s", r.out);
+	cr_expect(strstr(r.out, "the sideband ring filled 1 time(s)"),
+		  "a stop that may have gone unrecorded is a problem too: %s", r.out);
 	run_free(&r);
+	snprintf(want, sizeof(want), "%s/manifest.json", dir);
+	m = slurp(want, &len);
+	m[len] = 0;
+	cr_expect(strstr((char *)m, "\"sideband_full\": 1"), "%s", m);
+	cr_expect(strstr((char *)m, "\"restarts\": 3"), "%s", m);
+	free(m);
 	rm_rf(dir);
 	free(dir);
 }
