@@ -681,16 +681,6 @@ static void summary(struct session *s)
 {
 	uint64_t total = 0;
 
-	/* A warning, not part of the summary: -q keeps it. */
-	for (int i = 0; i < s->nr_streams; i++) {
-		const struct stream *st = &s->streams[i];
-
-		if (st->idx >= 0 && st->ring.stats.data_full)
-			msg_warn("record: %s: the sideband ring filled %" PRIu64 " time(s): a stop of "
-				 "the hardware may have gone unrecorded; it was restarted each time "
-				 "(a larger -m DATA helps)", bundle_trace_name(s->bundle, st->idx),
-				 st->ring.stats.data_full);
-	}
 	if (s->plan->opts.quiet)
 		return;
 	for (int i = 0; i < s->nr_streams; i++) {
@@ -704,6 +694,11 @@ static void summary(struct session *s)
 			PRIu64 "  partial %" PRIu64 "  collision %" PRIu64 "\n", PTC_PROG,
 			bundle_trace_name(s->bundle, st->idx), a->aux_bytes, a->truncated,
 			a->lost, a->partial, a->collision);
+		if (a->data_full)
+			msg_warn("record: %s: the sideband ring filled %" PRIu64 " time(s): a stop of "
+				 "the hardware may have gone unrecorded; it was restarted each time "
+				 "(a larger -m DATA helps)", bundle_trace_name(s->bundle, st->idx),
+				 a->data_full);
 	}
 	fprintf(stderr, "%s: %" PRIu64 " bytes of trace in %d stream%s, %" PRIu64
 		" loss record%s, in %s (%s)\n", PTC_PROG, total, s->nr_streams,
