@@ -35,10 +35,11 @@ int producer_init(struct producer *p, const struct producer_cfg *cfg)
 	p->cfg = *cfg;
 	if (!p->cfg.seed)
 		p->cfg.seed = 0x9e3779b9;
+	/* Resident from the start, as the kernel's ring pages are: no faults while tracing. */
 	p->base = mmap(NULL, pg + cfg->data_size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	p->aux = mmap(NULL, cfg->aux_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		      -1, 0);
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	p->aux = mmap(NULL, cfg->aux_size, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (p->base == MAP_FAILED || p->aux == MAP_FAILED)
 		return -1;
 	p->pc = p->base;
