@@ -3,8 +3,8 @@
  * drainmodes MODE SECONDS AUX_KIB: one poll loop over every CPU's ring, or
  * one thread per ring, on the real perf core (the kernel rig's simulated
  * intel_pt PMU). It opens one event per CPU, maps each ring with auxring,
- * drains as the session does (room first after a TRUNCATED stop, DISABLE +
- * ENABLE) for SECONDS, and prints one line:
+ * drains with the session's auxring_pass() (DISABLE + ENABLE after a stop)
+ * for SECONDS, and prints one line:
  *
  *   DRAIN MODE AUX_KIB BYTES TRUNCATED CPU_SECONDS WAKEUPS
  *
@@ -31,7 +31,7 @@
 struct ring {
 	int fd, trace_fd, sb_fd;
 	struct auxring r;
-	uint64_t seen, wakeups;
+	uint64_t wakeups;
 };
 
 static struct ring rings[MAX_CPUS];
@@ -58,17 +58,18 @@ static void check(int ret, const char *what)
 	}
 }
 
+/* After a stop: DISABLE then ENABLE, as the session (tests/kernel/README.md, finding 2). */
+static void resume_ring(void *arg)
+{
+	struct ring *g = arg;
+
+	ioctl(g->fd, PERF_EVENT_IOC_DISABLE, 0);
+	ioctl(g->fd, PERF_EVENT_IOC_ENABLE, 0);
+}
+
 static void drain(struct ring *g)
 {
-	check(auxring_read_data_batched(&g->r, g->sb_fd, g->r.data_size / 8), "writing sideband");
-	if (g->r.stats.truncated > g->seen) {
-		g->seen = g->r.stats.truncated;
-		check(auxring_drain_aux_max(&g->r, g->trace_fd, auxring_watermark(g->r.aux_size)),
-		      "writing trace");
-		ioctl(g->fd, PERF_EVENT_IOC_DISABLE, 0);
-		ioctl(g->fd, PERF_EVENT_IOC_ENABLE, 0);
-	}
-	check(auxring_drain_aux_max(&g->r, g->trace_fd, UINT64_MAX), "writing trace");
+	check(auxring_pass(&g->r, g->trace_fd, g->sb_fd, false, resume_ring, g), "writing");
 }
 
 static void *one_ring(void *arg)
@@ -162,8 +163,8 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < nr_rings; i++) {
 		ioctl(rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
-		check(auxring_read_data(&rings[i].r, rings[i].sb_fd), "writing sideband");
-		check(auxring_drain_aux(&rings[i].r, rings[i].trace_fd), "writing trace");
+		check(auxring_pass(&rings[i].r, rings[i].trace_fd, rings[i].sb_fd, true, NULL, NULL),
+		      "writing");
 		bytes += rings[i].r.stats.aux_bytes;
 		trunc += rings[i].r.stats.truncated;
 		wakeups += rings[i].wakeups;
