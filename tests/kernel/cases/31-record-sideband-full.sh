@@ -6,7 +6,7 @@
 . /lib.sh
 reload chunk=64 period_us=20 || exit 0
 b0=$(stat bytes)
-/ptcollect record -a -m 1,8K -o /tmp/sf -- sleep 4 >/tmp/sf.out 2>&1 &
+/ptcollect record -a -m 1,8K -o sf -- sleep 4 >sf.out 2>&1 &
 pid=$!
 sleep 1
 kill -STOP $pid
@@ -16,16 +16,16 @@ bc=$(stat bytes)
 wait $pid
 rc=$?
 b1=$(stat bytes)
-[ $rc = 0 ] && pass sideband_full_exit_zero || { fail sideband_full_exit_zero "rc=$rc"; cat /tmp/sf.out; }
-full=$(grep '"sideband_full":' /tmp/sf/manifest.json | sed 's/[^0-9]//g' | awk '{s+=$1} END {print s+0}')
+[ $rc = 0 ] && pass sideband_full_exit_zero || { fail sideband_full_exit_zero "rc=$rc"; cat sf.out; }
+full=$(grep '"sideband_full":' sf/manifest.json | sed 's/[^0-9]//g' | awk '{s+=$1} END {print s+0}')
 [ "$full" -gt 0 ] && pass sideband_full_counted \
 	|| fail sideband_full_counted "the manifest says the sideband ring never filled"
-grep -q "the sideband ring filled" /tmp/sf.out && pass sideband_full_warned \
-	|| fail sideband_full_warned "$(cat /tmp/sf.out)"
+grep -q "the sideband ring filled" sf.out && pass sideband_full_warned \
+	|| fail sideband_full_warned "$(cat sf.out)"
 # After the stall the hardware writes again (a stop flushes one chunk per CPU, no more).
 [ $((b1 - bc)) -gt 65536 ] && pass sideband_full_hardware_restarted \
 	|| fail sideband_full_hardware_restarted "the PMU wrote $((b1 - bc)) bytes after the stall"
-check_bundle sideband_full_bytes_exact /tmp/sf && pass sideband_full_bytes_exact
-[ "$(total_pt /tmp/sf)" = $((b1 - b0)) ] && pass sideband_full_keeps_every_written_byte \
-	|| fail sideband_full_keeps_every_written_byte "captured $(total_pt /tmp/sf), wrote $((b1 - b0))"
+check_bundle sideband_full_bytes_exact sf && pass sideband_full_bytes_exact
+[ "$(total_pt sf)" = $((b1 - b0)) ] && pass sideband_full_keeps_every_written_byte \
+	|| fail sideband_full_keeps_every_written_byte "captured $(total_pt sf), wrote $((b1 - b0))"
 reload
