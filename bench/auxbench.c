@@ -84,7 +84,7 @@ static int drain_run(const char *dir, uint64_t aux, uint64_t total, uint64_t rat
 				res->gap = t - last;
 			last = t;
 		}
-		ret = auxring_pass(&r, fd, sb, false, producer_resume_fn, &p);
+		ret = auxring_pass(&r, fd, sb, false, producer_restart_fn, &p);
 		if (done)
 			break;
 		producer_wait(&p, seen);

@@ -59,7 +59,7 @@ static void check(int ret, const char *what)
 }
 
 /* After a stop: DISABLE then ENABLE, as the session (tests/kernel/README.md, finding 2). */
-static void resume_ring(void *arg)
+static void restart_ring(void *arg)
 {
 	struct ring *g = arg;
 
@@ -69,7 +69,7 @@ static void resume_ring(void *arg)
 
 static void drain(struct ring *g)
 {
-	check(auxring_pass(&g->r, g->trace_fd, g->sb_fd, false, resume_ring, g), "writing");
+	check(auxring_pass(&g->r, g->trace_fd, g->sb_fd, false, restart_ring, g), "writing");
 }
 
 static void *one_ring(void *arg)

@@ -44,7 +44,7 @@ struct auxring_stats {
 	uint64_t sideband_bytes;	/* bytes of whole records written to the sideband file */
 	uint64_t snapshots;	/* snapshot windows taken */
 	uint64_t data_full;	/* data ring found too full to take a PERF_RECORD_AUX */
-	uint64_t resumes;	/* restarts of the hardware after a (possible) stop */
+	uint64_t restarts;	/* restarts of the hardware after a (possible) stop */
 };
 
 /*
@@ -117,7 +117,7 @@ int auxring_read_data(struct auxring *r, int fd);
 int auxring_read_data_batched(struct auxring *r, int fd, uint64_t min_batch);
 
 /* Restart the hardware after a stop (the session: IOC_DISABLE, then IOC_ENABLE). */
-typedef void auxring_resume_fn(void *arg);
+typedef void auxring_restart_fn(void *arg);
 
 /*
  * One pass of the record loop over a ring, after a wakeup:
@@ -125,17 +125,17 @@ typedef void auxring_resume_fn(void *arg);
  *   of an eighth of the data ring (every one of them when @final);
  * - when the hardware may have stopped since the last restart (a TRUNCATED
  *   or LOST record, or a data ring too full to have taken the record that
- *   says so) and @resume is given: free only the room the hardware needs to
+ *   says so) and @restart is given: free only the room the hardware needs to
  *   restart, a watermark of free space (the driver restarts only into a
  *   whole ToPA region, and the core allocates regions of the watermark),
- *   call @resume(@arg), then write the rest while the hardware refills;
+ *   call @restart(@arg), then write the rest while the hardware refills;
  * - the trace bytes to @trace_fd: whole file pages while tracing, every
  *   byte when @final (the events are stopped; nothing is restarted).
  * Returns 0, or -errno of a failed write (ENOSPC: the disk is full); the
  * files then hold exactly the bytes the stats count.
  */
 int auxring_pass(struct auxring *r, int trace_fd, int sb_fd, bool final,
-		 auxring_resume_fn *resume, void *arg);
+		 auxring_restart_fn *restart, void *arg);
 
 /*
  * Overwrite mode: write the current window to @fd. The event must be

@@ -289,7 +289,7 @@ int auxring_read_data_batched(struct auxring *r, int fd, uint64_t min_batch)
 }
 
 int auxring_pass(struct auxring *r, int trace_fd, int sb_fd, bool final,
-		 auxring_resume_fn *resume, void *arg)
+		 auxring_restart_fn *restart, void *arg)
 {
 	uint64_t stops, room, need, pg = page_size();
 	int ret;
@@ -300,7 +300,7 @@ int auxring_pass(struct auxring *r, int trace_fd, int sb_fd, bool final,
 	if (final)
 		return auxring_drain_aux(r, trace_fd);
 	stops = r->stats.truncated + r->stats.lost + r->stats.data_full;
-	if (resume && stops != r->stops_seen) {
+	if (restart && stops != r->stops_seen) {
 		r->stops_seen = stops;
 		/*
 		 * Free no more than the restart needs: the rest is this pass's
@@ -315,8 +315,8 @@ int auxring_pass(struct auxring *r, int trace_fd, int sb_fd, bool final,
 			if (ret)
 				return ret;
 		}
-		resume(arg);
-		r->stats.resumes++;
+		restart(arg);
+		r->stats.restarts++;
 	}
 	return auxring_drain_aux_max(r, trace_fd, UINT64_MAX);
 }

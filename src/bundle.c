@@ -656,7 +656,7 @@ static void write_streams(const struct bundle *b, struct jw *w)
 		jw_raw(w, "collision", "%" PRIu64, s->st.collision);
 		jw_raw(w, "sideband_full", "%" PRIu64, s->st.data_full);
 		jw_close(w, '}');
-		jw_raw(w, "restarts", "%" PRIu64, s->st.resumes);
+		jw_raw(w, "restarts", "%" PRIu64, s->st.restarts);
 		jw_raw(w, "itrace_start", "%" PRIu64, s->st.itrace_start);
 		stream_decoders(b, w, i);
 		jw_close(w, '}');

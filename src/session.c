@@ -415,11 +415,17 @@ static int map_rings(struct session *s)
 	return 0;
 }
 
+/* @req on every event of a stream, or of every stream. */
+static void ioctl_stream(const struct stream *st, unsigned long req)
+{
+	for (int j = 0; j < st->nr_fds; j++)
+		ioctl(st->fds[j], req, 0);
+}
+
 static void ioctl_all(struct session *s, unsigned long req)
 {
 	for (int i = 0; i < s->nr_streams; i++)
-		for (int j = 0; j < s->streams[i].nr_fds; j++)
-			ioctl(s->streams[i].fds[j], req, 0);
+		ioctl_stream(&s->streams[i], req);
 }
 
 /* ---- the loop --------------------------------------------------------- */
@@ -430,14 +436,10 @@ static void ioctl_all(struct session *s, unsigned long req)
  * a bare ENABLE then does nothing, DISABLE followed by ENABLE resumes in
  * both cases (tests/kernel/README.md, finding 2).
  */
-static void resume_stream(void *arg)
+static void restart_stream(void *arg)
 {
-	struct stream *st = arg;
-
-	for (int j = 0; j < st->nr_fds; j++)
-		ioctl(st->fds[j], PERF_EVENT_IOC_DISABLE, 0);
-	for (int j = 0; j < st->nr_fds; j++)
-		ioctl(st->fds[j], PERF_EVENT_IOC_ENABLE, 0);
+	ioctl_stream(arg, PERF_EVENT_IOC_DISABLE);
+	ioctl_stream(arg, PERF_EVENT_IOC_ENABLE);
 }
 
 /* A pass over a stream's ring; a failed write stops the recording. */
@@ -445,7 +447,7 @@ static void drain(struct session *s, struct stream *st, bool final)
 {
 	int ret = auxring_pass(&st->ring, bundle_trace_fd(s->bundle, st->idx),
 			       bundle_sideband_fd(s->bundle, st->idx), final,
-			       s->stop ? NULL : resume_stream, st);
+			       s->stop ? NULL : restart_stream, st);
 
 	if (ret && !s->stop) {
 		s->stop = true;

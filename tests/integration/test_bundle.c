@@ -259,7 +259,7 @@ static void write_bundle(const char *dir, const struct perf_event_mmap_page *pc,
 {
 	struct record_plan p;
 	struct auxring_stats st = { .aux_bytes = 4096, .truncated = 2, .data_full = 1,
-				    .resumes = 3 };
+				    .restarts = 3 };
 	struct bundle *b;
 	char err[512], data[4096];
 	int idx[2];

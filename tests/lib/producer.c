@@ -509,7 +509,7 @@ void producer_enable(struct producer *p)
 		sched_yield();
 }
 
-void producer_resume_fn(void *producer)
+void producer_restart_fn(void *producer)
 {
 	producer_enable(producer);
 }

@@ -108,8 +108,8 @@ void producer_enable(struct producer *p);
  * has finished.
  */
 void producer_wait(struct producer *p, uint64_t seen);
-/* auxring_pass()'s restart: producer_enable(), for an auxring_resume_fn. */
-void producer_resume_fn(void *producer);
+/* auxring_pass()'s restart: producer_enable(), for an auxring_restart_fn. */
+void producer_restart_fn(void *producer);
 /* Snapshot mode: stop writing (waits until the producer is idle), then resume. */
 void producer_pause(struct producer *p);
 void producer_resume(struct producer *p);

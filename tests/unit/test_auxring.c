@@ -65,7 +65,7 @@ static int consume(struct producer *p, struct auxring *r, int aux_fd, int sb_fd,
 		bool done = __atomic_load_n(&p->done, __ATOMIC_ACQUIRE);
 		uint64_t seen = __atomic_load_n(&p->wakeups, __ATOMIC_ACQUIRE);
 
-		ret = auxring_pass(r, aux_fd, sb_fd, false, producer_resume_fn, p);
+		ret = auxring_pass(r, aux_fd, sb_fd, false, producer_restart_fn, p);
 		if (ret || done)
 			break;
 		if (slow)
@@ -661,29 +661,29 @@ static void dropped_truncated_case(uint64_t region, uint32_t seed)
 	run_end(&x);
 }
 
-Test(auxring, a_stop_whose_record_was_dropped_is_still_resumed)
+Test(auxring, the_hardware_is_restarted_after_a_stop_whose_record_was_dropped)
 {
 	dropped_truncated_case(0, 31);
 }
 
-Test(auxring, intel_pt_model_a_stop_whose_record_was_dropped_is_still_resumed)
+Test(auxring, intel_pt_model_the_hardware_is_restarted_after_a_dropped_stop)
 {
 	dropped_truncated_case(1 << 12, 32);
 }
 
-/* A resume callback that notes how much trace had reached the file by then. */
-struct resume_note {
+/* A restart callback that notes how much trace had reached the file by then. */
+struct restart_note {
 	const struct auxring *r;
 	int calls;
-	uint64_t bytes_at_resume;
+	uint64_t bytes_at_restart;
 };
 
-static void note_resume(void *arg)
+static void note_restart(void *arg)
 {
-	struct resume_note *n = arg;
+	struct restart_note *n = arg;
 
 	n->calls++;
-	n->bytes_at_resume = n->r->stats.aux_bytes;
+	n->bytes_at_restart = n->r->stats.aux_bytes;
 }
 
 /* A data ring of one page holding @used bytes of records, the first a PERF_RECORD_AUX. */
@@ -705,7 +705,7 @@ static void put_records(uint8_t *base, uint64_t used, uint64_t flags)
 
 /* Run one pass over an 8 KiB AUX area with [@tail, @head) pending. */
 static void pass_case(uint64_t tail, uint64_t head, uint64_t used, uint64_t flags,
-		      struct resume_note *n, struct auxring *r)
+		      struct restart_note *n, struct auxring *r)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	uint8_t *base = aligned_alloc((size_t)pg, (size_t)pg * 2), *aux = malloc(8192);
@@ -714,7 +714,7 @@ static void pass_case(uint64_t tail, uint64_t head, uint64_t used, uint64_t flag
 	hand_ring(r, base, aux, tail, head);
 	put_records(base, used, flags);
 	n->r = r;
-	cr_assert_eq(auxring_pass(r, fd, sb, false, note_resume, n), 0);
+	cr_assert_eq(auxring_pass(r, fd, sb, false, note_restart, n), 0);
 	cr_expect(file_is_ring(fd, tail, r->stats.aux_bytes), "the file holds the ring's bytes");
 	r->pc = NULL;
 	free(aux);
@@ -723,35 +723,35 @@ static void pass_case(uint64_t tail, uint64_t head, uint64_t used, uint64_t flag
 	close(sb);
 }
 
-Test(auxring, after_a_stop_in_a_full_ring_the_pass_frees_a_watermark_then_resumes)
+Test(auxring, after_a_stop_in_a_full_ring_the_pass_frees_a_watermark_then_restarts)
 {
-	struct resume_note n = { 0 };
+	struct restart_note n = { 0 };
 	struct auxring r;
 
 	cr_assert_eq(sysconf(_SC_PAGESIZE), 4096, "the figures below assume 4 KiB pages");
 	/* 8 KiB full (intel_pt fills to the tail), watermark 4 KiB. */
 	pass_case(8192, 16384, 64, PERF_AUX_FLAG_TRUNCATED, &n, &r);
 	cr_expect_eq(n.calls, 1);
-	cr_expect_eq(n.bytes_at_resume, 4096, "room for one region before the restart");
+	cr_expect_eq(n.bytes_at_restart, 4096, "room for one region before the restart");
 	cr_expect_eq(r.stats.aux_bytes, 8192, "then the rest");
-	cr_expect_eq(r.stats.resumes, 1);
+	cr_expect_eq(r.stats.restarts, 1);
 }
 
-Test(auxring, after_a_stop_with_room_already_free_the_pass_resumes_first)
+Test(auxring, after_a_stop_with_room_already_free_the_pass_restarts_first)
 {
-	struct resume_note n = { 0 };
+	struct restart_note n = { 0 };
 	struct auxring r;
 
 	/* 4 KiB pending of 8 KiB: a watermark is free already. */
 	pass_case(8192, 12288, 64, PERF_AUX_FLAG_TRUNCATED, &n, &r);
 	cr_expect_eq(n.calls, 1);
-	cr_expect_eq(n.bytes_at_resume, 0, "nothing written before the restart");
+	cr_expect_eq(n.bytes_at_restart, 0, "nothing written before the restart");
 	cr_expect_eq(r.stats.aux_bytes, 4096, "the pending bytes are written after it");
 }
 
 Test(auxring, without_a_stop_the_pass_does_not_restart)
 {
-	struct resume_note n = { 0 };
+	struct restart_note n = { 0 };
 	struct auxring r;
 
 	pass_case(8192, 16384, 64, 0, &n, &r);
@@ -763,7 +763,7 @@ Test(auxring, without_a_stop_the_pass_does_not_restart)
 Test(auxring, a_data_ring_too_full_for_an_aux_record_counts_as_a_stop)
 {
 	long pg = sysconf(_SC_PAGESIZE);
-	struct resume_note n = { 0 };
+	struct restart_note n = { 0 };
 	struct auxring r;
 
 	/* Room for exactly the largest AUX record: the kernel needs one byte more. */
@@ -789,7 +789,7 @@ Test(auxring, the_final_pass_writes_everything_and_restarts_nothing)
 	cr_assert_eq(auxring_pass(&r, fd, sb, true, NULL, NULL), 0);
 	cr_expect_eq(r.stats.aux_bytes, 8000, "not only whole pages: every byte");
 	cr_expect_eq(r.stats.sideband_bytes, 64, "the sideband is not held back for a batch");
-	cr_expect_eq(r.stats.resumes, 0);
+	cr_expect_eq(r.stats.restarts, 0);
 	cr_expect(file_is_ring(fd, 6000, 8000));
 	free(aux);
 	free(base);
