@@ -200,7 +200,10 @@ static bool addr_to_offset(Elf *elf, uint64_t addr, uint64_t *off, uint64_t *seg
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		if (addr < ph.p_vaddr || addr >= ph.p_vaddr + ph.p_filesz)
+		/* A corrupt header's sizes can wrap: such a segment maps nothing. */
+		if (ph.p_offset + ph.p_filesz < ph.p_offset)
+			continue;
+		if (addr < ph.p_vaddr || addr - ph.p_vaddr >= ph.p_filesz)
 			continue;
 		*off = addr - ph.p_vaddr + ph.p_offset;
 		*seg_start = ph.p_offset & ~((uint64_t)sysconf(_SC_PAGESIZE) - 1);
