@@ -73,7 +73,7 @@ static int drain_run(const char *dir, uint64_t aux, uint64_t total, uint64_t rat
 	c0 = now(CLOCK_THREAD_CPUTIME_ID);
 	producer_start(&p);
 	res->gap = 0;
-	while (!ret) {
+	for (;;) {
 		bool done = __atomic_load_n(&p.done, __ATOMIC_ACQUIRE);
 		uint64_t seen = __atomic_load_n(&p.wakeups, __ATOMIC_ACQUIRE);
 
@@ -85,10 +85,12 @@ static int drain_run(const char *dir, uint64_t aux, uint64_t total, uint64_t rat
 			last = t;
 		}
 		ret = auxring_pass(&r, fd, sb, false, producer_restart_fn, &p);
-		if (done)
+		if (ret || done)
 			break;
 		producer_wait(&p, seen);
 	}
+	/* After a failed write the producer may be waiting for a restart: stop it. */
+	__atomic_store_n(&p.stop, 1, __ATOMIC_RELEASE);
 	producer_join(&p);
 	if (!ret)
 		ret = auxring_pass(&r, fd, sb, true, NULL, NULL);
