@@ -248,13 +248,19 @@ static void pace(struct producer *p, uint64_t *start_ns)
 		sched_yield();
 }
 
-/* The next chunk's size: random in [chunk_min, chunk_max], at most what is left. */
-static uint64_t next_chunk(struct producer *p, uint32_t *seed)
+/*
+ * The next chunk's size for the hardware writing at @pos: random in
+ * [chunk_min, chunk_max], or (1 in wrap_every) what ends exactly at the
+ * wrap; at most what is left to offer.
+ */
+static uint64_t next_chunk(struct producer *p, uint32_t *seed, uint64_t pos)
 {
 	uint64_t chunk = p->cfg.chunk_min + rnd(seed) % (p->cfg.chunk_max - p->cfg.chunk_min + 1);
 
 	if (p->cfg.sideband_every && rnd(seed) % p->cfg.sideband_every == 0)
 		emit_comm(p, seed);
+	if (p->cfg.wrap_every && rnd(seed) % p->cfg.wrap_every == 0)
+		chunk = p->cfg.aux_size - (pos & (p->cfg.aux_size - 1));
 	return chunk < p->cfg.total - p->offered ? chunk : p->cfg.total - p->offered;
 }
 
@@ -308,7 +314,7 @@ static void run_snapshot(struct producer *p)
 			sched_yield();
 			continue;
 		}
-		chunk = next_chunk(p, &seed);
+		chunk = next_chunk(p, &seed, pos);
 		write_aux(p, pos, p->produced, chunk);
 		p->offered += chunk;
 		p->produced += chunk;
@@ -335,11 +341,7 @@ static void run_generic(struct producer *p)
 			sched_yield();
 			continue;
 		}
-		chunk = next_chunk(p, &seed);
-		if (p->cfg.wrap_every && rnd(&seed) % p->cfg.wrap_every == 0)
-			chunk = p->cfg.aux_size - (head & mask);	/* end exactly at the wrap */
-		if (chunk > p->cfg.total - p->offered)
-			chunk = p->cfg.total - p->offered;
+		chunk = next_chunk(p, &seed, head);
 		tail = __atomic_load_n(&p->pc->aux_tail, __ATOMIC_ACQUIRE);
 		/* The kernel's CIRC_SPACE: one byte always stays free. */
 		space = (tail - head - 1) & mask;
@@ -418,7 +420,7 @@ static void pt_publish(struct producer *p, struct pt_state *s, uint64_t flags)
 
 static void run_intel_pt(struct producer *p)
 {
-	uint64_t mask = p->cfg.aux_size - 1, start = now_ns();
+	uint64_t start = now_ns();
 	struct pt_state s = { 0 };
 	uint32_t seed = p->cfg.seed;
 
@@ -444,11 +446,7 @@ static void run_intel_pt(struct producer *p)
 				sched_yield();
 			continue;
 		}
-		chunk = next_chunk(p, &seed);
-		if (p->cfg.wrap_every && rnd(&seed) % p->cfg.wrap_every == 0)
-			chunk = p->cfg.aux_size - (s.hw & mask);	/* end exactly at the wrap */
-		if (chunk > p->cfg.total - p->offered)
-			chunk = p->cfg.total - p->offered;
+		chunk = next_chunk(p, &seed, s.hw);
 		end = s.intr < s.stop ? s.intr : s.stop;
 		n = chunk < end - s.hw ? chunk : end - s.hw;
 		write_aux(p, s.hw, s.hw, n);
