@@ -69,6 +69,7 @@ struct auxring {
 	bool snap_wrapped;
 	uint64_t data_counted;	/* records before here are counted, maybe not yet written */
 	uint64_t stops_seen;	/* possible stops already answered by a restart */
+	uint64_t aux_rec_end;	/* the furthest end of a PERF_RECORD_AUX seen */
 	struct auxring_stats stats;
 };
 
@@ -128,7 +129,8 @@ typedef void auxring_restart_fn(void *arg);
  *   says so) and @restart is given: free only the room the hardware needs to
  *   restart, a watermark of free space (the driver restarts only into a
  *   whole ToPA region, and the core allocates regions of the watermark),
- *   call @restart(@arg), then write the rest while the hardware refills;
+ *   counted from the stop's record when aux_head has not caught up with it
+ *   yet; call @restart(@arg), then write the rest while the hardware refills;
  * - the trace bytes to @trace_fd: whole file pages while tracing, every
  *   byte when @final (the events are stopped; nothing is restarted).
  * Returns 0, or -errno of a failed write (ENOSPC: the disk is full); the

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "auxring.h"
@@ -207,6 +208,8 @@ static void count_record(struct auxring *r, uint64_t pos, const struct perf_even
 		ring_copy(r, pos + sizeof(*h), body, sizeof(body));
 		r->stats.aux_records++;
 		r->stats.aux_record_bytes += body[1];
+		if (body[0] + body[1] > r->aux_rec_end)
+			r->aux_rec_end = body[0] + body[1];
 		r->stats.truncated += !!(body[2] & PERF_AUX_FLAG_TRUNCATED);
 		r->stats.overwrite += !!(body[2] & PERF_AUX_FLAG_OVERWRITE);
 		r->stats.partial += !!(body[2] & PERF_AUX_FLAG_PARTIAL);
@@ -288,10 +291,63 @@ int auxring_read_data_batched(struct auxring *r, int fd, uint64_t min_batch)
 	return ret;
 }
 
+/* How long a restart waits for aux_head to reach the stop's record. */
+#define HEAD_WAIT_NS 100000000ull
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Free the room a restart needs: a watermark of free space behind the
+ * hardware's head. perf_aux_output_end() writes the stop's PERF_RECORD_AUX
+ * before it moves aux_head, so the record's end is that head while aux_head
+ * may still be older. Restarting with the room counted from the older one
+ * can find the ring full, and perf_aux_output_begin() then disables the
+ * event without a record: nothing would ever restart it. The kernel moves
+ * aux_head right after the record; waiting for it is bounded all the same.
+ */
+static int free_for_restart(struct auxring *r, int fd)
+{
+	uint64_t wm = auxring_watermark(r->aux_size), pg = page_size();
+	uint64_t tail = r->pc->aux_tail, head = __atomic_load_n(&r->pc->aux_head, __ATOMIC_ACQUIRE);
+	uint64_t target, deadline = 0;
+
+	if (r->aux_rec_end > head && r->aux_rec_end - tail <= r->aux_size)
+		head = r->aux_rec_end;
+	if (head - tail + wm <= r->aux_size)
+		return 0;
+	target = tail + ((head - tail + wm - r->aux_size + pg - 1) & ~(pg - 1));
+	if (target > head)
+		target = head;
+	while (r->pc->aux_tail < target) {
+		uint64_t before = r->pc->aux_tail;
+		/* Exactly the room (file pages stay aligned: target is whole pages from the tail). */
+		int ret = drain_aux(r, fd, target - before, false);
+
+		if (ret)
+			return ret;
+		if (r->pc->aux_tail == before) {
+			struct timespec ts = { 0, 20000 };
+
+			if (!deadline)
+				deadline = monotonic_ns() + HEAD_WAIT_NS;
+			else if (monotonic_ns() > deadline)
+				break;
+			nanosleep(&ts, NULL);
+		}
+	}
+	return 0;
+}
+
 int auxring_pass(struct auxring *r, int trace_fd, int sb_fd, bool final,
 		 auxring_restart_fn *restart, void *arg)
 {
-	uint64_t stops, room, need, pg = page_size();
+	uint64_t stops;
 	int ret;
 
 	ret = auxring_read_data_batched(r, sb_fd, final ? 0 : r->data_size / 8);
@@ -308,13 +364,9 @@ int auxring_pass(struct auxring *r, int trace_fd, int sb_fd, bool final,
 		 * would leave nothing to write after a stop that found the
 		 * ring already half drained).
 		 */
-		room = r->aux_size - auxring_aux_pending(r);
-		if (room < auxring_watermark(r->aux_size)) {
-			need = (auxring_watermark(r->aux_size) - room + pg - 1) & ~(pg - 1);
-			ret = auxring_drain_aux_max(r, trace_fd, need);
-			if (ret)
-				return ret;
-		}
+		ret = free_for_restart(r, trace_fd);
+		if (ret)
+			return ret;
 		restart(arg);
 		r->stats.restarts++;
 	}

@@ -277,6 +277,9 @@ static void aux_end(struct producer *p, uint64_t head, uint64_t size, uint64_t f
 		__atomic_store_n(&p->enabled, 0, __ATOMIC_RELEASE);
 	if (size || flags)
 		emit_aux(p, head, size, flags);
+	/* The kernel too moves aux_head after the record: a reader may see the record first. */
+	if ((flags & PERF_AUX_FLAG_TRUNCATED) && p->cfg.head_lag_us)
+		usleep(p->cfg.head_lag_us);
 	head += size;
 	p->produced = head;
 	__atomic_store_n(&p->pc->aux_head, head, __ATOMIC_RELEASE);

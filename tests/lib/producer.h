@@ -56,6 +56,7 @@ struct producer_cfg {
 	bool fast_fill;			/* bench: copy from a table, bytes not checkable */
 	uint64_t region;		/* intel_pt model: ToPA region size; 0: generic */
 	uint64_t watermark;		/* aux_watermark; 0: auxring_watermark(aux_size) */
+	unsigned int head_lag_us;	/* a stop's aux_head lags its record by this */
 };
 
 struct producer {

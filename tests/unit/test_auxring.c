@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -635,6 +636,33 @@ Test(auxring, a_restart_short_of_a_region_is_refused_and_the_drain_recovers)
 }
 
 /*
+ * The stop's record seen before its aux_head: perf_aux_output_end() writes
+ * the record first, and a pass running in between finds aux_head a PMI
+ * behind. Room counted from that head is room the hardware has already
+ * filled; a restart into a full ring fails without a record (the event is
+ * disabled) and nothing would restart it again.
+ */
+Test(auxring, a_stop_seen_before_its_aux_head_moved_still_restarts_with_room)
+{
+	struct producer_cfg cfg = {
+		.data_size = 1 << 20, .aux_size = 1 << 16, .total = 8ull << 20,
+		.chunk_min = 4096, .chunk_max = 4096, .seed = 79, .region = 1 << 14,
+		.head_lag_us = 1000,
+	};
+	struct run x;
+
+	run_start(&x, &cfg, true);
+	cr_assert_eq(x.ret, 0);
+	cr_expect_gt(x.p.truncated, 20, "only %lu stops", (unsigned long)x.p.truncated);
+	cr_expect_eq(x.p.begin_fail, 0, "%lu restarts found the ring full",
+		     (unsigned long)x.p.begin_fail);
+	cr_expect_eq(x.p.offered, cfg.total, "the producer stopped short");
+	expect_trace_exact(&x);
+	expect_aux_records_match(&x);
+	run_end(&x);
+}
+
+/*
  * A data ring too small for the sideband: the kernel drops records, among
  * them TRUNCATED ones, and the hardware stops without a record saying so.
  * The drain must still restart it (waiting on wakeups, as poll() does, it
@@ -703,6 +731,15 @@ static void put_records(uint8_t *base, uint64_t used, uint64_t flags)
 	pc->data_head = used;
 }
 
+/* Make the first record say the hardware wrote [@off, @off + @size). */
+static void set_aux_record(uint8_t *base, uint64_t off, uint64_t size)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	memcpy(base + pg + 8, &off, 8);
+	memcpy(base + pg + 16, &size, 8);
+}
+
 /* Run one pass over an 8 KiB AUX area with [@tail, @head) pending. */
 static void pass_case(uint64_t tail, uint64_t head, uint64_t used, uint64_t flags,
 		      struct restart_note *n, struct auxring *r)
@@ -747,6 +784,52 @@ Test(auxring, after_a_stop_with_room_already_free_the_pass_restarts_first)
 	cr_expect_eq(n.calls, 1);
 	cr_expect_eq(n.bytes_at_restart, 0, "nothing written before the restart");
 	cr_expect_eq(r.stats.aux_bytes, 4096, "the pending bytes are written after it");
+}
+
+/* The kernel, late: aux_head moves to the stop's record end after a while. */
+struct late_head {
+	struct perf_event_mmap_page *pc;
+	uint64_t head;
+};
+
+static void *publish_late(void *arg)
+{
+	struct late_head *l = arg;
+
+	usleep(20000);
+	__atomic_store_n(&l->pc->aux_head, l->head, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+Test(auxring, the_room_for_a_restart_counts_from_the_stops_record_not_an_older_aux_head)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uint8_t *base = aligned_alloc((size_t)pg, (size_t)pg * 2), *aux = malloc(8192);
+	int fd = memfd_create("aux", 0), sb = memfd_create("sb", 0);
+	struct restart_note n = { 0 };
+	struct late_head l;
+	struct auxring r;
+	pthread_t th;
+
+	cr_assert_eq(pg, 4096, "the figures below assume 4 KiB pages");
+	/* The record says the ring is full; aux_head still shows it empty. */
+	hand_ring(&r, base, aux, 8192, 8192);
+	put_records(base, 64, PERF_AUX_FLAG_TRUNCATED);
+	set_aux_record(base, 8192, 8192);
+	l.pc = r.pc;
+	l.head = 16384;
+	n.r = &r;
+	cr_assert_eq(pthread_create(&th, NULL, publish_late, &l), 0);
+	cr_assert_eq(auxring_pass(&r, fd, sb, false, note_restart, &n), 0);
+	pthread_join(th, NULL);
+	cr_expect_eq(n.calls, 1);
+	cr_expect_eq(n.bytes_at_restart, 4096, "a watermark freed behind the record's end");
+	cr_expect_eq(r.stats.aux_bytes, 8192);
+	cr_expect(file_is_ring(fd, 8192, 8192));
+	free(aux);
+	free(base);
+	close(fd);
+	close(sb);
 }
 
 Test(auxring, without_a_stop_the_pass_does_not_restart)
