@@ -150,9 +150,10 @@ static int baseline_run(const char *dir, uint64_t aux, uint64_t total, struct re
 /*
  * The cross-core limit: the same write() loop, but from a ring another
  * thread fills 4 KiB at a time as room appears, with no perf protocol (no
- * records, no truncation). Any consumer of bytes another core has just
- * written pays for moving them between the cores' caches; this is that
- * price alone.
+ * records, no truncation). The filler stores as PT does, around the caches
+ * (producer_store_wc()), so every consumer of trace bytes reads them from
+ * memory, where the baseline reads a buffer its own cache holds; this is
+ * that price alone.
  */
 struct xring {
 	uint8_t *buf;
@@ -171,8 +172,9 @@ static void *xfill(void *arg)
 			sched_yield();
 			continue;
 		}
-		memcpy(x->buf + h % x->size, piece, sizeof(piece));
+		producer_store_wc(x->buf + h % x->size, piece, sizeof(piece));
 		h += sizeof(piece);
+		producer_fence();
 		__atomic_store_n(&x->head, h, __ATOMIC_RELEASE);
 	}
 	return NULL;
@@ -419,8 +421,10 @@ int main(int argc, char **argv)
 	dirs[1] = argv[2];
 	printf("AUX drain vs one-copy baseline (write() from an ordinary buffer), %llu MiB per run,"
 	       " %d runs of each\n", (unsigned long long)(total / MiB), RUNS);
-	printf("producer: intel_pt's PMIs (aux_head moves a watermark region at a time)\n");
-	printf("cross: the same write() loop from a ring another thread fills, no perf protocol\n");
+	printf("producer: intel_pt's PMIs (aux_head moves a watermark region at a time),"
+	       " write-combining stores as PT's output\n");
+	printf("cross: the same write() loop from a ring another thread fills with the same stores,"
+	       " no perf protocol\n");
 	printf("GB/s and CPU s/GB: the median run; stops: its TRUNCATED records; ratios: drain/base"
 	       " and drain/cross\nwithin each run's triple, the median (and the range of"
 	       " drain/base)\n");

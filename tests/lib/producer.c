@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The kernel's side of the AUX protocol, played by a thread on ordinary memory. */
 #include <sched.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -8,6 +9,10 @@
 #include <unistd.h>
 
 #include "producer.h"
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #define TRAILER 32	/* sample_id for TID|TIME|CPU|IDENTIFIER */
 
@@ -199,33 +204,70 @@ static void emit_comm(struct producer *p, uint32_t *seed)
 	emit(p, rec, h->size);
 }
 
+/*
+ * Intel PT's output stores are write-combining (SDM Vol. 3C, "Flushing Trace
+ * Output"): they go around the core's caches, so the drain reads trace bytes
+ * from memory, not from the writing core's cache. Streaming stores do the
+ * same here; producer_fence() orders them before aux_head moves, as the
+ * SFENCE of clearing TraceEn does before the PMI handler reads the offset.
+ */
+void producer_store_wc(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+#ifdef __SSE2__
+	size_t lead = (size_t)(-(uintptr_t)d & 15);
+
+	if (lead > n)
+		lead = n;
+	memcpy(d, s, lead);
+	d += lead;
+	s += lead;
+	n -= lead;
+	for (; n >= 16; n -= 16, d += 16, s += 16)
+		_mm_stream_si128((__m128i *)d, _mm_loadu_si128((const __m128i *)s));
+#endif
+	memcpy(d, s, n);
+}
+
+void producer_fence(void)
+{
+#ifdef __SSE2__
+	_mm_sfence();
+#endif
+}
+
 /* Bytes at ring position @pos, each the function of its absolute offset @abs. */
 static void write_aux(struct producer *p, uint64_t pos, uint64_t abs, uint64_t n)
 {
 	static uint8_t table[1 << 16];
 	uint64_t mask = p->cfg.aux_size - 1;
+	uint8_t piece[256];
 
-	if (p->cfg.fast_fill) {
-		/* As fast as memory goes, so that the bench measures the drain. */
-		if (!table[1])
-			for (size_t i = 0; i < sizeof(table); i++)
-				table[i] = producer_byte(i);
-		while (n) {
-			uint64_t off = pos & mask, k = n;
+	if (p->cfg.fast_fill && !table[1])
+		for (size_t i = 0; i < sizeof(table); i++)
+			table[i] = producer_byte(i);
+	while (n) {
+		uint64_t off = pos & mask, k = n;
 
-			if (k > p->cfg.aux_size - off)
-				k = p->cfg.aux_size - off;
+		if (k > p->cfg.aux_size - off)
+			k = p->cfg.aux_size - off;
+		if (p->cfg.fast_fill) {
+			/* As fast as memory goes, so that the bench measures the drain. */
 			if (k > sizeof(table) - (abs & (sizeof(table) - 1)))
 				k = sizeof(table) - (abs & (sizeof(table) - 1));
-			memcpy(p->aux + off, table + (abs & (sizeof(table) - 1)), k);
-			pos += k;
-			abs += k;
-			n -= k;
+			producer_store_wc(p->aux + off, table + (abs & (sizeof(table) - 1)), k);
+		} else {
+			if (k > sizeof(piece))
+				k = sizeof(piece);
+			for (uint64_t i = 0; i < k; i++)
+				piece[i] = producer_byte(abs + i);
+			producer_store_wc(p->aux + off, piece, k);
 		}
-		return;
+		pos += k;
+		abs += k;
+		n -= k;
 	}
-	for (uint64_t i = 0; i < n; i++)
-		p->aux[(pos + i) & mask] = producer_byte(abs + i);
 }
 
 /*
@@ -282,6 +324,7 @@ static void aux_end(struct producer *p, uint64_t head, uint64_t size, uint64_t f
 		usleep(p->cfg.head_lag_us);
 	head += size;
 	p->produced = head;
+	producer_fence();
 	__atomic_store_n(&p->pc->aux_head, head, __ATOMIC_RELEASE);
 	if (head >= p->aux_wakeup + p->cfg.watermark) {
 		p->aux_wakeup = head - head % p->cfg.watermark;
@@ -322,6 +365,7 @@ static void run_snapshot(struct producer *p)
 		p->offered += chunk;
 		p->produced += chunk;
 		pos = (pos + chunk) & mask;
+		producer_fence();
 		__atomic_store_n(&p->pc->aux_head, pos, __ATOMIC_RELEASE);
 		p->chunks++;
 		pace(p, &start);

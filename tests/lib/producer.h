@@ -31,6 +31,9 @@
  * offset inside the buffer that wraps, and one PERF_RECORD_AUX (OVERWRITE)
  * is emitted per stop.
  *
+ * AUX bytes are written with streaming stores, as PT's write-combining
+ * output goes around the caches; the consumer reads them from memory.
+ *
  * Every AUX byte is producer_byte(its absolute offset), so a consumer can
  * check each one; every data-ring record is also kept in a log in memory.
  */
@@ -91,6 +94,10 @@ static inline uint8_t producer_byte(uint64_t off)
 {
 	return (uint8_t)(((uint32_t)off * 2654435761u) >> 24);
 }
+
+/* Stores as Intel PT's output makes them (write-combining), and their fence. */
+void producer_store_wc(void *dst, const void *src, size_t n);
+void producer_fence(void);
 
 int producer_init(struct producer *p, const struct producer_cfg *cfg);
 void producer_start(struct producer *p);
