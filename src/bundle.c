@@ -349,7 +349,8 @@ int bundle_save_kcore(struct bundle *b, char *err, size_t len)
 		char buf[65536];
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
-		    start < ph.p_vaddr || start + size > ph.p_vaddr + ph.p_memsz)
+		    start < ph.p_vaddr || size > ph.p_memsz ||
+		    start - ph.p_vaddr > ph.p_memsz - size)	/* no sum that can wrap */
 			continue;
 		out = openat(b->dir_fd, BUNDLE_KCORE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (out < 0) {
