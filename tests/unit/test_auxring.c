@@ -740,24 +740,48 @@ static void set_aux_record(uint8_t *base, uint64_t off, uint64_t size)
 	memcpy(base + pg + 16, &size, 8);
 }
 
+/* A hand-built 8 KiB ring with [@tail, @head) pending, and its two output files. */
+struct hand {
+	struct auxring r;
+	uint8_t *base, *aux;
+	int fd, sb;
+};
+
+static void hand_open(struct hand *h, uint64_t tail, uint64_t head)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+
+	h->base = aligned_alloc((size_t)pg, (size_t)pg * 2);
+	h->aux = malloc(8192);
+	h->fd = memfd_create("aux", 0);
+	h->sb = memfd_create("sb", 0);
+	cr_assert(h->base && h->aux && h->fd >= 0 && h->sb >= 0);
+	hand_ring(&h->r, h->base, h->aux, tail, head);
+}
+
+static void hand_close(struct hand *h)
+{
+	h->r.pc = NULL;
+	free(h->aux);
+	free(h->base);
+	close(h->fd);
+	close(h->sb);
+}
+
 /* Run one pass over an 8 KiB AUX area with [@tail, @head) pending. */
 static void pass_case(uint64_t tail, uint64_t head, uint64_t used, uint64_t flags,
 		      struct restart_note *n, struct auxring *r)
 {
-	long pg = sysconf(_SC_PAGESIZE);
-	uint8_t *base = aligned_alloc((size_t)pg, (size_t)pg * 2), *aux = malloc(8192);
-	int fd = memfd_create("aux", 0), sb = memfd_create("sb", 0);
+	struct hand h;
 
-	hand_ring(r, base, aux, tail, head);
-	put_records(base, used, flags);
+	hand_open(&h, tail, head);
+	put_records(h.base, used, flags);
+	n->r = &h.r;
+	cr_assert_eq(auxring_pass(&h.r, h.fd, h.sb, false, note_restart, n), 0);
+	cr_expect(file_is_ring(h.fd, tail, h.r.stats.aux_bytes), "the file holds the ring's bytes");
+	hand_close(&h);
 	n->r = r;
-	cr_assert_eq(auxring_pass(r, fd, sb, false, note_restart, n), 0);
-	cr_expect(file_is_ring(fd, tail, r->stats.aux_bytes), "the file holds the ring's bytes");
-	r->pc = NULL;
-	free(aux);
-	free(base);
-	close(fd);
-	close(sb);
+	*r = h.r;
 }
 
 Test(auxring, after_a_stop_in_a_full_ring_the_pass_frees_a_watermark_then_restarts)
@@ -803,33 +827,27 @@ static void *publish_late(void *arg)
 
 Test(auxring, the_room_for_a_restart_counts_from_the_stops_record_not_an_older_aux_head)
 {
-	long pg = sysconf(_SC_PAGESIZE);
-	uint8_t *base = aligned_alloc((size_t)pg, (size_t)pg * 2), *aux = malloc(8192);
-	int fd = memfd_create("aux", 0), sb = memfd_create("sb", 0);
 	struct restart_note n = { 0 };
 	struct late_head l;
-	struct auxring r;
+	struct hand h;
 	pthread_t th;
 
-	cr_assert_eq(pg, 4096, "the figures below assume 4 KiB pages");
+	cr_assert_eq(sysconf(_SC_PAGESIZE), 4096, "the figures below assume 4 KiB pages");
 	/* The record says the ring is full; aux_head still shows it empty. */
-	hand_ring(&r, base, aux, 8192, 8192);
-	put_records(base, 64, PERF_AUX_FLAG_TRUNCATED);
-	set_aux_record(base, 8192, 8192);
-	l.pc = r.pc;
+	hand_open(&h, 8192, 8192);
+	put_records(h.base, 64, PERF_AUX_FLAG_TRUNCATED);
+	set_aux_record(h.base, 8192, 8192);
+	l.pc = h.r.pc;
 	l.head = 16384;
-	n.r = &r;
+	n.r = &h.r;
 	cr_assert_eq(pthread_create(&th, NULL, publish_late, &l), 0);
-	cr_assert_eq(auxring_pass(&r, fd, sb, false, note_restart, &n), 0);
+	cr_assert_eq(auxring_pass(&h.r, h.fd, h.sb, false, note_restart, &n), 0);
 	pthread_join(th, NULL);
 	cr_expect_eq(n.calls, 1);
 	cr_expect_eq(n.bytes_at_restart, 4096, "a watermark freed behind the record's end");
-	cr_expect_eq(r.stats.aux_bytes, 8192);
-	cr_expect(file_is_ring(fd, 8192, 8192));
-	free(aux);
-	free(base);
-	close(fd);
-	close(sb);
+	cr_expect_eq(h.r.stats.aux_bytes, 8192);
+	cr_expect(file_is_ring(h.fd, 8192, 8192));
+	hand_close(&h);
 }
 
 Test(auxring, without_a_stop_the_pass_does_not_restart)
@@ -862,20 +880,14 @@ Test(auxring, a_data_ring_too_full_for_an_aux_record_counts_as_a_stop)
 
 Test(auxring, the_final_pass_writes_everything_and_restarts_nothing)
 {
-	long pg = sysconf(_SC_PAGESIZE);
-	uint8_t *base = aligned_alloc((size_t)pg, (size_t)pg * 2), *aux = malloc(8192);
-	int fd = memfd_create("aux", 0), sb = memfd_create("sb", 0);
-	struct auxring r;
+	struct hand h;
 
-	hand_ring(&r, base, aux, 6000, 14000);
-	put_records(base, 64, PERF_AUX_FLAG_TRUNCATED);
-	cr_assert_eq(auxring_pass(&r, fd, sb, true, NULL, NULL), 0);
-	cr_expect_eq(r.stats.aux_bytes, 8000, "not only whole pages: every byte");
-	cr_expect_eq(r.stats.sideband_bytes, 64, "the sideband is not held back for a batch");
-	cr_expect_eq(r.stats.restarts, 0);
-	cr_expect(file_is_ring(fd, 6000, 8000));
-	free(aux);
-	free(base);
-	close(fd);
-	close(sb);
+	hand_open(&h, 6000, 14000);
+	put_records(h.base, 64, PERF_AUX_FLAG_TRUNCATED);
+	cr_assert_eq(auxring_pass(&h.r, h.fd, h.sb, true, NULL, NULL), 0);
+	cr_expect_eq(h.r.stats.aux_bytes, 8000, "not only whole pages: every byte");
+	cr_expect_eq(h.r.stats.sideband_bytes, 64, "the sideband is not held back for a batch");
+	cr_expect_eq(h.r.stats.restarts, 0);
+	cr_expect(file_is_ring(h.fd, 6000, 8000));
+	hand_close(&h);
 }
