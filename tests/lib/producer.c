@@ -208,8 +208,9 @@ static void emit_comm(struct producer *p, uint32_t *seed)
  * Intel PT's output stores are write-combining (SDM Vol. 3C, "Flushing Trace
  * Output"): they go around the core's caches, so the drain reads trace bytes
  * from memory, not from the writing core's cache. Streaming stores do the
- * same here; producer_fence() orders them before aux_head moves, as the
- * SFENCE of clearing TraceEn does before the PMI handler reads the offset.
+ * same here; producer_fence() orders them before the record and aux_head
+ * report them, as the SFENCE of clearing TraceEn does before the PMI
+ * handler reads the output offset.
  */
 void producer_store_wc(void *dst, const void *src, size_t n)
 {
@@ -315,6 +316,8 @@ static void aux_end(struct producer *p, uint64_t head, uint64_t size, uint64_t f
 {
 	bool wakeup = flags & PERF_AUX_FLAG_TRUNCATED;
 
+	/* The hardware's output is out of its buffers before the handler reports it. */
+	producer_fence();
 	if (flags & PERF_AUX_FLAG_TRUNCATED)
 		__atomic_store_n(&p->enabled, 0, __ATOMIC_RELEASE);
 	if (size || flags)
@@ -324,7 +327,6 @@ static void aux_end(struct producer *p, uint64_t head, uint64_t size, uint64_t f
 		usleep(p->cfg.head_lag_us);
 	head += size;
 	p->produced = head;
-	producer_fence();
 	__atomic_store_n(&p->pc->aux_head, head, __ATOMIC_RELEASE);
 	if (head >= p->aux_wakeup + p->cfg.watermark) {
 		p->aux_wakeup = head - head % p->cfg.watermark;
