@@ -147,12 +147,6 @@ int auxring_pass(struct auxring *r, int trace_fd, int sb_fd, bool final,
  */
 int auxring_snapshot(struct auxring *r, int fd, uint64_t *bytes);
 
-/* Bytes the kernel has published and we have not drained yet. */
-static inline uint64_t auxring_aux_pending(const struct auxring *r)
-{
-	return __atomic_load_n(&r->pc->aux_head, __ATOMIC_ACQUIRE) - r->pc->aux_tail;
-}
-
 static inline const struct perf_event_mmap_page *auxring_ctrl(const struct auxring *r)
 {
 	return r->pc;
