@@ -57,8 +57,9 @@ static int drain_run(const char *dir, uint64_t aux, uint64_t total, uint64_t rat
 	char path[4200], sbpath[4200];
 	struct producer p;
 	struct auxring r;
-	double w0, c0, last;
-	int fd, sb, ret = 0;
+	uint64_t gap_ns = 0;
+	double w0, c0;
+	int fd, sb, ret;
 
 	snprintf(path, sizeof(path), "%s/bench.pt", dir);
 	snprintf(sbpath, sizeof(sbpath), "%s/bench.pevent", dir);
@@ -69,34 +70,14 @@ static int drain_run(const char *dir, uint64_t aux, uint64_t total, uint64_t rat
 		return -1;
 	}
 	producer_ring(&p, &r);
-	w0 = last = now(CLOCK_MONOTONIC);
+	w0 = now(CLOCK_MONOTONIC);
 	c0 = now(CLOCK_THREAD_CPUTIME_ID);
 	producer_start(&p);
-	res->gap = 0;
-	for (;;) {
-		bool done = __atomic_load_n(&p.done, __ATOMIC_ACQUIRE);
-		uint64_t seen = __atomic_load_n(&p.wakeups, __ATOMIC_ACQUIRE);
-
-		if (rate) {
-			double t = now(CLOCK_MONOTONIC);
-
-			if (t - last > res->gap)
-				res->gap = t - last;
-			last = t;
-		}
-		ret = auxring_pass(&r, fd, sb, false, producer_restart_fn, &p);
-		if (ret || done)
-			break;
-		producer_wait(&p, seen);
-	}
-	/* After a failed write the producer may be waiting for a restart: stop it. */
-	__atomic_store_n(&p.stop, 1, __ATOMIC_RELEASE);
-	producer_join(&p);
-	if (!ret)
-		ret = auxring_pass(&r, fd, sb, true, NULL, NULL);
+	ret = producer_consume(&p, &r, fd, sb, false, rate ? &gap_ns : NULL);
 	res->cpu = now(CLOCK_THREAD_CPUTIME_ID) - c0;
 	res->wall = now(CLOCK_MONOTONIC) - w0;
 	res->bytes = r.stats.aux_bytes;
+	res->gap = gap_ns / 1e9;
 	res->truncated = r.stats.truncated + p.begin_fail;
 	producer_free(&p);
 	close(fd);

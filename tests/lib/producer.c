@@ -568,6 +568,40 @@ void producer_wait(struct producer *p, uint64_t seen)
 		sched_yield();
 }
 
+int producer_consume(struct producer *p, struct auxring *r, int trace_fd, int sb_fd, bool slow,
+		     uint64_t *max_gap_ns)
+{
+	uint64_t last = now_ns();
+	int ret;
+
+	if (max_gap_ns)
+		*max_gap_ns = 0;
+	for (;;) {
+		bool done = __atomic_load_n(&p->done, __ATOMIC_ACQUIRE);
+		uint64_t seen = __atomic_load_n(&p->wakeups, __ATOMIC_ACQUIRE);
+
+		if (max_gap_ns) {
+			uint64_t t = now_ns();
+
+			if (t - last > *max_gap_ns)
+				*max_gap_ns = t - last;
+			last = t;
+		}
+		ret = auxring_pass(r, trace_fd, sb_fd, false, producer_restart_fn, p);
+		if (ret || done)
+			break;
+		if (slow)
+			usleep(200);
+		else
+			producer_wait(p, seen);
+	}
+	__atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
+	producer_join(p);
+	if (!ret)
+		ret = auxring_pass(r, trace_fd, sb_fd, true, NULL, NULL);
+	return ret;
+}
+
 void producer_pause(struct producer *p)
 {
 	__atomic_store_n(&p->pause_req, 1, __ATOMIC_RELEASE);

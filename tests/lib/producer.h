@@ -118,6 +118,16 @@ void producer_enable(struct producer *p);
 void producer_wait(struct producer *p, uint64_t seen);
 /* auxring_pass()'s restart: producer_enable(), for an auxring_restart_fn. */
 void producer_restart_fn(void *producer);
+/*
+ * The record loop against the producer: auxring_pass() after each wakeup
+ * (@slow: every 200 us instead, a consumer that falls behind) until the
+ * producer has finished or a write failed; then the producer is stopped (it
+ * may be waiting for a restart) and joined, and the final pass runs. With
+ * @max_gap_ns, the longest time between two passes is measured too.
+ * Returns 0 or the failed pass's -errno.
+ */
+int producer_consume(struct producer *p, struct auxring *r, int trace_fd, int sb_fd, bool slow,
+		     uint64_t *max_gap_ns);
 /* Snapshot mode: stop writing (waits until the producer is idle), then resume. */
 void producer_pause(struct producer *p);
 void producer_resume(struct producer *p);

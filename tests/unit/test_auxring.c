@@ -54,33 +54,6 @@ static uint64_t first_bad_byte(const uint8_t *b, uint64_t len)
 	return UINT64_MAX;
 }
 
-/*
- * The record loop's part: a pass over the ring after each wakeup (slow: after
- * a sleep instead), then the final pass once the producer has finished.
- */
-static int consume(struct producer *p, struct auxring *r, int aux_fd, int sb_fd, bool slow)
-{
-	int ret;
-
-	for (;;) {
-		bool done = __atomic_load_n(&p->done, __ATOMIC_ACQUIRE);
-		uint64_t seen = __atomic_load_n(&p->wakeups, __ATOMIC_ACQUIRE);
-
-		ret = auxring_pass(r, aux_fd, sb_fd, false, producer_restart_fn, p);
-		if (ret || done)
-			break;
-		if (slow)
-			usleep(200);
-		else
-			producer_wait(p, seen);
-	}
-	__atomic_store_n(&p->stop, 1, __ATOMIC_RELEASE);
-	producer_join(p);
-	if (!ret)
-		ret = auxring_pass(r, aux_fd, sb_fd, true, NULL, NULL);
-	return ret;
-}
-
 /* One recording against the producer: its fds, and what the drain returned. */
 struct run {
 	struct producer p;
@@ -95,7 +68,7 @@ static void run_start(struct run *x, const struct producer_cfg *cfg, bool slow)
 	cr_assert_eq(producer_init(&x->p, cfg), 0);
 	producer_ring(&x->p, &x->r);
 	producer_start(&x->p);
-	x->ret = consume(&x->p, &x->r, x->aux_fd, x->sb_fd, slow);
+	x->ret = producer_consume(&x->p, &x->r, x->aux_fd, x->sb_fd, slow, NULL);
 }
 
 static void run_end(struct run *x)
@@ -331,7 +304,7 @@ static int full_disk_child(void)
 		return 12;
 	producer_ring(&p, &r);
 	producer_start(&p);
-	ret = consume(&p, &r, aux_fd, sb_fd, false);
+	ret = producer_consume(&p, &r, aux_fd, sb_fd, false, NULL);
 	if (ret != -ENOSPC)
 		return 13;
 	b = slurp(aux_fd, &alen);
