@@ -42,6 +42,9 @@ total_pt() { cat "$1"/*.pt 2>/dev/null | wc -c; }
 # json_num FILE KEY: the first number after "KEY": (numbers or "numbers")
 json_num() { grep -m1 "\"$2\":" "$1" | sed 's/[^0-9]*\([0-9][0-9]*\).*/\1/'; }
 
+# json_sum FILE KEY: the sum of every number after "KEY": (one per stream in a manifest)
+json_sum() { grep "\"$2\":" "$1" | sed 's/[^0-9]//g' | awk '{s+=$1} END {print s+0}'; }
+
 # file_is FILE VALUE: the file holds exactly VALUE
 file_is() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
 

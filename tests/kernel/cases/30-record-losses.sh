@@ -6,7 +6,7 @@ b0=$(stat bytes); t0=$(stat truncated)
 rc=$?
 b1=$(stat bytes); t1=$(stat truncated)
 [ $rc = 0 ] && pass losses_exit_zero || fail losses_exit_zero "rc=$rc"
-trunc=$(grep '"truncated":' /tmp/l1/manifest.json | sed 's/[^0-9]//g' | awk '{s+=$1} END {print s+0}')
+trunc=$(json_sum /tmp/l1/manifest.json truncated)
 [ $((t1 - t0)) -gt 0 ] && [ "$trunc" = $((t1 - t0)) ] && pass losses_truncated_equal_kernel \
 	|| fail losses_truncated_equal_kernel "manifest says $trunc, the PMU flagged $((t1 - t0))"
 check_bundle losses_bytes_exact /tmp/l1 && pass losses_bytes_exact

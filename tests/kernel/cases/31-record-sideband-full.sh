@@ -17,7 +17,7 @@ wait $pid
 rc=$?
 b1=$(stat bytes)
 [ $rc = 0 ] && pass sideband_full_exit_zero || { fail sideband_full_exit_zero "rc=$rc"; cat sf.out; }
-full=$(grep '"sideband_full":' sf/manifest.json | sed 's/[^0-9]//g' | awk '{s+=$1} END {print s+0}')
+full=$(json_sum sf/manifest.json sideband_full)
 [ "$full" -gt 0 ] && pass sideband_full_counted \
 	|| fail sideband_full_counted "the manifest says the sideband ring never filled"
 grep -q "the sideband ring filled" sf.out && pass sideband_full_warned \

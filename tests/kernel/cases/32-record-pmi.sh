@@ -30,7 +30,7 @@ b0=$(stat bytes); t0=$(stat truncated)
 rc=$?
 b1=$(stat bytes); t1=$(stat truncated)
 [ $rc = 0 ] && pass pmi_losses_exit_zero || fail pmi_losses_exit_zero "rc=$rc"
-trunc=$(grep '"truncated":' p2/manifest.json | sed 's/[^0-9]//g' | awk '{s+=$1} END {print s+0}')
+trunc=$(json_sum p2/manifest.json truncated)
 [ $((t1 - t0)) -gt 0 ] && [ "$trunc" = $((t1 - t0)) ] && pass pmi_losses_truncated_equal_kernel \
 	|| fail pmi_losses_truncated_equal_kernel "manifest says $trunc, the PMU flagged $((t1 - t0))"
 check_bundle pmi_losses_bytes_exact p2 && pass pmi_losses_bytes_exact
