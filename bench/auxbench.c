@@ -2,11 +2,12 @@
 /*
  * auxbench DIR_TMPFS DIR_DISK [MiB]: how fast the AUX drain (auxring_pass(),
  * the record loop's own code) moves bytes, against the one-copy limit (the
- * same bytes written by a plain write() loop from an ordinary buffer), for
- * several ring sizes, to tmpfs and to the disk; the cross-core limit (see
- * crosscore_run); and the highest producer rate a 4 MiB ring sustains with
- * zero loss. The producer plays intel_pt (tests/lib/producer.h). Every
- * run writes a new file, as a recording does.
+ * run's bytes written by a plain write() loop from an ordinary buffer), for
+ * several ring sizes, to tmpfs and to the disk; beside it the same loop from
+ * a cache-resident buffer (hot_run) and the cross-core limit (crosscore_run);
+ * and the highest producer rate a 4 MiB ring sustains with zero loss. The
+ * producer plays intel_pt (tests/lib/producer.h). Every run writes a new
+ * file, as a recording does.
  */
 #include <fcntl.h>
 #include <stdbool.h>
@@ -89,52 +90,87 @@ static int drain_run(const char *dir, uint64_t aux, uint64_t total, uint64_t rat
 	return ret ? -1 : 0;
 }
 
-/* The one-copy limit: write() from an ordinary buffer, in pieces of a quarter ring. */
-static int baseline_run(const char *dir, uint64_t aux, uint64_t total, struct result *res)
+/*
+ * The plain write() loop: @total bytes from the ordinary buffer @buf of
+ * @size bytes (read round again when it is shorter), in pieces of @piece.
+ */
+static int write_loop(const char *dir, const uint8_t *buf, uint64_t size, uint64_t piece,
+		      uint64_t total, struct result *res)
 {
-	uint64_t piece = auxring_watermark(aux), left = total;
+	uint64_t done = 0;
 	char path[4200];
-	uint8_t *buf = malloc(aux);
 	double w0, c0;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/baseline.pt", dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || !buf) {
+	if (fd < 0) {
 		perror(path);
-		free(buf);
 		return -1;
 	}
-	for (uint64_t i = 0; i < aux; i++)
-		buf[i] = producer_byte(i);
 	w0 = now(CLOCK_MONOTONIC);
 	c0 = now(CLOCK_THREAD_CPUTIME_ID);
-	while (left) {
-		uint64_t n = left < piece ? left : piece;
-		ssize_t w = write(fd, buf + (total - left) % aux / piece * piece, n);
+	while (done < total) {
+		uint64_t off = done % size, n = piece - off % piece;
+		ssize_t w;
 
+		if (n > total - done)
+			n = total - done;
+		w = write(fd, buf + off, n);
 		if (w <= 0) {
 			perror("write");
 			break;
 		}
-		left -= (uint64_t)w;
+		done += (uint64_t)w;
 	}
 	res->cpu = now(CLOCK_THREAD_CPUTIME_ID) - c0;
 	res->wall = now(CLOCK_MONOTONIC) - w0;
-	res->bytes = total - left;
+	res->bytes = done;
 	close(fd);
 	unlink(path);
-	free(buf);
 	return 0;
+}
+
+/*
+ * The one-copy limit: the run's bytes written by that loop from one
+ * ordinary buffer that holds them all, in pieces of a quarter ring. At the
+ * run's size, most of them come from memory, where PT's output puts them.
+ */
+static int baseline_run(const char *dir, const uint8_t *run_bytes, uint64_t aux, uint64_t total,
+			struct result *res)
+{
+	return write_loop(dir, run_bytes, total, auxring_watermark(aux), total, res);
+}
+
+/*
+ * The same loop from a buffer of the ring's size, read round and round: at
+ * these sizes it stays in the writing core's caches, which is where no
+ * consumer of PT output finds its bytes. The bench shows it beside the
+ * baseline, for what a copy from the cache would be.
+ */
+static int hot_run(const char *dir, uint64_t aux, uint64_t total, struct result *res)
+{
+	uint8_t *buf = malloc(aux);
+	int ret;
+
+	if (!buf) {
+		perror("malloc");
+		return -1;
+	}
+	for (uint64_t i = 0; i < aux; i++)
+		buf[i] = producer_byte(i);
+	ret = write_loop(dir, buf, aux, auxring_watermark(aux), total, res);
+	free(buf);
+	return ret;
 }
 
 /*
  * The cross-core limit: the same write() loop, but from a ring another
  * thread fills 4 KiB at a time as room appears, with no perf protocol (no
  * records, no truncation). The filler stores as PT does, around the caches
- * (producer_store_wc()), so every consumer of trace bytes reads them from
- * memory, where the baseline reads a buffer its own cache holds; this is
- * that price alone.
+ * (producer_store_wc()), and its stores compete with the reads for memory
+ * as PT's do: reading trace bytes from memory while they are written, with
+ * nothing else.
  */
 struct xring {
 	uint8_t *buf;
@@ -269,30 +305,39 @@ static int by_value(const void *a, const void *b)
 
 /* One configuration's figures: the median run of each kind, and the ratios. */
 struct figures {
-	struct result drain, base, cross;
+	struct result drain, base, hot, cross;
 	double ratio, ratio_min, ratio_max;	/* drain/base, the median and the spread */
-	double cross_ratio;			/* drain/cross, the median */
+	double hot_ratio, cross_ratio;		/* drain/hot and drain/cross, the medians */
 };
 
-/*
- * RUNS triples of runs (drain, baseline, cross-core), interleaved so that all
- * three see the same machine, and the ratios taken within each triple: this
- * VM's stalls last longer than a run and slow a whole triple, which a ratio
- * of medians taken apart would mix into the figure. One untimed triple comes
- * first: a VM may back guest memory only when it is first touched, and here
- * it even takes freed memory back at once (free page reporting), so a run
- * that touches new memory measures the hypervisor. A run is timed until its
- * last write() returns: the disk's writeback happens in the sync() before
- * the next run, untimed, because this VM's disk speed moves between runs by
- * more than the drain's whole cost, and it is the same for every writer.
- */
-static int measure(const char *dir, uint64_t aux, uint64_t total, bool generic,
-		   struct figures *f)
+/* The median of RUNS ratios @r, sorted in place (r[0] and r[RUNS - 1]: the range). */
+static double median_ratio(double *r)
 {
-	struct result d[RUNS], b[RUNS], x[RUNS];
-	double rb[RUNS], rx[RUNS];
+	qsort(r, RUNS, sizeof(r[0]), by_value);
+	return r[RUNS / 2];
+}
 
-	if (drain_run(dir, aux, total, 0, generic, &d[0]) || baseline_run(dir, aux, total, &b[0]) ||
+/*
+ * RUNS rounds of runs (drain, baseline, hot, cross-core), interleaved so
+ * that all of them see the same machine, and the ratios taken within each
+ * round: this VM's stalls last longer than a run and slow a whole round,
+ * which a ratio of medians taken apart would mix into the figure. One
+ * untimed round comes first: a VM may back guest memory only when it is
+ * first touched, and here it even takes freed memory back at once (free
+ * page reporting), so a run that touches new memory measures the
+ * hypervisor. A run is timed until its last write() returns: the disk's
+ * writeback happens in the sync() before the next run, untimed, because
+ * this VM's disk speed moves between runs by more than the drain's whole
+ * cost, and it is the same for every writer.
+ */
+static int measure(const char *dir, const uint8_t *run_bytes, uint64_t aux, uint64_t total,
+		   bool generic, struct figures *f)
+{
+	struct result d[RUNS], b[RUNS], h[RUNS], x[RUNS];
+	double rb[RUNS], rh[RUNS], rx[RUNS];
+
+	if (drain_run(dir, aux, total, 0, generic, &d[0]) ||
+	    baseline_run(dir, run_bytes, aux, total, &b[0]) || hot_run(dir, aux, total, &h[0]) ||
 	    crosscore_run(dir, aux, total, false, &x[0]))
 		return -1;
 	for (int i = 0; i < RUNS; i++) {
@@ -300,32 +345,37 @@ static int measure(const char *dir, uint64_t aux, uint64_t total, bool generic,
 		if (drain_run(dir, aux, total, 0, generic, &d[i]))
 			return -1;
 		sync();
-		if (baseline_run(dir, aux, total, &b[i]))
+		if (baseline_run(dir, run_bytes, aux, total, &b[i]))
+			return -1;
+		sync();
+		if (hot_run(dir, aux, total, &h[i]))
 			return -1;
 		sync();
 		if (crosscore_run(dir, aux, total, false, &x[i]))
 			return -1;
 		rb[i] = gbps(&d[i]) / gbps(&b[i]);
+		rh[i] = gbps(&d[i]) / gbps(&h[i]);
 		rx[i] = gbps(&d[i]) / gbps(&x[i]);
 	}
-	qsort(rb, RUNS, sizeof(rb[0]), by_value);
-	qsort(rx, RUNS, sizeof(rx[0]), by_value);
 	f->drain = median(d);
 	f->base = median(b);
+	f->hot = median(h);
 	f->cross = median(x);
-	f->ratio = rb[RUNS / 2];
+	f->ratio = median_ratio(rb);
 	f->ratio_min = rb[0];
 	f->ratio_max = rb[RUNS - 1];
-	f->cross_ratio = rx[RUNS / 2];
+	f->hot_ratio = median_ratio(rh);
+	f->cross_ratio = median_ratio(rx);
 	return 0;
 }
 
 static void print_figures(const char *target, uint64_t aux, const struct figures *f)
 {
-	printf("%-6s %6lluK | %6.2f %6.3f %6llu | %6.2f %6.3f | %5.2f %4.2f-%4.2f | %6.2f %5.2f\n",
-	       target, (unsigned long long)(aux >> 10), gbps(&f->drain), cpu_per_gb(&f->drain),
-	       (unsigned long long)f->drain.truncated, gbps(&f->base), cpu_per_gb(&f->base),
-	       f->ratio, f->ratio_min, f->ratio_max, gbps(&f->cross), f->cross_ratio);
+	printf("%-6s %6lluK | %5.2f %5.3f %5llu | %5.2f %5.3f | %4.2f %4.2f-%4.2f | %5.2f %4.2f |"
+	       " %5.2f %4.2f\n", target, (unsigned long long)(aux >> 10), gbps(&f->drain),
+	       cpu_per_gb(&f->drain), (unsigned long long)f->drain.truncated, gbps(&f->base),
+	       cpu_per_gb(&f->base), f->ratio, f->ratio_min, f->ratio_max, gbps(&f->hot),
+	       f->hot_ratio, gbps(&f->cross), f->cross_ratio);
 }
 
 /*
@@ -386,13 +436,23 @@ static void zero_loss_rate(const char *dir)
 	printf("highest zero-loss producer rate at a 4 MiB ring: %.2f GB/s\n", best / 1e9);
 }
 
+/* Append " TARGET SIZEK" to the list @list of @len bytes. */
+static void add_config(char *list, size_t len, const char *target, uint64_t aux)
+{
+	size_t used = strlen(list);
+
+	snprintf(list + used, len - used, " %s %lluK", target, (unsigned long long)(aux >> 10));
+}
+
 int main(int argc, char **argv)
 {
 	/* perf's AUX defaults are 128 KiB (unprivileged) and 4 MiB (root). */
 	static const uint64_t sizes[] = { 64 << 10, 128 << 10, 1 * MiB, 4 * MiB, 16 * MiB };
 	const char *dirs[2], *names[2] = { "tmpfs", "disk" };
 	uint64_t total = argc > 3 ? strtoull(argv[3], NULL, 0) * MiB : 256 * MiB;
-	char missed[256] = "";
+	char missed[256] = "", hot_missed[256] = "";
+	uint8_t *run_bytes;
+	int ret = 1;
 
 	if (argc < 3) {
 		fprintf(stderr, "usage: auxbench TMPFS_DIR DISK_DIR [MiB]\n");
@@ -400,36 +460,50 @@ int main(int argc, char **argv)
 	}
 	dirs[0] = argv[1];
 	dirs[1] = argv[2];
-	printf("AUX drain vs one-copy baseline (write() from an ordinary buffer), %llu MiB per run,"
-	       " %d runs of each\n", (unsigned long long)(total / MiB), RUNS);
+	/* The baseline's buffer: a byte for every byte of the run. */
+	run_bytes = malloc(total);
+	if (!run_bytes) {
+		perror("malloc");
+		return 1;
+	}
+	for (uint64_t i = 0; i < total; i++)
+		run_bytes[i] = producer_byte(i);
+	printf("AUX drain vs the one-copy baseline (the run's bytes written by a write() loop from"
+	       " an ordinary buffer\nthat holds them all), %llu MiB per run, %d runs of each\n",
+	       (unsigned long long)(total / MiB), RUNS);
 	printf("producer: intel_pt's PMIs (aux_head moves a watermark region at a time),"
 	       " write-combining stores as PT's output\n");
-	printf("cross: the same write() loop from a ring another thread fills with the same stores,"
+	printf("hot: the same loop from a buffer of the ring's size, which stays in this core's"
+	       " caches\n");
+	printf("cross: the same loop from a ring another thread fills with the producer's stores,"
 	       " no perf protocol\n");
-	printf("GB/s and CPU s/GB: the median run; stops: its TRUNCATED records; ratios: drain/base"
-	       " and drain/cross\nwithin each run's triple, the median (and the range of"
+	printf("GB/s and CPU s/GB: the median run; stops: its TRUNCATED records; ratios: drain/base,"
+	       " drain/hot and\ndrain/cross within each round of runs, the median (and the range of"
 	       " drain/base)\n");
-	printf("%-6s %7s | %6s %6s %6s | %6s %6s | %15s | %6s %5s\n", "target", "ring", "drain",
-	       "CPU", "stops", "base", "CPU", "ratio (range)", "cross", "ratio");
+	printf("%-6s %7s | %5s %5s %5s | %5s %5s | %14s | %5s %4s | %5s %4s\n", "target", "ring",
+	       "drain", "CPU", "stops", "base", "CPU", "ratio (range)", "hot", "rat.", "cross",
+	       "rat.");
 	for (int d = 0; d < 2; d++) {
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 			struct figures f;
 
-			if (measure(dirs[d], sizes[i], total, false, &f))
-				return 1;
+			if (measure(dirs[d], run_bytes, sizes[i], total, false, &f))
+				goto out;
 			print_figures(names[d], sizes[i], &f);
 			if (f.ratio < 0.9)
-				snprintf(missed + strlen(missed), sizeof(missed) - strlen(missed),
-					 " %s %lluK", names[d], (unsigned long long)(sizes[i] >> 10));
+				add_config(missed, sizeof(missed), names[d], sizes[i]);
+			if (f.hot_ratio < 0.9)
+				add_config(hot_missed, sizeof(hot_missed), names[d], sizes[i]);
 		}
 	}
 	printf("drain/base below the 0.90 target at:%s\n", missed[0] ? missed : " none");
+	printf("drain/hot below 0.90 at:%s\n", hot_missed[0] ? hot_missed : " none");
 	printf("the same with a producer that publishes every 4 KiB chunk at once (as ptsim):\n");
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i += 3) {
 		struct figures f;
 
-		if (measure(dirs[0], sizes[i], total, true, &f))
-			return 1;
+		if (measure(dirs[0], run_bytes, sizes[i], total, true, &f))
+			goto out;
 		print_figures(names[0], sizes[i], &f);
 	}
 	printf("vmsplice+splice against write(), from the cross-core ring:\n");
@@ -438,5 +512,8 @@ int main(int argc, char **argv)
 		splice_vs_write(dirs[d], names[d], 4 * MiB, total);
 	}
 	zero_loss_rate(dirs[0]);
-	return 0;
+	ret = 0;
+out:
+	free(run_bytes);
+	return ret;
 }
