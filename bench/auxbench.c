@@ -114,6 +114,8 @@ static int write_loop(const char *dir, const uint8_t *buf, uint64_t size, uint64
 		uint64_t off = done % size, n = piece - off % piece;
 		ssize_t w;
 
+		if (n > size - off)
+			n = size - off;
 		if (n > total - done)
 			n = total - done;
 		w = write(fd, buf + off, n);
