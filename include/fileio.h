@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading inputs and writing outputs the same way everywhere: an input is
+ * opened without blocking and must be a regular file (a FIFO given as a file
+ * never hangs us), a file is read whole up to a limit, and a write goes on
+ * through EINTR and short counts until every byte is written or it fails.
+ */
+#ifndef PTC_FILEIO_H
+#define PTC_FILEIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/*
+ * Open @path (relative to @dirfd, AT_FDCWD for the working directory) for
+ * reading. Refused with a usage error when it is not a regular file.
+ * Returns the descriptor, or a negative errno with @e.
+ */
+int file_open_input(int dirfd, const char *path, struct error *e);
+
+/*
+ * Read all of @path into a malloc'd buffer (NUL-terminated, *@len bytes
+ * without the NUL). Files under /proc that report size 0 are read to EOF.
+ * More than @max bytes is an error. Returns 0 or a negative errno with @e.
+ */
+int file_read_all(int dirfd, const char *path, size_t max, char **buf, size_t *len,
+		  struct error *e);
+/* The same from an open descriptor (read from its current offset). */
+int fd_read_all(int fd, size_t max, char **buf, size_t *len);
+
+/* Write all @len bytes; EINTR and short writes are retried. 0 or -errno. */
+int write_all(int fd, const void *buf, size_t len);
+
+#endif

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* What /proc says about processes and threads: one scanner for every caller. */
+#ifndef PTC_PROCFS_H
+#define PTC_PROCFS_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/*
+ * The threads of process @pid now, in /proc order, malloc'd. Returns 0, or
+ * -ESRCH when the process is gone (or a zombie with no live thread), -ENOMEM.
+ */
+int procfs_tasks(pid_t pid, pid_t **tids, int *nr);
+/* The state letter of thread @tid ('R', 'S', 'Z', ...), or 0 when it is gone. */
+char procfs_state(pid_t tid);
+/* The process of thread @tid (its Tgid), or 0 when /proc does not say. */
+pid_t procfs_tgid(pid_t tid);
+/* Every process now (the numeric entries of /proc), malloc'd. 0 or -errno. */
+int procfs_pids(pid_t **pids, int *nr);
+
+#endif

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: MIT
+/* Whole-file reads of regular files, and writes that finish. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fileio.h"
+
+int file_open_input(int dirfd, const char *path, struct error *e)
+{
+	struct stat st;
+	int fd, ret;
+
+	/* O_NONBLOCK: opening a FIFO for reading must not wait for a writer. */
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		ret = -errno;
+		return err_usage_code(e, ret, "%s: %s", path, strerror(-ret));
+	}
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		close(fd);
+		return err_runtime(e, ret, "%s: %s", path, strerror(-ret));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return err_usage_code(e, S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL,
+				      "%s: not a regular file (%s)", path,
+				      S_ISDIR(st.st_mode) ? "a directory" :
+				      S_ISFIFO(st.st_mode) ? "a FIFO" :
+				      S_ISCHR(st.st_mode) ? "a character device" :
+				      S_ISSOCK(st.st_mode) ? "a socket" : "a special file");
+	}
+	if (fcntl(fd, F_SETFL, 0)) {
+		ret = -errno;
+		close(fd);
+		return err_runtime(e, ret, "%s: %s", path, strerror(-ret));
+	}
+	return fd;
+}
+
+int fd_read_all(int fd, size_t max, char **bufp, size_t *lenp)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap + 1), *n;
+
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t r;
+
+		if (len == cap) {
+			if (cap > max) {
+				free(buf);
+				return -EFBIG;
+			}
+			cap *= 2;
+			n = realloc(buf, cap + 1);
+			if (!n) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = n;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			int ret = -errno;
+
+			free(buf);
+			return ret;
+		}
+		if (!r)
+			break;
+		len += (size_t)r;
+	}
+	if (len > max) {
+		free(buf);
+		return -EFBIG;
+	}
+	buf[len] = '\0';
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+}
+
+int file_read_all(int dirfd, const char *path, size_t max, char **buf, size_t *len,
+		  struct error *e)
+{
+	int fd = file_open_input(dirfd, path, e), ret;
+
+	if (fd < 0)
+		return fd;
+	ret = fd_read_all(fd, max, buf, len);
+	close(fd);
+	if (ret == -EFBIG)
+		return err_usage_code(e, ret, "%s: larger than %zu bytes: not the file "
+				      "expected here", path, max);
+	if (ret)
+		return err_runtime(e, ret, "%s: %s", path, strerror(-ret));
+	return 0;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t w = write(fd, p, len);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return -errno;
+		if (!w)
+			return -EIO;	/* write(2) makes no progress: nothing more will go */
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/* Processes and threads from /proc. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "procfs.h"
+
+/* The numeric entries of @dir (pids or tids), malloc'd. */
+static int scan(const char *dir, pid_t **out, int *nr)
+{
+	struct dirent *de;
+	pid_t *ids = NULL, *n;
+	int cnt = 0, cap = 0;
+	DIR *d = opendir(dir);
+
+	*out = NULL;
+	*nr = 0;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		long v = strtol(de->d_name, &end, 10);
+
+		if (*end || v <= 0 || de->d_name[0] == '\0')
+			continue;
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 64;
+			n = realloc(ids, (size_t)cap * sizeof(*ids));
+			if (!n) {
+				free(ids);
+				closedir(d);
+				return -ENOMEM;
+			}
+			ids = n;
+		}
+		ids[cnt++] = (pid_t)v;
+	}
+	closedir(d);
+	*out = ids;
+	*nr = cnt;
+	return 0;
+}
+
+char procfs_state(pid_t tid)
+{
+	char path[64], buf[512], *p;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* "pid (comm) S ...": comm may hold spaces and parentheses; the last ')' ends it. */
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' ? p[2] : 0;
+}
+
+int procfs_tasks(pid_t pid, pid_t **tids, int *nr)
+{
+	char dir[64];
+	bool live = false;
+	int ret;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	ret = scan(dir, tids, nr);
+	if (ret == -ENOENT || ret == -ESRCH)
+		return -ESRCH;
+	if (ret)
+		return ret;
+	/* A process whose main thread exited still runs while one thread does. */
+	for (int i = 0; i < *nr && !live; i++) {
+		char s = procfs_state((*tids)[i]);
+
+		live = s && s != 'Z' && s != 'X';
+	}
+	if (!live) {
+		free(*tids);
+		*tids = NULL;
+		*nr = 0;
+		return -ESRCH;
+	}
+	return 0;
+}
+
+pid_t procfs_tgid(pid_t tid)
+{
+	char path[64], line[128];
+	int tgid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return (pid_t)tgid;
+}
+
+int procfs_pids(pid_t **pids, int *nr)
+{
+	return scan("/proc", pids, nr);
+}
