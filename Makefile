@@ -20,12 +20,12 @@ ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
 
 CC        ?= cc
 BUILD     ?= build
-PKGS      := libelf capstone libbpf
+PKGS      := libelf jansson
 OPT       ?= -O2 -g
 
 CFLAGS    += $(OPT) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude \
 	     -DPTC_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lipt -lpthread -lm
+LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lipt
 
 ifeq ($(SAN),1)
 CFLAGS    += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer

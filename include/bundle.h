@@ -1,67 +1,58 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The output directory of a recording: one trace file and one sideband file
- * per stream, and manifest.json, written atomically (temporary file, fsync,
- * rename) when the recording starts, as streams change and when it ends;
- * "complete" stays false until the recording closed cleanly, so a bundle cut
- * short says so. man/ptcollect-bundle.5 documents the format.
+ * The output directory of a recording and the files in it. The directory
+ * is made fresh (mode 0700) and every file in it is created new, 0600,
+ * without following links, so a trace is private to its user and nothing
+ * planted in the way is written through. --force moves an old bundle aside
+ * and removes it only once the new recording has begun; a recording that
+ * fails before that puts it back. man/ptcollect-bundle.5 documents the files.
  */
 #ifndef PTC_BUNDLE_H
 #define PTC_BUNDLE_H
 
-#include <linux/perf_event.h>
 #include <stdbool.h>
-#include <stddef.h>
-#include <sys/types.h>
 
-#include "auxring.h"
-#include "record.h"
+#include "error.h"
+#include "manifest.h"
+#include "stream.h"
 
-#define BUNDLE_FORMAT	"ptcollect-bundle"
-#define BUNDLE_VERSION	1
-#define BUNDLE_MANIFEST	"manifest.json"
-#define BUNDLE_SAMPLE_TYPE	0x10086	/* TID|TIME|CPU|IDENTIFIER */
 #define BUNDLE_PROC	"proc.pevent"	/* COMM/MMAP2 of targets that were already running */
+#define BUNDLE_SYSROOT	"sysroot"
 #define BUNDLE_VDSO	"sysroot/vdso-x64.so"
+#define BUNDLE_KALLSYMS	"kallsyms"
 #define BUNDLE_KCORE	"kcore.text"	/* --kcore: the running kernel's text, raw */
 
 struct bundle;
 
 /*
- * Create the directory @plan->opts.output. An existing one is replaced only
- * with --force and only when it is a ptcollect bundle or empty. Returns 0 or
- * -errno with @err saying what and why.
+ * Make the directory @path. With @replace, @path is a bundle (the plan
+ * checked it): it is moved aside first, and checked again there.
  */
-int bundle_create(struct bundle **b, const struct record_plan *plan, char *err, size_t len);
-/* Open cpuN.pt/.pevent (per-CPU, @tid -1) or tidN.pt/.pevent (@cpu -1). */
-int bundle_stream_add(struct bundle *b, int cpu, int tid, int *idx);
-int bundle_trace_fd(const struct bundle *b, int idx);
-int bundle_sideband_fd(const struct bundle *b, int idx);
-const char *bundle_trace_name(const struct bundle *b, int idx);
-/* The last error of bundle_stream_add, as "what: why". */
-const char *bundle_error(const struct bundle *b);
-/* The ring's counts, for the manifest. */
-void bundle_stream_update(struct bundle *b, int idx, const struct auxring_stats *st);
-/* Tracing began: the control page's time conversion, the start time. */
-void bundle_started(struct bundle *b, const struct perf_event_mmap_page *pc);
-/* Synthesize @pid's threads and executable mappings into proc.pevent. */
-int bundle_add_process(struct bundle *b, pid_t pid, char *err, size_t len);
-/* Save the [vdso] under sysroot/, for --pevent:vdso-x64. */
-int bundle_save_sysroot(struct bundle *b, char *err, size_t len);
-/* The kernel is traced: copy kallsyms, note where the kernel starts. */
-int bundle_save_kernel(struct bundle *b, char *err, size_t len);
-/* --kcore: copy the kernel text from /proc/kcore (after bundle_save_kernel). */
-int bundle_save_kcore(struct bundle *b, char *err, size_t len);
-/* Write the manifest as it stands (complete=false), e.g. once the streams are open. */
-int bundle_checkpoint(struct bundle *b, char *err, size_t len);
+int bundle_create(struct bundle **b, const char *path, bool replace, struct error *e);
+int bundle_dirfd(const struct bundle *b);
+const char *bundle_path(const struct bundle *b);
+
+/* Create @name in the bundle (0600, new, no link followed): the descriptor, or -errno. */
+int bundle_create_file(struct bundle *b, const char *name, struct error *e);
+/* Create the directory @name in the bundle (0700). */
+int bundle_mkdir(struct bundle *b, const char *name, struct error *e);
+/* Create a stream's two files. */
+int bundle_open_stream(struct bundle *b, struct stream *s, struct error *e);
+/* Close them; a close error is a write error the kernel reported late. */
+int bundle_close_stream(struct bundle *b, struct stream *s, struct error *e);
+
 /*
- * Close the streams and write the final manifest: @complete when the
- * recording closed cleanly, @stop_reason, the workload's @exit_status (-1
- * when there was none). Returns 0 or -errno with @err.
+ * Keep @bytes of the disk for the last manifest: a recording that fills the
+ * disk can still say what it holds. bundle_unreserve() gives them back.
  */
-int bundle_finish(struct bundle *b, bool complete, const char *stop_reason, int exit_status,
-		  char *err, size_t len);
-/* Remove what bundle_create made (a recording that failed before it began). */
+void bundle_reserve(struct bundle *b, unsigned int bytes);
+void bundle_unreserve(struct bundle *b);
+
+int bundle_write_manifest(struct bundle *b, const struct manifest *m, struct error *e);
+
+/* The recording has begun: remove the bundle that --force moved aside. */
+int bundle_begun(struct bundle *b, struct error *e);
+/* Nothing was recorded: remove what was made, and put a replaced bundle back. */
 void bundle_discard(struct bundle *b);
 void bundle_free(struct bundle *b);
 

@@ -2,11 +2,15 @@
 /*
  * Subcommands. Each is `int do_X(int argc, char **argv)` with argv[0] the
  * command name, returning an exit code (msg.h), and `void usage_X(FILE *)`.
+ * Commands are the only code that prints: results through out.h, problems
+ * through the helpers below.
  */
 #ifndef PTC_CMD_H
 #define PTC_CMD_H
 
 #include <stdio.h>
+
+#include "error.h"
 
 struct cmd {
 	const char *name;
@@ -26,7 +30,18 @@ void usage_dump(FILE *f);
 int do_symbols(int argc, char **argv);
 void usage_symbols(FILE *f);
 
-/* "ptcollect CMD: unknown option ..." + "try 'ptcollect help CMD'"; returns EXIT_USAGE. */
+/* "ptcollect CMD: ..." + "see 'ptcollect help CMD'"; returns EXIT_USAGE. */
 int cmd_bad_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * What getopt_long (with a leading ':' in its short options) returned for a
+ * bad option: an unknown option, or one missing its value. EXIT_USAGE.
+ */
+int cmd_bad_option(const char *cmd, int c, char **argv);
+/* Print @e once ("ptcollect: CMD: what: why", then its hint); the exit status it implies. */
+int cmd_error(const char *cmd, const struct error *e);
+/* Print each warning as "ptcollect: warning: CMD: ...". */
+void cmd_warnings(const char *cmd, const struct warnings *w);
+/* The results reached stdout: EXIT_OK, else say so and EXIT_RUNTIME. */
+int cmd_flush_stdout(void);
 
 #endif

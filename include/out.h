@@ -4,9 +4,11 @@
  * it prints once, and out_* decides how (bpftool's rule: one code path that
  * asks "json?" at the point of printing).
  *
- * Text: objects become indented "label: value" lines, arrays of scalars a
- * comma-separated line. JSON: keys and values, commas and escaping handled.
- * A NULL label means "same as the key".
+ * JSON: the calls build a document with jansson, printed whole by
+ * out_finish(); a key given twice in one object is a bug and aborts.
+ * Text: objects become indented "label: value" lines, arrays "- item" lines;
+ * control characters from names and files are shown escaped, never sent to
+ * the terminal. A NULL label means "same as the key".
  */
 #ifndef PTC_OUT_H
 #define PTC_OUT_H
@@ -15,10 +17,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include <jansson.h>
+
 extern bool out_json;
 
 void out_init(FILE *f, bool json);
-void out_finish(void);		/* closes JSON, prints the final newline */
+/* Print the JSON document (or finish the text) and flush: 0, or -errno when stdout failed. */
+int out_finish(void);
 
 void out_obj_begin(const char *key, const char *label);	/* key NULL at top or in arrays */
 void out_obj_end(void);
@@ -33,10 +38,15 @@ void out_u64s(const char *key, const char *label, uint64_t val);	/* decimal stri
 void out_bool(const char *key, const char *label, bool val);
 __attribute__((format(printf, 3, 4)))
 void out_fmt(const char *key, const char *label, const char *fmt, ...);
+/* A JSON value as it is (steals the reference); text: its members as lines. */
+void out_value(const char *key, const char *label, json_t *val);
 /* Text-only line (explanations a human needs and JSON carries elsewhere). */
 __attribute__((format(printf, 1, 2))) void out_text(const char *fmt, ...);
 
-/* JSON string escaping for other writers (manifest). */
-void out_json_escape(FILE *f, const char *s);
+/*
+ * @s with control characters escaped (\n, \x1b) for a terminal, newlines
+ * kept when @keep_newlines. malloc'd, NULL on ENOMEM.
+ */
+char *out_printable(const char *s, bool keep_newlines);
 
 #endif

@@ -33,5 +33,7 @@ bool privs_may_trace_cpu(const struct privs *p);
  * (CAP_IPC_LOCK, or perf_event_paranoid -1).
  */
 uint64_t privs_mlock_budget(const struct privs *p, unsigned int online_cpus);
+/* MemAvailable from /proc/meminfo in bytes, 0 when unknown. */
+uint64_t privs_mem_available(void);
 
 #endif

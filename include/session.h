@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The record loop: opens the intel_pt events for the plan's target, maps
- * their rings, runs the workload, drains until a stop condition, and closes
- * everything cleanly. Kernel-facing (perf_event_open, ioctl, poll, signals);
- * ring protocol and file writes go through auxring, the output directory
- * through bundle.
+ * A recording: carries out a plan. Opens the plan's events, maps their
+ * rings, makes the bundle, runs the workload, drains until a stop condition
+ * and closes everything cleanly. It decides nothing the plan decided, and it
+ * prints nothing: problems that do not stop it and the once-a-second figures
+ * go to the caller's callbacks, the rest is in the result.
  */
 #ifndef PTC_SESSION_H
 #define PTC_SESSION_H
@@ -12,19 +12,37 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "record.h"
+#include "error.h"
+#include "plan.h"
+#include "stream.h"
 
-struct session_result {
-	char err[1024];		/* what failed, when the session failed */
-	char hint[1024];	/* what to do about it, or empty */
-	bool usage_error;	/* the failure is bad input (exit 2), not a runtime one */
-	bool workload_ran;
-	int workload_status;	/* exit code, or 128+signal */
-	uint64_t bytes;		/* trace bytes written over all streams */
-	uint64_t lost_records;	/* loss records (AUX flags, LOST) over all streams */
+struct session_ops {
+	void *arg;
+	/* A problem that does not stop the recording (it is also in the manifest). */
+	void (*warn)(void *arg, const struct error *e);
+	/* Once a second while tracing. */
+	void (*tick)(void *arg, double seconds, uint64_t bytes, uint64_t losses);
 };
 
-/* Returns 0 when the recording completed (possibly with losses it reported). */
-int session_run(const struct record_plan *plan, struct session_result *res);
+struct session_result {
+	bool began;		/* tracing started: the bundle is kept, whatever follows */
+	bool workload_ran;
+	int workload_status;	/* exit code, or 128+signal */
+	const char *stop_reason;
+	uint64_t bytes;		/* trace bytes written over all streams */
+	uint64_t losses;	/* loss records (AUX flags, LOST) over all streams */
+	double seconds;
+	struct stream *streams;	/* with their final counts; session_result_free() */
+	int nr_streams;
+};
+
+/*
+ * Returns 0 when the recording completed (possibly with losses it counted),
+ * else a negative errno with @e; when @res->began the bundle keeps what was
+ * captured and its manifest says what is missing.
+ */
+int session_run(const struct plan *p, const struct session_ops *ops,
+		struct session_result *res, struct error *e);
+void session_result_free(struct session_result *res);
 
 #endif

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* What every command shares: the bad-usage message. */
+/* What every command shares: how bad usage, errors and warnings are said. */
+#include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cmd.h"
 #include "msg.h"
@@ -9,7 +12,7 @@
 int cmd_bad_usage(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
-	char buf[512];
+	char buf[1024];
 
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
@@ -20,4 +23,43 @@ int cmd_bad_usage(const char *cmd, const char *fmt, ...)
 	else
 		msg_hint("see '%s --help'", PTC_PROG);
 	return EXIT_USAGE;
+}
+
+int cmd_bad_option(const char *cmd, int c, char **argv)
+{
+	char opt[64];
+
+	/* A short option names itself through optopt; a long one is the argument. */
+	if (optopt)
+		snprintf(opt, sizeof(opt), "-%c", optopt);
+	else
+		snprintf(opt, sizeof(opt), "%.60s", argv[optind - 1]);
+	if (c == ':')
+		return cmd_bad_usage(cmd, "option '%s' needs a value", opt);
+	return cmd_bad_usage(cmd, "unknown option '%s'", opt);
+}
+
+int cmd_error(const char *cmd, const struct error *e)
+{
+	msg_err("%s%s%s%s%s", cmd ? cmd : "", cmd ? ": " : "", e->what, e->what[0] ? ": " : "",
+		e->why[0] ? e->why : strerror(-e->code));
+	if (e->hint[0])
+		msg_hint("%s", e->hint);
+	return e->usage ? EXIT_USAGE : EXIT_RUNTIME;
+}
+
+void cmd_warnings(const char *cmd, const struct warnings *w)
+{
+	for (int i = 0; w && i < w->nr; i++)
+		msg_warn("%s: %s", cmd, w->msg[i]);
+}
+
+int cmd_flush_stdout(void)
+{
+	/* The error flag stays set once any write to stdout failed. */
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return EXIT_OK;
+	msg_err("cannot write the results to standard output: %s",
+		strerror(errno ? errno : EIO));
+	return EXIT_RUNTIME;
 }

@@ -110,6 +110,7 @@ int do_caps(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct caps_report rep = { .nr = 0 };
@@ -122,13 +123,16 @@ int do_caps(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hj", opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage_caps(stdout);
 			return EXIT_OK;
+		case 'j':
+			out_json = true;
+			break;
 		default:
-			return cmd_bad_usage("caps", "unknown option '%s'", argv[optind - 1]);
+			return cmd_bad_option("caps", c, argv);
 		}
 	}
 	if (optind < argc)
@@ -167,7 +171,6 @@ int do_caps(int argc, char **argv)
 		out_str("name", NULL, pmu.name);
 		out_u64("type", NULL, pmu.type);
 		out_obj_end();
-		out_u64("type", NULL, pmu.type);
 		out_obj_begin("caps", "capabilities");
 		for (int i = 0; i < pmu.nr_caps; i++)
 			out_u64(pmu.caps[i].name, NULL, pmu.caps[i].value);
@@ -180,7 +183,6 @@ int do_caps(int argc, char **argv)
 		out_obj_end();
 	} else {
 		out_str("pmu", NULL, NULL);
-		out_str("type", NULL, NULL);
 		out_obj_begin("caps", "capabilities");
 		out_obj_end();
 		out_i64("nr_addr_filters", "address filter ranges", 0);

@@ -233,6 +233,7 @@ int do_dump(int argc, char **argv)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "sample-type", required_argument, NULL, OPT_SAMPLE_TYPE },
 		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *format = NULL, *path;
@@ -243,11 +244,14 @@ int do_dump(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hj", opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage_dump(stdout);
 			return EXIT_OK;
+		case 'j':
+			out_json = true;
+			break;
 		case OPT_FORMAT:
 			if (strcmp(optarg, "pevent") && strcmp(optarg, "pt"))
 				return cmd_bad_usage("dump", "--format '%s': use pevent or pt", optarg);
@@ -260,10 +264,8 @@ int do_dump(int argc, char **argv)
 				return cmd_bad_usage("dump", "--sample-type '%s' is not a number "
 						     "(e.g. 0x10086)", optarg);
 			break;
-		case ':':
-			return cmd_bad_usage("dump", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return cmd_bad_usage("dump", "unknown option '%s'", argv[optind - 1]);
+			return cmd_bad_option("dump", c, argv);
 		}
 	}
 	if (argc - optind != 1)

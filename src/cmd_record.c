@@ -10,17 +10,10 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "filter.h"
 #include "msg.h"
 #include "out.h"
-#include "privs.h"
-#include "record.h"
+#include "plan.h"
 #include "session.h"
-
-#define DEFAULT_OUTPUT		"ptcollect.data"
-#define DEFAULT_DATA_BYTES	(256ULL << 10)
-#define DEFAULT_AUX_PRIV	(4ULL << 20)	/* perf's default for a privileged user */
-#define DEFAULT_AUX_UNPRIV	(128ULL << 10)	/* and for everybody else */
 
 enum {
 	OPT_DRY_RUN = 256,
@@ -56,18 +49,14 @@ void usage_record(FILE *f)
 		"  -q, --quiet         no status line and no summary\n"
 		"      --dry-run       resolve and print the plan, open nothing\n"
 		"  -j, --json          print the plan (--dry-run) as JSON\n",
-		PTC_PROG, EVCONFIG_DEFAULT, DEFAULT_OUTPUT);
+		PTC_PROG, EVCONFIG_DEFAULT, PLAN_DEFAULT_OUTPUT);
 }
 
-const char *record_target_name(enum target_kind k)
+/* A value the command line gave that its parser refused: "-m: why". */
+static int bad_value(const char *opt, struct error *e)
 {
-	switch (k) {
-	case TARGET_COMMAND: return "command";
-	case TARGET_PID: return "pid";
-	case TARGET_TID: return "tid";
-	case TARGET_CPU: return "cpu";
-	default: return "none";
-	}
+	err_what(e, "%s", opt);
+	return cmd_error("record", e);
 }
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -102,42 +91,43 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "max-size",	required_argument, NULL, OPT_MAX_SIZE },
 		{ "dry-run",	no_argument,       NULL, OPT_DRY_RUN },
 		{ "kcore",	no_argument,       NULL, OPT_KCORE },
+		{ "json",	no_argument,       NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char err[512];
+	struct error e = { 0 };
 	int c, targets;
 
 	memset(o, 0, sizeof(*o));
 	o->argc = argc;
 	o->argv = argv;
 	o->event = EVCONFIG_DEFAULT;
-	o->output = DEFAULT_OUTPUT;
+	o->output = PLAN_DEFAULT_OUTPUT;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+e:p:t:aC:m:o:fqh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:p:t:aC:m:o:fqhj", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			o->event = optarg;
 			break;
 		case 'p':
-			if (cli_parse_pidlist(optarg, o->pids, &o->nr_pids, err, sizeof(err)))
-				return bad("-p: %s", err);
+			if (cli_parse_pidlist(optarg, o->pids, &o->nr_pids, &e))
+				return bad_value("-p", &e);
 			break;
 		case 't':
-			if (cli_parse_pidlist(optarg, o->tids, &o->nr_tids, err, sizeof(err)))
-				return bad("-t: %s", err);
+			if (cli_parse_pidlist(optarg, o->tids, &o->nr_tids, &e))
+				return bad_value("-t", &e);
 			break;
 		case 'a':
 			o->all_cpus = true;
 			break;
 		case 'C':
-			if (cli_parse_cpulist(optarg, o->cpus, &o->nr_cpus, err, sizeof(err)))
-				return bad("-C: %s", err);
+			if (cli_parse_cpulist(optarg, o->cpus, &o->nr_cpus, &e))
+				return bad_value("-C", &e);
 			o->cpus_given = true;
 			break;
 		case 'm':
-			if (cli_parse_mmap(optarg, &o->data_bytes, &o->aux_bytes, err, sizeof(err)))
-				return bad("-m: %s", err);
+			if (cli_parse_mmap(optarg, &o->data_bytes, &o->aux_bytes, &e))
+				return bad_value("-m", &e);
 			break;
 		case 'o':
 			if (!*optarg)
@@ -153,6 +143,9 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		case 'h':
 			usage_record(stdout);
 			return -1;
+		case 'j':
+			out_json = true;
+			break;
 		case OPT_PER_THREAD:
 			o->per_thread = true;
 			break;
@@ -166,18 +159,17 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			o->filter = optarg;
 			break;
 		case OPT_DURATION:
-			if (cli_parse_duration(optarg, &o->duration, err, sizeof(err)))
-				return bad("--duration: %s", err);
+			if (cli_parse_duration(optarg, &o->duration, &e))
+				return bad_value("--duration", &e);
 			break;
 		case OPT_MAX_SIZE:
-			if (cli_parse_size(optarg, &o->max_size, err, sizeof(err)) || !o->max_size)
-				return bad("--max-size: %s", o->max_size ? err :
-					   "the size must be greater than 0");
+			if (cli_parse_size(optarg, &o->max_size, &e))
+				return bad_value("--max-size", &e);
+			if (!o->max_size)
+				return bad("--max-size: the size must be greater than 0");
 			break;
-		case ':':
-			return bad("option '%s' needs a value", argv[optind - 1]);
 		default:
-			return bad("unknown option '%s'", argv[optind - 1]);
+			return cmd_bad_option("record", c, argv);
 		}
 	}
 	if (optind < argc) {
@@ -197,176 +189,35 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	return 0;
 }
 
-/* Syntax first, before sysfs is read (exit 2 for a typo, not 1 for a missing PMU). */
-static int check_event_syntax(const char *spec)
+static void print_attr(const struct perf_event_attr *a)
 {
-	struct evconfig ev;
-	char err[1024];
-
-	if (evconfig_parse(spec, NULL, &ev, err, sizeof(err)))
-		return bad("-e %s: %s", spec, err);
-	if (strcmp(ev.pmu_name, "intel_pt"))
-		return bad("-e %s: PMU '%s' is not supported: ptcollect records intel_pt events "
-			   "(e.g. intel_pt//u)", spec, ev.pmu_name);
-	return 0;
+	out_obj_begin("attr", "attr");
+	out_u64("type", NULL, a->type);
+	out_hex("config", NULL, a->config);
+	out_hex("config1", NULL, a->config1);
+	out_hex("config2", NULL, a->config2);
+	out_bool("exclude_user", NULL, a->exclude_user);
+	out_bool("exclude_kernel", NULL, a->exclude_kernel);
+	out_bool("exclude_hv", NULL, a->exclude_hv);
+	out_hex("sample_type", NULL, a->sample_type);
+	out_bool("inherit", NULL, a->inherit);
+	out_bool("enable_on_exec", NULL, a->enable_on_exec);
+	out_u64("aux_watermark", NULL, a->aux_watermark);
+	out_obj_end();
 }
 
-/* execvp's search, done early so that a typo is bad input, not a failed recording. */
-static int check_command(const char *cmd)
-{
-	const char *path = getenv("PATH");
-	char buf[4096];
-
-	if (strchr(cmd, '/')) {
-		if (access(cmd, X_OK) == 0)
-			return 0;
-		return bad("cannot execute '%s': %s", cmd, strerror(errno));
-	}
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (const char *p = path; *p;) {
-		size_t n = strcspn(p, ":");
-
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, n ? p : ".", cmd);
-		if (access(buf, X_OK) == 0)
-			return 0;
-		p += n + (p[n] == ':');
-	}
-	return bad("cannot execute '%s': command not found in PATH", cmd);
-}
-
-static bool pid_exists(pid_t pid)
-{
-	return kill(pid, 0) == 0 || errno == EPERM;
-}
-
-/* Everything that needs sysfs or /proc; still nothing is opened. */
-static int resolve_plan(struct record_plan *p)
-{
-	struct record_opts *o = &p->opts;
-	char err[1024];
-	struct stat st;
-	struct privs pv;
-	int ret;
-
-	ret = pmu_load(&p->pmu, "intel_pt", err, sizeof(err));
-	if (ret) {
-		msg_err("record: %s", err);
-		if (ret == -ENOENT)
-			msg_hint("this machine has no Intel PT; '%s caps' says why", PTC_PROG);
-		return EXIT_RUNTIME;
-	}
-	if (evconfig_parse(o->event, &p->pmu, &p->ev, err, sizeof(err)))
-		return bad("-e %s: %s", o->event, err);
-	if (o->kcore && p->ev.exclude_kernel)
-		return bad("--kcore keeps the kernel's text, but -e %s does not trace the kernel; "
-			   "use a k modifier (e.g. intel_pt//k or intel_pt//uk)", o->event);
-	if (p->ev.forced_pt)
-		msg_warn("-e %s: pt=0 makes no sense; using pt=1, as perf does", o->event);
-
-	if (o->filter) {
-		struct filter_opts fo = {
-			.traces_kernel = !p->ev.exclude_kernel,
-			.task_target = !(o->all_cpus || o->cpus_given),
-			.nr_addr_filters = p->pmu.nr_addr_filters > 0 ? p->pmu.nr_addr_filters : 0,
-			.num_address_ranges = pmu_has_cap(&p->pmu, "num_address_ranges") ?
-				(int)pmu_cap(&p->pmu, "num_address_ranges", 0) : -1,
-			.kallsyms = getenv("PTCOLLECT_KALLSYMS"),
-		};
-		char warn[512];
-
-		ret = filter_build(o->filter, &fo, &p->filter, err, sizeof(err), warn, sizeof(warn));
-		if (ret == -ENOMEM) {
-			msg_err("record: out of memory");
-			return EXIT_RUNTIME;
-		}
-		if (ret)
-			return bad("--filter '%s': %s", o->filter, err);
-		if (warn[0])
-			msg_warn("--filter: %s", warn);
-	}
-	for (int i = 0; i < o->nr_pids; i++)
-		if (!pid_exists(o->pids[i]))
-			return bad("-p %d: no such process", o->pids[i]);
-	for (int i = 0; i < o->nr_tids; i++)
-		if (!pid_exists(o->tids[i]))
-			return bad("-t %d: no such thread", o->tids[i]);
-	for (int i = 0; i < o->nr_cpus; i++) {
-		long n = sysconf(_SC_NPROCESSORS_CONF);
-
-		if (o->cpus[i] >= n)
-			return bad("-C: CPU %d does not exist (this machine has CPUs 0-%ld)",
-				   o->cpus[i], n - 1);
-	}
-
-	if (o->command && (ret = check_command(o->command[0])))
-		return ret;
-	if (o->all_cpus || o->cpus_given)
-		p->target = TARGET_CPU;
-	else if (o->command)
-		p->target = TARGET_COMMAND;
-	else if (o->nr_pids)
-		p->target = TARGET_PID;
-	else
-		p->target = TARGET_TID;
-	p->per_thread = o->per_thread;
-
-	privs_read(&pv);
-	p->data_bytes = o->data_bytes ? o->data_bytes : DEFAULT_DATA_BYTES;
-	p->aux_bytes = o->aux_bytes ? o->aux_bytes :
-		       (privs_privileged(&pv) ? DEFAULT_AUX_PRIV : DEFAULT_AUX_UNPRIV);
-
-	/* The kernel's mlock rule, checked before anything is mapped. */
-	{
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN), page = sysconf(_SC_PAGESIZE);
-		uint64_t rings = p->per_thread ? (uint64_t)(o->nr_pids + o->nr_tids > 0 ?
-				 o->nr_pids + o->nr_tids : 1) :
-				 (uint64_t)(o->cpus_given ? o->nr_cpus : cpus);
-		uint64_t want = rings * (p->data_bytes + p->aux_bytes + (uint64_t)page);
-		uint64_t budget = privs_mlock_budget(&pv, cpus > 0 ? (unsigned int)cpus : 1);
-
-		if (want > budget)
-			return bad("-m: %" PRIu64 " ring(s) of %" PRIu64 " KiB data + %" PRIu64 " KiB "
-				   "AUX need %" PRIu64 " KiB of locked memory, but this user may lock %"
-				   PRIu64 " KiB (perf_event_mlock_kb=%ld per CPU, RLIMIT_MEMLOCK=%" PRIu64
-				   " KiB); use smaller rings (-m ,%" PRIu64 "K), raise 'sysctl "
-				   "kernel.perf_event_mlock_kb', or 'ulimit -l'", rings,
-				   p->data_bytes >> 10, p->aux_bytes >> 10, want >> 10, budget >> 10,
-				   pv.mlock_kb, pv.rlimit_memlock >> 10,
-				   (p->aux_bytes >> 12) ? p->aux_bytes >> 12 : 4);
-	}
-	if (!o->force && lstat(o->output, &st) == 0)
-		return bad("-o %s: it exists already; choose another name or add --force "
-			   "to replace it", o->output);
-	return 0;
-}
-
-static void print_plan(const struct record_plan *p)
+static void print_target(const struct plan *p)
 {
 	const struct record_opts *o = &p->opts;
 
-	out_obj_begin(NULL, NULL);
-	out_obj_begin("pmu", "pmu");
-	out_str("name", NULL, p->pmu.name);
-	out_u64("type", NULL, p->pmu.type);
-	out_obj_end();
-	out_obj_begin("attr", "attr");
-	out_hex("config", NULL, p->ev.config);
-	out_hex("config1", NULL, p->ev.config1);
-	out_hex("config2", NULL, p->ev.config2);
-	out_bool("exclude_user", NULL, p->ev.exclude_user);
-	out_bool("exclude_kernel", NULL, p->ev.exclude_kernel);
-	out_bool("exclude_hv", NULL, p->ev.exclude_hv);
-	out_obj_end();
-	out_str("event", NULL, o->event);
-	out_str("filter", NULL, p->filter);
 	out_obj_begin("target", "target");
-	out_str("kind", NULL, record_target_name(p->target));
+	out_str("kind", NULL, target_kind_name(p->target));
 	if (o->command) {
 		out_arr_begin("command", NULL);
 		for (int i = 0; i < o->command_argc; i++)
 			out_str(NULL, NULL, o->command[i]);
 		out_arr_end();
+		out_str("exec", "executes", p->exec_path);
 	}
 	if (p->target == TARGET_PID || p->target == TARGET_TID) {
 		const pid_t *ids = p->target == TARGET_PID ? o->pids : o->tids;
@@ -376,56 +227,152 @@ static void print_plan(const struct record_plan *p)
 		for (int i = 0; i < n; i++)
 			out_u64(NULL, NULL, (uint64_t)ids[i]);
 		out_arr_end();
-	} else if (p->target == TARGET_CPU) {
-		out_arr_begin("cpus", NULL);
-		if (o->cpus_given)
-			for (int i = 0; i < o->nr_cpus; i++)
-				out_u64(NULL, NULL, (uint64_t)o->cpus[i]);
-		else
-			out_str(NULL, NULL, "all");
+		out_arr_begin("threads", NULL);
+		for (int i = 0; i < p->nr_tids; i++)
+			out_u64(NULL, NULL, (uint64_t)p->tids[i]);
 		out_arr_end();
 	}
 	out_obj_end();
+}
+
+/* The streams the recording will open; the workload's thread is known only at its start. */
+static void print_streams(const struct plan *p)
+{
+	out_arr_begin("streams", "streams");
+	for (int i = 0; i < p->nr_streams; i++) {
+		const struct stream *st = &p->streams[i];
+		bool workload = p->per_thread && st->tid == 0;
+
+		out_obj_begin(NULL, NULL);
+		out_str("file", NULL, workload ? NULL : st->trace);
+		out_str("sideband", NULL, workload ? NULL : st->sideband);
+		out_i64("cpu", NULL, st->cpu);
+		out_i64("tid", NULL, workload ? -1 : st->tid);
+		out_bool("workload", NULL, workload);
+		out_obj_end();
+	}
+	out_arr_end();
+}
+
+static void print_plan(const struct plan *p)
+{
+	const struct record_opts *o = &p->opts;
+
+	out_obj_begin(NULL, NULL);
+	out_obj_begin("pmu", "pmu");
+	out_str("name", NULL, p->pmu.name);
+	out_u64("type", NULL, (uint64_t)p->pmu.type);
+	out_obj_end();
+	out_str("event", NULL, o->event);
+	print_attr(&p->attr);
+	out_str("filter", NULL, p->filter);
+	print_target(p);
 	out_str("mode", NULL, p->per_thread ? "per-thread" : "per-cpu");
-	out_u64("data_bytes", "data ring bytes", p->data_bytes);
-	out_u64("aux_bytes", "AUX area bytes", p->aux_bytes);
-	out_str("output", NULL, o->output);
+	print_streams(p);
+	out_u64s("data_bytes", "data ring bytes", p->data_bytes);
+	out_u64s("aux_bytes", "AUX area bytes", p->aux_bytes);
+	out_obj_begin("locked_memory", "locked memory");
+	out_u64s("need", "needed (bytes)", p->mlock_need);
+	if (p->mlock_budget == UINT64_MAX)
+		out_str("budget", "budget", "unlimited");
+	else
+		out_u64s("budget", "budget (bytes)", p->mlock_budget);
+	out_obj_end();
+	out_obj_begin("output", "output");
+	out_str("path", NULL, o->output);
+	out_str("action", NULL, p->output == PLAN_OUTPUT_REPLACE ? "replace" : "create");
+	out_obj_end();
 	if (o->duration > 0)
 		out_fmt("duration", NULL, "%g", o->duration);
 	if (o->max_size)
-		out_u64("max_size", NULL, o->max_size);
+		out_u64s("max_size", NULL, o->max_size);
 	out_obj_end();
 	out_finish();
 }
 
-/* Carry out the plan; the exit code follows the table in ptcollect(1). */
-static int record_run(const struct record_plan *plan)
-{
-	struct session_result res;
-	int ret = session_run(plan, &res);
+/* ---- carrying the plan out ---------------------------------------------- */
 
-	if (ret) {
-		msg_err("record: %s", res.err);
-		if (res.hint[0])
-			msg_hint("%s", res.hint);
-		if (res.bytes)
-			msg_note("record: %s keeps the %" PRIu64 " bytes of trace captured before "
-				 "the failure; its manifest says what is missing",
-				 plan->opts.output, res.bytes);
-		return res.usage_error ? EXIT_USAGE : EXIT_RUNTIME;
+struct reporter {
+	bool status_line;
+	bool printed;
+};
+
+static void report_warn(void *arg, const struct error *e)
+{
+	struct reporter *r = arg;
+
+	if (r->printed && !msg_quiet) {
+		fputc('\n', stderr);	/* off the status line */
+		r->printed = false;
 	}
-	/* As perf: the workload's status when the recording itself succeeded. */
-	if (res.workload_ran)
-		return res.workload_status;
-	return EXIT_OK;
+	msg_warn("record: %s", e->why);
+}
+
+static void report_tick(void *arg, double t, uint64_t bytes, uint64_t losses)
+{
+	struct reporter *r = arg;
+	double mb = (double)bytes / 1e6;
+
+	if (!r->status_line)
+		return;
+	fprintf(stderr, "\r%s: %6.1fs  %9.2f MB  %7.2f MB/s  losses %" PRIu64 "   ", PTC_PROG, t,
+		mb, t > 0 ? mb / t : 0, losses);
+	r->printed = true;
+}
+
+static void summary(const struct plan *p, const struct session_result *res)
+{
+	for (int i = 0; i < res->nr_streams; i++) {
+		const struct stream *st = &res->streams[i];
+		const struct auxring_stats *a = &st->ring.stats;
+
+		msg_note("%-12s %12" PRIu64 " bytes  truncated %" PRIu64 "  lost %" PRIu64
+			 "  partial %" PRIu64 "  collision %" PRIu64, st->trace, a->aux_bytes,
+			 a->truncated, a->lost, a->partial, a->collision);
+		if (a->data_full)
+			msg_warn("record: %s: the sideband ring filled %" PRIu64 " time(s): a stop of "
+				 "the hardware may have gone unrecorded; it was restarted each time "
+				 "(a larger -m DATA helps)", st->trace, a->data_full);
+	}
+	msg_note("%" PRIu64 " bytes of trace in %d stream%s, %" PRIu64 " loss record%s, in %s "
+		 "(%s)", res->bytes, res->nr_streams, res->nr_streams == 1 ? "" : "s",
+		 res->losses, res->losses == 1 ? "" : "s", p->opts.output,
+		 res->stop_reason ? res->stop_reason : "stopped");
+}
+
+/* Carry out the plan; the exit code follows the table in ptcollect(1). */
+static int record_run(const struct plan *p)
+{
+	struct reporter rep = { .status_line = !p->opts.quiet && isatty(STDERR_FILENO) };
+	struct session_ops ops = { .arg = &rep, .warn = report_warn, .tick = report_tick };
+	struct session_result res;
+	struct error e = { 0 };
+	int ret = session_run(p, &ops, &res, &e), status;
+
+	if (rep.printed)
+		report_tick(&rep, res.seconds, res.bytes, res.losses), fputc('\n', stderr);
+	if (res.began)
+		summary(p, &res);
+	if (ret) {
+		status = cmd_error("record", &e);
+		if (res.began)
+			msg_note("record: %s keeps the %" PRIu64 " bytes of trace captured before the "
+				 "failure; its manifest says what is missing", p->opts.output,
+				 res.bytes);
+	} else {
+		/* As perf: the workload's status when the recording itself succeeded. */
+		status = res.workload_ran ? res.workload_status : EXIT_OK;
+	}
+	session_result_free(&res);
+	return status;
 }
 
 int do_record(int argc, char **argv)
 {
-	struct record_plan *plan;
+	struct plan *plan = calloc(1, sizeof(*plan));
+	struct error e = { 0 };
 	int ret;
 
-	plan = calloc(1, sizeof(*plan));
 	if (!plan) {
 		msg_err("record: out of memory");
 		return EXIT_RUNTIME;
@@ -438,25 +385,17 @@ int do_record(int argc, char **argv)
 	if (ret)
 		goto out;
 	msg_quiet = plan->opts.quiet;
-	ret = check_event_syntax(plan->opts.event);
-	if (ret)
-		goto out;
-	if (!plan->opts.dry_run && pmu_sysfs_is_fixture()) {
-		ret = bad("PTCOLLECT_SYSFS=%s is a fixture: its PMU type is not a real one, so "
-			  "only --dry-run can use it; unset PTCOLLECT_SYSFS to record",
-			  pmu_sysfs_root());
+	if (plan_resolve(plan, &e)) {
+		ret = cmd_error("record", &e);
 		goto out;
 	}
-	ret = resolve_plan(plan);
-	if (ret)
-		goto out;
-	if (plan->opts.dry_run) {
+	cmd_warnings("record", &plan->warn);
+	if (plan->opts.dry_run)
 		print_plan(plan);
-		goto out;
-	}
-	ret = record_run(plan);
+	else
+		ret = record_run(plan);
 out:
-	free(plan->filter);
+	plan_free(plan);
 	free(plan);
 	return ret;
 }

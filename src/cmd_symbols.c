@@ -25,6 +25,7 @@ int do_symbols(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *glob;
@@ -34,12 +35,16 @@ int do_symbols(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hj", opts, NULL)) != -1) {
 		if (c == 'h') {
 			usage_symbols(stdout);
 			return EXIT_OK;
 		}
-		return cmd_bad_usage("symbols", "unknown option '%s'", argv[optind - 1]);
+		if (c == 'j') {
+			out_json = true;
+			continue;
+		}
+		return cmd_bad_option("symbols", c, argv);
 	}
 	if (optind >= argc)
 		return cmd_bad_usage("symbols", "no FILE given");

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* ptcollect: the command table and the global options. */
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,7 +34,7 @@ static void usage(FILE *f)
 		"\nOptions:\n"
 		"  -h, --help     this text ('%s help COMMAND' for a command)\n"
 		"  -V, --version  print the version\n"
-		"  -j, --json     print results as JSON (also accepted after COMMAND)\n"
+		"  -j, --json     print results as JSON (commands take it after COMMAND too)\n"
 		"\nExit status: 0 success, 1 runtime failure, 2 bad usage or input;\n"
 		"'record -- COMMAND' passes the workload's status through.\n", PTC_PROG);
 }
@@ -84,24 +85,35 @@ static int do_help(int argc, char **argv)
 	return EXIT_OK;
 }
 
-/* Take --json/-j out of argv (up to a "--"), so that it works on either side of COMMAND. */
-static int strip_json(int argc, char **argv, bool *json)
+/* Global options come before COMMAND; the first argument that is not one is the command. */
+static int global_opts(int argc, char **argv, bool *json)
 {
-	int n = 0, i;
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "json", no_argument, NULL, 'j' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
 
-	for (i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			break;
-		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j")) {
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+hVj", opts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			usage(stdout);
+			return -1;
+		case 'V':
+			printf("%s %s\n", PTC_PROG, PTC_VERSION);
+			return -1;
+		case 'j':
 			*json = true;
-			continue;
+			break;
+		default:
+			return cmd_bad_usage(NULL, "unknown option '%s'", argv[optind - 1]);
 		}
-		argv[n++] = argv[i];
 	}
-	for (; i < argc; i++)
-		argv[n++] = argv[i];
-	argv[n] = NULL;
-	return n;
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -110,24 +122,19 @@ int main(int argc, char **argv)
 	bool json = false, amb;
 	int ret;
 
-	argc = strip_json(argc, argv, &json);
+	ret = global_opts(argc, argv, &json);
+	if (ret)
+		return ret < 0 ? cmd_flush_stdout() : ret;
 	out_init(stdout, json);
-	if (argc < 2)
+	if (optind >= argc)
 		return cmd_bad_usage(NULL, "no command given");
-	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-		usage(stdout);
-		return EXIT_OK;
-	}
-	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
-		printf("%s %s\n", PTC_PROG, PTC_VERSION);
-		return EXIT_OK;
-	}
-	if (argv[1][0] == '-')
-		return cmd_bad_usage(NULL, "unknown option '%s'", argv[1]);
-	c = cmd_find(argv[1], &amb);
+	c = cmd_find(argv[optind], &amb);
 	if (!c)
-		return cmd_bad_usage(NULL, "%s command '%s'", amb ? "ambiguous" : "unknown", argv[1]);
-	ret = c->run(argc - 1, argv + 1);
-	fflush(stdout);
+		return cmd_bad_usage(NULL, "%s command '%s'", amb ? "ambiguous" : "unknown",
+				     argv[optind]);
+	ret = c->run(argc - optind, argv + optind);
+	/* A result that did not reach stdout is a failure, whatever the command did. */
+	if (ret == EXIT_OK)
+		ret = cmd_flush_stdout();
 	return ret;
 }

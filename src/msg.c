@@ -1,16 +1,24 @@
 // SPDX-License-Identifier: MIT
-/* User-facing messages: one format, one stream (stderr). */
+/* User-facing messages: one format, one stream (stderr), nothing raw for the terminal. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "msg.h"
+#include "out.h"
 
 bool msg_quiet;
 
 static void vsay(const char *tag, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "%s: %s", PTC_PROG, tag);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	char *s = NULL, *p;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	/* Inputs quoted in messages may hold control characters: show them escaped. */
+	p = s ? out_printable(s, true) : NULL;
+	fprintf(stderr, "%s: %s%s\n", PTC_PROG, tag, p ? p : "(out of memory)");
+	free(p);
+	free(s);
 }
 
 void msg_verr(const char *fmt, va_list ap)

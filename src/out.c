@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-/* One printing path for text and JSON results. */
+/* One printing path for text and JSON results; JSON through jansson. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -7,172 +8,189 @@
 
 #include "out.h"
 
-#define OUT_MAX_DEPTH 32
-
 bool out_json;
 
+struct level {
+	json_t *node;		/* JSON: the container being filled */
+	bool array;
+	bool first;		/* text: nothing printed in this array yet */
+	bool indented;		/* text: this level indents what it holds */
+};
+
 static FILE *out_f;
-static int depth;
-static bool first[OUT_MAX_DEPTH];	/* no element printed yet at this depth */
-static bool in_array[OUT_MAX_DEPTH];
-static bool text_array_item[OUT_MAX_DEPTH];	/* text: array of objects, "-" marker due */
+static struct level *stack;
+static int depth, cap;		/* stack[0 .. depth-1] are open */
+static json_t *root;
+static int text_indent;
 
 void out_init(FILE *f, bool json)
 {
 	out_f = f;
 	out_json = json;
 	depth = 0;
-	first[0] = true;
-	in_array[0] = false;
+	text_indent = 0;
+	json_decref(root);
+	root = NULL;
 }
 
-void out_json_escape(FILE *f, const char *s)
+static struct level *top(void)
 {
-	fputc('"', f);
+	return depth ? &stack[depth - 1] : NULL;
+}
+
+static void push(json_t *node, bool array, bool indented)
+{
+	if (depth == cap) {
+		struct level *n = realloc(stack, (size_t)(cap ? cap * 2 : 16) * sizeof(*n));
+
+		if (!n)
+			abort();	/* a few bytes per level: nothing sensible is left to do */
+		stack = n;
+		cap = cap ? cap * 2 : 16;
+	}
+	stack[depth++] = (struct level){ .node = node, .array = array, .first = true,
+					 .indented = indented };
+	text_indent += indented;
+}
+
+/* JSON: put @v into the open container, under @key in an object. */
+static void put(const char *key, json_t *v)
+{
+	struct level *t = top();
+
+	if (!v)
+		abort();
+	if (!t) {
+		json_decref(root);
+		root = v;
+		return;
+	}
+	if (t->array) {
+		json_array_append_new(t->node, v);
+		return;
+	}
+	if (!key || json_object_get(t->node, key))
+		abort();	/* a missing or repeated key is a bug in the command */
+	json_object_set_new(t->node, key, v);
+}
+
+char *out_printable(const char *s, bool keep_newlines)
+{
+	size_t n = 0;
+	char *o, *p;
+
+	for (const char *c = s; *c; c++)
+		n += ((unsigned char)*c < 0x20 && !(keep_newlines && *c == '\n')) || *c == 0x7f ? 4 : 1;
+	o = p = malloc(n + 1);
+	if (!o)
+		return NULL;
 	for (; *s; s++) {
 		unsigned char c = (unsigned char)*s;
 
-		switch (c) {
-		case '"':  fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		default:
-			if (c < 0x20)
-				fprintf(f, "\\u%04x", c);
-			else
-				fputc(c, f);
-		}
+		if (c == '\n' && keep_newlines)
+			*p++ = '\n';
+		else if (c == '\n')
+			p += sprintf(p, "\\n");
+		else if (c == '\t')
+			p += sprintf(p, "\\t");
+		else if (c < 0x20 || c == 0x7f)
+			p += sprintf(p, "\\x%02x", c);
+		else
+			*p++ = (char)c;
 	}
-	fputc('"', f);
+	*p = '\0';
+	return o;
 }
 
 static void indent(void)
 {
-	for (int i = 0; i < depth; i++)
-		fputs("  ", out_f);
+	fprintf(out_f, "%*s", 2 * text_indent, "");
 }
 
-/* JSON: separator, newline, indentation and key. */
-static void json_key(const char *key)
-{
-	if (!first[depth])
-		fputc(',', out_f);
-	first[depth] = false;
-	if (depth > 0) {
-		fputc('\n', out_f);
-		indent();
-	}
-	if (key && !in_array[depth]) {
-		out_json_escape(out_f, key);
-		fputs(": ", out_f);
-	}
-}
-
-/* Text: indentation and label (or "-" for the items of a list). */
+/* Text: indentation and label (or "- " for the items of a list). */
 static void text_label(const char *key, const char *label)
 {
+	const struct level *t = top();
 	const char *l = label ? label : key;
 
 	indent();
-	if (in_array[depth] && !l)
+	if (t && t->array)
 		fputs("- ", out_f);
 	else if (l)
 		fprintf(out_f, "%s: ", l);
 }
 
-static void push(bool array)
-{
-	if (depth + 1 < OUT_MAX_DEPTH)
-		depth++;
-	first[depth] = true;
-	in_array[depth] = array;
-	text_array_item[depth] = false;
-}
-
 void out_obj_begin(const char *key, const char *label)
 {
+	struct level *t = top();
+
 	if (out_json) {
-		if (out_f && (depth > 0 || !first[0]))
-			json_key(key);
-		else
-			first[depth] = false;
-		fputc('{', out_f);
-	} else if (key || label) {
-		indent();
-		fprintf(out_f, "%s:\n", label ? label : key);
-	} else if (in_array[depth] && !first[depth]) {
-		fputc('\n', out_f);
-	} else if (in_array[depth]) {
-		first[depth] = false;
+		json_t *o = json_object();
+
+		put(key, o);
+		push(o, false, false);
+		return;
 	}
-	push(false);
-	if (!out_json && !key && !label && depth == 1)
-		depth--;	/* the top-level object is not indented in text */
+	if (t && !t->array) {
+		indent();
+		fprintf(out_f, "%s:\n", label ? label : key ? key : "?");
+	} else if (t && !t->first) {
+		fputc('\n', out_f);	/* a blank line between the objects of a list */
+	}
+	if (t)
+		t->first = false;
+	/* The top-level object is not indented. */
+	push(NULL, false, t != NULL);
 }
 
-static void pop(char close)
+static void pop(void)
 {
-	bool empty = first[depth];
-
-	if (depth > 0)
-		depth--;
-	if (out_json) {
-		if (!empty) {
-			fputc('\n', out_f);
-			indent();
-		}
-		fputc(close, out_f);
-	}
+	if (!depth)
+		return;
+	depth--;
+	text_indent -= stack[depth].indented;
 }
 
 void out_obj_end(void)
 {
-	if (!out_json && depth == 0)
-		return;
-	pop('}');
+	pop();
 }
 
 void out_arr_begin(const char *key, const char *label)
 {
 	if (out_json) {
-		json_key(key);
-		fputc('[', out_f);
-	} else {
-		indent();
-		fprintf(out_f, "%s:\n", label ? label : key);
+		json_t *a = json_array();
+
+		put(key, a);
+		push(a, true, false);
+		return;
 	}
-	push(true);
+	indent();
+	fprintf(out_f, "%s:\n", label ? label : key ? key : "?");
+	push(NULL, true, true);
 }
 
 void out_arr_end(void)
 {
-	pop(']');
+	pop();
 }
 
-static void scalar(const char *key, const char *label, const char *json_val, const char *text_val)
+static void text_scalar(const char *key, const char *label, const char *val)
 {
-	if (out_json) {
-		json_key(key);
-		fputs(json_val, out_f);
-	} else {
-		text_label(in_array[depth] ? NULL : key, in_array[depth] ? NULL : label);
-		fprintf(out_f, "%s\n", text_val);
-	}
+	const struct level *t = top();
+	char *p = out_printable(val, false);
+
+	text_label(t && t->array ? NULL : key, t && t->array ? NULL : label);
+	fprintf(out_f, "%s\n", p ? p : "?");
+	free(p);
 }
 
 void out_str(const char *key, const char *label, const char *val)
 {
-	if (!out_json) {
-		scalar(key, label, NULL, val ? val : "(none)");
-		return;
-	}
-	json_key(key);
-	if (val)
-		out_json_escape(out_f, val);
+	if (out_json)
+		put(key, val ? json_string(val) : json_null());
 	else
-		fputs("null", out_f);
+		text_scalar(key, label, val ? val : "(none)");
 }
 
 void out_u64(const char *key, const char *label, uint64_t val)
@@ -180,7 +198,10 @@ void out_u64(const char *key, const char *label, uint64_t val)
 	char b[32];
 
 	snprintf(b, sizeof(b), "%" PRIu64, val);
-	scalar(key, label, b, b);
+	if (out_json)	/* jansson's integers are signed: larger values as strings */
+		put(key, val <= INT64_MAX ? json_integer((json_int_t)val) : json_string(b));
+	else
+		text_scalar(key, label, b);
 }
 
 void out_i64(const char *key, const char *label, int64_t val)
@@ -188,30 +209,40 @@ void out_i64(const char *key, const char *label, int64_t val)
 	char b[32];
 
 	snprintf(b, sizeof(b), "%" PRId64, val);
-	scalar(key, label, b, b);
+	if (out_json)
+		put(key, json_integer(val));
+	else
+		text_scalar(key, label, b);
 }
 
 void out_hex(const char *key, const char *label, uint64_t val)
 {
-	char b[32], q[40];
+	char b[32];
 
 	snprintf(b, sizeof(b), "0x%" PRIx64, val);
-	snprintf(q, sizeof(q), "\"%s\"", b);
-	scalar(key, label, q, b);
+	if (out_json)
+		put(key, json_string(b));
+	else
+		text_scalar(key, label, b);
 }
 
 void out_u64s(const char *key, const char *label, uint64_t val)
 {
-	char b[32], q[40];
+	char b[32];
 
 	snprintf(b, sizeof(b), "%" PRIu64, val);
-	snprintf(q, sizeof(q), "\"%s\"", b);
-	scalar(key, label, q, b);
+	if (out_json)
+		put(key, json_string(b));
+	else
+		text_scalar(key, label, b);
 }
 
 void out_bool(const char *key, const char *label, bool val)
 {
-	scalar(key, label, val ? "true" : "false", val ? "yes" : "no");
+	if (out_json)
+		put(key, json_boolean(val));
+	else
+		text_scalar(key, label, val ? "yes" : "no");
 }
 
 void out_fmt(const char *key, const char *label, const char *fmt, ...)
@@ -227,22 +258,86 @@ void out_fmt(const char *key, const char *label, const char *fmt, ...)
 	free(s);
 }
 
+/* Text: a JSON value through the calls above, so it reads like the rest. */
+static void text_value(const char *key, const char *label, const json_t *v)
+{
+	const char *k;
+	json_t *m;
+	size_t i;
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		out_obj_begin(key, label);
+		json_object_foreach((json_t *)v, k, m)
+			text_value(k, NULL, m);
+		out_obj_end();
+		break;
+	case JSON_ARRAY:
+		out_arr_begin(key, label);
+		json_array_foreach(v, i, m)
+			text_value(NULL, NULL, m);
+		out_arr_end();
+		break;
+	case JSON_STRING:
+		out_str(key, label, json_string_value(v));
+		break;
+	case JSON_INTEGER:
+		out_i64(key, label, json_integer_value(v));
+		break;
+	case JSON_REAL:
+		out_fmt(key, label, "%g", json_real_value(v));
+		break;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		out_bool(key, label, json_is_true(v));
+		break;
+	default:
+		out_str(key, label, NULL);
+	}
+}
+
+void out_value(const char *key, const char *label, json_t *val)
+{
+	if (out_json) {
+		put(key, val);
+		return;
+	}
+	text_value(key, label, val);
+	json_decref(val);
+}
+
 void out_text(const char *fmt, ...)
 {
 	va_list ap;
+	char *s = NULL, *p;
 
 	if (out_json)
 		return;
-	indent();
 	va_start(ap, fmt);
-	vfprintf(out_f, fmt, ap);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
 	va_end(ap);
-	fputc('\n', out_f);
+	p = s ? out_printable(s, false) : NULL;
+	indent();
+	fprintf(out_f, "%s\n", p ? p : "?");
+	free(p);
+	free(s);
 }
 
-void out_finish(void)
+int out_finish(void)
 {
-	if (out_json)
-		fputc('\n', out_f);
-	fflush(out_f);
+	int ret = 0;
+
+	if (out_json && root) {
+		if (json_dumpf(root, out_f, JSON_INDENT(2)) || fputc('\n', out_f) == EOF)
+			ret = -EIO;
+		json_decref(root);
+		root = NULL;
+	}
+	if (fflush(out_f) || ferror(out_f))
+		ret = -(errno ? errno : EIO);
+	free(stack);
+	stack = NULL;
+	depth = cap = 0;
+	return ret;
 }

@@ -89,3 +89,18 @@ uint64_t privs_mlock_budget(const struct privs *p, unsigned int online_cpus)
 	free_bytes = p->mlock_kb > 0 ? (uint64_t)p->mlock_kb * 1024 : 0;
 	return free_bytes * (online_cpus ? online_cpus : 1) + p->rlimit_memlock;
 }
+
+uint64_t privs_mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	unsigned long long kb = 0;
+	char line[256];
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024;
+}

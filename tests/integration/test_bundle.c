@@ -23,6 +23,7 @@
 
 #include "auxring.h"
 #include "bundle.h"
+#include "manifest.h"
 #include "oracle.h"
 #include "run.h"
 #include "sideband.h"
@@ -234,50 +235,68 @@ Test(sideband, saved_vdso_equals_a_processs_vdso)
 	free(theirs);
 }
 
-/* A plan as `record` makes it, on the skylake fixture, recording into @dir. */
-static void make_plan(struct record_plan *p, const char *dir)
+/* The manifest of a workload recording on a Skylake-like machine, as the plan describes it. */
+static void describe(struct manifest *m, const struct perf_event_mmap_page *pc)
 {
-	char *root = oracle_fixture("skylake"), err[512];
-	static char *cmd[] = { "/bin/true", NULL };
+	static char *self[] = { "ptcollect", "record", "--", "/bin/true" };
+	static char *cmd[] = { "/bin/true" };
 
-	memset(p, 0, sizeof(*p));
-	setenv("PTCOLLECT_SYSFS", root, 1);
-	cr_assert_eq(pmu_load(&p->pmu, "intel_pt", err, sizeof(err)), 0, "%s", err);
-	unsetenv("PTCOLLECT_SYSFS");
-	cr_assert_eq(evconfig_parse("intel_pt//u", &p->pmu, &p->ev, err, sizeof(err)), 0);
-	p->opts.output = dir;
-	p->opts.command = cmd;
-	p->opts.command_argc = 1;
-	p->target = TARGET_COMMAND;
-	p->data_bytes = 1 << 16;
-	p->aux_bytes = 1 << 20;
-	free(root);
+	manifest_init(m);
+	cr_assert_eq(manifest_set(&m->tool_version, "test"), 0);
+	cr_assert_eq(manifest_set_argv(&m->command, &m->command_argc, self, 4), 0);
+	cr_assert_eq(manifest_set_argv(&m->target.command, &m->target.command_argc, cmd, 1), 0);
+	m->target.kind = TARGET_COMMAND;
+	cr_assert_eq(manifest_set(&m->pmu_name, "intel_pt"), 0);
+	cr_assert_eq(manifest_set(&m->event, "intel_pt//u"), 0);
+	cr_assert_eq(manifest_set(&m->cpu.vendor, "GenuineIntel"), 0);
+	m->pmu_type = 8;
+	m->attr.config = 0x300e601;
+	m->attr.exclude_kernel = m->attr.exclude_hv = true;
+	m->attr.sample_type = SIDEBAND_SAMPLE_TYPE;
+	m->cpu.family = 6;
+	m->cpu.model = 94;
+	m->cpu.stepping = 3;
+	m->nom_freq = 24;
+	m->mtc_freq = 3;
+	m->time_conv.cap_user_time_zero = pc->cap_user_time_zero;
+	m->time_conv.time_zero = pc->time_zero;
+	m->time_conv.time_mult = pc->time_mult;
+	m->time_conv.time_shift = pc->time_shift;
 }
 
 /* Write a bundle through the recorder's own code: two streams, @pc's time conversion. */
 static void write_bundle(const char *dir, const struct perf_event_mmap_page *pc, bool finish)
 {
-	struct record_plan p;
-	struct auxring_stats st = { .aux_bytes = 4096, .truncated = 2, .data_full = 1,
-				    .restarts = 3 };
+	struct auxring_stats stats = { .aux_bytes = 4096, .truncated = 2, .data_full = 1,
+				       .restarts = 3 };
+	struct error e = { 0 };
+	struct stream st[2];
+	struct manifest m;
 	struct bundle *b;
-	char err[512], data[4096];
-	int idx[2];
+	char data[4096];
 
-	make_plan(&p, dir);
-	cr_assert_eq(bundle_create(&b, &p, err, sizeof(err)), 0, "%s", err);
+	describe(&m, pc);
+	cr_assert_eq(bundle_create(&b, dir, false, &e), 0, "%s", e.why);
 	memset(data, 0x55, sizeof(data));
 	for (int i = 0; i < 2; i++) {
-		cr_assert_eq(bundle_stream_add(b, i, -1, &idx[i]), 0, "%s", bundle_error(b));
-		cr_assert_eq(write(bundle_trace_fd(b, idx[i]), data, sizeof(data)), 4096);
-		bundle_stream_update(b, idx[i], &st);
+		stream_init(&st[i], i, -1);
+		cr_assert_eq(bundle_open_stream(b, &st[i], &e), 0, "%s", e.why);
+		cr_assert_eq(write(st[i].trace_fd, data, sizeof(data)), 4096);
+		st[i].ring.stats = stats;
+		cr_assert_eq(stream_describe(&st[i], manifest_add_stream(&m)), 0);
 	}
-	bundle_started(b, pc);
-	cr_assert_eq(bundle_checkpoint(b, err, sizeof(err)), 0, "%s", err);
-	if (finish)
-		cr_assert_eq(bundle_finish(b, true, "the workload exited", 0, err, sizeof(err)), 0,
-			     "%s", err);
+	cr_assert_eq(bundle_write_manifest(b, &m, &e), 0, "%s", e.why);
+	if (finish) {
+		for (int i = 0; i < 2; i++)
+			cr_assert_eq(bundle_close_stream(b, &st[i], &e), 0, "%s", e.why);
+		m.complete = true;
+		cr_assert_eq(manifest_set(&m.stop_reason, "the workload exited"), 0);
+		cr_assert_eq(bundle_write_manifest(b, &m, &e), 0, "%s", e.why);
+	}
+	for (int i = 0; i < 2; i++)
+		bundle_close_stream(b, &st[i], NULL);
 	bundle_free(b);
+	manifest_free(&m);
 }
 
 static char *tmpdir_name(void)
@@ -310,8 +329,8 @@ Test(bundle, info_reads_back_what_the_recorder_wrote)
 	cr_assert_eq(run_ptcollect(NULL, &r, "info", "--json", dir, NULL), 0);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "\"complete\": true"), "%s", r.out);
-	cr_expect(strstr(r.out, "\"total_bytes\": 8192"), "%s", r.out);
-	cr_expect(strstr(r.out, "\"truncated\": 2"), "%s", r.out);
+	cr_expect(strstr(r.out, "\"total_bytes\": \"8192\""), "u64s are strings: %s", r.out);
+	cr_expect(strstr(r.out, "\"truncated\": \"2\""), "%s", r.out);
 	/* libipt's order: config, sideband setup, this stream's primary, the others, the trace. */
 	snprintf(want, sizeof(want), "--pevent:time-zero 123456789 --pevent:time-shift 10 "
 		 "--pevent:time-mult 1000 --pevent:primary %s/cpu0.pevent --pevent:secondary "
@@ -326,8 +345,8 @@ Test(bundle, info_reads_back_what_the_recorder_wrote)
 	snprintf(want, sizeof(want), "%s/manifest.json", dir);
 	m = slurp(want, &len);
 	m[len] = 0;
-	cr_expect(strstr((char *)m, "\"sideband_full\": 1"), "%s", m);
-	cr_expect(strstr((char *)m, "\"restarts\": 3"), "%s", m);
+	cr_expect(strstr((char *)m, "\"sideband_full\": \"1\""), "%s", m);
+	cr_expect(strstr((char *)m, "\"restarts\": \"3\""), "%s", m);
 	free(m);
 	rm_rf(dir);
 	free(dir);
@@ -394,12 +413,11 @@ Test(bundle, bad_bundles_exit_two_with_the_reason)
 	run_free(&r);
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
 	f = fopen(path, "w");
-	fputs("{\"format\": \"ptcollect-bundle\", \"version\": 1,,}", f);
+	fputs("{\"format\": \"ptcollect-bundle\", \"version\": 2,,}", f);
 	fclose(f);
 	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
 	cr_expect_eq(r.status, 2);
-	cr_expect(strstr(r.err, "at byte 44: an object member must start with a string key"),
-		  "%s", r.err);
+	cr_expect(strstr(r.err, "manifest.json: not valid JSON: line 1, column 45"), "%s", r.err);
 	run_free(&r);
 	f = fopen(path, "w");
 	fputs("{\"format\": \"other\", \"version\": 1}", f);

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * manifest.json, the bundle's description: one struct, written and read by
+ * this module alone (jansson underneath), so the schema exists once.
+ * man/ptcollect-bundle.5 documents it. The type rule, everywhere:
+ *	- a 64-bit count or time (bytes, records, TSC, time_zero) is a decimal
+ *	  string, since JSON readers lose integers past 2^53;
+ *	- addresses, configs and sample_type are "0x..." hex strings;
+ *	- values that fit in 32 bits (cpu, tid, pid, family, ...) are numbers;
+ *	- paths are relative to the bundle directory.
+ */
+#ifndef PTC_MANIFEST_H
+#define PTC_MANIFEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include <jansson.h>
+
+#include "error.h"
+
+#define MANIFEST_FILE		"manifest.json"
+#define MANIFEST_FORMAT		"ptcollect-bundle"
+#define MANIFEST_VERSION	2
+#define MANIFEST_MAX_BYTES	(64u << 20)	/* a larger file is not ours */
+
+enum target_kind {
+	TARGET_NONE,
+	TARGET_COMMAND,		/* -- COMMAND: fork, enable on exec */
+	TARGET_PID,		/* -p: every thread of these processes */
+	TARGET_TID,		/* -t: these threads only */
+	TARGET_CPU,		/* -a / -C: whole CPUs */
+};
+
+const char *target_kind_name(enum target_kind k);
+
+/* The losses a stream's records reported. */
+struct mlosses {
+	uint64_t truncated;	/* PERF_RECORD_AUX with TRUNCATED: the AUX buffer was full */
+	uint64_t lost;		/* PERF_RECORD_LOST records */
+	uint64_t lost_records;	/* sideband records they say were dropped */
+	uint64_t partial;	/* AUX records flagged PARTIAL */
+	uint64_t collision;	/* AUX records flagged COLLISION */
+	uint64_t sideband_full;	/* times the data ring had no room for an AUX record */
+};
+
+struct mstream {
+	char *file;		/* trace file, e.g. "cpu0.pt" */
+	char *sideband;		/* its sideband, e.g. "cpu0.pevent" */
+	int cpu;		/* -1 in per-thread mode */
+	int tid;		/* -1 in per-CPU mode */
+	uint64_t bytes;		/* trace bytes the file holds */
+	uint64_t sideband_bytes;
+	struct mlosses lost;
+	uint64_t restarts;	/* restarts of the hardware after a stop */
+	uint64_t itrace_start;	/* ITRACE_START records */
+};
+
+struct mimage {
+	char *path;		/* absolute, as the sideband maps it */
+	char *build_id;		/* lowercase hex, or NULL when the file has none */
+};
+
+struct manifest {
+	int version;
+	char *tool_version;
+	char **command;		/* ptcollect's own command line */
+	int command_argc;
+	struct {
+		enum target_kind kind;
+		pid_t *pids;	/* -p or -t ids */
+		int nr_pids;
+		char **command;	/* the workload, or NULL */
+		int command_argc;
+		bool exited;	/* exit_status is known */
+		int exit_status;	/* exit code, or 128+signal */
+	} target;
+	bool per_thread;	/* "mode": "per-thread", else "per-cpu" */
+	char *event;		/* -e as given */
+	char *pmu_name;
+	int pmu_type;
+	struct {
+		uint64_t config, config1, config2;
+		bool exclude_user, exclude_kernel, exclude_hv;
+		uint64_t sample_type;
+	} attr;
+	char *filter;		/* the kernel's filter string, or NULL */
+	struct {
+		char *vendor;
+		unsigned int family, model, stepping;
+	} cpu;
+	struct {
+		bool cap_user_time_zero;	/* the other fields mean something */
+		uint64_t time_zero;
+		uint32_t time_mult;
+		uint16_t time_shift;
+	} time_conv;
+	int nom_freq;		/* max_nonturbo_ratio, -1 when unknown */
+	bool has_cpuid_0x15;
+	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx;
+	unsigned int mtc_freq;
+	struct {
+		uint64_t start;		/* where the kernel starts; 0: not traced */
+		char *kallsyms;		/* copy of /proc/kallsyms, or NULL */
+		char *kcore;		/* the kernel's text, raw, or NULL */
+		uint64_t kcore_base;	/* its address */
+	} kernel;
+	char *proc_sideband;	/* COMM/MMAP2 synthesized from /proc, or NULL */
+	char *vdso;		/* the vdso saved as a file, or NULL */
+	struct mstream *streams;
+	int nr_streams;
+	struct mimage *images;
+	int nr_images;
+	struct timespec start_time, end_time;	/* 0: not known */
+	char *stop_reason;
+	bool complete;		/* the recording closed cleanly */
+};
+
+void manifest_init(struct manifest *m);
+void manifest_free(struct manifest *m);
+
+/* Replace *@dst with a copy of @src (NULL allowed). 0 or -ENOMEM. */
+int manifest_set(char **dst, const char *src);
+/* A copy of @argc strings. 0 or -ENOMEM. */
+int manifest_set_argv(char ***dst, int *dst_argc, char *const *argv, int argc);
+/* Append a stream / an image; returns it zeroed (names NULL), or NULL on ENOMEM. */
+struct mstream *manifest_add_stream(struct manifest *m);
+struct mimage *manifest_add_image(struct manifest *m);
+
+/* The manifest as JSON, in the type rule above. NULL on ENOMEM. */
+json_t *manifest_to_json(const struct manifest *m);
+json_t *manifest_stream_to_json(const struct mstream *s);
+
+/*
+ * Write @m to @dirfd/manifest.json atomically (a temporary file, fsync,
+ * rename): a reader sees the old or the new manifest. The file is 0600.
+ */
+int manifest_write(const struct manifest *m, int dirfd, struct error *e);
+
+/*
+ * Read @dirfd/manifest.json (@dir names it in messages). Every field is
+ * checked: type, range, file names that stay inside the bundle. Returns 0,
+ * or a usage error (not a manifest, another version, a bad field: what and
+ * where) or a runtime error.
+ */
+int manifest_read(int dirfd, const char *dir, struct manifest *m, struct error *e);
+/* The same from text (the fuzz target's entry). */
+int manifest_parse(const char *text, size_t len, struct manifest *m, struct error *e);
+
+#endif

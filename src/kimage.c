@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+/* The kernel's symbols and text, kept in the bundle for decoding kernel addresses. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "kallsyms.h"
+#include "kimage.h"
+
+#define KALLSYMS_MAX (256u << 20)
+
+int kimage_save_kallsyms(const char *path, int fd, struct kimage *k, struct error *e)
+{
+	const struct ksym *text, *stext, *etext;
+	struct kallsyms ks;
+	size_t len;
+	char *buf;
+	int ret;
+
+	memset(k, 0, sizeof(*k));
+	ret = file_read_all(AT_FDCWD, path, KALLSYMS_MAX, &buf, &len, e);
+	if (ret)
+		return ret;
+	ret = write_all(fd, buf, len);
+	free(buf);
+	if (ret)
+		return err_runtime(e, ret, "copying %s: %s", path, strerror(-ret));
+	ret = kallsyms_load(&ks, path, e);
+	if (ret)
+		return ret;
+	text = kallsyms_find(&ks, "_text");
+	stext = kallsyms_find(&ks, "_stext");
+	etext = kallsyms_find(&ks, "_etext");
+	k->start = text && text->addr ? text->addr : stext ? stext->addr : 0;
+	k->text_start = stext ? stext->addr : 0;
+	k->text_end = etext ? etext->addr : 0;
+	kallsyms_free(&ks);
+	if (!k->start)
+		return err_runtime(e, -EPERM, "%s shows no kernel addresses (kptr_restrict): run "
+				   "as root to trace the kernel", path);
+	return 0;
+}
+
+int kimage_save_text(const char *kcore, int out, const struct kimage *k, struct error *e)
+{
+	uint64_t start = k->text_start, size = k->text_end - k->text_start;
+	Elf *elf = NULL;
+	int in, ret = -ENOENT;
+	size_t n;
+
+	if (!start || k->text_end <= start)
+		return err_runtime(e, -ENOENT, "--kcore: kallsyms gives no _stext/_etext");
+	in = open(kcore, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return err_runtime(e, -errno, "--kcore: %s: %s", kcore, strerror(errno));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(in, ELF_C_READ, NULL);
+	if (!elf || elf_getphdrnum(elf, &n)) {
+		ret = err_runtime(e, -EINVAL, "--kcore: %s is not an ELF core file", kcore);
+		goto out;
+	}
+	for (size_t i = 0; i < n && ret == -ENOENT; i++) {
+		GElf_Phdr ph;
+		uint64_t done = 0;
+		char buf[65536];
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    start < ph.p_vaddr || size > ph.p_memsz ||
+		    start - ph.p_vaddr > ph.p_memsz - size)	/* no sum that can wrap */
+			continue;
+		ret = 0;
+		while (!ret && done < size) {
+			size_t want = size - done < sizeof(buf) ? size - done : sizeof(buf);
+			ssize_t r = pread(in, buf, want, (off_t)(ph.p_offset + start - ph.p_vaddr +
+								  done));
+
+			if (r <= 0)
+				ret = r < 0 ? -errno : -EIO;
+			else
+				ret = write_all(out, buf, (size_t)r);
+			done += r > 0 ? (uint64_t)r : 0;
+		}
+		if (ret)
+			err_runtime(e, ret, "--kcore: copying the kernel text: %s", strerror(-ret));
+	}
+	if (ret == -ENOENT)
+		err_runtime(e, ret, "--kcore: no segment of %s holds the kernel text", kcore);
+out:
+	if (elf)
+		elf_end(elf);
+	close(in);
+	return ret;
+}

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: MIT
+/* The recording plan: every decision and every check, made once, before anything is opened. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "auxring.h"
+#include "cpu.h"
+#include "cpuset.h"
+#include "filter.h"
+#include "plan.h"
+#include "privs.h"
+#include "procfs.h"
+#include "sideband.h"
+
+/* Syntax first, before sysfs is read: a typo is bad input (2), not a missing PMU (1). */
+static int check_event_syntax(const char *spec, struct error *e)
+{
+	struct evconfig ev;
+	int ret = evconfig_parse(spec, NULL, &ev, e);
+
+	if (!ret && strcmp(ev.pmu_name, "intel_pt"))
+		ret = err_usage(e, "PMU '%s' is not supported: ptcollect records intel_pt events "
+				"(e.g. intel_pt//u)", ev.pmu_name);
+	if (ret)
+		err_what(e, "-e %s", spec);
+	return ret;
+}
+
+static int resolve_event(struct plan *p, struct error *e)
+{
+	const struct record_opts *o = &p->opts;
+	int ret;
+
+	ret = check_event_syntax(o->event, e);
+	if (ret)
+		return ret;
+	if (!o->dry_run && pmu_sysfs_is_fixture())
+		return err_usage(e, "PTCOLLECT_SYSFS=%s is a fixture: its PMU type is not a real "
+				 "one, so only --dry-run can use it; unset PTCOLLECT_SYSFS to record",
+				 pmu_sysfs_root());
+	ret = pmu_load(&p->pmu, "intel_pt", e);
+	if (ret == -ENOENT)
+		err_hint(e, "this machine has no Intel PT; 'ptcollect caps' says why");
+	if (ret)
+		return ret;
+	ret = evconfig_parse(o->event, &p->pmu, &p->ev, e);
+	if (ret) {
+		err_what(e, "-e %s", o->event);
+		return ret;
+	}
+	if (o->kcore && p->ev.exclude_kernel)
+		return err_usage(e, "--kcore keeps the kernel's text, but -e %s does not trace the "
+				 "kernel; use a k modifier (e.g. intel_pt//k or intel_pt//uk)",
+				 o->event);
+	return 0;
+}
+
+static int resolve_filter(struct plan *p, struct error *e)
+{
+	const struct record_opts *o = &p->opts;
+	struct filter_opts fo = {
+		.traces_kernel = !p->ev.exclude_kernel,
+		.task_target = p->target != TARGET_CPU,
+		.nr_addr_filters = p->pmu.nr_addr_filters > 0 ? p->pmu.nr_addr_filters : 0,
+		.num_address_ranges = pmu_has_cap(&p->pmu, "num_address_ranges") ?
+			(int)pmu_cap(&p->pmu, "num_address_ranges", 0) : -1,
+		.kallsyms = getenv("PTCOLLECT_KALLSYMS"),
+	};
+	int ret;
+
+	if (!o->filter)
+		return 0;
+	ret = filter_build(o->filter, &fo, &p->filter, e, &p->warn);
+	if (ret)
+		err_what(e, "--filter '%s'", o->filter);
+	return ret;
+}
+
+static int add_tids(struct plan *p, const pid_t *tids, int nr)
+{
+	pid_t *n = realloc(p->tids, ((size_t)p->nr_tids + (size_t)nr) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	p->tids = n;
+	for (int i = 0; i < nr; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < p->nr_tids && !dup; j++)
+			dup = p->tids[j] == tids[i];
+		if (!dup)
+			p->tids[p->nr_tids++] = tids[i];
+	}
+	return 0;
+}
+
+/* The threads of -p and -t now; a process with no live thread does not exist. */
+static int resolve_threads(struct plan *p, struct error *e)
+{
+	const struct record_opts *o = &p->opts;
+
+	for (int i = 0; i < o->nr_pids; i++) {
+		pid_t *tids;
+		int nr, ret = procfs_tasks(o->pids[i], &tids, &nr);
+
+		if (ret == -ESRCH)
+			return err_usage_code(e, -ESRCH, "-p %d: no such process", o->pids[i]);
+		if (!ret)
+			ret = add_tids(p, tids, nr);
+		free(tids);
+		if (ret)
+			return err_runtime(e, ret, "-p %d: %s", o->pids[i], strerror(-ret));
+	}
+	for (int i = 0; i < o->nr_tids; i++) {
+		char st = procfs_state(o->tids[i]);
+
+		if (!st || st == 'Z' || st == 'X')
+			return err_usage_code(e, -ESRCH, "-t %d: no such thread", o->tids[i]);
+		if (add_tids(p, &o->tids[i], 1))
+			return err_runtime(e, -ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static bool executable(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode) && !access(path, X_OK);
+}
+
+/* execvp's search, once: the session runs what was found here. */
+static int resolve_command(struct plan *p, struct error *e)
+{
+	const char *cmd = p->opts.command[0], *path = getenv("PATH");
+	char buf[PATH_MAX], dflt[256];
+
+	if (strchr(cmd, '/')) {
+		struct stat st;
+
+		if (stat(cmd, &st))
+			return err_usage_code(e, -errno, "cannot execute '%s': %s", cmd,
+					      strerror(errno));
+		if (!S_ISREG(st.st_mode) || access(cmd, X_OK))
+			return err_usage_code(e, -EACCES, "cannot execute '%s': %s", cmd,
+					      S_ISDIR(st.st_mode) ? "it is a directory" :
+					      strerror(EACCES));
+		p->exec_path = strdup(cmd);
+		return p->exec_path ? 0 : err_runtime(e, -ENOMEM, "out of memory");
+	}
+	if (!path) {
+		/* What execvp searches when PATH is not set. */
+		if (!confstr(_CS_PATH, dflt, sizeof(dflt)))
+			snprintf(dflt, sizeof(dflt), "/bin:/usr/bin");
+		path = dflt;
+	}
+	for (const char *d = path;; d += strcspn(d, ":") + 1) {
+		size_t n = strcspn(d, ":");
+
+		/* An empty entry is the working directory. */
+		if (snprintf(buf, sizeof(buf), "%.*s%s%s", (int)n, d, n ? "/" : "", cmd) <
+		    (int)sizeof(buf) && executable(buf)) {
+			p->exec_path = strdup(buf);
+			return p->exec_path ? 0 : err_runtime(e, -ENOMEM, "out of memory");
+		}
+		if (!d[n])
+			break;
+	}
+	return err_usage_code(e, -ENOENT, "cannot execute '%s': command not found in PATH", cmd);
+}
+
+static int resolve_target(struct plan *p, int *cpus, int nr_cpus, struct error *e)
+{
+	const struct record_opts *o = &p->opts;
+	int ret;
+
+	if (o->all_cpus || o->cpus_given)
+		p->target = TARGET_CPU;
+	else if (o->command)
+		p->target = TARGET_COMMAND;
+	else if (o->nr_pids)
+		p->target = TARGET_PID;
+	else
+		p->target = TARGET_TID;
+	p->per_thread = o->per_thread;
+	ret = resolve_threads(p, e);
+	if (!ret && o->command)
+		ret = resolve_command(p, e);
+	if (ret)
+		return ret;
+	for (int i = 0; i < o->nr_cpus; i++) {
+		bool online = false;
+
+		for (int j = 0; j < nr_cpus && !online; j++)
+			online = cpus[j] == o->cpus[i];
+		if (!online) {
+			char list[256];
+
+			cpuset_format(cpus, nr_cpus, list, sizeof(list));
+			return err_usage(e, "-C: CPU %d is not online (online: %s)", o->cpus[i],
+					 list);
+		}
+	}
+	return 0;
+}
+
+/* One stream per ring: a CPU, or in per-thread mode a thread. */
+static int plan_streams(struct plan *p, const int *online, int nr_online)
+{
+	const struct record_opts *o = &p->opts;
+	const int *cpus = o->cpus_given ? o->cpus : online;
+	int n = o->cpus_given ? o->nr_cpus : nr_online;
+
+	if (p->per_thread)
+		n = p->target == TARGET_COMMAND ? 1 : p->nr_tids;
+	p->streams = calloc((size_t)n, sizeof(*p->streams));
+	if (!p->streams)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++) {
+		if (!p->per_thread)
+			stream_init(&p->streams[i], cpus[i], -1);
+		else
+			stream_init(&p->streams[i], -1, p->target == TARGET_COMMAND ? 0 :
+				    p->tids[i]);
+	}
+	p->nr_streams = n;
+	return 0;
+}
+
+/* The largest AUX area (a power of two of pages, in bytes) whose rings fit in @budget; 0: none. */
+static uint64_t fit_aux(uint64_t budget, int nr_streams, uint64_t data_bytes)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), per, aux;
+
+	per = budget / (uint64_t)(nr_streams > 0 ? nr_streams : 1);
+	if (per < data_bytes + 2 * page)
+		return 0;
+	for (aux = page; aux * 2 <= per - data_bytes - page && aux < (1ULL << 40); aux *= 2)
+		;
+	return aux;
+}
+
+/* What to suggest when the rings do not fit: an AUX size that does, else smaller -m DATA. */
+static void fit_hint(struct error *e, uint64_t budget, const struct plan *p, const char *more)
+{
+	uint64_t aux = fit_aux(budget, p->nr_streams, p->data_bytes);
+
+	if (aux)
+		err_hint(e, "use smaller rings (-m ,%" PRIu64 "K fits)%s", aux >> 10, more);
+	else
+		err_hint(e, "even one-page AUX areas do not fit beside %" PRIu64 " KiB data rings: "
+			 "use a smaller -m DATA or fewer streams%s", p->data_bytes >> 10, more);
+}
+
+/* The kernel's mlock rule, and for an unlimited user the machine's memory. */
+static int check_memory(struct plan *p, struct error *e)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), avail;
+	struct privs pv;
+
+	privs_read(&pv);
+	p->mlock_need = (uint64_t)p->nr_streams * (p->data_bytes + p->aux_bytes + page);
+	p->mlock_budget = privs_mlock_budget(&pv, (unsigned int)p->nr_online);
+	if (p->mlock_need > p->mlock_budget) {
+		err_usage(e, "%d ring(s) of %" PRIu64 " KiB data + %" PRIu64 " KiB AUX need %"
+			  PRIu64 " KiB of locked memory, but this user may lock %" PRIu64 " KiB "
+			  "(perf_event_mlock_kb=%ld per CPU, RLIMIT_MEMLOCK=%" PRIu64 " KiB)",
+			  p->nr_streams, p->data_bytes >> 10, p->aux_bytes >> 10,
+			  p->mlock_need >> 10, p->mlock_budget >> 10, pv.mlock_kb,
+			  pv.rlimit_memlock >> 10);
+		err_what(e, "-m");
+		fit_hint(e, p->mlock_budget, p, ", raise 'sysctl kernel.perf_event_mlock_kb', or "
+			 "'ulimit -l'");
+		return -EINVAL;
+	}
+	/* Nothing limits root: the rings must still fit in the machine. */
+	avail = privs_mem_available();
+	if (avail && p->mlock_need > avail) {
+		err_usage(e, "%d ring(s) of %" PRIu64 " KiB data + %" PRIu64 " KiB AUX need %"
+			  PRIu64 " KiB of memory, but this machine has %" PRIu64 " KiB available",
+			  p->nr_streams, p->data_bytes >> 10, p->aux_bytes >> 10,
+			  p->mlock_need >> 10, avail >> 10);
+		err_what(e, "-m");
+		fit_hint(e, avail / 2, p, "");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* -o without its trailing slashes: "out/" must not reach through a link named out. */
+static char *output_path(const char *o)
+{
+	char *s = strdup(o);
+	size_t n = s ? strlen(s) : 0;
+
+	while (n > 1 && s[n - 1] == '/')
+		s[--n] = '\0';
+	return s;
+}
+
+static int check_output(struct plan *p, struct error *e)
+{
+	const char *o = p->opts.output;
+	char *path = output_path(o), *dir, *base;
+	struct manifest m;
+	struct stat st;
+	int fd, ret = 0;
+
+	if (!path)
+		return err_runtime(e, -ENOMEM, "out of memory");
+	base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	if (!strcmp(base, ".") || !strcmp(base, "..") || !strcmp(path, "/")) {
+		ret = err_usage(e, "-o %s: name a new directory for the bundle, not an existing "
+				"one such as the working directory", o);
+		goto out;
+	}
+	if (lstat(path, &st)) {
+		if (errno != ENOENT) {
+			ret = err_usage_code(e, -errno, "-o %s: %s", o, strerror(errno));
+			goto out;
+		}
+		dir = dirname(path);	/* path is not needed after this */
+		if (stat(dir, &st) || !S_ISDIR(st.st_mode))
+			ret = err_usage_code(e, -ENOENT, "-o %s: the directory %s does not exist",
+					     o, dir);
+		p->output = PLAN_OUTPUT_NEW;
+		goto out;
+	}
+	if (!p->opts.force) {
+		ret = err_usage_code(e, -EEXIST, "-o %s: it exists already; choose another name "
+				     "or add --force to replace it", o);
+		goto out;
+	}
+	if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+		ret = err_usage_code(e, -ENOTDIR, "-o %s: exists and is %s; --force only replaces "
+				     "a ptcollect bundle", o, S_ISLNK(st.st_mode) ?
+				     "a symbolic link" : "not a directory");
+		goto out;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		ret = err_usage_code(e, -errno, "-o %s: %s", o, strerror(errno));
+		goto out;
+	}
+	ret = manifest_read(fd, o, &m, e);
+	manifest_free(&m);
+	close(fd);
+	if (ret) {
+		err_hint(e, "--force only replaces a bundle that ptcollect wrote; choose another "
+			 "name for -o");
+		err_what(e, "-o %s: not a ptcollect bundle", o);
+		e->usage = true;
+		goto out;
+	}
+	p->output = PLAN_OUTPUT_REPLACE;
+out:
+	free(path);
+	return ret;
+}
+
+/* What perf_event_open gets: the event, and sideband on the PT event itself. */
+static void plan_attr(struct plan *p)
+{
+	struct perf_event_attr *a = &p->attr;
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = (uint32_t)p->pmu.type;
+	a->config = p->ev.config;
+	a->config1 = p->ev.config1;
+	a->config2 = p->ev.config2;
+	a->exclude_user = p->ev.exclude_user;
+	a->exclude_kernel = p->ev.exclude_kernel;
+	a->exclude_hv = p->ev.exclude_hv;
+	a->sample_period = 1;	/* as perf: PT never samples, but the period must be set */
+	a->sample_type = SIDEBAND_SAMPLE_TYPE;
+	a->sample_id_all = 1;
+	a->disabled = 1;
+	a->enable_on_exec = p->target == TARGET_COMMAND;
+	/* New threads of a traced task follow it into the per-CPU rings. */
+	a->inherit = !p->per_thread && (p->target == TARGET_COMMAND || p->target == TARGET_PID);
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->task = 1;
+	a->context_switch = 1;
+	a->aux_watermark = auxring_watermark(p->aux_bytes);
+}
+
+int plan_resolve(struct plan *p, struct error *e)
+{
+	const struct record_opts *o = &p->opts;
+	int online[CLI_MAX_CPUS], nr_online, ret;
+	struct privs pv;
+
+	ret = resolve_event(p, e);
+	if (!ret)
+		ret = cpuset_online(online, &nr_online, e);
+	if (!ret)
+		ret = resolve_target(p, online, nr_online, e);
+	if (!ret)
+		ret = resolve_filter(p, e);
+	if (ret)
+		return ret;
+	p->nr_online = nr_online;
+	privs_read(&pv);
+	p->data_bytes = o->data_bytes ? o->data_bytes : PLAN_DEFAULT_DATA;
+	p->aux_bytes = o->aux_bytes ? o->aux_bytes : privs_privileged(&pv) ?
+		       PLAN_DEFAULT_AUX_PRIV : PLAN_DEFAULT_AUX_UNPRIV;
+	if (plan_streams(p, online, nr_online))
+		return err_runtime(e, -ENOMEM, "out of memory");
+	ret = check_memory(p, e);
+	if (!ret)
+		ret = check_output(p, e);
+	if (!ret)
+		plan_attr(p);
+	return ret;
+}
+
+void plan_free(struct plan *p)
+{
+	free(p->filter);
+	free(p->exec_path);
+	free(p->tids);
+	free(p->streams);
+	p->filter = p->exec_path = NULL;
+	p->tids = NULL;
+	p->streams = NULL;
+}
+
+static unsigned int mtc_freq(const struct plan *p)
+{
+	const struct pmu_term *t = pmu_term_find(&p->pmu, "mtc_period");
+
+	return t ? (unsigned int)pmu_term_extract(t, p->ev.config) : 0;
+}
+
+int plan_describe(const struct plan *p, struct manifest *m)
+{
+	const struct record_opts *o = &p->opts;
+	char **self = calloc((size_t)o->argc + 2, sizeof(*self));
+	struct cpu_id cpu;
+	int ret;
+
+	if (!self)
+		return -ENOMEM;
+	/* ptcollect's own command line: "ptcollect", then record's arguments. */
+	self[0] = "ptcollect";
+	for (int i = 0; i < o->argc; i++)
+		self[i + 1] = o->argv[i];
+	cpu_identify(&cpu);
+	ret = manifest_set(&m->tool_version, PTC_VERSION);
+	ret = ret ?: manifest_set_argv(&m->command, &m->command_argc, self, o->argc + 1);
+	free(self);
+	if (o->command)
+		ret = ret ?: manifest_set_argv(&m->target.command, &m->target.command_argc,
+					       o->command, o->command_argc);
+	m->target.kind = p->target;
+	m->target.pids = calloc((size_t)o->nr_pids + (size_t)o->nr_tids + 1, sizeof(pid_t));
+	if (!m->target.pids)
+		return -ENOMEM;
+	for (int i = 0; i < o->nr_pids; i++)
+		m->target.pids[m->target.nr_pids++] = o->pids[i];
+	for (int i = 0; i < o->nr_tids; i++)
+		m->target.pids[m->target.nr_pids++] = o->tids[i];
+	m->per_thread = p->per_thread;
+	ret = ret ?: manifest_set(&m->event, o->event);
+	ret = ret ?: manifest_set(&m->pmu_name, p->pmu.name);
+	ret = ret ?: manifest_set(&m->filter, p->filter);
+	ret = ret ?: manifest_set(&m->cpu.vendor, cpu.vendor);
+	m->pmu_type = p->pmu.type;
+	m->attr.config = p->attr.config;
+	m->attr.config1 = p->attr.config1;
+	m->attr.config2 = p->attr.config2;
+	m->attr.exclude_user = p->attr.exclude_user;
+	m->attr.exclude_kernel = p->attr.exclude_kernel;
+	m->attr.exclude_hv = p->attr.exclude_hv;
+	m->attr.sample_type = p->attr.sample_type;
+	m->cpu.family = cpu.family;
+	m->cpu.model = cpu.model;
+	m->cpu.stepping = cpu.stepping;
+	m->nom_freq = p->pmu.max_nonturbo_ratio;
+	m->has_cpuid_0x15 = cpu.has_leaf_0x15;
+	m->cpuid_0x15_eax = cpu.cpuid_0x15_eax;
+	m->cpuid_0x15_ebx = cpu.cpuid_0x15_ebx;
+	m->mtc_freq = mtc_freq(p);
+	return ret;
+}

@@ -1,0 +1,263 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The code's shape, checked: the layers drawn in README.md's layout section
+ * are the rule. A module includes only modules of its own layer or below,
+ * the modules form no circle, only the commands print, and the binary links
+ * only libraries whose functions it calls.
+ */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "run.h"
+
+#define MAX_MODULES 256
+
+struct module {
+	char name[64];
+	int layer;		/* 0 = top (commands) */
+	bool seen;		/* a file of src/ or include/ belongs to it */
+	bool dep[MAX_MODULES];	/* includes that module */
+};
+
+static struct module mods[MAX_MODULES];
+static int nr_mods;
+static char layer_names[8][32];
+static int nr_layers;
+
+static struct module *find(const char *name)
+{
+	for (int i = 0; i < nr_mods; i++)
+		if (!strcmp(mods[i].name, name))
+			return &mods[i];
+	return NULL;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	cr_assert(f, "%s", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = malloc((size_t)n + 1);
+	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* README.md: the lines between <!-- layers --> and <!-- /layers -->, "LAYER  module ...". */
+static void read_layers(void)
+{
+	char *path = run_srcpath("README.md"), *text = slurp(path), *p, *end;
+
+	p = strstr(text, "<!-- layers -->");
+	end = p ? strstr(p, "<!-- /layers -->") : NULL;
+	cr_assert(p && end, "README.md has no <!-- layers --> block");
+	*end = '\0';
+	p = strchr(p, '\n');
+	nr_mods = nr_layers = 0;
+	for (char *line = strtok(p, "\n"); line; line = strtok(NULL, "\n")) {
+		char word[64];
+		int off = 0, n;
+
+		if (sscanf(line, " %63s%n", word, &n) != 1 || word[0] == '`')
+			continue;
+		cr_assert_lt(nr_layers, 8);
+		snprintf(layer_names[nr_layers], sizeof(layer_names[0]), "%s", word);
+		off = n;
+		while (sscanf(line + off, " %63s%n", word, &n) == 1) {
+			cr_assert_lt(nr_mods, MAX_MODULES);
+			cr_assert_null(find(word), "module %s is in two layers", word);
+			snprintf(mods[nr_mods].name, sizeof(mods[0].name), "%s", word);
+			mods[nr_mods++].layer = nr_layers;
+			off += n;
+		}
+		nr_layers++;
+	}
+	cr_assert_geq(nr_layers, 3, "README's layers block lists %d layers", nr_layers);
+	free(text);
+	free(path);
+}
+
+/* Blank out comments and string and character literals, so only code is read. */
+static void strip(char *s)
+{
+	for (char *p = s; *p; p++) {
+		if (p[0] == '/' && p[1] == '*') {
+			char *e = strstr(p + 2, "*/");
+
+			e = e ? e + 2 : p + strlen(p);
+			memset(p, ' ', (size_t)(e - p));
+			p = e - 1;
+		} else if (p[0] == '/' && p[1] == '/') {
+			while (*p && *p != '\n')
+				*p++ = ' ';
+			p--;
+		} else if (*p == '"' || *p == '\'') {
+			char q = *p++;
+
+			while (*p && *p != q) {
+				if (*p == '\\' && p[1])
+					*p++ = ' ';
+				*p++ = ' ';
+			}
+			if (!*p)
+				break;
+		}
+	}
+}
+
+/* The module of a file: "cmd_record.c" -> cmd_record; a folder src/X/ is module X. */
+static void module_name(const char *file, char *out, size_t len)
+{
+	snprintf(out, len, "%s", file);
+	out[strcspn(out, ".")] = '\0';
+}
+
+static void scan_file(const char *dir, const char *file, const char *mod, bool check_print)
+{
+	char path[4096], *text, *p;
+	struct module *m = find(mod), *dep;
+
+	cr_assert(m, "%s/%s belongs to module '%s', which README.md's layers block does not "
+		  "list: add it to the layer it belongs to", dir, file, mod);
+	m->seen = true;
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	text = slurp(path);
+	for (p = text; (p = strstr(p, "#include \"")); p++) {
+		char inc[64];
+
+		if (sscanf(p, "#include \"%63[^\".]", inc) != 1)
+			continue;
+		dep = find(inc);
+		cr_assert(dep, "%s includes \"%s.h\", a module README.md's layers block does not "
+			  "list", path, inc);
+		if (dep == m)
+			continue;
+		cr_expect_geq(dep->layer, m->layer, "%s (layer %s) includes %s.h of the layer above "
+			      "it (%s): layers only call downward", path, layer_names[m->layer], inc,
+			      layer_names[dep->layer]);
+		m->dep[dep - mods] = true;
+	}
+	strip(text);
+	if (check_print) {
+		static const char *const words[] = {
+			"printf(", "fprintf(", "puts(", "fputs(", "perror(", "stderr", "stdout",
+			"putchar(", "vfprintf(",
+		};
+
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++) {
+			char *hit = strstr(text, words[i]);
+
+			/* snprintf( and vsnprintf( end with "printf(" but write to memory. */
+			while (hit && hit > text && (hit[-1] == 'n' || hit[-1] == 's' ||
+						     hit[-1] == '_' || hit[-1] == 'f'))
+				hit = strstr(hit + 1, words[i]);
+			cr_expect_null(hit, "%s prints (%s): only the commands print; return a "
+				       "struct error instead", path, words[i]);
+		}
+	}
+	free(text);
+}
+
+static void scan_dir(const char *rel, const char *ext)
+{
+	char *dir = run_srcpath(rel), mod[64];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	cr_assert(d, "%s", dir);
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+
+		if (n < 3 || strcmp(de->d_name + n - 2, ext))
+			continue;
+		module_name(de->d_name, mod, sizeof(mod));
+		scan_file(dir, de->d_name, mod, !strcmp(ext, ".c") && find(mod) &&
+			  find(mod)->layer > 0);
+	}
+	closedir(d);
+	free(dir);
+}
+
+static bool reaches(int from, int to, bool *seen)
+{
+	if (from == to)
+		return true;
+	if (seen[from])
+		return false;
+	seen[from] = true;
+	for (int i = 0; i < nr_mods; i++)
+		if (mods[from].dep[i] && reaches(i, to, seen))
+			return true;
+	return false;
+}
+
+Test(layers, modules_call_only_their_layer_or_below_and_only_commands_print)
+{
+	read_layers();
+	scan_dir("src", ".c");
+	scan_dir("include", ".h");
+	for (int i = 0; i < nr_mods; i++)
+		cr_expect(mods[i].seen, "README.md lists module %s, but src/ and include/ have no "
+			  "file of it", mods[i].name);
+}
+
+Test(layers, no_circle_between_modules)
+{
+	read_layers();
+	scan_dir("src", ".c");
+	scan_dir("include", ".h");
+	for (int a = 0; a < nr_mods; a++) {
+		for (int b = 0; b < nr_mods; b++) {
+			bool seen[MAX_MODULES] = { false };
+
+			if (a == b || !mods[a].dep[b])
+				continue;
+			cr_expect(!reaches(b, a, seen), "a circle: %s includes %s, and %s reaches "
+				  "back to %s", mods[a].name, mods[b].name, mods[b].name,
+				  mods[a].name);
+		}
+	}
+}
+
+/*
+ * Every shared library the binary needs provides at least one function it
+ * calls: a library that is only linked is dropped.
+ */
+Test(layers, the_binary_links_only_libraries_it_calls)
+{
+	char script[2048];
+	char *argv[] = { "sh", "-c", script, NULL };
+	struct run_result r;
+
+	snprintf(script, sizeof(script),
+		 "set -e; bin='%s'; fail=0\n"
+		 "undef=$(nm -D --undefined-only \"$bin\" | awk '{print $NF}' | sed 's/@.*//' | "
+		 "sort -u)\n"
+		 "for lib in $(readelf -d \"$bin\" | sed -n 's/.*Shared library: \\[\\(.*\\)\\]/\\1/p');"
+		 " do\n"
+		 "  case $lib in libc.so.*|ld-linux*) continue;; esac\n"
+		 "  path=$(ldd \"$bin\" | awk -v l=\"$lib\" '$1 == l {print $3}')\n"
+		 "  [ -n \"$path\" ] || { echo \"$lib: not found by ldd\"; fail=1; continue; }\n"
+		 "  defs=$(nm -D --defined-only \"$path\" | awk '{print $NF}' | sed 's/@.*//' | "
+		 "sort -u)\n"
+		 "  used=$(printf '%%s\\n' \"$undef\" | grep -Fxf - <(printf '%%s\\n' \"$defs\") | "
+		 "wc -l)\n"
+		 "  echo \"$lib: $used functions called\"\n"
+		 "  [ \"$used\" -gt 0 ] || fail=1\n"
+		 "done\n"
+		 "exit $fail\n", run_bin());
+	argv[0] = "bash";
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_expect_eq(r.status, 0, "a library is linked but none of its functions is called:\n%s%s",
+		     r.out, r.err);
+	run_free(&r);
+}
