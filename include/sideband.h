@@ -16,7 +16,36 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SIDEBAND_SAMPLE_TYPE 0x10086ULL	/* TID|TIME|CPU|IDENTIFIER */
+#include "error.h"
+
+/* What every stream records and every reader assumes: the one definition. */
+#define SIDEBAND_SAMPLE_TYPE \
+	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+_Static_assert(SIDEBAND_SAMPLE_TYPE == 0x10086, "the sample_type of the bundle format");
+
+/* Bytes of the sample_id trailer that sample_type @st implies (with sample_id_all). */
+#define SIDEBAND_TRAILER_LEN(st) \
+	((((st) & PERF_SAMPLE_TID) ? 8 : 0) + (((st) & PERF_SAMPLE_TIME) ? 8 : 0) + \
+	 (((st) & PERF_SAMPLE_ID) ? 8 : 0) + (((st) & PERF_SAMPLE_STREAM_ID) ? 8 : 0) + \
+	 (((st) & PERF_SAMPLE_CPU) ? 8 : 0) + (((st) & PERF_SAMPLE_IDENTIFIER) ? 8 : 0))
+
+/* The trailer of the records ptcollect synthesizes, in the kernel's order for that type. */
+struct sb_trailer {
+	uint32_t pid, tid;	/* PERF_SAMPLE_TID */
+	uint64_t time;		/* PERF_SAMPLE_TIME */
+	uint32_t cpu, res;	/* PERF_SAMPLE_CPU */
+	uint64_t id;		/* PERF_SAMPLE_IDENTIFIER */
+};
+_Static_assert(sizeof(struct sb_trailer) == SIDEBAND_TRAILER_LEN(SIDEBAND_SAMPLE_TYPE),
+	       "the synthesized trailer is the one SIDEBAND_SAMPLE_TYPE implies");
+_Static_assert(offsetof(struct sb_trailer, time) ==
+	       SIDEBAND_TRAILER_LEN(SIDEBAND_SAMPLE_TYPE & PERF_SAMPLE_TID) &&
+	       offsetof(struct sb_trailer, cpu) ==
+	       SIDEBAND_TRAILER_LEN(SIDEBAND_SAMPLE_TYPE & ~(PERF_SAMPLE_CPU |
+							     PERF_SAMPLE_IDENTIFIER)) &&
+	       offsetof(struct sb_trailer, id) ==
+	       SIDEBAND_TRAILER_LEN(SIDEBAND_SAMPLE_TYPE & ~PERF_SAMPLE_IDENTIFIER),
+	       "each field of the synthesized trailer sits where the kernel puts it");
 
 struct sb_sample_id {
 	uint32_t pid, tid;
@@ -36,11 +65,11 @@ struct sb_record {
 };
 
 /*
- * Read the record at @off of @buf (@len bytes). Returns its size, or
- * -EINVAL with @err saying at which offset and why.
+ * Read the record at @off of @buf (@len bytes). Returns its size, or -EINVAL
+ * with a usage error in @e saying at which offset and why.
  */
 int sideband_parse(const uint8_t *buf, size_t len, size_t off, uint64_t sample_type,
-		   struct sb_record *r, char *err, size_t errlen);
+		   struct sb_record *r, struct error *e);
 /* The record's name ("MMAP2", "COMM", ...) or NULL for an unknown type. */
 const char *sideband_type_name(uint32_t type);
 /* One line describing the record's body (no trailer). */
@@ -51,9 +80,10 @@ const char *sideband_mmap_file(const struct sb_record *r);
 /*
  * Write COMM for every thread and MMAP2 for every executable mapping of
  * @pid to @fd, stamped at time 0 so that decoders apply them first.
- * Returns the number of records, or -errno (ESRCH: the process is gone).
+ * Returns the number of records, or -errno with a runtime error in @e
+ * (-ESRCH: the process is gone).
  */
-int sideband_synthesize_proc(pid_t pid, int fd, char *err, size_t errlen);
+int sideband_synthesize_proc(pid_t pid, int fd, struct error *e);
 
 /* Copy this process's [vdso] (the same for every process of this kernel) to @path. */
 int sideband_save_vdso(const char *path, char *err, size_t errlen);
