@@ -25,6 +25,12 @@
 struct bundle;
 
 /*
+ * May --force replace the directory @fd (named @path)? Only an empty one, or
+ * a bundle whose manifest this ptcollect reads. 0, or a usage error saying why not.
+ */
+int bundle_replaceable(int fd, const char *path, struct error *e);
+
+/*
  * Make the directory @path. With @replace, @path is a bundle (the plan
  * checked it): it is moved aside first, and checked again there.
  */

@@ -68,10 +68,45 @@ static int remove_tree(int parent, const char *name)
 	return ret;
 }
 
+static bool empty_dir(int fd)
+{
+	int dup_fd = dup(fd);
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	struct dirent *de;
+	bool empty = true;
+
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return false;
+	}
+	while (empty && (de = readdir(d)))
+		empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..");
+	closedir(d);
+	return empty;
+}
+
+int bundle_replaceable(int fd, const char *path, struct error *e)
+{
+	struct manifest m;
+	int ret;
+
+	if (empty_dir(fd))
+		return 0;
+	ret = manifest_read(fd, path, &m, e);
+	manifest_free(&m);
+	if (ret) {
+		err_what(e, "-o %s: not a ptcollect bundle", path);
+		err_hint(e, "--force only replaces a bundle that ptcollect wrote; choose another "
+			 "name for -o");
+		e->usage = true;
+	}
+	return ret;
+}
+
 /* Move the old bundle to a hidden name beside it, and check it is still a bundle there. */
 static int move_aside(struct bundle *b, struct error *e)
 {
-	struct manifest m;
 	int fd, ret;
 
 	if (asprintf(&b->aside, ".%s.replaced-%d", b->name, (int)getpid()) < 0) {
@@ -86,11 +121,9 @@ static int move_aside(struct bundle *b, struct error *e)
 				   strerror(-ret));
 	}
 	fd = openat(b->parent_fd, b->aside, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	ret = fd < 0 ? -errno : manifest_read(fd, b->path, &m, e);
-	if (fd >= 0) {
-		manifest_free(&m);
+	ret = fd < 0 ? -errno : bundle_replaceable(fd, b->path, e);
+	if (fd >= 0)
 		close(fd);
-	}
 	if (ret) {
 		/* It changed since it was checked: it is not ours to remove. */
 		renameat(b->parent_fd, b->aside, b->parent_fd, b->name);

@@ -43,7 +43,7 @@ static int open_error(const struct plan *p, int err, pid_t pid, int cpu, struct 
 		return err_runtime(e, -err, "the kernel has no PMU of type %d", p->pmu.type);
 	case EINVAL:
 		err_hint(e, "the kernel refused config=0x%" PRIx64 "; 'ptcollect caps' lists what "
-			 "this PMU supports", p->attr.config);
+			 "this PMU supports", (uint64_t)p->attr.config);
 		return err_runtime(e, -err, "invalid argument");
 	default:
 		return err_runtime(e, -err, "%s", strerror(err));

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "auxring.h"
+#include "bundle.h"
 #include "cpu.h"
 #include "cpuset.h"
 #include "filter.h"
@@ -65,6 +66,7 @@ static int resolve_event(struct plan *p, struct error *e)
 static int resolve_filter(struct plan *p, struct error *e)
 {
 	const struct record_opts *o = &p->opts;
+	int ret, before;
 	struct filter_opts fo = {
 		.traces_kernel = !p->ev.exclude_kernel,
 		.task_target = p->target != TARGET_CPU,
@@ -73,13 +75,21 @@ static int resolve_filter(struct plan *p, struct error *e)
 			(int)pmu_cap(&p->pmu, "num_address_ranges", 0) : -1,
 		.kallsyms = getenv("PTCOLLECT_KALLSYMS"),
 	};
-	int ret;
 
 	if (!o->filter)
 		return 0;
+	before = p->warn.nr;
 	ret = filter_build(o->filter, &fo, &p->filter, e, &p->warn);
 	if (ret)
 		err_what(e, "--filter '%s'", o->filter);
+	/* Say which option a warning is about. */
+	for (int i = before; i < p->warn.nr; i++) {
+		char msg[sizeof(p->warn.msg[0])];
+
+		memcpy(msg, p->warn.msg[i], sizeof(msg));
+		if (snprintf(p->warn.msg[i], sizeof(msg), "--filter: %s", msg) < 0)
+			p->warn.msg[i][0] = '\0';
+	}
 	return ret;
 }
 
@@ -309,7 +319,6 @@ static int check_output(struct plan *p, struct error *e)
 {
 	const char *o = p->opts.output;
 	char *path = output_path(o), *dir, *base;
-	struct manifest m;
 	struct stat st;
 	int fd, ret = 0;
 
@@ -349,17 +358,10 @@ static int check_output(struct plan *p, struct error *e)
 		ret = err_usage_code(e, -errno, "-o %s: %s", o, strerror(errno));
 		goto out;
 	}
-	ret = manifest_read(fd, o, &m, e);
-	manifest_free(&m);
+	ret = bundle_replaceable(fd, o, e);
 	close(fd);
-	if (ret) {
-		err_hint(e, "--force only replaces a bundle that ptcollect wrote; choose another "
-			 "name for -o");
-		err_what(e, "-o %s: not a ptcollect bundle", o);
-		e->usage = true;
-		goto out;
-	}
-	p->output = PLAN_OUTPUT_REPLACE;
+	if (!ret)
+		p->output = PLAN_OUTPUT_REPLACE;
 out:
 	free(path);
 	return ret;

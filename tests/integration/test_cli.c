@@ -107,7 +107,9 @@ Test(caps, fixture_json_has_type_caps_and_ranges)
 	cr_assert_eq(run_ptcollect(env, &r, "caps", "--json", NULL), 0);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "\"available\": true"), "%s", r.out);
-	cr_expect(strstr(r.out, "\n  \"type\": 52,"), "%s", r.out);
+	cr_expect(strstr(r.out, "\"pmu\": {\n    \"name\": \"intel_pt\",\n    \"type\": 52\n"),
+		  "%s", r.out);
+	cr_expect(!strstr(r.out, "\n  \"type\""), "the type is said once, in \"pmu\": %s", r.out);
 	cr_expect(strstr(r.out, "\"ptwrite\": 1"), "%s", r.out);
 	cr_expect(strstr(r.out, "\"mtc_periods\": 585"), "caps are hex in sysfs: %s", r.out);
 	cr_expect(strstr(r.out, "\"nr_addr_filters\": 4"), "%s", r.out);

@@ -154,7 +154,7 @@ ParameterizedTest(struct fbad *c, filter_input, bad_filters_exit_two_and_say_why
 	argv[n++] = "record";
 	argv[n++] = "--dry-run";
 	argv[n++] = "-o";
-	argv[n++] = "/nonexistent/out";
+	argv[n++] = "/tmp/ptc-dry-run-never-created";
 	for (int i = 0; i < 4 && (c->args[i][0] || (i && !strcmp(c->args[i - 1], "--filter"))); i++)
 		argv[n++] = expanded[i] = expand(c->args[i]);
 	if (strcmp(c->args[0], "-a"))
@@ -204,9 +204,9 @@ Test(filter_input, a_filter_at_a_segment_start_warns_about_the_kernel)
 	struct run_result r;
 
 	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--filter", spec, "-o",
-				   "/nonexistent/x", "--", "true", NULL), 0);
+				   "/tmp/ptc-dry-run-never-created", "--", "true", NULL), 0);
 	cr_expect_eq(r.status, 0, "%s", r.err);
-	cr_expect(strstr(r.err, "warning: --filter: '_init' starts exactly where a segment") &&
+	cr_expect(strstr(r.err, "warning: record: --filter: '_init' starts exactly where a segment") &&
 		  strstr(r.err, "size-0 range"), "%s", r.err);
 	run_free(&r);
 	free(spec);

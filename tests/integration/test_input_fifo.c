@@ -93,7 +93,7 @@ Test(input_fifo, a_filter_on_a_fifo_is_refused_without_waiting_for_a_writer)
 	char **env = oracle_fixture_env(&oe, "skylake");
 	char spec[128];
 	struct fifo f;
-	char *args[] = { "record", "--dry-run", "-o", "/nonexistent/out", "--filter", spec,
+	char *args[] = { "record", "--dry-run", "-o", "/tmp/ptc-dry-run-never-created", "--filter", spec,
 			 "--", "true", NULL };
 
 	make_fifo(&f);

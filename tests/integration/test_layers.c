@@ -24,7 +24,7 @@ struct module {
 
 static struct module mods[MAX_MODULES];
 static int nr_mods;
-static char layer_names[8][32];
+static char layer_names[8][64];
 static int nr_layers;
 
 static struct module *find(const char *name)
@@ -114,11 +114,15 @@ static void strip(char *s)
 	}
 }
 
-/* The module of a file: "cmd_record.c" -> cmd_record; a folder src/X/ is module X. */
+/* The module of a file: "cmd_record.c" -> cmd_record. */
 static void module_name(const char *file, char *out, size_t len)
 {
-	snprintf(out, len, "%s", file);
-	out[strcspn(out, ".")] = '\0';
+	size_t n = strcspn(file, ".");
+
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, file, n);
+	out[n] = '\0';
 }
 
 static void scan_file(const char *dir, const char *file, const char *mod, bool check_print)

@@ -192,11 +192,11 @@ int oracle_ptcollect(const char *sysfs_root, const char *event, const char *filt
 	snprintf(env_sysfs, sizeof(env_sysfs), "PTCOLLECT_SYSFS=%s", sysfs_root);
 	if (filter)
 		ret = run_ptcollect(env, &r, "record", "--dry-run", "--json", "-e", event,
-				    "--filter", filter, "-o", "/nonexistent/ptc", "--", "true",
+				    "--filter", filter, "-o", "/tmp/ptc-dry-run-never-created", "--", "true",
 				    NULL);
 	else
 		ret = run_ptcollect(env, &r, "record", "--dry-run", "--json", "-e", event,
-				    "-o", "/nonexistent/ptc", "--", "true", NULL);
+				    "-o", "/tmp/ptc-dry-run-never-created", "--", "true", NULL);
 	if (ret)
 		return -1;
 	a->status = r.status;

@@ -49,7 +49,51 @@ Test(out, text_uses_labels_and_indents_objects)
 {
 	char *s = render(false, sample);
 
-	cr_assert_str_eq(s, "Name: a\"b\n\nconfig: 0x300e601\nok: yes\nfilter: (none)\n"
+	/* A newline in a value is shown, not sent: it cannot fake a line. */
+	cr_assert_str_eq(s, "Name: a\"b\\n\nconfig: 0x300e601\nok: yes\nfilter: (none)\n"
 			 "PMU:\n  type: 8\nlist:\n  - 1\n  - 2\n");
+	free(s);
+}
+
+static void hostile(void)
+{
+	out_obj_begin(NULL, NULL);
+	out_str("comm", NULL, "\x1b]0;owned\a\x7f");
+	out_obj_end();
+}
+
+Test(out, text_never_sends_control_characters_to_the_terminal)
+{
+	char *s = render(false, hostile);
+
+	cr_assert_str_eq(s, "comm: \\x1b]0;owned\\x07\\x7f\n");
+	free(s);
+}
+
+static void deep(void)
+{
+	out_obj_begin(NULL, NULL);
+	for (int i = 0; i < 40; i++)
+		out_arr_begin("a", NULL);
+	out_u64(NULL, NULL, 7);
+	for (int i = 0; i < 40; i++)
+		out_arr_end();
+	out_bool("after", NULL, true);
+	out_obj_end();
+}
+
+Test(out, json_nesting_deeper_than_32_levels_closes_where_it_opened)
+{
+	char *s = render(true, deep);
+	json_error_t je;
+	json_t *j = json_loads(s, 0, &je), *a;
+
+	cr_assert(j, "not JSON: %s\n%s", je.text, s);
+	a = json_object_get(j, "a");
+	for (int i = 1; i < 40; i++)
+		a = json_array_get(a, 0);
+	cr_expect_eq(json_integer_value(json_array_get(a, 0)), 7);
+	cr_expect(json_is_true(json_object_get(j, "after")), "%s", s);
+	json_decref(j);
 	free(s);
 }
