@@ -16,6 +16,7 @@
 #ifndef PTC_ERROR_H
 #define PTC_ERROR_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 
 struct error {
@@ -34,6 +35,9 @@ int err_usage_code(struct error *e, int code, const char *fmt, ...)
 /* A runtime failure with @code (a negative errno). Returns @code. */
 int err_runtime(struct error *e, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The va_list form of the three above: @usage picks the kind. Returns @code. */
+int err_vset(struct error *e, int code, bool usage, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 /* Put @fmt in front of what the error is about ("NEW: OLD"). */
 void err_what(struct error *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Set the hint (replacing one a lower layer gave). */

@@ -15,6 +15,11 @@ int procfs_tasks(pid_t pid, pid_t **tids, int *nr);
 char procfs_state(pid_t tid);
 /* The process of thread @tid (its Tgid), or 0 when /proc does not say. */
 pid_t procfs_tgid(pid_t tid);
+/*
+ * The first line "KEY: VALUE" of a /proc file (status, meminfo) as a number
+ * in @base (16 for CapEff). 0, or -errno (-ENOENT: no such line).
+ */
+int procfs_field(const char *path, const char *key, int base, unsigned long long *v);
 /* Every process now (the numeric entries of /proc), malloc'd. 0 or -errno. */
 int procfs_pids(pid_t **pids, int *nr);
 

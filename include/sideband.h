@@ -85,7 +85,5 @@ const char *sideband_mmap_file(const struct sb_record *r);
  */
 int sideband_synthesize_proc(pid_t pid, int fd, struct error *e);
 
-/* Copy this process's [vdso] (the same for every process of this kernel) to @path. */
-int sideband_save_vdso(const char *path, char *err, size_t errlen);
 
 #endif

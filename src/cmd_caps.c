@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "cli.h"
 #include "cpu.h"
+#include "cpuset.h"
 #include "evconfig.h"
 #include "msg.h"
 #include "out.h"
@@ -80,8 +82,13 @@ static void print_periods(const struct pmu *pmu)
 
 static void print_perms(const struct privs *pv)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t budget = privs_mlock_budget(pv, cpus > 0 ? (unsigned int)cpus : 1);
+	int cpus[CLI_MAX_CPUS], nr = 1;
+	uint64_t budget;
+
+	/* The kernel's rule counts the online CPUs; if sysfs does not say, count one. */
+	if (cpuset_online(cpus, &nr, NULL))
+		nr = 1;
+	budget = privs_mlock_budget(pv, (unsigned int)nr);
 
 	out_obj_begin("permissions", "permissions");
 	out_i64("perf_event_paranoid", NULL, pv->paranoid);

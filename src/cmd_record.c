@@ -59,18 +59,6 @@ static int bad_value(const char *opt, struct error *e)
 	return cmd_error("record", e);
 }
 
-static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad(const char *fmt, ...)
-{
-	va_list ap;
-	char buf[1024];
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	return cmd_bad_usage("record", "%s", buf);
-}
-
 /* Options and their syntax only: nothing is looked up here. */
 static int parse_opts(int argc, char **argv, struct record_opts *o)
 {
@@ -131,7 +119,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'o':
 			if (!*optarg)
-				return bad("-o: the output directory name is empty");
+				return cmd_bad_usage("record", "-o: the output directory name is empty");
 			o->output = optarg;
 			break;
 		case 'f':
@@ -166,7 +154,8 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			if (cli_parse_size(optarg, &o->max_size, &e))
 				return bad_value("--max-size", &e);
 			if (!o->max_size)
-				return bad("--max-size: the size must be greater than 0");
+				return cmd_bad_usage("record", "--max-size: the size must be "
+						     "greater than 0");
 			break;
 		default:
 			return cmd_bad_option("record", c, argv);
@@ -179,13 +168,17 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	/* As perf: with -a or -C, a COMMAND only says how long to record. */
 	targets = !!o->nr_pids + !!o->nr_tids + (o->all_cpus || o->cpus_given);
 	if (o->command && (o->nr_pids || o->nr_tids))
-		return bad("-p and -t trace running threads: they do not go with a COMMAND");
+		return cmd_bad_usage("record", "-p and -t trace running threads: they do not go "
+				     "with a COMMAND");
 	if (targets == 0 && !o->command)
-		return bad("no target: give -- COMMAND, -p PID, -t TID, -a or -C CPUS");
+		return cmd_bad_usage("record", "no target: give -- COMMAND, -p PID, -t TID, -a or "
+				     "-C CPUS");
 	if (targets > 1)
-		return bad("more than one target: use only one of -- COMMAND, -p, -t, -a/-C");
+		return cmd_bad_usage("record", "more than one target: use only one of -- COMMAND, "
+				     "-p, -t, -a/-C");
 	if (o->per_thread && (o->all_cpus || o->cpus_given))
-		return bad("--per-thread traces threads: it does not go with -a or -C");
+		return cmd_bad_usage("record", "--per-thread traces threads: it does not go with "
+				     "-a or -C");
 	return 0;
 }
 

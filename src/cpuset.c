@@ -26,7 +26,8 @@ int cpuset_online(int *cpus, int *nr, struct error *e)
 	free(text);
 	if (ret) {
 		err_what(e, "%s", path);
-		e->usage = false;	/* the system's file, not the user's input */
+		if (e)
+			e->usage = false;	/* the system's file, not the user's input */
 	}
 	return ret;
 }

@@ -7,7 +7,7 @@
 
 #include "error.h"
 
-static int set(struct error *e, int code, bool usage, const char *fmt, va_list ap)
+int err_vset(struct error *e, int code, bool usage, const char *fmt, va_list ap)
 {
 	if (!e)
 		return code;
@@ -23,7 +23,7 @@ int err_usage(struct error *e, const char *fmt, ...)
 	int ret;
 
 	va_start(ap, fmt);
-	ret = set(e, -EINVAL, true, fmt, ap);
+	ret = err_vset(e, -EINVAL, true, fmt, ap);
 	va_end(ap);
 	return ret;
 }
@@ -34,7 +34,7 @@ int err_usage_code(struct error *e, int code, const char *fmt, ...)
 	int ret;
 
 	va_start(ap, fmt);
-	ret = set(e, code, true, fmt, ap);
+	ret = err_vset(e, code, true, fmt, ap);
 	va_end(ap);
 	return ret;
 }
@@ -45,7 +45,7 @@ int err_runtime(struct error *e, int code, const char *fmt, ...)
 	int ret;
 
 	va_start(ap, fmt);
-	ret = set(e, code, false, fmt, ap);
+	ret = err_vset(e, code, false, fmt, ap);
 	va_end(ap);
 	return ret;
 }

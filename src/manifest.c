@@ -302,16 +302,16 @@ struct rd {
 __attribute__((format(printf, 3, 4)))
 static int bad(struct rd *r, const char *key, const char *fmt, ...)
 {
-	char why[1024];
 	va_list ap;
 
 	if (r->failed)
 		return -EINVAL;
 	va_start(ap, fmt);
-	vsnprintf(why, sizeof(why), fmt, ap);
+	err_vset(r->e, -EINVAL, true, fmt, ap);
 	va_end(ap);
+	err_what(r->e, "\"%s\"", key);
 	r->failed = 1;
-	return err_usage(r->e, "\"%s\": %s", key, why);
+	return -EINVAL;
 }
 
 static const char *type_name(const json_t *v)

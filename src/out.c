@@ -185,12 +185,20 @@ static void text_scalar(const char *key, const char *label, const char *val)
 	free(p);
 }
 
-void out_str(const char *key, const char *label, const char *val)
+/* A scalar: @j in a JSON document (stolen), @text in text. */
+static void scalar(const char *key, const char *label, json_t *j, const char *text)
 {
 	if (out_json)
-		put(key, val ? json_string(val) : json_null());
+		put(key, j);
 	else
-		text_scalar(key, label, val ? val : "(none)");
+		text_scalar(key, label, text);
+	if (!out_json)
+		json_decref(j);
+}
+
+void out_str(const char *key, const char *label, const char *val)
+{
+	scalar(key, label, val ? json_string(val) : json_null(), val ? val : "(none)");
 }
 
 void out_u64(const char *key, const char *label, uint64_t val)
@@ -198,10 +206,8 @@ void out_u64(const char *key, const char *label, uint64_t val)
 	char b[32];
 
 	snprintf(b, sizeof(b), "%" PRIu64, val);
-	if (out_json)	/* jansson's integers are signed: larger values as strings */
-		put(key, val <= INT64_MAX ? json_integer((json_int_t)val) : json_string(b));
-	else
-		text_scalar(key, label, b);
+	/* jansson's integers are signed: larger values as strings. */
+	scalar(key, label, val <= INT64_MAX ? json_integer((json_int_t)val) : json_string(b), b);
 }
 
 void out_i64(const char *key, const char *label, int64_t val)
@@ -209,10 +215,7 @@ void out_i64(const char *key, const char *label, int64_t val)
 	char b[32];
 
 	snprintf(b, sizeof(b), "%" PRId64, val);
-	if (out_json)
-		put(key, json_integer(val));
-	else
-		text_scalar(key, label, b);
+	scalar(key, label, json_integer(val), b);
 }
 
 void out_hex(const char *key, const char *label, uint64_t val)
@@ -220,10 +223,7 @@ void out_hex(const char *key, const char *label, uint64_t val)
 	char b[32];
 
 	snprintf(b, sizeof(b), "0x%" PRIx64, val);
-	if (out_json)
-		put(key, json_string(b));
-	else
-		text_scalar(key, label, b);
+	scalar(key, label, json_string(b), b);
 }
 
 void out_u64s(const char *key, const char *label, uint64_t val)
@@ -231,18 +231,12 @@ void out_u64s(const char *key, const char *label, uint64_t val)
 	char b[32];
 
 	snprintf(b, sizeof(b), "%" PRIu64, val);
-	if (out_json)
-		put(key, json_string(b));
-	else
-		text_scalar(key, label, b);
+	scalar(key, label, json_string(b), b);
 }
 
 void out_bool(const char *key, const char *label, bool val)
 {
-	if (out_json)
-		put(key, json_boolean(val));
-	else
-		text_scalar(key, label, val ? "yes" : "no");
+	scalar(key, label, json_boolean(val), val ? "yes" : "no");
 }
 
 void out_fmt(const char *key, const char *label, const char *fmt, ...)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "privs.h"
+#include "procfs.h"
 
 #define CAP_SYS_ADMIN_BIT	21
 #define CAP_IPC_LOCK_BIT	14
@@ -27,17 +28,9 @@ static long read_long(const char *path, long def)
 
 static uint64_t cap_eff(void)
 {
-	FILE *f = fopen("/proc/self/status", "re");
-	unsigned long long v = 0;
-	char line[256];
+	unsigned long long v;
 
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return procfs_field("/proc/self/status", "CapEff", 16, &v) ? 0 : v;
 }
 
 void privs_read(struct privs *p)
@@ -92,15 +85,7 @@ uint64_t privs_mlock_budget(const struct privs *p, unsigned int online_cpus)
 
 uint64_t privs_mem_available(void)
 {
-	FILE *f = fopen("/proc/meminfo", "re");
-	unsigned long long kb = 0;
-	char line[256];
+	unsigned long long kb;
 
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb * 1024;
+	return procfs_field("/proc/meminfo", "MemAvailable", 10, &kb) ? 0 : (uint64_t)kb * 1024;
 }

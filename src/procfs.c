@@ -89,21 +89,35 @@ int procfs_tasks(pid_t pid, pid_t **tids, int *nr)
 	return 0;
 }
 
+int procfs_field(const char *path, const char *key, int base, unsigned long long *v)
+{
+	size_t n = strlen(key);
+	char line[256];
+	int ret = -ENOENT;
+	FILE *f = fopen(path, "re");
+
+	if (!f)
+		return -errno;
+	while (ret && fgets(line, sizeof(line), f)) {
+		char *end;
+
+		if (strncmp(line, key, n) || line[n] != ':')
+			continue;
+		errno = 0;
+		*v = strtoull(line + n + 1, &end, base);
+		ret = errno || end == line + n + 1 ? -EINVAL : 0;
+	}
+	fclose(f);
+	return ret;
+}
+
 pid_t procfs_tgid(pid_t tid)
 {
-	char path[64], line[128];
-	int tgid = 0;
-	FILE *f;
+	unsigned long long v;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Tgid: %d", &tgid) == 1)
-			break;
-	fclose(f);
-	return (pid_t)tgid;
+	return procfs_field(path, "Tgid", 10, &v) ? 0 : (pid_t)v;
 }
 
 int procfs_pids(pid_t **pids, int *nr)

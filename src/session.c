@@ -57,11 +57,11 @@ struct session {
 __attribute__((format(printf, 3, 4)))
 static void warn(struct session *s, int code, const char *fmt, ...)
 {
-	struct error e = { .code = code };
+	struct error e = { 0 };
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(e.why, sizeof(e.why), fmt, ap);
+	err_vset(&e, code, false, fmt, ap);
 	va_end(ap);
 	if (s->ops && s->ops->warn)
 		s->ops->warn(s->ops->arg, &e);
@@ -218,6 +218,14 @@ static int sync_manifest(struct session *s, struct error *e)
 }
 
 /* What decoders need besides the streams; a failure costs decoding, not the trace. */
+/* A saved file's close is its last write: a failure there is the save's failure. */
+static int close_saved(int fd, int ret, struct error *e)
+{
+	if (fd >= 0 && close(fd) && !ret)
+		ret = err_runtime(e, -errno, "%s", strerror(errno));
+	return ret;
+}
+
 static void save_vdso(struct session *s)
 {
 	struct error e = { 0 };
@@ -225,9 +233,7 @@ static void save_vdso(struct session *s)
 
 	ret = bundle_mkdir(s->bundle, BUNDLE_SYSROOT, &e);
 	fd = ret ? ret : bundle_create_file(s->bundle, BUNDLE_VDSO, &e);
-	ret = fd < 0 ? fd : vdso_save(fd, &e);
-	if (fd >= 0 && close(fd) && !ret)
-		ret = err_runtime(&e, -errno, "%s", strerror(errno));
+	ret = close_saved(fd, fd < 0 ? fd : vdso_save(fd, &e), &e);
 	if (ret)
 		warn(s, ret, "the vdso is not saved (%s); decoders will miss its code", e.why);
 	else if (manifest_set(&s->m.vdso, BUNDLE_VDSO))
@@ -241,9 +247,8 @@ static void save_kernel(struct session *s)
 	int fd, ret;
 
 	fd = bundle_create_file(s->bundle, BUNDLE_KALLSYMS, &e);
-	ret = fd < 0 ? fd : kimage_save_kallsyms("/proc/kallsyms", fd, &k, &e);
-	if (fd >= 0 && close(fd) && !ret)
-		ret = err_runtime(&e, -errno, "%s", strerror(errno));
+	ret = close_saved(fd, fd < 0 ? fd : kimage_save_kallsyms("/proc/kallsyms", fd, &k, &e),
+			  &e);
 	if (ret) {
 		warn(s, ret, "%s; kernel addresses cannot be decoded", e.why);
 		return;
@@ -254,9 +259,7 @@ static void save_kernel(struct session *s)
 	if (!s->p->opts.kcore)
 		return;
 	fd = bundle_create_file(s->bundle, BUNDLE_KCORE, &e);
-	ret = fd < 0 ? fd : kimage_save_text("/proc/kcore", fd, &k, &e);
-	if (fd >= 0 && close(fd) && !ret)
-		ret = err_runtime(&e, -errno, "%s", strerror(errno));
+	ret = close_saved(fd, fd < 0 ? fd : kimage_save_text("/proc/kcore", fd, &k, &e), &e);
 	if (ret) {
 		warn(s, ret, "%s", e.why);
 		return;

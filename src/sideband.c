@@ -343,35 +343,3 @@ int sideband_synthesize_proc(pid_t pid, int fd, struct error *e)
 				   "it exited before its state could be read" : strerror(-ret));
 	return count;
 }
-
-int sideband_save_vdso(const char *path, char *err, size_t errlen)
-{
-	unsigned long long lo = 0, hi = 0;
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "re");
-	int fd, ret;
-
-	if (!f) {
-		snprintf(err, errlen, "/proc/self/maps: %s", strerror(errno));
-		return -errno;
-	}
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2)
-			break;
-	fclose(f);
-	if (!lo || hi <= lo) {
-		snprintf(err, errlen, "this process has no [vdso] mapping");
-		return -ENOENT;
-	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -errno;
-	}
-	ret = write_all(fd, (const void *)(uintptr_t)lo, (size_t)(hi - lo));
-	if (close(fd) && !ret)
-		ret = -errno;
-	if (ret)
-		snprintf(err, errlen, "%s: %s", path, strerror(-ret));
-	return ret;
-}

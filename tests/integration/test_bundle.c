@@ -27,6 +27,8 @@
 #include "oracle.h"
 #include "run.h"
 #include "sideband.h"
+#include "stream.h"
+#include "vdso.h"
 
 static uint8_t *slurp(const char *path, size_t *len)
 {
@@ -204,8 +206,9 @@ Test(sideband, proc_synthesis_has_every_thread_and_code_mapping)
 
 Test(sideband, saved_vdso_equals_a_processs_vdso)
 {
-	char path[] = "/tmp/ptc-vdso-XXXXXX", err[256], line[512], mem[64];
+	char path[] = "/tmp/ptc-vdso-XXXXXX", line[512], mem[64];
 	unsigned long long lo = 0, hi = 0;
+	struct error e = { 0 };
 	int fd = mkstemp(path), mfd;
 	size_t len;
 	uint8_t *saved, *theirs;
@@ -216,8 +219,8 @@ Test(sideband, saved_vdso_equals_a_processs_vdso)
 		pause();
 		_exit(0);
 	}
+	cr_assert_eq(vdso_save(fd, &e), 0, "%s", e.why);
 	close(fd);
-	cr_assert_eq(sideband_save_vdso(path, err, sizeof(err)), 0, "%s", err);
 	saved = slurp(path, &len);
 	snprintf(mem, sizeof(mem), "/proc/%d/maps", pid);
 	f = fopen(mem, "r");

@@ -50,7 +50,8 @@ st=$(sed -n 's/^\([0-9a-f]*\) [Tt] _stext$/\1/p' /tmp/s3/kallsyms)
 et=$(sed -n 's/^\([0-9a-f]*\) [A-Za-z] _etext$/\1/p' /tmp/s3/kallsyms)
 size=$(wc -c </tmp/s3/kcore.text 2>/dev/null || echo 0)
 if [ -n "$st" ] && [ -n "$et" ] && [ "$size" = $((0x$et - 0x$st)) ] && \
-   grep -q "kcore.text:0x$st\"" /tmp/s3/manifest.json; then
+   grep -q "\"kcore_base\": \"0x$st\"" /tmp/s3/manifest.json && \
+   /ptcollect info /tmp/s3 2>/dev/null | grep -q -- "--raw /tmp/s3/kcore.text:0x$st "; then
 	pass bundle_kcore_keeps_the_kernel_text
 else
 	fail bundle_kcore_keeps_the_kernel_text "_stext $st _etext $et, kcore.text $size bytes, $(grep -c kcore /tmp/s3/manifest.json) manifest lines"
