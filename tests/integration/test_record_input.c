@@ -2,10 +2,13 @@
 /* record's bad input: exit 2, a message naming the input, nothing on stdout, nothing created. */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "oracle.h"
@@ -173,4 +176,175 @@ Test(record_input, dry_run_json_has_the_documented_fields)
 				   "/tmp/ptc-dry-run-never-created", "--", "true", NULL), 0);
 	cr_expect(strstr(r.out, "\"config\": \"0x300e601\""), "%s", r.out);
 	run_free(&r);
+}
+
+/* What a recording would refuse, the dry run refuses with the same words. */
+Test(plan, dry_run_refuses_force_over_a_file_and_a_link_and_the_working_directory)
+{
+	char dir[] = "/tmp/ptc-plan-XXXXXX", file[128], link[128], slash[130];
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
+	struct run_result r;
+	FILE *f;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/notes.txt", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	snprintf(slash, sizeof(slash), "%s/", link);
+	f = fopen(file, "w");
+	fputs("mine\n", f);
+	fclose(f);
+	cr_assert_eq(symlink(dir, link), 0);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--force", "-o", file, "--",
+				   "true", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "not a directory") && strstr(r.err, "only replaces a ptcollect "
+		  "bundle"), "%s", r.err);
+	run_free(&r);
+	/* "LINK/" must not reach through the link to the directory behind it. */
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--force", "-o", slash, "--",
+				   "true", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "a symbolic link"), "%s", r.err);
+	run_free(&r);
+	/* A directory that holds a file named manifest.json is not a bundle for that. */
+	snprintf(file, sizeof(file), "%s/manifest.json", dir);
+	f = fopen(file, "w");
+	fputs("{\"format\": \"something else\"}\n", f);
+	fclose(f);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--force", "-o", dir, "--",
+				   "true", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "not a ptcollect bundle"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--force", "-o", ".", "--",
+				   "true", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "not an existing one such as the working directory"), "%s", r.err);
+	run_free(&r);
+	unlink(file);
+	snprintf(file, sizeof(file), "%s/notes.txt", dir);
+	cr_expect_eq(access(file, F_OK), 0, "nothing was removed");
+	unlink(file);
+	unlink(link);
+	rmdir(dir);
+}
+
+Test(plan, a_zombie_is_no_process)
+{
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
+	struct run_result r;
+	char pid[16];
+	pid_t child = fork();
+
+	if (child == 0)
+		_exit(0);
+	cr_assert_gt(child, 0);
+	usleep(100000);		/* exited, not reaped: a zombie */
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "-p", pid, "-o",
+				   "/tmp/ptc-dry-run-never-created", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "no such process"), "%s", r.err);
+	run_free(&r);
+	waitpid(child, NULL, 0);
+}
+
+Test(plan, the_command_is_found_as_execvp_finds_it)
+{
+	struct oracle_env oe;
+	char *env[] = { NULL, "PATH=/nonexistent-bin", NULL };
+	struct run_result r;
+
+	env[0] = oracle_fixture_env(&oe, "skylake")[0];
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "-o",
+				   "/tmp/ptc-dry-run-never-created", "--", "true", NULL), 0);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "cannot execute 'true': command not found in PATH"), "%s", r.err);
+	run_free(&r);
+	/* Without PATH, execvp searches confstr(_CS_PATH): /bin first. */
+	env[1] = "PATH=";
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--json", "-o",
+				   "/tmp/ptc-dry-run-never-created", "--", "true", NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\"exec\": \"/bin/true\""), "%s", r.out);
+	run_free(&r);
+}
+
+Test(plan, global_json_is_an_option_before_the_command_only)
+{
+	char dir[] = "/tmp/ptc-plan-XXXXXX", out[64];
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
+	struct run_result r;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(chdir(dir), 0);
+	/* -o takes "-j" as its value: JSON stays off and the directory is named -j. */
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "-o", "-j", "--", "true",
+				   NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(r.out[0] != '{', "JSON was turned on: %s", r.out);
+	cr_expect(strstr(r.out, "path: -j"), "%s", r.out);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(env, &r, "--bogus", "caps", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "unknown option '--bogus'"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "-o", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "option '-o' needs a value"), "%s", r.err);
+	run_free(&r);
+	snprintf(out, sizeof(out), "%s", dir);
+	cr_assert_eq(chdir("/"), 0);
+	rmdir(out);
+}
+
+/*
+ * The locked-memory budget counts every ring the recording opens: with
+ * --per-thread, one per thread of -p, not one per process.
+ */
+Test(plan, the_mlock_budget_counts_one_ring_per_thread_with_per_thread)
+{
+	char script[1024], pid[16];
+	char *argv[] = { "sh", "-c", script, NULL };
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
+	char *spawner = run_testprog("spawner");
+	struct run_result r;
+	pid_t child;
+
+	child = fork();
+	if (child == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		execl(spawner, spawner, "40", "1", "30", (char *)NULL);
+		_exit(127);
+	}
+	usleep(500000);		/* its 40 threads are started */
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	/* Without CAP_IPC_LOCK and with a 1 MiB RLIMIT_MEMLOCK, root has a budget too. */
+	snprintf(script, sizeof(script),
+		 "ulimit -l 1024; exec setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock "
+		 "'%s' record --dry-run -m 64K,64K -p %s -o /tmp/ptc-dry-run-never-created",
+		 run_bin(), pid);
+	cr_assert_eq(run_argv(argv, env, &r), 0);
+	if (strstr(r.err, "setpriv:"))
+		cr_skip_test("setpriv cannot drop CAP_IPC_LOCK here: %s", r.err);
+	cr_expect_eq(r.status, 0, "per CPU: 4 rings fit: %s", r.err);
+	run_free(&r);
+	snprintf(script, sizeof(script),
+		 "ulimit -l 1024; exec setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock "
+		 "'%s' record --dry-run -m 64K,64K --per-thread -p %s "
+		 "-o /tmp/ptc-dry-run-never-created", run_bin(), pid);
+	cr_assert_eq(run_argv(argv, env, &r), 0);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "41 ring(s) of 64 KiB data + 64 KiB AUX"), "%s", r.err);
+	cr_expect(strstr(r.err, "hint: use smaller rings"), "%s", r.err);
+	run_free(&r);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	free(spawner);
 }
