@@ -20,7 +20,6 @@
 #define BUNDLE_FORMAT	"ptcollect-bundle"
 #define BUNDLE_VERSION	1
 #define BUNDLE_MANIFEST	"manifest.json"
-#define BUNDLE_SAMPLE_TYPE	0x10086	/* TID|TIME|CPU|IDENTIFIER */
 #define BUNDLE_PROC	"proc.pevent"	/* COMM/MMAP2 of targets that were already running */
 #define BUNDLE_VDSO	"sysroot/vdso-x64.so"
 #define BUNDLE_KCORE	"kcore.text"	/* --kcore: the running kernel's text, raw */

@@ -16,7 +16,34 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define SIDEBAND_SAMPLE_TYPE 0x10086ULL	/* TID|TIME|CPU|IDENTIFIER */
+/* What every stream records and every reader assumes: the one definition. */
+#define SIDEBAND_SAMPLE_TYPE \
+	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+_Static_assert(SIDEBAND_SAMPLE_TYPE == 0x10086, "the sample_type of the bundle format");
+
+/* Bytes of the sample_id trailer that sample_type @st implies (with sample_id_all). */
+#define SIDEBAND_TRAILER_LEN(st) \
+	((((st) & PERF_SAMPLE_TID) ? 8 : 0) + (((st) & PERF_SAMPLE_TIME) ? 8 : 0) + \
+	 (((st) & PERF_SAMPLE_ID) ? 8 : 0) + (((st) & PERF_SAMPLE_STREAM_ID) ? 8 : 0) + \
+	 (((st) & PERF_SAMPLE_CPU) ? 8 : 0) + (((st) & PERF_SAMPLE_IDENTIFIER) ? 8 : 0))
+
+/* The trailer of the records ptcollect synthesizes, in the kernel's order for that type. */
+struct sb_trailer {
+	uint32_t pid, tid;	/* PERF_SAMPLE_TID */
+	uint64_t time;		/* PERF_SAMPLE_TIME */
+	uint32_t cpu, res;	/* PERF_SAMPLE_CPU */
+	uint64_t id;		/* PERF_SAMPLE_IDENTIFIER */
+};
+_Static_assert(sizeof(struct sb_trailer) == SIDEBAND_TRAILER_LEN(SIDEBAND_SAMPLE_TYPE),
+	       "the synthesized trailer is the one SIDEBAND_SAMPLE_TYPE implies");
+_Static_assert(offsetof(struct sb_trailer, time) ==
+	       SIDEBAND_TRAILER_LEN(SIDEBAND_SAMPLE_TYPE & PERF_SAMPLE_TID) &&
+	       offsetof(struct sb_trailer, cpu) ==
+	       SIDEBAND_TRAILER_LEN(SIDEBAND_SAMPLE_TYPE & ~(PERF_SAMPLE_CPU |
+							     PERF_SAMPLE_IDENTIFIER)) &&
+	       offsetof(struct sb_trailer, id) ==
+	       SIDEBAND_TRAILER_LEN(SIDEBAND_SAMPLE_TYPE & ~PERF_SAMPLE_IDENTIFIER),
+	       "each field of the synthesized trailer sits where the kernel puts it");
 
 struct sb_sample_id {
 	uint32_t pid, tid;

@@ -423,7 +423,7 @@ static void collect_images(struct bundle *b, const char *file)
 		while (off < (size_t)st.st_size) {
 			struct sb_record r;
 			char err[256];
-			int n = sideband_parse(buf, (size_t)st.st_size, off, BUNDLE_SAMPLE_TYPE, &r,
+			int n = sideband_parse(buf, (size_t)st.st_size, off, SIDEBAND_SAMPLE_TYPE, &r,
 					       err, sizeof(err));
 			const char *f;
 
@@ -564,7 +564,7 @@ static void stream_decoders(const struct bundle *b, struct jw *w, int idx)
 	jw_str(w, NULL, "ptxed");
 	decoder_config(b, w);
 	jw_str(w, NULL, "--pevent:sample-type");
-	jw_raw(w, NULL, "\"0x%x\"", BUNDLE_SAMPLE_TYPE);
+	jw_raw(w, NULL, "\"0x%x\"", SIDEBAND_SAMPLE_TYPE);
 	if (b->kcore) {
 		snprintf(path, sizeof(path), "%s/" BUNDLE_KCORE ":0x%" PRIx64, b->dir, b->text_start);
 		jw_str(w, NULL, "--raw");
@@ -695,7 +695,7 @@ static void write_manifest_body(const struct bundle *b, FILE *f)
 	jw_hex(&w, "config2", p->ev.config2);
 	jw_raw(&w, "exclude_user", "%s", p->ev.exclude_user ? "true" : "false");
 	jw_raw(&w, "exclude_kernel", "%s", p->ev.exclude_kernel ? "true" : "false");
-	jw_hex(&w, "sample_type", BUNDLE_SAMPLE_TYPE);
+	jw_hex(&w, "sample_type", SIDEBAND_SAMPLE_TYPE);
 	jw_close(&w, '}');
 	jw_str(&w, "filter", p->filter);
 	jw_open(&w, "cpu", '{');

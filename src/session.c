@@ -29,8 +29,7 @@
 #include "msg.h"
 #include "privs.h"
 #include "session.h"
-
-#define SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
+#include "sideband.h"
 
 struct stream {
 	int cpu;		/* -1 in per-thread mode */
@@ -225,7 +224,7 @@ static void fill_attr(const struct session *s, struct perf_event_attr *a)
 	a->exclude_kernel = p->ev.exclude_kernel;
 	a->exclude_hv = p->ev.exclude_hv;
 	a->sample_period = 1;	/* as perf: PT never samples, but the period must be set */
-	a->sample_type = SAMPLE_TYPE;
+	a->sample_type = SIDEBAND_SAMPLE_TYPE;
 	a->sample_id_all = 1;
 	a->disabled = 1;
 	a->enable_on_exec = p->target == TARGET_COMMAND;

@@ -53,19 +53,6 @@ const char *sideband_type_name(uint32_t type)
 	return type < NR_TYPES ? types[type].name : NULL;
 }
 
-static size_t trailer_len(uint64_t st)
-{
-	size_t n = 0;
-
-	n += st & PERF_SAMPLE_TID ? 8 : 0;
-	n += st & PERF_SAMPLE_TIME ? 8 : 0;
-	n += st & PERF_SAMPLE_ID ? 8 : 0;
-	n += st & PERF_SAMPLE_STREAM_ID ? 8 : 0;
-	n += st & PERF_SAMPLE_CPU ? 8 : 0;
-	n += st & PERF_SAMPLE_IDENTIFIER ? 8 : 0;
-	return n;
-}
-
 static void read_trailer(const uint8_t *p, uint64_t st, struct sb_sample_id *s)
 {
 	uint32_t two[2];
@@ -103,7 +90,7 @@ int sideband_parse(const uint8_t *buf, size_t len, size_t off, uint64_t st,
 		   struct sb_record *r, char *err, size_t errlen)
 {
 	struct perf_event_header h;
-	size_t tl = trailer_len(st), body;
+	size_t tl = SIDEBAND_TRAILER_LEN(st), body;
 
 	if (len - off < sizeof(h)) {
 		snprintf(err, errlen, "at offset %zu: %zu bytes left, but a record header has 8 "
@@ -274,11 +261,10 @@ static int write_all(int fd, const void *p, size_t n)
 static int emit(int fd, uint32_t type, uint16_t misc, const void *body, size_t blen,
 		const char *str, pid_t pid, pid_t tid)
 {
-	uint8_t rec[8 + 64 + 4096 + 32];
+	struct sb_trailer tr = { .pid = (uint32_t)pid, .tid = (uint32_t)tid };
+	uint8_t rec[8 + 64 + 4096 + sizeof(tr)];
 	struct perf_event_header h = { .type = type, .misc = misc };
 	size_t slen = strlen(str) + 1, pad = (slen + 7) & ~(size_t)7;
-	uint32_t ids[2] = { (uint32_t)pid, (uint32_t)tid }, cpu[2] = { 0, 0 };
-	uint64_t zero = 0;
 	size_t n = 8;
 
 	if (pad > 4096)
@@ -288,11 +274,8 @@ static int emit(int fd, uint32_t type, uint16_t misc, const void *body, size_t b
 	memset(rec + n, 0, pad);
 	memcpy(rec + n, str, slen);
 	n += pad;
-	memcpy(rec + n, ids, 8);
-	memcpy(rec + n + 8, &zero, 8);
-	memcpy(rec + n + 16, cpu, 8);
-	memcpy(rec + n + 24, &zero, 8);
-	n += 32;
+	memcpy(rec + n, &tr, sizeof(tr));
+	n += sizeof(tr);
 	h.size = (uint16_t)n;
 	memcpy(rec, &h, 8);
 	return write_all(fd, rec, n);
