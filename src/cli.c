@@ -29,7 +29,7 @@ static int unit_shift(const char *u, int *shift)
 	return -EINVAL;
 }
 
-int cli_parse_size(const char *s, uint64_t *bytes, char *errmsg, size_t errlen)
+int cli_parse_size(const char *s, uint64_t *bytes, struct error *e)
 {
 	unsigned long long v;
 	char *end;
@@ -46,13 +46,11 @@ int cli_parse_size(const char *s, uint64_t *bytes, char *errmsg, size_t errlen)
 	*bytes = (uint64_t)v << shift;
 	return 0;
 bad:
-	snprintf(errmsg, errlen, "'%s' is not a size (a number with an optional unit "
-		 "K, M or G, e.g. 4M)", s);
-	return -EINVAL;
+	return err_usage(e, "'%s' is not a size (a number with an optional unit K, M or G, "
+			 "e.g. 4M)", s);
 }
 
-static int mmap_part(const char *s, const char *what, uint64_t *bytes, char *errmsg,
-		     size_t errlen)
+static int mmap_part(const char *s, const char *what, uint64_t *bytes, struct error *e)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), v, pages;
 	bool plain = true;
@@ -63,7 +61,7 @@ static int mmap_part(const char *s, const char *what, uint64_t *bytes, char *err
 	for (const char *p = s; *p; p++)
 		if (!isdigit((unsigned char)*p))
 			plain = false;
-	if (cli_parse_size(s, &v, errmsg, errlen))
+	if (cli_parse_size(s, &v, e))
 		return -EINVAL;
 	if (plain) {
 		if (v > UINT64_MAX / page)
@@ -71,35 +69,29 @@ static int mmap_part(const char *s, const char *what, uint64_t *bytes, char *err
 		v *= page;	/* perf: a bare number counts pages */
 	}
 	pages = v / page;
-	if (!v || v % page || (pages & (pages - 1))) {
-		snprintf(errmsg, errlen, "%s size '%s' is %" PRIu64 " bytes: it must be a "
-			 "power of two number of %" PRIu64 "-byte pages (e.g. %s)", what, s, v,
-			 page, !strcmp(what, "AUX") ? "4M" : "256K");
-		return -EINVAL;
-	}
+	if (!v || v % page || (pages & (pages - 1)))
+		return err_usage(e, "%s size '%s' is %" PRIu64 " bytes: it must be a power of two "
+				 "number of %" PRIu64 "-byte pages (e.g. %s)", what, s, v, page,
+				 !strcmp(what, "AUX") ? "4M" : "256K");
 	*bytes = v;
 	return 0;
 bad:
-	snprintf(errmsg, errlen, "%s size '%s' is too large", what, s);
-	return -EINVAL;
+	return err_usage(e, "%s size '%s' is too large", what, s);
 }
 
-int cli_parse_mmap(const char *s, uint64_t *data_bytes, uint64_t *aux_bytes,
-		   char *errmsg, size_t errlen)
+int cli_parse_mmap(const char *s, uint64_t *data_bytes, uint64_t *aux_bytes, struct error *e)
 {
 	const char *comma = strchr(s, ',');
 	char data[64];
 	size_t n = comma ? (size_t)(comma - s) : strlen(s);
 
-	if (n >= sizeof(data) || (comma && strchr(comma + 1, ','))) {
-		snprintf(errmsg, errlen, "'%s' is not DATA[,AUX] (e.g. -m 64,4M or -m ,4M)", s);
-		return -EINVAL;
-	}
+	if (n >= sizeof(data) || (comma && strchr(comma + 1, ',')))
+		return err_usage(e, "'%s' is not DATA[,AUX] (e.g. -m 64,4M or -m ,4M)", s);
 	memcpy(data, s, n);
 	data[n] = '\0';
-	if (mmap_part(data, "data", data_bytes, errmsg, errlen))
+	if (mmap_part(data, "data", data_bytes, e))
 		return -EINVAL;
-	if (mmap_part(comma ? comma + 1 : "", "AUX", aux_bytes, errmsg, errlen))
+	if (mmap_part(comma ? comma + 1 : "", "AUX", aux_bytes, e))
 		return -EINVAL;
 	return 0;
 }
@@ -118,7 +110,7 @@ static int parse_uint(const char **p, long max, long *v)
 	return 0;
 }
 
-int cli_parse_cpulist(const char *s, int *cpus, int *nr, char *errmsg, size_t errlen)
+int cli_parse_cpulist(const char *s, int *cpus, int *nr, struct error *e)
 {
 	static unsigned char seen[CLI_MAX_CPUS];
 	const char *p = s;
@@ -149,12 +141,11 @@ int cli_parse_cpulist(const char *s, int *cpus, int *nr, char *errmsg, size_t er
 			cpus[(*nr)++] = c;
 	return 0;
 bad:
-	snprintf(errmsg, errlen, "'%s' is not a CPU list (e.g. 0-3,6; CPUs 0 to %d); "
-		 "the problem is at '%s'", s, CLI_MAX_CPUS - 1, *p ? p : "the end");
-	return -EINVAL;
+	return err_usage(e, "'%s' is not a CPU list (e.g. 0-3,6; CPUs 0 to %d); the problem is "
+			 "at '%s'", s, CLI_MAX_CPUS - 1, *p ? p : "the end");
 }
 
-int cli_parse_pidlist(const char *s, pid_t *pids, int *nr, char *errmsg, size_t errlen)
+int cli_parse_pidlist(const char *s, pid_t *pids, int *nr, struct error *e)
 {
 	const char *p = s;
 
@@ -164,10 +155,8 @@ int cli_parse_pidlist(const char *s, pid_t *pids, int *nr, char *errmsg, size_t 
 
 		if (parse_uint(&p, 0x3fffffff, &v) || v == 0)
 			goto bad;
-		if (*nr == CLI_MAX_PIDS) {
-			snprintf(errmsg, errlen, "'%s' lists more than %d ids", s, CLI_MAX_PIDS);
-			return -EINVAL;
-		}
+		if (*nr == CLI_MAX_PIDS)
+			return err_usage(e, "'%s' lists more than %d ids", s, CLI_MAX_PIDS);
 		pids[(*nr)++] = (pid_t)v;
 		if (!*p)
 			return 0;
@@ -176,11 +165,10 @@ int cli_parse_pidlist(const char *s, pid_t *pids, int *nr, char *errmsg, size_t 
 		p++;
 	}
 bad:
-	snprintf(errmsg, errlen, "'%s' is not a list of process ids (e.g. 1234 or 1234,5678)", s);
-	return -EINVAL;
+	return err_usage(e, "'%s' is not a list of process ids (e.g. 1234 or 1234,5678)", s);
 }
 
-int cli_parse_duration(const char *s, double *seconds, char *errmsg, size_t errlen)
+int cli_parse_duration(const char *s, double *seconds, struct error *e)
 {
 	double v, mult = 1;
 	char *end;
@@ -205,6 +193,5 @@ int cli_parse_duration(const char *s, double *seconds, char *errmsg, size_t errl
 	*seconds = v;
 	return 0;
 bad:
-	snprintf(errmsg, errlen, "'%s' is not a duration (seconds > 0, e.g. 5, 2.5, 500ms, 2m)", s);
-	return -EINVAL;
+	return err_usage(e, "'%s' is not a duration (seconds > 0, e.g. 5, 2.5, 500ms, 2m)", s);
 }

@@ -104,7 +104,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "kcore",	no_argument,       NULL, OPT_KCORE },
 		{ NULL, 0, NULL, 0 },
 	};
-	char err[512];
+	struct error e = { 0 };
 	int c, targets;
 
 	memset(o, 0, sizeof(*o));
@@ -120,24 +120,24 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			o->event = optarg;
 			break;
 		case 'p':
-			if (cli_parse_pidlist(optarg, o->pids, &o->nr_pids, err, sizeof(err)))
-				return bad("-p: %s", err);
+			if (cli_parse_pidlist(optarg, o->pids, &o->nr_pids, &e))
+				return bad("-p: %s", e.why);
 			break;
 		case 't':
-			if (cli_parse_pidlist(optarg, o->tids, &o->nr_tids, err, sizeof(err)))
-				return bad("-t: %s", err);
+			if (cli_parse_pidlist(optarg, o->tids, &o->nr_tids, &e))
+				return bad("-t: %s", e.why);
 			break;
 		case 'a':
 			o->all_cpus = true;
 			break;
 		case 'C':
-			if (cli_parse_cpulist(optarg, o->cpus, &o->nr_cpus, err, sizeof(err)))
-				return bad("-C: %s", err);
+			if (cli_parse_cpulist(optarg, o->cpus, &o->nr_cpus, &e))
+				return bad("-C: %s", e.why);
 			o->cpus_given = true;
 			break;
 		case 'm':
-			if (cli_parse_mmap(optarg, &o->data_bytes, &o->aux_bytes, err, sizeof(err)))
-				return bad("-m: %s", err);
+			if (cli_parse_mmap(optarg, &o->data_bytes, &o->aux_bytes, &e))
+				return bad("-m: %s", e.why);
 			break;
 		case 'o':
 			if (!*optarg)
@@ -166,12 +166,12 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			o->filter = optarg;
 			break;
 		case OPT_DURATION:
-			if (cli_parse_duration(optarg, &o->duration, err, sizeof(err)))
-				return bad("--duration: %s", err);
+			if (cli_parse_duration(optarg, &o->duration, &e))
+				return bad("--duration: %s", e.why);
 			break;
 		case OPT_MAX_SIZE:
-			if (cli_parse_size(optarg, &o->max_size, err, sizeof(err)) || !o->max_size)
-				return bad("--max-size: %s", o->max_size ? err :
+			if (cli_parse_size(optarg, &o->max_size, &e) || !o->max_size)
+				return bad("--max-size: %s", o->max_size ? e.why :
 					   "the size must be greater than 0");
 			break;
 		case ':':

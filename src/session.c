@@ -101,7 +101,8 @@ static double elapsed(const struct session *s)
 static int online_cpus(struct session *s)
 {
 	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	char line[4096], err[256];
+	struct error e = { 0 };
+	char line[4096];
 	int ret;
 
 	if (!f)
@@ -111,9 +112,9 @@ static int online_cpus(struct session *s)
 		line[0] = '\0';
 	fclose(f);
 	line[strcspn(line, "\n")] = '\0';
-	ret = cli_parse_cpulist(line, s->cpus, &s->nr_cpus, err, sizeof(err));
+	ret = cli_parse_cpulist(line, s->cpus, &s->nr_cpus, &e);
 	if (ret)
-		return fail(s, EINVAL, "/sys/devices/system/cpu/online: %s", err);
+		return fail(s, EINVAL, "/sys/devices/system/cpu/online: %s", e.why);
 	return 0;
 }
 
