@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "error.h"
+
 #define PMU_NAME_MAX	64
 #define PMU_MAX_TERMS	64
 #define PMU_MAX_CAPS	64
@@ -53,11 +55,12 @@ const char *pmu_sysfs_root(void);
 bool pmu_sysfs_is_fixture(void);
 
 /*
- * Load PMU @name. Returns 0 with pmu->present set, -ENOENT when the PMU does
- * not exist (pmu->present false), or another negative errno for a malformed
- * sysfs (errmsg then says which file and why).
+ * Load PMU @name. Returns 0 with pmu->present set, or a negative errno with
+ * @e: -ENOENT (a runtime error) when the PMU does not exist (pmu->present
+ * false), -EINVAL (usage) for a name that cannot be a PMU's, another runtime
+ * error for a malformed sysfs (why says which file and what is wrong).
  */
-int pmu_load(struct pmu *pmu, const char *name, char *errmsg, size_t errlen);
+int pmu_load(struct pmu *pmu, const char *name, struct error *e);
 
 const struct pmu_term *pmu_term_find(const struct pmu *pmu, const char *name);
 /* Value of caps/@name, or @def when the file is absent. */

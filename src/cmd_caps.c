@@ -113,7 +113,8 @@ int do_caps(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct caps_report rep = { .nr = 0 };
-	char err[512], terms[256];
+	struct error e = { 0 };
+	char terms[256];
 	struct cpu_id cpu;
 	struct privs pv;
 	struct pmu pmu;
@@ -136,11 +137,11 @@ int do_caps(int argc, char **argv)
 
 	cpu_identify(&cpu);
 	privs_read(&pv);
-	ret = pmu_load(&pmu, "intel_pt", err, sizeof(err));
+	ret = pmu_load(&pmu, "intel_pt", &e);
 	if (ret == -ENOENT)
-		explain_missing_pmu(&rep, &cpu, err);
+		explain_missing_pmu(&rep, &cpu, e.why);
 	else if (ret)
-		add_reason(&rep, "cannot read the intel_pt PMU: %s", err);
+		add_reason(&rep, "cannot read the intel_pt PMU: %s", e.why);
 	if (pmu.present && !privs_may_trace_user(&pv))
 		add_reason(&rep, "perf_event_paranoid is %d and this process has neither "
 			   "CAP_PERFMON nor CAP_SYS_ADMIN: run as root, grant CAP_PERFMON, or "

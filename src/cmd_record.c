@@ -244,14 +244,15 @@ static bool pid_exists(pid_t pid)
 static int resolve_plan(struct record_plan *p)
 {
 	struct record_opts *o = &p->opts;
+	struct error e = { 0 };
 	char err[1024];
 	struct stat st;
 	struct privs pv;
 	int ret;
 
-	ret = pmu_load(&p->pmu, "intel_pt", err, sizeof(err));
+	ret = pmu_load(&p->pmu, "intel_pt", &e);
 	if (ret) {
-		msg_err("record: %s", err);
+		msg_err("record: %s", e.why);
 		if (ret == -ENOENT)
 			msg_hint("this machine has no Intel PT; '%s caps' says why", PTC_PROG);
 		return EXIT_RUNTIME;

@@ -97,7 +97,7 @@ static int parse_format(const char *s, struct pmu_term *t)
 	return 0;
 }
 
-static int load_terms(struct pmu *pmu, char *errmsg, size_t errlen)
+static int load_terms(struct pmu *pmu, struct error *e)
 {
 	char dir[4200], val[256];
 	struct dirent *de;
@@ -114,17 +114,15 @@ static int load_terms(struct pmu *pmu, char *errmsg, size_t errlen)
 		if (de->d_name[0] == '.')
 			continue;
 		if (pmu->nr_terms == PMU_MAX_TERMS || strlen(de->d_name) >= PMU_NAME_MAX) {
-			snprintf(errmsg, errlen, "%s: too many or too long format terms", dir);
-			ret = -E2BIG;
+			ret = err_runtime(e, -E2BIG, "%s: too many or too long format terms", dir);
 			break;
 		}
 		t = &pmu->terms[pmu->nr_terms];
 		if (read_small(dir, de->d_name, val, sizeof(val)) < 0)
 			continue;
 		if (parse_format(val, t)) {
-			snprintf(errmsg, errlen, "%s/%s: cannot parse '%s' "
-				 "(expected config[12]:BIT[-BIT][,...])", dir, de->d_name, val);
-			ret = -EINVAL;
+			ret = err_runtime(e, -EINVAL, "%s/%s: cannot parse '%s' "
+					  "(expected config[12]:BIT[-BIT][,...])", dir, de->d_name, val);
 			break;
 		}
 		strcpy(t->name, de->d_name);
@@ -134,7 +132,7 @@ static int load_terms(struct pmu *pmu, char *errmsg, size_t errlen)
 	return ret;
 }
 
-static int load_caps(struct pmu *pmu, char *errmsg, size_t errlen)
+static int load_caps(struct pmu *pmu, struct error *e)
 {
 	char dir[4200], val[256];
 	struct dirent *de;
@@ -152,8 +150,7 @@ static int load_caps(struct pmu *pmu, char *errmsg, size_t errlen)
 		if (de->d_name[0] == '.')
 			continue;
 		if (pmu->nr_caps == PMU_MAX_CAPS || strlen(de->d_name) >= PMU_NAME_MAX) {
-			snprintf(errmsg, errlen, "%s: too many or too long capability names", dir);
-			ret = -E2BIG;
+			ret = err_runtime(e, -E2BIG, "%s: too many or too long capability names", dir);
 			break;
 		}
 		if (read_small(dir, de->d_name, val, sizeof(val)) < 0)
@@ -162,9 +159,8 @@ static int load_caps(struct pmu *pmu, char *errmsg, size_t errlen)
 		errno = 0;
 		c->value = strtoull(val, &end, 16);
 		if (!val[0] || *end || errno) {
-			snprintf(errmsg, errlen, "%s/%s: '%s' is not a hex number", dir,
-				 de->d_name, val);
-			ret = -EINVAL;
+			ret = err_runtime(e, -EINVAL, "%s/%s: '%s' is not a hex number", dir,
+					  de->d_name, val);
 			break;
 		}
 		strcpy(c->name, de->d_name);
@@ -174,7 +170,7 @@ static int load_caps(struct pmu *pmu, char *errmsg, size_t errlen)
 	return ret;
 }
 
-static int load_int(const char *dir, const char *name, int *out, char *errmsg, size_t errlen)
+static int load_int(const char *dir, const char *name, int *out, struct error *e)
 {
 	char val[64], *end;
 	long v;
@@ -183,10 +179,8 @@ static int load_int(const char *dir, const char *name, int *out, char *errmsg, s
 		return 0;	/* optional: keep the default */
 	errno = 0;
 	v = strtol(val, &end, 10);
-	if (!val[0] || *end || errno || v < 0 || v > 0x7fffffff) {
-		snprintf(errmsg, errlen, "%s/%s: '%s' is not a number", dir, name, val);
-		return -EINVAL;
-	}
+	if (!val[0] || *end || errno || v < 0 || v > 0x7fffffff)
+		return err_runtime(e, -EINVAL, "%s/%s: '%s' is not a number", dir, name, val);
 	*out = (int)v;
 	return 0;
 }
@@ -202,53 +196,42 @@ static int cmp_cap(const void *a, const void *b)
 	return strcmp(((const struct pmu_cap *)a)->name, ((const struct pmu_cap *)b)->name);
 }
 
-int pmu_load(struct pmu *pmu, const char *name, char *errmsg, size_t errlen)
+int pmu_load(struct pmu *pmu, const char *name, struct error *e)
 {
 	char val[64];
 	int ret, type = -1;
 
 	memset(pmu, 0, sizeof(*pmu));
-	errmsg[0] = '\0';
 	pmu->nr_addr_filters = -1;
 	pmu->max_nonturbo_ratio = -1;
-	if (strlen(name) >= PMU_NAME_MAX || strchr(name, '/') || !name[0]) {
-		snprintf(errmsg, errlen, "'%s' is not a PMU name", name);
-		return -EINVAL;
-	}
+	if (strlen(name) >= PMU_NAME_MAX || strchr(name, '/') || !name[0])
+		return err_usage(e, "'%s' is not a PMU name", name);
 	strcpy(pmu->name, name);
 	snprintf(pmu->sysfs, sizeof(pmu->sysfs), "%s/bus/event_source/devices/%s",
 		 pmu_sysfs_root(), name);
 	ret = read_small(pmu->sysfs, "type", val, sizeof(val));
-	if (ret == -ENOENT || ret == -ENOTDIR) {
-		snprintf(errmsg, errlen, "no %s PMU in %s/bus/event_source/devices",
-			 name, pmu_sysfs_root());
-		return -ENOENT;
-	}
-	if (ret < 0) {
-		snprintf(errmsg, errlen, "%s/type: %s", pmu->sysfs, strerror(-ret));
-		return ret;
-	}
-	ret = load_int(pmu->sysfs, "type", &type, errmsg, errlen);
+	if (ret == -ENOENT || ret == -ENOTDIR)
+		return err_runtime(e, -ENOENT, "no %s PMU in %s/bus/event_source/devices", name,
+				   pmu_sysfs_root());
+	if (ret < 0)
+		return err_runtime(e, ret, "%s/type: %s", pmu->sysfs, strerror(-ret));
+	ret = load_int(pmu->sysfs, "type", &type, e);
 	if (ret)
 		return ret;
 	pmu->type = type;
-	ret = load_terms(pmu, errmsg, errlen);
+	ret = load_terms(pmu, e);
 	if (!ret)
-		ret = load_caps(pmu, errmsg, errlen);
+		ret = load_caps(pmu, e);
 	if (!ret)
-		ret = load_int(pmu->sysfs, "nr_addr_filters", &pmu->nr_addr_filters,
-			       errmsg, errlen);
+		ret = load_int(pmu->sysfs, "nr_addr_filters", &pmu->nr_addr_filters, e);
 	if (!ret)
-		ret = load_int(pmu->sysfs, "max_nonturbo_ratio", &pmu->max_nonturbo_ratio,
-			       errmsg, errlen);
+		ret = load_int(pmu->sysfs, "max_nonturbo_ratio", &pmu->max_nonturbo_ratio, e);
 	if (ret)
 		return ret;
 	if (!read_small(pmu->sysfs, "tsc_art_ratio", val, sizeof(val)) &&
 	    sscanf(val, "%" SCNu64 ":%" SCNu64, &pmu->tsc_art_ratio_num,
-		   &pmu->tsc_art_ratio_den) != 2) {
-		snprintf(errmsg, errlen, "%s/tsc_art_ratio: '%s' is not N:D", pmu->sysfs, val);
-		return -EINVAL;
-	}
+		   &pmu->tsc_art_ratio_den) != 2)
+		return err_runtime(e, -EINVAL, "%s/tsc_art_ratio: '%s' is not N:D", pmu->sysfs, val);
 	qsort(pmu->terms, pmu->nr_terms, sizeof(pmu->terms[0]), cmp_term);
 	qsort(pmu->caps, pmu->nr_caps, sizeof(pmu->caps[0]), cmp_cap);
 	pmu->present = true;

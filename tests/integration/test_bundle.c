@@ -239,10 +239,11 @@ static void make_plan(struct record_plan *p, const char *dir)
 {
 	char *root = oracle_fixture("skylake"), err[512];
 	static char *cmd[] = { "/bin/true", NULL };
+	struct error e = { 0 };
 
 	memset(p, 0, sizeof(*p));
 	setenv("PTCOLLECT_SYSFS", root, 1);
-	cr_assert_eq(pmu_load(&p->pmu, "intel_pt", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pmu_load(&p->pmu, "intel_pt", &e), 0, "%s", e.why);
 	unsetenv("PTCOLLECT_SYSFS");
 	cr_assert_eq(evconfig_parse("intel_pt//u", &p->pmu, &p->ev, err, sizeof(err)), 0);
 	p->opts.output = dir;

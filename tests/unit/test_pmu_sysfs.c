@@ -67,10 +67,10 @@ TestSuite(pmu_sysfs, .init = setup, .fini = teardown);
 Test(pmu_sysfs, reads_type_terms_caps_and_ranges)
 {
 	struct pmu p;
-	char err[512];
+	struct error e = { 0 };
 	const struct pmu_term *t;
 
-	cr_assert_eq(pmu_load(&p, "intel_pt", err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(pmu_load(&p, "intel_pt", &e), 0, "%s", e.why);
 	cr_expect(p.present);
 	cr_expect_eq(p.type, 9);
 	cr_expect_eq(p.nr_addr_filters, 2);
@@ -90,11 +90,12 @@ Test(pmu_sysfs, reads_type_terms_caps_and_ranges)
 Test(pmu_sysfs, missing_pmu_is_enoent_and_says_where)
 {
 	struct pmu p;
-	char err[512];
+	struct error e = { 0 };
 
-	cr_expect_eq(pmu_load(&p, "nope", err, sizeof(err)), -ENOENT);
+	cr_expect_eq(pmu_load(&p, "nope", &e), -ENOENT);
 	cr_expect(!p.present);
-	cr_expect(strstr(err, "no nope PMU in ") && strstr(err, root), "%s", err);
+	cr_expect(strstr(e.why, "no nope PMU in ") && strstr(e.why, root), "%s", e.why);
+	cr_expect(!e.usage, "a missing PMU is a runtime error (exit 1)");
 }
 
 struct bad_file {
@@ -119,11 +120,12 @@ Test(pmu_sysfs, malformed_files_are_refused_by_name)
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct pmu p;
-		char err[512];
+		struct error e = { 0 };
 
 		put(bad[i].file, bad[i].content);
-		cr_expect_eq(pmu_load(&p, "intel_pt", err, sizeof(err)), -EINVAL, "%s", bad[i].file);
-		cr_expect(strstr(err, bad[i].says), "%s: got '%s'", bad[i].file, err);
+		cr_expect_eq(pmu_load(&p, "intel_pt", &e), -EINVAL, "%s", bad[i].file);
+		cr_expect(strstr(e.why, bad[i].says), "%s: got '%s'", bad[i].file, e.why);
+		cr_expect(!e.usage, "%s: a malformed sysfs is a runtime error", bad[i].file);
 		cr_expect(!p.present);
 		put_defaults();
 	}
@@ -132,8 +134,9 @@ Test(pmu_sysfs, malformed_files_are_refused_by_name)
 Test(pmu_sysfs, pmu_names_with_slashes_are_refused)
 {
 	struct pmu p;
-	char err[512];
+	struct error e = { 0 };
 
-	cr_expect_eq(pmu_load(&p, "../x", err, sizeof(err)), -EINVAL);
-	cr_expect(strstr(err, "is not a PMU name"), "%s", err);
+	cr_expect_eq(pmu_load(&p, "../x", &e), -EINVAL);
+	cr_expect(strstr(e.why, "is not a PMU name"), "%s", e.why);
+	cr_expect(e.usage);
 }
