@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
 #include "pmu.h"
 
 struct evconfig {
@@ -25,11 +26,11 @@ struct evconfig {
 
 /*
  * Parse @spec against @pmu into @ev. With @pmu NULL only the syntax is
- * checked (terms and modifiers well formed; ev->pmu_name set). Returns 0, or -EINVAL with @errmsg
- * naming the term or modifier that is wrong and what is valid instead.
+ * checked (terms and modifiers well formed; ev->pmu_name set). Returns 0, or
+ * -EINVAL with a usage error in @e naming the term or modifier that is wrong
+ * and what is valid instead.
  */
-int evconfig_parse(const char *spec, const struct pmu *pmu, struct evconfig *ev,
-		   char *errmsg, size_t errlen);
+int evconfig_parse(const char *spec, const struct pmu *pmu, struct evconfig *ev, struct error *e);
 
 /* perf's default config for intel_pt on this PMU ("tsc,mtc,mtc_period=..."). */
 uint64_t evconfig_default_config(const struct pmu *pmu, char *terms, size_t termslen);

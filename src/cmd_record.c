@@ -201,10 +201,10 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 static int check_event_syntax(const char *spec)
 {
 	struct evconfig ev;
-	char err[1024];
+	struct error e = { 0 };
 
-	if (evconfig_parse(spec, NULL, &ev, err, sizeof(err)))
-		return bad("-e %s: %s", spec, err);
+	if (evconfig_parse(spec, NULL, &ev, &e))
+		return bad("-e %s: %s", spec, e.why);
 	if (strcmp(ev.pmu_name, "intel_pt"))
 		return bad("-e %s: PMU '%s' is not supported: ptcollect records intel_pt events "
 			   "(e.g. intel_pt//u)", spec, ev.pmu_name);
@@ -257,8 +257,8 @@ static int resolve_plan(struct record_plan *p)
 			msg_hint("this machine has no Intel PT; '%s caps' says why", PTC_PROG);
 		return EXIT_RUNTIME;
 	}
-	if (evconfig_parse(o->event, &p->pmu, &p->ev, err, sizeof(err)))
-		return bad("-e %s: %s", o->event, err);
+	if (evconfig_parse(o->event, &p->pmu, &p->ev, &e))
+		return bad("-e %s: %s", o->event, e.why);
 	if (o->kcore && p->ev.exclude_kernel)
 		return bad("--kcore keeps the kernel's text, but -e %s does not trace the kernel; "
 			   "use a k modifier (e.g. intel_pt//k or intel_pt//uk)", o->event);

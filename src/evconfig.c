@@ -161,29 +161,23 @@ uint64_t evconfig_period_valid(const struct pmu *pmu, const char *term)
 	return 0;
 }
 
-/* Split "name[=value]". Returns 0 or -EINVAL with errmsg. */
-static int parse_term(const char *s, size_t len, struct ev_term *t, char *errmsg, size_t errlen)
+/* Split "name[=value]". Returns 0 or -EINVAL with @e. */
+static int parse_term(const char *s, size_t len, struct ev_term *t, struct error *e)
 {
 	const char *eq = memchr(s, '=', len);
 	size_t nlen = eq ? (size_t)(eq - s) : len;
 	char num[32];
 	char *end;
 
-	if (!nlen || !(isalpha((unsigned char)s[0]) || s[0] == '_')) {
-		snprintf(errmsg, errlen, "'%.*s' is not a term (expected NAME or NAME=VALUE)",
-			 (int)len, s);
-		return -EINVAL;
-	}
+	if (!nlen || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+		return err_usage(e, "'%.*s' is not a term (expected NAME or NAME=VALUE)",
+				 (int)len, s);
 	for (size_t i = 0; i < nlen; i++) {
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-') {
-			snprintf(errmsg, errlen, "'%.*s' is not a term name", (int)nlen, s);
-			return -EINVAL;
-		}
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '-')
+			return err_usage(e, "'%.*s' is not a term name", (int)nlen, s);
 	}
-	if (nlen >= sizeof(t->name)) {
-		snprintf(errmsg, errlen, "term name '%.*s' is too long", (int)nlen, s);
-		return -EINVAL;
-	}
+	if (nlen >= sizeof(t->name))
+		return err_usage(e, "term name '%.*s' is too long", (int)nlen, s);
 	memcpy(t->name, s, nlen);
 	t->name[nlen] = '\0';
 	if (!eq) {
@@ -191,10 +185,8 @@ static int parse_term(const char *s, size_t len, struct ev_term *t, char *errmsg
 		return 0;
 	}
 	len -= nlen + 1;
-	if (!len || len >= sizeof(num)) {
-		snprintf(errmsg, errlen, "term '%s' needs a value (decimal or 0x hex)", t->name);
-		return -EINVAL;
-	}
+	if (!len || len >= sizeof(num))
+		return err_usage(e, "term '%s' needs a value (decimal or 0x hex)", t->name);
 	memcpy(num, eq + 1, len);
 	num[len] = '\0';
 	errno = 0;
@@ -211,13 +203,11 @@ static int parse_term(const char *s, size_t len, struct ev_term *t, char *errmsg
 		goto bad;
 	return 0;
 bad:
-	snprintf(errmsg, errlen, "term '%s': '%s' is not a number (decimal or 0x hex)",
-		 t->name, num);
-	return -EINVAL;
+	return err_usage(e, "term '%s': '%s' is not a number (decimal or 0x hex)",
+			 t->name, num);
 }
 
-static int check_caps(const struct pmu *pmu, const struct evconfig *ev, char *errmsg,
-		      size_t errlen)
+static int check_caps(const struct pmu *pmu, const struct evconfig *ev, struct error *e)
 {
 	char valid_str[256];
 
@@ -232,10 +222,9 @@ static int check_caps(const struct pmu *pmu, const struct evconfig *ev, char *er
 		if (v < 64 && (valid & (1ULL << v)))
 			continue;
 		evconfig_valid_values(valid, valid_str, sizeof(valid_str));
-		snprintf(errmsg, errlen, "%s=%" PRIu64 " is not supported by this PMU "
-			 "(caps/%s); valid values: %s", periods[i].term, v,
-			 periods[i].bitmap_cap, valid_str);
-		return -EINVAL;
+		return err_usage(e, "%s=%" PRIu64 " is not supported by this PMU "
+				 "(caps/%s); valid values: %s", periods[i].term, v,
+				 periods[i].bitmap_cap, valid_str);
 	}
 	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
 		const struct pmu_term *t = pmu_term_find(pmu, features[i].term);
@@ -244,23 +233,20 @@ static int check_caps(const struct pmu *pmu, const struct evconfig *ev, char *er
 		if (!t || t->field != PMU_FIELD_CONFIG || !pmu_term_extract(t, ev->config))
 			continue;
 		if (!pmu_cap(pmu, features[i].cap, 0)) {
-			snprintf(errmsg, errlen, "%s is not supported by this PMU (caps/%s is %s); "
-				 "drop '%s' from the event", features[i].term, features[i].cap,
-				 pmu_has_cap(pmu, features[i].cap) ? "0" : "absent",
-				 features[i].term);
-			return -EINVAL;
+			return err_usage(e, "%s is not supported by this PMU (caps/%s is %s); "
+					 "drop '%s' from the event", features[i].term,
+					 features[i].cap, pmu_has_cap(pmu, features[i].cap) ?
+					 "0" : "absent", features[i].term);
 		}
 		need = features[i].needs_term ? pmu_term_find(pmu, features[i].needs_term) : NULL;
-		if (need && !pmu_term_extract(need, ev->config)) {
-			snprintf(errmsg, errlen, "%s needs %s: add '%s' to the event",
-				 features[i].term, features[i].needs_term, features[i].needs_term);
-			return -EINVAL;
-		}
+		if (need && !pmu_term_extract(need, ev->config))
+			return err_usage(e, "%s needs %s: add '%s' to the event", features[i].term,
+					 features[i].needs_term, features[i].needs_term);
 	}
 	return 0;
 }
 
-static int parse_mods(const char *mods, struct evconfig *ev, char *errmsg, size_t errlen)
+static int parse_mods(const char *mods, struct evconfig *ev, struct error *e)
 {
 	bool u = false, k = false;
 
@@ -270,9 +256,8 @@ static int parse_mods(const char *mods, struct evconfig *ev, char *errmsg, size_
 		} else if (*m == 'k') {
 			k = true;
 		} else {
-			snprintf(errmsg, errlen, "modifier '%c' in '%s' is not supported; "
-				 "valid modifiers: u (user), k (kernel), uk (both)", *m, mods);
-			return -EINVAL;
+			return err_usage(e, "modifier '%c' in '%s' is not supported; valid "
+					 "modifiers: u (user), k (kernel), uk (both)", *m, mods);
 		}
 	}
 	/* perf: the first u or k excludes everything, then each lets its level in. */
@@ -284,8 +269,7 @@ static int parse_mods(const char *mods, struct evconfig *ev, char *errmsg, size_
 	return 0;
 }
 
-int evconfig_parse(const char *spec, const struct pmu *pmu, struct evconfig *ev,
-		   char *errmsg, size_t errlen)
+int evconfig_parse(const char *spec, const struct pmu *pmu, struct evconfig *ev, struct error *e)
 {
 	struct ev_term terms[EV_MAX_TERMS];
 	const char *s1, *s2, *p;
@@ -293,25 +277,18 @@ int evconfig_parse(const char *spec, const struct pmu *pmu, struct evconfig *ev,
 	size_t plen;
 
 	memset(ev, 0, sizeof(*ev));
-	errmsg[0] = '\0';
 	s1 = strchr(spec, '/');
 	s2 = s1 ? strchr(s1 + 1, '/') : NULL;
-	if (!s1 || !s2) {
-		snprintf(errmsg, errlen, "'%s' is not an event of the form PMU/TERMS/MODIFIERS "
-			 "(e.g. intel_pt//u or intel_pt/cyc,mtc_period=3/u)", spec);
-		return -EINVAL;
-	}
+	if (!s1 || !s2)
+		return err_usage(e, "'%s' is not an event of the form PMU/TERMS/MODIFIERS "
+				 "(e.g. intel_pt//u or intel_pt/cyc,mtc_period=3/u)", spec);
 	plen = s1 - spec;
-	if (!plen || plen >= sizeof(ev->pmu_name)) {
-		snprintf(errmsg, errlen, "'%s' does not start with a PMU name (e.g. intel_pt//u)",
-			 spec);
-		return -EINVAL;
-	}
-	if (pmu && (plen != strlen(pmu->name) || strncmp(spec, pmu->name, plen))) {
-		snprintf(errmsg, errlen, "PMU '%.*s' is not supported: ptcollect records %s events",
-			 (int)plen, spec, pmu->name);
-		return -EINVAL;
-	}
+	if (!plen || plen >= sizeof(ev->pmu_name))
+		return err_usage(e, "'%s' does not start with a PMU name (e.g. intel_pt//u)",
+				 spec);
+	if (pmu && (plen != strlen(pmu->name) || strncmp(spec, pmu->name, plen)))
+		return err_usage(e, "PMU '%.*s' is not supported: ptcollect records %s events",
+				 (int)plen, spec, pmu->name);
 	memcpy(ev->pmu_name, spec, plen);
 	ev->pmu_name[plen] = '\0';
 
@@ -319,21 +296,17 @@ int evconfig_parse(const char *spec, const struct pmu *pmu, struct evconfig *ev,
 		const char *comma = memchr(p, ',', s2 - p);
 		size_t len = comma ? (size_t)(comma - p) : (size_t)(s2 - p);
 
-		if (nr == EV_MAX_TERMS) {
-			snprintf(errmsg, errlen, "too many terms (at most %d)", EV_MAX_TERMS);
-			return -EINVAL;
-		}
-		ret = parse_term(p, len, &terms[nr++], errmsg, errlen);
+		if (nr == EV_MAX_TERMS)
+			return err_usage(e, "too many terms (at most %d)", EV_MAX_TERMS);
+		ret = parse_term(p, len, &terms[nr++], e);
 		if (ret)
 			return ret;
 		p += len + (comma ? 1 : 0);
-		if (comma && p == s2) {
-			snprintf(errmsg, errlen, "empty term after ',' in '%.*s'",
-				 (int)(s2 - s1 - 1), s1 + 1);
-			return -EINVAL;
-		}
+		if (comma && p == s2)
+			return err_usage(e, "empty term after ',' in '%.*s'",
+					 (int)(s2 - s1 - 1), s1 + 1);
 	}
-	ret = parse_mods(s2 + 1, ev, errmsg, errlen);
+	ret = parse_mods(s2 + 1, ev, e);
 	if (ret || !pmu)
 		return ret;	/* no PMU: a syntax check only */
 
@@ -359,16 +332,13 @@ int evconfig_parse(const char *spec, const struct pmu *pmu, struct evconfig *ev,
 		t = pmu_term_find(pmu, terms[i].name);
 		if (!t) {
 			list_terms(pmu, valid, sizeof(valid));
-			snprintf(errmsg, errlen, "unknown term '%s' for PMU %s; valid terms: %s",
-				 terms[i].name, pmu->name, valid);
-			return -EINVAL;
+			return err_usage(e, "unknown term '%s' for PMU %s; valid terms: %s",
+					 terms[i].name, pmu->name, valid);
 		}
-		if (terms[i].val > pmu_term_max(t)) {
-			snprintf(errmsg, errlen, "%s=%" PRIu64 " is too big for the term "
-				 "(maximum %" PRIu64 ")", terms[i].name, terms[i].val,
-				 pmu_term_max(t));
-			return -EINVAL;
-		}
+		if (terms[i].val > pmu_term_max(t))
+			return err_usage(e, "%s=%" PRIu64 " is too big for the term "
+					 "(maximum %" PRIu64 ")", terms[i].name, terms[i].val,
+					 pmu_term_max(t));
 		field = t->field == PMU_FIELD_CONFIG ? &ev->config :
 			t->field == PMU_FIELD_CONFIG1 ? &ev->config1 : &ev->config2;
 		pmu_term_apply(t, terms[i].val, field);
@@ -379,5 +349,5 @@ int evconfig_parse(const char *spec, const struct pmu *pmu, struct evconfig *ev,
 		pmu_term_apply(pmu_term_find(pmu, "pt"), 1, &ev->config);
 		ev->forced_pt = true;
 	}
-	return check_caps(pmu, ev, errmsg, errlen);
+	return check_caps(pmu, ev, e);
 }

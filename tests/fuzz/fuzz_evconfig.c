@@ -27,7 +27,8 @@ static void add_cap(const char *name, uint64_t v)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char spec[512], err[1024];
+	struct error e = { 0 };
+	char spec[512];
 	struct evconfig ev;
 
 	if (!pmu.present) {
@@ -52,10 +53,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size = sizeof(spec) - 1;
 	memcpy(spec, data, size);
 	spec[size] = '\0';
-	err[0] = '\0';
-	if (evconfig_parse(spec, &pmu, &ev, err, sizeof(err)) && !err[0])
-		abort();	/* every refusal carries a message */
-	if (evconfig_parse(spec, NULL, &ev, err, sizeof(err)) && !err[0])
+	/* Every refusal is a usage error that carries a message. */
+	if (evconfig_parse(spec, &pmu, &ev, &e) && (!e.why[0] || !e.usage))
 		abort();
+	err_clear(&e);
+	if (evconfig_parse(spec, NULL, &ev, &e) && (!e.why[0] || !e.usage))
+		abort();
+	err_clear(&e);
 	return 0;
 }

@@ -237,7 +237,7 @@ Test(sideband, saved_vdso_equals_a_processs_vdso)
 /* A plan as `record` makes it, on the skylake fixture, recording into @dir. */
 static void make_plan(struct record_plan *p, const char *dir)
 {
-	char *root = oracle_fixture("skylake"), err[512];
+	char *root = oracle_fixture("skylake");
 	static char *cmd[] = { "/bin/true", NULL };
 	struct error e = { 0 };
 
@@ -245,7 +245,7 @@ static void make_plan(struct record_plan *p, const char *dir)
 	setenv("PTCOLLECT_SYSFS", root, 1);
 	cr_assert_eq(pmu_load(&p->pmu, "intel_pt", &e), 0, "%s", e.why);
 	unsetenv("PTCOLLECT_SYSFS");
-	cr_assert_eq(evconfig_parse("intel_pt//u", &p->pmu, &p->ev, err, sizeof(err)), 0);
+	cr_assert_eq(evconfig_parse("intel_pt//u", &p->pmu, &p->ev, &e), 0, "%s", e.why);
 	p->opts.output = dir;
 	p->opts.command = cmd;
 	p->opts.command_argc = 1;
