@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "error.h"
+
 /* What every stream records and every reader assumes: the one definition. */
 #define SIDEBAND_SAMPLE_TYPE \
 	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
@@ -63,11 +65,11 @@ struct sb_record {
 };
 
 /*
- * Read the record at @off of @buf (@len bytes). Returns its size, or
- * -EINVAL with @err saying at which offset and why.
+ * Read the record at @off of @buf (@len bytes). Returns its size, or -EINVAL
+ * with a usage error in @e saying at which offset and why.
  */
 int sideband_parse(const uint8_t *buf, size_t len, size_t off, uint64_t sample_type,
-		   struct sb_record *r, char *err, size_t errlen);
+		   struct sb_record *r, struct error *e);
 /* The record's name ("MMAP2", "COMM", ...) or NULL for an unknown type. */
 const char *sideband_type_name(uint32_t type);
 /* One line describing the record's body (no trailer). */
@@ -78,9 +80,10 @@ const char *sideband_mmap_file(const struct sb_record *r);
 /*
  * Write COMM for every thread and MMAP2 for every executable mapping of
  * @pid to @fd, stamped at time 0 so that decoders apply them first.
- * Returns the number of records, or -errno (ESRCH: the process is gone).
+ * Returns the number of records, or -errno with a runtime error in @e
+ * (-ESRCH: the process is gone).
  */
-int sideband_synthesize_proc(pid_t pid, int fd, char *err, size_t errlen);
+int sideband_synthesize_proc(pid_t pid, int fd, struct error *e);
 
 /* Copy this process's [vdso] (the same for every process of this kernel) to @path. */
 int sideband_save_vdso(const char *path, char *err, size_t errlen);

@@ -253,6 +253,7 @@ void bundle_started(struct bundle *b, const struct perf_event_mmap_page *pc)
 
 int bundle_add_process(struct bundle *b, pid_t pid, char *err, size_t len)
 {
+	struct error e = { 0 };
 	int ret;
 
 	if (b->proc_fd < 0) {
@@ -262,7 +263,9 @@ int bundle_add_process(struct bundle *b, pid_t pid, char *err, size_t len)
 			return fail(err, len, errno, "%s/%s: %s", b->dir, BUNDLE_PROC, strerror(errno));
 		b->proc_written = true;
 	}
-	ret = sideband_synthesize_proc(pid, b->proc_fd, err, len);
+	ret = sideband_synthesize_proc(pid, b->proc_fd, &e);
+	if (ret < 0)
+		snprintf(err, len, "%s", e.why);
 	return ret < 0 ? ret : 0;
 }
 
@@ -422,9 +425,9 @@ static void collect_images(struct bundle *b, const char *file)
 	if (pread(fd, buf, (size_t)st.st_size, 0) == st.st_size) {
 		while (off < (size_t)st.st_size) {
 			struct sb_record r;
-			char err[256];
+			struct error e = { 0 };
 			int n = sideband_parse(buf, (size_t)st.st_size, off, SIDEBAND_SAMPLE_TYPE, &r,
-					       err, sizeof(err));
+					       &e);
 			const char *f;
 
 			if (n < 0)

@@ -67,7 +67,8 @@ static int map_file(const char *path, struct mapped *m)
 
 static int dump_pevent(const char *path, const struct mapped *m, uint64_t st)
 {
-	char err[512], desc[4400];
+	struct error e = { 0 };
+	char desc[4400];
 	size_t off = 0;
 	int ret = 0;
 
@@ -80,7 +81,7 @@ static int dump_pevent(const char *path, const struct mapped *m, uint64_t st)
 	while (off < m->len) {
 		struct sb_record r;
 		const char *name;
-		int n = sideband_parse(m->p, m->len, off, st, &r, err, sizeof(err));
+		int n = sideband_parse(m->p, m->len, off, st, &r, &e);
 
 		if (n < 0) {
 			ret = n;
@@ -118,7 +119,7 @@ static int dump_pevent(const char *path, const struct mapped *m, uint64_t st)
 	out_obj_end();
 	out_finish();
 	if (ret) {
-		msg_err("dump: %s: %s", path, err);
+		msg_err("dump: %s: %s", path, e.why);
 		msg_hint("the records before offset %zu were printed; a .pevent written with another "
 			 "sample_type needs --sample-type", off);
 		return EXIT_USAGE;

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* Perf sideband records: reading them by libipt's rules, and writing them from /proc. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -11,6 +10,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include "fileio.h"
+#include "procfs.h"
 #include "sideband.h"
 
 #ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
@@ -87,38 +88,29 @@ static void read_trailer(const uint8_t *p, uint64_t st, struct sb_sample_id *s)
 }
 
 int sideband_parse(const uint8_t *buf, size_t len, size_t off, uint64_t st,
-		   struct sb_record *r, char *err, size_t errlen)
+		   struct sb_record *r, struct error *e)
 {
 	struct perf_event_header h;
 	size_t tl = SIDEBAND_TRAILER_LEN(st), body;
 
-	if (len - off < sizeof(h)) {
-		snprintf(err, errlen, "at offset %zu: %zu bytes left, but a record header has 8 "
-			 "(the file was cut short)", off, len - off);
-		return -EINVAL;
-	}
+	if (len - off < sizeof(h))
+		return err_usage(e, "at offset %zu: %zu bytes left, but a record header has 8 (the "
+				 "file was cut short)", off, len - off);
 	memcpy(&h, buf + off, sizeof(h));
-	if (h.size < sizeof(h) || h.size % 8) {
-		snprintf(err, errlen, "at offset %zu: record size %u is not a multiple of 8 of at "
-			 "least 8", off, h.size);
-		return -EINVAL;
-	}
-	if (h.size > len - off) {
-		snprintf(err, errlen, "at offset %zu: a record of %u bytes runs past the end of the "
-			 "file (%zu bytes left: cut short)", off, h.size, len - off);
-		return -EINVAL;
-	}
-	if (h.type == PERF_RECORD_SAMPLE) {
-		snprintf(err, errlen, "at offset %zu: a SAMPLE record; a PT sideband file has none",
-			 off);
-		return -EINVAL;
-	}
-	if (h.size < sizeof(h) + tl) {
-		snprintf(err, errlen, "at offset %zu: %s record of %u bytes has no room for the "
-			 "%zu-byte sample_id of sample_type 0x%" PRIx64, off,
-			 sideband_type_name(h.type) ? sideband_type_name(h.type) : "a", h.size, tl, st);
-		return -EINVAL;
-	}
+	if (h.size < sizeof(h) || h.size % 8)
+		return err_usage(e, "at offset %zu: record size %u is not a multiple of 8 of at "
+				 "least 8", off, h.size);
+	if (h.size > len - off)
+		return err_usage(e, "at offset %zu: a record of %u bytes runs past the end of the "
+				 "file (%zu bytes left: cut short)", off, h.size, len - off);
+	if (h.type == PERF_RECORD_SAMPLE)
+		return err_usage(e, "at offset %zu: a SAMPLE record; a PT sideband file has none",
+				 off);
+	if (h.size < sizeof(h) + tl)
+		return err_usage(e, "at offset %zu: %s record of %u bytes has no room for the "
+				 "%zu-byte sample_id of sample_type 0x%" PRIx64, off,
+				 sideband_type_name(h.type) ? sideband_type_name(h.type) : "a",
+				 h.size, tl, st);
 	body = h.size - sizeof(h) - tl;
 	memset(r, 0, sizeof(*r));
 	r->type = h.type;
@@ -133,19 +125,16 @@ int sideband_parse(const uint8_t *buf, size_t len, size_t off, uint64_t st,
 			const uint8_t *s = r->body + want;
 			const uint8_t *nul = body > want ? memchr(s, 0, body - want) : NULL;
 
-			if (!nul) {
-				snprintf(err, errlen, "at offset %zu: %s has no NUL-terminated name "
-					 "before its sample_id", off, types[h.type].name);
-				return -EINVAL;
-			}
+			if (!nul)
+				return err_usage(e, "at offset %zu: %s has no NUL-terminated name "
+						 "before its sample_id", off, types[h.type].name);
 			want += ((size_t)(nul - s) + 1 + 7) & ~(size_t)7;
 		}
-		if (body != want) {
-			snprintf(err, errlen, "at offset %zu: %s record of %u bytes: header 8 + body "
-				 "%zu + sample_id %zu (sample_type 0x%" PRIx64 ") would be %zu", off,
-				 types[h.type].name, h.size, want, tl, st, 8 + want + tl);
-			return -EINVAL;
-		}
+		if (body != want)
+			return err_usage(e, "at offset %zu: %s record of %u bytes: header 8 + "
+					 "body %zu + sample_id %zu (sample_type 0x%" PRIx64 ") "
+					 "would be %zu", off, types[h.type].name, h.size, want, tl,
+					 st, 8 + want + tl);
 	}
 	if (tl) {
 		r->has_sample_id = true;
@@ -241,22 +230,6 @@ void sideband_describe(const struct sb_record *r, char *out, size_t len)
 
 /* ---- synthesis from /proc --------------------------------------------- */
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	while (n) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p = (const uint8_t *)p + w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
 /* header + body + string padded to 8 + trailer (time 0: before any real record). */
 static int emit(int fd, uint32_t type, uint16_t misc, const void *body, size_t blen,
 		const char *str, pid_t pid, pid_t tid)
@@ -283,22 +256,16 @@ static int emit(int fd, uint32_t type, uint16_t misc, const void *body, size_t b
 
 static int synth_comms(pid_t pid, int fd, int *count)
 {
-	char path[320], comm[64];
-	struct dirent *de;
-	DIR *d;
-	int ret = 0;
+	char path[96], comm[64];
+	pid_t *tids;
+	int nr, ret;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	if (!d)
-		return -ESRCH;
-	while (!ret && (de = readdir(d))) {
-		uint32_t ids[2];
+	ret = procfs_tasks(pid, &tids, &nr);
+	for (int i = 0; !ret && i < nr; i++) {
+		uint32_t ids[2] = { (uint32_t)pid, (uint32_t)tids[i] };
 		FILE *f;
 
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", pid, de->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", pid, tids[i]);
 		f = fopen(path, "re");
 		if (!f)
 			continue;	/* the thread exited meanwhile */
@@ -306,12 +273,10 @@ static int synth_comms(pid_t pid, int fd, int *count)
 			comm[0] = '\0';
 		fclose(f);
 		comm[strcspn(comm, "\n")] = '\0';
-		ids[0] = (uint32_t)pid;
-		ids[1] = (uint32_t)atoi(de->d_name);
-		ret = emit(fd, PERF_RECORD_COMM, PERF_RECORD_MISC_USER, ids, 8, comm, pid, (pid_t)ids[1]);
+		ret = emit(fd, PERF_RECORD_COMM, PERF_RECORD_MISC_USER, ids, 8, comm, pid, tids[i]);
 		*count += !ret;
 	}
-	closedir(d);
+	free(tids);
 	return ret;
 }
 
@@ -366,18 +331,16 @@ static int synth_mmaps(pid_t pid, int fd, int *count)
 	return ret;
 }
 
-int sideband_synthesize_proc(pid_t pid, int fd, char *err, size_t errlen)
+int sideband_synthesize_proc(pid_t pid, int fd, struct error *e)
 {
 	int count = 0, ret;
 
 	ret = synth_comms(pid, fd, &count);
 	if (!ret)
 		ret = synth_mmaps(pid, fd, &count);
-	if (ret) {
-		snprintf(err, errlen, "process %d: %s", pid,
-			 ret == -ESRCH ? "it exited before its state could be read" : strerror(-ret));
-		return ret;
-	}
+	if (ret)
+		return err_runtime(e, ret, "process %d: %s", pid, ret == -ESRCH ?
+				   "it exited before its state could be read" : strerror(-ret));
 	return count;
 }
 

@@ -7,16 +7,17 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char err[512], desc[4400];
+	struct error e = { 0 };
+	char desc[4400];
 	size_t off = 0;
 
 	while (off < size) {
 		struct sb_record r;
-		int n = sideband_parse(data, size, off, SIDEBAND_SAMPLE_TYPE, &r, err, sizeof(err));
+		int n = sideband_parse(data, size, off, SIDEBAND_SAMPLE_TYPE, &r, &e);
 
 		if (n < 0) {
-			if (!err[0])
-				abort();
+			if (!e.why[0] || !e.usage)
+				abort();	/* a refusal says why, as bad input */
 			break;
 		}
 		if ((size_t)n > size - off || r.body + r.body_len > data + size)

@@ -45,15 +45,15 @@ static uint8_t *slurp(const char *path, size_t *len)
 /* Every record of @buf parses by libipt's rules; counts per type. */
 static void parse_all(const uint8_t *buf, size_t len, unsigned int counts[32])
 {
-	char err[512];
+	struct error e = { 0 };
 	size_t off = 0;
 
 	memset(counts, 0, 32 * sizeof(counts[0]));
 	while (off < len) {
 		struct sb_record r;
-		int n = sideband_parse(buf, len, off, SIDEBAND_SAMPLE_TYPE, &r, err, sizeof(err));
+		int n = sideband_parse(buf, len, off, SIDEBAND_SAMPLE_TYPE, &r, &e);
 
-		cr_assert_gt(n, 0, "%s", err);
+		cr_assert_gt(n, 0, "%s", e.why);
 		if (r.type < 32)
 			counts[r.type]++;
 		off += (size_t)n;
@@ -115,8 +115,8 @@ Test(sideband, real_kernel_records_parse_by_libipts_rules)
 	snprintf(path, sizeof(path), "%s", prog);
 	while (off < len) {
 		struct sb_record rec;
-		char err[256];
-		int n = sideband_parse(buf, len, off, SIDEBAND_SAMPLE_TYPE, &rec, err, sizeof(err));
+		struct error e = { 0 };
+		int n = sideband_parse(buf, len, off, SIDEBAND_SAMPLE_TYPE, &rec, &e);
 		const char *f = sideband_mmap_file(&rec);
 
 		if (rec.type == PERF_RECORD_MMAP2 && f && !strcmp(f, path)) {
@@ -144,7 +144,8 @@ Test(sideband, proc_synthesis_has_every_thread_and_code_mapping)
 {
 	int ctl[2], out = memfd_create("proc", 0);
 	unsigned int counts[32];
-	char err[256], maps[128], line[512];
+	struct error e = { 0 };
+	char maps[128], line[512];
 	size_t len, off = 0;
 	int mmaps = 0, nr = 0;
 	uint8_t *buf;
@@ -164,8 +165,8 @@ Test(sideband, proc_synthesis_has_every_thread_and_code_mapping)
 		_exit(0);
 	}
 	cr_assert_eq(read(ctl[0], line, 1), 1);
-	nr = sideband_synthesize_proc(pid, out, err, sizeof(err));
-	cr_assert_gt(nr, 0, "%s", err);
+	nr = sideband_synthesize_proc(pid, out, &e);
+	cr_assert_gt(nr, 0, "%s", e.why);
 	len = (size_t)lseek(out, 0, SEEK_END);
 	buf = malloc(len + 1);
 	cr_assert_eq(pread(out, buf, len, 0), (ssize_t)len);
@@ -184,14 +185,18 @@ Test(sideband, proc_synthesis_has_every_thread_and_code_mapping)
 	cr_expect_eq(counts[PERF_RECORD_MMAP2], (unsigned int)mmaps);
 	while (off < len) {
 		struct sb_record r;
-		int n = sideband_parse(buf, len, off, SIDEBAND_SAMPLE_TYPE, &r, err, sizeof(err));
+		int n = sideband_parse(buf, len, off, SIDEBAND_SAMPLE_TYPE, &r, &e);
 
+		cr_assert_gt(n, 0, "%s", e.why);
 		cr_expect_eq(r.sid.time, 0, "stamped to apply first");
 		cr_expect_eq(r.sid.pid, (uint32_t)pid);
 		off += (size_t)n;
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
+	/* Gone: a runtime error (nothing the user typed was wrong) that says so. */
+	cr_expect_eq(sideband_synthesize_proc(pid, out, &e), -ESRCH);
+	cr_expect(!e.usage && strstr(e.why, "exited before its state could be read"), "%s", e.why);
 	free(buf);
 	close(out);
 }
