@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "error.h"
+
 struct filter_opts {
 	bool traces_kernel;	/* the event does not exclude the kernel */
 	bool task_target;	/* a workload, -p or -t: file filters need one */
@@ -23,11 +25,11 @@ struct filter_opts {
 };
 
 /*
- * Resolve @spec. Returns 0 with *@kernel_str (malloc'd), or -EINVAL (bad
- * input: exit 2) / another -errno, with @err saying what, why and what to do.
- * Warnings that do not stop the recording go to @warn (may be empty).
+ * Resolve @spec. Returns 0 with *@kernel_str (malloc'd), or a negative errno
+ * with @e: a usage error for bad input (exit 2), a runtime error otherwise.
+ * Warnings that do not stop the recording go to @w (may be NULL).
  */
 int filter_build(const char *spec, const struct filter_opts *o, char **kernel_str,
-		 char *err, size_t errlen, char *warn, size_t warnlen);
+		 struct error *e, struct warnings *w);
 
 #endif

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "error.h"
+
 struct symbol {
 	char *name;		/* demangled for C++, as perf names it: "ns::bar(int)" */
 	uint64_t addr;		/* st_value */
@@ -34,8 +36,15 @@ struct symtab {
 	size_t nr;
 };
 
-/* Returns 0, -ENOENT (no such file), -ENOEXEC (not ELF), -ENODATA (no symbols), with @err. */
-int symbols_load(struct symtab *t, const char *file, char *err, size_t errlen);
+/*
+ * Load the function symbols of @file (opened with file_open_input(): a FIFO
+ * is refused, never waited on). Returns 0, or a negative errno with @e:
+ * usage errors -ENOENT (no such file), -EINVAL (not a regular file), -ENOEXEC
+ * (not ELF), -ENODATA (no symbols; with a hint), runtime errors otherwise.
+ * Problems that do not stop the load (a debug file that does not belong to
+ * @file) go to @w, which may be NULL.
+ */
+int symbols_load(struct symtab *t, const char *file, struct error *e, struct warnings *w);
 void symbols_free(struct symtab *t);
 
 /* The GNU build-id of @path in lowercase hex: 0, -ENOENT, -ENOEXEC or -ENODATA (none). */

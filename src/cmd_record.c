@@ -245,7 +245,6 @@ static int resolve_plan(struct record_plan *p)
 {
 	struct record_opts *o = &p->opts;
 	struct error e = { 0 };
-	char err[1024];
 	struct stat st;
 	struct privs pv;
 	int ret;
@@ -274,17 +273,21 @@ static int resolve_plan(struct record_plan *p)
 				(int)pmu_cap(&p->pmu, "num_address_ranges", 0) : -1,
 			.kallsyms = getenv("PTCOLLECT_KALLSYMS"),
 		};
-		char warn[512];
+		struct warnings w = { 0 };
 
-		ret = filter_build(o->filter, &fo, &p->filter, err, sizeof(err), warn, sizeof(warn));
-		if (ret == -ENOMEM) {
-			msg_err("record: out of memory");
+		ret = filter_build(o->filter, &fo, &p->filter, &e, &w);
+		if (ret && !e.usage) {
+			msg_err("record: --filter '%s': %s", o->filter, e.why);
 			return EXIT_RUNTIME;
 		}
-		if (ret)
-			return bad("--filter '%s': %s", o->filter, err);
-		if (warn[0])
-			msg_warn("--filter: %s", warn);
+		if (ret) {
+			ret = bad("--filter '%s': %s", o->filter, e.why);
+			if (e.hint[0])
+				msg_hint("%s", e.hint);
+			return ret;
+		}
+		for (int i = 0; i < w.nr; i++)
+			msg_warn("--filter: %s", w.msg[i]);
 	}
 	for (int i = 0; i < o->nr_pids; i++)
 		if (!pid_exists(o->pids[i]))

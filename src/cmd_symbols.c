@@ -27,9 +27,10 @@ int do_symbols(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct warnings w = { 0 };
+	struct error e = { 0 };
 	const char *glob;
 	struct symtab t;
-	char err[1024];
 	int c, ret;
 
 	optind = 1;
@@ -46,12 +47,14 @@ int do_symbols(int argc, char **argv)
 	if (argc - optind > 2)
 		return cmd_bad_usage("symbols", "too many arguments: expected FILE [GLOB]");
 	glob = argc - optind == 2 ? argv[optind + 1] : NULL;
-	ret = symbols_load(&t, argv[optind], err, sizeof(err));
+	ret = symbols_load(&t, argv[optind], &e, &w);
+	for (int i = 0; i < w.nr; i++)
+		msg_warn("symbols: %s", w.msg[i]);
 	if (ret) {
-		msg_err("symbols: %s", err);
-		if (ret == -ENODATA)
-			msg_hint("install the package's debug symbols (-dbgsym) or filter by address");
-		return ret == -ENOMEM ? EXIT_RUNTIME : EXIT_USAGE;
+		msg_err("symbols: %s", e.why);
+		if (e.hint[0])
+			msg_hint("%s", e.hint);
+		return e.usage ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	out_obj_begin(NULL, NULL);
 	out_str("file", NULL, t.path);

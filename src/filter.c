@@ -30,30 +30,23 @@ struct afilter {
 struct ctx {
 	const char *spec;
 	const struct filter_opts *o;
-	char *err;
-	size_t errlen;
-	char *warn;
-	size_t warnlen;
+	struct error *e;
+	struct warnings *w;
 };
 
+/* A usage error; with @pos (not SIZE_MAX), the spec and a caret under that place. */
 __attribute__((format(printf, 3, 4)))
 static int bad(struct ctx *c, size_t pos, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (pos == SIZE_MAX) {
-		snprintf(c->err, c->errlen, "%s", msg);
-		return -EINVAL;
-	}
-	/* Show where it broke: the spec, and a caret under the place. */
-	n = snprintf(c->err, c->errlen, "%s\n  %s\n  %*s^", msg, c->spec, (int)pos, "");
-	(void)n;
-	return -EINVAL;
+	if (pos == SIZE_MAX)
+		return err_usage(c->e, "%s", msg);
+	return err_usage(c->e, "%s\n  %s\n  %*s^", msg, c->spec, (int)pos, "");
 }
 
 /* ---- parsing (perf's tokens: words end at a space; file names at space or comma) ---- */
@@ -267,18 +260,17 @@ static int resolve_file(struct ctx *c, struct afilter *f)
 	const struct symbol *s;
 	bool at_edge = false;
 	struct symtab t;
-	char err[1024];
 	int ret;
 
-	ret = symbols_load(&t, f->file, err, sizeof(err));
+	ret = symbols_load(&t, f->file, c->e, c->w);
 	if (ret)
-		return bad(c, SIZE_MAX, "%s", err);
+		return ret;
 	/* perf sends the real path of the file. */
 	free(f->file);
 	f->file = strdup(t.path);
 	if (!f->file) {
 		symbols_free(&t);
-		return -ENOMEM;
+		return err_runtime(c->e, -ENOMEM, "out of memory");
 	}
 	if (f->sym_from && !strcmp(f->sym_from, "*")) {
 		f->addr = 0;
@@ -329,13 +321,12 @@ out:
 	 * already running: the range comes out with size 0, which intel_pt
 	 * turns into "everything above the start".
 	 */
-	if (!ret && at_edge && c->warnlen)
-		snprintf(c->warn, c->warnlen, "'%s' starts exactly where a segment of %s is "
-			 "mapped (offset 0x%" PRIx64 "): on a process that is already running, "
-			 "Linux resolves such a filter to a size-0 range, which Intel PT treats "
-			 "as everything above it; with -p/-t, start one byte later (0x%" PRIx64
-			 "/0x%" PRIx64 ")", f->sym_from, t.path, f->addr, f->addr + 1,
-			 f->size ? f->size - 1 : 0);
+	if (!ret && at_edge)
+		warn_add(c->w, "'%s' starts exactly where a segment of %s is mapped (offset 0x%"
+			 PRIx64 "): on a process that is already running, Linux resolves such a "
+			 "filter to a size-0 range, which Intel PT treats as everything above it; "
+			 "with -p/-t, start one byte later (0x%" PRIx64 "/0x%" PRIx64 ")",
+			 f->sym_from, t.path, f->addr, f->addr + 1, f->size ? f->size - 1 : 0);
 	symbols_free(&t);
 	return ret;
 }
@@ -489,43 +480,91 @@ static int check_intel_pt(struct ctx *c, const struct afilter *f)
 	return 0;
 }
 
-int filter_build(const char *spec, const struct filter_opts *o, char **kernel_str,
-		 char *err, size_t errlen, char *warn, size_t warnlen)
+/* Every filter of the spec, its strings owned (the cursor's buffer is freed before return). */
+static int parse_all(struct ctx *c, struct afilter *f, int *nr)
 {
-	struct ctx c = { .spec = spec, .o = o, .err = err, .errlen = errlen,
-			 .warn = warn, .warnlen = warnlen };
-	struct afilter f[MAX_FILTERS];
 	struct cursor cur;
-	char *out = NULL;
-	size_t len = 0;
-	int nr = 0, ret = 0, max;
+	int ret = 0;
 
-	*kernel_str = NULL;
-	err[0] = '\0';
-	if (warnlen)
-		warn[0] = '\0';
-	cur.buf = strdup(spec);
+	*nr = 0;
+	cur.buf = strdup(c->spec);
 	if (!cur.buf)
-		return -ENOMEM;
+		return err_runtime(c->e, -ENOMEM, "out of memory");
 	cur.p = cur.buf;
 	skip(&cur, " ,");
 	if (!*cur.p)
-		ret = bad(&c, SIZE_MAX, "the filter is empty");
+		ret = bad(c, SIZE_MAX, "the filter is empty");
 	while (!ret && *cur.p) {
-		if (nr == MAX_FILTERS) {
-			ret = bad(&c, SIZE_MAX, "more than %d filters", MAX_FILTERS);
+		struct afilter *n = &f[*nr];
+		const char *from, *to, *file;
+
+		if (*nr == MAX_FILTERS) {
+			ret = bad(c, SIZE_MAX, "more than %d filters", MAX_FILTERS);
 			break;
 		}
-		ret = parse_one(&c, &cur, &f[nr]);
+		ret = parse_one(c, &cur, n);
 		if (ret)
 			break;
-		/* Own the strings: the cursor's buffer is freed before we return. */
-		f[nr].sym_from = f[nr].sym_from ? strdup(f[nr].sym_from) : NULL;
-		f[nr].sym_to = f[nr].sym_to ? strdup(f[nr].sym_to) : NULL;
-		f[nr].file = f[nr].file ? strdup(f[nr].file) : NULL;
-		f[nr].keyword = static_keyword(f[nr].keyword);
-		nr++;
+		from = n->sym_from, to = n->sym_to, file = n->file;
+		n->sym_from = from ? strdup(from) : NULL;
+		n->sym_to = to ? strdup(to) : NULL;
+		n->file = file ? strdup(file) : NULL;
+		n->keyword = static_keyword(n->keyword);
+		(*nr)++;
+		if ((from && !n->sym_from) || (to && !n->sym_to) || (file && !n->file))
+			ret = err_runtime(c->e, -ENOMEM, "out of memory");
 	}
+	free(cur.buf);
+	return ret;
+}
+
+/* Symbols to addresses; a file named without a symbol to its real path, as perf sends it. */
+static int resolve(struct ctx *c, struct afilter *f)
+{
+	char real[PATH_MAX], *n;
+
+	if (f->sym_from || f->sym_to)
+		return f->file ? resolve_file(c, f) : resolve_kernel(c, f);
+	if (!f->file)
+		return 0;
+	if (!realpath(f->file, real))
+		return bad(c, SIZE_MAX, "%s: %s", f->file, strerror(errno));
+	n = strdup(real);
+	if (!n)
+		return err_runtime(c->e, -ENOMEM, "out of memory");
+	free(f->file);
+	f->file = n;
+	return 0;
+}
+
+/* perf's form: "ACTION 0xADDR/0xSIZE@FILE", joined with ','. */
+static int append(struct ctx *c, char **out, size_t *len, const struct afilter *f)
+{
+	char one[PATH_MAX + 128], *n;
+	int k = snprintf(one, sizeof(one), "%s%s 0x%" PRIx64 "/0x%" PRIx64 "%s%s",
+			 *len ? "," : "", f->action, f->addr, f->size, f->file ? "@" : "",
+			 f->file ? f->file : "");
+
+	n = realloc(*out, *len + k + 1);
+	if (!n)
+		return err_runtime(c->e, -ENOMEM, "out of memory");
+	*out = n;
+	memcpy(*out + *len, one, k + 1);
+	*len += k;
+	return 0;
+}
+
+int filter_build(const char *spec, const struct filter_opts *o, char **kernel_str,
+		 struct error *e, struct warnings *w)
+{
+	struct ctx c = { .spec = spec, .o = o, .e = e, .w = w };
+	struct afilter f[MAX_FILTERS];
+	char *out = NULL;
+	size_t len = 0;
+	int nr, ret, max;
+
+	*kernel_str = NULL;
+	ret = parse_all(&c, f, &nr);
 	max = o->nr_addr_filters;
 	if (o->num_address_ranges >= 0 && o->num_address_ranges < max)
 		max = o->num_address_ranges;
@@ -534,46 +573,17 @@ int filter_build(const char *spec, const struct filter_opts *o, char **kernel_st
 			  "(nr_addr_filters %d, caps/num_address_ranges %d); use at most %d",
 			  nr, max, o->nr_addr_filters, o->num_address_ranges, max);
 	for (int i = 0; !ret && i < nr; i++) {
-		if (f[i].sym_from || f[i].sym_to)
-			ret = f[i].file ? resolve_file(&c, &f[i]) : resolve_kernel(&c, &f[i]);
-		else if (f[i].file) {
-			char real[PATH_MAX];
-
-			if (!realpath(f[i].file, real))
-				ret = bad(&c, SIZE_MAX, "%s: %s", f[i].file, strerror(errno));
-			else {
-				free(f[i].file);
-				f[i].file = strdup(real);
-			}
-		}
+		ret = resolve(&c, &f[i]);
 		if (!ret)
 			ret = check_intel_pt(&c, &f[i]);
-		if (ret)
-			break;
-		/* perf's form: "ACTION 0xADDR/0xSIZE@FILE", joined with ','. */
-		{
-			char one[PATH_MAX + 128];
-			char *n;
-			int k = snprintf(one, sizeof(one), "%s%s 0x%" PRIx64 "/0x%" PRIx64 "%s%s",
-					 i ? "," : "", f[i].action, f[i].addr, f[i].size,
-					 f[i].file ? "@" : "", f[i].file ? f[i].file : "");
-
-			n = realloc(out, len + k + 1);
-			if (!n) {
-				ret = -ENOMEM;
-				break;
-			}
-			out = n;
-			memcpy(out + len, one, k + 1);
-			len += k;
-		}
+		if (!ret)
+			ret = append(&c, &out, &len, &f[i]);
 	}
 	for (int i = 0; i < nr; i++) {
 		free(f[i].sym_from);
 		free(f[i].sym_to);
 		free(f[i].file);
 	}
-	free(cur.buf);
 	if (ret) {
 		free(out);
 		return ret;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
 #include "symbols.h"
 
 #define DEBUG_DIR "/usr/lib/debug"
@@ -55,12 +56,13 @@ struct elf_file {
 	Elf *elf;
 };
 
-static int elf_file_open(struct elf_file *ef, const char *path)
+/* Through file_open_input(): a FIFO or a device is refused before libelf reads it. */
+static int elf_file_open(struct elf_file *ef, const char *path, struct error *e)
 {
 	ef->elf = NULL;
-	ef->fd = open(path, O_RDONLY | O_CLOEXEC);
+	ef->fd = file_open_input(AT_FDCWD, path, e);
 	if (ef->fd < 0)
-		return -errno;
+		return ef->fd;
 	ef->elf = elf_begin(ef->fd, ELF_C_READ_MMAP, NULL);
 	if (!ef->elf || elf_kind(ef->elf) != ELF_K_ELF) {
 		if (ef->elf)
@@ -113,7 +115,7 @@ int symbols_build_id(const char *path, char *hex, size_t len)
 
 	hex[0] = '\0';
 	elf_version(EV_CURRENT);
-	ret = elf_file_open(&ef, path);
+	ret = elf_file_open(&ef, path, NULL);
 	if (ret)
 		return ret;
 	build_id(ef.elf, hex, len);
@@ -176,7 +178,7 @@ static int open_debug_file(Elf *elf, const char *path, struct elf_file *dbg, cha
 		}
 	}
 	for (int i = 0; i < n; i++) {
-		if (elf_file_open(dbg, cand[i]))
+		if (elf_file_open(dbg, cand[i], NULL))
 			continue;
 		if (find_section(dbg->elf, SHT_SYMTAB, NULL)) {
 			snprintf(where, len, "%.4000s", cand[i]);
@@ -268,28 +270,25 @@ static int read_table(struct symtab *t, Elf *symelf, Elf_Scn *scn, Elf *runtime)
 	return t->nr ? 0 : -ENODATA;
 }
 
-int symbols_load(struct symtab *t, const char *file, char *err, size_t errlen)
+int symbols_load(struct symtab *t, const char *file, struct error *e, struct warnings *w)
 {
 	struct elf_file ef, dbg = { .fd = -1, .elf = NULL };
 	Elf_Scn *scn;
 	struct stat st;
 	int ret;
 
+	(void)w;	/* for the debug file's checks */
 	memset(t, 0, sizeof(*t));
 	elf_version(EV_CURRENT);
 	if (!realpath(file, t->path)) {
-		snprintf(err, errlen, "%s: %s", file, strerror(errno));
-		return errno == ENOENT ? -ENOENT : -errno;
+		ret = -errno;
+		return err_usage_code(e, ret, "%s: %s", file, strerror(-ret));
 	}
-	ret = elf_file_open(&ef, t->path);
-	if (ret == -ENOEXEC) {
-		snprintf(err, errlen, "%s: not an ELF file", file);
+	ret = elf_file_open(&ef, file, e);
+	if (ret == -ENOEXEC)
+		return err_usage_code(e, ret, "%s: not an ELF file", file);
+	if (ret)
 		return ret;
-	}
-	if (ret) {
-		snprintf(err, errlen, "%s: %s", file, strerror(-ret));
-		return ret;
-	}
 	if (!fstat(ef.fd, &st))
 		t->file_size = (uint64_t)st.st_size;
 	scn = find_section(ef.elf, SHT_SYMTAB, NULL);
@@ -305,11 +304,13 @@ int symbols_load(struct symtab *t, const char *file, char *err, size_t errlen)
 	} else {
 		ret = -ENODATA;
 	}
-	if (ret == -ENODATA)
-		snprintf(err, errlen, "%s: no function symbols (no .symtab, no debug file under "
-			 DEBUG_DIR ", no .dynsym)", file);
-	else if (ret)
-		snprintf(err, errlen, "%s: %s", file, strerror(-ret));
+	if (ret == -ENODATA) {
+		err_usage_code(e, ret, "%s: no function symbols (no .symtab, no debug file under "
+			       DEBUG_DIR ", no .dynsym)", file);
+		err_hint(e, "install the package's debug symbols (-dbgsym) or filter by address");
+	} else if (ret) {
+		err_runtime(e, ret, "%s: %s", file, strerror(-ret));
+	}
 	elf_file_close(&dbg);
 	elf_file_close(&ef);
 	if (ret)

@@ -20,7 +20,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.traces_kernel = true, .task_target = true, .nr_addr_filters = 4,
 		.num_address_ranges = 4, .kallsyms = kallsyms,
 	};
-	char spec[512], err[2048], warn[512], *out = NULL;
+	struct warnings w = { 0 };
+	struct error e = { 0 };
+	char spec[512], *out = NULL;
 
 	if (!ready) {
 		int fd = mkstemp(kallsyms);
@@ -48,10 +50,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			snprintf(at, sizeof(spec) - (at - spec), "@ /proc/self/exe%s", rest);
 		}
 	}
-	err[0] = '\0';
-	if (filter_build(spec, &o, &out, err, sizeof(err), warn, sizeof(warn))) {
-		if (!err[0])
-			abort();
+	if (filter_build(spec, &o, &out, &e, &w)) {
+		if (!e.why[0] || !e.code)
+			abort();	/* every refusal says why */
 	} else if (!out) {
 		abort();
 	}

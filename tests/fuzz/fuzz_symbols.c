@@ -10,7 +10,9 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char path[] = "/tmp/ptc-fuzz-elf-XXXXXX", err[1024];
+	char path[] = "/tmp/ptc-fuzz-elf-XXXXXX";
+	struct warnings w = { 0 };
+	struct error e = { 0 };
 	struct symtab t;
 	int fd = mkstemp(path);
 
@@ -19,10 +21,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (write(fd, data, size) != (ssize_t)size)
 		abort();
 	close(fd);
-	err[0] = '\0';
-	if (symbols_load(&t, path, err, sizeof(err))) {
-		if (!err[0])
-			abort();
+	if (symbols_load(&t, path, &e, &w)) {
+		if (!e.why[0] || !e.code)
+			abort();	/* every refusal says why */
 	} else {
 		/* Sizes are the file's word (a corrupt one may be absurd); names must exist. */
 		for (size_t i = 0; i < t.nr; i++)

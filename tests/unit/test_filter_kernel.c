@@ -23,9 +23,9 @@ static const char ks_text[] =
 	"ffffffff81001234 W k_weak\n"
 	"ffffffff81002000 T k_last\n";
 
-static int build_on(const char *spec, char **out, char *err, size_t errlen)
+static int build_on(const char *spec, char **out, struct error *e)
 {
-	char ks[] = "/tmp/ptc-unit-kallsyms-XXXXXX", warn[512];
+	char ks[] = "/tmp/ptc-unit-kallsyms-XXXXXX";
 	struct filter_opts o = {
 		.traces_kernel = true, .task_target = true, .nr_addr_filters = 4,
 		.num_address_ranges = 4, .kallsyms = ks,
@@ -36,28 +36,30 @@ static int build_on(const char *spec, char **out, char *err, size_t errlen)
 	cr_assert_eq(write(fd, ks_text, strlen(ks_text)), (ssize_t)strlen(ks_text));
 	close(fd);
 	*out = NULL;
-	err[0] = '\0';
-	ret = filter_build(spec, &o, out, err, errlen, warn, sizeof(warn));
+	ret = filter_build(spec, &o, out, e, NULL);
 	unlink(ks);
 	return ret;
 }
 
 static void build(const char *spec, const char *want)
 {
-	char *out, err[2048];
+	struct error e = { 0 };
+	char *out;
 
-	cr_assert_eq(build_on(spec, &out, err, sizeof(err)), 0, "'%s': %s", spec, err);
+	cr_assert_eq(build_on(spec, &out, &e), 0, "'%s': %s", spec, e.why);
 	cr_expect_str_eq(out, want, "'%s'", spec);
 	free(out);
 }
 
 static void refuse(const char *spec, const char *says)
 {
-	char *out, err[2048];
+	struct error e = { 0 };
+	char *out;
 
-	cr_assert_eq(build_on(spec, &out, err, sizeof(err)), -EINVAL, "'%s' was accepted", spec);
+	cr_assert_eq(build_on(spec, &out, &e), -EINVAL, "'%s' was accepted", spec);
 	cr_expect_null(out);
-	cr_expect(strstr(err, says), "'%s': '%s' lacks '%s'", spec, err, says);
+	cr_expect(e.usage, "'%s': a refusal is a usage error", spec);
+	cr_expect(strstr(e.why, says), "'%s': '%s' lacks '%s'", spec, e.why, says);
 }
 
 Test(filter_kernel, tracestop_becomes_ranged_stop)

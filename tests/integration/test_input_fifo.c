@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A FIFO named where a file is read (an ELF for symbols or a filter) is
+ * refused at once as bad input: opening it must not wait for a writer, and
+ * libelf must never read it. Each run is under timeout(1), so a hang fails
+ * the test instead of hanging the suite.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "oracle.h"
+#include "run.h"
+
+#define LIMIT_S 5	/* timeout(1) kills the run after this */
+#define QUICK_S 2.0	/* and a refusal takes far less */
+
+struct fifo {
+	char dir[32];
+	char path[64];
+};
+
+static void make_fifo(struct fifo *f)
+{
+	snprintf(f->dir, sizeof(f->dir), "/tmp/ptc-fifo-XXXXXX");
+	cr_assert(mkdtemp(f->dir));
+	snprintf(f->path, sizeof(f->path), "%s/prog", f->dir);
+	cr_assert_eq(mkfifo(f->path, 0600), 0);
+}
+
+static void remove_fifo(struct fifo *f)
+{
+	unlink(f->path);
+	rmdir(f->dir);
+}
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Run ptcollect with @args under timeout(1); expect a quick exit 2 naming the FIFO. */
+static void expect_refused(char **env, const char *fifo, char *const args[])
+{
+	char limit[16], *argv[16];
+	struct run_result r;
+	double t0, took;
+	int n = 0;
+
+	snprintf(limit, sizeof(limit), "%d", LIMIT_S);
+	argv[n++] = "timeout";
+	argv[n++] = "-s";
+	argv[n++] = "KILL";
+	argv[n++] = limit;
+	argv[n++] = (char *)run_bin();
+	for (int i = 0; args[i]; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	t0 = now();
+	cr_assert_eq(run_argv(argv, env, &r), 0);
+	took = now() - t0;
+	cr_expect_neq(r.status, 128 + 9, "%s %s: hung on the FIFO (killed after %d s)", args[0],
+		      args[1], LIMIT_S);
+	cr_expect_eq(r.status, 2, "%s: exit %d; stderr:\n%s", args[0], r.status, r.err);
+	cr_expect(strstr(r.err, "not a regular file") && strstr(r.err, fifo),
+		  "%s: stderr lacks \"%s: not a regular file\":\n%s", args[0], fifo, r.err);
+	cr_expect_lt(took, QUICK_S, "%s: took %.2f s", args[0], took);
+	cr_expect_str_empty(r.out, "stdout must stay empty on error: %s", r.out);
+	run_free(&r);
+}
+
+Test(input_fifo, symbols_refuses_a_fifo_without_waiting_for_a_writer)
+{
+	struct fifo f;
+	char *args[] = { "symbols", NULL, NULL };
+
+	make_fifo(&f);
+	args[1] = f.path;
+	expect_refused(NULL, f.path, args);
+	remove_fifo(&f);
+}
+
+Test(input_fifo, a_filter_on_a_fifo_is_refused_without_waiting_for_a_writer)
+{
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
+	char spec[128];
+	struct fifo f;
+	char *args[] = { "record", "--dry-run", "-o", "/nonexistent/out", "--filter", spec,
+			 "--", "true", NULL };
+
+	make_fifo(&f);
+	snprintf(spec, sizeof(spec), "filter main @ %s", f.path);
+	expect_refused(env, f.path, args);
+	remove_fifo(&f);
+}
