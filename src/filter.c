@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "filter.h"
+#include "kallsyms.h"
 #include "symbols.h"
 
 #define MAX_FILTERS 64
@@ -32,7 +33,14 @@ struct ctx {
 	const struct filter_opts *o;
 	struct error *e;
 	struct warnings *w;
+	struct kallsyms ks;	/* read at the first kernel filter */
+	bool ks_loaded;
 };
+
+static const char *kallsyms_path(const struct ctx *c)
+{
+	return c->o->kallsyms ? c->o->kallsyms : "/proc/kallsyms";
+}
 
 /* A usage error; with @pos (not SIZE_MAX), the spec and a caret under that place. */
 __attribute__((format(printf, 3, 4)))
@@ -331,127 +339,116 @@ out:
 	return ret;
 }
 
-/* Every kernel function named @name, as "\n    name #N   at 0xADDR (global)" lines. */
-static void kernel_candidates(FILE *fp, const char *name, char *list, size_t len)
+/* kallsyms, read at the first kernel filter and kept for the others. */
+static int kernel_syms(struct ctx *c)
 {
-	char line[1024];
+	int ret;
+
+	if (c->ks_loaded)
+		return 0;
+	ret = kallsyms_load(&c->ks, kallsyms_path(c), c->e);
+	if (ret && c->e->usage)
+		return bad(c, SIZE_MAX, "kernel filters need %s", c->e->why);
+	c->ks_loaded = !ret;
+	return ret;
+}
+
+/* Every kernel function named @name, as "\n    name #N   at 0xADDR (global)" lines. */
+static void kernel_candidates(const struct kallsyms *k, const char *name, char *list, size_t len)
+{
 	size_t n = 0;
-	int k = 0;
+	int nth = 0;
 
 	list[0] = '\0';
-	rewind(fp);
-	while (n < len && fgets(line, sizeof(line), fp)) {
-		unsigned long long a;
-		char type, sym[512];
+	for (size_t i = 0; i < k->nr && n < len; i++) {
+		const struct ksym *s = &k->syms[i];
 
-		if (sscanf(line, "%llx %c %511s", &a, &type, sym) != 3 || strcmp(sym, name) ||
-		    (toupper((unsigned char)type) != 'T' && toupper((unsigned char)type) != 'W'))
+		if (!ksym_is_function(s) || s->module || strcmp(s->name, name))
 			continue;
-		n += snprintf(list + n, len - n, "\n    %s #%d   at 0x%llx (%s)", name, ++k, a,
-			      isupper((unsigned char)type) ? "global" : "local");
+		n += snprintf(list + n, len - n, "\n    %s #%d   at 0x%" PRIx64 " (%s)", name,
+			      ++nth, s->addr, isupper((unsigned char)s->type) ? "global" : "local");
 	}
 }
 
-/* perf's find_kern_sym over kallsyms, in file order. */
+/* A module's function of that name, which perf's kernel filters never match. */
+static const char *module_of(const struct kallsyms *k, const char *name)
+{
+	for (size_t i = 0; i < k->nr; i++)
+		if (k->syms[i].module && ksym_is_function(&k->syms[i]) &&
+		    !strcmp(k->syms[i].name, name))
+			return k->syms[i].module;
+	return NULL;
+}
+
+/* perf's find_kern_sym, with its refusals said in full. */
+static int kernel_func(struct ctx *c, const struct afilter *f, const char *name, int idx,
+		       uint64_t *start, uint64_t *size)
+{
+	int ret = kallsyms_func(&c->ks, name, idx, start, size);
+	const char *mod = ret == -ENOENT ? module_of(&c->ks, name) : NULL;
+	char list[1536];
+
+	if (ret == -ENOENT)
+		return bad(c, f->pos, "no kernel function '%s'%s in %s%s%s%s", name,
+			   idx > 0 ? " with that #N" : idx == 0 ? " that is global" : "",
+			   kallsyms_path(c), mod ? " (it is in module [" : "", mod ? mod : "",
+			   mod ? "]: kernel filters name functions of the kernel itself, as "
+			   "perf's do)" : "");
+	if (ret == -EEXIST) {
+		kernel_candidates(&c->ks, name, list, sizeof(list));
+		return bad(c, f->pos, "kernel function '%s' is ambiguous: select one with #N "
+			   "(in kallsyms order) or a global one with #g:%s", name, list);
+	}
+	if (!*start)
+		return bad(c, SIZE_MAX, "kernel addresses are restricted (kptr_restrict); run as "
+			   "root to use kernel filters");
+	return 0;
+}
+
+/* perf's kernel resolution over kallsyms, in file order. */
 static int resolve_kernel(struct ctx *c, struct afilter *f)
 {
-	const char *path = c->o->kallsyms ? c->o->kallsyms : "/proc/kallsyms";
-	FILE *fp = fopen(path, "re");
-	char line[1024];
-	long page = sysconf(_SC_PAGESIZE);
-	int pass, ret = 0;
+	uint64_t start, size;
+	int ret = kernel_syms(c);
 
-	if (!fp)
-		return bad(c, SIZE_MAX, "kernel filters need %s: %s", path, strerror(errno));
+	if (ret)
+		return ret;
 	if (f->sym_from && !strcmp(f->sym_from, "*")) {
-		bool started = false;
-
-		while (fgets(line, sizeof(line), fp)) {
-			unsigned long long a;
-			char type, name[512];
-
-			if (sscanf(line, "%llx %c %511s", &a, &type, name) != 3)
-				continue;
-			type = (char)toupper((unsigned char)type);
-			if (type != 'T' && type != 'W')
-				continue;
-			if (!started) {
-				f->addr = a;
-				started = true;
-			}
-			/* Where the kernel ends is not known: perf adds a page. */
-			f->size = ((a + page - 1) / page * page) + page - f->addr;
-		}
-		fclose(fp);
-		if (!started || !f->addr)
+		ret = kallsyms_text(&c->ks, (uint64_t)sysconf(_SC_PAGESIZE), &f->addr, &f->size);
+		if (ret == -ERANGE)
+			return bad(c, f->pos, "the kernel's functions in %s run to the end of the "
+				   "address space, so a page past them wraps past 2^64; give the "
+				   "range as START/SIZE", kallsyms_path(c));
+		if (ret || !f->addr)
 			return bad(c, SIZE_MAX, "no kernel functions with addresses in %s "
-				   "(kernel addresses are restricted: kptr_restrict)", path);
+				   "(kernel addresses are restricted: kptr_restrict)",
+				   kallsyms_path(c));
 		return 0;
 	}
-	for (pass = 0; pass < 2 && !ret; pass++) {
-		const char *name = pass ? f->sym_to : f->sym_from;
-		int idx = pass ? f->idx_to : f->idx_from, cnt = 0;
-		unsigned long long start = 0, size = 0;
-		bool started = false, dup = false;
-
-		if (!name)
-			continue;
-		rewind(fp);
-		while (fgets(line, sizeof(line), fp)) {
-			unsigned long long a;
-			char type, sym[512];
-			bool fn, match;
-
-			if (sscanf(line, "%llx %c %511s", &a, &type, sym) != 3)
-				continue;
-			fn = toupper((unsigned char)type) == 'T' || toupper((unsigned char)type) == 'W';
-			if (started) {
-				if (!size)
-					size = a - start;
-				if (idx > 0) {
-					if (size)
-						break;
-					continue;
-				}
-			}
-			match = fn && !strcmp(sym, name) &&
-				((idx == 0 && isupper((unsigned char)type)) ||
-				 (idx > 0 && ++cnt == idx) || idx < 0);
-			if (!match)
-				continue;
-			if (started) {
-				dup = true;
-				break;
-			}
-			started = true;
-			start = a;
-		}
-		if (!started)
-			ret = bad(c, f->pos, "no kernel function '%s'%s in %s", name,
-				  idx > 0 ? " with that #N" : idx == 0 ? " that is global" : "", path);
-		else if (dup) {
-			char list[1536];
-
-			kernel_candidates(fp, name, list, sizeof(list));
-			ret = bad(c, f->pos, "kernel function '%s' is ambiguous: select one with #N "
-				  "(in kallsyms order) or a global one with #g:%s", name, list);
-		} else if (!start)
-			ret = bad(c, SIZE_MAX, "kernel addresses are restricted "
-				  "(kptr_restrict); run as root to use kernel filters");
-		else if (!size)
-			ret = bad(c, f->pos, "cannot tell the size of kernel function '%s'", name);
-		else if (!pass) {
-			f->addr = start;
-			if (f->range && !f->size && !f->sym_to)
-				f->size = size;
-		} else {
-			if (start + size < f->addr)
-				ret = bad(c, f->pos, "'%s' comes before the start", name);
-			f->size = start + size - f->addr;
+	if (f->sym_from) {
+		ret = kernel_func(c, f, f->sym_from, f->idx_from, &start, &size);
+		if (ret)
+			return ret;
+		f->addr = start;
+		if (f->range && !f->size && !f->sym_to) {
+			if (!size)
+				return bad(c, f->pos, "cannot tell the size of kernel function "
+					   "'%s'", f->sym_from);
+			f->size = size;
 		}
 	}
-	fclose(fp);
-	return ret;
+	if (f->sym_to) {
+		ret = kernel_func(c, f, f->sym_to, f->idx_to, &start, &size);
+		if (ret)
+			return ret;
+		if (!size)
+			return bad(c, f->pos, "cannot tell the size of kernel function '%s'",
+				   f->sym_to);
+		if (start + size < f->addr)
+			return bad(c, f->pos, "'%s' comes before the start", f->sym_to);
+		f->size = start + size - f->addr;
+	}
+	return 0;
 }
 
 /* What intel_pt (and the perf core) would refuse, refused here with what to do instead. */
@@ -584,6 +581,7 @@ int filter_build(const char *spec, const struct filter_opts *o, char **kernel_st
 		free(f[i].sym_to);
 		free(f[i].file);
 	}
+	kallsyms_free(&c.ks);
 	if (ret) {
 		free(out);
 		return ret;

@@ -23,7 +23,7 @@ static const char ks_text[] =
 	"ffffffff81001234 W k_weak\n"
 	"ffffffff81002000 T k_last\n";
 
-static int build_on(const char *spec, char **out, struct error *e)
+static int build_text(const char *text, const char *spec, char **out, struct error *e)
 {
 	char ks[] = "/tmp/ptc-unit-kallsyms-XXXXXX";
 	struct filter_opts o = {
@@ -33,12 +33,17 @@ static int build_on(const char *spec, char **out, struct error *e)
 	int fd = mkstemp(ks), ret;
 
 	cr_assert_geq(fd, 0);
-	cr_assert_eq(write(fd, ks_text, strlen(ks_text)), (ssize_t)strlen(ks_text));
+	cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
 	*out = NULL;
 	ret = filter_build(spec, &o, out, e, NULL);
 	unlink(ks);
 	return ret;
+}
+
+static int build_on(const char *spec, char **out, struct error *e)
+{
+	return build_text(ks_text, spec, out, e);
 }
 
 static void build(const char *spec, const char *want)
@@ -110,4 +115,29 @@ Test(filter_kernel, refusals_name_the_symbol)
 	refuse("filter k_last", "k_last");
 	refuse("filter k_func / k_dup #1", "k_dup");
 	refuse("filter k_dup #3", "k_dup");
+}
+
+Test(filter_kernel, the_last_line_needs_a_size_only_when_none_is_given)
+{
+	refuse("filter k_last", "cannot tell the size of kernel function 'k_last'");
+	build("filter k_last / 16", "filter 0xffffffff81002000/0x10");
+}
+
+Test(filter_kernel, a_modules_function_is_not_the_kernels_as_in_perf)
+{
+	static const char text[] = "ffffffff81000000 T _stext\n"
+				   "ffffffff81000100 T k_func\n"
+				   "ffffffff81000200 T k_next\n"
+				   "ffffffffc0001000 t k_func\t[ext4]\n"
+				   "ffffffffc0001100 t m_only\t[ext4]\n"
+				   "ffffffffc0001200 t m_end\t[ext4]\n";
+	struct error e = { 0 };
+	char *out;
+
+	cr_assert_eq(build_text(text, "filter k_func", &out, &e), 0, "%s", e.why);
+	cr_expect_str_eq(out, "filter 0xffffffff81000100/0x100", "not ambiguous with [ext4]'s");
+	free(out);
+	cr_assert_eq(build_text(text, "filter m_only", &out, &e), -EINVAL);
+	cr_expect(strstr(e.why, "no kernel function 'm_only'") &&
+		  strstr(e.why, "it is in module [ext4]"), "%s", e.why);
 }
