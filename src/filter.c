@@ -197,6 +197,20 @@ static const char *static_keyword(const char *k)
 
 /* ---- resolution ------------------------------------------------------- */
 
+/* ADDR + SIZE, where the range ends, is past 2^64: the range would wrap around to 0. */
+static bool wraps(uint64_t addr, uint64_t size)
+{
+	return size > UINT64_MAX - addr;
+}
+
+/* An END symbol's own range wraps: said with the symbol's name. */
+static int end_wraps(struct ctx *c, const struct afilter *f, uint64_t start, uint64_t size)
+{
+	return bad(c, f->pos, "'%s' (0x%" PRIx64 ", size 0x%" PRIx64 ") ends past the top of the "
+		   "address space (2^64), so the range would wrap around to 0", f->sym_to, start,
+		   size);
+}
+
 static int unknown_symbol(struct ctx *c, const struct afilter *f, const struct symtab *t,
 			  const char *name, int idx)
 {
@@ -315,7 +329,11 @@ static int resolve_file(struct ctx *c, struct afilter *f)
 				  "where it ends is unknown; give a size instead", s->name, t.path);
 			goto out;
 		}
-		if (s->offset + s->size < f->addr || s->size > UINT64_MAX - s->offset) {
+		if (wraps(s->offset, s->size)) {
+			ret = end_wraps(c, f, s->offset, s->size);
+			goto out;
+		}
+		if (s->offset + s->size < f->addr) {
 			ret = bad(c, f->pos, "'%s' (0x%" PRIx64 ") comes before the start (0x%" PRIx64
 				  ")", f->sym_to, s->offset, f->addr);
 			goto out;
@@ -444,6 +462,8 @@ static int resolve_kernel(struct ctx *c, struct afilter *f)
 		if (!size)
 			return bad(c, f->pos, "cannot tell the size of kernel function '%s'",
 				   f->sym_to);
+		if (wraps(start, size))
+			return end_wraps(c, f, start, size);
 		if (start + size < f->addr)
 			return bad(c, f->pos, "'%s' comes before the start", f->sym_to);
 		f->size = start + size - f->addr;
@@ -463,6 +483,10 @@ static int check_intel_pt(struct ctx *c, const struct afilter *f)
 	if (!f->size)
 		return bad(c, f->pos, "the range has size 0, which the intel_pt driver refuses; "
 			   "give a size (START/SIZE) or an end symbol (START/END)");
+	if (wraps(f->addr, f->size))
+		return bad(c, f->pos, "the range 0x%" PRIx64 "/0x%" PRIx64 " ends past the top of "
+			   "the address space (2^64), so it would wrap around to 0; give a smaller "
+			   "size", f->addr, f->size);
 	if (f->file && !c->o->task_target)
 		return bad(c, f->pos, "a filter on a file needs a task to map it: give a COMMAND, "
 			   "-p or -t (not -a or -C alone)");

@@ -135,6 +135,11 @@ static struct fbad fbad[] = {
 	{ { "--filter", "filter vfs_read" }, { "kernel filter", "does not trace the kernel" } },
 	{ { "-a", "--filter", "filter work @PIE" }, { "needs a task", "-p or -t" } },
 	{ { "--filter", "" }, { "the filter is empty" } },
+	/* ranges whose end lies past 2^64, on a file and on the kernel */
+	{ { "--filter", "filter 0xffffffffffffffff/2 @PIE" },
+	  { "0xffffffffffffffff/0x2", "past the top of the address space" } },
+	{ { "-e", "intel_pt//k", "--filter", "filter 0xfffffffffffff000/0x2000" },
+	  { "0xfffffffffffff000/0x2000", "wrap around" } },
 };
 
 ParameterizedTestParameters(filter_input, bad_filters_exit_two_and_say_why)

@@ -141,3 +141,35 @@ Test(filter_kernel, a_modules_function_is_not_the_kernels_as_in_perf)
 	cr_expect(strstr(e.why, "no kernel function 'm_only'") &&
 		  strstr(e.why, "it is in module [ext4]"), "%s", e.why);
 }
+
+Test(filter_kernel, numeric_ranges_that_wrap_past_2_64_are_refused)
+{
+	refuse("filter 0xfffffffffffff000/0x2000", "0xfffffffffffff000/0x2000");
+	refuse("filter 0xffffffffffffffff/2", "0xffffffffffffffff/0x2");
+	refuse("filter 0xffffffffffffffff/2", "past the top of the address space");
+	refuse("tracestop 0xfffffffffffff000 / 0x1000", "wrap");
+	build("filter 0xffffffffffffe000/0x1000", "filter 0xffffffffffffe000/0x1000");
+}
+
+Test(filter_kernel, start_end_forms_that_wrap_past_2_64_are_refused)
+{
+	/* kallsyms is not in address order: "top" runs to a lower line, a size that wraps. */
+	static const char text[] = "ffffffff81000000 T _stext\n"
+				   "fffffffffffff000 T top\n"
+				   "ffffffff81000100 T after\n"
+				   "ffffffff81000200 T end\n";
+	struct error e = { 0 };
+	char *out;
+
+	cr_assert_eq(build_text(text, "filter _stext / top", &out, &e), -EINVAL);
+	cr_expect(strstr(e.why, "'top'") && strstr(e.why, "past the top of the address space"),
+		  "%s", e.why);
+	cr_assert_eq(build_text(text, "filter top", &out, &e), -EINVAL);
+	cr_expect(strstr(e.why, "0xfffffffffffff000/0xffffffff81001100") &&
+		  strstr(e.why, "wrap"), "%s", e.why);
+	cr_assert_eq(build_text(text, "filter 0xffffffffffffff00 / after", &out, &e), -EINVAL);
+	cr_expect(strstr(e.why, "comes before the start"), "%s", e.why);
+	cr_assert_eq(build_text(text, "filter _stext / after", &out, &e), 0, "%s", e.why);
+	cr_expect_str_eq(out, "filter 0xffffffff81000000/0x200");
+	free(out);
+}
