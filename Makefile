@@ -103,6 +103,21 @@ $(BUILD)/tests/progs/filtertarget-debug: tests/progs/filtertarget.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O0 -g -o $@ $< && objcopy --only-keep-debug $@ $@.debug && \
 		strip -g -s $@ && objcopy --add-gnu-debuglink=$@.debug $@
+# Stale debug files, each from another build (-O1) of the same name. No build-ids, so only the
+# CRC in .gnu_debuglink tells it apart (and -rdynamic leaves a .dynsym to fall back on):
+$(BUILD)/tests/progs/filtertarget-staledebug: tests/progs/filtertarget.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -g -rdynamic -Wl,--build-id=none -o $@ $< && \
+		objcopy --only-keep-debug $@ $@.debug && strip -g -s $@ && \
+		objcopy --add-gnu-debuglink=$@.debug $@ && \
+		$(CC) -O1 -g -rdynamic -Wl,--build-id=none -o $@.other $< && \
+		objcopy --only-keep-debug $@.other $@.debug && rm $@.other
+# The stale file in place before the link is added: the CRC matches, the build-ids differ.
+$(BUILD)/tests/progs/filtertarget-staleid: tests/progs/filtertarget.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O1 -g -o $@.other $< && objcopy --only-keep-debug $@.other $@.debug && \
+		rm $@.other && $(CC) -O0 -g -o $@ $< && strip -g -s $@ && \
+		objcopy --add-gnu-debuglink=$@.debug $@
 $(BUILD)/tests/progs/dupsyms: tests/progs/dupsyms/a.c tests/progs/dupsyms/b.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O0 -g -o $@ $^
@@ -116,7 +131,8 @@ $(BUILD)/tests/progs/cxx: tests/progs/cxx/main.cc
 
 TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
 	$(addprefix $(BUILD)/tests/progs/,filtertarget-nopie filtertarget-static \
-		filtertarget-dynsym filtertarget-debug dupsyms zerosize cxx)
+		filtertarget-dynsym filtertarget-debug filtertarget-staledebug \
+		filtertarget-staleid dupsyms zerosize cxx)
 
 deps:
 	@scripts/deps.sh

@@ -18,7 +18,7 @@ struct evconfig {
 	uint64_t config, config1, config2;
 	bool exclude_user, exclude_kernel, exclude_hv;
 	char pmu_name[PMU_NAME_MAX];
-	bool forced_pt;		/* pt=0 was given and turned into pt=1, as perf does */
+	bool forced_pt;		/* pt was 0 (written or in config=) and is 1 now, as in perf */
 };
 
 /* The event used when no -e is given. */

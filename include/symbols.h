@@ -2,7 +2,9 @@
 /*
  * Function symbols of an ELF file, as perf loads them for address filters:
  * .symtab (of the file, or of its debug file found through the build-id or
- * .gnu_debuglink under /usr/lib/debug), else .dynsym; FUNC and GNU_IFUNC
+ * .gnu_debuglink under /usr/lib/debug, used only when its build-id and the
+ * link's CRC say it is of the same build, as gdb and libdw check), else
+ * .dynsym; FUNC and GNU_IFUNC
  * symbols that are defined, aliases included; sorted by address. Each has
  * its file offset, through the PT_LOAD segment that holds it.
  */

@@ -272,6 +272,7 @@ static int parse_mods(const char *mods, struct evconfig *ev, struct error *e)
 int evconfig_parse(const char *spec, const struct pmu *pmu, struct evconfig *ev, struct error *e)
 {
 	struct ev_term terms[EV_MAX_TERMS];
+	const struct pmu_term *pt;
 	const char *s1, *s2, *p;
 	int nr = 0, ret;
 	size_t plen;
@@ -343,10 +344,14 @@ int evconfig_parse(const char *spec, const struct pmu *pmu, struct evconfig *ev,
 			t->field == PMU_FIELD_CONFIG1 ? &ev->config1 : &ev->config2;
 		pmu_term_apply(t, terms[i].val, field);
 	}
-	/* perf forces pt=1: without it the driver reads the config as legacy. */
-	if (pmu_term_find(pmu, "pt") && !pmu_term_extract(pmu_term_find(pmu, "pt"), ev->config) &&
-	    pmu_term_find(pmu, "pt")->field == PMU_FIELD_CONFIG) {
-		pmu_term_apply(pmu_term_find(pmu, "pt"), 1, &ev->config);
+	/*
+	 * perf sets pt=1 whatever was written (intel_pt_validate_config): the
+	 * driver refuses pt=0 with branch=1 and reads pt=0,branch=0 as its
+	 * legacy mode, which perf never sends. The config stays perf's.
+	 */
+	pt = pmu_term_find(pmu, "pt");
+	if (pt && pt->field == PMU_FIELD_CONFIG && !pmu_term_extract(pt, ev->config)) {
+		pmu_term_apply(pt, 1, &ev->config);
 		ev->forced_pt = true;
 	}
 	return check_caps(pmu, ev, e);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* ELF function symbols with file offsets (libelf), the way perf loads them. */
 #include <dlfcn.h>
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -13,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crc32.h"
 #include "fileio.h"
 #include "symbols.h"
 
@@ -149,41 +151,104 @@ static void build_id(Elf *elf, char *hex, size_t len)
 	}
 }
 
-/* A separate debug file with .symtab: build-id path first, then .gnu_debuglink. */
-static int open_debug_file(Elf *elf, const char *path, struct elf_file *dbg, char *where,
-			   size_t len)
+/* What .gnu_debuglink says: the debug file's name, and the CRC-32 of its bytes. */
+struct debuglink {
+	const char *name;
+	uint32_t crc;
+	bool has_crc;
+};
+
+static bool read_debuglink(Elf *elf, struct debuglink *dl)
 {
-	char id[128], cand[4][4096], dir[3000];
-	Elf_Scn *scn;
-	int n = 0;
+	Elf_Scn *scn = find_section(elf, SHT_PROGBITS, ".gnu_debuglink");
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+	const char *nul = d && d->d_buf && d->d_size ? memchr(d->d_buf, 0, d->d_size) : NULL;
+	GElf_Ehdr eh;
+	uint32_t raw;
+	size_t at;
+
+	if (!nul || nul == d->d_buf)
+		return false;
+	dl->name = d->d_buf;
+	/* The CRC follows the name padded to 4 bytes, in the byte order of the ELF file. */
+	at = ((size_t)(nul - dl->name) + 1 + 3) & ~(size_t)3;
+	dl->has_crc = at <= d->d_size && d->d_size - at >= 4 && gelf_getehdr(elf, &eh);
+	if (dl->has_crc) {
+		memcpy(&raw, dl->name + at, 4);
+		dl->crc = eh.e_ident[EI_DATA] == ELFDATA2MSB ? be32toh(raw) : le32toh(raw);
+	}
+	return true;
+}
+
+/*
+ * Why @dbg is not the debug file of a binary with build-id @id (may be ""),
+ * as gdb and libdw judge it: another build-id when both have one, or for a
+ * .gnu_debuglink candidate (@dl) another CRC. Returns false when it belongs.
+ */
+static bool foreign_debug_file(const char *id, struct elf_file *dbg, const struct debuglink *dl,
+			       char *why, size_t len)
+{
+	char dbg_id[128];
+	uint32_t crc;
+	int ret;
+
+	build_id(dbg->elf, dbg_id, sizeof(dbg_id));
+	if (id[0] && dbg_id[0] && strcmp(id, dbg_id)) {
+		snprintf(why, len, "build-id mismatch: it belongs to another build (its build-id "
+			 "is %s, the binary's %s)", dbg_id, id);
+		return true;
+	}
+	if (!dl || !dl->has_crc)
+		return false;
+	ret = crc32_fd(dbg->fd, &crc);
+	if (ret)
+		snprintf(why, len, "its CRC cannot be read: %s", strerror(-ret));
+	else if (crc != dl->crc)
+		snprintf(why, len, "CRC mismatch: it belongs to another build (its CRC is %08x, "
+			 ".gnu_debuglink names %08x)", crc, dl->crc);
+	return ret || crc != dl->crc;
+}
+
+/*
+ * A separate debug file with .symtab: the build-id path first, then the
+ * places gdb and perf look for the .gnu_debuglink name (beside the file,
+ * .debug/, the debug tree). A candidate of another build is passed over,
+ * with a warning.
+ */
+static int open_debug_file(Elf *elf, const char *path, struct elf_file *dbg, char *where,
+			   size_t len, struct warnings *w)
+{
+	char id[128], cand[4][4096], dir[3000], why[512];
+	struct debuglink dl;
+	int n = 0, first_link;
 
 	build_id(elf, id, sizeof(id));
 	if (strlen(id) > 2)
 		snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "/.build-id/%.2s/%s.debug", id, id + 2);
-	scn = find_section(elf, SHT_PROGBITS, ".gnu_debuglink");
-	if (scn) {
-		Elf_Data *d = elf_getdata(scn, NULL);
-		const char *name = d && d->d_size ? d->d_buf : NULL;
+	first_link = n;
+	if (read_debuglink(elf, &dl)) {
 		char *slash;
 
 		snprintf(dir, sizeof(dir), "%s", path);
 		slash = strrchr(dir, '/');
 		if (slash)
 			*slash = '\0';
-		if (name && memchr(name, '\0', d->d_size)) {
-			/* gdb's and perf's places: beside the file, .debug/, the debug tree. */
-			snprintf(cand[n++], sizeof(cand[0]), "%s/%s", dir, name);
-			snprintf(cand[n++], sizeof(cand[0]), "%s/.debug/%s", dir, name);
-			snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "%s/%s", dir, name);
-		}
+		snprintf(cand[n++], sizeof(cand[0]), "%s/%s", dir, dl.name);
+		snprintf(cand[n++], sizeof(cand[0]), "%s/.debug/%s", dir, dl.name);
+		snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "%s/%s", dir, dl.name);
 	}
 	for (int i = 0; i < n; i++) {
 		if (elf_file_open(dbg, cand[i], NULL))
 			continue;
-		if (find_section(dbg->elf, SHT_SYMTAB, NULL)) {
+		if (!find_section(dbg->elf, SHT_SYMTAB, NULL)) {
+			elf_file_close(dbg);
+			continue;
+		}
+		if (!foreign_debug_file(id, dbg, i >= first_link ? &dl : NULL, why, sizeof(why))) {
 			snprintf(where, len, "%.4000s", cand[i]);
 			return 0;
 		}
+		warn_add(w, "%s: not used as the debug file of %s: %s", cand[i], path, why);
 		elf_file_close(dbg);
 	}
 	return -ENOENT;
@@ -277,7 +342,6 @@ int symbols_load(struct symtab *t, const char *file, struct error *e, struct war
 	struct stat st;
 	int ret;
 
-	(void)w;	/* for the debug file's checks */
 	memset(t, 0, sizeof(*t));
 	elf_version(EV_CURRENT);
 	if (!realpath(file, t->path)) {
@@ -295,7 +359,8 @@ int symbols_load(struct symtab *t, const char *file, struct error *e, struct war
 	if (scn) {
 		strcpy(t->table, ".symtab");
 		ret = read_table(t, ef.elf, scn, ef.elf);
-	} else if (!open_debug_file(ef.elf, t->path, &dbg, t->debug_file, sizeof(t->debug_file))) {
+	} else if (!open_debug_file(ef.elf, t->path, &dbg, t->debug_file, sizeof(t->debug_file),
+				    w)) {
 		strcpy(t->table, ".symtab");
 		ret = read_table(t, dbg.elf, find_section(dbg.elf, SHT_SYMTAB, NULL), ef.elf);
 	} else if ((scn = find_section(ef.elf, SHT_DYNSYM, NULL))) {

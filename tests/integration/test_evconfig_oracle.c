@@ -41,6 +41,18 @@ static struct ev_case cases[] = {
 	{ "ptwrite4", "intel_pt/ptw,fup_on_ptw/u" },
 	{ "ptwrite4", "intel_pt/pwr_evt,cyc/u" },
 	{ "ptwrite4", "intel_pt/config=0x1,ptw/uk" },
+	/*
+	 * pt=0: perf sets pt=1 whatever the spelling ("pt=0 doesn't make sense,
+	 * forcing pt=1"), so branch=0 with it means pass-through without branches,
+	 * never the driver's legacy mode; the configs must stay perf's.
+	 */
+	{ "skylake", "intel_pt/pt=0/u" },
+	{ "skylake", "intel_pt/pt=0,branch=0/u" },
+	{ "skylake", "intel_pt/branch=0,pt=0/u" },
+	{ "skylake", "intel_pt/pt=0,branch=1/k" },
+	{ "skylake", "intel_pt/config=0x2000/u" },
+	{ "nomtc", "intel_pt/pt=0,branch=0/k" },
+	{ "ptwrite4", "intel_pt/pt=0,ptw/u" },
 };
 
 ParameterizedTestParameters(evconfig_oracle, config_and_exclusions_equal_perfs)

@@ -348,3 +348,20 @@ Test(plan, the_mlock_budget_counts_one_ring_per_thread_with_per_thread)
 	waitpid(child, NULL, 0);
 	free(spawner);
 }
+
+/* perf sets pt=1 whatever the spelling; ptcollect computes the same config and says so. */
+Test(record_input, pt_0_becomes_pt_1_as_perf_sets_it_with_a_warning)
+{
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
+	struct run_result r;
+
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--json", "-e",
+				   "intel_pt/pt=0,branch=0/u", "-o", "/tmp/ptc-dry-run-never-created",
+				   "--", "true", NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\"config\": \"0x300c601\""), "pt (bit 0) set: %s", r.out);
+	cr_expect(strstr(r.err, "warning: -e intel_pt/pt=0,branch=0/u: ") &&
+		  strstr(r.err, "using pt=1"), "%s", r.err);
+	run_free(&r);
+}
