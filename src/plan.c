@@ -56,6 +56,9 @@ static int resolve_event(struct plan *p, struct error *e)
 		err_what(e, "-e %s", o->event);
 		return ret;
 	}
+	if (p->ev.forced_pt)
+		warn_add(&p->warn, "-e %s: pt=0 makes no sense; using pt=1, as perf does",
+			 o->event);
 	if (o->kcore && p->ev.exclude_kernel)
 		return err_usage(e, "--kcore keeps the kernel's text, but -e %s does not trace the "
 				 "kernel; use a k modifier (e.g. intel_pt//k or intel_pt//uk)",

@@ -71,11 +71,11 @@ Test(debuglink, a_filter_resolves_through_the_dynsym_and_says_why)
 	run_free(&r);
 	cr_assert(asprintf(&spec, "filter work @ %s", prog) > 0);
 	cr_assert(asprintf(&want, "\"filter\": \"filter %s/", off) > 0);
-	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--json", "-o", "/nonexistent/x",
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--json", "-o", "/tmp/ptc-dry-run-never-created",
 				   "--filter", spec, "--", "true", NULL), 0);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cr_expect(strstr(r.out, want), "want %s (the .dynsym's offset) in:\n%s", want, r.out);
-	cr_expect(strstr(r.err, "warning: --filter: ") && strstr(r.err, "CRC mismatch"), "%s",
+	cr_expect(strstr(r.err, "warning: record: --filter: ") && strstr(r.err, "CRC mismatch"), "%s",
 		  r.err);
 	run_free(&r);
 	free(want);

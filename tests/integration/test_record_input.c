@@ -361,7 +361,7 @@ Test(record_input, pt_0_becomes_pt_1_as_perf_sets_it_with_a_warning)
 				   "--", "true", NULL), 0);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "\"config\": \"0x300c601\""), "pt (bit 0) set: %s", r.out);
-	cr_expect(strstr(r.err, "warning: -e intel_pt/pt=0,branch=0/u: ") &&
+	cr_expect(strstr(r.err, "warning: record: -e intel_pt/pt=0,branch=0/u: ") &&
 		  strstr(r.err, "using pt=1"), "%s", r.err);
 	run_free(&r);
 }
