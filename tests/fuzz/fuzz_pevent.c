@@ -3,15 +3,19 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "sbdump.h"
 #include "sideband.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char err[512], desc[4400];
+	static char line[SBDUMP_LINE_MAX];
+	struct sbdump_opts o = { .sample_type = SIDEBAND_SAMPLE_TYPE };
+	char err[512];
 	size_t off = 0;
 
 	while (off < size) {
 		struct sb_record r;
+		struct dump_fields f;
 		int n = sideband_parse(data, size, off, SIDEBAND_SAMPLE_TYPE, &r, err, sizeof(err));
 
 		if (n < 0) {
@@ -21,7 +25,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if ((size_t)n > size - off || r.body + r.body_len > data + size)
 			abort();
-		(void)desc;
+		sbdump_line(&r, off, &o, line, sizeof(line));
+		sbdump_fields(&r, &f);
 		sideband_mmap_file(&r);
 		off += (size_t)n;
 	}
