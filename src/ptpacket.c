@@ -169,7 +169,8 @@ static void mode_cols(struct cols *c, const struct ptpkt *p, const struct ptdump
 	const struct pt_packet_mode *m = &p->pkt.payload.mode;
 
 	if (m->leaf == pt_mol_exec) {
-		const char *csd = m->bits.exec.csd ? "cs.d" : "", *csl = m->bits.exec.csl ? "cs.l" : "";
+		const char *csd = m->bits.exec.csd ? "cs.d" : "";
+		const char *csl = m->bits.exec.csl ? "cs.l" : "";
 
 		field(c->opcode, sizeof(c->opcode), "mode.exec");
 		field(c->payload, STANDARD, "%s%s%s%s%s", csd, *csd && *csl ? ", " : "", csl,
@@ -179,7 +180,8 @@ static void mode_cols(struct cols *c, const struct ptpkt *p, const struct ptdump
 			field(c->track, sizeof(c->track), "%s", exec_mode(&m->bits.exec));
 		}
 	} else if (m->leaf == pt_mol_tsx) {
-		const char *intx = m->bits.tsx.intx ? "intx" : "", *abrt = m->bits.tsx.abrt ? "abrt" : "";
+		const char *intx = m->bits.tsx.intx ? "intx" : "";
+		const char *abrt = m->bits.tsx.abrt ? "abrt" : "";
 
 		field(c->opcode, sizeof(c->opcode), "mode.tsx");
 		field(c->payload, STANDARD, "%s%s%s", intx, *intx && *abrt ? ", " : "", abrt);
@@ -354,21 +356,6 @@ static bool is_ip_packet(const struct ptpkt *p)
 		p->pkt.type == ppt_tip_pgd);
 }
 
-__attribute__((format(printf, 4, 5)))
-static void append(char *line, size_t len, size_t *n, const char *fmt, ...)
-{
-	va_list ap;
-	int w;
-
-	if (*n >= len)
-		return;
-	va_start(ap, fmt);
-	w = vsnprintf(line + *n, len - *n, fmt, ap);
-	va_end(ap);
-	if (w > 0)
-		*n += (size_t)w;
-}
-
 /* ptdump's print_buffer(): fixed-width columns, the payload only where there is one. */
 static void render(const struct cols *c, const struct ptdump_opts *o, char *line, size_t len)
 {
@@ -377,18 +364,18 @@ static void render(const struct cols *c, const struct ptdump_opts *o, char *line
 
 	line[0] = '\0';
 	if (!o->no_offset) {
-		append(line, len, &n, "%-17s", c->offset);
+		dump_appendf(line, len, &n, "%-17s", c->offset);
 		sep = " ";
 	}
 	if (c->raw[0]) {
-		append(line, len, &n, "%s%-33s", sep, c->raw);
+		dump_appendf(line, len, &n, "%s%-33s", sep, c->raw);
 		sep = " ";
 	}
-	append(line, len, &n, c->payload[0] ? "%s%-10s" : "%s%s", sep, c->opcode);
+	dump_appendf(line, len, &n, c->payload[0] ? "%s%-10s" : "%s%s", sep, c->opcode);
 	if (c->track_id[0])
-		append(line, len, &n, " %-25s %-5s%s", c->payload, c->track_id, c->track);
+		dump_appendf(line, len, &n, " %-25s %-5s%s", c->payload, c->track_id, c->track);
 	else if (c->payload[0])
-		append(line, len, &n, " %s", c->payload);
+		dump_appendf(line, len, &n, " %s", c->payload);
 }
 
 void ptpacket_line(const struct ptpkt *p, const struct ptdump_opts *o, const char *lastip,
@@ -439,13 +426,6 @@ const char *ptpacket_name(const struct ptpkt *p)
 
 /* ---- typed fields ------------------------------------------------------------ */
 
-static void put(struct dump_fields *f, const char *key, enum dump_field_kind kind, uint64_t u,
-		const char *s)
-{
-	if (f->n < DUMP_FIELDS_MAX)
-		f->f[f->n++] = (struct dump_field){ .key = key, .kind = kind, .u = u, .s = s };
-}
-
 static const char *ipc_name(enum pt_ip_compression ipc)
 {
 	switch (ipc) {
@@ -461,10 +441,11 @@ static const char *ipc_name(enum pt_ip_compression ipc)
 
 static void ip_fields(const struct pt_packet_ip *ip, struct dump_fields *f)
 {
-	put(f, "ipc", DF_U64, ip->ipc, NULL);
-	put(f, "compression", DF_STR, 0, ipc_name(ip->ipc));
+	dump_field_put(f, "ipc", DF_U64, ip->ipc, NULL);
+	dump_field_put(f, "compression", DF_STR, 0, ipc_name(ip->ipc));
 	if (ip->ipc != pt_ipc_suppressed)
-		put(f, "ip", DF_HEX, ip->ipc == pt_ipc_sext_48 ? sext48(ip->ip) : ip->ip, NULL);
+		dump_field_put(f, "ip", DF_HEX,
+			       ip->ipc == pt_ipc_sext_48 ? sext48(ip->ip) : ip->ip, NULL);
 }
 
 static void mode_fields(const struct ptpkt *p, struct dump_fields *f)
@@ -472,30 +453,30 @@ static void mode_fields(const struct ptpkt *p, struct dump_fields *f)
 	const struct pt_packet_mode *m = &p->pkt.payload.mode;
 
 	if (m->leaf == pt_mol_exec) {
-		put(f, "csl", DF_BOOL, m->bits.exec.csl, NULL);
-		put(f, "csd", DF_BOOL, m->bits.exec.csd, NULL);
-		put(f, "if", DF_BOOL, p->exec_if, NULL);
-		put(f, "exec_mode", DF_STR, 0, exec_mode(&m->bits.exec));
+		dump_field_put(f, "csl", DF_BOOL, m->bits.exec.csl, NULL);
+		dump_field_put(f, "csd", DF_BOOL, m->bits.exec.csd, NULL);
+		dump_field_put(f, "if", DF_BOOL, p->exec_if, NULL);
+		dump_field_put(f, "exec_mode", DF_STR, 0, exec_mode(&m->bits.exec));
 	} else if (m->leaf == pt_mol_tsx) {
-		put(f, "intx", DF_BOOL, m->bits.tsx.intx, NULL);
-		put(f, "abrt", DF_BOOL, m->bits.tsx.abrt, NULL);
+		dump_field_put(f, "intx", DF_BOOL, m->bits.tsx.intx, NULL);
+		dump_field_put(f, "abrt", DF_BOOL, m->bits.tsx.abrt, NULL);
 	} else {
-		put(f, "leaf", DF_U64, m->leaf, NULL);
+		dump_field_put(f, "leaf", DF_U64, m->leaf, NULL);
 	}
 }
 
 static void power_fields(const struct pt_packet *k, struct dump_fields *f)
 {
 	if (k->type == ppt_pwre) {
-		put(f, "state", DF_U64, k->payload.pwre.state, NULL);
-		put(f, "sub_state", DF_U64, k->payload.pwre.sub_state, NULL);
-		put(f, "hw", DF_BOOL, k->payload.pwre.hw, NULL);
+		dump_field_put(f, "state", DF_U64, k->payload.pwre.state, NULL);
+		dump_field_put(f, "sub_state", DF_U64, k->payload.pwre.sub_state, NULL);
+		dump_field_put(f, "hw", DF_BOOL, k->payload.pwre.hw, NULL);
 	} else {
-		put(f, "last", DF_U64, k->payload.pwrx.last, NULL);
-		put(f, "deepest", DF_U64, k->payload.pwrx.deepest, NULL);
-		put(f, "interrupt", DF_BOOL, k->payload.pwrx.interrupt, NULL);
-		put(f, "store", DF_BOOL, k->payload.pwrx.store, NULL);
-		put(f, "autonomous", DF_BOOL, k->payload.pwrx.autonomous, NULL);
+		dump_field_put(f, "last", DF_U64, k->payload.pwrx.last, NULL);
+		dump_field_put(f, "deepest", DF_U64, k->payload.pwrx.deepest, NULL);
+		dump_field_put(f, "interrupt", DF_BOOL, k->payload.pwrx.interrupt, NULL);
+		dump_field_put(f, "store", DF_BOOL, k->payload.pwrx.store, NULL);
+		dump_field_put(f, "autonomous", DF_BOOL, k->payload.pwrx.autonomous, NULL);
 	}
 }
 
@@ -513,53 +494,53 @@ static void libipt_fields(const struct ptpkt *p, struct dump_fields *f)
 	case ppt_tnt_8:
 	case ppt_tnt_64:
 		tnt_bits(f->buf, sizeof(f->buf), &k->payload.tnt);
-		put(f, "bits", DF_U64, k->payload.tnt.bit_size, NULL);
-		put(f, "tnt", DF_STR, 0, f->buf);
+		dump_field_put(f, "bits", DF_U64, k->payload.tnt.bit_size, NULL);
+		dump_field_put(f, "tnt", DF_STR, 0, f->buf);
 		break;
 	case ppt_mode:
 		mode_fields(p, f);
 		break;
 	case ppt_pip:
-		put(f, "cr3", DF_HEX, k->payload.pip.cr3, NULL);
-		put(f, "nr", DF_BOOL, k->payload.pip.nr, NULL);
+		dump_field_put(f, "cr3", DF_HEX, k->payload.pip.cr3, NULL);
+		dump_field_put(f, "nr", DF_BOOL, k->payload.pip.nr, NULL);
 		break;
 	case ppt_vmcs:
-		put(f, "base", DF_HEX, k->payload.vmcs.base, NULL);
+		dump_field_put(f, "base", DF_HEX, k->payload.vmcs.base, NULL);
 		break;
 	case ppt_tsc:
-		put(f, "tsc", DF_HEX, k->payload.tsc.tsc, NULL);
+		dump_field_put(f, "tsc", DF_HEX, k->payload.tsc.tsc, NULL);
 		break;
 	case ppt_cbr:
-		put(f, "ratio", DF_U64, k->payload.cbr.ratio, NULL);
+		dump_field_put(f, "ratio", DF_U64, k->payload.cbr.ratio, NULL);
 		break;
 	case ppt_tma:
-		put(f, "ctc", DF_U64, k->payload.tma.ctc, NULL);
-		put(f, "fc", DF_U64, k->payload.tma.fc, NULL);
+		dump_field_put(f, "ctc", DF_U64, k->payload.tma.ctc, NULL);
+		dump_field_put(f, "fc", DF_U64, k->payload.tma.fc, NULL);
 		break;
 	case ppt_mtc:
-		put(f, "ctc", DF_U64, k->payload.mtc.ctc, NULL);
+		dump_field_put(f, "ctc", DF_U64, k->payload.mtc.ctc, NULL);
 		break;
 	case ppt_cyc:
-		put(f, "cyc", DF_HEX, k->payload.cyc.value, NULL);
+		dump_field_put(f, "cyc", DF_HEX, k->payload.cyc.value, NULL);
 		break;
 	case ppt_mnt:
-		put(f, "payload", DF_HEX, k->payload.mnt.payload, NULL);
+		dump_field_put(f, "payload", DF_HEX, k->payload.mnt.payload, NULL);
 		break;
 	case ppt_exstop:
-		put(f, "ip", DF_BOOL, k->payload.exstop.ip, NULL);
+		dump_field_put(f, "ip", DF_BOOL, k->payload.exstop.ip, NULL);
 		break;
 	case ppt_mwait:
-		put(f, "hints", DF_U64, k->payload.mwait.hints, NULL);
-		put(f, "ext", DF_U64, k->payload.mwait.ext, NULL);
+		dump_field_put(f, "hints", DF_U64, k->payload.mwait.hints, NULL);
+		dump_field_put(f, "ext", DF_U64, k->payload.mwait.ext, NULL);
 		break;
 	case ppt_pwre:
 	case ppt_pwrx:
 		power_fields(k, f);
 		break;
 	case ppt_ptw:
-		put(f, "plc", DF_U64, k->payload.ptw.plc, NULL);
-		put(f, "payload", DF_HEX, k->payload.ptw.payload, NULL);
-		put(f, "ip", DF_BOOL, k->payload.ptw.ip, NULL);
+		dump_field_put(f, "plc", DF_U64, k->payload.ptw.plc, NULL);
+		dump_field_put(f, "payload", DF_HEX, k->payload.ptw.payload, NULL);
+		dump_field_put(f, "ip", DF_BOOL, k->payload.ptw.ip, NULL);
 		break;
 	default:
 		break;
@@ -575,22 +556,22 @@ void ptpacket_fields(const struct ptpkt *p, struct dump_fields *f)
 		libipt_fields(p, f);
 		break;
 	case PTPKT_CFE:
-		put(f, "cfe_type", DF_U64, p->x.cfe.type, NULL);
-		put(f, "cfe_name", DF_STR, 0, cfe_type_name(p->x.cfe.type));
-		put(f, "vector", DF_U64, p->x.cfe.vector, NULL);
-		put(f, "ip", DF_BOOL, p->x.cfe.ip, NULL);
+		dump_field_put(f, "cfe_type", DF_U64, p->x.cfe.type, NULL);
+		dump_field_put(f, "cfe_name", DF_STR, 0, cfe_type_name(p->x.cfe.type));
+		dump_field_put(f, "vector", DF_U64, p->x.cfe.vector, NULL);
+		dump_field_put(f, "ip", DF_BOOL, p->x.cfe.ip, NULL);
 		break;
 	case PTPKT_EVD:
-		put(f, "evd_type", DF_U64, p->x.evd.type, NULL);
-		put(f, "evd_name", DF_STR, 0, evd_type_name(p->x.evd.type));
-		put(f, "payload", DF_HEX, p->x.evd.payload, NULL);
+		dump_field_put(f, "evd_type", DF_U64, p->x.evd.type, NULL);
+		dump_field_put(f, "evd_name", DF_STR, 0, evd_type_name(p->x.evd.type));
+		dump_field_put(f, "payload", DF_HEX, p->x.evd.payload, NULL);
 		break;
 	case PTPKT_TRIG:
-		put(f, "trbv", DF_U64, p->x.trig.trbv, NULL);
-		put(f, "ip", DF_BOOL, p->x.trig.ip, NULL);
-		put(f, "mult", DF_BOOL, p->x.trig.mult, NULL);
+		dump_field_put(f, "trbv", DF_U64, p->x.trig.trbv, NULL);
+		dump_field_put(f, "ip", DF_BOOL, p->x.trig.ip, NULL);
+		dump_field_put(f, "mult", DF_BOOL, p->x.trig.mult, NULL);
 		if (p->x.trig.icntv)
-			put(f, "icnt", DF_U64, p->x.trig.icnt, NULL);
+			dump_field_put(f, "icnt", DF_U64, p->x.trig.icnt, NULL);
 		break;
 	}
 }

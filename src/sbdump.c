@@ -35,79 +35,78 @@ static const char *str_at(const struct sb_record *r, size_t off)
 	return (const char *)r->body + off;
 }
 
-__attribute__((format(printf, 4, 5)))
-static void append(char *line, size_t len, size_t *n, const char *fmt, ...)
-{
-	va_list ap;
-	int w;
-
-	if (*n >= len)
-		return;
-	va_start(ap, fmt);
-	w = vsnprintf(line + *n, len - *n, fmt, ap);
-	va_end(ap);
-	if (w > 0)
-		*n += (size_t)w;
-}
-
 /* pid/tid, ppid/ptid, time of EXIT and FORK (body: pid, ppid, tid, ptid, time). */
 static void task_text(const struct sb_record *r, char *line, size_t len, size_t *n)
 {
-	append(line, len, n, "  %x/%x, %x/%x, %" PRIx64, u32_at(r, 0), u32_at(r, 8), u32_at(r, 4),
-	       u32_at(r, 12), u64_at(r, 16));
+	dump_appendf(line, len, n, "  %x/%x, %x/%x, %" PRIx64, u32_at(r, 0), u32_at(r, 8),
+		     u32_at(r, 4), u32_at(r, 12), u64_at(r, 16));
 }
 
 static void mmap_text(const struct sb_record *r, char *line, size_t len, size_t *n)
 {
-	append(line, len, n, "  %x/%x, %" PRIx64 ", %" PRIx64 ", %" PRIx64, u32_at(r, 0),
-	       u32_at(r, 4), u64_at(r, 8), u64_at(r, 16), u64_at(r, 24));
+	dump_appendf(line, len, n, "  %x/%x, %" PRIx64 ", %" PRIx64 ", %" PRIx64,
+		     u32_at(r, 0), u32_at(r, 4), u64_at(r, 8), u64_at(r, 16), u64_at(r, 24));
 	if (r->type == PERF_RECORD_MMAP2)
-		append(line, len, n, ", %x, %x, %" PRIx64 ", %" PRIx64 ", %x, %x, %s", u32_at(r, 32),
-		       u32_at(r, 36), u64_at(r, 40), u64_at(r, 48), u32_at(r, 56), u32_at(r, 60),
-		       str_at(r, 64));
+		dump_appendf(line, len, n, ", %x, %x, %" PRIx64 ", %" PRIx64 ", %x, %x, %s",
+			     u32_at(r, 32), u32_at(r, 36), u64_at(r, 40), u64_at(r, 48),
+			     u32_at(r, 56), u32_at(r, 60), str_at(r, 64));
 	else
-		append(line, len, n, ", %s", str_at(r, 32));
+		dump_appendf(line, len, n, ", %s", str_at(r, 32));
+}
+
+/* COMM, AUX and the switches: a suffix on the name from misc or flags. */
+static void suffixed_text(const struct sb_record *r, char *line, size_t len, size_t *n)
+{
+	const char *dir = r->misc & PERF_RECORD_MISC_SWITCH_OUT ? "OUT" : "IN";
+
+	switch (r->type) {
+	case PERF_RECORD_COMM:
+		dump_appendf(line, len, n, "PERF_RECORD_COMM%s  %x/%x, %s",
+			     r->misc & PERF_RECORD_MISC_COMM_EXEC ? ".EXEC" : "", u32_at(r, 0),
+			     u32_at(r, 4), str_at(r, 8));
+		break;
+	case PERF_RECORD_AUX:
+		dump_appendf(line, len, n, "PERF_RECORD_AUX%s  %" PRIx64 ", %" PRIx64 ", %" PRIx64,
+			     u64_at(r, 16) & PERF_AUX_FLAG_TRUNCATED ? ".TRUNCATED" : "",
+			     u64_at(r, 0), u64_at(r, 8), u64_at(r, 16));
+		break;
+	case PERF_RECORD_SWITCH:
+		dump_appendf(line, len, n, "PERF_RECORD_SWITCH.%s", dir);
+		break;
+	default:
+		dump_appendf(line, len, n, "PERF_RECORD_SWITCH_CPU_WIDE.%s  %x/%x", dir,
+			     u32_at(r, 0), u32_at(r, 4));
+		break;
+	}
 }
 
 /* The record's own part of the line, as libipt's pt_sb_pevent_print_event() has it. */
 static void record_text(const struct sb_record *r, char *line, size_t len, size_t *n)
 {
 	const char *name = sideband_type_name(r->type);
-	bool out = r->misc & PERF_RECORD_MISC_SWITCH_OUT;
 
 	if (!r->has_sample_id) {
 		/* libipt steps over it and says UNKNOWN; perf's name says more. */
-		append(line, len, n, "%s%s (%x, %x)", name ? "PERF_RECORD_" : "UNKNOWN",
-		       name ? name : "", r->type, r->misc);
+		dump_appendf(line, len, n, "%s%s (%x, %x)", name ? "PERF_RECORD_" : "UNKNOWN",
+			     name ? name : "", r->type, r->misc);
 		return;
 	}
 	switch (r->type) {
 	case PERF_RECORD_COMM:
-		append(line, len, n, "PERF_RECORD_COMM%s  %x/%x, %s",
-		       r->misc & PERF_RECORD_MISC_COMM_EXEC ? ".EXEC" : "", u32_at(r, 0), u32_at(r, 4),
-		       str_at(r, 8));
-		return;
 	case PERF_RECORD_AUX:
-		append(line, len, n, "PERF_RECORD_AUX%s  %" PRIx64 ", %" PRIx64 ", %" PRIx64,
-		       u64_at(r, 16) & PERF_AUX_FLAG_TRUNCATED ? ".TRUNCATED" : "", u64_at(r, 0),
-		       u64_at(r, 8), u64_at(r, 16));
-		return;
 	case PERF_RECORD_SWITCH:
-		append(line, len, n, "PERF_RECORD_SWITCH.%s", out ? "OUT" : "IN");
-		return;
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		append(line, len, n, "PERF_RECORD_SWITCH_CPU_WIDE.%s  %x/%x", out ? "OUT" : "IN",
-		       u32_at(r, 0), u32_at(r, 4));
+		suffixed_text(r, line, len, n);
 		return;
 	}
-	append(line, len, n, "PERF_RECORD_%s", name);
+	dump_appendf(line, len, n, "PERF_RECORD_%s", name);
 	switch (r->type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		mmap_text(r, line, len, n);
 		break;
 	case PERF_RECORD_LOST:
-		append(line, len, n, "  %" PRIx64 ", %" PRIx64, u64_at(r, 0), u64_at(r, 8));
+		dump_appendf(line, len, n, "  %" PRIx64 ", %" PRIx64, u64_at(r, 0), u64_at(r, 8));
 		break;
 	case PERF_RECORD_EXIT:
 	case PERF_RECORD_FORK:
@@ -115,14 +114,14 @@ static void record_text(const struct sb_record *r, char *line, size_t len, size_
 		break;
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
-		append(line, len, n, "  %" PRIx64 ", %" PRIx64 ", %" PRIx64, u64_at(r, 0),
-		       u64_at(r, 8), u64_at(r, 16));
+		dump_appendf(line, len, n, "  %" PRIx64 ", %" PRIx64 ", %" PRIx64, u64_at(r, 0),
+			     u64_at(r, 8), u64_at(r, 16));
 		break;
 	case PERF_RECORD_ITRACE_START:
-		append(line, len, n, "  %x/%x", u32_at(r, 0), u32_at(r, 4));
+		dump_appendf(line, len, n, "  %x/%x", u32_at(r, 0), u32_at(r, 4));
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
-		append(line, len, n, "  %" PRIx64, u64_at(r, 0));
+		dump_appendf(line, len, n, "  %" PRIx64, u64_at(r, 0));
 		break;
 	}
 }
@@ -132,20 +131,20 @@ static void sample_text(const struct sb_sample_id *s, char *line, size_t len, si
 {
 	uint64_t st = s->sample_type;
 
-	append(line, len, n, "  {");
+	dump_appendf(line, len, n, "  {");
 	if (st & PERF_SAMPLE_TID)
-		append(line, len, n, " %x/%x", s->pid, s->tid);
+		dump_appendf(line, len, n, " %x/%x", s->pid, s->tid);
 	if (st & PERF_SAMPLE_TIME)
-		append(line, len, n, " %" PRIx64, s->time);
+		dump_appendf(line, len, n, " %" PRIx64, s->time);
 	if (st & PERF_SAMPLE_ID)
-		append(line, len, n, " %" PRIx64, s->id);
+		dump_appendf(line, len, n, " %" PRIx64, s->id);
 	if (st & PERF_SAMPLE_CPU)
-		append(line, len, n, " cpu-%x", s->cpu);
+		dump_appendf(line, len, n, " cpu-%x", s->cpu);
 	if (st & PERF_SAMPLE_STREAM_ID)
-		append(line, len, n, " %" PRIx64, s->stream_id);
+		dump_appendf(line, len, n, " %" PRIx64, s->stream_id);
 	if (st & PERF_SAMPLE_IDENTIFIER)
-		append(line, len, n, " %" PRIx64, s->identifier);
-	append(line, len, n, " }");
+		dump_appendf(line, len, n, " %" PRIx64, s->identifier);
+	dump_appendf(line, len, n, " }");
 }
 
 void sbdump_line(const struct sb_record *r, uint64_t offset, const struct sbdump_opts *o,
@@ -155,19 +154,12 @@ void sbdump_line(const struct sb_record *r, uint64_t offset, const struct sbdump
 
 	line[0] = '\0';
 	if (!o->no_offset)
-		append(line, len, &n, "%016" PRIx64 "  ", offset);
+		dump_appendf(line, len, &n, "%016" PRIx64 "  ", offset);
 	record_text(r, line, len, &n);
 	sample_text(&r->sid, line, len, &n);
 }
 
 /* ---- typed fields ------------------------------------------------------------ */
-
-static void put(struct dump_fields *f, const char *key, enum dump_field_kind kind, uint64_t u,
-		const char *s)
-{
-	if (f->n < DUMP_FIELDS_MAX)
-		f->f[f->n++] = (struct dump_field){ .key = key, .kind = kind, .u = u, .s = s };
-}
 
 /* MMAP2 holds either the device and inode or, with MMAP_BUILD_ID, the file's build-id. */
 static void mmap2_file_fields(const struct sb_record *r, struct dump_fields *f)
@@ -179,49 +171,49 @@ static void mmap2_file_fields(const struct sb_record *r, struct dump_fields *f)
 		for (size_t i = 0; i < n; i++)
 			snprintf(f->buf + 2 * i, 3, "%02x", r->body[36 + i]);
 		f->buf[2 * n] = '\0';
-		put(f, "build_id", DF_STR, 0, f->buf);
+		dump_field_put(f, "build_id", DF_STR, 0, f->buf);
 	} else {
-		put(f, "maj", DF_U64, u32_at(r, 32), NULL);
-		put(f, "min", DF_U64, u32_at(r, 36), NULL);
-		put(f, "ino", DF_U64, u64_at(r, 40), NULL);
-		put(f, "ino_generation", DF_U64, u64_at(r, 48), NULL);
+		dump_field_put(f, "maj", DF_U64, u32_at(r, 32), NULL);
+		dump_field_put(f, "min", DF_U64, u32_at(r, 36), NULL);
+		dump_field_put(f, "ino", DF_U64, u64_at(r, 40), NULL);
+		dump_field_put(f, "ino_generation", DF_U64, u64_at(r, 48), NULL);
 	}
-	put(f, "prot", DF_U64, u32_at(r, 56), NULL);
-	put(f, "flags", DF_U64, u32_at(r, 60), NULL);
+	dump_field_put(f, "prot", DF_U64, u32_at(r, 56), NULL);
+	dump_field_put(f, "flags", DF_U64, u32_at(r, 60), NULL);
 }
 
 static void mmap_fields(const struct sb_record *r, struct dump_fields *f)
 {
-	put(f, "pid", DF_U64, u32_at(r, 0), NULL);
-	put(f, "tid", DF_U64, u32_at(r, 4), NULL);
-	put(f, "addr", DF_HEX, u64_at(r, 8), NULL);
-	put(f, "len", DF_HEX, u64_at(r, 16), NULL);
-	put(f, "pgoff", DF_HEX, u64_at(r, 24), NULL);
+	dump_field_put(f, "pid", DF_U64, u32_at(r, 0), NULL);
+	dump_field_put(f, "tid", DF_U64, u32_at(r, 4), NULL);
+	dump_field_put(f, "addr", DF_HEX, u64_at(r, 8), NULL);
+	dump_field_put(f, "len", DF_HEX, u64_at(r, 16), NULL);
+	dump_field_put(f, "pgoff", DF_HEX, u64_at(r, 24), NULL);
 	if (r->type == PERF_RECORD_MMAP2)
 		mmap2_file_fields(r, f);
-	put(f, "filename", DF_STR, 0, sideband_mmap_file(r));
+	dump_field_put(f, "filename", DF_STR, 0, sideband_mmap_file(r));
 }
 
 static void aux_fields(const struct sb_record *r, struct dump_fields *f)
 {
 	uint64_t flags = u64_at(r, 16);
 
-	put(f, "aux_offset", DF_HEX, u64_at(r, 0), NULL);
-	put(f, "aux_size", DF_HEX, u64_at(r, 8), NULL);
-	put(f, "flags", DF_U64, flags, NULL);
-	put(f, "truncated", DF_BOOL, !!(flags & PERF_AUX_FLAG_TRUNCATED), NULL);
-	put(f, "overwrite", DF_BOOL, !!(flags & PERF_AUX_FLAG_OVERWRITE), NULL);
-	put(f, "partial", DF_BOOL, !!(flags & PERF_AUX_FLAG_PARTIAL), NULL);
-	put(f, "collision", DF_BOOL, !!(flags & PERF_AUX_FLAG_COLLISION), NULL);
+	dump_field_put(f, "aux_offset", DF_HEX, u64_at(r, 0), NULL);
+	dump_field_put(f, "aux_size", DF_HEX, u64_at(r, 8), NULL);
+	dump_field_put(f, "flags", DF_U64, flags, NULL);
+	dump_field_put(f, "truncated", DF_BOOL, !!(flags & PERF_AUX_FLAG_TRUNCATED), NULL);
+	dump_field_put(f, "overwrite", DF_BOOL, !!(flags & PERF_AUX_FLAG_OVERWRITE), NULL);
+	dump_field_put(f, "partial", DF_BOOL, !!(flags & PERF_AUX_FLAG_PARTIAL), NULL);
+	dump_field_put(f, "collision", DF_BOOL, !!(flags & PERF_AUX_FLAG_COLLISION), NULL);
 }
 
 static void task_fields(const struct sb_record *r, struct dump_fields *f)
 {
-	put(f, "pid", DF_U64, u32_at(r, 0), NULL);
-	put(f, "ppid", DF_U64, u32_at(r, 4), NULL);
-	put(f, "tid", DF_U64, u32_at(r, 8), NULL);
-	put(f, "ptid", DF_U64, u32_at(r, 12), NULL);
-	put(f, "time", DF_U64, u64_at(r, 16), NULL);
+	dump_field_put(f, "pid", DF_U64, u32_at(r, 0), NULL);
+	dump_field_put(f, "ppid", DF_U64, u32_at(r, 4), NULL);
+	dump_field_put(f, "tid", DF_U64, u32_at(r, 8), NULL);
+	dump_field_put(f, "ptid", DF_U64, u32_at(r, 12), NULL);
+	dump_field_put(f, "time", DF_U64, u64_at(r, 16), NULL);
 }
 
 static void other_fields(const struct sb_record *r, struct dump_fields *f)
@@ -230,29 +222,29 @@ static void other_fields(const struct sb_record *r, struct dump_fields *f)
 
 	switch (r->type) {
 	case PERF_RECORD_LOST:
-		put(f, "id", DF_U64, u64_at(r, 0), NULL);
-		put(f, "lost", DF_U64, u64_at(r, 8), NULL);
+		dump_field_put(f, "id", DF_U64, u64_at(r, 0), NULL);
+		dump_field_put(f, "lost", DF_U64, u64_at(r, 8), NULL);
 		break;
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
-		put(f, "time", DF_U64, u64_at(r, 0), NULL);
-		put(f, "id", DF_U64, u64_at(r, 8), NULL);
-		put(f, "stream_id", DF_U64, u64_at(r, 16), NULL);
+		dump_field_put(f, "time", DF_U64, u64_at(r, 0), NULL);
+		dump_field_put(f, "id", DF_U64, u64_at(r, 8), NULL);
+		dump_field_put(f, "stream_id", DF_U64, u64_at(r, 16), NULL);
 		break;
 	case PERF_RECORD_ITRACE_START:
-		put(f, "pid", DF_U64, u32_at(r, 0), NULL);
-		put(f, "tid", DF_U64, u32_at(r, 4), NULL);
+		dump_field_put(f, "pid", DF_U64, u32_at(r, 0), NULL);
+		dump_field_put(f, "tid", DF_U64, u32_at(r, 4), NULL);
 		break;
 	case PERF_RECORD_LOST_SAMPLES:
-		put(f, "lost", DF_U64, u64_at(r, 0), NULL);
+		dump_field_put(f, "lost", DF_U64, u64_at(r, 0), NULL);
 		break;
 	case PERF_RECORD_SWITCH:
-		put(f, "out", DF_BOOL, out, NULL);
+		dump_field_put(f, "out", DF_BOOL, out, NULL);
 		break;
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		put(f, "out", DF_BOOL, out, NULL);
-		put(f, out ? "next_pid" : "prev_pid", DF_U64, u32_at(r, 0), NULL);
-		put(f, out ? "next_tid" : "prev_tid", DF_U64, u32_at(r, 4), NULL);
+		dump_field_put(f, "out", DF_BOOL, out, NULL);
+		dump_field_put(f, out ? "next_pid" : "prev_pid", DF_U64, u32_at(r, 0), NULL);
+		dump_field_put(f, out ? "next_tid" : "prev_tid", DF_U64, u32_at(r, 4), NULL);
 		break;
 	}
 }
@@ -269,10 +261,10 @@ void sbdump_fields(const struct sb_record *r, struct dump_fields *f)
 		mmap_fields(r, f);
 		break;
 	case PERF_RECORD_COMM:
-		put(f, "pid", DF_U64, u32_at(r, 0), NULL);
-		put(f, "tid", DF_U64, u32_at(r, 4), NULL);
-		put(f, "comm", DF_STR, 0, str_at(r, 8));
-		put(f, "exec", DF_BOOL, !!(r->misc & PERF_RECORD_MISC_COMM_EXEC), NULL);
+		dump_field_put(f, "pid", DF_U64, u32_at(r, 0), NULL);
+		dump_field_put(f, "tid", DF_U64, u32_at(r, 4), NULL);
+		dump_field_put(f, "comm", DF_STR, 0, str_at(r, 8));
+		dump_field_put(f, "exec", DF_BOOL, !!(r->misc & PERF_RECORD_MISC_COMM_EXEC), NULL);
 		break;
 	case PERF_RECORD_EXIT:
 	case PERF_RECORD_FORK:

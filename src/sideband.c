@@ -137,7 +137,8 @@ static int check_layout(const struct perf_event_header *h, size_t off, uint64_t 
 
 	if (h->size < sizeof(*h) + tl) {
 		snprintf(err, errlen, "at offset %zu: %s record of %u bytes has no room for the "
-			 "%zu-byte sample_id of sample_type 0x%" PRIx64, off, name, h->size, tl, st);
+			 "%zu-byte sample_id of sample_type 0x%" PRIx64, off, name, h->size, tl,
+			 st);
 		return -EINVAL;
 	}
 	body = h->size - sizeof(*h) - tl;

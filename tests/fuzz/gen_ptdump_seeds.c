@@ -59,7 +59,8 @@ static size_t every_packet(void)
 	for (size_t i = 0; i < sizeof(ipcs) / sizeof(ipcs[0]); i++)
 		put(e, (struct pt_packet){ .type = i % 2 ? ppt_tip : ppt_tip_pge,
 			.payload.ip = { ipcs[i], 0x00007fff00401000ull } });
-	put(e, (struct pt_packet){ .type = ppt_tnt_8, .payload.tnt = { .bit_size = 5, .payload = 0x15 } });
+	put(e, (struct pt_packet){ .type = ppt_tnt_8,
+		.payload.tnt = { .bit_size = 5, .payload = 0x15 } });
 	put(e, (struct pt_packet){ .type = ppt_tnt_64,
 		.payload.tnt = { .bit_size = 40, .payload = 0x5a5a5a5a5aull } });
 	m.payload.mode.leaf = pt_mol_exec;
@@ -74,11 +75,13 @@ static size_t every_packet(void)
 	put(e, (struct pt_packet){ .type = ppt_cyc, .payload.cyc.value = 0x190 });
 	put(e, (struct pt_packet){ .type = ppt_mnt, .payload.mnt.payload = 0x1122334455667788ull });
 	put(e, (struct pt_packet){ .type = ppt_exstop, .payload.exstop.ip = 1 });
-	put(e, (struct pt_packet){ .type = ppt_mwait, .payload.mwait = { .hints = 0x20, .ext = 1 } });
+	put(e, (struct pt_packet){ .type = ppt_mwait,
+		.payload.mwait = { .hints = 0x20, .ext = 1 } });
 	put(e, (struct pt_packet){ .type = ppt_pwre, .payload.pwre = { .state = 1, .hw = 1 } });
 	put(e, (struct pt_packet){ .type = ppt_pwrx,
 		.payload.pwrx = { .last = 1, .deepest = 2, .interrupt = 1 } });
-	put(e, (struct pt_packet){ .type = ppt_ptw, .payload.ptw = { .plc = 1, .payload = 42, .ip = 1 } });
+	put(e, (struct pt_packet){ .type = ppt_ptw,
+		.payload.ptw = { .plc = 1, .payload = 42, .ip = 1 } });
 	put(e, (struct pt_packet){ .type = ppt_fup, .payload.ip = { pt_ipc_update_16, 0x1234 } });
 	put(e, (struct pt_packet){ .type = ppt_tip_pgd, .payload.ip = { pt_ipc_suppressed, 0 } });
 	put(e, (struct pt_packet){ .type = ppt_ovf });

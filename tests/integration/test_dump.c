@@ -14,19 +14,7 @@
 #include <unistd.h>
 
 #include "run.h"
-
-static char *temp(const char *suffix, const void *data, size_t len)
-{
-	char *path;
-	int fd;
-
-	cr_assert(asprintf(&path, "/tmp/ptc-dump-XXXXXX%s", suffix) > 0);
-	fd = mkstemps(path, (int)strlen(suffix));
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(write(fd, data, len), (ssize_t)len);
-	close(fd);
-	return path;
-}
+#include "tempfile.h"
 
 /* PSB, PSBEND, TIP.PGE full, TSC, TNT-8 !.!, then a byte no packet starts with. */
 static size_t small_trace(uint8_t *buf, size_t cap, bool bad_tail)
@@ -98,7 +86,8 @@ Test(dump_input, a_fifo_is_refused_without_waiting_for_a_writer, .timeout = 10)
 Test(dump_input, empty_and_psb_less_traces_print_nothing_and_say_why_on_stderr)
 {
 	uint8_t zeroes[32] = { 0 };
-	char *empty = temp(".pt", zeroes, 0), *nopsb = temp(".pt", zeroes, sizeof(zeroes));
+	char *empty = temp_file(".pt", zeroes, 0);
+	char *nopsb = temp_file(".pt", zeroes, sizeof(zeroes));
 	struct run_result r;
 
 	cr_assert_eq(run_ptcollect(NULL, &r, "dump", empty, NULL), 0);
@@ -124,7 +113,7 @@ Test(dump, decoding_errors_are_lines_exit_zero_as_ptdump_and_are_counted_on_stde
 {
 	uint8_t buf[256];
 	size_t len = small_trace(buf, sizeof(buf), true);
-	char *path = temp(".pt", buf, len), want[64];
+	char *path = temp_file(".pt", buf, len), want[64];
 	struct run_result r;
 
 	cr_assert_eq(run_ptcollect(NULL, &r, "dump", path, NULL), 0);
@@ -143,7 +132,7 @@ Test(dump_json, packets_carry_typed_payloads_and_errors_in_order)
 {
 	uint8_t buf[256];
 	size_t len = small_trace(buf, sizeof(buf), true);
-	char *path = temp(".pt", buf, len);
+	char *path = temp_file(".pt", buf, len);
 	struct run_result r;
 
 	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--json", path, NULL), 0);
@@ -174,11 +163,12 @@ Test(dump_json, pevent_records_carry_typed_fields_and_their_sample)
 	memcpy(buf + 8, ids, 8);
 	memcpy(buf + 16, ids, 8);
 	memcpy(buf + 24, &time, 8);
-	h = (struct perf_event_header){ .type = 79, .size = 16 };	/* TIME_CONV, stepped over */
+	/* TIME_CONV, stepped over */
+	h = (struct perf_event_header){ .type = 79, .size = 16 };
 	memcpy(buf + 48, &h, 8);
 	h = (struct perf_event_header){ .type = 100, .size = 12 };	/* no name, odd size */
 	memcpy(buf + 64, &h, 8);
-	path = temp(".pevent", buf, 76);
+	path = temp_file(".pevent", buf, 76);
 	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--json", path, NULL), 0);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "\"type\": \"ITRACE_START\""), "%s", r.out);

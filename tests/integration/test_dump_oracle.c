@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "tempfile.h"
 #include "sideband.h"
 
 #define MAX_OPTS 8
@@ -105,19 +106,6 @@ static size_t compare_pt(const char *file, const char *const *opts)
 	return lines;
 }
 
-static char *write_temp(const char *suffix, const void *data, size_t len)
-{
-	char *path;
-	int fd;
-
-	cr_assert(asprintf(&path, "/tmp/ptc-dumporacle-XXXXXX%s", suffix) > 0);
-	fd = mkstemps(path, (int)strlen(suffix));
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(write(fd, data, len), (ssize_t)len);
-	close(fd);
-	return path;
-}
-
 static uint8_t *slurp(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
@@ -168,7 +156,8 @@ Test(dump_oracle, real_traces_equal_ptdump_with_each_option)
 	glob_t g = traces();
 
 	for (size_t i = 0; i < g.gl_pathc; i++) {
-		cr_expect_gt(compare_pt(g.gl_pathv[i], NULL), 500, "%s: a real trace", g.gl_pathv[i]);
+		cr_expect_gt(compare_pt(g.gl_pathv[i], NULL), 500, "%s: a real trace",
+			     g.gl_pathv[i]);
 		for (size_t k = 1; k < NR_OPTION_SETS; k++)
 			compare_pt(g.gl_pathv[i], option_sets[k]);
 	}
@@ -196,7 +185,8 @@ static void put_ip_packets(struct enc *x)
 	static const struct pt_packet_ip ips[] = {
 		{ pt_ipc_full, 0xffffffff81234567ull }, { pt_ipc_update_16, 0xbeef },
 		{ pt_ipc_update_32, 0x12345678 }, { pt_ipc_update_48, 0x7fff12345678ull },
-		{ pt_ipc_sext_48, 0x00007fffffff1000ull }, { pt_ipc_sext_48, 0x0000800000002000ull },
+		{ pt_ipc_sext_48, 0x00007fffffff1000ull },
+		{ pt_ipc_sext_48, 0x0000800000002000ull },
 		{ pt_ipc_suppressed, 0 }, { pt_ipc_full, 0x401000 }, { pt_ipc_suppressed, 0 },
 		{ pt_ipc_update_16, 0x1234 },
 	};
@@ -209,10 +199,12 @@ static void put_ip_packets(struct enc *x)
 static void put_tnt_packets(struct enc *x)
 {
 	for (uint8_t bits = 1; bits <= 6; bits++) {
+		uint64_t ones = (1u << bits) - 1;
+
 		put(x, (struct pt_packet){ .type = ppt_tnt_8,
-			.payload.tnt = { .bit_size = bits, .payload = 0x2a & ((1u << bits) - 1) } });
+			.payload.tnt = { .bit_size = bits, .payload = 0x2a & ones } });
 		put(x, (struct pt_packet){ .type = ppt_tnt_8,
-			.payload.tnt = { .bit_size = bits, .payload = (1u << bits) - 1 } });
+			.payload.tnt = { .bit_size = bits, .payload = ones } });
 	}
 	for (uint8_t bits = 1; bits <= 47; bits++)
 		put(x, (struct pt_packet){ .type = ppt_tnt_64, .payload.tnt = { .bit_size = bits,
@@ -243,7 +235,8 @@ static void put_timing_packets(struct enc *x)
 	put(x, (struct pt_packet){ .type = ppt_tsc, .payload.tsc.tsc = 0 });
 	put(x, (struct pt_packet){ .type = ppt_tsc, .payload.tsc.tsc = 0xffffffffffffffull });
 	put(x, (struct pt_packet){ .type = ppt_cbr, .payload.cbr.ratio = 0xff });
-	put(x, (struct pt_packet){ .type = ppt_tma, .payload.tma = { .ctc = 0xffff, .fc = 0x1ff } });
+	put(x, (struct pt_packet){ .type = ppt_tma,
+		.payload.tma = { .ctc = 0xffff, .fc = 0x1ff } });
 	put(x, (struct pt_packet){ .type = ppt_mtc, .payload.mtc.ctc = 0xff });
 	for (size_t i = 0; i < sizeof(cycs) / sizeof(cycs[0]); i++)
 		put(x, (struct pt_packet){ .type = ppt_cyc, .payload.cyc.value = cycs[i] });
@@ -262,7 +255,8 @@ static void put_other_packets(struct enc *x)
 		.payload.mwait = { .hints = 0xffffffff, .ext = 0x3 } });
 	for (uint8_t s = 0; s < 16; s += 5)
 		put(x, (struct pt_packet){ .type = ppt_pwre,
-			.payload.pwre = { .state = s, .sub_state = (uint8_t)(15 - s), .hw = s & 1 } });
+			.payload.pwre = { .state = s, .sub_state = (uint8_t)(15 - s),
+					  .hw = s & 1 } });
 	for (int wr = 0; wr < 8; wr++)
 		put(x, (struct pt_packet){ .type = ppt_pwrx, .payload.pwrx = {
 			.last = (uint8_t)wr, .deepest = (uint8_t)(15 - wr), .interrupt = wr & 1,
@@ -309,7 +303,7 @@ Test(dump_oracle, every_encodable_packet_equals_ptdump)
 {
 	uint8_t buf[8192];
 	size_t len = encode_every_packet(buf, sizeof(buf));
-	char *path = write_temp(".pt", buf, len);
+	char *path = temp_file(".pt", buf, len);
 
 	for (size_t k = 0; k < NR_OPTION_SETS; k++)
 		compare_pt(path, option_sets[k]);
@@ -336,10 +330,10 @@ static size_t newer_packets(uint8_t *b)
 	b[n++] = 0x23;	/* psbend */
 	for (int t = 0; t < 32; t++)
 		for (int ip = 0; ip < 2; ip++) {
-			const uint8_t cfe[] = { 2, 0x13, (uint8_t)(t | ip << 7), (uint8_t)(t * 37) };
-
-			memcpy(b + n, cfe, 4);
-			n += 4;
+			b[n++] = 2;
+			b[n++] = 0x13;
+			b[n++] = (uint8_t)(t | ip << 7);
+			b[n++] = (uint8_t)(t * 37);
 		}
 	for (int t = 0; t < 32; t++) {
 		b[n++] = 2;
@@ -373,11 +367,11 @@ Test(dump_oracle, packets_newer_than_our_libipt_equal_ptdump)
 {
 	uint8_t buf[1024];
 	size_t len = newer_packets(buf);
-	char *path = write_temp(".pt", buf, len), *cut;
+	char *path = temp_file(".pt", buf, len), *cut;
 
 	for (size_t k = 0; k < NR_OPTION_SETS; k++)
 		compare_pt(path, option_sets[k]);
-	cut = write_temp(".pt", buf, len - 3);	/* ... ending in the middle of a PSB */
+	cut = temp_file(".pt", buf, len - 3);	/* ... ending in the middle of a PSB */
 	compare_pt(cut, NULL);
 	unlink(path);
 	unlink(cut);
@@ -433,7 +427,7 @@ static void compare_corruptions(const uint8_t *in, size_t len, int count, uint64
 	for (int i = 0; i < count; i++) {
 		uint64_t before = seed;
 		size_t n = corrupt(in, len, out, &seed);
-		char *path = write_temp(".pt", out, n);
+		char *path = temp_file(".pt", out, n);
 		size_t k = rnd(&seed) % NR_OPTION_SETS;
 
 		cr_log_info("corruption seed %#llx -> %s", (unsigned long long)before, path);
@@ -466,7 +460,7 @@ Test(dump_oracle, encoded_stream_cut_at_every_byte_equals_ptdump, .timeout = 120
 
 	/* Every cut ends inside some packet or between two. */
 	for (size_t n = 1; n < len; n += 1 + n / 64) {
-		char *path = write_temp(".pt", buf, n);
+		char *path = temp_file(".pt", buf, n);
 
 		compare_pt(path, NULL);
 		unlink(path);
@@ -483,7 +477,7 @@ Test(dump_oracle, garbage_before_the_first_psb_equals_ptdump)
 	char *path;
 
 	/* No PSB at all: ptdump prints nothing and exits 0. */
-	path = write_temp(".pt", in, sizeof(in));
+	path = temp_file(".pt", in, sizeof(in));
 	compare_pt(path, NULL);
 	compare_pt(path, option_sets[8]);	/* --no-sync: decodes the zeroes as PADs */
 	unlink(path);
@@ -494,7 +488,7 @@ Test(dump_oracle, garbage_before_the_first_psb_equals_ptdump)
 		for (size_t i = 0; i < skew; i++)
 			b[i] = i % 2 ? 0x82 : 0x02;	/* part of a PSB pattern, off by one */
 		memcpy(b + skew, buf, len);
-		path = write_temp(".pt", b, len + skew);
+		path = temp_file(".pt", b, len + skew);
 		compare_pt(path, NULL);
 		compare_pt(path, option_sets[8]);
 		unlink(path);
@@ -516,7 +510,7 @@ static void oracle_pevent(const char *file, uint64_t st, bool offset, struct run
 	int n = 6;
 
 	snprintf(stbuf, sizeof(stbuf), "%#llx", (unsigned long long)st);
-	pt = write_temp(".pt", &pad, 1);	/* ptdump needs a trace; a PAD has no PSB */
+	pt = temp_file(".pt", &pad, 1);	/* ptdump needs a trace; a PAD has no PSB */
 	if (offset)
 		argv[n++] = "--sb:offset";
 	argv[n] = pt;
@@ -645,12 +639,12 @@ static size_t record(uint8_t *b, uint32_t type, uint16_t misc, const void *body,
 		memcpy(b + n, name, l);
 		n += pad;
 	}
+	st &= PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+	      PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
 	for (int bit = 0; bit < 17; bit++) {
 		uint64_t x = v + (uint64_t)bit * 0x1111;
 
-		if (!(st & (1ull << bit)) || !((PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
-						PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU |
-						PERF_SAMPLE_IDENTIFIER) & (1ull << bit)))
+		if (!(st & (1ull << bit)))
 			continue;
 		memcpy(b + n, &x, 8);
 		n += 8;
@@ -706,7 +700,7 @@ Test(dump_oracle, every_record_type_equals_ptdump_compact)
 
 	for (size_t i = 0; i < sizeof(sample_types) / sizeof(sample_types[0]); i++) {
 		size_t len = every_record(buf, sample_types[i]);
-		char *path = write_temp(".pevent", buf, len);
+		char *path = temp_file(".pevent", buf, len);
 		int status;
 
 		lines += compare_pevent(path, sample_types[i], true, &status);
@@ -753,7 +747,7 @@ Test(dump_oracle, corrupted_pevent_stops_where_ptdump_stops, .timeout = 60)
 					(uint8_t)(1 + rnd(&seed) % 255);
 			}
 		}
-		path = write_temp(".pevent", out, n);
+		path = temp_file(".pevent", out, n);
 		lines += compare_pevent(path, 0x10086, true, &status);
 		unlink(path);
 		free(path);
