@@ -236,7 +236,7 @@ static void libipt_cols(struct cols *c, const struct ptpkt *p, const struct ptdu
 {
 	const struct pt_packet *k = &p->pkt;
 
-	field(c->opcode, sizeof(c->opcode), "%s", ptpacket_name(p));
+	snprintf(c->opcode, sizeof(c->opcode), "%s", ptpacket_name(p));
 	switch (k->type) {
 	case ppt_fup:
 	case ppt_tip:
@@ -356,26 +356,60 @@ static bool is_ip_packet(const struct ptpkt *p)
 		p->pkt.type == ppt_tip_pgd);
 }
 
+/* @s, then spaces up to @width (printf's "%-*s", without printf: a dump prints millions). */
+static void column(char *line, size_t len, size_t *n, const char *s, size_t width)
+{
+	size_t l = strlen(s);
+
+	if (*n + (l > width ? l : width) >= len)
+		return;
+	memcpy(line + *n, s, l);
+	*n += l;
+	for (; l < width; l++)
+		line[(*n)++] = ' ';
+	line[*n] = '\0';
+}
+
 /* ptdump's print_buffer(): fixed-width columns, the payload only where there is one. */
 static void render(const struct cols *c, const struct ptdump_opts *o, char *line, size_t len)
 {
-	const char *sep = "";
+	bool sep = false;
 	size_t n = 0;
 
 	line[0] = '\0';
 	if (!o->no_offset) {
-		dump_appendf(line, len, &n, "%-17s", c->offset);
-		sep = " ";
+		column(line, len, &n, c->offset, sizeof(c->offset));
+		sep = true;
 	}
 	if (c->raw[0]) {
-		dump_appendf(line, len, &n, "%s%-33s", sep, c->raw);
-		sep = " ";
+		column(line, len, &n, sep ? " " : "", 0);
+		column(line, len, &n, c->raw, sizeof(c->raw));
+		sep = true;
 	}
-	dump_appendf(line, len, &n, c->payload[0] ? "%s%-10s" : "%s%s", sep, c->opcode);
-	if (c->track_id[0])
-		dump_appendf(line, len, &n, " %-25s %-5s%s", c->payload, c->track_id, c->track);
-	else if (c->payload[0])
-		dump_appendf(line, len, &n, " %s", c->payload);
+	column(line, len, &n, sep ? " " : "", 0);
+	column(line, len, &n, c->opcode, c->payload[0] ? sizeof(c->opcode) : 0);
+	if (c->track_id[0]) {
+		column(line, len, &n, " ", 0);
+		column(line, len, &n, c->payload, STANDARD);
+		column(line, len, &n, " ", 0);
+		column(line, len, &n, c->track_id, sizeof(c->track_id));
+		column(line, len, &n, c->track, 0);
+	} else if (c->payload[0]) {
+		column(line, len, &n, " ", 0);
+		column(line, len, &n, c->payload, 0);
+	}
+}
+
+/* @width lowercase hex digits of @v, NUL-terminated. */
+static void hex(char *out, uint64_t v, int width)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	out[width] = '\0';
+	while (width--) {
+		out[width] = digits[v & 0xf];
+		v >>= 4;
+	}
 }
 
 void ptpacket_line(const struct ptpkt *p, const struct ptdump_opts *o, const char *lastip,
@@ -384,10 +418,10 @@ void ptpacket_line(const struct ptpkt *p, const struct ptdump_opts *o, const cha
 	struct cols c;
 
 	memset(&c, 0, sizeof(c));
-	field(c.offset, sizeof(c.offset), "%016" PRIx64, p->offset);
+	hex(c.offset, p->offset, 16);
 	if (o->raw)
 		for (int i = 0; i < p->size && i < 16; i++)
-			snprintf(c.raw + 2 * i, 3, "%02x", p->raw[i]);
+			hex(c.raw + 2 * i, p->raw[i], 2);
 	if (p->kind == PTPKT_LIBIPT)
 		libipt_cols(&c, p, o);
 	else
@@ -748,6 +782,21 @@ static int walk_sync(struct walk *w, struct pt_packet_decoder *d, const uint8_t 
 	}
 }
 
+/*
+ * libipt 2.0.5's PSB search reads the byte after the buffer when the buffer
+ * ends on an 8-byte-aligned word of PSB pattern (libipt 2.1 fixed it:
+ * commit 037a46c0). Such a buffer is copied with a zero byte after it.
+ */
+static bool psb_search_overreads(const uint8_t *buf, size_t len)
+{
+	uint64_t w;
+
+	if (len < 8 || ((uintptr_t)(buf + len) & 7))
+		return false;
+	memcpy(&w, buf + len - 8, 8);
+	return w == 0x8202820282028202ull || w == 0x0282028202820282ull;
+}
+
 int ptdump_walk(const uint8_t *buf, size_t len, const struct ptdump_opts *o,
 		ptdump_line_fn *fn, void *ctx, struct ptdump_stats *st, struct error *e)
 {
@@ -760,12 +809,7 @@ int ptdump_walk(const uint8_t *buf, size_t len, const struct ptdump_opts *o,
 	memset(st, 0, sizeof(*st));
 	if (!len)
 		return 0;
-	/*
-	 * libipt 2.0.5's PSB search reads the byte after a pattern word that ends
-	 * the buffer (fixed in 2.1): give it a zero byte there when the buffer
-	 * ends on such a word.
-	 */
-	if (!((uintptr_t)(buf + len) & 7)) {
+	if (psb_search_overreads(buf, len)) {
 		copy = calloc(1, len + 8);
 		if (!copy)
 			return err_runtime(e, -ENOMEM, "no memory for a copy of the %zu-byte trace",

@@ -498,6 +498,33 @@ Test(dump_oracle, garbage_before_the_first_psb_equals_ptdump)
 	report("garbage first");
 }
 
+/*
+ * A trace that ends on a page with an 8-byte word of PSB pattern, where
+ * libipt 2.0.5's PSB search reads the byte after the buffer (libipt 2.1
+ * fixed that; test_ptpacket.c checks that the dump never lets it).
+ */
+Test(dump_oracle, a_trace_ending_in_psb_pattern_at_a_page_end_equals_ptdump)
+{
+	static uint8_t page[4096];
+	uint8_t enc[8192];
+	size_t len = encode_every_packet(enc, sizeof(enc));
+	char *path;
+
+	cr_assert_lt(len, sizeof(page) - 8);
+	memcpy(page, enc, len);
+	for (size_t i = sizeof(page) - 8; i < sizeof(page); i++)
+		page[i] = i % 2 ? 0x82 : 0x02;
+	path = temp_file(".pt", page, sizeof(page));
+	compare_pt(path, NULL);
+	unlink(path);
+	free(path);
+	memset(page, 0, len);	/* no PSB before: the search reaches the last word */
+	path = temp_file(".pt", page, sizeof(page));
+	compare_pt(path, NULL);
+	unlink(path);
+	free(path);
+}
+
 /* ---- .pevent ------------------------------------------------------------------------ */
 
 /* ptdump --sb:compact [--sb:offset] --pevent:sample-type ST --pevent:primary FILE one.pt */
