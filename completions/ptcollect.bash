@@ -75,7 +75,8 @@ _ptcollect()
 		--sample-type) return ;;
 		esac
 		if [[ $cur == -* ]]; then
-			COMPREPLY=($(compgen -W "--json --format --sample-type --help" -- "$cur"))
+			COMPREPLY=($(compgen -W "--json --format --sample-type --no-offset --raw --lastip
+				--exec-mode --no-pad --no-timing --no-cyc --no-sync --quiet --help" -- "$cur"))
 		else
 			_filedir '@(pevent|pt)'
 		fi

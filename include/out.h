@@ -20,6 +20,11 @@
 #include <jansson.h>
 
 extern bool out_json;
+/*
+ * Text as it is, control characters included, when stdout is not a terminal
+ * (a file or a pipe that another tool compares, e.g. dump against ptdump).
+ */
+void out_raw_unless_tty(void);
 
 void out_init(FILE *f, bool json);
 /* Print the JSON document (or finish the text) and flush: 0, or -errno when stdout failed. */

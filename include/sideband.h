@@ -2,10 +2,15 @@
 /*
  * Perf sideband records as they sit in a .pevent file: header, body, and the
  * sample_id trailer that sample_type implies (sample_id_all). Read by
- * libipt's rule: a record's size must equal its header, its body (strings
- * NUL-terminated and padded to 8) and the trailer, exactly. Also the records
- * ptcollect writes itself: COMM and MMAP2 synthesized from /proc for targets
- * that were already running.
+ * libipt's rules (its pevent reader, pev_read()): for the records libipt
+ * reads (MMAP, LOST, COMM, EXIT, (UN)THROTTLE, FORK, MMAP2, AUX,
+ * ITRACE_START, LOST_SAMPLES, SWITCH, SWITCH_CPU_WIDE), the size must equal
+ * the header, the body (names NUL-terminated and padded to 8) and the
+ * trailer, exactly; every other type, perf's user types (64 and up:
+ * TIME_CONV, THREAD_MAP, ...) among them, is stepped over by its size and
+ * has no sample_id. A record of type 0 or of fewer than 8 bytes ends the
+ * reading. Also the records ptcollect writes itself: COMM and MMAP2
+ * synthesized from /proc for targets that were already running.
  */
 #ifndef PTC_SIDEBAND_H
 #define PTC_SIDEBAND_H
@@ -48,10 +53,13 @@ _Static_assert(offsetof(struct sb_trailer, time) ==
 	       "each field of the synthesized trailer sits where the kernel puts it");
 
 struct sb_sample_id {
+	uint64_t sample_type;	/* which of the fields below the record has */
 	uint32_t pid, tid;
 	uint64_t time;
-	uint32_t cpu;
 	uint64_t id;
+	uint64_t stream_id;
+	uint32_t cpu;
+	uint64_t identifier;
 };
 
 struct sb_record {
@@ -60,7 +68,7 @@ struct sb_record {
 	uint16_t size;
 	const uint8_t *body;	/* after the header */
 	size_t body_len;	/* without the trailer */
-	bool has_sample_id;
+	bool has_sample_id;	/* a record libipt reads: sid holds its trailer */
 	struct sb_sample_id sid;
 };
 
@@ -70,10 +78,10 @@ struct sb_record {
  */
 int sideband_parse(const uint8_t *buf, size_t len, size_t off, uint64_t sample_type,
 		   struct sb_record *r, struct error *e);
-/* The record's name ("MMAP2", "COMM", ...) or NULL for an unknown type. */
+/* The record's name ("MMAP2", "COMM", "TIME_CONV", ...) or NULL for an unknown type. */
 const char *sideband_type_name(uint32_t type);
-/* One line describing the record's body (no trailer). */
-void sideband_describe(const struct sb_record *r, char *out, size_t len);
+/* Whether libipt's pevent reader reads records of @type (else it steps over them). */
+bool sideband_libipt_reads(uint32_t type);
 /* The file name of an MMAP/MMAP2 record, or NULL. */
 const char *sideband_mmap_file(const struct sb_record *r);
 

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
-/* ptcollect dump FILE: one line per sideband record, or per trace packet (libipt). */
+/* ptcollect dump FILE: libipt's ptdump lines for a .pt trace or a .pevent sideband file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <intel-pt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -12,213 +11,224 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "fileio.h"
 #include "msg.h"
 #include "out.h"
-#include "sideband.h"
+#include "ptpacket.h"
+#include "sbdump.h"
 
 void usage_dump(FILE *f)
 {
 	fprintf(f,
-		"usage: %s dump [--json] [--format pevent|pt] [--sample-type N] FILE\n\n"
-		"Print one line per perf sideband record of a .pevent file (offset, type,\n"
-		"fields, and the sample_id: pid/tid, time, cpu), or one line per packet of a\n"
-		"raw Intel PT stream (.pt), decoded by libipt. The format comes from the file\n"
-		"name, or from --format. A record that breaks libipt's size rules stops the\n"
-		"dump with its offset (exit 2).\n", PTC_PROG);
+		"usage: %s dump [--json] [--format pevent|pt] [--no-offset] [PT OPTIONS]\n"
+		"       [--sample-type N] FILE\n\n"
+		"Print a raw Intel PT stream (.pt) as libipt's ptdump does: one line per\n"
+		"packet (offset, name, payload), decoding errors as \"[offset: ...]\" lines,\n"
+		"each followed by a resynchronization at the next PSB. Or print a perf\n"
+		"sideband file (.pevent) as ptdump --sb:compact --sb:offset does: one line\n"
+		"per record, read by libipt's rules. The format comes from the file name,\n"
+		"or from --format.\n\n"
+		"  --no-offset     no offset column\n"
+		"PT OPTIONS (ptdump's): --raw, --lastip, --exec-mode, --no-pad, --no-timing,\n"
+		"  --no-cyc, --no-sync, --quiet\n"
+		"  --sample-type N the sample_id layout of the .pevent records (0x10086)\n",
+		PTC_PROG);
 }
+
+struct dump_args {
+	const char *format, *path;
+	uint64_t sample_type;
+	struct ptdump_opts pt;
+	const char *pt_only;	/* a PT option given, to refuse it for a .pevent */
+};
 
 struct mapped {
 	uint8_t *p;
 	size_t len;
 };
 
-static int map_file(const char *path, struct mapped *m)
+static int map_file(const char *path, struct mapped *m, struct error *e)
 {
+	int fd = file_open_input(AT_FDCWD, path, e);
 	struct stat st;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int ret = 0;
 
 	m->p = NULL;
 	m->len = 0;
-	if (fd < 0 || fstat(fd, &st)) {
-		int e = errno;
-
-		if (fd >= 0)
-			close(fd);
-		return -e;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EISDIR;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st)) {
+		ret = err_runtime(e, -errno, "%s: %s", path, strerror(errno));
+		goto out;
 	}
 	m->len = (size_t)st.st_size;
 	if (m->len) {
 		m->p = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, 0);
 		if (m->p == MAP_FAILED) {
-			int e = errno;
-
-			close(fd);
+			ret = err_runtime(e, -errno, "%s: %s", path, strerror(errno));
 			m->p = NULL;
-			return -e;
 		}
 	}
+out:
 	close(fd);
+	return ret;
+}
+
+static void out_fields(const struct dump_fields *f)
+{
+	for (int i = 0; i < f->n; i++) {
+		const struct dump_field *d = &f->f[i];
+
+		switch (d->kind) {
+		case DF_U64: out_u64(d->key, NULL, d->u); break;
+		case DF_HEX: out_hex(d->key, NULL, d->u); break;
+		case DF_STR: out_str(d->key, NULL, d->s); break;
+		case DF_BOOL: out_bool(d->key, NULL, d->u); break;
+		}
+	}
+}
+
+/* ---- .pevent ------------------------------------------------------------------ */
+
+static void out_sample(const struct sb_sample_id *s)
+{
+	if (!s->sample_type)
+		return;
+	out_obj_begin("sample", NULL);
+	if (s->sample_type & PERF_SAMPLE_TID) {
+		out_u64("pid", NULL, s->pid);
+		out_u64("tid", NULL, s->tid);
+	}
+	if (s->sample_type & PERF_SAMPLE_TIME)
+		out_u64s("time", NULL, s->time);
+	if (s->sample_type & PERF_SAMPLE_ID)
+		out_u64s("id", NULL, s->id);
+	if (s->sample_type & PERF_SAMPLE_STREAM_ID)
+		out_u64s("stream_id", NULL, s->stream_id);
+	if (s->sample_type & PERF_SAMPLE_CPU)
+		out_u64("cpu", NULL, s->cpu);
+	if (s->sample_type & PERF_SAMPLE_IDENTIFIER)
+		out_u64s("identifier", NULL, s->identifier);
+	out_obj_end();
+}
+
+static int print_record(const struct sbdump_item *it, void *ctx)
+{
+	const struct sb_record *r = it->rec;
+	const char *name = sideband_type_name(r->type);
+	struct dump_fields f;
+
+	(void)ctx;
+	if (!out_json) {
+		out_text("%s", it->text);
+		return 0;
+	}
+	sbdump_fields(r, &f);
+	out_obj_begin(NULL, NULL);
+	out_u64("offset", NULL, it->offset);
+	if (name)
+		out_str("type", NULL, name);
+	else
+		out_u64("type", NULL, r->type);
+	out_u64("misc", NULL, r->misc);
+	out_u64("size", NULL, r->size);
+	out_bool("read_by_libipt", NULL, r->has_sample_id);
+	out_fields(&f);
+	out_sample(&r->sid);
+	out_obj_end();
 	return 0;
 }
 
-static int dump_pevent(const char *path, const struct mapped *m, uint64_t st)
+static int dump_pevent(const struct dump_args *a, const struct mapped *m)
 {
+	struct sbdump_opts o = { .sample_type = a->sample_type, .no_offset = a->pt.no_offset };
 	struct error e = { 0 };
-	char desc[4400];
-	size_t off = 0;
-	int ret = 0;
+	uint64_t records = 0;
+	int ret;
 
 	out_obj_begin(NULL, NULL);
 	if (out_json) {
-		out_str("file", NULL, path);
-		out_hex("sample_type", NULL, st);
+		out_str("file", NULL, a->path);
+		out_hex("sample_type", NULL, a->sample_type);
 		out_arr_begin("records", NULL);
 	}
-	while (off < m->len) {
-		struct sb_record r;
-		const char *name;
-		int n = sideband_parse(m->p, m->len, off, st, &r, &e);
-
-		if (n < 0) {
-			ret = n;
-			break;
-		}
-		name = sideband_type_name(r.type);
-		sideband_describe(&r, desc, sizeof(desc));
-		if (out_json) {
-			out_obj_begin(NULL, NULL);
-			out_u64("offset", NULL, off);
-			if (name)
-				out_str("type", NULL, name);
-			else
-				out_u64("type", NULL, r.type);
-			out_u64("size", NULL, r.size);
-			out_u64("pid", NULL, r.sid.pid);
-			out_u64("tid", NULL, r.sid.tid);
-			out_u64s("time", NULL, r.sid.time);
-			out_u64("cpu", NULL, r.sid.cpu);
-			out_str("fields", NULL, desc);
-			out_obj_end();
-		} else {
-			char type[32];
-
-			snprintf(type, sizeof(type), "%s", name ? name : "");
-			if (!name)
-				snprintf(type, sizeof(type), "type %u", r.type);
-			out_text("0x%08zx %-16s %s  [%u/%u cpu %u time %" PRIu64 "]", off, type, desc,
-				 r.sid.pid, r.sid.tid, r.sid.cpu, r.sid.time);
-		}
-		off += (size_t)n;
-	}
-	if (out_json)
+	ret = sbdump_walk(m->p, m->len, &o, print_record, NULL, &records, &e);
+	if (out_json) {
 		out_arr_end();
+		out_u64("count", NULL, records);
+	}
 	out_obj_end();
 	out_finish();
 	if (ret) {
-		msg_err("dump: %s: %s", path, e.why);
-		msg_hint("the records before offset %zu were printed; a .pevent written with another "
-			 "sample_type needs --sample-type", off);
-		return EXIT_USAGE;
+		msg_err("dump: %s: %s", a->path, e.why);
+		msg_hint("the %" PRIu64 " records before it were printed; a .pevent written with "
+			 "another sample_type needs --sample-type", records);
+		return e.usage ? EXIT_USAGE : EXIT_RUNTIME;
 	}
 	return EXIT_OK;
 }
 
-/* Packet names as ptdump prints them. */
-static const char *packet_name(enum pt_packet_type t)
-{
-	switch (t) {
-	case ppt_pad: return "pad";
-	case ppt_psb: return "psb";
-	case ppt_psbend: return "psbend";
-	case ppt_fup: return "fup";
-	case ppt_tip: return "tip";
-	case ppt_tip_pge: return "tip.pge";
-	case ppt_tip_pgd: return "tip.pgd";
-	case ppt_tnt_8: return "tnt.8";
-	case ppt_tnt_64: return "tnt.64";
-	case ppt_mode: return "mode";
-	case ppt_pip: return "pip";
-	case ppt_vmcs: return "vmcs";
-	case ppt_cbr: return "cbr";
-	case ppt_tsc: return "tsc";
-	case ppt_tma: return "tma";
-	case ppt_mtc: return "mtc";
-	case ppt_cyc: return "cyc";
-	case ppt_stop: return "stop";
-	case ppt_ovf: return "ovf";
-	case ppt_mnt: return "mnt";
-	case ppt_exstop: return "exstop";
-	case ppt_mwait: return "mwait";
-	case ppt_pwre: return "pwre";
-	case ppt_pwrx: return "pwrx";
-	case ppt_ptw: return "ptw";
-	default: return "unknown";
-	}
-}
+/* ---- .pt ------------------------------------------------------------------------ */
 
-static int dump_pt(const char *path, const struct mapped *m)
+static int print_packet(const struct ptdump_line *l, void *ctx)
 {
-	struct pt_config cfg;
-	struct pt_packet_decoder *d;
-	int ret, status = EXIT_OK, packets = 0;
+	struct dump_fields f;
 
-	pt_config_init(&cfg);
-	cfg.begin = m->p;
-	cfg.end = m->p + m->len;
-	d = pt_pkt_alloc_decoder(&cfg);
-	if (!d) {
-		msg_err("dump: %s: libipt could not make a packet decoder", path);
-		return EXIT_RUNTIME;
+	(void)ctx;
+	if (!out_json) {
+		out_text("%s", l->text);
+		return 0;
 	}
 	out_obj_begin(NULL, NULL);
+	out_u64("offset", NULL, l->offset);
+	if (l->kind == PTDUMP_ERROR) {
+		out_str("error", NULL, pt_errstr(pt_errcode(l->code)));
+		out_str("context", NULL, l->context);
+	} else {
+		out_str("type", NULL, ptpacket_name(l->pkt));
+		out_u64("size", NULL, l->pkt->size);
+		ptpacket_fields(l->pkt, &f);
+		out_fields(&f);
+	}
+	out_obj_end();
+	return 0;
+}
+
+static int dump_pt(const struct dump_args *a, const struct mapped *m)
+{
+	struct ptdump_stats st;
+	struct error e = { 0 };
+	int ret;
+
+	out_obj_begin(NULL, NULL);
 	if (out_json) {
-		out_str("file", NULL, path);
+		out_str("file", NULL, a->path);
 		out_arr_begin("packets", NULL);
 	}
-	ret = pt_pkt_sync_forward(d);
-	if (ret < 0)
-		msg_warn("dump: %s: no PSB packet to synchronize on (%s)", path,
-			 pt_errstr(pt_errcode(ret)));
-	while (ret >= 0) {
-		struct pt_packet pkt;
-		uint64_t off = 0;
-
-		pt_pkt_get_offset(d, &off);
-		ret = pt_pkt_next(d, &pkt, sizeof(pkt));
-		if (ret < 0) {
-			if (ret == -pte_eos)
-				break;
-			/* libipt's way: say where, then resynchronize and go on. */
-			msg_warn("dump: %s: at offset 0x%" PRIx64 ": %s", path, off,
-				 pt_errstr(pt_errcode(ret)));
-			status = EXIT_USAGE;
-			ret = pt_pkt_sync_forward(d);
-			continue;
-		}
-		packets++;
-		if (out_json) {
-			out_obj_begin(NULL, NULL);
-			out_u64("offset", NULL, off);
-			out_str("type", NULL, packet_name(pkt.type));
-			out_u64("size", NULL, pkt.size);
-			out_obj_end();
-		} else {
-			out_text("0x%08" PRIx64 " %-8s (%u bytes)", off, packet_name(pkt.type), pkt.size);
-		}
-	}
+	ret = ptdump_walk(m->p, m->len, &a->pt, print_packet, NULL, &st, &e);
 	if (out_json) {
 		out_arr_end();
-		out_u64("count", NULL, (uint64_t)packets);
+		out_u64("count", NULL, st.packets);
+		out_u64("errors", NULL, st.errors);
 	}
 	out_obj_end();
 	out_finish();
-	pt_pkt_free_decoder(d);
-	return status;
+	if (ret) {
+		msg_err("dump: %s: %s", a->path, e.why);
+		return EXIT_RUNTIME;
+	}
+	if (!m->len)
+		msg_note("dump: %s holds no bytes", a->path);
+	else if (!st.synced)
+		msg_warn("dump: %s: no PSB packet, so nothing to decode from (ptdump prints "
+			 "nothing either; --no-sync decodes from offset 0)", a->path);
+	if (st.errors)
+		msg_warn("dump: %s: %" PRIu64 " decoding errors, each printed at its offset; after "
+			 "each the dump went on at the next PSB", a->path, st.errors);
+	return st.status ? EXIT_RUNTIME : EXIT_OK;
 }
+
+/* ---- arguments ---------------------------------------------------------------------- */
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -227,66 +237,122 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && !strcmp(s + a - b, suffix);
 }
 
-int do_dump(int argc, char **argv)
+enum {
+	OPT_FORMAT = 256, OPT_SAMPLE_TYPE, OPT_NO_OFFSET, OPT_RAW, OPT_LASTIP, OPT_EXEC_MODE,
+	OPT_NO_PAD, OPT_NO_TIMING, OPT_NO_CYC, OPT_NO_SYNC, OPT_QUIET,
+};
+
+static const struct option opts[] = {
+	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "sample-type", required_argument, NULL, OPT_SAMPLE_TYPE },
+	{ "no-offset", no_argument, NULL, OPT_NO_OFFSET },
+	{ "raw", no_argument, NULL, OPT_RAW },
+	{ "lastip", no_argument, NULL, OPT_LASTIP },
+	{ "exec-mode", no_argument, NULL, OPT_EXEC_MODE },
+	{ "no-pad", no_argument, NULL, OPT_NO_PAD },
+	{ "no-timing", no_argument, NULL, OPT_NO_TIMING },
+	{ "no-cyc", no_argument, NULL, OPT_NO_CYC },
+	{ "no-sync", no_argument, NULL, OPT_NO_SYNC },
+	{ "quiet", no_argument, NULL, OPT_QUIET },
+	{ "help", no_argument, NULL, 'h' },
+	{ "json", no_argument, NULL, 'j' },
+	{ NULL, 0, NULL, 0 },
+};
+
+/* The flag a PT-only option sets. */
+static bool *pt_flag(struct ptdump_opts *o, int c)
 {
-	enum { OPT_FORMAT = 256, OPT_SAMPLE_TYPE };
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "sample-type", required_argument, NULL, OPT_SAMPLE_TYPE },
-		{ "help", no_argument, NULL, 'h' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *format = NULL, *path;
-	uint64_t st = SIDEBAND_SAMPLE_TYPE;
-	struct mapped m;
+	switch (c) {
+	case OPT_RAW: return &o->raw;
+	case OPT_LASTIP: return &o->lastip;
+	case OPT_EXEC_MODE: return &o->exec_mode;
+	case OPT_NO_PAD: return &o->no_pad;
+	case OPT_NO_TIMING: return &o->no_timing;
+	case OPT_NO_CYC: return &o->no_cyc;
+	case OPT_NO_SYNC: return &o->no_sync;
+	case OPT_QUIET: return &o->quiet;
+	default: return NULL;
+	}
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_option(int c, char **argv, struct dump_args *a)
+{
+	bool *flag = pt_flag(&a->pt, c);
 	char *end;
+
+	if (flag) {
+		*flag = true;
+		a->pt_only = argv[optind - 1];
+		return -1;
+	}
+	switch (c) {
+	case 'h':
+		usage_dump(stdout);
+		return EXIT_OK;
+	case 'j':
+		out_json = true;
+		return -1;
+	case OPT_FORMAT:
+		if (strcmp(optarg, "pevent") && strcmp(optarg, "pt"))
+			return cmd_bad_usage("dump", "--format '%s': use pevent or pt", optarg);
+		a->format = optarg;
+		return -1;
+	case OPT_SAMPLE_TYPE:
+		errno = 0;
+		a->sample_type = strtoull(optarg, &end, 0);
+		if (errno || *end || !*optarg || *optarg == '-')
+			return cmd_bad_usage("dump", "--sample-type '%s' is not a number "
+					     "(e.g. 0x10086)", optarg);
+		return -1;
+	case OPT_NO_OFFSET:
+		a->pt.no_offset = true;
+		return -1;
+	default:
+		return cmd_bad_option("dump", c, argv);
+	}
+}
+
+/* Returns -1 to go on, else the exit status. */
+static int parse_args(int argc, char **argv, struct dump_args *a)
+{
 	int c, ret;
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hj", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage_dump(stdout);
-			return EXIT_OK;
-		case 'j':
-			out_json = true;
-			break;
-		case OPT_FORMAT:
-			if (strcmp(optarg, "pevent") && strcmp(optarg, "pt"))
-				return cmd_bad_usage("dump", "--format '%s': use pevent or pt", optarg);
-			format = optarg;
-			break;
-		case OPT_SAMPLE_TYPE:
-			errno = 0;
-			st = strtoull(optarg, &end, 0);
-			if (errno || *end || !*optarg)
-				return cmd_bad_usage("dump", "--sample-type '%s' is not a number "
-						     "(e.g. 0x10086)", optarg);
-			break;
-		default:
-			return cmd_bad_option("dump", c, argv);
-		}
-	}
+	while ((c = getopt_long(argc, argv, "+:hj", opts, NULL)) != -1)
+		if ((ret = parse_option(c, argv, a)) >= 0)
+			return ret;
 	if (argc - optind != 1)
 		return cmd_bad_usage("dump", "expected one FILE");
-	path = argv[optind];
-	if (!format) {
-		if (ends_with(path, ".pevent"))
-			format = "pevent";
-		else if (ends_with(path, ".pt"))
-			format = "pt";
-		else
-			return cmd_bad_usage("dump", "%s: cannot tell the format from the name "
-					     "(.pevent or .pt); give --format", path);
-	}
-	ret = map_file(path, &m);
-	if (ret) {
-		msg_err("dump: %s: %s", path, ret == -EISDIR ? "not a regular file" : strerror(-ret));
-		return EXIT_USAGE;
-	}
-	ret = !strcmp(format, "pevent") ? dump_pevent(path, &m, st) : dump_pt(path, &m);
+	a->path = argv[optind];
+	if (!a->format && ends_with(a->path, ".pevent"))
+		a->format = "pevent";
+	else if (!a->format && ends_with(a->path, ".pt"))
+		a->format = "pt";
+	else if (!a->format)
+		return cmd_bad_usage("dump", "%s: cannot tell the format from the name "
+				     "(.pevent or .pt); give --format", a->path);
+	if (!strcmp(a->format, "pevent") && a->pt_only)
+		return cmd_bad_usage("dump", "%s applies to a .pt trace, not to a .pevent file",
+				     a->pt_only);
+	return -1;
+}
+
+int do_dump(int argc, char **argv)
+{
+	struct dump_args a = { .sample_type = SIDEBAND_SAMPLE_TYPE };
+	struct error e = { 0 };
+	struct mapped m;
+	int ret = parse_args(argc, argv, &a);
+
+	if (ret >= 0)
+		return ret;
+	if (map_file(a.path, &m, &e))
+		return cmd_error("dump", &e);
+	/* ptdump's lines to a pipe or a file; a terminal never gets raw control characters. */
+	out_raw_unless_tty();
+	ret = !strcmp(a.format, "pevent") ? dump_pevent(&a, &m) : dump_pt(&a, &m);
 	if (m.p)
 		munmap(m.p, m.len);
 	return ret;

@@ -5,10 +5,12 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "out.h"
 
 bool out_json;
+static bool raw;	/* text goes out unescaped */
 
 struct level {
 	json_t *node;		/* JSON: the container being filled */
@@ -23,10 +25,16 @@ static int depth, cap;		/* stack[0 .. depth-1] are open */
 static json_t *root;
 static int text_indent;
 
+void out_raw_unless_tty(void)
+{
+	raw = out_f && !isatty(fileno(out_f));
+}
+
 void out_init(FILE *f, bool json)
 {
 	out_f = f;
 	out_json = json;
+	raw = false;
 	depth = 0;
 	text_indent = 0;
 	json_decref(root);
@@ -311,8 +319,13 @@ void out_text(const char *fmt, ...)
 	if (vasprintf(&s, fmt, ap) < 0)
 		s = NULL;
 	va_end(ap);
-	p = s ? out_printable(s, false) : NULL;
+	p = s && !raw ? out_printable(s, false) : NULL;
 	indent();
+	if (raw && s) {
+		fprintf(out_f, "%s\n", s);
+		free(s);
+		return;
+	}
 	fprintf(out_f, "%s\n", p ? p : "?");
 	free(p);
 	free(s);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Perf sideband records: reading them by libipt's rules, and writing them from /proc. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -14,151 +15,171 @@
 #include "procfs.h"
 #include "sideband.h"
 
-#ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
-#define PERF_RECORD_MISC_MMAP_BUILD_ID (1 << 14)
-#endif
-
-/* Body layout per type: a fixed part, and whether a padded string follows. -1: not checked. */
-static const struct {
-	const char *name;
-	int fixed;
-	bool string;
-} types[] = {
-	[PERF_RECORD_MMAP] = { "MMAP", 32, true },
-	[PERF_RECORD_LOST] = { "LOST", 16, false },
-	[PERF_RECORD_COMM] = { "COMM", 8, true },
-	[PERF_RECORD_EXIT] = { "EXIT", 24, false },
-	[PERF_RECORD_THROTTLE] = { "THROTTLE", 24, false },
-	[PERF_RECORD_UNTHROTTLE] = { "UNTHROTTLE", 24, false },
-	[PERF_RECORD_FORK] = { "FORK", 24, false },
-	[PERF_RECORD_READ] = { "READ", -1, false },
-	[PERF_RECORD_SAMPLE] = { "SAMPLE", -1, false },
-	[PERF_RECORD_MMAP2] = { "MMAP2", 64, true },
-	[PERF_RECORD_AUX] = { "AUX", 24, false },
-	[PERF_RECORD_ITRACE_START] = { "ITRACE_START", 8, false },
-	[PERF_RECORD_LOST_SAMPLES] = { "LOST_SAMPLES", 8, false },
-	[PERF_RECORD_SWITCH] = { "SWITCH", 0, false },
-	[PERF_RECORD_SWITCH_CPU_WIDE] = { "SWITCH_CPU_WIDE", 8, false },
-	[PERF_RECORD_NAMESPACES] = { "NAMESPACES", -1, false },
-	[PERF_RECORD_KSYMBOL] = { "KSYMBOL", -1, false },
-	[PERF_RECORD_BPF_EVENT] = { "BPF_EVENT", -1, false },
-	[PERF_RECORD_CGROUP] = { "CGROUP", -1, false },
-	[PERF_RECORD_TEXT_POKE] = { "TEXT_POKE", -1, false },
-	[21] = { "AUX_OUTPUT_HW_ID", 8, false },
+/*
+ * Record names: the kernel's types, and perf's user types (PERF_RECORD_USER_TYPE_START,
+ * 64, and up; tools/perf/util/event.h), which perf and libipt's scripts write into
+ * files and which the kernel never sends.
+ */
+static const char *const kernel_names[] = {
+	[PERF_RECORD_MMAP] = "MMAP", [PERF_RECORD_LOST] = "LOST", [PERF_RECORD_COMM] = "COMM",
+	[PERF_RECORD_EXIT] = "EXIT", [PERF_RECORD_THROTTLE] = "THROTTLE",
+	[PERF_RECORD_UNTHROTTLE] = "UNTHROTTLE", [PERF_RECORD_FORK] = "FORK",
+	[PERF_RECORD_READ] = "READ", [PERF_RECORD_SAMPLE] = "SAMPLE",
+	[PERF_RECORD_MMAP2] = "MMAP2", [PERF_RECORD_AUX] = "AUX",
+	[PERF_RECORD_ITRACE_START] = "ITRACE_START", [PERF_RECORD_LOST_SAMPLES] = "LOST_SAMPLES",
+	[PERF_RECORD_SWITCH] = "SWITCH", [PERF_RECORD_SWITCH_CPU_WIDE] = "SWITCH_CPU_WIDE",
+	[16] = "NAMESPACES", [17] = "KSYMBOL", [18] = "BPF_EVENT", [19] = "CGROUP",
+	[20] = "TEXT_POKE", [21] = "AUX_OUTPUT_HW_ID",
 };
 
-#define NR_TYPES (sizeof(types) / sizeof(types[0]))
+static const char *const user_names[] = {
+	"HEADER_ATTR", "HEADER_EVENT_TYPE", "HEADER_TRACING_DATA", "HEADER_BUILD_ID",
+	"FINISHED_ROUND", "ID_INDEX", "AUXTRACE_INFO", "AUXTRACE", "AUXTRACE_ERROR",
+	"THREAD_MAP", "CPU_MAP", "STAT_CONFIG", "STAT", "STAT_ROUND", "EVENT_UPDATE",
+	"TIME_CONV", "HEADER_FEATURE", "COMPRESSED", "FINISHED_INIT", "COMPRESSED2",
+	"BPF_METADATA",
+};
+
+#define USER_TYPE_START 64
+#define NR(a) (sizeof(a) / sizeof((a)[0]))
 
 const char *sideband_type_name(uint32_t type)
 {
-	return type < NR_TYPES ? types[type].name : NULL;
+	if (type < NR(kernel_names))
+		return kernel_names[type];
+	if (type >= USER_TYPE_START && type - USER_TYPE_START < NR(user_names))
+		return user_names[type - USER_TYPE_START];
+	return NULL;
 }
 
+/*
+ * The records libipt's pevent reader (pev_read()) reads, with the fixed part
+ * of their body and whether a NUL-terminated name, padded to 8, follows it.
+ * It steps over every other type by its header's size, and reads no
+ * sample_id from them.
+ */
+static const struct {
+	bool known;
+	uint8_t fixed;
+	bool string;
+} layout[] = {
+	[PERF_RECORD_MMAP] = { true, 32, true },
+	[PERF_RECORD_LOST] = { true, 16, false },
+	[PERF_RECORD_COMM] = { true, 8, true },
+	[PERF_RECORD_EXIT] = { true, 24, false },
+	[PERF_RECORD_THROTTLE] = { true, 24, false },
+	[PERF_RECORD_UNTHROTTLE] = { true, 24, false },
+	[PERF_RECORD_FORK] = { true, 24, false },
+	[PERF_RECORD_MMAP2] = { true, 64, true },
+	[PERF_RECORD_AUX] = { true, 24, false },
+	[PERF_RECORD_ITRACE_START] = { true, 8, false },
+	[PERF_RECORD_LOST_SAMPLES] = { true, 8, false },
+	[PERF_RECORD_SWITCH] = { true, 0, false },
+	[PERF_RECORD_SWITCH_CPU_WIDE] = { true, 8, false },
+};
+
+bool sideband_libipt_reads(uint32_t type)
+{
+	return type < NR(layout) && layout[type].known;
+}
+
+static size_t trailer_len(uint64_t st)
+{
+	return SIDEBAND_TRAILER_LEN(st);
+}
+
+static uint64_t take64(const uint8_t **p)
+{
+	uint64_t v;
+
+	memcpy(&v, *p, 8);
+	*p += 8;
+	return v;
+}
+
+/* The sample_id trailer in the kernel's order: tid, time, id, stream_id, cpu, identifier. */
 static void read_trailer(const uint8_t *p, uint64_t st, struct sb_sample_id *s)
 {
-	uint32_t two[2];
 	uint64_t v;
 
 	memset(s, 0, sizeof(*s));
+	s->sample_type = st & (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID |
+			       PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER);
 	if (st & PERF_SAMPLE_TID) {
-		memcpy(two, p, 8);
-		s->pid = two[0];
-		s->tid = two[1];
-		p += 8;
+		v = take64(&p);
+		s->pid = (uint32_t)v;
+		s->tid = (uint32_t)(v >> 32);
 	}
-	if (st & PERF_SAMPLE_TIME) {
-		memcpy(&s->time, p, 8);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_ID) {
-		memcpy(&s->id, p, 8);
-		p += 8;
-	}
+	if (st & PERF_SAMPLE_TIME)
+		s->time = take64(&p);
+	if (st & PERF_SAMPLE_ID)
+		s->id = take64(&p);
 	if (st & PERF_SAMPLE_STREAM_ID)
-		p += 8;
-	if (st & PERF_SAMPLE_CPU) {
-		memcpy(two, p, 8);
-		s->cpu = two[0];
-		p += 8;
+		s->stream_id = take64(&p);
+	if (st & PERF_SAMPLE_CPU)
+		s->cpu = (uint32_t)take64(&p);
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		s->identifier = take64(&p);
+}
+
+/* A record libipt reads: body and trailer must add up to the record's size exactly. */
+static int check_layout(const struct perf_event_header *h, size_t off, uint64_t st,
+			struct sb_record *r, struct error *e)
+{
+	size_t tl = trailer_len(st), want = layout[h->type].fixed, body;
+	const char *name = sideband_type_name(h->type);
+
+	if (h->size < sizeof(*h) + tl)
+		return err_usage(e, "at offset %zu: %s record of %u bytes has no room for the "
+				 "%zu-byte sample_id of sample_type 0x%" PRIx64, off, name, h->size,
+				 tl, st);
+	body = h->size - sizeof(*h) - tl;
+	if (layout[h->type].string) {
+		const uint8_t *s = r->body + want;
+		const uint8_t *nul = body > want ? memchr(s, 0, body - want) : NULL;
+
+		if (!nul)
+			return err_usage(e, "at offset %zu: %s has no NUL-terminated name before "
+					 "its sample_id", off, name);
+		want += ((size_t)(nul - s) + 1 + 7) & ~(size_t)7;
 	}
-	if (st & PERF_SAMPLE_IDENTIFIER) {
-		memcpy(&v, p, 8);
-		s->id = v;
-	}
+	if (body != want)
+		return err_usage(e, "at offset %zu: %s record of %u bytes: header 8 + body %zu + "
+				 "sample_id %zu (sample_type 0x%" PRIx64 ") would be %zu", off, name,
+				 h->size, want, tl, st, 8 + want + tl);
+	r->body_len = body;
+	r->has_sample_id = true;
+	read_trailer(r->body + body, st, &r->sid);
+	return 0;
 }
 
 int sideband_parse(const uint8_t *buf, size_t len, size_t off, uint64_t st,
 		   struct sb_record *r, struct error *e)
 {
 	struct perf_event_header h;
-	size_t tl = SIDEBAND_TRAILER_LEN(st), body;
 
 	if (len - off < sizeof(h))
-		return err_usage(e, "at offset %zu: %zu bytes left, but a record header has 8 (the "
-				 "file was cut short)", off, len - off);
+		return err_usage(e, "at offset %zu: %zu bytes left, but a record header has 8 "
+				 "(the file was cut short)", off, len - off);
 	memcpy(&h, buf + off, sizeof(h));
-	if (h.size < sizeof(h) || h.size % 8)
-		return err_usage(e, "at offset %zu: record size %u is not a multiple of 8 of at "
-				 "least 8", off, h.size);
+	if (h.size < sizeof(h))
+		return err_usage(e, "at offset %zu: record size %u is less than its 8-byte header",
+				 off, h.size);
+	if (!h.type)
+		return err_usage(e, "at offset %zu: a record of type 0, where libipt's reader "
+				 "stops (no record has type 0: zeroes, or not a .pevent file)", off);
 	if (h.size > len - off)
 		return err_usage(e, "at offset %zu: a record of %u bytes runs past the end of the "
 				 "file (%zu bytes left: cut short)", off, h.size, len - off);
-	if (h.type == PERF_RECORD_SAMPLE)
-		return err_usage(e, "at offset %zu: a SAMPLE record; a PT sideband file has none",
-				 off);
-	if (h.size < sizeof(h) + tl)
-		return err_usage(e, "at offset %zu: %s record of %u bytes has no room for the "
-				 "%zu-byte sample_id of sample_type 0x%" PRIx64, off,
-				 sideband_type_name(h.type) ? sideband_type_name(h.type) : "a",
-				 h.size, tl, st);
-	body = h.size - sizeof(h) - tl;
 	memset(r, 0, sizeof(*r));
 	r->type = h.type;
 	r->misc = h.misc;
 	r->size = h.size;
 	r->body = buf + off + sizeof(h);
-	r->body_len = body;
-	if (h.type < NR_TYPES && types[h.type].name && types[h.type].fixed >= 0) {
-		size_t want = (size_t)types[h.type].fixed;
-
-		if (types[h.type].string) {
-			const uint8_t *s = r->body + want;
-			const uint8_t *nul = body > want ? memchr(s, 0, body - want) : NULL;
-
-			if (!nul)
-				return err_usage(e, "at offset %zu: %s has no NUL-terminated name "
-						 "before its sample_id", off, types[h.type].name);
-			want += ((size_t)(nul - s) + 1 + 7) & ~(size_t)7;
-		}
-		if (body != want)
-			return err_usage(e, "at offset %zu: %s record of %u bytes: header 8 + "
-					 "body %zu + sample_id %zu (sample_type 0x%" PRIx64 ") "
-					 "would be %zu", off, types[h.type].name, h.size, want, tl,
-					 st, 8 + want + tl);
-	}
-	if (tl) {
-		r->has_sample_id = true;
-		read_trailer(buf + off + h.size - tl, st, &r->sid);
-	}
+	r->body_len = h.size - sizeof(h);
+	if (sideband_libipt_reads(h.type) && check_layout(&h, off, st, r, e))
+		return -EINVAL;
 	return h.size;
-}
-
-static uint64_t u64_at(const struct sb_record *r, size_t off)
-{
-	uint64_t v = 0;
-
-	if (off + 8 <= r->body_len)
-		memcpy(&v, r->body + off, 8);
-	return v;
-}
-
-static uint32_t u32_at(const struct sb_record *r, size_t off)
-{
-	uint32_t v = 0;
-
-	if (off + 4 <= r->body_len)
-		memcpy(&v, r->body + off, 4);
-	return v;
 }
 
 const char *sideband_mmap_file(const struct sb_record *r)
@@ -170,63 +191,7 @@ const char *sideband_mmap_file(const struct sb_record *r)
 	return (const char *)r->body + at;
 }
 
-void sideband_describe(const struct sb_record *r, char *out, size_t len)
-{
-	const char *file = sideband_mmap_file(r);
-	uint32_t prot;
-
-	switch (r->type) {
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-		prot = r->type == PERF_RECORD_MMAP2 ? u32_at(r, 56) : 0;
-		snprintf(out, len, "pid %u tid %u addr 0x%" PRIx64 " len 0x%" PRIx64 " pgoff 0x%"
-			 PRIx64 "%s%s%s%s %s", u32_at(r, 0), u32_at(r, 4), u64_at(r, 8), u64_at(r, 16),
-			 u64_at(r, 24), r->type == PERF_RECORD_MMAP2 ? " prot " : "",
-			 r->type != PERF_RECORD_MMAP2 ? "" : prot & PROT_READ ? "r" : "-",
-			 r->type != PERF_RECORD_MMAP2 ? "" : prot & PROT_WRITE ? "w" : "-",
-			 r->type != PERF_RECORD_MMAP2 ? "" : prot & PROT_EXEC ? "x" : "-",
-			 file ? file : "?");
-		break;
-	case PERF_RECORD_COMM:
-		snprintf(out, len, "pid %u tid %u comm %.*s%s", u32_at(r, 0), u32_at(r, 4),
-			 (int)(r->body_len > 8 ? strnlen((const char *)r->body + 8, r->body_len - 8) : 0),
-			 (const char *)r->body + 8, r->misc & PERF_RECORD_MISC_COMM_EXEC ? " (exec)" : "");
-		break;
-	case PERF_RECORD_EXIT:
-	case PERF_RECORD_FORK:
-		snprintf(out, len, "pid %u ppid %u tid %u ptid %u", u32_at(r, 0), u32_at(r, 4),
-			 u32_at(r, 8), u32_at(r, 12));
-		break;
-	case PERF_RECORD_AUX:
-		snprintf(out, len, "offset 0x%" PRIx64 " size 0x%" PRIx64 " flags 0x%" PRIx64 "%s%s%s%s",
-			 u64_at(r, 0), u64_at(r, 8), u64_at(r, 16),
-			 u64_at(r, 16) & PERF_AUX_FLAG_TRUNCATED ? " TRUNCATED" : "",
-			 u64_at(r, 16) & PERF_AUX_FLAG_OVERWRITE ? " OVERWRITE" : "",
-			 u64_at(r, 16) & PERF_AUX_FLAG_PARTIAL ? " PARTIAL" : "",
-			 u64_at(r, 16) & PERF_AUX_FLAG_COLLISION ? " COLLISION" : "");
-		break;
-	case PERF_RECORD_ITRACE_START:
-		snprintf(out, len, "pid %u tid %u", u32_at(r, 0), u32_at(r, 4));
-		break;
-	case PERF_RECORD_LOST:
-		snprintf(out, len, "id %" PRIu64 " lost %" PRIu64, u64_at(r, 0), u64_at(r, 8));
-		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		snprintf(out, len, "lost %" PRIu64, u64_at(r, 0));
-		break;
-	case PERF_RECORD_SWITCH:
-		snprintf(out, len, "%s", r->misc & PERF_RECORD_MISC_SWITCH_OUT ? "out" : "in");
-		break;
-	case PERF_RECORD_SWITCH_CPU_WIDE:
-		snprintf(out, len, "%s %s pid %u tid %u",
-			 r->misc & PERF_RECORD_MISC_SWITCH_OUT ? "out" : "in",
-			 r->misc & PERF_RECORD_MISC_SWITCH_OUT ? "next" : "prev", u32_at(r, 0),
-			 u32_at(r, 4));
-		break;
-	default:
-		snprintf(out, len, "%zu bytes", r->body_len);
-	}
-}
+/* ---- synthesis from /proc --------------------------------------------- */
 
 /* ---- synthesis from /proc --------------------------------------------- */
 

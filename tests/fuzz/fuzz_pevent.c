@@ -3,26 +3,30 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "sbdump.h"
 #include "sideband.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static char line[SBDUMP_LINE_MAX];
+	struct sbdump_opts o = { .sample_type = SIDEBAND_SAMPLE_TYPE };
 	struct error e = { 0 };
-	char desc[4400];
 	size_t off = 0;
 
 	while (off < size) {
 		struct sb_record r;
+		struct dump_fields f;
 		int n = sideband_parse(data, size, off, SIDEBAND_SAMPLE_TYPE, &r, &e);
 
 		if (n < 0) {
 			if (!e.why[0] || !e.usage)
-				abort();	/* a refusal says why, as bad input */
+				abort();
 			break;
 		}
 		if ((size_t)n > size - off || r.body + r.body_len > data + size)
 			abort();
-		sideband_describe(&r, desc, sizeof(desc));
+		sbdump_line(&r, off, &o, line, sizeof(line));
+		sbdump_fields(&r, &f);
 		sideband_mmap_file(&r);
 		off += (size_t)n;
 	}

@@ -47,7 +47,9 @@ Test(completion, bash_completes_commands_and_record_options)
 		  strstr(s, "--mmap-pages\n") && strstr(s, "--per-thread\n"), "%s", s);
 	free(s);
 	s = bash_complete("ptcollect dump --");
-	cr_expect(strstr(s, "--format\n") && strstr(s, "--sample-type\n"), "%s", s);
+	cr_expect(strstr(s, "--format\n") && strstr(s, "--sample-type\n") &&
+		  strstr(s, "--no-offset\n") && strstr(s, "--lastip\n") && strstr(s, "--quiet\n"),
+		  "%s", s);
 	free(s);
 	s = bash_complete("ptcollect i");
 	cr_expect_str_eq(s, "info\n");
@@ -95,6 +97,10 @@ Test(completion, zsh_offers_commands_and_record_options)
 	setenv("PTC_STATE", "args", 1);
 	s = zsh_complete("record");
 	cr_expect(strstr(s, "--filter[") && strstr(s, "--dry-run[") && strstr(s, "--per-thread["),
+		  "%s", s);
+	free(s);
+	s = zsh_complete("dump");
+	cr_expect(strstr(s, "--no-offset[") && strstr(s, "--lastip[") && strstr(s, "--no-sync["),
 		  "%s", s);
 	free(s);
 	unsetenv("PTC_STATE");

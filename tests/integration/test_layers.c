@@ -52,7 +52,10 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-/* README.md: the lines between <!-- layers --> and <!-- /layers -->, "LAYER  module ...". */
+/*
+ * README.md: the lines between <!-- layers --> and <!-- /layers -->,
+ * "    LAYER  module ..."; a line indented deeper goes on with the layer above.
+ */
 static void read_layers(void)
 {
 	char *path = run_srcpath("README.md"), *text = slurp(path), *p, *end;
@@ -67,11 +70,18 @@ static void read_layers(void)
 		char word[64];
 		int off = 0, n;
 
+		bool more = strspn(line, " ") > 4;
+
 		if (sscanf(line, " %63s%n", word, &n) != 1 || word[0] == '`')
 			continue;
-		cr_assert_lt(nr_layers, 8);
-		snprintf(layer_names[nr_layers], sizeof(layer_names[0]), "%s", word);
-		off = n;
+		if (more && nr_layers) {
+			nr_layers--;	/* the same layer, its list goes on */
+			off = 0;
+		} else {
+			cr_assert_lt(nr_layers, 8);
+			snprintf(layer_names[nr_layers], sizeof(layer_names[0]), "%s", word);
+			off = n;
+		}
 		while (sscanf(line + off, " %63s%n", word, &n) == 1) {
 			cr_assert_lt(nr_mods, MAX_MODULES);
 			cr_assert_null(find(word), "module %s is in two layers", word);

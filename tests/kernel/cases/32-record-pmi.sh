@@ -15,7 +15,8 @@ check_bundle pmi_bytes_exact p1 && pass pmi_bytes_exact
 # Every AUX record ends on a region boundary, but each CPU's last: the final stop.
 bad=0 n=0
 for f in p1/cpu*.pevent; do
-	/ptcollect dump "$f" | awk '$2 == "AUX" { print $4, $6 }' >p1.aux
+	/ptcollect dump "$f" | awk '$2 ~ /^PERF_RECORD_AUX/ { sub(/,/, "", $3); sub(/,/, "", $4);
+		print "0x" $3, "0x" $4 }' >p1.aux
 	n=$((n + $(wc -l <p1.aux)))
 	bad=$((bad + $(head -n -1 p1.aux | while read -r off size; do
 		[ $(((off + size) % 16384)) = 0 ] || echo x; done | wc -l)))

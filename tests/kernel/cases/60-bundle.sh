@@ -9,13 +9,14 @@ for f in /tmp/s1/*.pevent; do
 done
 [ $ok = 1 ] && pass bundle_command_sideband_parses || fail bundle_command_sideband_parses "dump failed"
 cat /tmp/s1/*.pevent.txt >/tmp/s1.all
-grep -q ' MMAP2 .* prot r-x /spawner ' /tmp/s1.all && pass bundle_command_mmap2_of_the_binary \
+grep -q 'PERF_RECORD_MMAP2  .*, 5, [0-9a-f]*, /spawner  {' /tmp/s1.all \
+	&& pass bundle_command_mmap2_of_the_binary \
 	|| fail bundle_command_mmap2_of_the_binary "no r-x MMAP2 of /spawner"
-grep -q ' COMM .* comm spawner (exec)' /tmp/s1.all && pass bundle_command_comm_exec \
+grep -q 'PERF_RECORD_COMM.EXEC  .*, spawner  {' /tmp/s1.all && pass bundle_command_comm_exec \
 	|| fail bundle_command_comm_exec "no COMM exec"
-forks=$(grep -c ' FORK ' /tmp/s1.all)
+forks=$(grep -c 'PERF_RECORD_FORK  ' /tmp/s1.all)
 [ "$forks" -ge 2 ] && pass bundle_command_fork_per_thread || fail bundle_command_fork_per_thread "$forks FORK"
-grep -q ' ITRACE_START ' /tmp/s1.all && grep -q ' AUX ' /tmp/s1.all \
+grep -q 'PERF_RECORD_ITRACE_START  ' /tmp/s1.all && grep -q 'PERF_RECORD_AUX' /tmp/s1.all \
 	&& pass bundle_command_itrace_start_and_aux || fail bundle_command_itrace_start_and_aux "missing"
 
 /spawner 3 50 3 >/tmp/s2.tids &
@@ -27,11 +28,15 @@ line=$(grep ' /spawner$' /proc/$pid/maps | grep ' r-xp ' | head -1)
 	&& pass bundle_pid_proc_sideband_parses || fail bundle_pid_proc_sideband_parses "$(cat /tmp/dump.err)"
 missing=""
 for t in $(sed -n 's/tid //p' /tmp/s2.tids | sort -u); do
-	grep -q " COMM .* tid $t comm spawner " /tmp/s2.proc || missing="$missing $t"
+	grep -q "PERF_RECORD_COMM  [0-9a-f]*/$(printf %x "$t"), spawner  {" /tmp/s2.proc \
+		|| missing="$missing $t"
 done
 [ -z "$missing" ] && pass bundle_pid_comm_for_every_thread || fail bundle_pid_comm_for_every_thread "no COMM for$missing"
-lo=${line%%-*}; pgoff=$(echo "$line" | awk '{print $3}')
-grep -q " MMAP2 .* addr 0x$lo .* pgoff 0x$(printf %x $((0x${pgoff:-0}))) prot r-x /spawner " /tmp/s2.proc \
+# ptdump's compact MMAP2: pid/tid, addr, len, pgoff, maj, min, ino, ino_generation, prot, flags
+lo=${line%%-*}; lo=$(printf %x $((0x${lo:-0})))
+pgoff=$(echo "$line" | awk '{print $3}'); pgoff=$(printf %x $((0x${pgoff:-0})))
+grep -q "PERF_RECORD_MMAP2  [0-9a-f/]*, $lo, [0-9a-f]*, $pgoff, .*, 5, [0-9a-f]*, /spawner  {" \
+	/tmp/s2.proc \
 	&& pass bundle_pid_mmap2_matches_maps || fail bundle_pid_mmap2_matches_maps "maps: $line; $(grep spawner /tmp/s2.proc)"
 for f in /tmp/s2/*.pevent; do /ptcollect dump "$f" >/dev/null 2>&1 || ok=0; done
 [ $ok = 1 ] && pass bundle_pid_sideband_parses || fail bundle_pid_sideband_parses "dump failed"
