@@ -8,7 +8,12 @@ set -eu
 # (tests/kernel/rig setup then checks their version against the image it downloads).
 kv=$(sed -n 1p "$(dirname "$0")/../tests/kernel/KERNEL_VERSION" 2>/dev/null || true)
 
-installed() { case $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true) in *" installed") ;; *) false ;; esac; }
+installed() {
+	case $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null || true) in
+	*" installed") ;;
+	*) false ;;
+	esac
+}
 offered() { apt-cache policy "$1" 2>/dev/null | grep -q '^ *Candidate: [^(]'; }
 
 # The pinned ABI's headers while apt offers them; else, as the rig does, those of the ABI

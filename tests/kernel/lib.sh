@@ -52,7 +52,9 @@ file_is() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
 # have_oracle: libipt's ptxed and ptdump are in the guest (run-tests copies them from the
 # host's ../shared/oracle when present); oracle_missing says why not
 have_oracle() { command -v ptxed >/dev/null 2>&1 && command -v ptdump >/dev/null 2>&1; }
-oracle_missing() { echo "no ptxed/ptdump in the guest: the host has no ../shared/oracle (PTCOLLECT_SHARED)"; }
+oracle_missing() {
+	echo "no ptxed/ptdump in the guest: the host has no ../shared/oracle (PTCOLLECT_SHARED)"
+}
 
 # work N: a busy shell loop, about 1 s per 30000 iterations under TCG
 work() { _i=0; while [ "$_i" -lt "$1" ]; do _i=$((_i + 1)); done; }

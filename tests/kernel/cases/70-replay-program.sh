@@ -15,13 +15,17 @@ len=$(wc -c <$PLAY/playprog.pt)
 
 # marker_at FILE: the offset of the stamp marker (TSC 19, payload ff x7) in FILE
 marker_at() {
-	od -An -v -tx1 "$1" | tr -s ' \n' '\n\n' | grep . | awk '
+	od -An -v -tx1 "$1" | tr -s ' ' '\n' | grep . | awk '
 		{ b[NR - 1] = $1 }
 		END { for (i = 0; i + 8 <= NR; i++) { m = b[i] == "19"
 			for (k = 1; k < 8; k++) if (b[i + k] != "ff") m = 0
 			if (m) { print i; exit } } }'
 }
 mark=$(marker_at $PLAY/playprog.pt)
+if [ -z "$mark" ]; then
+	fail replay_program "playprog.pt holds no stamp marker (TSC ffffffffffffff)"
+	exit 0
+fi
 
 # le56 FILE OFFSET: the 7-byte little-endian value at OFFSET
 le56() {
@@ -115,6 +119,7 @@ replay() {
 	fi
 
 	# the stamp lies between the program's MMAP2 and its EXIT, in the sideband's time
+	# shellcheck disable=SC2046 # five fields
 	set -- $(/ctlpage "$tsc")
 	t=$5
 	grep -q "\"time_zero\": \"$2\"" "$name/manifest.json" || t=""
