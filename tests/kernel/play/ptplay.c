@@ -25,8 +25,9 @@
  * Left out, as README.md (Played streams) explains: MTC and TMA (the rig's CPU has no
  * CPUID leaf 0x15), CBR (no nominal ratio), and the FUP/TIP.PGD/TIP.PGE a CPU adds around
  * each page fault or interrupt the run takes. What ptplay cannot model it refuses: REP
- * string instructions, far transfers, interrupts, a RET that misses a non-empty call
- * stack, calls deeper than the CPU's 64-entry stack, a stream longer than one PSB period.
+ * string instructions (and branches to themselves), far transfers, interrupts, a RET that
+ * misses a non-empty call stack, calls deeper than the CPU's 64-entry stack, a stream
+ * longer than one PSB period.
  *
  * INSNS gets the address of every instruction executed, one per line, as ptxed prints
  * them (%016llx). stdout gets one line of counts. Exit status 0, 1 on error, 3 when
@@ -215,8 +216,8 @@ static void single_step(const char *prog, struct run *r)
 		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs) < 0)
 			die("PTRACE_GETREGS: %s", strerror(errno));
 		if (r->n && regs.rip == r->s[r->n - 1].ip)
-			die("0x%llx: a REP string instruction, which ptplay does not model",
-			    regs.rip);
+			die("0x%llx: ran twice in a row (a REP string instruction or a branch "
+			    "to itself), which ptplay does not model", regs.rip);
 		decode_at(cs, mem, regs.rip, &st);
 		add_step(r, &st);
 		if (r->n > MAX_STEPS)
