@@ -129,10 +129,21 @@ $(BUILD)/tests/progs/cxx: tests/progs/cxx/main.cc
 	@mkdir -p $(dir $@)
 	$(Q)$(CXX) -O0 -g -o $@ $<
 
+# The rig's played program and ptplay, which derives its PT stream (tests/kernel/README.md,
+# "Played streams"); tests/kernel/run-tests builds the same two for the guest.
+$(BUILD)/tests/progs/playprog: tests/kernel/play/prog.S
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -nostdlib -static -no-pie -Wl,-Ttext=0x401000 -o $@ $<
+$(BUILD)/tests/progs/ptplay: tests/kernel/play/ptplay.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) $(shell pkg-config --cflags capstone) $(LDFLAGS) -o $@ $< \
+		$(shell pkg-config --libs capstone) -lipt
+
 TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
 	$(addprefix $(BUILD)/tests/progs/,filtertarget-nopie filtertarget-static \
 		filtertarget-dynsym filtertarget-debug filtertarget-staledebug \
-		filtertarget-staleid dupsyms zerosize cxx)
+		filtertarget-staleid dupsyms zerosize cxx playprog ptplay)
 
 deps:
 	@scripts/deps.sh

@@ -118,6 +118,10 @@ static void check_bundle(int dirfd, const struct manifest *m, struct problems *p
 		problem(p, "the recording did not finish cleanly (the collector was killed, or "
 			"a write failed): streams may end early%s%s", m->stop_reason ?
 			"; it stopped because: " : "", m->stop_reason ? m->stop_reason : "");
+	if (!decoder_cpu_known(m))
+		problem(p, "the libipt ptcollect links does not know CPU %u/%u/%u (%s): the decoder "
+			"lines say --cpu none, so libipt applies none of its errata workarounds",
+			m->cpu.family, m->cpu.model, m->cpu.stepping, m->cpu.vendor);
 	if (!m->time_conv.cap_user_time_zero)
 		problem(p, "timestamps cannot be converted to TSC (the kernel reported "
 			"cap_user_time_zero 0, as on many virtual machines): decoders cannot "
@@ -125,12 +129,18 @@ static void check_bundle(int dirfd, const struct manifest *m, struct problems *p
 	check_streams(dirfd, m, p);
 }
 
-/* The decoder's line for a stream, as one shell command and as its arguments. */
+/* The decoder's line for a stream, as one shell command; null for an empty stream. */
 static int put_decoder(json_t *obj, const char *key, const struct manifest *m, const char *dir,
 		       int i, enum decoder tool)
 {
-	char **argv = decoder_argv(m, dir, i, tool), *line = argv ? shell_join(argv) : NULL;
-	int ret = line ? json_object_set_new(obj, key, json_string(line)) : -1;
+	char **argv, *line;
+	int ret;
+
+	if (!m->streams[i].bytes)
+		return json_object_set_new(obj, key, json_null());
+	argv = decoder_argv(m, dir, i, tool);
+	line = argv ? shell_join(argv) : NULL;
+	ret = line ? json_object_set_new(obj, key, json_string(line)) : -1;
 
 	free(line);
 	decoder_argv_free(argv);

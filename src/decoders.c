@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* ptxed and ptdump argument lists for a bundle's streams, in libipt's order. */
 #include <inttypes.h>
+#include <intel-pt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "decoders.h"
 
@@ -36,11 +38,29 @@ static void add(struct argv *a, const char *fmt, ...)
 	a->v[a->n] = NULL;
 }
 
+bool decoder_cpu_known(const struct manifest *m)
+{
+	struct pt_cpu cpu = {
+		.vendor = m->cpu.vendor && !strcmp(m->cpu.vendor, "GenuineIntel") ? pcv_intel :
+			  pcv_unknown,
+		.family = (uint16_t)m->cpu.family,
+		.model = (uint8_t)m->cpu.model,
+		.stepping = (uint8_t)m->cpu.stepping,
+	};
+	struct pt_errata errata;
+
+	return cpu.vendor == pcv_intel && m->cpu.family <= UINT16_MAX && m->cpu.model <= 255 &&
+	       !pt_cpu_errata(&errata, &cpu);
+}
+
 /* What every libipt decoder needs for this CPU and config. */
 static void config(struct argv *a, const struct manifest *m)
 {
 	add(a, "--cpu");
-	add(a, "%u/%u/%u", m->cpu.family, m->cpu.model, m->cpu.stepping);
+	if (decoder_cpu_known(m))
+		add(a, "%u/%u/%u", m->cpu.family, m->cpu.model, m->cpu.stepping);
+	else
+		add(a, "none");
 	add(a, "--mtc-freq");
 	add(a, "%u", m->mtc_freq);
 	if (m->nom_freq >= 0) {

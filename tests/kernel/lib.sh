@@ -10,7 +10,8 @@ pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1: $2"; }
 skip() { echo "SKIP $1: $2"; }
 
-# stat NAME: a counter from sim/stats (start stop begin_fail ticks bytes truncated snap_head)
+# stat NAME: a counter from sim/stats (start stop begin_fail ticks bytes truncated snap_head
+# played stamps)
 stat() { awk -v k="$1" '{ for (i = 1; i < NF; i += 2) if ($i == k) print $(i + 1) }' "$S"; }
 
 # reload [param=value ...]: the module with these parameters
@@ -47,6 +48,13 @@ json_sum() { grep "\"$2\":" "$1" | sed 's/[^0-9]//g' | awk '{s+=$1} END {print s
 
 # file_is FILE VALUE: the file holds exactly VALUE
 file_is() { [ "$(cat "$1" 2>/dev/null)" = "$2" ]; }
+
+# have_oracle: libipt's ptxed and ptdump are in the guest (run-tests copies them from the
+# host's ../shared/oracle when present); oracle_missing says why not
+have_oracle() { command -v ptxed >/dev/null 2>&1 && command -v ptdump >/dev/null 2>&1; }
+oracle_missing() {
+	echo "no ptxed/ptdump in the guest: the host has no ../shared/oracle (PTCOLLECT_SHARED)"
+}
 
 # work N: a busy shell loop, about 1 s per 30000 iterations under TCG
 work() { _i=0; while [ "$_i" -lt "$1" ]; do _i=$((_i + 1)); done; }

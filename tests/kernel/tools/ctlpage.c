@@ -1,13 +1,26 @@
 // SPDX-License-Identifier: MIT
-/* ctlpage: the time conversion of a perf control page, read independently of ptcollect. */
+/*
+ * ctlpage: the time conversion of a perf control page, read independently of ptcollect.
+ * ctlpage TSC...: also each TSC as perf time (ns), by the control page's formula.
+ */
 #include <linux/perf_event.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int main(void)
+/* perf_event.h: the perf time of a TSC value when cap_user_time_zero is set */
+static unsigned long long tsc_to_time(const struct perf_event_mmap_page *pc, unsigned long long tsc)
+{
+	unsigned long long quot = tsc >> pc->time_shift;
+	unsigned long long rem = tsc & ((1ULL << pc->time_shift) - 1);
+
+	return pc->time_zero + quot * pc->time_mult + ((rem * pc->time_mult) >> pc->time_shift);
+}
+
+int main(int argc, char **argv)
 {
 	struct perf_event_attr a;
 	struct perf_event_mmap_page *pc;
@@ -30,5 +43,7 @@ int main(void)
 	}
 	printf("%s %llu %u %u\n", pc->cap_user_time_zero ? "true" : "false",
 	       (unsigned long long)pc->time_zero, pc->time_mult, (unsigned)pc->time_shift);
+	for (int i = 1; i < argc; i++)
+		printf("%llu\n", tsc_to_time(pc, strtoull(argv[i], NULL, 0)));
 	return 0;
 }
