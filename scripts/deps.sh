@@ -9,7 +9,7 @@ set -eu
 kv=$(sed -n 1p "$(dirname "$0")/../tests/kernel/KERNEL_VERSION" 2>/dev/null || true)
 
 pkgs="make gcc g++ clang pkg-config libelf-dev libcapstone-dev libipt-dev libbpf-dev
-libcriterion-dev linux-perf util-linux binutils elfutils file man-db
+libcriterion-dev bpftool linux-perf util-linux binutils elfutils file man-db
 qemu-system-x86 busybox-static cpio kmod libc6-dev xz-utils bash-completion zsh
 libclang-rt-14-dev llvm-14 ${kv:+linux-headers-$kv}
 ${PTC_DEPS_EXTRA:-}"
