@@ -486,3 +486,62 @@ Test(trigger, perf_clock_offset_is_measured_tightly)
 	cr_log_info("perf clock - CLOCK_MONOTONIC = %lld ns (+-%llu)", (long long)off,
 		    (unsigned long long)err);
 }
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * The cost of a fire as a session sees it: from the fire's own time (taken
+ * in the kernel at the probe) to the moment trigger_poll_fires() returns it,
+ * with the session asleep in poll() on trigger_fd(). Fires are 1 ms apart.
+ */
+static void fire_latency(const char *kind)
+{
+	const char *args[] = { "--spaced", "1000", "400", "1", NULL };
+	static uint64_t lat[400];
+	struct trigger_set *ts;
+	struct trigger_fire f[8];
+	struct error e = { 0 };
+	struct target t;
+	size_t nr = 0;
+	int st = 0;
+
+	cr_assert_eq(trigger_set_new(&ts, &e), 0);
+	add(ts, kind, "trig_hit", 0);
+	target_start(&t, args);
+	arm(ts, t.pid);
+	cr_assert_eq(write(t.go, "g", 1), 1);
+	while (nr < 400) {
+		struct pollfd p = { .fd = trigger_fd(ts), .events = POLLIN };
+		int n;
+
+		cr_assert_geq(poll(&p, 1, 5000), 1, "no fire for 5 s after %zu", nr);
+		n = trigger_poll_fires(ts, f, 8, &e);
+		for (int i = 0; i < n && nr < 400; i++)
+			lat[nr++] = mono() - f[i].time;
+	}
+	cr_assert_eq(waitpid(t.pid, &st, 0), t.pid);
+	close(t.go);
+	fclose(t.out);
+	qsort(lat, nr, sizeof(lat[0]), cmp_u64);
+	cr_log_info("%s: fire to trigger_poll_fires() return over %zu fires: median %.1f us, "
+		    "p90 %.1f us, max %.1f us", kind, nr, lat[nr / 2] / 1e3, lat[nr * 9 / 10] / 1e3,
+		    lat[nr - 1] / 1e3);
+	/* Loose: a session that wakes for a fire within a millisecond, most of the time. */
+	cr_expect_lt(lat[nr / 2], 1000000, "median %llu ns", (unsigned long long)lat[nr / 2]);
+	trigger_set_free(ts);
+}
+
+Test(trigger_latency, uprobe_fire_reaches_the_caller_quickly, .timeout = 60)
+{
+	fire_latency("uprobe");
+}
+
+Test(trigger_latency, breakpoint_fire_reaches_the_caller_quickly, .timeout = 60)
+{
+	fire_latency("breakpoint");
+}

@@ -4,19 +4,18 @@
  * exactly N times, then trig_other() once. It prints "ready PID" and waits for
  * one byte on stdin (the go signal) so triggers can be armed first; with
  * --no-wait it starts at once (a workload held at exec instead). With
- * --stamp it prints each call's CLOCK_MONOTONIC time before the call, one
- * "t NS" line per call, for the fire-latency figure.
+ * --spaced USEC it sleeps that long before each call, so that each fire is
+ * seen on its own (the fire-to-API latency figure).
  */
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 static long calls;
-static bool stamp;
+static long spaced;	/* microseconds before each call */
 
 __attribute__((noinline)) int trig_hit(int i)
 {
@@ -36,16 +35,8 @@ static void *worker(void *arg)
 
 	(void)arg;
 	for (long i = 0; i < calls; i++) {
-		if (stamp) {
-			struct timespec t;
-
-			clock_gettime(CLOCK_MONOTONIC, &t);
-			printf("t %llu\n", (unsigned long long)t.tv_sec * 1000000000ull +
-			       (unsigned long long)t.tv_nsec);
-			fflush(stdout);
-			/* Spread the calls so each fire's cost is seen on its own. */
-			usleep(2000);
-		}
+		if (spaced)
+			usleep((useconds_t)spaced);
 		s += trig_hit((int)i);
 	}
 	s += trig_other((int)s);
@@ -62,11 +53,11 @@ int main(int argc, char **argv)
 	for (; a < argc && argv[a][0] == '-'; a++) {
 		if (!strcmp(argv[a], "--no-wait"))
 			wait = false;
-		else if (!strcmp(argv[a], "--stamp"))
-			stamp = true;
+		else if (!strcmp(argv[a], "--spaced") && a + 1 < argc)
+			spaced = atol(argv[++a]);
 	}
 	if (a >= argc) {
-		fprintf(stderr, "usage: trigtarget [--no-wait] [--stamp] N [THREADS]\n");
+		fprintf(stderr, "usage: trigtarget [--no-wait] [--spaced USEC] N [THREADS]\n");
 		return 2;
 	}
 	calls = atol(argv[a]);
