@@ -49,7 +49,10 @@ struct trigger_spec {
 	uint64_t addr;		/* its link-time address (st_value + OFF) */
 };
 
-/* Syntax only. 0, or -EINVAL (usage) / -ENOMEM with @e. Free with trigger_spec_free(). */
+/*
+ * Syntax only. 0, or -EINVAL (usage) / -ENOMEM with @e. After a 0, free
+ * @s with trigger_spec_free() whatever trigger_spec_resolve() returns.
+ */
 int trigger_spec_parse(const char *text, struct trigger_spec *s, struct error *e);
 /* Find SYMBOL in FILE: 0, or a usage error naming the symbol and the nearest names. */
 int trigger_spec_resolve(struct trigger_spec *s, struct error *e, struct warnings *w);

@@ -21,6 +21,14 @@
 
 #include "control.h"
 
+/* A test that hangs is killed by SIGALRM (not .timeout: see test_trigger.c). */
+static void watchdog(void)
+{
+	alarm(60);
+}
+
+TestSuite(control, .init = watchdog);
+
 struct chan {
 	char dir[64], ctl[96], ack[96];
 	struct control *c;

@@ -179,6 +179,7 @@ Test(trigger_spec, offset_inside_an_instruction_is_refused_with_the_starts)
 	cr_expect(strstr(e.why, "+3 is not where an instruction of 'spec_probe_fn' starts"),
 		  "%s", e.why);
 	cr_expect(strstr(e.why, "+0, +10"), "%s", e.why);
+	trigger_spec_free(&s);
 }
 
 Test(trigger_spec, offset_past_the_function_is_refused)
@@ -189,6 +190,7 @@ Test(trigger_spec, offset_past_the_function_is_refused)
 	cr_assert_eq(resolve("uprobe:/proc/self/exe:spec_probe_fn+12", &s, &e), -EINVAL);
 	cr_expect(strstr(e.why, "+12 is past the end of 'spec_probe_fn' (12 bytes)"), "%s",
 		  e.why);
+	trigger_spec_free(&s);
 }
 
 Test(trigger_spec, unknown_symbol_names_the_nearest)
@@ -200,6 +202,7 @@ Test(trigger_spec, unknown_symbol_names_the_nearest)
 	cr_expect(e.usage);
 	cr_expect(strstr(e.why, "no function 'spec_probe_fm' in "), "%s", e.why);
 	cr_expect(strstr(e.hint, "did you mean spec_probe_fn"), "%s", e.hint);
+	trigger_spec_free(&s);
 }
 
 Test(trigger_spec, missing_file_is_a_usage_error)
@@ -212,6 +215,7 @@ Test(trigger_spec, missing_file_is_a_usage_error)
 	cr_expect(strstr(e.why, "'breakpoint:/nonexistent/prog:main'"), "%s", e.why);
 	cr_expect(strstr(e.why, "/nonexistent/prog"), "%s", e.why);
 	cr_expect(strstr(e.hint, "existing executable"), "%s", e.hint);
+	trigger_spec_free(&s);
 }
 
 Test(trigger_spec, file_that_is_not_elf_is_a_usage_error)
@@ -222,6 +226,7 @@ Test(trigger_spec, file_that_is_not_elf_is_a_usage_error)
 	cr_assert_lt(resolve("uprobe:/etc/passwd:main", &s, &e), 0);
 	cr_expect(e.usage);
 	cr_expect(strstr(e.why, "/etc/passwd"), "%s", e.why);
+	trigger_spec_free(&s);
 }
 
 struct count_case {
