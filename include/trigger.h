@@ -57,10 +57,10 @@ int trigger_set_new(struct trigger_set **ts, struct error *e);
 int trigger_add(struct trigger_set *ts, const struct trigger_spec *s, uint64_t limit,
 		struct error *e);
 /*
- * Arm every trigger: uprobes on @pid's process, or on every process when
- * @pid is -1; breakpoints in every thread of @pid (and the threads and
+ * Arm every trigger, once (add them all first): uprobes on @pid's process,
+ * or on every process when @pid is -1; breakpoints in every thread of @pid (and the threads and
  * children they start later), which must have mapped FILE already. On error
- * nothing stays armed: -EPERM (no permission, with what to change), -ENOSPC
+ * nothing stays armed (the set can only be freed): -EPERM (no permission, with what to change), -ENOSPC
  * (no breakpoint slot), -ENOENT (FILE not mapped), -EOPNOTSUPP (no BPF).
  */
 int trigger_arm(struct trigger_set *ts, pid_t pid, struct error *e);

@@ -34,6 +34,7 @@ struct fire_buf {
 
 struct trigger_set {
 	int epfd;
+	bool arming_done;	/* trigger_arm() was called: the set is closed */
 	unsigned int nr;
 	struct trig t[TRIGGER_MAX];
 	struct trigger_bpf *bpf;
@@ -64,6 +65,8 @@ int trigger_add(struct trigger_set *ts, const struct trigger_spec *s, uint64_t l
 
 	if (!s->resolved)
 		return err_usage(e, "'%s': not resolved (trigger_spec_resolve() first)", s->text);
+	if (ts->arming_done)
+		return err_usage(e, "'%s': triggers are added before arming", s->text);
 	if (ts->nr == TRIGGER_MAX)
 		return err_usage(e, "'%s': at most %d triggers", s->text, TRIGGER_MAX);
 	t->text = strdup(s->text);
@@ -123,6 +126,12 @@ int trigger_arm(struct trigger_set *ts, pid_t pid, struct error *e)
 	unsigned int i;
 	int ret = 0;
 
+	if (pid == 0 || pid < -1)
+		return err_usage(e, "triggers: process %d: give a process id, or -1 for uprobes "
+				 "on every process", (int)pid);
+	if (ts->arming_done)
+		return err_usage(e, "triggers: armed once already");
+	ts->arming_done = true;
 	for (i = 0; i < ts->nr && !ret; i++) {
 		ret = arm_one(ts, i, pid, e);
 		if (ret)
@@ -236,11 +245,12 @@ int trigger_poll_fires(struct trigger_set *ts, struct trigger_fire *out, size_t 
 
 void trigger_get_stats(const struct trigger_set *ts, unsigned int idx, struct trigger_stats *st)
 {
-	const struct trig *t = &ts->t[idx];
+	const struct trig *t;
 
 	memset(st, 0, sizeof(*st));
 	if (idx >= ts->nr)
 		return;
+	t = &ts->t[idx];
 	st->fires = t->fires;
 	st->limit = t->limit;
 	st->armed = t->armed;

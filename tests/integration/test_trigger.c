@@ -430,6 +430,26 @@ Test(trigger, breakpoint_without_a_process_is_a_usage_error)
 	trigger_set_free(ts);
 }
 
+Test(trigger, set_is_armed_once_for_a_real_process)
+{
+	struct trigger_spec s;
+	struct trigger_set *ts;
+	struct error e = { 0 };
+
+	cr_assert_eq(trigger_set_new(&ts, &e), 0);
+	add(ts, "uprobe", "trig_hit", 0);
+	cr_expect_eq(trigger_arm(ts, 0, &e), -EINVAL);
+	cr_expect(strstr(e.why, "process 0: give a process id"), "%s", e.why);
+	cr_expect_eq(trigger_arm(ts, getpid(), &e), 0, "%s", e.why);
+	cr_expect_eq(trigger_arm(ts, getpid(), &e), -EINVAL);
+	cr_expect(strstr(e.why, "armed once already"), "%s", e.why);
+	resolve(&s, "uprobe", "trig_other");
+	cr_expect_eq(trigger_add(ts, &s, 0, &e), -EINVAL);
+	cr_expect(strstr(e.why, "added before arming"), "%s", e.why);
+	trigger_spec_free(&s);
+	trigger_set_free(ts);
+}
+
 /*
  * Without privileges (uid nobody, in a child): BPF is refused with the
  * capabilities to grant, a breakpoint on another user's process with
