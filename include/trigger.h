@@ -42,7 +42,7 @@ struct trigger_fire {
 struct trigger_stats {
 	uint64_t fires;		/* returned by trigger_poll_fires() */
 	uint64_t dropped;	/* lost before user space saw them (a full ring) */
-	uint64_t throttled;	/* breakpoints: times the kernel paused it for hitting too often */
+	uint64_t throttled;	/* breakpoints: times the kernel paused it (hits too often) */
 	uint64_t limit;		/* 0: none */
 	bool armed;		/* false before arming and once the limit is reached */
 };
@@ -57,14 +57,15 @@ int trigger_set_new(struct trigger_set **ts, struct error *e);
 int trigger_add(struct trigger_set *ts, const struct trigger_spec *s, uint64_t limit,
 		struct error *e);
 /*
- * Arm every trigger, once (add them all first): uprobes on @pid's process,
- * or on every process when @pid is -1; breakpoints in every thread of @pid (and the threads and
- * children they start later), which must have mapped FILE already. On error
- * nothing stays armed (the set can only be freed): -EPERM (no permission, with what to change), -ENOSPC
- * (no breakpoint slot), -ENOENT (FILE not mapped), -EOPNOTSUPP (no BPF).
+ * Arm every trigger, once (add them all first): uprobes on @pid's process, or
+ * on every process when @pid is -1; breakpoints in every thread of @pid (and
+ * the threads and children they start later), which must have mapped FILE
+ * already. On error nothing stays armed (the set can only be freed): -EPERM
+ * (no permission, with what to change), -ENOSPC (no breakpoint slot),
+ * -ENOENT (FILE not mapped), -EOPNOTSUPP (no BPF), -EINVAL (no process).
  */
 int trigger_arm(struct trigger_set *ts, pid_t pid, struct error *e);
-/* One descriptor to poll for POLLIN; -1 before arming. */
+/* One descriptor to poll for POLLIN (an epoll instance), from trigger_set_new() on. */
 int trigger_fd(const struct trigger_set *ts);
 /*
  * Up to @max fires now ready, in time order, without blocking. Returns how

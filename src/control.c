@@ -187,7 +187,8 @@ int control_spec_parse(const char *spec, struct control_spec *s, struct error *e
 	if (comma && strchr(comma + 1, ','))
 		return bad_spec(e, spec, "more than two parts: CTL,ACK");
 	if (s->fifo) {
-		if (cl >= sizeof(s->ctl_path) || (comma && strlen(comma + 1) >= sizeof(s->ack_path)))
+		if (cl >= sizeof(s->ctl_path) ||
+		    (comma && strlen(comma + 1) >= sizeof(s->ack_path)))
 			return bad_spec(e, spec, "path too long");
 		memcpy(s->ctl_path, rest, cl);
 		if (comma)

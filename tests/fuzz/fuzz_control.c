@@ -69,7 +69,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		pos += n;
 		while (control_next(c, &cmd) == 1) {
 			control_ack(c);
-			if ((unsigned)cmd.word > CONTROL_MARK || strlen(cmd.text) >= CONTROL_LINE_MAX)
+			if ((unsigned)cmd.word > CONTROL_MARK ||
+			    strlen(cmd.text) >= CONTROL_LINE_MAX)
 				abort();
 		}
 		replies += drain(ack[0]);

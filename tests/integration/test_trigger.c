@@ -403,7 +403,8 @@ Test(trigger, breakpoint_in_a_file_the_process_has_not_mapped)
 	struct error e = { 0 };
 	struct target t;
 
-	cr_assert_eq(trigger_spec_parse("breakpoint:/proc/self/exe:trigger_test_unmapped", &s, &e), 0);
+	cr_assert_eq(trigger_spec_parse("breakpoint:/proc/self/exe:trigger_test_unmapped", &s,
+					&e), 0);
 	cr_assert_eq(trigger_spec_resolve(&s, &e, &w), 0, "%s", e.why);
 	cr_assert_eq(trigger_set_new(&ts, &e), 0);
 	cr_assert_eq(trigger_add(ts, &s, 0, &e), 0);
