@@ -66,6 +66,7 @@ static bool maps_line_matches(const char *line, const struct stat *st, const cha
 {
 	unsigned long long start, end, pgoff, ino;
 	unsigned int maj, min;
+	size_t name_len;
 	char perms[8];
 	int n = 0;
 
@@ -74,8 +75,10 @@ static bool maps_line_matches(const char *line, const struct stat *st, const cha
 		return false;
 	if (offset < pgoff || offset - pgoff >= end - start)
 		return false;
-	if (!((ino == st->st_ino && maj == major(st->st_dev) && min == minor(st->st_dev)) ||
-	      !strncmp(line + n, path, strcspn(line + n, "\n"))))
+	name_len = strcspn(line + n, "\n");
+	/* The file by device and inode, or by name where they differ (overlayfs). */
+	if (!(ino && ino == st->st_ino && maj == major(st->st_dev) && min == minor(st->st_dev)) &&
+	    !(name_len && name_len == strlen(path) && !strncmp(line + n, path, name_len)))
 		return false;
 	*addr = start + (offset - pgoff);
 	return true;

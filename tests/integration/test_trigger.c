@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@
 #include "exechold.h"
 #include "run.h"
 #include "trigger.h"
+#include "trigger_backend.h"
 
 /*
  * A test that hangs is killed by SIGALRM and reported as crashed (not
@@ -416,6 +418,42 @@ Test(trigger, breakpoint_in_a_file_the_process_has_not_mapped)
 	trigger_spec_free(&s);
 	cr_assert_eq(write(t.go, "g", 1), 1);
 	cr_expect_eq(target_wait(&t), 0);
+}
+
+/* A file offset to an address through /proc/PID/maps: this process, a file it maps. */
+Test(trigger, file_offset_maps_to_where_the_process_mapped_it)
+{
+	char dir[] = "/tmp/ptc-maps-XXXXXX", m[64], mx[64];
+	static char page[3 * 4096];
+	uint64_t addr = 0;
+	uint8_t *base;
+	int fd;
+
+	cr_assert(mkdtemp(dir));
+	/* The mapped file is "m"; "mx" only begins with its name. */
+	snprintf(m, sizeof(m), "%s/m", dir);
+	snprintf(mx, sizeof(mx), "%s/mx", dir);
+	fd = open(m, O_CREAT | O_RDWR | O_CLOEXEC, 0700);
+	cr_assert_eq(write(fd, page, sizeof(page)), (ssize_t)sizeof(page));
+	close(open(mx, O_CREAT | O_WRONLY | O_CLOEXEC, 0700));
+	/* Pages 1 and 2 of the file, executable. */
+	base = mmap(NULL, 2 * 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 4096);
+	cr_assert_neq(base, MAP_FAILED);
+	cr_expect_eq(trigger_map_address(getpid(), m, 4096 + 100, &addr), 0);
+	cr_expect_eq(addr, (uint64_t)(uintptr_t)base + 100);
+	cr_expect_eq(trigger_map_address(getpid(), m, 2 * 4096 + 7, &addr), 0);
+	cr_expect_eq(addr, (uint64_t)(uintptr_t)base + 4096 + 7);
+	cr_expect_eq(trigger_map_address(getpid(), m, 50, &addr), -ENOENT, "page 0 is not mapped");
+	cr_expect_eq(trigger_map_address(getpid(), m, 3 * 4096, &addr), -ENOENT);
+	cr_expect_eq(trigger_map_address(getpid(), mx, 4096 + 100, &addr), -ENOENT,
+		     "a name that begins with a mapped file's is another file");
+	munmap(base, 2 * 4096);
+	cr_expect_eq(trigger_map_address(getpid(), m, 4096 + 100, &addr), -ENOENT);
+	cr_expect_eq(trigger_map_address(1 << 30, m, 0, &addr), -ESRCH);
+	close(fd);
+	unlink(m);
+	unlink(mx);
+	rmdir(dir);
 }
 
 Test(trigger, breakpoint_without_a_process_is_a_usage_error)

@@ -108,7 +108,8 @@ ParameterizedTestParameters(control_parse, control_spec_is_fifo_or_fd_with_an_op
 	return cr_make_param_array(struct spec_case, specs, sizeof(specs) / sizeof(specs[0]));
 }
 
-ParameterizedTest(struct spec_case *c, control_parse, control_spec_is_fifo_or_fd_with_an_optional_ack)
+ParameterizedTest(struct spec_case *c, control_parse,
+		  control_spec_is_fifo_or_fd_with_an_optional_ack)
 {
 	struct control_spec s;
 	struct error e = { 0 };
