@@ -20,7 +20,7 @@ ZSHCOMPDIR  ?= $(PREFIX)/share/zsh/vendor-completions
 
 CC        ?= cc
 BUILD     ?= build
-PKGS      := libelf jansson
+PKGS      := libelf jansson capstone libbpf
 OPT       ?= -O2 -g
 
 CFLAGS    += $(OPT) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude \
@@ -66,6 +66,25 @@ $(BUILD)/obj/tests-lib/%.o: tests/lib/%.c $(wildcard include/*.h tests/lib/*.h)
 
 $(BUILD)/obj:
 	mkdir -p $@
+
+# Uprobe triggers: the BPF object (clang) and its skeleton (bpftool), both generated
+# under $(BUILD); only trigger_bpf.c includes the skeleton.
+BPF_CLANG ?= clang
+BPFTOOL   ?= $(or $(shell command -v bpftool 2>/dev/null),/usr/sbin/bpftool)
+BPF_SKEL  := $(BUILD)/bpf/trigbpf.skel.h
+
+$(BUILD)/bpf/trigbpf.bpf.o: src/bpf/trigger.bpf.c src/bpf/trigger_bpf_event.h
+	@mkdir -p $(dir $@)
+	@echo "  BPF     $<"
+	$(Q)$(BPF_CLANG) -g -O2 -target bpf -I/usr/include/$(shell $(CC) -print-multiarch) \
+		-Isrc/bpf -c -o $@ $<
+
+$(BPF_SKEL): $(BUILD)/bpf/trigbpf.bpf.o
+	@echo "  SKEL    $@"
+	$(Q)$(BPFTOOL) gen skeleton $< name trigbpf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/trigger_bpf.o: $(BPF_SKEL)
+$(BUILD)/obj/trigger_bpf.o: CFLAGS += -I$(BUILD)/bpf -Isrc/bpf
 
 $(BIN): $(OBJS)
 	@echo "  LD      $@"
@@ -165,7 +184,7 @@ check-kernel: $(BIN)
 	tests/kernel/run-tests $(abspath $(BIN))
 
 # ptcollect and perf recording the same workload in the kernel rig, side by side.
-fuzz:
+fuzz: $(BPF_SKEL)
 	tests/fuzz/run $(FUZZ_SECONDS)
 
 bench: $(BIN)

@@ -36,7 +36,7 @@ kernel_headers() {
 
 find_missing() {
 	pkgs="make gcc g++ clang pkg-config libelf-dev libjansson-dev libcapstone-dev libipt-dev libbpf-dev
-libcriterion-dev linux-perf util-linux binutils elfutils file man-db
+libcriterion-dev bpftool linux-perf util-linux binutils elfutils file man-db
 qemu-system-x86 busybox-static cpio kmod libc6-dev xz-utils bash-completion zsh
 libclang-rt-14-dev llvm-14 $(kernel_headers)
 ${PTC_DEPS_EXTRA:-}"

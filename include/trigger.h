@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Triggers: code locations whose execution the session hears about, as fires
+ * (which trigger, when, which thread, which CPU). Two kinds behind one set:
+ *
+ *	uprobe		a BPF program on a uprobe at FILE's offset (trigger_bpf.c);
+ *			every process that runs FILE, or one process
+ *	breakpoint	a perf hardware execute breakpoint in one process's threads
+ *			(trigger_bp.c), no BPF
+ *
+ * Event-loop use: add the resolved specs, arm once before tracing starts (a
+ * trigger that cannot be armed is an error then, with nothing left armed),
+ * poll trigger_fd() for POLLIN, and call trigger_poll_fires() when it is
+ * readable (or whenever: it never blocks). A trigger with a limit disarms
+ * itself after that many fires; fires past it are not returned.
+ *
+ * Times are CLOCK_MONOTONIC nanoseconds on both kinds (bpf_ktime_get_ns();
+ * breakpoints use perf's use_clockid). perf's default sample clock is not
+ * CLOCK_MONOTONIC (it is local_clock()); trigger_perf_clock_offset() measures
+ * the difference, to put fires on the sideband's time line.
+ */
+#ifndef PTC_TRIGGER_H
+#define PTC_TRIGGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "trigger_spec.h"
+
+#define TRIGGER_MAX 64
+
+struct trigger_fire {
+	uint64_t time;		/* CLOCK_MONOTONIC ns */
+	unsigned int idx;	/* the trigger, in trigger_add() order */
+	pid_t pid, tid;
+	int cpu;
+};
+
+struct trigger_stats {
+	uint64_t fires;		/* returned by trigger_poll_fires() */
+	uint64_t dropped;	/* lost before user space saw them (a full ring) */
+	uint64_t throttled;	/* breakpoints: times the kernel paused it (hits too often) */
+	uint64_t limit;		/* 0: none */
+	bool armed;		/* false before arming and once the limit is reached */
+};
+
+struct trigger_set;
+
+int trigger_set_new(struct trigger_set **ts, struct error *e);
+/*
+ * Add a resolved spec with a fire limit (0: none). Returns its index, or a
+ * negative errno with @e (too many triggers, an unresolved spec).
+ */
+int trigger_add(struct trigger_set *ts, const struct trigger_spec *s, uint64_t limit,
+		struct error *e);
+/*
+ * Arm every trigger, once (add them all first): uprobes on @pid's process, or
+ * on every process when @pid is -1; breakpoints in every thread of @pid (and
+ * the threads and children they start later), which must have mapped FILE
+ * already. On error nothing stays armed (the set can only be freed): -EPERM
+ * (no permission, with what to change), -ENOSPC (no breakpoint slot),
+ * -ENOENT (FILE not mapped), -EOPNOTSUPP (no BPF), -EINVAL (no process).
+ */
+int trigger_arm(struct trigger_set *ts, pid_t pid, struct error *e);
+/* One descriptor to poll for POLLIN (an epoll instance), from trigger_set_new() on. */
+int trigger_fd(const struct trigger_set *ts);
+/*
+ * Up to @max fires now ready, in time order, without blocking. Returns how
+ * many, or a negative errno with @e. Fires still in flight on another CPU may
+ * come in the next call with an earlier time than this call's last.
+ */
+int trigger_poll_fires(struct trigger_set *ts, struct trigger_fire *out, size_t max,
+		       struct error *e);
+void trigger_get_stats(const struct trigger_set *ts, unsigned int idx, struct trigger_stats *st);
+/* The number of triggers added. */
+unsigned int trigger_count(const struct trigger_set *ts);
+/* Disarm every trigger now (fires already in flight are still returned). */
+void trigger_disarm_all(struct trigger_set *ts);
+void trigger_set_free(struct trigger_set *ts);
+
+/*
+ * perf's default sample clock minus CLOCK_MONOTONIC, in ns, measured on a
+ * COMM record of this thread; *@err_ns bounds the error. 0 or -errno.
+ */
+int trigger_perf_clock_offset(int64_t *offset_ns, uint64_t *err_ns, struct error *e);
+
+#endif

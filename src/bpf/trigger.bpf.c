@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: (MIT OR GPL-2.0)
+/*
+ * One uprobe program for every uprobe trigger: the attach cookie says which
+ * trigger fired. Each fire under the trigger's limit becomes one record in a
+ * BPF ring buffer; counting in the kernel keeps the limit exact even when
+ * threads on several CPUs hit the probe at once.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "trigger_bpf_event.h"
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, TRIGGER_BPF_RING_BYTES);
+} fires SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TRIGGER_BPF_MAX);
+	__type(key, __u32);
+	__type(value, struct trigger_bpf_state);
+} state SEC(".maps");
+
+SEC("uprobe")
+int trigger_fire(void *ctx)
+{
+	__u64 now = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u32 idx = (__u32)bpf_get_attach_cookie(ctx);
+	struct trigger_bpf_state *st = bpf_map_lookup_elem(&state, &idx);
+	struct trigger_bpf_event *ev;
+	__u64 n;
+
+	if (!st)
+		return 0;
+	n = __sync_fetch_and_add(&st->hits, 1);
+	if (st->limit && n >= st->limit)
+		return 0;
+	ev = bpf_ringbuf_reserve(&fires, sizeof(*ev), 0);
+	if (!ev) {
+		__sync_fetch_and_add(&st->dropped, 1);
+		return 0;
+	}
+	ev->time = now;
+	ev->pid = id >> 32;
+	ev->tid = (__u32)id;
+	ev->idx = idx;
+	ev->cpu = bpf_get_smp_processor_id();
+	bpf_ringbuf_submit(ev, 0);
+	return 0;
+}
