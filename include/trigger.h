@@ -28,16 +28,10 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "trigger_backend.h"
 #include "trigger_spec.h"
 
 #define TRIGGER_MAX 64
-
-struct trigger_fire {
-	uint64_t time;		/* CLOCK_MONOTONIC ns */
-	unsigned int idx;	/* the trigger, in trigger_add() order */
-	pid_t pid, tid;
-	int cpu;
-};
 
 struct trigger_stats {
 	uint64_t fires;		/* returned by trigger_poll_fires() */

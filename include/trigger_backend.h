@@ -11,7 +11,14 @@
 #include <sys/types.h>
 
 #include "error.h"
-#include "trigger.h"
+
+/* One fire of a trigger, as both kinds report it. */
+struct trigger_fire {
+	uint64_t time;		/* CLOCK_MONOTONIC ns */
+	unsigned int idx;	/* the trigger, in trigger_add() order */
+	pid_t pid, tid;
+	int cpu;
+};
 
 typedef void (*trigger_sink_fn)(void *ctx, const struct trigger_fire *f);
 
