@@ -4,6 +4,7 @@
 #define PTC_PROCFS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -20,6 +21,16 @@ pid_t procfs_tgid(pid_t tid);
  * in @base (16 for CapEff). 0, or -errno (-ENOENT: no such line).
  */
 int procfs_field(const char *path, const char *key, int base, unsigned long long *v);
+/* One line of /proc/PID/maps. */
+struct procfs_map {
+	uint64_t start, end, pgoff, ino;
+	unsigned int maj, min;
+	char perms[8];		/* "r-xp" */
+	const char *name;	/* the path, "[vdso]", or "" for an anonymous mapping */
+};
+
+/* Parse @line (its newline is cut off); false when it is not a maps line. */
+bool procfs_maps_line(char *line, struct procfs_map *m);
 /* Every process now (the numeric entries of /proc), malloc'd. 0 or -errno. */
 int procfs_pids(pid_t **pids, int *nr);
 

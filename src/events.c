@@ -59,11 +59,11 @@ static int set_filter(const struct plan *p, int fd, struct error *e)
 	ret = -errno;
 	err_hint(e, "the intel_pt driver refuses 'start' filters, zero-size ranges and more "
 		 "ranges than the PMU has (%d)", p->pmu.nr_addr_filters);
-	if (ret == -EOPNOTSUPP || ret == -EINVAL)
-		return err_usage_code(e, ret, "the kernel refused the address filter '%s': %s",
-				      p->filter, strerror(-ret));
-	return err_runtime(e, ret, "the kernel refused the address filter '%s': %s", p->filter,
-			   strerror(-ret));
+	err_runtime(e, ret, "the kernel refused the address filter '%s': %s", p->filter,
+		    strerror(-ret));
+	/* The driver's own refusals are about the filter the user wrote. */
+	e->usage = ret == -EOPNOTSUPP || ret == -EINVAL;
+	return ret;
 }
 
 int events_open(const struct plan *p, struct stream *st, pid_t pid, int cpu, struct error *e)

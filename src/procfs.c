@@ -2,6 +2,7 @@
 /* Processes and threads from /proc. */
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,6 +119,23 @@ pid_t procfs_tgid(pid_t tid)
 
 	snprintf(path, sizeof(path), "/proc/%d/status", tid);
 	return procfs_field(path, "Tgid", 10, &v) ? 0 : (pid_t)v;
+}
+
+bool procfs_maps_line(char *line, struct procfs_map *m)
+{
+	unsigned long long lo, hi, pgoff, ino;
+	int n = 0;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &lo, &hi, m->perms, &pgoff, &m->maj,
+		   &m->min, &ino, &n) < 7 || !n || hi < lo)
+		return false;
+	m->start = lo;
+	m->end = hi;
+	m->pgoff = pgoff;
+	m->ino = ino;
+	line[n + strcspn(line + n, "\n")] = '\0';
+	m->name = line + n;
+	return true;
 }
 
 int procfs_pids(pid_t **pids, int *nr)

@@ -85,6 +85,11 @@ static double elapsed(const struct session *s)
 
 /* ---- events ----------------------------------------------------------- */
 
+static int target_gone(struct error *e)
+{
+	return err_runtime(e, -ESRCH, "every thread of the target exited before tracing began");
+}
+
 static bool has_tid(const struct session *s, pid_t tid)
 {
 	for (int i = 0; i < s->nr_tids; i++)
@@ -163,8 +168,7 @@ static int open_per_cpu(struct session *s, struct error *e)
 	if (!ret && p->target == TARGET_PID)
 		ret = open_new_threads(s, e);
 	if (!ret && !s->nr_tids)
-		ret = err_runtime(e, -ESRCH, "every thread of the target exited before tracing "
-				  "began");
+		ret = target_gone(e);
 	return ret;
 }
 
@@ -193,8 +197,7 @@ static int open_per_thread(struct session *s, struct error *e)
 	}
 	s->nr_streams = kept;
 	if (!kept)
-		return err_runtime(e, -ESRCH, "every thread of the target exited before tracing "
-				   "began");
+		return target_gone(e);
 	return 0;
 }
 

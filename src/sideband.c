@@ -256,40 +256,31 @@ static int synth_mmaps(pid_t pid, int fd, int *count)
 	if (!f)
 		return -ESRCH;
 	while (!ret && fgets(line, sizeof(line), f)) {
-		unsigned long long lo, hi, pgoff, ino;
-		unsigned int maj, min;
-		char perms[8], name[4096] = "";
+		struct procfs_map m;
 		uint8_t body[64];	/* pid tid, addr len pgoff, maj min ino ino_gen, prot flags */
 		uint32_t v32[2];
 		uint64_t v64[3];
-		int n = 0;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &lo, &hi, perms, &pgoff, &maj,
-			   &min, &ino, &n) < 7)
-			continue;
-		if (perms[2] != 'x')
+		if (!procfs_maps_line(line, &m) || m.perms[2] != 'x')
 			continue;	/* only code can be traced */
-		snprintf(name, sizeof(name), "%s", line + n);
-		name[strcspn(name, "\n")] = '\0';
-		if (!name[0])
-			snprintf(name, sizeof(name), "//anon");
 		v32[0] = v32[1] = (uint32_t)pid;
 		memcpy(body, v32, 8);
-		v64[0] = lo;
-		v64[1] = hi - lo;
-		v64[2] = pgoff;
+		v64[0] = m.start;
+		v64[1] = m.end - m.start;
+		v64[2] = m.pgoff;
 		memcpy(body + 8, v64, 24);
-		v32[0] = maj;
-		v32[1] = min;
+		v32[0] = m.maj;
+		v32[1] = m.min;
 		memcpy(body + 32, v32, 8);
-		v64[0] = ino;
+		v64[0] = m.ino;
 		v64[1] = 0;	/* ino_generation: not in /proc */
 		memcpy(body + 40, v64, 16);
-		v32[0] = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) |
+		v32[0] = (m.perms[0] == 'r' ? PROT_READ : 0) | (m.perms[1] == 'w' ? PROT_WRITE : 0) |
 			 PROT_EXEC;
-		v32[1] = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
+		v32[1] = m.perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 		memcpy(body + 56, v32, 8);
-		ret = emit(fd, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, body, 64, name, pid, pid);
+		ret = emit(fd, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, body, 64,
+			   m.name[0] ? m.name : "//anon", pid, pid);
 		*count += !ret;
 	}
 	fclose(f);

@@ -62,26 +62,20 @@ struct bp_sample {		/* PERF_SAMPLE_TID | TIME | CPU, in the kernel's order */
 
 /* ---- where FILE's offset is in the process --------------------------------- */
 
-static bool maps_line_matches(const char *line, const struct stat *st, const char *path,
+static bool maps_line_matches(char *line, const struct stat *st, const char *path,
 			      uint64_t offset, uint64_t *addr)
 {
-	unsigned long long start, end, pgoff, ino;
-	unsigned int maj, min;
-	size_t name_len;
-	char perms[8];
-	int n = 0;
+	struct procfs_map m;
 
-	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &start, &end, perms, &pgoff, &maj,
-		   &min, &ino, &n) < 7 || !n || perms[2] != 'x')
+	if (!procfs_maps_line(line, &m) || m.perms[2] != 'x')
 		return false;
-	if (offset < pgoff || offset - pgoff >= end - start)
+	if (offset < m.pgoff || offset - m.pgoff >= m.end - m.start)
 		return false;
-	name_len = strcspn(line + n, "\n");
 	/* The file by device and inode, or by name where they differ (overlayfs). */
-	if (!(ino && ino == st->st_ino && maj == major(st->st_dev) && min == minor(st->st_dev)) &&
-	    !(name_len && name_len == strlen(path) && !strncmp(line + n, path, name_len)))
+	if (!(m.ino && m.ino == st->st_ino && m.maj == major(st->st_dev) &&
+	      m.min == minor(st->st_dev)) && !(m.name[0] && !strcmp(m.name, path)))
 		return false;
-	*addr = start + (offset - pgoff);
+	*addr = m.start + (offset - m.pgoff);
 	return true;
 }
 

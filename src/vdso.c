@@ -6,20 +6,22 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "procfs.h"
 #include "vdso.h"
 
 int vdso_save(int fd, struct error *e)
 {
-	unsigned long long lo = 0, hi = 0;
-	char line[512];
+	uint64_t lo = 0, hi = 0;
+	char line[4096 + 256];
 	FILE *f = fopen("/proc/self/maps", "re");
+	struct procfs_map m;
 	int ret;
 
 	if (!f)
 		return err_runtime(e, -errno, "/proc/self/maps: %s", strerror(errno));
-	while (fgets(line, sizeof(line), f))
-		if (strstr(line, "[vdso]") && sscanf(line, "%llx-%llx", &lo, &hi) == 2)
-			break;
+	while (!lo && fgets(line, sizeof(line), f))
+		if (procfs_maps_line(line, &m) && !strcmp(m.name, "[vdso]"))
+			lo = m.start, hi = m.end;
 	fclose(f);
 	if (!lo || hi <= lo)
 		return err_runtime(e, -ENOENT, "this process has no [vdso] mapping");
