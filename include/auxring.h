@@ -105,6 +105,14 @@ int auxring_drain_aux(struct auxring *r, int fd);
 int auxring_drain_aux_max(struct auxring *r, int fd, uint64_t max);
 
 /*
+ * Count record @h in @st: every record, and AUX (flags), LOST and
+ * ITRACE_START by their kind. @body holds the record's first three u64s
+ * after its header (zeroes past its end).
+ */
+void auxring_count(struct auxring_stats *st, const struct perf_event_header *h,
+		   const uint64_t body[3]);
+
+/*
  * Write the new data-ring records to @fd, byte-exact, and count them.
  * A record is written whole or not at all: on a failed write the file is cut
  * back to the last whole record. Returns 0 or -errno.

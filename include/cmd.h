@@ -29,6 +29,8 @@ int do_dump(int argc, char **argv);
 void usage_dump(FILE *f);
 int do_symbols(int argc, char **argv);
 void usage_symbols(FILE *f);
+int do_import(int argc, char **argv);
+void usage_import(FILE *f);
 
 /* "ptcollect CMD: ..." + "see 'ptcollect help CMD'"; returns EXIT_USAGE. */
 int cmd_bad_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

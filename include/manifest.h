@@ -64,11 +64,28 @@ struct mimage {
 	char *build_id;		/* lowercase hex, or NULL when the file has none */
 };
 
+/* Where a bundle that ptcollect did not record came from (import): all NULL or -1 when unknown. */
+struct msource {
+	char *tool;		/* "perf"; NULL: ptcollect recorded the bundle itself */
+	char *version;		/* the recording tool's version */
+	char *file;		/* the file imported, as it was given ("-": standard input) */
+	char *format;		/* "file" or "pipe" (perf.data's two layouts) */
+	char *hostname, *os_release, *arch;
+	char *cpuid;		/* the tool's CPU string, "GenuineIntel,6,94,3" */
+	char *cpudesc;		/* "Intel(R) Core(TM) i5-6500 CPU @ 3.20GHz" */
+	int nr_cpus_online, nr_cpus_avail;
+	char **command;		/* the recording's command line */
+	int command_argc;
+	char *filter;		/* the recording tool's address filter string */
+	bool snapshot;		/* the AUX buffers were snapshots (perf record -S) */
+};
+
 struct manifest {
 	int version;
 	char *tool_version;
 	char **command;		/* ptcollect's own command line */
 	int command_argc;
+	struct msource source;
 	struct {
 		enum target_kind kind;
 		pid_t *pids;	/* -p or -t ids */

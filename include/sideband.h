@@ -82,6 +82,12 @@ int sideband_parse(const uint8_t *buf, size_t len, size_t off, uint64_t sample_t
 const char *sideband_type_name(uint32_t type);
 /* Whether libipt's pevent reader reads records of @type (else it steps over them). */
 bool sideband_libipt_reads(uint32_t type);
+/*
+ * The sample_id trailer at @p that sample_type @st implies, in the kernel's
+ * order (tid, time, id, stream_id, cpu, identifier); the caller checked that
+ * SIDEBAND_TRAILER_LEN(@st) bytes are there.
+ */
+void sideband_read_trailer(const uint8_t *p, uint64_t st, struct sb_sample_id *s);
 /* The file name of an MMAP/MMAP2 record, or NULL. */
 const char *sideband_mmap_file(const struct sb_record *r);
 

@@ -194,41 +194,47 @@ static void ring_copy(const struct auxring *r, uint64_t pos, void *dst, size_t n
 	}
 }
 
-static void count_record(struct auxring *r, uint64_t pos, const struct perf_event_header *h)
+void auxring_count(struct auxring_stats *st, const struct perf_event_header *h,
+		   const uint64_t body[3])
 {
-	uint64_t body[3];
-
-	r->stats.records++;
-	r->stats.record_bytes += h->size;
+	st->records++;
+	st->record_bytes += h->size;
 	switch (h->type) {
 	case PERF_RECORD_AUX:
 		/* aux_offset, aux_size, flags */
-		if (h->size < sizeof(*h) + sizeof(body))
+		if (h->size < sizeof(*h) + 3 * sizeof(uint64_t))
 			break;
-		ring_copy(r, pos + sizeof(*h), body, sizeof(body));
-		r->stats.aux_records++;
-		r->stats.aux_record_bytes += body[1];
-		if (body[0] + body[1] > r->aux_rec_end)
-			r->aux_rec_end = body[0] + body[1];
-		r->stats.truncated += !!(body[2] & PERF_AUX_FLAG_TRUNCATED);
-		r->stats.overwrite += !!(body[2] & PERF_AUX_FLAG_OVERWRITE);
-		r->stats.partial += !!(body[2] & PERF_AUX_FLAG_PARTIAL);
-		r->stats.collision += !!(body[2] & PERF_AUX_FLAG_COLLISION);
+		st->aux_records++;
+		st->aux_record_bytes += body[1];
+		st->truncated += !!(body[2] & PERF_AUX_FLAG_TRUNCATED);
+		st->overwrite += !!(body[2] & PERF_AUX_FLAG_OVERWRITE);
+		st->partial += !!(body[2] & PERF_AUX_FLAG_PARTIAL);
+		st->collision += !!(body[2] & PERF_AUX_FLAG_COLLISION);
 		break;
 	case PERF_RECORD_LOST:
 		/* id, lost */
 		if (h->size < sizeof(*h) + 2 * sizeof(uint64_t))
 			break;
-		ring_copy(r, pos + sizeof(*h), body, 2 * sizeof(uint64_t));
-		r->stats.lost++;
-		r->stats.lost_events += body[1];
+		st->lost++;
+		st->lost_events += body[1];
 		break;
 	case PERF_RECORD_ITRACE_START:
-		r->stats.itrace_start++;
+		st->itrace_start++;
 		break;
 	default:
 		break;
 	}
+}
+
+static void count_record(struct auxring *r, uint64_t pos, const struct perf_event_header *h)
+{
+	uint64_t body[3] = { 0 };
+	size_t n = h->size - sizeof(*h);
+
+	ring_copy(r, pos + sizeof(*h), body, n < sizeof(body) ? n : sizeof(body));
+	auxring_count(&r->stats, h, body);
+	if (h->type == PERF_RECORD_AUX && n >= sizeof(body) && body[0] + body[1] > r->aux_rec_end)
+		r->aux_rec_end = body[0] + body[1];
 }
 
 int auxring_read_data(struct auxring *r, int fd)

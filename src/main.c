@@ -18,6 +18,7 @@ static const struct cmd cmds[] = {
 	{ "info",    do_info,    usage_info,    "show what a bundle holds, what is missing, how to decode it" },
 	{ "dump",    do_dump,    usage_dump,    "print the records of a sideband file or the packets of a trace" },
 	{ "symbols", do_symbols, usage_symbols, "list the functions of an ELF file that --filter can name" },
+	{ "import",  do_import,  usage_import,  "make a bundle from a perf.data recorded with intel_pt" },
 	{ "help",    do_help,    usage_help,    "show help for a command" },
 };
 

@@ -33,6 +33,7 @@ void manifest_init(struct manifest *m)
 	memset(m, 0, sizeof(*m));
 	m->version = MANIFEST_VERSION;
 	m->nom_freq = -1;
+	m->source.nr_cpus_online = m->source.nr_cpus_avail = -1;
 }
 
 static void free_argv(char **argv, int argc)
@@ -42,9 +43,22 @@ static void free_argv(char **argv, int argc)
 	free(argv);
 }
 
+static void free_source(struct msource *s)
+{
+	char **strs[] = {
+		&s->tool, &s->version, &s->file, &s->format, &s->hostname, &s->os_release,
+		&s->arch, &s->cpuid, &s->cpudesc, &s->filter,
+	};
+
+	for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
+		free(*strs[i]);
+	free_argv(s->command, s->command_argc);
+}
+
 void manifest_free(struct manifest *m)
 {
 	free(m->tool_version);
+	free_source(&m->source);
 	free_argv(m->command, m->command_argc);
 	free(m->target.pids);
 	free_argv(m->target.command, m->target.command_argc);
@@ -200,6 +214,27 @@ static json_t *target_json(const struct manifest *m)
 			 m->target.exited ? json_integer(m->target.exit_status) : json_null());
 }
 
+static json_t *int_or_null(int v)
+{
+	return v >= 0 ? json_integer(v) : json_null();
+}
+
+static json_t *source_json(const struct msource *s)
+{
+	if (!s->tool)
+		return json_null();
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:b}",
+			 "tool", s->tool, "version", str_or_null(s->version),
+			 "file", str_or_null(s->file), "format", str_or_null(s->format),
+			 "hostname", str_or_null(s->hostname),
+			 "os_release", str_or_null(s->os_release), "arch", str_or_null(s->arch),
+			 "cpuid", str_or_null(s->cpuid), "cpudesc", str_or_null(s->cpudesc),
+			 "nr_cpus_online", int_or_null(s->nr_cpus_online),
+			 "nr_cpus_avail", int_or_null(s->nr_cpus_avail),
+			 "command", argv_json(s->command, s->command_argc),
+			 "filter", str_or_null(s->filter), "snapshot", s->snapshot);
+}
+
 json_t *manifest_to_json(const struct manifest *m)
 {
 	json_t *streams = json_array(), *images = json_array(), *j;
@@ -209,12 +244,13 @@ json_t *manifest_to_json(const struct manifest *m)
 	for (int i = 0; images && i < m->nr_images; i++)
 		json_array_append_new(images, json_pack("{s:s, s:o}", "path", m->images[i].path,
 				      "build_id", str_or_null(m->images[i].build_id)));
-	j = json_pack("{s:s, s:i, s:{s:s, s:s?}, s:o, s:o, s:s, s:o, "
+	j = json_pack("{s:s, s:i, s:{s:s, s:s?}, s:o, s:o, s:o, s:s, s:o, "
 		      "s:{s:s?, s:i}, s:{s:o, s:o, s:o, s:b, s:b, s:b, s:o}, s:o, "
 		      "s:{s:s?, s:i, s:i, s:i}, s:{s:b, s:o, s:I, s:i}, s:o, s:o, s:i}",
 		      "format", MANIFEST_FORMAT, "version", m->version,
 		      "tool", "name", "ptcollect", "version", m->tool_version,
 		      "command", argv_json(m->command, m->command_argc),
+		      "source", source_json(&m->source),
 		      "target", target_json(m),
 		      "mode", m->per_thread ? "per-thread" : "per-cpu",
 		      "event", str_or_null(m->event),
@@ -663,6 +699,39 @@ static void rd_machine(struct rd *r, const json_t *m, struct manifest *out)
 	rd_u64(r, k, "kcore_base", "kernel.kcore_base", 16, &out->kernel.kcore_base, true);
 }
 
+/* "source": null (or absent, as before imports existed) for a bundle ptcollect recorded. */
+static void rd_source(struct rd *r, const json_t *m, struct msource *o)
+{
+	static const struct { const char *key; size_t off; } strs[] = {
+		{ "version", offsetof(struct msource, version) },
+		{ "file", offsetof(struct msource, file) },
+		{ "format", offsetof(struct msource, format) },
+		{ "hostname", offsetof(struct msource, hostname) },
+		{ "os_release", offsetof(struct msource, os_release) },
+		{ "arch", offsetof(struct msource, arch) },
+		{ "cpuid", offsetof(struct msource, cpuid) },
+		{ "cpudesc", offsetof(struct msource, cpudesc) },
+		{ "filter", offsetof(struct msource, filter) },
+	};
+	json_t *s = typed(r, m, "source", "source", JSON_OBJECT, "an object", true);
+	char path[64];
+	long long v;
+
+	if (!s)
+		return;
+	rd_str(r, s, "tool", "source.tool", &o->tool, false);
+	for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++) {
+		snprintf(path, sizeof(path), "source.%s", strs[k].key);
+		rd_str(r, s, strs[k].key, path, (char **)((char *)o + strs[k].off), true);
+	}
+	if (rd_int(r, s, "nr_cpus_online", "source.nr_cpus_online", 0, 65536, &v, true))
+		o->nr_cpus_online = (int)v;
+	if (rd_int(r, s, "nr_cpus_avail", "source.nr_cpus_avail", 0, 65536, &v, true))
+		o->nr_cpus_avail = (int)v;
+	rd_argv(r, s, "command", "source.command", &o->command, &o->command_argc, true);
+	rd_bool(r, s, "snapshot", "source.snapshot", &o->snapshot);
+}
+
 static void rd_all(struct rd *r, const json_t *m, struct manifest *out)
 {
 	json_t *tool = typed(r, m, "tool", "tool", JSON_OBJECT, "an object", false);
@@ -670,6 +739,7 @@ static void rd_all(struct rd *r, const json_t *m, struct manifest *out)
 
 	rd_str(r, tool, "version", "tool.version", &out->tool_version, true);
 	rd_argv(r, m, "command", "command", &out->command, &out->command_argc, false);
+	rd_source(r, m, &out->source);
 	rd_target(r, m, out);
 	rd_str(r, m, "mode", "mode", &mode, false);
 	if (mode && strcmp(mode, "per-cpu") && strcmp(mode, "per-thread"))

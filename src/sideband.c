@@ -97,8 +97,7 @@ static uint64_t take64(const uint8_t **p)
 	return v;
 }
 
-/* The sample_id trailer in the kernel's order: tid, time, id, stream_id, cpu, identifier. */
-static void read_trailer(const uint8_t *p, uint64_t st, struct sb_sample_id *s)
+void sideband_read_trailer(const uint8_t *p, uint64_t st, struct sb_sample_id *s)
 {
 	uint64_t v;
 
@@ -149,7 +148,7 @@ static int check_layout(const struct perf_event_header *h, size_t off, uint64_t 
 				 h->size, want, tl, st, 8 + want + tl);
 	r->body_len = body;
 	r->has_sample_id = true;
-	read_trailer(r->body + body, st, &r->sid);
+	sideband_read_trailer(r->body + body, st, &r->sid);
 	return 0;
 }
 
