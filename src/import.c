@@ -920,9 +920,11 @@ static int run(struct import *im, struct error *e)
 	int ret;
 
 	ret = perfdata_read(im->pd, &ops, im, e);
-	if (!ret && !im->have_info)
-		ret = err_usage(e, "%s: no AUXTRACE_INFO record: this perf.data holds no Intel PT "
-				"trace (record with -e intel_pt//)", im->o->input);
+	if (!ret && !im->have_info) {
+		ret = err_usage(e, "no AUXTRACE_INFO record: this perf.data holds no Intel PT "
+				"trace (record with -e intel_pt//)");
+		err_what(e, "%s", im->o->input);
+	}
 	ret = ret ?: finish_streams(im, e);
 	ret = ret ?: save_vdso(im, e);
 	ret = ret ?: describe(im, e);

@@ -562,8 +562,8 @@ static int file_header(struct perfdata *pd, struct error *e)
 		return err_usage(e, "at offset 8: header size %" PRIu64 " is neither a pipe-mode "
 				 "(16) nor a file-mode (104) header", h[1]);
 	if (pd->file_size < len)
-		return err_usage(e, "the file has %" PRIu64 " bytes, less than its %zu-byte header",
-				 pd->file_size, len);
+		return err_usage(e, "at offset %" PRIu64 ": the file ends inside its %zu-byte "
+				 "header (too short)", pd->file_size, len);
 	ret = read_at(pd, h, len, 0, e);
 	if (ret)
 		return ret;
@@ -610,8 +610,8 @@ int perfdata_open(struct perfdata **pdp, int fd, const char *name, struct error 
 		goto fail;
 	}
 	if (ret) {
-		ret = err_usage(e, "%zu bytes: too short for a perf.data header (16 bytes or more)",
-				pd->end - pd->start);
+		ret = err_usage(e, "at offset %zu: the input ends inside the 16-byte header of a "
+				"perf.data (too short)", pd->end - pd->start);
 		goto usage;
 	}
 	memcpy(h, pd->buf + pd->start, sizeof(h));
