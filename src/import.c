@@ -946,6 +946,13 @@ int import_perfdata(const struct import_opts *o, struct import_stats *st, struct
 	im->w = w;
 	im->proc.fd = -1;
 	manifest_init(&im->m);
+	if (!faccessat(AT_FDCWD, o->dir, F_OK, AT_SYMLINK_NOFOLLOW)) {
+		ret = err_usage_code(e, -EEXIST, "it exists: import makes a new bundle");
+		err_what(e, "%s", o->dir);
+		err_hint(e, "give a name that does not exist yet");
+		cleanup(im);
+		return ret;
+	}
 	ret = perfdata_open(&im->pd, o->fd, o->input, e);
 	st->pipe = im->pd && perfdata_pipe_mode(im->pd);
 	ret = ret ?: bundle_create(&im->b, o->dir, false, e);
