@@ -36,7 +36,7 @@ _ptcollect()
 	local cur prev words cword
 	_init_completion || return
 
-	local cmds="record caps info dump symbols help"
+	local cmds="record caps info dump symbols import help"
 	local global_opts="--help --version --json"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
@@ -79,6 +79,16 @@ _ptcollect()
 				--exec-mode --no-pad --no-timing --no-cyc --no-sync --quiet --help" -- "$cur"))
 		else
 			_filedir '@(pevent|pt)'
+		fi
+		;;
+	import)
+		case $prev in
+		--vdso) _filedir; return ;;
+		esac
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--json --vdso --help" -- "$cur"))
+		else
+			_filedir
 		fi
 		;;
 	symbols)

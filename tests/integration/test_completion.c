@@ -51,8 +51,14 @@ Test(completion, bash_completes_commands_and_record_options)
 		  strstr(s, "--no-offset\n") && strstr(s, "--lastip\n") && strstr(s, "--quiet\n"),
 		  "%s", s);
 	free(s);
-	s = bash_complete("ptcollect i");
+	s = bash_complete("ptcollect in");
 	cr_expect_str_eq(s, "info\n");
+	free(s);
+	s = bash_complete("ptcollect im");
+	cr_expect_str_eq(s, "import\n");
+	free(s);
+	s = bash_complete("ptcollect import --");
+	cr_expect(strstr(s, "--vdso\n") && strstr(s, "--json\n"), "%s", s);
 	free(s);
 	s = bash_complete("ptcollect caps --");
 	cr_expect(strstr(s, "--json\n"), "%s", s);
@@ -92,7 +98,7 @@ Test(completion, zsh_offers_commands_and_record_options)
 	char *s = zsh_complete("ptcollect");
 
 	cr_expect(strstr(s, "record:record Intel PT") && strstr(s, "caps:") && strstr(s, "info:") &&
-		  strstr(s, "dump:") && strstr(s, "symbols:"), "%s", s);
+		  strstr(s, "dump:") && strstr(s, "symbols:") && strstr(s, "import:"), "%s", s);
 	free(s);
 	setenv("PTC_STATE", "args", 1);
 	s = zsh_complete("record");
@@ -102,6 +108,9 @@ Test(completion, zsh_offers_commands_and_record_options)
 	s = zsh_complete("dump");
 	cr_expect(strstr(s, "--no-offset[") && strstr(s, "--lastip[") && strstr(s, "--no-sync["),
 		  "%s", s);
+	free(s);
+	s = zsh_complete("import");
+	cr_expect(strstr(s, "--vdso[") && strstr(s, "perf.data"), "%s", s);
 	free(s);
 	unsetenv("PTC_STATE");
 }
