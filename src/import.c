@@ -652,7 +652,8 @@ static int finish_streams(struct import *im, struct error *e)
 		if (ret)
 			return ret;
 	}
-	qsort(im->streams, (size_t)im->nr_streams, sizeof(*im->streams), cmp_streams);
+	if (im->nr_streams)
+		qsort(im->streams, (size_t)im->nr_streams, sizeof(*im->streams), cmp_streams);
 	for (int i = 0; i < im->nr_streams; i++) {
 		struct mstream *ms = manifest_add_stream(&im->m);
 

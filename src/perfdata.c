@@ -188,7 +188,7 @@ static struct pd_attr *attr_of_id(struct perfdata *pd, uint64_t id)
 {
 	struct idmap key = { .id = id }, *hit;
 
-	if (!pd->ids_sorted) {
+	if (!pd->ids_sorted && pd->nr_ids) {
 		qsort(pd->ids, pd->nr_ids, sizeof(*pd->ids), cmp_ids);
 		pd->ids_sorted = true;
 	}

@@ -22,6 +22,8 @@ struct buf {
 
 static void put(struct buf *b, const void *p, size_t n)
 {
+	if (!n)
+		return;
 	if (b->len + n > b->cap) {
 		b->cap = (b->len + n) * 2;
 		b->p = xrealloc(b->p, b->cap);
