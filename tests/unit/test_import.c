@@ -172,6 +172,24 @@ static void read_manifest(const char *dir, struct manifest *m)
 	close(fd);
 }
 
+/* The standard recording (perfgen.h), imported into base/@name: the bundle's path. */
+static char *import_standard(const char *name, bool per_thread, bool mixed, bool pipe_mode,
+			     struct import_stats *st)
+{
+	char *dir = dir_of(name);
+	struct error e;
+	struct pgen g;
+	uint8_t *p;
+	size_t n;
+
+	pgen_standard(&g, per_thread, mixed);
+	p = pipe_mode ? pgen_pipe(&g, &n) : pgen_file(&g, &n);
+	cr_assert_eq(import(p, n, dir, pipe_mode, st, &e), 0, "%s: %s", e.what, e.why);
+	free(p);
+	pgen_free(&g);
+	return dir;
+}
+
 static void check_standard_per_cpu(const char *dir, bool mixed)
 {
 	/* The dummy event's trailer has no TID when mixed. */
@@ -198,16 +216,9 @@ static void check_standard_per_cpu(const char *dir, bool mixed)
 
 Test(import, per_cpu_trace_in_buffer_order_and_sideband_by_cpu)
 {
-	char *dir = dir_of("b");
 	struct import_stats st;
-	struct error e;
-	struct pgen g;
-	uint8_t *p;
-	size_t n;
+	char *dir = import_standard("b", false, false, false, &st);
 
-	pgen_standard(&g, false, false);
-	p = pgen_file(&g, &n);
-	cr_assert_eq(import(p, n, dir, false, &st, &e), 0, "%s: %s", e.what, e.why);
 	check_standard_per_cpu(dir, false);
 	cr_expect_eq(st.streams, 2);
 	cr_expect_eq(st.trace_bytes, 56);
@@ -216,25 +227,14 @@ Test(import, per_cpu_trace_in_buffer_order_and_sideband_by_cpu)
 	cr_expect_eq(st.synthesized, 1);
 	cr_expect_eq(st.reordered, 1, "cpu1's buffers came at offsets 16, then 0");
 	cr_expect(!st.pipe);
-	free(p);
-	pgen_free(&g);
 	free(dir);
 }
 
 Test(import, differing_trailers_are_told_apart_by_the_id)
 {
-	char *dir = dir_of("b");
-	struct error e;
-	struct pgen g;
-	uint8_t *p;
-	size_t n;
+	char *dir = import_standard("b", false, true, false, NULL);
 
-	pgen_standard(&g, false, true);
-	p = pgen_file(&g, &n);
-	cr_assert_eq(import(p, n, dir, false, NULL, &e), 0, "%s: %s", e.what, e.why);
 	check_standard_per_cpu(dir, true);
-	free(p);
-	pgen_free(&g);
 	free(dir);
 }
 
@@ -291,16 +291,9 @@ Test(import, per_thread_streams_by_thread)
 		{ PERF_RECORD_AUX, 100, 101, 1300, 1, 12 },
 		{ PERF_RECORD_SWITCH_CPU_WIDE, 100, 101, 1500, 1, 22 },
 	};
-	char *dir = dir_of("b");
+	char *dir = import_standard("b", true, false, true, NULL);
 	struct manifest m;
-	struct error e;
-	struct pgen g;
-	uint8_t *p;
-	size_t n;
 
-	pgen_standard(&g, true, false);
-	p = pgen_pipe(&g, &n);
-	cr_assert_eq(import(p, n, dir, true, NULL, &e), 0, "%s: %s", e.what, e.why);
 	expect_trace(dir, "tid100.pt", 24);
 	expect_trace(dir, "tid101.pt", 32);
 	expect_sideband(dir, "tid100.pevent", t100, 4);
@@ -313,24 +306,15 @@ Test(import, per_thread_streams_by_thread)
 	cr_expect_str_eq(m.streams[1].file, "tid101.pt");
 	cr_expect_str_eq(m.streams[1].sideband, "tid101.pevent");
 	manifest_free(&m);
-	free(p);
-	pgen_free(&g);
 	free(dir);
 }
 
 /* The manifest holds what AUXTRACE_INFO, TIME_CONV, the attrs and the features say. */
 Test(import, manifest_from_auxtrace_info_attrs_and_features)
 {
-	char *dir = dir_of("b");
+	char *dir = import_standard("b", false, false, false, NULL);
 	struct manifest m;
-	struct error e;
-	struct pgen g;
-	uint8_t *p;
-	size_t n;
 
-	pgen_standard(&g, false, false);
-	p = pgen_file(&g, &n);
-	cr_assert_eq(import(p, n, dir, false, NULL, &e), 0, "%s: %s", e.what, e.why);
 	read_manifest(dir, &m);
 	cr_expect_str_eq(m.cpu.vendor, "GenuineIntel");
 	cr_expect(m.cpu.family == 6 && m.cpu.model == 85 && m.cpu.stepping == 4);
@@ -372,8 +356,6 @@ Test(import, manifest_from_auxtrace_info_attrs_and_features)
 	cr_expect_eq(m.streams[1].lost.truncated, 1, "the AUX record's TRUNCATED flag");
 	cr_expect(m.complete);
 	manifest_free(&m);
-	free(p);
-	pgen_free(&g);
 	free(dir);
 }
 
