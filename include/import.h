@@ -19,6 +19,7 @@
 
 #define IMPORT_MAX_STREAMS	4096
 #define IMPORT_MAX_CPU		8191	/* the kernel's largest NR_CPUS */
+#define IMPORT_MAX_CHUNKS	(1 << 20)	/* AUXTRACE buffers not following the one before */
 
 struct import_opts {
 	const char *input;	/* the perf.data as given, "-" for standard input */

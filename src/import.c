@@ -40,7 +40,11 @@ struct sbfile {
 	size_t len;
 };
 
-/* Where one AUXTRACE payload went in the trace file. */
+/*
+ * Where AUXTRACE payloads went in the trace file: a run of buffers that follow
+ * each other in the AUX buffer and in the file is one chunk, so a recording's
+ * usual stream is one chunk, and only gaps and disorder cost memory.
+ */
 struct chunk {
 	uint64_t aux_off;	/* its offset in the AUX buffer */
 	uint64_t pos;		/* in the file */
@@ -54,7 +58,7 @@ struct istream {
 	bool created;
 	uint64_t used;		/* when last written, to close the longest idle */
 	struct chunk *chunks;
-	size_t nr_chunks;
+	size_t nr_chunks, cap_chunks;
 	bool unordered;
 	uint64_t trace_len;
 };
@@ -71,6 +75,7 @@ struct import {
 	int nr_open;
 	uint64_t clock;
 	struct istream *aux;	/* the stream the AUXTRACE payload being read goes to */
+	size_t nr_chunks;	/* of every stream */
 	struct sbfile proc;
 	bool have_proc;
 	bool have_info;		/* AUXTRACE_INFO was read */
@@ -237,16 +242,29 @@ static int auxtrace(struct import *im, const struct pd_record *r, struct error *
 		       r->off, e);
 	if (!s || stream_open(im, s, e))
 		return -EINVAL;
-	c = realloc(s->chunks, (s->nr_chunks + 1) * sizeof(*c));
-	if (!c)
-		return err_runtime(e, -ENOMEM, "out of memory");
-	s->chunks = c;
+	im->aux = s;
+	im->st->auxtrace++;
+	c = s->nr_chunks ? &s->chunks[s->nr_chunks - 1] : NULL;
+	if (c && c->aux_off + c->len == a->offset && c->pos + c->len == s->trace_len) {
+		c->len += a->size;
+		return 0;
+	}
+	if (im->nr_chunks >= IMPORT_MAX_CHUNKS)
+		return bad(e, r, "more than %d AUXTRACE buffers that do not follow each other",
+			   IMPORT_MAX_CHUNKS);
+	if (s->nr_chunks == s->cap_chunks) {
+		s->cap_chunks = s->cap_chunks ? 2 * s->cap_chunks : 4;
+		c = realloc(s->chunks, s->cap_chunks * sizeof(*c));
+		if (!c)
+			return err_runtime(e, -ENOMEM, "out of memory");
+		s->chunks = c;
+	}
+	c = s->chunks;
 	if (s->nr_chunks && a->offset < c[s->nr_chunks - 1].aux_off)
 		s->unordered = true;
 	c[s->nr_chunks] = (struct chunk){ a->offset, s->trace_len, a->size, s->nr_chunks };
 	s->nr_chunks++;
-	im->aux = s;
-	im->st->auxtrace++;
+	im->nr_chunks++;
 	return 0;
 }
 

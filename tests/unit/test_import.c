@@ -230,6 +230,34 @@ Test(import, per_cpu_trace_in_buffer_order_and_sideband_by_cpu)
 	free(dir);
 }
 
+/* Buffers that follow each other, a gap, and one that fills the gap late: in offset order. */
+Test(import, buffers_joined_then_put_in_offset_order)
+{
+	static const uint64_t extra[][2] = { { 24, 8 }, { 40, 8 }, { 32, 8 } };	/* offset, len */
+	char *dir = dir_of("b");
+	struct import_stats st;
+	uint8_t *p, buf[8];
+	struct error e;
+	struct pgen g;
+	size_t n;
+
+	pgen_standard(&g, false, false);
+	for (size_t i = 0; i < 3; i++) {
+		for (size_t k = 0; k < extra[i][1]; k++)
+			buf[k] = (uint8_t)(extra[i][0] + k);
+		pgen_auxtrace(&g, 0, 0, (uint32_t)-1, extra[i][0], buf, extra[i][1]);
+	}
+	p = pgen_pipe(&g, &n);
+	cr_assert_eq(import(p, n, dir, false, &st, &e), 0, "%s: %s", e.what, e.why);
+	expect_trace(dir, "cpu0.pt", 48);
+	expect_trace(dir, "cpu1.pt", 32);
+	cr_expect_eq(st.reordered, 2);
+	cr_expect_eq(st.auxtrace, 6);
+	free(p);
+	pgen_free(&g);
+	free(dir);
+}
+
 Test(import, differing_trailers_are_told_apart_by_the_id)
 {
 	char *dir = import_standard("b", false, true, false, NULL);
