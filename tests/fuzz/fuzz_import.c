@@ -5,7 +5,6 @@
  * crashes, hangs or leaks; a refusal says why and leaves no bundle; an
  * accepted input leaves a bundle whose manifest reads back.
  */
-#define _GNU_SOURCE
 #include <fcntl.h>
 #include <ftw.h>
 #include <stdint.h>
