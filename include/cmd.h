@@ -25,6 +25,10 @@ int do_record(int argc, char **argv);
 void usage_record(FILE *f);
 int do_info(int argc, char **argv);
 void usage_info(FILE *f);
+int do_archive(int argc, char **argv);
+void usage_archive(FILE *f);
+/* record --archive: archive the bundle @dir just recorded; the exit code archive would give. */
+int cmd_archive_bundle(const char *dir);
 int do_dump(int argc, char **argv);
 void usage_dump(FILE *f);
 int do_symbols(int argc, char **argv);

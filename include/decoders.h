@@ -23,8 +23,25 @@ enum decoder {
  * does not know a CPU refuses it.
  */
 bool decoder_cpu_known(const struct manifest *m);
-/* NULL-terminated argv for stream @i of @m in the bundle @dir; NULL on ENOMEM. */
+/*
+ * NULL-terminated argv for stream @i of @m in the bundle @dir; NULL on ENOMEM.
+ * With a sysroot (after archive), --pevent:sysroot DIR/sysroot comes before
+ * the sideband files, so libipt finds every mapped file in the bundle.
+ */
 char **decoder_argv(const struct manifest *m, const char *dir, int i, enum decoder tool);
 void decoder_argv_free(char **argv);
+
+/* A POSIX shell command line that reads back as exactly @argv; malloc'd, NULL on ENOMEM. */
+char *decoder_shell_join(char *const *argv);
+
+/*
+ * A POSIX shell script that runs ptxed and ptdump on every stream of @m that
+ * holds bytes, each with the arguments decoder_argv() gives, every path in
+ * the bundle quoted below the bundle the script finds when it runs: its first
+ * argument, else the directory the script is in when it holds manifest.json,
+ * else @dir (make it absolute for a script that runs from any directory).
+ * ptcollect-info(1) documents its usage. malloc'd; NULL on ENOMEM.
+ */
+char *decoder_script(const struct manifest *m, const char *dir);
 
 #endif

@@ -1,16 +1,49 @@
 /* SPDX-License-Identifier: MIT */
-/* The files a recording's sideband maps: what a decoder needs besides the trace. */
+/*
+ * The files a recording's sideband maps: what a decoder needs besides the
+ * trace, each with the build-id it had when it was mapped.
+ */
 #ifndef PTC_IMAGES_H
 #define PTC_IMAGES_H
+
+#include <stdbool.h>
 
 #include "error.h"
 #include "manifest.h"
 
 /*
- * Read the sideband files of @m in the bundle @dirfd and list every file
- * their MMAP/MMAP2 records map in @m->images, each once, with its build-id
- * as it is on disk now. Files that are gone are listed without one.
+ * Read the sideband files of @m in the bundle @dirfd and list in @m->images
+ * (replacing what was there) every file their user-space MMAP/MMAP2 records
+ * map: once per path and build-id, the build-id taken from the records
+ * (MMAP2 with PERF_RECORD_MISC_MMAP_BUILD_ID: read by the kernel, or by
+ * ptcollect for proc.pevent, when the file was mapped), NULL when no record
+ * of that path carries one. A path listed twice was replaced while it was
+ * traced. Names that are no files ([vdso], //anon, "... (deleted)") are left
+ * out.
  */
 int images_collect(int dirfd, struct manifest *m, struct error *e);
+
+/*
+ * Whether the file at @m->images[@i]'s path is now the one that was mapped:
+ * a warning in @w for each file whose build-id on disk is not the recorded
+ * one (it was replaced, and `archive` will refuse it), and for each path
+ * that was mapped with two build-ids.
+ */
+void images_check(const struct manifest *m, struct warnings *w);
+
+enum image_verdict {
+	IMAGE_SAME,		/* its build-id (else device and inode) is the recorded one */
+	IMAGE_CHANGED,		/* it is another file now */
+	IMAGE_UNCHECKED,	/* nothing was recorded to hold it against */
+};
+
+/* Whether the file open at @fd is @img as it was mapped; for IMAGE_CHANGED @why says how. */
+enum image_verdict images_verify_fd(const struct mimage *img, int fd, char *why, size_t len);
+
+/* The index of the next image after @from (-1: the first) with the path of image @i, or -1. */
+int images_same_path(const struct manifest *m, int i, int from);
+
+/* Whether @path names a file that `archive` may place below the sysroot. */
+bool images_path_ok(const char *path);
 
 #endif

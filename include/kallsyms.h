@@ -32,6 +32,8 @@ struct kallsyms {
  * errno with @e (usage for a missing or special file, runtime otherwise).
  */
 int kallsyms_load(struct kallsyms *k, const char *path, struct error *e);
+/* The same with @path relative to the directory @dirfd. */
+int kallsyms_load_at(struct kallsyms *k, int dirfd, const char *path, struct error *e);
 void kallsyms_free(struct kallsyms *k);
 
 /* The first symbol named @name (of the kernel itself, not of a module), or NULL. */

@@ -21,6 +21,15 @@ struct kimage {
  * kernel's addresses in it. -EPERM when the addresses are hidden (kptr_restrict).
  */
 int kimage_save_kallsyms(const char *kallsyms, int fd, struct kimage *k, struct error *e);
+/*
+ * Whether the running kernel (@running, normally /proc/kallsyms) is the one
+ * whose kallsyms the bundle @dirfd keeps as @saved: the kernel's own symbols
+ * (not its modules') are the same, at the same addresses, so its text is.
+ * Fills @k from @running. 0 when it is; -ESTALE when not, -EPERM when the
+ * addresses are hidden, or another negative errno, each with @e.
+ */
+int kimage_same_kernel(int dirfd, const char *saved, const char *running, struct kimage *k,
+		       struct error *e);
 /* Write the text between _stext and _etext from @kcore (an ELF core file) to @fd. */
 int kimage_save_text(const char *kcore, int fd, const struct kimage *k, struct error *e);
 

@@ -61,7 +61,10 @@ struct mstream {
 
 struct mimage {
 	char *path;		/* absolute, as the sideband maps it */
-	char *build_id;		/* lowercase hex, or NULL when the file has none */
+	char *build_id;		/* lowercase hex from the records, or NULL when none carries one */
+	bool has_inode;		/* without a build-id: the device and inode the records name */
+	unsigned int maj, min;
+	uint64_t ino;
 };
 
 /* Where a bundle that ptcollect did not record came from (import): all NULL or -1 when unknown. */
@@ -127,6 +130,7 @@ struct manifest {
 	} kernel;
 	char *proc_sideband;	/* COMM/MMAP2 synthesized from /proc, or NULL */
 	char *vdso;		/* the vdso saved as a file, or NULL */
+	char *sysroot;		/* the mapped files at their paths (archive), or NULL */
 	struct mstream *streams;
 	int nr_streams;
 	struct mimage *images;

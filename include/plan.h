@@ -38,6 +38,7 @@ struct record_opts {
 	bool per_thread;	/* one buffer per thread instead of per CPU */
 	bool all_cpus;		/* -a */
 	bool kcore;		/* --kcore: keep the kernel's text for decoding */
+	bool archive;		/* --archive: copy the mapped files in at the end */
 	bool cpus_given;	/* -C */
 	pid_t pids[CLI_MAX_PIDS];
 	int nr_pids;

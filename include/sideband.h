@@ -91,9 +91,25 @@ void sideband_read_trailer(const uint8_t *p, uint64_t st, struct sb_sample_id *s
 /* The file name of an MMAP/MMAP2 record, or NULL. */
 const char *sideband_mmap_file(const struct sb_record *r);
 
+#define SIDEBAND_BUILD_ID_MAX	20	/* bytes an MMAP2 record has room for */
+
+/*
+ * The build-id an MMAP2 record carries: with PERF_RECORD_MISC_MMAP_BUILD_ID
+ * in its misc (attr.build_id, Linux 5.12+), the body holds build_id_size, 3
+ * reserved bytes and build_id[20] where maj, min, ino and ino_generation
+ * were; the layout's size is the same, so libipt reads it (and ignores those
+ * fields). Written to @hex as lowercase hex (@len 41 holds any). Returns its
+ * size in bytes, 0 when the record carries none.
+ */
+int sideband_mmap_build_id(const struct sb_record *r, char *hex, size_t len);
+
 /*
  * Write COMM for every thread and MMAP2 for every executable mapping of
- * @pid to @fd, stamped at time 0 so that decoders apply them first.
+ * @pid to @fd, stamped at time 0 so that decoders apply them first. An
+ * MMAP2 carries the mapped file's build-id as the kernel's do with
+ * attr.build_id, read now from the file the process maps
+ * (/proc/PID/map_files, else the path when its device and inode are the
+ * mapping's); without one it has maj, min and ino as /proc shows them.
  * Returns the number of records, or -errno with a runtime error in @e
  * (-ESRCH: the process is gone).
  */

@@ -49,8 +49,14 @@ struct symtab {
 int symbols_load(struct symtab *t, const char *file, struct error *e, struct warnings *w);
 void symbols_free(struct symtab *t);
 
-/* The GNU build-id of @path in lowercase hex: 0, -ENOENT, -ENOEXEC or -ENODATA (none). */
+/*
+ * The GNU build-id of @path in lowercase hex, from its PT_NOTE segments as
+ * the kernel reads it, else from its note sections: 0, -ENOENT, -ENOEXEC or
+ * -ENODATA (none). @len 41 holds any (at most 20 bytes).
+ */
 int symbols_build_id(const char *path, char *hex, size_t len);
+/* The same for the file open at @fd (its offset is not used). */
+int symbols_build_id_fd(int fd, char *hex, size_t len);
 
 /* Up to @max names closest to @name (edit distance), for "did you mean". */
 size_t symbols_nearest(const struct symtab *t, const char *name, const char **out, size_t max);

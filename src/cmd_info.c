@@ -12,6 +12,7 @@
 
 #include "cmd.h"
 #include "decoders.h"
+#include "images.h"
 #include "manifest.h"
 #include "msg.h"
 #include "out.h"
@@ -21,11 +22,15 @@
 void usage_info(FILE *f)
 {
 	fprintf(f,
-		"usage: %s info [--json] DIR\n\n"
+		"usage: %s info [--json | --script] DIR\n\n"
 		"Show what the bundle DIR holds (target, mode, filters, streams, bytes,\n"
 		"losses, duration), what is missing from it (a recording cut short, a\n"
 		"stream shorter than its manifest says, timestamps that cannot be\n"
-		"converted), and the ptxed and ptdump command lines that decode each stream.\n",
+		"converted, mapped files the bundle lacks), and the ptxed and ptdump\n"
+		"command lines that decode each stream.\n\n"
+		"  -j, --json    the same as JSON\n"
+		"  -s, --script  instead, a shell script that runs those decoders on every\n"
+		"                stream, from any directory (ptcollect-info(1))\n",
 		PTC_PROG);
 }
 
@@ -45,38 +50,6 @@ static void problem(struct problems *p, const char *fmt, ...)
 	if (vasprintf(&p->msg[p->nr], fmt, ap) >= 0)
 		p->nr++;
 	va_end(ap);
-}
-
-/* A command line a POSIX shell reads back as exactly these arguments. malloc'd. */
-static char *shell_join(char *const *argv)
-{
-	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-				    "0123456789-_./:=,+@%";
-	size_t len = 1;
-	char *out, *p;
-
-	/* Worst case: every byte a quote, each costing 4 ('\''), plus quotes and a space. */
-	for (char *const *a = argv; *a; a++)
-		len += 4 * strlen(*a) + 3;
-	out = p = malloc(len);
-	if (!out)
-		return NULL;
-	for (char *const *a = argv; *a; a++) {
-		const char *s = *a;
-
-		if (a != argv)
-			*p++ = ' ';
-		if (*s && strspn(s, plain) == strlen(s)) {
-			p = stpcpy(p, s);
-			continue;
-		}
-		*p++ = '\'';
-		for (; *s; s++)
-			p = *s == '\'' ? stpcpy(p, "'\\''") : (*p++ = *s, p);
-		*p++ = '\'';
-	}
-	*p = '\0';
-	return out;
 }
 
 static void check_streams(int dirfd, const struct manifest *m, struct problems *p)
@@ -112,6 +85,41 @@ static void check_streams(int dirfd, const struct manifest *m, struct problems *
 	}
 }
 
+/* Whether the decoders find every mapped file: in the sysroot after archive, else on this machine. */
+static void check_images(int dirfd, const struct manifest *m, struct problems *p)
+{
+	int missing = 0, first = -1;
+
+	for (int i = 0; i < m->nr_images; i++) {
+		const struct mimage *img = &m->images[i];
+		int j = images_same_path(m, i, -1);
+		struct stat st;
+		char *at;
+
+		if (j >= 0 && j > i)
+			problem(p, "%s was replaced while it was traced (it was mapped as two "
+				"different files): decoders have only one of them, and the code of "
+				"the other decodes wrong or not at all", img->path);
+		if (!m->sysroot || (j >= 0 && j < i))
+			continue;
+		if (asprintf(&at, "%s%s", m->sysroot, img->path) < 0)
+			continue;
+		if (fstatat(dirfd, at, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode)) {
+			missing++;
+			first = first < 0 ? i : first;
+		}
+		free(at);
+	}
+	if (missing)
+		problem(p, "%d of the mapped files are not in %s (%s among them): 'ptcollect "
+			"archive' could not copy them, and ptxed will not find their code", missing,
+			m->sysroot, m->images[first].path);
+	else if (!m->sysroot && m->nr_images)
+		problem(p, "the bundle holds none of the %d mapped files: it decodes only where "
+			"they are (on the machine it was recorded on); run 'ptcollect archive' "
+			"there to decode it elsewhere", m->nr_images);
+}
+
 static void check_bundle(int dirfd, const struct manifest *m, struct problems *p)
 {
 	if (!m->complete)
@@ -127,6 +135,7 @@ static void check_bundle(int dirfd, const struct manifest *m, struct problems *p
 			"cap_user_time_zero 0, as on many virtual machines): decoders cannot "
 			"line sideband up with the trace by time");
 	check_streams(dirfd, m, p);
+	check_images(dirfd, m, p);
 }
 
 /* The decoder's line for a stream, as one shell command; null for an empty stream. */
@@ -139,7 +148,7 @@ static int put_decoder(json_t *obj, const char *key, const struct manifest *m, c
 	if (!m->streams[i].bytes)
 		return json_object_set_new(obj, key, json_null());
 	argv = decoder_argv(m, dir, i, tool);
-	line = argv ? shell_join(argv) : NULL;
+	line = argv ? decoder_shell_join(argv) : NULL;
 	ret = line ? json_object_set_new(obj, key, json_string(line)) : -1;
 
 	free(line);
@@ -194,13 +203,30 @@ fail:
 	return NULL;
 }
 
+/* The decoding script, the bundle baked in as an absolute path for a script run elsewhere. */
+static int print_script(const struct manifest *m, const char *dir)
+{
+	char *abs = realpath(dir, NULL), *text = decoder_script(m, abs ? abs : dir);
+
+	free(abs);
+	if (!text) {
+		msg_err("info: out of memory");
+		return EXIT_RUNTIME;
+	}
+	fputs(text, stdout);
+	free(text);
+	return cmd_flush_stdout();
+}
+
 int do_info(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "script", no_argument, NULL, 's' },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool script = false;
 	struct problems p = { .nr = 0 };
 	struct error e = { 0 };
 	struct manifest m;
@@ -210,7 +236,7 @@ int do_info(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hj", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:hjs", opts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage_info(stdout);
@@ -218,12 +244,18 @@ int do_info(int argc, char **argv)
 		case 'j':
 			out_json = true;
 			break;
+		case 's':
+			script = true;
+			break;
 		default:
 			return cmd_bad_option("info", c, argv);
 		}
 	}
 	if (argc - optind != 1)
 		return cmd_bad_usage("info", "expected one bundle DIR");
+	if (script && out_json)
+		return cmd_bad_usage("info", "--script prints a shell script: it does not go with "
+				     "--json");
 	dir = argv[optind];
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
@@ -240,8 +272,9 @@ int do_info(int argc, char **argv)
 	}
 	check_bundle(fd, &m, &p);
 	close(fd);
-	info = describe(&m, dir, &p);
-	if (info) {
+	if (script) {
+		ret = print_script(&m, dir);
+	} else if ((info = describe(&m, dir, &p))) {
 		out_value(NULL, NULL, info);
 		out_finish();
 	} else {

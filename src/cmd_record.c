@@ -22,6 +22,7 @@ enum {
 	OPT_DURATION,
 	OPT_MAX_SIZE,
 	OPT_KCORE,
+	OPT_ARCHIVE,
 };
 
 void usage_record(FILE *f)
@@ -46,6 +47,7 @@ void usage_record(FILE *f)
 		"      --duration TIME stop after TIME (e.g. 5, 2.5, 500ms)\n"
 		"      --max-size SIZE stop when SIZE bytes of trace were captured\n"
 		"      --kcore         keep the running kernel's text (from /proc/kcore)\n"
+		"      --archive       then copy the mapped files in (ptcollect archive)\n"
 		"  -q, --quiet         no status line and no summary\n"
 		"      --dry-run       resolve and print the plan, open nothing\n"
 		"  -j, --json          print the plan (--dry-run) as JSON\n",
@@ -79,6 +81,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "max-size",	required_argument, NULL, OPT_MAX_SIZE },
 		{ "dry-run",	no_argument,       NULL, OPT_DRY_RUN },
 		{ "kcore",	no_argument,       NULL, OPT_KCORE },
+		{ "archive",	no_argument,       NULL, OPT_ARCHIVE },
 		{ "json",	no_argument,       NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -142,6 +145,9 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_KCORE:
 			o->kcore = true;
+			break;
+		case OPT_ARCHIVE:
+			o->archive = true;
 			break;
 		case OPT_FILTER:
 			o->filter = optarg;
@@ -356,6 +362,8 @@ static int record_run(const struct plan *p)
 		/* As perf: the workload's status when the recording itself succeeded. */
 		status = res.workload_ran ? res.workload_status : EXIT_OK;
 	}
+	if (res.began && p->opts.archive && cmd_archive_bundle(p->opts.output) && !ret)
+		status = EXIT_RUNTIME;
 	session_result_free(&res);
 	return status;
 }

@@ -9,33 +9,61 @@
 
 #include "decoders.h"
 
+/* The arguments, those that name a file of the bundle relative to it. */
 struct argv {
 	char **v;
+	bool *in_bundle;
 	int n;
 	bool failed;
 };
 
-__attribute__((format(printf, 2, 3)))
-static void add(struct argv *a, const char *fmt, ...)
+static void vadd(struct argv *a, bool in_bundle, const char *fmt, va_list ap)
 {
 	char **n;
-	va_list ap;
+	bool *b;
 
 	if (a->failed)
 		return;
 	n = realloc(a->v, ((size_t)a->n + 2) * sizeof(*n));
-	if (!n) {
+	if (n)
+		a->v = n;
+	b = n ? realloc(a->in_bundle, ((size_t)a->n + 1) * sizeof(*b)) : NULL;
+	if (b)
+		a->in_bundle = b;
+	if (!n || !b || vasprintf(&a->v[a->n], fmt, ap) < 0) {
 		a->failed = true;
 		return;
 	}
-	a->v = n;
-	va_start(ap, fmt);
-	if (vasprintf(&a->v[a->n], fmt, ap) < 0)
-		a->failed = true;
-	else
-		a->n++;
-	va_end(ap);
+	a->in_bundle[a->n++] = in_bundle;
 	a->v[a->n] = NULL;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void add(struct argv *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vadd(a, false, fmt, ap);
+	va_end(ap);
+}
+
+/* A file of the bundle, relative to it: the bundle's place is put in front when used. */
+__attribute__((format(printf, 2, 3)))
+static void add_file(struct argv *a, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vadd(a, true, fmt, ap);
+	va_end(ap);
+}
+
+static void argv_free(struct argv *a)
+{
+	decoder_argv_free(a->v);
+	free(a->in_bundle);
+	memset(a, 0, sizeof(*a));
 }
 
 bool decoder_cpu_known(const struct manifest *m)
@@ -75,13 +103,18 @@ static void config(struct argv *a, const struct manifest *m)
 	}
 }
 
-static void sideband(struct argv *a, const struct manifest *m, const char *dir, int i)
+/*
+ * libipt's ptxed reads the [vdso] from --pevent:vdso-x64 (the sysroot does not
+ * apply to it) and every other mapped file at sysroot + its path; kernel
+ * code only from --raw (it ignores the kernel's own MMAP records).
+ */
+static void sideband(struct argv *a, const struct manifest *m, int i)
 {
 	add(a, "--pevent:sample-type");
 	add(a, "0x%" PRIx64, m->attr.sample_type);
 	if (m->kernel.kcore) {
 		add(a, "--raw");
-		add(a, "%s/%s:0x%" PRIx64, dir, m->kernel.kcore, m->kernel.kcore_base);
+		add_file(a, "%s:0x%" PRIx64, m->kernel.kcore, m->kernel.kcore_base);
 	}
 	if (m->kernel.start) {
 		add(a, "--pevent:kernel-start");
@@ -89,7 +122,11 @@ static void sideband(struct argv *a, const struct manifest *m, const char *dir, 
 	}
 	if (m->vdso) {
 		add(a, "--pevent:vdso-x64");
-		add(a, "%s/%s", dir, m->vdso);
+		add_file(a, "%s", m->vdso);
+	}
+	if (m->sysroot) {
+		add(a, "--pevent:sysroot");
+		add_file(a, "%s", m->sysroot);
 	}
 	if (m->time_conv.cap_user_time_zero) {
 		add(a, "--pevent:time-zero");
@@ -100,35 +137,54 @@ static void sideband(struct argv *a, const struct manifest *m, const char *dir, 
 		add(a, "%u", m->time_conv.time_mult);
 	}
 	add(a, "--pevent:primary");
-	add(a, "%s/%s", dir, m->streams[i].sideband);
+	add_file(a, "%s", m->streams[i].sideband);
 	if (m->proc_sideband) {
 		add(a, "--pevent:secondary");
-		add(a, "%s/%s", dir, m->proc_sideband);
+		add_file(a, "%s", m->proc_sideband);
 	}
 	for (int j = 0; j < m->nr_streams; j++) {
 		if (j == i)
 			continue;
 		add(a, "--pevent:secondary");
-		add(a, "%s/%s", dir, m->streams[j].sideband);
+		add_file(a, "%s", m->streams[j].sideband);
 	}
 }
 
-char **decoder_argv(const struct manifest *m, const char *dir, int i, enum decoder tool)
+static struct argv build(const struct manifest *m, int i, enum decoder tool)
 {
 	struct argv a = { 0 };
 
 	add(&a, tool == DECODER_PTXED ? "ptxed" : "ptdump");
 	config(&a, m);
 	if (tool == DECODER_PTXED) {
-		sideband(&a, m, dir, i);
+		sideband(&a, m, i);
 		add(&a, "--pt");
 	}
-	add(&a, "%s/%s", dir, m->streams[i].file);
-	if (a.failed) {
-		decoder_argv_free(a.v);
-		return NULL;
+	add_file(&a, "%s", m->streams[i].file);
+	if (a.failed)
+		argv_free(&a);
+	return a;
+}
+
+char **decoder_argv(const struct manifest *m, const char *dir, int i, enum decoder tool)
+{
+	struct argv a = build(m, i, tool);
+	char **v = a.v;
+
+	for (int k = 0; v && k < a.n; k++) {
+		char *p;
+
+		if (!a.in_bundle[k])
+			continue;
+		if (asprintf(&p, "%s/%s", dir, v[k]) < 0) {
+			argv_free(&a);
+			return NULL;
+		}
+		free(v[k]);
+		v[k] = p;
 	}
-	return a.v;
+	free(a.in_bundle);
+	return v;
 }
 
 void decoder_argv_free(char **argv)
@@ -136,4 +192,162 @@ void decoder_argv_free(char **argv)
 	for (char **p = argv; p && *p; p++)
 		free(*p);
 	free(argv);
+}
+
+/* ---- shell ------------------------------------------------------------- */
+
+/* Growing text; any failure leaves it NULL for good. */
+struct text {
+	char *s;
+	size_t len;
+	bool failed;
+};
+
+__attribute__((format(printf, 2, 3)))
+static void put(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	char *more, *n;
+	int len;
+
+	if (t->failed)
+		return;
+	va_start(ap, fmt);
+	len = vasprintf(&more, fmt, ap);
+	va_end(ap);
+	n = len < 0 ? NULL : realloc(t->s, t->len + (size_t)len + 1);
+	if (!n) {
+		if (len >= 0)
+			free(more);
+		free(t->s);
+		*t = (struct text){ .failed = true };
+		return;
+	}
+	memcpy(n + t->len, more, (size_t)len + 1);
+	free(more);
+	t->s = n;
+	t->len += (size_t)len;
+}
+
+/* @s as one word of a POSIX shell: as it is when every byte is plain, else in single quotes. */
+static void put_word(struct text *t, const char *s)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789-_./:=,+@%";
+
+	if (*s && strspn(s, plain) == strlen(s)) {
+		put(t, "%s", s);
+		return;
+	}
+	put(t, "'");
+	for (const char *q; *s; s = q) {
+		q = s + strcspn(s, "'");
+		put(t, "%.*s", (int)(q - s), s);
+		if (*q == '\'') {
+			put(t, "'\\''");
+			q++;
+		}
+	}
+	put(t, "'");
+}
+
+char *decoder_shell_join(char *const *argv)
+{
+	struct text t = { 0 };
+
+	for (char *const *a = argv; *a; a++) {
+		if (a != argv)
+			put(&t, " ");
+		put_word(&t, *a);
+	}
+	return t.s ? t.s : t.failed ? NULL : strdup("");
+}
+
+static const char script_head[] =
+	"#!/bin/sh\n"
+	"# Decodes every stream of a ptcollect bundle with libipt's ptxed and ptdump.\n"
+	"# Written by 'ptcollect info --script'; see ptcollect-info(1).\n"
+	"#\n"
+	"# usage: sh SCRIPT [BUNDLE [OUTDIR]]\n"
+	"#   BUNDLE  the bundle; by default the directory this script is in when it\n"
+	"#           holds manifest.json, else the bundle the script was written for\n"
+	"#   OUTDIR  where STREAM.ptxed and STREAM.ptdump are written (default: .)\n"
+	"# PTXED and PTDUMP name the decoders (default: ptxed and ptdump on PATH).\n"
+	"# Exit status: 0 when every decoder exited 0 and printed no error line, else 1.\n"
+	"set -u\n"
+	"if [ $# -ge 1 ]; then\n"
+	"\tb=$1\n"
+	"else\n"
+	"\tcase $0 in */*) b=${0%/*} ;; *) b=. ;; esac\n"
+	"\t[ -f \"$b/manifest.json\" ] || b=";
+static const char script_body[] =
+	"\n"
+	"fi\n"
+	"out=${2:-.}\n"
+	"ptxed=${PTXED:-ptxed}\n"
+	"ptdump=${PTDUMP:-ptdump}\n"
+	"status=0\n"
+	"\n"
+	"# decode STREAM OUTPUT DECODER ARGS...: one decoder, its output in OUTPUT\n"
+	"decode() {\n"
+	"\t_s=$1 _o=$2\n"
+	"\tshift 2\n"
+	"\t\"$@\" >\"$_o\" 2>&1\n"
+	"\t_rc=$?\n"
+	"\t_e=$(grep -ci error \"$_o\")\n"
+	"\tprintf '%s: %s exited %d, %d error lines: %s\\n' \"$_s\" \"$1\" \"$_rc\" \"$_e\" \"$_o\"\n"
+	"\t[ \"$_rc\" -eq 0 ] && [ \"$_e\" -eq 0 ] || status=1\n"
+	"}\n"
+	"\n";
+
+/* One decoder's line in the script: the bundle's files below "$b". */
+static void put_decode(struct text *t, const struct manifest *m, int i, enum decoder tool)
+{
+	const char *file = m->streams[i].file, *ext = tool == DECODER_PTXED ? "ptxed" : "ptdump";
+	size_t n = strlen(file);
+	struct argv a = build(m, i, tool);
+	char *out;
+
+	if (n > 3 && !strcmp(file + n - 3, ".pt"))
+		n -= 3;
+	if (a.failed || asprintf(&out, "%.*s.%s", (int)n, file, ext) < 0) {
+		argv_free(&a);
+		t->failed = true;
+		return;
+	}
+	for (char *p = out; *p; p++)
+		*p = *p == '/' ? '_' : *p;
+	put(t, "decode ");
+	put_word(t, file);
+	put(t, " \"$out\"/");
+	put_word(t, out);
+	put(t, " \"$%s\"", a.v[0]);
+	for (int k = 1; k < a.n; k++) {
+		put(t, a.in_bundle[k] ? " \"$b\"/" : " ");
+		put_word(t, a.v[k]);
+	}
+	put(t, "\n");
+	free(out);
+	argv_free(&a);
+}
+
+char *decoder_script(const struct manifest *m, const char *dir)
+{
+	struct text t = { 0 };
+
+	put(&t, "%s", script_head);
+	put_word(&t, dir);
+	put(&t, "%s", script_body);
+	for (int i = 0; i < m->nr_streams; i++) {
+		if (!m->streams[i].bytes) {
+			put(&t, "# ");
+			put_word(&t, m->streams[i].file);
+			put(&t, " is empty: nothing to decode\n");
+			continue;
+		}
+		put_decode(&t, m, i, DECODER_PTXED);
+		put_decode(&t, m, i, DECODER_PTDUMP);
+	}
+	put(&t, "exit $status\n");
+	return t.failed ? NULL : t.s;
 }

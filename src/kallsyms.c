@@ -46,13 +46,18 @@ static bool parse_line(char *p, struct ksym *s)
 
 int kallsyms_load(struct kallsyms *k, const char *path, struct error *e)
 {
+	return kallsyms_load_at(k, AT_FDCWD, path, e);
+}
+
+int kallsyms_load_at(struct kallsyms *k, int dirfd, const char *path, struct error *e)
+{
 	size_t len, lines = 1;
 	char *text, *p, *end;
 	int ret;
 
 	k->syms = NULL;
 	k->nr = 0;
-	ret = file_read_all(AT_FDCWD, path, KALLSYMS_MAX, &text, &len, e);
+	ret = file_read_all(dirfd, path, KALLSYMS_MAX, &text, &len, e);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < len; i++)

@@ -14,9 +14,69 @@
 
 #define KALLSYMS_MAX (256u << 20)
 
+/* Where the kernel starts and where its text is, from its symbols. */
+static void find_text(const struct kallsyms *ks, struct kimage *k)
+{
+	const struct ksym *text = kallsyms_find(ks, "_text"), *stext = kallsyms_find(ks, "_stext");
+	const struct ksym *etext = kallsyms_find(ks, "_etext");
+
+	k->start = text && text->addr ? text->addr : stext ? stext->addr : 0;
+	k->text_start = stext ? stext->addr : 0;
+	k->text_end = etext ? etext->addr : 0;
+}
+
+/* The next symbol of the kernel itself at or after *@i, or NULL. */
+static const struct ksym *next_own(const struct kallsyms *ks, size_t *i)
+{
+	while (*i < ks->nr && ks->syms[*i].module)
+		(*i)++;
+	return *i < ks->nr ? &ks->syms[(*i)++] : NULL;
+}
+
+static bool same_symbols(const struct kallsyms *a, const struct kallsyms *b)
+{
+	size_t i = 0, j = 0;
+	const struct ksym *x, *y;
+
+	do {
+		x = next_own(a, &i);
+		y = next_own(b, &j);
+		if (!x || !y)
+			break;
+	} while (x->addr == y->addr && x->type == y->type && !strcmp(x->name, y->name));
+	return !x && !y;
+}
+
+int kimage_same_kernel(int dirfd, const char *saved, const char *running, struct kimage *k,
+		       struct error *e)
+{
+	struct kallsyms was, now;
+	int ret;
+
+	memset(k, 0, sizeof(*k));
+	ret = kallsyms_load_at(&was, dirfd, saved, e);
+	if (ret)
+		return ret;
+	ret = kallsyms_load(&now, running, e);
+	if (ret) {
+		kallsyms_free(&was);
+		return ret;
+	}
+	find_text(&now, k);
+	if (!k->start)
+		ret = err_runtime(e, -EPERM, "%s shows no kernel addresses (kptr_restrict): run "
+				  "as root", running);
+	else if (!same_symbols(&was, &now))
+		ret = err_runtime(e, -ESTALE, "the running kernel is not the one recorded (its "
+				  "symbols differ from the bundle's %s): it was rebooted or "
+				  "replaced", saved);
+	kallsyms_free(&was);
+	kallsyms_free(&now);
+	return ret;
+}
+
 int kimage_save_kallsyms(const char *path, int fd, struct kimage *k, struct error *e)
 {
-	const struct ksym *text, *stext, *etext;
 	struct kallsyms ks;
 	size_t len;
 	char *buf;
@@ -33,12 +93,7 @@ int kimage_save_kallsyms(const char *path, int fd, struct kimage *k, struct erro
 	ret = kallsyms_load(&ks, path, e);
 	if (ret)
 		return ret;
-	text = kallsyms_find(&ks, "_text");
-	stext = kallsyms_find(&ks, "_stext");
-	etext = kallsyms_find(&ks, "_etext");
-	k->start = text && text->addr ? text->addr : stext ? stext->addr : 0;
-	k->text_start = stext ? stext->addr : 0;
-	k->text_end = etext ? etext->addr : 0;
+	find_text(&ks, k);
 	kallsyms_free(&ks);
 	if (!k->start)
 		return err_runtime(e, -EPERM, "%s shows no kernel addresses (kptr_restrict): run "

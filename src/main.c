@@ -16,6 +16,7 @@ static const struct cmd cmds[] = {
 	{ "record",  do_record,  usage_record,  "record Intel PT trace and sideband into a bundle" },
 	{ "caps",    do_caps,    usage_caps,    "show whether Intel PT is usable here, and its capabilities" },
 	{ "info",    do_info,    usage_info,    "show what a bundle holds, what is missing, how to decode it" },
+	{ "archive", do_archive, usage_archive, "copy the files a bundle maps into it, to decode it elsewhere" },
 	{ "dump",    do_dump,    usage_dump,    "print the records of a sideband file or the packets of a trace" },
 	{ "symbols", do_symbols, usage_symbols, "list the functions of an ELF file that --filter can name" },
 	{ "import",  do_import,  usage_import,  "make a bundle from a perf.data recorded with intel_pt" },

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* manifest.json: the schema, its writer and its reader, in one place. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -70,6 +71,7 @@ void manifest_free(struct manifest *m)
 	free(m->kernel.kcore);
 	free(m->proc_sideband);
 	free(m->vdso);
+	free(m->sysroot);
 	for (int i = 0; i < m->nr_streams; i++) {
 		free(m->streams[i].file);
 		free(m->streams[i].sideband);
@@ -202,6 +204,18 @@ json_t *manifest_stream_to_json(const struct mstream *s)
 			 "restarts", u64s(s->restarts), "itrace_start", u64s(s->itrace_start));
 }
 
+/* A file the sideband maps: its build-id, else the device and inode the records name. */
+static json_t *image_json(const struct mimage *img)
+{
+	char dev[24];
+
+	snprintf(dev, sizeof(dev), "%x:%x", img->maj, img->min);
+	return json_pack("{s:s, s:o, s:o, s:o}", "path", img->path,
+			 "build_id", str_or_null(img->build_id),
+			 "device", img->has_inode ? json_string(dev) : json_null(),
+			 "inode", img->has_inode ? u64s(img->ino) : json_null());
+}
+
 static json_t *target_json(const struct manifest *m)
 {
 	json_t *pids = json_array();
@@ -242,8 +256,7 @@ json_t *manifest_to_json(const struct manifest *m)
 	for (int i = 0; streams && i < m->nr_streams; i++)
 		json_array_append_new(streams, manifest_stream_to_json(&m->streams[i]));
 	for (int i = 0; images && i < m->nr_images; i++)
-		json_array_append_new(images, json_pack("{s:s, s:o}", "path", m->images[i].path,
-				      "build_id", str_or_null(m->images[i].build_id)));
+		json_array_append_new(images, image_json(&m->images[i]));
 	j = json_pack("{s:s, s:i, s:{s:s, s:s?}, s:o, s:o, s:o, s:s, s:o, "
 		      "s:{s:s?, s:i}, s:{s:o, s:o, s:o, s:b, s:b, s:b, s:o}, s:o, "
 		      "s:{s:s?, s:i, s:i, s:i}, s:{s:b, s:o, s:I, s:i}, s:o, s:o, s:i}",
@@ -279,6 +292,7 @@ json_t *manifest_to_json(const struct manifest *m)
 			"kcore_base", m->kernel.kcore ? hex(m->kernel.kcore_base) : json_null())) ||
 	    json_object_set_new(j, "proc_sideband", str_or_null(m->proc_sideband)) ||
 	    json_object_set_new(j, "vdso", str_or_null(m->vdso)) ||
+	    json_object_set_new(j, "sysroot", str_or_null(m->sysroot)) ||
 	    json_object_set_new(j, "streams", streams) ||
 	    json_object_set_new(j, "images", images) ||
 	    json_object_set_new(j, "start_time", time_json(&m->start_time)) ||
@@ -612,6 +626,47 @@ static void rd_stream(struct rd *r, const json_t *s, size_t i, struct mstream *o
 #undef P
 }
 
+/* An image: an absolute path, a hex build-id or null, and "MAJ:MIN" and inode or nulls. */
+static void rd_image(struct rd *r, const json_t *v, size_t i, struct mimage *img)
+{
+	char path[64], *dev = NULL, *end;
+	const char *s;
+
+#define P(k) (snprintf(path, sizeof(path), "images[%zu]." k, i), path)
+	if (!json_is_object(v)) {
+		bad(r, P(""), "expected an object, found %s", type_name(v));
+		return;
+	}
+	rd_str(r, v, "path", P("path"), &img->path, false);
+	if (img->path && img->path[0] != '/')
+		bad(r, P("path"), "'%s' is not an absolute path", img->path);
+	rd_str(r, v, "build_id", P("build_id"), &img->build_id, true);
+	s = img->build_id;
+	if (s && (!*s || strlen(s) > 40 || strlen(s) % 2 ||
+		  strspn(s, "0123456789abcdef") != strlen(s)))
+		bad(r, P("build_id"), "'%s' is not a build-id (1 to 20 bytes in lowercase hex)", s);
+	rd_str(r, v, "device", P("device"), &dev, true);
+	rd_u64(r, v, "inode", P("inode"), 10, &img->ino, true);
+	if (dev && !r->failed) {
+		unsigned long maj = strtoul(dev, &end, 16), min = 0;
+
+		if (end != dev && *end == ':' && isxdigit((unsigned char)end[1]))
+			min = strtoul(end + 1, &end, 16);
+		else
+			end = dev;
+		if (end == dev || *end || maj > UINT32_MAX || min > UINT32_MAX ||
+		    strspn(dev, "0123456789abcdef:") != strlen(dev))
+			bad(r, P("device"), "'%s' is not a device as MAJOR:MINOR in hex", dev);
+		img->maj = (unsigned int)maj;
+		img->min = (unsigned int)min;
+		img->has_inode = true;
+	}
+	if (!r->failed && img->has_inode != !!json_is_string(json_object_get(v, "inode")))
+		bad(r, P("inode"), "a device and an inode go together");
+	free(dev);
+#undef P
+}
+
 static void rd_lists(struct rd *r, const json_t *m, struct manifest *out)
 {
 	json_t *streams = typed(r, m, "streams", "streams", JSON_ARRAY, "an array", false);
@@ -633,7 +688,6 @@ static void rd_lists(struct rd *r, const json_t *m, struct manifest *out)
 	}
 	json_array_foreach(images, i, v) {
 		struct mimage *img;
-		char path[64];
 
 		if (r->failed)
 			return;
@@ -642,10 +696,7 @@ static void rd_lists(struct rd *r, const json_t *m, struct manifest *out)
 			r->failed = err_runtime(r->e, -ENOMEM, "out of memory");
 			return;
 		}
-		snprintf(path, sizeof(path), "images[%zu].path", i);
-		rd_str(r, v, "path", path, &img->path, false);
-		snprintf(path, sizeof(path), "images[%zu].build_id", i);
-		rd_str(r, v, "build_id", path, &img->build_id, true);
+		rd_image(r, v, i, img);
 	}
 }
 
@@ -751,6 +802,7 @@ static void rd_all(struct rd *r, const json_t *m, struct manifest *out)
 	rd_machine(r, m, out);
 	rd_relpath(r, m, "proc_sideband", "proc_sideband", &out->proc_sideband, true);
 	rd_relpath(r, m, "vdso", "vdso", &out->vdso, true);
+	rd_relpath(r, m, "sysroot", "sysroot", &out->sysroot, true);
 	rd_lists(r, m, out);
 	rd_time(r, m, "start_time", &out->start_time);
 	rd_time(r, m, "end_time", &out->end_time);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "auxring.h"
@@ -371,6 +372,16 @@ out:
 }
 
 /* What perf_event_open gets: the event, and sideband on the PT event itself. */
+/* attr.build_id came with Linux 5.12; an older kernel refuses an attr that sets it. */
+static bool kernel_has_mmap_build_id(void)
+{
+	struct utsname u;
+	unsigned int major, minor;
+
+	return !uname(&u) && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+	       (major > 5 || (major == 5 && minor >= 12));
+}
+
 static void plan_attr(struct plan *p)
 {
 	struct perf_event_attr *a = &p->attr;
@@ -393,6 +404,8 @@ static void plan_attr(struct plan *p)
 	a->inherit = !p->per_thread && (p->target == TARGET_COMMAND || p->target == TARGET_PID);
 	a->mmap = 1;
 	a->mmap2 = 1;
+	/* The build-id of each file as it is mapped, for archive to hold the file against. */
+	a->build_id = kernel_has_mmap_build_id();
 	a->comm = 1;
 	a->comm_exec = 1;
 	a->task = 1;

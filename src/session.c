@@ -497,6 +497,7 @@ static void end_workload(struct session *s)
 
 static int finish(struct session *s, int ret, struct error *e)
 {
+	struct warnings iw = { 0 };
 	struct error fe = { 0 };
 
 	for (int i = 0; i < s->nr_streams; i++)
@@ -508,6 +509,9 @@ static int finish(struct session *s, int ret, struct error *e)
 	s->proc_fd = -1;
 	if (images_collect(bundle_dirfd(s->bundle), &s->m, &fe))
 		warn(s, fe.code, "the list of mapped files is incomplete: %s", fe.why);
+	images_check(&s->m, &iw);
+	for (int i = 0; i < iw.nr; i++)
+		warn(s, -ESTALE, "%s", iw.msg[i]);
 	clock_gettime(CLOCK_REALTIME, &s->m.end_time);
 	s->m.complete = !ret;
 	manifest_set(&s->m.stop_reason, s->res->stop_reason);

@@ -8,12 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "fileio.h"
 #include "procfs.h"
 #include "sideband.h"
+#include "symbols.h"
 
 /*
  * Record names: the kernel's types, and perf's user types (PERF_RECORD_USER_TYPE_START,
@@ -190,7 +192,20 @@ const char *sideband_mmap_file(const struct sb_record *r)
 	return (const char *)r->body + at;
 }
 
-/* ---- synthesis from /proc --------------------------------------------- */
+int sideband_mmap_build_id(const struct sb_record *r, char *hex, size_t len)
+{
+	size_t size;
+
+	if (r->type != PERF_RECORD_MMAP2 || !(r->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) ||
+	    r->body_len < 64)
+		return 0;
+	size = r->body[32];
+	if (!size || size > SIDEBAND_BUILD_ID_MAX || 2 * size + 1 > len)
+		return 0;
+	for (size_t i = 0; i < size; i++)
+		snprintf(hex + 2 * i, 3, "%02x", r->body[36 + i]);
+	return (int)size;
+}
 
 /* ---- synthesis from /proc --------------------------------------------- */
 
@@ -244,6 +259,40 @@ static int synth_comms(pid_t pid, int fd, int *count)
 	return ret;
 }
 
+/*
+ * The build-id of the file a mapping maps, as raw bytes: through
+ * /proc/PID/map_files (the mapped file itself, even when replaced; root
+ * only), else through its path when that is still the mapped inode. 0 when
+ * it cannot be told.
+ */
+static size_t mapped_build_id(pid_t pid, const struct procfs_map *m,
+			      uint8_t id[SIDEBAND_BUILD_ID_MAX])
+{
+	char path[96], hex[2 * SIDEBAND_BUILD_ID_MAX + 1];
+	struct stat st;
+	size_t n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, m->start,
+		 m->end);
+	fd = file_open_input(AT_FDCWD, path, NULL);
+	if (fd < 0 && m->name[0] == '/') {
+		fd = file_open_input(AT_FDCWD, m->name, NULL);
+		if (fd >= 0 && (fstat(fd, &st) || major(st.st_dev) != m->maj ||
+				minor(st.st_dev) != m->min || st.st_ino != m->ino)) {
+			close(fd);	/* another file now has the mapping's name */
+			fd = -1;
+		}
+	}
+	if (fd < 0)
+		return 0;
+	if (!symbols_build_id_fd(fd, hex, sizeof(hex)))
+		for (n = 0; hex[2 * n] && sscanf(hex + 2 * n, "%2hhx", &id[n]) == 1; n++)
+			;
+	close(fd);
+	return n;
+}
+
 static int synth_mmaps(pid_t pid, int fd, int *count)
 {
 	char path[64], line[4608];
@@ -257,6 +306,7 @@ static int synth_mmaps(pid_t pid, int fd, int *count)
 	while (!ret && fgets(line, sizeof(line), f)) {
 		struct procfs_map m;
 		uint8_t body[64];	/* pid tid, addr len pgoff, maj min ino ino_gen, prot flags */
+		uint16_t misc = PERF_RECORD_MISC_USER;
 		uint32_t v32[2];
 		uint64_t v64[3];
 
@@ -268,18 +318,23 @@ static int synth_mmaps(pid_t pid, int fd, int *count)
 		v64[1] = m.end - m.start;
 		v64[2] = m.pgoff;
 		memcpy(body + 8, v64, 24);
-		v32[0] = m.maj;
-		v32[1] = m.min;
-		memcpy(body + 32, v32, 8);
-		v64[0] = m.ino;
-		v64[1] = 0;	/* ino_generation: not in /proc */
-		memcpy(body + 40, v64, 16);
+		/* build_id_size, 3 reserved, build_id[20] in place of maj, min, ino, ino_gen */
+		memset(body + 32, 0, 24);
+		body[32] = (uint8_t)mapped_build_id(pid, &m, body + 36);
+		if (body[32]) {
+			misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
+		} else {
+			v32[0] = m.maj;
+			v32[1] = m.min;
+			memcpy(body + 32, v32, 8);
+			memcpy(body + 40, &m.ino, 8);	/* ino_generation: not in /proc, 0 */
+		}
 		v32[0] = (m.perms[0] == 'r' ? PROT_READ : 0) | (m.perms[1] == 'w' ? PROT_WRITE : 0) |
 			 PROT_EXEC;
 		v32[1] = m.perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 		memcpy(body + 56, v32, 8);
-		ret = emit(fd, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, body, 64,
-			   m.name[0] ? m.name : "//anon", pid, pid);
+		ret = emit(fd, PERF_RECORD_MMAP2, misc, body, 64, m.name[0] ? m.name : "//anon", pid,
+			   pid);
 		*count += !ret;
 	}
 	fclose(f);

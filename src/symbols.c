@@ -112,42 +112,77 @@ static void build_id(Elf *elf, char *hex, size_t len);
 
 int symbols_build_id(const char *path, char *hex, size_t len)
 {
-	struct elf_file ef;
-	int ret;
+	int fd = file_open_input(AT_FDCWD, path, NULL), ret;
+
+	hex[0] = '\0';
+	if (fd < 0)
+		return fd;
+	ret = symbols_build_id_fd(fd, hex, len);
+	close(fd);
+	return ret;
+}
+
+int symbols_build_id_fd(int fd, char *hex, size_t len)
+{
+	Elf *elf;
 
 	hex[0] = '\0';
 	elf_version(EV_CURRENT);
-	ret = elf_file_open(&ef, path, NULL);
-	if (ret)
-		return ret;
-	build_id(ef.elf, hex, len);
-	elf_file_close(&ef);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		if (elf)
+			elf_end(elf);
+		return -ENOEXEC;
+	}
+	build_id(elf, hex, len);
+	elf_end(elf);
 	return hex[0] ? 0 : -ENODATA;
 }
 
+/* The GNU build-id note among the notes of @d, as hex into @hex; false if none. */
+static bool note_build_id(Elf_Data *d, char *hex, size_t len)
+{
+	size_t off = 0, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+		    memcmp((char *)d->d_buf + name_off, "GNU", 4))
+			continue;
+		hex[0] = '\0';
+		for (size_t i = 0; i < nh.n_descsz && 2 * i + 3 <= len; i++)
+			snprintf(hex + 2 * i, 3, "%02x", ((unsigned char *)d->d_buf)[desc_off + i]);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The kernel reads the build-id of a mapped file from its PT_NOTE segments
+ * (lib/buildid.c), so those come first; a file with notes only in sections
+ * (an object or a debug file) is read there.
+ */
 static void build_id(Elf *elf, char *hex, size_t len)
 {
 	Elf_Scn *scn = NULL;
+	size_t n = 0;
 
 	hex[0] = '\0';
+	for (size_t i = 0; !elf_getphdrnum(elf, &n) && i < n; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_NOTE &&
+		    note_build_id(elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+						       ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR),
+				  hex, len))
+			return;
+	}
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t off = 0, name_off, desc_off;
-		GElf_Nhdr nh;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-			    memcmp((char *)d->d_buf + name_off, "GNU", 4))
-				continue;
-			for (size_t i = 0; i < nh.n_descsz && 2 * i + 3 <= len; i++)
-				snprintf(hex + 2 * i, 3, "%02x",
-					 ((unsigned char *)d->d_buf)[desc_off + i]);
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+		    note_build_id(elf_getdata(scn, NULL), hex, len))
 			return;
-		}
 	}
 }
 
