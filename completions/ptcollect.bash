@@ -36,7 +36,7 @@ _ptcollect()
 	local cur prev words cword
 	_init_completion || return
 
-	local cmds="record caps info dump symbols import help"
+	local cmds="record caps info archive dump symbols import help"
 	local global_opts="--help --version --json"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
@@ -63,6 +63,13 @@ _ptcollect()
 		COMPREPLY=($(compgen -W "--json --help" -- "$cur"))
 		;;
 	info)
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--json --script --help" -- "$cur"))
+		else
+			_filedir -d
+		fi
+		;;
+	archive)
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--json --help" -- "$cur"))
 		else
@@ -138,7 +145,7 @@ _ptcollect()
 		esac
 		COMPREPLY=($(compgen -W "--event --pid --tid --all-cpus --cpu --mmap-pages
 			--output --force --quiet --per-thread --filter --duration --max-size
-			--kcore --dry-run --json --help --" -- "$cur"))
+			--kcore --archive --dry-run --json --help --" -- "$cur"))
 		;;
 	esac
 } &&

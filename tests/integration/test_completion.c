@@ -7,6 +7,8 @@
 
 #include "run.h"
 
+static char *zsh_complete(const char *words);
+
 /* Complete the words of @line (the cursor at its end) with the bash completion. */
 static char *bash_complete(const char *line)
 {
@@ -66,6 +68,34 @@ Test(completion, bash_completes_commands_and_record_options)
 	s = bash_complete("ptcollect record -e intel_pt//");
 	cr_expect(strstr(s, "intel_pt//u\n"), "%s", s);
 	free(s);
+}
+
+Test(completion, bash_and_zsh_know_archive_and_info_script)
+{
+	char *s = bash_complete("ptcollect ar");
+
+	cr_expect_str_eq(s, "archive\n");
+	free(s);
+	s = bash_complete("ptcollect archive --");
+	cr_expect(strstr(s, "--json\n"), "%s", s);
+	free(s);
+	s = bash_complete("ptcollect info --");
+	cr_expect(strstr(s, "--script\n"), "%s", s);
+	free(s);
+	s = bash_complete("ptcollect record --ar");
+	cr_expect_str_eq(s, "--archive\n");
+	free(s);
+	s = zsh_complete("ptcollect");
+	cr_expect(strstr(s, "archive:copy the files"), "%s", s);
+	free(s);
+	setenv("PTC_STATE", "args", 1);
+	s = zsh_complete("record");
+	cr_expect(strstr(s, "--archive["), "%s", s);
+	free(s);
+	s = zsh_complete("info");
+	cr_expect(strstr(s, "--script}[") || strstr(s, "--script["), "%s", s);
+	free(s);
+	unsetenv("PTC_STATE");
 }
 
 /*

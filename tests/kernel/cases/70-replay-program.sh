@@ -2,9 +2,10 @@
 # /play/playprog (derived on the host by tests/kernel/play/ptplay) as its hardware output
 # while ptcollect records the program, per CPU and per thread. The .pt file holds exactly
 # the stream with the live TSC stamped in, between the sideband's exec and exit records.
-# The bundle is copied elsewhere with the program in its sysroot, the original program is
-# deleted, and ptxed decodes the copy, with ptcollect's sideband, to exactly the program's
-# instruction sequence. README.md, "Played streams".
+# The bundle is archived (the program goes into its sysroot), copied elsewhere, the
+# original program is deleted, and the ptxed line `info` prints for the copy decodes it,
+# with ptcollect's sideband, to exactly the program's instruction sequence. README.md,
+# "Played streams".
 . /lib.sh
 PLAY=/play
 if [ ! -s $PLAY/playprog.pt ]; then
@@ -37,14 +38,10 @@ le56() {
 	echo $_v
 }
 
-# moved_line MOVED SYSROOT: the ptxed line `info` prints for $stream of the bundle at MOVED.
-# Until `info` prints lines for archived bundles (issue 14), --pevent:sysroot SYSROOT is
-# inserted before the sideband files.
+# moved_line MOVED: the ptxed line `info` prints for $stream of the bundle at MOVED
 moved_line() {
-	_l=$(/ptcollect info --json "$1" 2>/dev/null |
-		sed -n 's/^ *"ptxed": "\(.*\)",*$/\1/p' | grep -- "--pt $1/$stream\$")
-	[ -n "$2" ] && _l=$(echo "$_l" | sed "s# --pevent:primary # --pevent:sysroot $2 --pevent:primary #")
-	echo "$_l"
+	/ptcollect info --json "$1" 2>/dev/null |
+		sed -n 's/^ *"ptxed": "\(.*\)",*$/\1/p' | grep -- "--pt $1/$stream\$"
 }
 
 # replay NAME RECORD-PREFIX...: record the program while the PMU plays its stream, check
@@ -114,13 +111,19 @@ replay() {
 	fi
 
 	have_oracle || { skip "${name}_ptxed_decodes_the_program" "$(oracle_missing)"; return; }
-	# moved: the bundle and, in its sysroot, the program; the original is deleted
+	# archived (record --archive did it, else archive now): the program is in the sysroot
+	grep -q '"sysroot": "sysroot"' "$name/manifest.json" ||
+		/ptcollect archive "$name" >"$name.archive" 2>&1
+	if cmp -s "$prog" "$name/sysroot$prog"; then
+		pass "${name}_archive_holds_the_program"
+	else
+		fail "${name}_archive_holds_the_program" "$(cat "$name.archive" 2>/dev/null)"
+	fi
+	# moved: the bundle alone; the original program is deleted
 	moved=/tmp/moved-$name
 	cp -r "$name" "$moved"
-	mkdir -p "$moved/sysroot${prog%/*}"
-	cp "$prog" "$moved/sysroot$prog"
 	rm -rf run
-	line=$(moved_line "$moved" "$moved/sysroot")
+	line=$(moved_line "$moved")
 	echo "ptxed line: $line"
 	# shellcheck disable=SC2086 # the line is split on spaces, as printed
 	(cd / && $line) >"$name.ptxed" 2>&1
@@ -146,7 +149,7 @@ replay() {
 		fail "${name}_ptxed_used_the_bundles_sideband" "$(head -n 30 "$name.ptxed-sb")"
 	fi
 	# a control: without the sysroot the program is nowhere, and the decode must fail
-	line=$(moved_line "$moved" "")
+	line=$(moved_line "$moved" | sed 's# --pevent:sysroot [^ ]*##')
 	# shellcheck disable=SC2086
 	(cd / && $line) >"$name.nosysroot" 2>&1
 	grep -E '^[0-9a-f]{16} ' "$name.nosysroot" | awk '{ print $1 }' >"$name.insns2"
@@ -158,5 +161,5 @@ replay() {
 }
 
 # Per CPU the program stays on CPU 1: a stream cut by a migration would need a new PSB+.
-replay replay_per_cpu taskset -c 1 /ptcollect record -q
+replay replay_per_cpu taskset -c 1 /ptcollect record -q --archive
 replay replay_per_thread /ptcollect record -q --per-thread
