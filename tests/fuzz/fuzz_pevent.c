@@ -2,6 +2,7 @@
 /* .pevent bytes: the reader never reads past a record or the file, and explains refusals. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sbdump.h"
 #include "sideband.h"
@@ -28,6 +29,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sbdump_line(&r, off, &o, line, sizeof(line));
 		sbdump_fields(&r, &f);
 		sideband_mmap_file(&r);
+		{
+			char id[2 * SIDEBAND_BUILD_ID_MAX + 1];
+			int len = sideband_mmap_build_id(&r, id, sizeof(id));
+
+			if (len < 0 || len > SIDEBAND_BUILD_ID_MAX || (len && strlen(id) != 2u * len))
+				abort();
+		}
 		off += (size_t)n;
 	}
 	return 0;

@@ -134,6 +134,8 @@ static size_t every_record(void)
 	n += record(buf + n, 79 /* TIME_CONV */, 0, 48, NULL);
 	n += record(buf + n, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, 8, "prog");
 	n += record(buf + n, PERF_RECORD_MMAP2, 0, 64, "/bin/prog");
+	/* with attr.build_id: build_id_size 0x11 (the body's filler), then the id's bytes */
+	n += record(buf + n, PERF_RECORD_MMAP2, PERF_RECORD_MISC_MMAP_BUILD_ID, 64, "/bin/lib.so");
 	n += record(buf + n, PERF_RECORD_MMAP, 0, 32, "[vdso]");
 	n += record(buf + n, PERF_RECORD_ITRACE_START, 0, 8, NULL);
 	n += record(buf + n, PERF_RECORD_AUX, 0, 24, NULL);

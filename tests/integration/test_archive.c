@@ -253,7 +253,7 @@ static pid_t start_sleeper(const char *path)
 /* The bundle of a run of playprog, recorded as the recorder does; skips without a kernel or ptrace. */
 static void setup(struct fix *f, const char *bundle_name)
 {
-	char sb[160];
+	char sb[160], *tmp;
 	pid_t tid = 0, sleeper;
 	int out, ret;
 
@@ -268,7 +268,9 @@ static void setup(struct fix *f, const char *bundle_name)
 	snprintf(f->insns, sizeof(f->insns), "%s/playprog.insns", f->root);
 	cr_assert_gt(asprintf(&f->bundle, "%s/%s", f->root, bundle_name), 0);
 	play(f);
-	copy_file(run_testprog("playprog"), f->prog);
+	tmp = run_testprog("playprog");
+	copy_file(tmp, f->prog);
+	free(tmp);
 	copy_file("/bin/sleep", f->sleeper);
 	snprintf(sb, sizeof(sb), "%s/sb", f->root);
 	out = open(sb, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -550,12 +552,15 @@ static void expect_decoded(const struct fix *f, const char *out, const struct ru
 
 Test(archive, info_script_decodes_every_stream_from_any_directory)
 {
+	char *ptxed = oracle("ptxed"), *ptdump = oracle("ptdump");
 	char *moved, *again, script[160], out[160], inside[600];
 	struct run_result r;
 	struct fix f;
 	FILE *s;
 
-	if (!oracle("ptxed") || !oracle("ptdump"))
+	free(ptxed);
+	free(ptdump);
+	if (!ptxed || !ptdump)
 		cr_skip_test("no ptxed/ptdump: ../shared/oracle is absent (set PTCOLLECT_SHARED)");
 	setup(&f, "b");
 	moved = archive_and_move(&f);
