@@ -31,6 +31,7 @@
 #include "images.h"
 #include "manifest.h"
 #include "run.h"
+#include "sbrun.h"
 #include "sideband.h"
 #include "stream.h"
 #include "symbols.h"
@@ -59,22 +60,6 @@ static void sh(const char *fmt, ...)
 	free(cmd);
 }
 
-/* $PTCOLLECT_SHARED/oracle/TOOL (default: the checkout's ../shared), or NULL if absent. */
-static char *oracle(const char *tool)
-{
-	const char *shared = getenv("PTCOLLECT_SHARED");
-	char *path;
-
-	if (shared && *shared)
-		cr_assert_gt(asprintf(&path, "%s/oracle/%s", shared, tool), 0);
-	else
-		cr_assert_gt(asprintf(&path, "%s/../shared/oracle/%s", run_srcdir(), tool), 0);
-	if (access(path, X_OK) == 0)
-		return path;
-	free(path);
-	return NULL;
-}
-
 /* All of @path, NUL-terminated; its size in *@len when @len is not NULL. */
 static char *slurp_n(const char *path, size_t *len)
 {
@@ -96,53 +81,6 @@ static char *slurp_n(const char *path, size_t *len)
 static char *slurp(const char *path)
 {
 	return slurp_n(path, NULL);
-}
-
-/* The kernel's sideband of @prog's run from its exec: a dummy event with attr.build_id. */
-static int kernel_sideband(const char *prog, int out, pid_t *pid_out)
-{
-	struct perf_event_attr a = {
-		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY, .size = sizeof(a),
-		.sample_type = SIDEBAND_SAMPLE_TYPE, .sample_id_all = 1, .disabled = 1,
-		.enable_on_exec = 1, .mmap = 1, .mmap2 = 1, .comm = 1, .comm_exec = 1, .task = 1,
-		.build_id = 1,
-	};
-	long pg = sysconf(_SC_PAGESIZE);
-	int go[2], fd, st;
-	struct auxring r;
-	void *base;
-	pid_t pid;
-
-	cr_assert_eq(pipe(go), 0);
-	pid = fork();
-	if (pid == 0) {
-		char c;
-
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
-		dup2(open("/dev/null", O_WRONLY), 1);
-		execl(prog, prog, (char *)NULL);
-		_exit(127);
-	}
-	close(go[0]);
-	fd = (int)syscall(SYS_perf_event_open, &a, pid, -1, -1, 0);
-	if (fd < 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -errno;
-	}
-	base = mmap(NULL, pg * 65, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	cr_assert_neq(base, MAP_FAILED);
-	auxring_attach(&r, base, pg * 64, NULL, 0, false);
-	cr_assert_eq(write(go[1], "g", 1), 1);
-	close(go[1]);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert_eq(auxring_read_data(&r, out), 0);
-	munmap(base, pg * 65);
-	close(fd);
-	*pid_out = pid;
-	return 0;
 }
 
 static void copy_file(const char *from, const char *to)
@@ -253,7 +191,7 @@ static pid_t start_sleeper(const char *path)
 /* The bundle of a run of playprog, recorded as the recorder does; skips without a kernel or ptrace. */
 static void setup(struct fix *f, const char *bundle_name)
 {
-	char sb[160], *tmp;
+	char sb[160], *tmp, *argv[] = { f->prog, NULL };
 	pid_t tid = 0, sleeper;
 	int out, ret;
 
@@ -275,7 +213,7 @@ static void setup(struct fix *f, const char *bundle_name)
 	snprintf(sb, sizeof(sb), "%s/sb", f->root);
 	out = open(sb, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	cr_assert_geq(out, 0);
-	ret = kernel_sideband(f->prog, out, &tid);
+	ret = sbrun(argv, true, out, &tid);
 	close(out);
 	if (ret)
 		cr_skip_test("perf_event_open of a dummy event with build_id: %s", strerror(-ret));
@@ -477,7 +415,7 @@ Test(archive, copies_each_mapped_file_once_private_and_verified)
 
 Test(archive, the_printed_ptxed_line_decodes_the_moved_bundle_without_its_programs)
 {
-	char *ptxed = oracle("ptxed"), *moved, *line, *want, *got, *env[2] = { NULL, NULL };
+	char *ptxed = run_oracle("ptxed"), *moved, *line, *want, *got, *env[2] = { NULL, NULL };
 	char *argv[] = { "sh", "-c", NULL, NULL };
 	struct run_result r;
 	struct fix f;
@@ -515,7 +453,7 @@ Test(archive, the_printed_ptxed_line_decodes_the_moved_bundle_without_its_progra
 static void run_script(const char *script, const char *cwd, const char *bundle,
 		       struct run_result *r)
 {
-	char *ptxed = oracle("ptxed"), *ptdump = oracle("ptdump"), *env[3] = { NULL };
+	char *ptxed = run_oracle("ptxed"), *ptdump = run_oracle("ptdump"), *env[3] = { NULL };
 	char *argv[] = { "sh", "-c", "cd \"$1\" && shift && exec sh \"$@\"", "sh", (char *)cwd,
 			 (char *)script, (char *)bundle, NULL };
 
@@ -552,7 +490,7 @@ static void expect_decoded(const struct fix *f, const char *out, const struct ru
 
 Test(archive, info_script_decodes_every_stream_from_any_directory)
 {
-	char *ptxed = oracle("ptxed"), *ptdump = oracle("ptdump");
+	char *ptxed = run_oracle("ptxed"), *ptdump = run_oracle("ptdump");
 	char *moved, *again, script[160], out[160], inside[600];
 	struct run_result r;
 	struct fix f;

@@ -26,8 +26,10 @@
 #include "manifest.h"
 #include "oracle.h"
 #include "run.h"
+#include "sbrun.h"
 #include "sideband.h"
 #include "stream.h"
+#include "symbols.h"
 #include "vdso.h"
 
 static uint8_t *slurp(const char *path, size_t *len)
@@ -65,72 +67,43 @@ static void parse_all(const uint8_t *buf, size_t len, unsigned int counts[32])
 
 Test(sideband, real_kernel_records_parse_by_libipts_rules)
 {
-	struct perf_event_attr a = {
-		.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_DUMMY, .size = sizeof(a),
-		.sample_type = SIDEBAND_SAMPLE_TYPE, .sample_id_all = 1, .disabled = 1,
-		.enable_on_exec = 1, .mmap = 1, .mmap2 = 1, .comm = 1, .comm_exec = 1, .task = 1,
-		.context_switch = 1,
-	};
-	long pg = sysconf(_SC_PAGESIZE);
-	char *prog = run_testprog("filtertarget"), path[128];
-	int go[2], fd, out = memfd_create("sb", 0), st;
+	char *prog = run_testprog("filtertarget"), *argv[] = { prog, "1000", NULL };
+	int out = memfd_create("sb", 0), ret;
 	unsigned int counts[32];
-	struct auxring r;
 	bool found = false;
 	uint8_t *buf;
 	size_t len, off = 0;
-	void *base;
 	pid_t pid;
 
-	cr_assert_eq(pipe(go), 0);
-	pid = fork();
-	if (pid == 0) {
-		char c;
-
-		close(go[1]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(1);
-		dup2(open("/dev/null", O_WRONLY), 1);
-		execl(prog, prog, "1000", (char *)NULL);
-		_exit(127);
-	}
-	close(go[0]);
-	fd = (int)syscall(SYS_perf_event_open, &a, pid, -1, -1, 0);
-	if (fd < 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+	/* With attr.build_id (as record sets it): the MMAP2 records keep libipt's layout. */
+	ret = sbrun(argv, true, out, &pid);
+	if (ret)
 		cr_skip_test("perf_event_open of a dummy event: %s (perf_event_paranoid?)",
-			     strerror(errno));
-	}
-	base = mmap(NULL, pg * 65, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	cr_assert_neq(base, MAP_FAILED);
-	auxring_attach(&r, base, pg * 64, NULL, 0, false);
-	cr_assert_eq(write(go[1], "g", 1), 1);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert_eq(auxring_read_data(&r, out), 0);
-	buf = malloc(r.stats.record_bytes + 1);
-	len = (size_t)pread(out, buf, r.stats.record_bytes, 0);
-	cr_assert_eq(len, r.stats.record_bytes);
+			     strerror(-ret));
+	len = (size_t)lseek(out, 0, SEEK_END);
+	buf = malloc(len + 1);
+	cr_assert_eq(pread(out, buf, len, 0), (ssize_t)len);
 	parse_all(buf, len, counts);
 	cr_expect_geq(counts[PERF_RECORD_MMAP2], 2, "the program and its loader");
 	cr_expect_geq(counts[PERF_RECORD_COMM], 1, "the exec's COMM");
 	cr_expect_geq(counts[PERF_RECORD_EXIT], 1);
-	snprintf(path, sizeof(path), "%s", prog);
 	while (off < len) {
 		struct sb_record rec;
 		struct error e = { 0 };
 		int n = sideband_parse(buf, len, off, SIDEBAND_SAMPLE_TYPE, &rec, &e);
 		const char *f = sideband_mmap_file(&rec);
+		char id[41], want[41];
 
-		if (rec.type == PERF_RECORD_MMAP2 && f && !strcmp(f, path)) {
+		if (rec.type == PERF_RECORD_MMAP2 && f && !strcmp(f, prog)) {
 			found = true;
 			cr_expect_eq(rec.sid.pid, (uint32_t)pid);
+			cr_assert_eq(symbols_build_id(prog, want, sizeof(want)), 0);
+			cr_expect_eq(sideband_mmap_build_id(&rec, id, sizeof(id)), 20);
+			cr_expect_str_eq(id, want, "the build-id the kernel read at the mmap");
 		}
 		off += (size_t)n;
 	}
-	cr_expect(found, "no MMAP2 of %s", path);
-	munmap(base, pg * 65);
-	close(fd);
+	cr_expect(found, "no MMAP2 of %s", prog);
 	close(out);
 	free(buf);
 	free(prog);

@@ -21,25 +21,9 @@ struct play {
 	char counts[512];	/* ptplay's line of counts */
 };
 
-/* $PTCOLLECT_SHARED/oracle/TOOL (default: the checkout's ../shared), or NULL if absent. */
-static char *oracle(const char *tool)
-{
-	const char *shared = getenv("PTCOLLECT_SHARED");
-	char *path;
-
-	if (shared && *shared)
-		cr_assert_gt(asprintf(&path, "%s/oracle/%s", shared, tool), 0);
-	else
-		cr_assert_gt(asprintf(&path, "%s/../shared/oracle/%s", run_srcdir(), tool), 0);
-	if (access(path, X_OK) == 0)
-		return path;
-	free(path);
-	return NULL;
-}
-
 static char *need_oracle(const char *tool)
 {
-	char *p = oracle(tool);
+	char *p = run_oracle(tool);
 
 	if (!p)
 		cr_skip_test("no %s: ../shared/oracle is absent (set PTCOLLECT_SHARED)", tool);

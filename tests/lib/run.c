@@ -141,6 +141,20 @@ char *run_srcpath(const char *rel)
 	return p;
 }
 
+char *run_oracle(const char *tool)
+{
+	const char *shared = getenv("PTCOLLECT_SHARED");
+	char *p;
+
+	if ((shared && *shared ? asprintf(&p, "%s/oracle/%s", shared, tool) :
+	     asprintf(&p, "%s/../shared/oracle/%s", run_srcdir(), tool)) < 0)
+		abort();
+	if (access(p, X_OK) == 0)
+		return p;
+	free(p);
+	return NULL;
+}
+
 int run_ptcollect(char *const env[], struct run_result *r, const char *arg, ...)
 {
 	char *argv[64];

@@ -29,5 +29,11 @@ const char *run_srcdir(void);
 /* Path of a test program, or of a file under the checkout (malloc'd: free it). */
 char *run_testprog(const char *name);
 char *run_srcpath(const char *rel);
+/*
+ * libipt's TOOL (ptxed, ptdump, pttc) from the reference data:
+ * $PTCOLLECT_SHARED/oracle/TOOL, else the checkout's ../shared/oracle/TOOL.
+ * malloc'd, or NULL when it is absent (the test skips, saying so).
+ */
+char *run_oracle(const char *tool);
 
 #endif
