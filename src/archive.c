@@ -267,6 +267,8 @@ static int archive_file(struct archiver *a, const struct manifest *m, int i)
 	dir = open_dirs(a->root, path, &base);
 	if (dir < 0) {
 		close(src);
+		if (dir == -ENAMETOOLONG)
+			return item(a, true, "%s: not archived: %s", path, strerror(-dir));
 		if (dir != -ELOOP && dir != -ENOTDIR)
 			return bundle_failed(a, dir, path);
 		return item(a, true, "%s: not archived: something other than a directory is in "

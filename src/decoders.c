@@ -25,8 +25,10 @@ static void vadd(struct argv *a, bool in_bundle, const char *fmt, va_list ap)
 	if (a->failed)
 		return;
 	n = realloc(a->v, ((size_t)a->n + 2) * sizeof(*n));
-	if (n)
+	if (n) {
 		a->v = n;
+		n[a->n] = NULL;	/* the list stays terminated whatever fails next */
+	}
 	b = n ? realloc(a->in_bundle, ((size_t)a->n + 1) * sizeof(*b)) : NULL;
 	if (b)
 		a->in_bundle = b;
@@ -203,6 +205,12 @@ struct text {
 	bool failed;
 };
 
+static void text_failed(struct text *t)
+{
+	free(t->s);
+	*t = (struct text){ .failed = true };
+}
+
 __attribute__((format(printf, 2, 3)))
 static void put(struct text *t, const char *fmt, ...)
 {
@@ -219,8 +227,7 @@ static void put(struct text *t, const char *fmt, ...)
 	if (!n) {
 		if (len >= 0)
 			free(more);
-		free(t->s);
-		*t = (struct text){ .failed = true };
+		text_failed(t);
 		return;
 	}
 	memcpy(n + t->len, more, (size_t)len + 1);
@@ -312,7 +319,7 @@ static void put_decode(struct text *t, const struct manifest *m, int i, enum dec
 		n -= 3;
 	if (a.failed || asprintf(&out, "%.*s.%s", (int)n, file, ext) < 0) {
 		argv_free(&a);
-		t->failed = true;
+		text_failed(t);
 		return;
 	}
 	for (char *p = out; *p; p++)
@@ -340,9 +347,9 @@ char *decoder_script(const struct manifest *m, const char *dir)
 	put(&t, "%s", script_body);
 	for (int i = 0; i < m->nr_streams; i++) {
 		if (!m->streams[i].bytes) {
-			put(&t, "# ");
+			put(&t, ": nothing to decode in the empty ");	/* a no-op, whatever the name */
 			put_word(&t, m->streams[i].file);
-			put(&t, " is empty: nothing to decode\n");
+			put(&t, "\n");
 			continue;
 		}
 		put_decode(&t, m, i, DECODER_PTXED);
