@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* manifest.json: the schema, its writer and its reader, in one place. */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -626,10 +625,23 @@ static void rd_stream(struct rd *r, const json_t *s, size_t i, struct mstream *o
 #undef P
 }
 
+/* "MAJOR:MINOR" in hex, each of 32 bits at most, as /proc/PID/maps shows a device. */
+static bool parse_dev(const char *s, unsigned int *maj, unsigned int *min)
+{
+	static const char hexd[] = "0123456789abcdef";
+	size_t a = strspn(s, hexd), b = s[a] == ':' ? strspn(s + a + 1, hexd) : 0;
+
+	if (!a || a > 8 || !b || b > 8 || s[a + 1 + b])
+		return false;
+	*maj = (unsigned int)strtoul(s, NULL, 16);
+	*min = (unsigned int)strtoul(s + a + 1, NULL, 16);
+	return true;
+}
+
 /* An image: an absolute path, a hex build-id or null, and "MAJ:MIN" and inode or nulls. */
 static void rd_image(struct rd *r, const json_t *v, size_t i, struct mimage *img)
 {
-	char path[64], *dev = NULL, *end;
+	char path[64], *dev = NULL;
 	const char *s;
 
 #define P(k) (snprintf(path, sizeof(path), "images[%zu]." k, i), path)
@@ -647,20 +659,9 @@ static void rd_image(struct rd *r, const json_t *v, size_t i, struct mimage *img
 		bad(r, P("build_id"), "'%s' is not a build-id (1 to 20 bytes in lowercase hex)", s);
 	rd_str(r, v, "device", P("device"), &dev, true);
 	rd_u64(r, v, "inode", P("inode"), 10, &img->ino, true);
-	if (dev && !r->failed) {
-		unsigned long maj = strtoul(dev, &end, 16), min = 0;
-
-		if (end != dev && *end == ':' && isxdigit((unsigned char)end[1]))
-			min = strtoul(end + 1, &end, 16);
-		else
-			end = dev;
-		if (end == dev || *end || maj > UINT32_MAX || min > UINT32_MAX ||
-		    strspn(dev, "0123456789abcdef:") != strlen(dev))
-			bad(r, P("device"), "'%s' is not a device as MAJOR:MINOR in hex", dev);
-		img->maj = (unsigned int)maj;
-		img->min = (unsigned int)min;
-		img->has_inode = true;
-	}
+	if (dev && !r->failed && !parse_dev(dev, &img->maj, &img->min))
+		bad(r, P("device"), "'%s' is not a device as MAJOR:MINOR in hex", dev);
+	img->has_inode = dev != NULL;
 	if (!r->failed && img->has_inode != !!json_is_string(json_object_get(v, "inode")))
 		bad(r, P("inode"), "a device and an inode go together");
 	free(dev);

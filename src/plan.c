@@ -371,7 +371,6 @@ out:
 	return ret;
 }
 
-/* What perf_event_open gets: the event, and sideband on the PT event itself. */
 /* attr.build_id came with Linux 5.12; an older kernel refuses an attr that sets it. */
 static bool kernel_has_mmap_build_id(void)
 {
@@ -381,6 +380,8 @@ static bool kernel_has_mmap_build_id(void)
 	return !uname(&u) && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
 	       (major > 5 || (major == 5 && minor >= 12));
 }
+
+/* What perf_event_open gets: the event, and sideband on the PT event itself. */
 
 static void plan_attr(struct plan *p)
 {

@@ -646,10 +646,13 @@ Test(archive, bad_input_exits_two_with_the_reason)
 /* A manifest whose images say what no recording writes: named, exit 2. */
 Test(archive, image_fields_of_the_manifest_are_checked)
 {
-	static const struct { const char *from, *to, *says; } bad[] = {
-		{ "\"build_id\": \"", "\"build_id\": \"XY", "images[0].build_id" },
-		{ "\"path\": \"/", "\"path\": \"rel/", "images[0].path" },
-		{ "\"sysroot\": null", "\"sysroot\": \"../up\"", "\"sysroot\"" },
+	static const struct { const char *after, *from, *to, *says; } bad[] = {
+		{ "\"images\"", "\"build_id\": \"", "\"build_id\": \"XY", "images[0].build_id" },
+		{ "\"images\"", "\"path\": \"/", "\"path\": \"rel/", "images[0].path" },
+		{ "\"vdso\"", "\"sysroot\": null", "\"sysroot\": \"../up\"", "\"sysroot\"" },
+		{ "\"images\"", "\"device\": null", "\"device\": \"8:1x\"", "images[0].device" },
+		{ "\"images\"", "\"inode\": null", "\"inode\": \"5\"",
+		  "a device and an inode go together" },
 	};
 	char path[512], *text;
 	struct fix f;
@@ -658,12 +661,10 @@ Test(archive, image_fields_of_the_manifest_are_checked)
 	snprintf(path, sizeof(path), "%s/manifest.json", f.bundle);
 	text = slurp(path);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		const char *at = strstr(strstr(text, "\"images\""), bad[i].from);
+		const char *at = strstr(strstr(text, bad[i].after), bad[i].from);
 		struct run_result r;
 		FILE *m;
 
-		if (i == 2)
-			at = strstr(text, bad[i].from);
 		cr_assert_not_null(at, "%s", bad[i].from);
 		m = fopen(path, "w");
 		fprintf(m, "%.*s%s%s", (int)(at - text), text, bad[i].to,
