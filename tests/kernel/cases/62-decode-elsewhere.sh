@@ -138,5 +138,31 @@ if [ $rc = 1 ] && grep -q "/tmp/run/other: not archived: .*build-id" changed.out
 else
 	fail archive_refuses_a_changed_file_and_copies_the_rest "rc=$rc, libc '$libc': $(cat changed.out)"
 fi
+
+# A file replaced while it is traced: the records carry both build-ids, so record warns, info
+# names it, and archive keeps the file there now (the first one again) and names the other.
+cp /spawner /tmp/run/b
+/ptcollect record -o replaced -- /bin/sh -c '/tmp/run/b 1 10 0.1
+	cp /ptsim_check /tmp/run/b.new && mv /tmp/run/b.new /tmp/run/b && /tmp/run/b -h
+	cp /spawner /tmp/run/b.new && mv /tmp/run/b.new /tmp/run/b' >replaced.out 2>&1
+/ptcollect info replaced >replaced.info 2>&1
+/ptcollect archive replaced >replaced.archive 2>&1
+rc=$?
+if [ "$(grep -c '"path": "/tmp/run/b"' replaced/manifest.json)" = 2 ] &&
+	grep -q 'warning: record: /tmp/run/b was replaced while it was traced' replaced.out &&
+	grep -q '/tmp/run/b was replaced while it was traced' replaced.info && [ $rc = 1 ] &&
+	grep -q '/tmp/run/b was mapped as 2 different files' replaced.archive &&
+	cmp -s /spawner replaced/sysroot/tmp/run/b; then
+	pass replaced_while_traced_is_named
+else
+	fail replaced_while_traced_is_named "rc=$rc: $(cat replaced.out replaced.info replaced.archive)"
+fi
+# replaced after it was mapped, before the recording ended: record says so at the end
+cp /spawner /tmp/run/c
+/ptcollect record -o after -- /bin/sh -c '/tmp/run/c 1 10 0.1
+	cp /ptsim_check /tmp/run/c.new && mv /tmp/run/c.new /tmp/run/c' >after.out 2>&1
+grep -q 'warning: record: /tmp/run/c changed since it was mapped: its build-id is' after.out &&
+	pass changed_before_the_end_is_named ||
+	fail changed_before_the_end_is_named "$(cat after.out)"
 set_param pattern 0
 rm -rf /tmp/run
