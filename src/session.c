@@ -100,9 +100,12 @@ static bool has_tid(const struct session *s, pid_t tid)
 
 /*
  * Open the events of thread @tid on every CPU stream. A thread that exited
- * meanwhile is no error: it is simply not traced.
+ * meanwhile is no error: it is simply not traced. A thread @found_later, on a
+ * rescan, may have been started by a traced thread since: it then inherited
+ * its events already, and intel_pt (an exclusive PMU) refuses a second one on
+ * the same CPU with EBUSY.
  */
-static int open_thread(struct session *s, pid_t tid, struct error *e)
+static int open_thread(struct session *s, pid_t tid, bool found_later, struct error *e)
 {
 	pid_t *n;
 	int ret;
@@ -111,6 +114,10 @@ static int open_thread(struct session *s, pid_t tid, struct error *e)
 		ret = events_open(s->p, &s->streams[c], tid, s->streams[c].cpu, e);
 		if (ret == -ESRCH)
 			return 0;
+		if (ret == -EBUSY && found_later && c == 0) {
+			err_clear(e);
+			break;	/* traced through its inherited events */
+		}
 		if (ret)
 			return ret;
 	}
@@ -138,7 +145,7 @@ static int open_new_threads(struct session *s, struct error *e)
 				if (has_tid(s, tids[j]))
 					continue;
 				found = true;
-				ret = open_thread(s, tids[j], e);
+				ret = open_thread(s, tids[j], true, e);
 			}
 			if (ret != -ESRCH)
 				free(tids);
@@ -162,9 +169,9 @@ static int open_per_cpu(struct session *s, struct error *e)
 		return ret;
 	}
 	if (p->target == TARGET_COMMAND)
-		return open_thread(s, s->w.pid, e);
+		return open_thread(s, s->w.pid, false, e);
 	for (int i = 0; !ret && i < p->nr_tids; i++)
-		ret = open_thread(s, p->tids[i], e);
+		ret = open_thread(s, p->tids[i], false, e);
 	if (!ret && p->target == TARGET_PID)
 		ret = open_new_threads(s, e);
 	if (!ret && !s->nr_tids)
