@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: MIT
+/* Decoder memory images: libipt section cache, base/kernel/process images, symbol names. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fileio.h"
+#include "memimage.h"
+#include "symbols.h"
+
+/* Sections kept mapped between uses: bounded, whatever the trace's length. */
+#define ISCACHE_LIMIT (64ull << 20)
+
+/* What an isid stands for: enough to find the file offset of an address. */
+struct section_info {
+	char *path;
+	uint64_t offset, vaddr;
+};
+
+struct image_store {
+	struct pt_image_section_cache *iscache;
+	struct pt_image *base;
+	struct pt_image *kernel;
+	struct image_proc *procs;
+	struct section_info *secs;	/* by isid */
+	size_t nr_secs;
+	struct symcache *syms;
+};
+
+/* One file's symbols by file offset, for naming addresses. */
+struct symfile {
+	char *path;
+	int status;		/* 0, or why there are no symbols */
+	struct symtab tab;
+	struct symbol **by_off;
+	uint64_t *end;		/* where each symbol ends (a size-0 one: at the next) */
+	size_t nr;
+	struct symfile *next;
+};
+
+struct symcache {
+	pthread_mutex_t lock;
+	struct symfile *files;
+};
+
+struct symcache *symcache_new(void)
+{
+	struct symcache *c = calloc(1, sizeof(*c));
+
+	if (c)
+		pthread_mutex_init(&c->lock, NULL);
+	return c;
+}
+
+void symcache_free(struct symcache *c)
+{
+	if (!c)
+		return;
+	while (c->files) {
+		struct symfile *f = c->files;
+
+		c->files = f->next;
+		symbols_free(&f->tab);
+		free(f->by_off);
+		free(f->end);
+		free(f->path);
+		free(f);
+	}
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
+
+static int by_offset(const void *a, const void *b)
+{
+	const struct symbol *x = *(struct symbol *const *)a, *y = *(struct symbol *const *)b;
+
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	/* Aliases: a global name before a local or weak one, then the table's order. */
+	if ((x->bind == 'g') != (y->bind == 'g'))
+		return x->bind == 'g' ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+static void symfile_index(struct symfile *f)
+{
+	size_t i;
+
+	f->by_off = calloc(f->tab.nr ? f->tab.nr : 1, sizeof(*f->by_off));
+	f->end = calloc(f->tab.nr ? f->tab.nr : 1, sizeof(*f->end));
+	if (!f->by_off || !f->end) {
+		f->status = -ENOMEM;
+		return;
+	}
+	for (i = 0; i < f->tab.nr; i++)
+		f->by_off[i] = &f->tab.syms[i];
+	qsort(f->by_off, f->tab.nr, sizeof(*f->by_off), by_offset);
+	f->nr = f->tab.nr;
+	for (i = 0; i < f->nr; i++) {
+		const struct symbol *s = f->by_off[i];
+		size_t j = i + 1;
+
+		if (!s->size_unknown && s->size) {
+			f->end[i] = s->offset + s->size;
+			continue;
+		}
+		/* perf's fixup: a symbol without a size reaches the next one, or its segment's end. */
+		while (j < f->nr && f->by_off[j]->offset == s->offset)
+			j++;
+		f->end[i] = j < f->nr ? f->by_off[j]->offset : s->seg_end;
+	}
+}
+
+/* The symbols of @path, loaded on first use; NULL when it has none. */
+static struct symfile *symcache_get(struct symcache *c, const char *path)
+{
+	struct symfile *f;
+	char err[512];
+
+	pthread_mutex_lock(&c->lock);
+	for (f = c->files; f; f = f->next)
+		if (!strcmp(f->path, path))
+			break;
+	if (!f) {
+		f = calloc(1, sizeof(*f));
+		if (f && !(f->path = strdup(path))) {
+			free(f);
+			f = NULL;
+		}
+		if (f) {
+			f->status = symbols_load(&f->tab, path, err, sizeof(err));
+			if (!f->status)
+				symfile_index(f);
+			f->next = c->files;
+			c->files = f;
+		}
+	}
+	pthread_mutex_unlock(&c->lock);
+	return f && !f->status ? f : NULL;
+}
+
+/* The symbol covering file offset @off (the first of its aliases), or NULL. */
+static const struct symbol *symfile_find(const struct symfile *f, uint64_t off)
+{
+	size_t lo = 0, hi = f->nr, i, j;
+	uint64_t end = 0;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->by_off[mid]->offset <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	/* by_off[lo - 1] is the last symbol at or before @off: take its aliases' extent. */
+	i = lo - 1;
+	while (i > 0 && f->by_off[i - 1]->offset == f->by_off[i]->offset)
+		i--;
+	for (j = i; j < lo; j++)
+		end = f->end[j] > end ? f->end[j] : end;
+	return off < end ? f->by_off[i] : NULL;
+}
+
+int image_store_new(struct image_store **sp, struct symcache *syms, struct error *e)
+{
+	struct image_store *s = calloc(1, sizeof(*s));
+
+	*sp = NULL;
+	if (!s)
+		return err_runtime(e, -ENOMEM, "out of memory for a decoder image");
+	s->syms = syms;
+	s->iscache = pt_iscache_alloc(NULL);
+	s->base = pt_image_alloc("base");
+	s->kernel = pt_image_alloc("kernel");
+	if (!s->iscache || !s->base || !s->kernel) {
+		image_store_free(s);
+		return err_runtime(e, -ENOMEM, "out of memory for a decoder image");
+	}
+	pt_iscache_set_limit(s->iscache, ISCACHE_LIMIT);
+	*sp = s;
+	return 0;
+}
+
+void image_store_free(struct image_store *s)
+{
+	if (!s)
+		return;
+	while (s->procs) {
+		struct image_proc *p = s->procs;
+
+		s->procs = p->next;
+		p->next = NULL;
+		image_proc_put(p);
+	}
+	pt_image_free(s->base);
+	pt_image_free(s->kernel);
+	/* Images hold sections of the cache: free it after them. */
+	pt_iscache_free(s->iscache);
+	for (size_t i = 0; i < s->nr_secs; i++)
+		free(s->secs[i].path);
+	free(s->secs);
+	free(s);
+}
+
+struct pt_image *image_base(struct image_store *s)
+{
+	return s->base;
+}
+
+static int note_section(struct image_store *s, int isid, const char *path, uint64_t offset,
+			uint64_t vaddr)
+{
+	struct section_info *n;
+
+	if ((size_t)isid < s->nr_secs && s->secs[isid].path)
+		return 0;
+	if ((size_t)isid >= s->nr_secs) {
+		size_t nr = (size_t)isid + 16;
+
+		n = realloc(s->secs, nr * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		memset(n + s->nr_secs, 0, (nr - s->nr_secs) * sizeof(*n));
+		s->secs = n;
+		s->nr_secs = nr;
+	}
+	s->secs[isid].path = strdup(path);
+	if (!s->secs[isid].path)
+		return -ENOMEM;
+	s->secs[isid].offset = offset;
+	s->secs[isid].vaddr = vaddr;
+	return 0;
+}
+
+/* Add a file section through the cache, so that instructions carry its isid. */
+static int add_section(struct image_store *s, struct pt_image *img, const char *path,
+		       uint64_t offset, uint64_t size, uint64_t vaddr)
+{
+	int isid = pt_iscache_add_file(s->iscache, path, offset, size, vaddr);
+
+	if (isid < 0)
+		return isid;
+	if (note_section(s, isid, path, offset, vaddr))
+		return -pte_nomem;
+	return pt_image_add_cached(img, s->iscache, isid, NULL);
+}
+
+/* libipt's words for a section that could not be added, with a hint at the usual cause. */
+static int section_error(struct error *e, const char *path, int err)
+{
+	return err_usage_code(e, -EINVAL, "%s: cannot add to the decoder's image: %s", path,
+			      pt_errstr(pt_errcode(err)));
+}
+
+static int elf_open(const char *path, int *fd, Elf **elf, struct error *e)
+{
+	*elf = NULL;
+	*fd = file_open_input(AT_FDCWD, path, e);
+	if (*fd < 0)
+		return *fd;
+	elf_version(EV_CURRENT);
+	*elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!*elf || elf_kind(*elf) != ELF_K_ELF) {
+		if (*elf)
+			elf_end(*elf);
+		close(*fd);
+		*elf = NULL;
+		return err_usage_code(e, -ENOEXEC, "%s: not an ELF file", path);
+	}
+	return 0;
+}
+
+static int load_segments(struct image_store *s, struct pt_image *img, const char *path,
+			 uint64_t base, bool has_base, struct error *e)
+{
+	uint64_t bias = 0, lowest = UINT64_MAX;
+	size_t nr = 0, i;
+	int fd, ret, added = 0;
+	GElf_Phdr ph;
+	Elf *elf;
+
+	ret = elf_open(path, &fd, &elf, e);
+	if (ret)
+		return ret;
+	if (elf_getphdrnum(elf, &nr)) {
+		ret = err_usage_code(e, -ENOEXEC, "%s: no program headers: %s", path, elf_errmsg(-1));
+		goto out;
+	}
+	for (i = 0; i < nr; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && ph.p_vaddr < lowest)
+			lowest = ph.p_vaddr;
+	/* ptxed's rule: BASE moves the lowest PT_LOAD there, the others with it. */
+	if (has_base && lowest != UINT64_MAX)
+		bias = base - lowest;
+	for (i = 0; i < nr; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		ret = add_section(s, img, path, ph.p_offset, ph.p_filesz, ph.p_vaddr + bias);
+		if (ret < 0) {
+			ret = section_error(e, path, ret);
+			goto out;
+		}
+		added++;
+	}
+	ret = added;
+	if (!added)
+		ret = err_usage_code(e, -ENOEXEC, "%s: no PT_LOAD segment with bytes in the file",
+				     path);
+out:
+	elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+int image_add_elf(struct image_store *s, struct pt_image *img, const char *path, uint64_t base,
+		  bool has_base, struct error *e)
+{
+	return load_segments(s, img ? img : s->base, path, base, has_base, e);
+}
+
+int image_add_kcore(struct image_store *s, const char *path, uint64_t base, bool has_base,
+		    struct error *e)
+{
+	return load_segments(s, s->kernel, path, base, has_base, e);
+}
+
+int image_add_raw(struct image_store *s, const char *path, uint64_t offset, uint64_t size,
+		  uint64_t addr, struct error *e)
+{
+	int fd = file_open_input(AT_FDCWD, path, e), ret;
+	off_t end;
+
+	if (fd < 0)
+		return fd;
+	end = lseek(fd, 0, SEEK_END);
+	close(fd);
+	if (end < 0 || (uint64_t)end <= offset)
+		return err_usage(e, "%s: offset 0x%" PRIx64 " is not inside the file (%lld bytes)",
+				 path, offset, (long long)end);
+	if (size && size > (uint64_t)end - offset)
+		return err_usage(e, "%s: range 0x%" PRIx64 "-0x%" PRIx64 " runs past the end of "
+				 "the file (%lld bytes)", path, offset, offset + size,
+				 (long long)end);
+	if (!size)
+		size = (uint64_t)end - offset;
+	ret = add_section(s, s->base, path, offset, size, addr);
+	return ret < 0 ? section_error(e, path, ret) : 0;
+}
+
+struct image_proc *image_proc_find(struct image_store *s, uint32_t pid)
+{
+	struct image_proc *p;
+
+	for (p = s->procs; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+struct image_proc *image_proc_get(struct image_store *s, uint32_t pid)
+{
+	struct image_proc *p = image_proc_find(s, pid);
+	char name[32];
+
+	if (p)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	snprintf(name, sizeof(name), "pid-%x", pid);
+	p->image = pt_image_alloc(name);
+	if (!p->image || pt_image_copy(p->image, s->kernel) < 0) {
+		pt_image_free(p->image);
+		free(p);
+		return NULL;
+	}
+	p->pid = pid;
+	p->refs = 1;
+	p->next = s->procs;
+	s->procs = p;
+	return p;
+}
+
+void image_proc_hold(struct image_proc *p)
+{
+	p->refs++;
+}
+
+void image_proc_put(struct image_proc *p)
+{
+	if (!p || --p->refs > 0)
+		return;
+	pt_image_free(p->image);
+	free(p);
+}
+
+void image_proc_remove(struct image_store *s, uint32_t pid)
+{
+	struct image_proc **pp;
+
+	for (pp = &s->procs; *pp; pp = &(*pp)->next) {
+		struct image_proc *p = *pp;
+
+		if (p->pid != pid)
+			continue;
+		*pp = p->next;
+		p->next = NULL;
+		image_proc_put(p);
+		return;
+	}
+}
+
+int image_proc_fork(struct image_store *s, uint32_t ppid, uint32_t pid)
+{
+	struct image_proc *parent, *child;
+
+	image_proc_remove(s, pid);
+	child = image_proc_get(s, pid);
+	if (!child)
+		return -ENOMEM;
+	parent = image_proc_find(s, ppid);
+	if (parent && pt_image_copy(child->image, parent->image) < 0)
+		return -ENOMEM;
+	if (parent)
+		child->abi = parent->abi;
+	return 0;
+}
+
+/* The ABI of an ELF file from its header, as libipt-sb reads it. */
+static enum image_abi file_abi(const char *path)
+{
+	unsigned char h[20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	ssize_t n;
+
+	if (fd < 0)
+		return IMAGE_ABI_UNKNOWN;
+	n = pread(fd, h, sizeof(h), 0);
+	close(fd);
+	if (n != (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG) || h[EI_VERSION] != EV_CURRENT)
+		return IMAGE_ABI_UNKNOWN;
+	if (h[EI_CLASS] == ELFCLASS64)
+		return IMAGE_ABI_X64;
+	if (h[EI_CLASS] == ELFCLASS32) {
+		uint16_t machine = (uint16_t)(h[18] | h[19] << 8);
+
+		return machine == EM_386 ? IMAGE_ABI_IA32 : machine == EM_X86_64 ?
+		       IMAGE_ABI_X32 : IMAGE_ABI_UNKNOWN;
+	}
+	return IMAGE_ABI_UNKNOWN;
+}
+
+enum image_map_result image_proc_map(struct image_store *s, struct image_proc *p,
+				     const char *file, uint64_t pgoff, uint64_t len, uint64_t addr,
+				     const struct image_paths *paths, char *tried, size_t tried_len)
+{
+	const char *path = file;
+	char buf[4096 + 256];
+
+	snprintf(tried, tried_len, "%s", file);
+	if (file[0] == '[') {
+		if (strcmp(file, "[vdso]"))
+			return IMAGE_SKIPPED_SPECIAL;
+		path = p->abi ? paths->vdso[p->abi] : NULL;
+		if (!path)
+			return IMAGE_NO_VDSO;
+	} else if (!strcmp(file, "//anon") || strstr(file, " (deleted)")) {
+		return IMAGE_SKIPPED_SPECIAL;
+	} else if (paths->sysroot) {
+		snprintf(buf, sizeof(buf), "%s%s", paths->sysroot, file);
+		path = buf;
+	}
+	snprintf(tried, tried_len, "%s", path);
+	if (!p->abi)
+		p->abi = file_abi(path);
+	if (add_section(s, p->image, path, pgoff, len, addr) < 0)
+		return IMAGE_BAD_FILE;
+	return IMAGE_MAPPED;
+}
+
+void image_symbolize(struct image_store *s, int isid, uint64_t ip, char *buf, size_t len)
+{
+	const struct section_info *sec;
+	const struct symbol *sym;
+	const struct symfile *f;
+	const char *base;
+	uint64_t off;
+
+	if (isid <= 0 || (size_t)isid >= s->nr_secs || !s->secs[isid].path) {
+		snprintf(buf, len, "[unknown]");
+		return;
+	}
+	sec = &s->secs[isid];
+	off = sec->offset + (ip - sec->vaddr);
+	f = s->syms ? symcache_get(s->syms, sec->path) : NULL;
+	sym = f ? symfile_find(f, off) : NULL;
+	if (sym) {
+		snprintf(buf, len, "%s+0x%" PRIx64, sym->name, off - sym->offset);
+		return;
+	}
+	base = strrchr(sec->path, '/');
+	snprintf(buf, len, "%s+0x%" PRIx64, base ? base + 1 : sec->path, off);
+}
