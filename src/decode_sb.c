@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: MIT
+/* Sideband for the decoder: pevent records applied in time order, libipt-sb's rules. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "decode_sb.h"
+#include "fileio.h"
+#include "sideband.h"
+
+#ifndef PERF_RECORD_MISC_SWITCH_OUT
+#define PERF_RECORD_MISC_SWITCH_OUT (1 << 13)
+#endif
+
+/* Where the decoder is, as far as the sideband can tell (libipt-sb's ploc). */
+enum loc {
+	LOC_UNKNOWN,
+	LOC_USER,
+	LOC_KERNEL,
+	LOC_LIKELY_USER,
+	LOC_LIKELY_KERNEL,
+};
+
+/* One file's reading state. */
+struct sbf {
+	const struct dsb_file *cfg;
+	size_t next;		/* offset of the record after the current one */
+	size_t cur;		/* offset of the current record */
+	struct sb_record rec;	/* the current record, due at tsc */
+	uint64_t tsc;
+	bool have;		/* rec holds a record not applied yet */
+	bool done;		/* end of file, or removed after an error */
+	/* Primary only: the process running, and one waiting for the right moment. */
+	enum loc loc;
+	struct image_proc *ctx, *next_ctx;
+	uint32_t tid, next_tid;
+	bool tid_known, tid_pending;
+};
+
+struct dsb {
+	struct image_store *img;
+	struct sbf *files;
+	size_t nr;
+	dsb_diag_fn *diag;
+	void *ctx;
+};
+
+int dsb_file_load(struct dsb_file *f, struct error *e)
+{
+	size_t len = 0;
+	char *buf = NULL;
+	int ret;
+
+	ret = file_read_all(AT_FDCWD, f->path, SIZE_MAX / 2, &buf, &len, e);
+	if (ret)
+		return ret;
+	if (f->from > len || (f->to && (f->to > len || f->to <= f->from))) {
+		free(buf);
+		return err_usage(e, "%s: range 0x%" PRIx64 "-0x%" PRIx64 " is not inside the file "
+				 "(%zu bytes)", f->path, f->from, f->to, len);
+	}
+	if (f->to)
+		len = (size_t)f->to;
+	memmove(buf, buf + f->from, len - (size_t)f->from);
+	f->buf = (uint8_t *)buf;
+	f->len = len - (size_t)f->from;
+	return 0;
+}
+
+void dsb_file_release(struct dsb_file *f)
+{
+	free(f->buf);
+	f->buf = NULL;
+	f->len = 0;
+}
+
+uint64_t dsb_time_to_tsc(const struct dsb_pevent *p, uint64_t time)
+{
+	uint64_t quot, rem;
+
+	/* Time 0 is for synthesized records: the beginning of time. */
+	if (!time || !p->time_mult)
+		return 0;
+	time -= p->time_zero;
+	quot = time / p->time_mult;
+	rem = time % p->time_mult;
+	quot <<= p->time_shift;
+	rem <<= p->time_shift;
+	rem /= p->time_mult;
+	return quot + rem;
+}
+
+uint64_t dsb_tsc_to_time(const struct dsb_pevent *p, uint64_t tsc)
+{
+	uint64_t quot, rem;
+
+	if (p->time_shift >= 64)
+		return 0;
+	quot = tsc >> p->time_shift;
+	rem = tsc & ((1ull << p->time_shift) - 1);
+	quot *= p->time_mult;
+	rem *= p->time_mult;
+	rem >>= p->time_shift;
+	return p->time_zero + quot + rem;
+}
+
+static void say(struct dsb *sb, const struct sbf *f, enum dsb_diag_kind kind, const char *fmt,
+		...) __attribute__((format(printf, 4, 5)));
+
+static void say(struct dsb *sb, const struct sbf *f, enum dsb_diag_kind kind, const char *fmt, ...)
+{
+	struct dsb_diag d;
+	va_list ap;
+
+	if (!sb->diag)
+		return;
+	d.kind = kind;
+	d.file = f->cfg;
+	d.offset = f->cfg->from + f->cur;
+	d.tsc = f->tsc;
+	va_start(ap, fmt);
+	vsnprintf(d.msg, sizeof(d.msg), fmt, ap);
+	va_end(ap);
+	sb->diag(sb->ctx, &d);
+}
+
+/* The types libipt's pevent reader reads; every other one it steps over, without a sample. */
+static bool libipt_reads(uint32_t type)
+{
+	switch (type) {
+	case PERF_RECORD_MMAP: case PERF_RECORD_LOST: case PERF_RECORD_COMM:
+	case PERF_RECORD_EXIT: case PERF_RECORD_THROTTLE: case PERF_RECORD_UNTHROTTLE:
+	case PERF_RECORD_FORK: case PERF_RECORD_MMAP2: case PERF_RECORD_AUX:
+	case PERF_RECORD_ITRACE_START: case PERF_RECORD_LOST_SAMPLES:
+	case PERF_RECORD_SWITCH: case PERF_RECORD_SWITCH_CPU_WIDE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * sideband_parse() with a struct error: the signature it has on its way to main. The one
+ * call site to change when it lands.
+ */
+static int sb_parse(const uint8_t *buf, size_t len, size_t off, uint64_t st, struct sb_record *r,
+		    struct error *e)
+{
+	char why[512];
+	int n = sideband_parse(buf, len, off, st, r, why, sizeof(why));
+
+	if (n < 0)
+		err_usage(e, "%s", why);
+	return n;
+}
+
+/*
+ * Read the next record of @f by libipt's rules: a type 0 or a record that runs past the
+ * end ends the file; a type libipt does not read is stepped over; a record whose size does
+ * not add up removes the file (as libipt removes its decoder). Returns false at the end.
+ */
+static bool fetch(struct dsb *sb, struct sbf *f)
+{
+	struct perf_event_header h;
+	struct error e;
+	int n;
+
+	f->have = false;
+	for (;;) {
+		f->cur = f->next;
+		if (f->done || f->cfg->len - f->cur < sizeof(h)) {
+			f->done = true;
+			return false;
+		}
+		memcpy(&h, f->cfg->buf + f->cur, sizeof(h));
+		if (!h.type || h.size > f->cfg->len - f->cur) {
+			if (h.type)
+				say(sb, f, DSB_WARNING, "a record of %u bytes runs past the end of the "
+				    "file: the rest is not read", h.size);
+			f->done = true;
+			return false;
+		}
+		if (h.size < sizeof(h)) {
+			say(sb, f, DSB_ERROR, "sideband error: record size %u is less than a "
+			    "header: the rest of the file is not read", h.size);
+			f->done = true;
+			return false;
+		}
+		if (libipt_reads(h.type))
+			break;
+		f->next = f->cur + h.size;
+	}
+	err_clear(&e);
+	n = sb_parse(f->cfg->buf, f->cfg->len, f->cur, f->cfg->pev.sample_type, &f->rec, &e);
+	if (n < 0) {
+		say(sb, f, DSB_ERROR, "sideband error: %s: the rest of the file is not read "
+		    "(is --pevent:sample-type right?)", e.why);
+		f->done = true;
+		return false;
+	}
+	f->next = f->cur + (size_t)n;
+	f->tsc = 0;
+	if (f->rec.has_sample_id && (f->cfg->pev.sample_type & PERF_SAMPLE_TIME) &&
+	    f->rec.sid.time) {
+		uint64_t tsc = dsb_time_to_tsc(&f->cfg->pev, f->rec.sid.time);
+		uint64_t off = f->cfg->pev.tsc_offset;
+
+		/* libipt's --pevent:tsc-offset: earlier, never wrapping round. */
+		if (off <= tsc)
+			tsc -= off;
+		else
+			tsc = (int64_t)off >= 0 ? 0 : (tsc <= off ? tsc - off : UINT64_MAX);
+		f->tsc = tsc;
+	}
+	f->have = true;
+	return true;
+}
+
+static uint32_t u32_at(const struct sb_record *r, size_t off)
+{
+	uint32_t v = 0;
+
+	if (off + 4 <= r->body_len)
+		memcpy(&v, r->body + off, 4);
+	return v;
+}
+
+static uint64_t u64_at(const struct sb_record *r, size_t off)
+{
+	uint64_t v = 0;
+
+	if (off + 8 <= r->body_len)
+		memcpy(&v, r->body + off, 8);
+	return v;
+}
+
+static void cancel_switch(struct sbf *f)
+{
+	if (f->next_ctx)
+		image_proc_put(f->next_ctx);
+	f->next_ctx = NULL;
+}
+
+/* Make @p the process to switch to at the next suitable event (libipt's rules). */
+static void prepare_switch(struct sbf *f, struct image_proc *p, uint32_t tid)
+{
+	f->next_tid = tid;
+	f->tid_pending = true;
+	if (f->next_ctx == p)
+		return;
+	cancel_switch(f);
+	if (f->ctx == p)
+		return;
+	image_proc_hold(p);
+	f->next_ctx = p;
+}
+
+static void do_switch(struct sbf *f, struct pt_image **image)
+{
+	if (f->next_ctx) {
+		*image = f->next_ctx->image;
+		if (f->ctx)
+			image_proc_put(f->ctx);
+		f->ctx = f->next_ctx;
+		f->next_ctx = NULL;
+	}
+	if (f->tid_pending) {
+		f->tid = f->next_tid;
+		f->tid_known = true;
+		f->tid_pending = false;
+	}
+}
+
+static struct image_proc *proc(struct dsb *sb, struct sbf *f, uint32_t pid)
+{
+	struct image_proc *p = image_proc_get(sb->img, pid);
+
+	if (!p)
+		say(sb, f, DSB_ERROR, "sideband error: out of memory for process %u", pid);
+	return p;
+}
+
+static void apply_mmap(struct dsb *sb, struct sbf *f)
+{
+	const struct sb_record *r = &f->rec;
+	const char *file = sideband_mmap_file(r);
+	struct image_paths paths;
+	struct image_proc *p;
+	char tried[4400];
+	uint32_t pid = u32_at(r, 0);
+
+	/* libipt reads the kernel from kcore: its files on disk were patched at boot. */
+	if ((r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL || !file)
+		return;
+	p = proc(sb, f, pid);
+	if (!p)
+		return;
+	paths.sysroot = f->cfg->pev.sysroot;
+	memcpy(paths.vdso, f->cfg->pev.vdso, sizeof(paths.vdso));
+	switch (image_proc_map(sb->img, p, file, u64_at(r, 24), u64_at(r, 16), u64_at(r, 8),
+			       &paths, tried, sizeof(tried))) {
+	case IMAGE_MAPPED:
+		break;
+	case IMAGE_SKIPPED_SPECIAL:
+		say(sb, f, DSB_WARNING, "sideband warning: image section lost: %s of pid %u "
+		    "(0x%" PRIx64 ") has no file to read", file, pid, u64_at(r, 8));
+		break;
+	case IMAGE_NO_VDSO:
+		say(sb, f, DSB_ERROR, "sideband error: bad configuration: [vdso] of pid %u at "
+		    "0x%" PRIx64 ": no --pevent:vdso-%s given", pid, u64_at(r, 8),
+		    p->abi == IMAGE_ABI_IA32 ? "ia32" : p->abi == IMAGE_ABI_X32 ? "x32" :
+		    p->abi == IMAGE_ABI_X64 ? "x64" : "x64/-x32/-ia32 (and its ABI is unknown)");
+		break;
+	case IMAGE_BAD_FILE:
+		say(sb, f, DSB_ERROR, "sideband error: bad file: %s (mapped by pid %u at 0x%"
+		    PRIx64 ")%s", tried, pid, u64_at(r, 8), f->cfg->pev.sysroot ? "" :
+		    "; --pevent:sysroot may say where the files are");
+		break;
+	}
+}
+
+static void apply_exec(struct dsb *sb, struct sbf *f)
+{
+	uint32_t pid = u32_at(&f->rec, 0), tid = u32_at(&f->rec, 4);
+	struct image_proc *p;
+
+	/* A new image for the process; a holder keeps the old until it switches. */
+	image_proc_remove(sb->img, pid);
+	p = proc(sb, f, pid);
+	if (p && f->cfg->primary)
+		prepare_switch(f, p, tid);
+}
+
+static void apply_switch_to(struct dsb *sb, struct sbf *f, uint32_t pid, uint32_t tid)
+{
+	struct image_proc *p = proc(sb, f, pid);
+
+	if (p)
+		prepare_switch(f, p, tid);
+}
+
+static void apply_record(struct dsb *sb, struct sbf *f, struct pt_image **image)
+{
+	const struct sb_record *r = &f->rec;
+	bool primary = f->cfg->primary, out = r->misc & PERF_RECORD_MISC_SWITCH_OUT;
+
+	switch (r->type) {
+	case PERF_RECORD_ITRACE_START:
+		if (!primary)
+			break;
+		apply_switch_to(sb, f, u32_at(r, 0), u32_at(r, 4));
+		/* Tracing just started: no reason to wait for a suitable place. */
+		do_switch(f, image);
+		break;
+	case PERF_RECORD_FORK:
+		if (u32_at(r, 4) == u32_at(r, 0))
+			break;
+		if (image_proc_fork(sb->img, u32_at(r, 4), u32_at(r, 0)))
+			say(sb, f, DSB_ERROR, "sideband error: out of memory for process %u",
+			    u32_at(r, 0));
+		break;
+	case PERF_RECORD_COMM:
+		if (r->misc & PERF_RECORD_MISC_COMM_EXEC)
+			apply_exec(sb, f);
+		break;
+	case PERF_RECORD_SWITCH:
+		if (!primary || out)
+			break;
+		if (!r->has_sample_id || !(f->cfg->pev.sample_type & PERF_SAMPLE_TID)) {
+			say(sb, f, DSB_ERROR, "sideband error: bad configuration: a SWITCH record "
+			    "without a pid (sample_type has no PERF_SAMPLE_TID)");
+			break;
+		}
+		apply_switch_to(sb, f, r->sid.pid, r->sid.tid);
+		break;
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		if (!primary)
+			break;
+		if (out)
+			apply_switch_to(sb, f, u32_at(r, 0), u32_at(r, 4));
+		else if (r->has_sample_id && r->sid.pid)
+			apply_switch_to(sb, f, r->sid.pid, r->sid.tid);
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		apply_mmap(sb, f);
+		break;
+	case PERF_RECORD_LOST:
+		say(sb, f, DSB_LOSS, "sideband lost: %" PRIu64 " records", u64_at(r, 8));
+		break;
+	case PERF_RECORD_AUX:
+		if (primary && (u64_at(r, 16) & PERF_AUX_FLAG_TRUNCATED))
+			say(sb, f, DSB_LOSS, "trace lost: the AUX area was full (TRUNCATED at "
+			    "offset 0x%" PRIx64 ")", u64_at(r, 0) + u64_at(r, 8));
+		break;
+	default:
+		break;
+	}
+}
+
+static enum loc loc_of(const struct sbf *f, uint64_t ip)
+{
+	return ip < f->cfg->pev.kernel_start ? LOC_USER : LOC_KERNEL;
+}
+
+static enum loc loc_suppressed(enum loc from)
+{
+	switch (from) {
+	case LOC_KERNEL:
+	case LOC_LIKELY_KERNEL:
+		return LOC_LIKELY_USER;
+	case LOC_USER:
+	case LOC_LIKELY_USER:
+		return LOC_LIKELY_KERNEL;
+	default:
+		return LOC_UNKNOWN;
+	}
+}
+
+/* Where an event leaves the decoder (libipt-sb's ploc_from_event). */
+static enum loc loc_from_event(const struct sbf *f, const struct pt_event *ev)
+{
+	bool sup = ev->ip_suppressed;
+
+	switch (ev->type) {
+	case ptev_enabled:
+		return loc_of(f, ev->variant.enabled.ip);
+	case ptev_disabled:
+		return sup ? loc_suppressed(f->loc) : loc_of(f, ev->variant.disabled.ip);
+	case ptev_async_disabled:
+		return sup ? loc_suppressed(loc_of(f, ev->variant.async_disabled.at)) :
+		       loc_of(f, ev->variant.async_disabled.ip);
+	case ptev_async_branch:
+		return loc_of(f, ev->variant.async_branch.to);
+	case ptev_async_paging:
+		if (!sup)
+			return loc_of(f, ev->variant.async_paging.ip);
+		return LOC_LIKELY_KERNEL;
+	case ptev_paging:
+		return LOC_LIKELY_KERNEL;
+	case ptev_overflow:
+		return sup ? LOC_UNKNOWN : loc_of(f, ev->variant.overflow.ip);
+	case ptev_exec_mode:
+		return sup ? LOC_UNKNOWN : loc_of(f, ev->variant.exec_mode.ip);
+	case ptev_tsx:
+		return sup ? LOC_UNKNOWN : loc_of(f, ev->variant.tsx.ip);
+	case ptev_exstop:
+		return sup ? LOC_UNKNOWN : loc_of(f, ev->variant.exstop.ip);
+	case ptev_mwait:
+		return sup ? LOC_UNKNOWN : loc_of(f, ev->variant.mwait.ip);
+	case ptev_ptwrite:
+		return sup ? LOC_UNKNOWN : loc_of(f, ev->variant.ptwrite.ip);
+	case ptev_tick:
+		return sup ? LOC_UNKNOWN : loc_of(f, ev->variant.tick.ip);
+	default:
+		return LOC_UNKNOWN;
+	}
+}
+
+static bool kernelish(enum loc l)
+{
+	return l == LOC_KERNEL || l == LOC_LIKELY_KERNEL || l == LOC_UNKNOWN;
+}
+
+/* A postponed switch happens in the kernel, or on the way in or out of it. */
+static void place_switch(struct sbf *f, const struct pt_event *ev, struct pt_image **image)
+{
+	enum loc old = f->loc;
+
+	f->loc = loc_from_event(f, ev);
+	if (!f->next_ctx && !f->tid_pending)
+		return;
+	if (kernelish(old) || kernelish(f->loc))
+		do_switch(f, image);
+}
+
+static struct sbf *earliest(struct dsb *sb)
+{
+	struct sbf *best = NULL;
+
+	for (size_t i = 0; i < sb->nr; i++) {
+		struct sbf *f = &sb->files[i];
+
+		if (f->have && (!best || f->tsc < best->tsc))
+			best = f;
+	}
+	return best;
+}
+
+void dsb_advance(struct dsb *sb, uint64_t tsc, struct pt_image **image)
+{
+	struct sbf *f;
+
+	/* Every record due by then, in time order across the files. */
+	while ((f = earliest(sb)) && f->tsc <= tsc) {
+		apply_record(sb, f, image);
+		fetch(sb, f);
+	}
+}
+
+void dsb_event(struct dsb *sb, const struct pt_event *ev, struct pt_image **image)
+{
+	dsb_advance(sb, ev->tsc, image);
+	for (size_t i = 0; i < sb->nr; i++)
+		if (sb->files[i].cfg->primary)
+			place_switch(&sb->files[i], ev, image);
+}
+
+bool dsb_thread(const struct dsb *sb, uint32_t *pid, uint32_t *tid)
+{
+	for (size_t i = 0; i < sb->nr; i++) {
+		const struct sbf *f = &sb->files[i];
+
+		if (f->cfg->primary && f->tid_known) {
+			*pid = f->ctx ? f->ctx->pid : 0;
+			*tid = f->tid;
+			return true;
+		}
+	}
+	return false;
+}
+
+int dsb_new(struct dsb **sbp, struct image_store *img, const struct dsb_file *files, size_t nr,
+	    dsb_diag_fn *diag, void *ctx, struct error *e)
+{
+	struct dsb *sb = calloc(1, sizeof(*sb));
+
+	*sbp = NULL;
+	if (!sb || !(sb->files = calloc(nr ? nr : 1, sizeof(*sb->files)))) {
+		free(sb);
+		return err_runtime(e, -ENOMEM, "out of memory for the sideband");
+	}
+	sb->img = img;
+	sb->nr = nr;
+	sb->diag = diag;
+	sb->ctx = ctx;
+	for (size_t i = 0; i < nr; i++) {
+		sb->files[i].cfg = &files[i];
+		fetch(sb, &sb->files[i]);
+	}
+	*sbp = sb;
+	return 0;
+}
+
+void dsb_free(struct dsb *sb)
+{
+	if (!sb)
+		return;
+	for (size_t i = 0; i < sb->nr; i++) {
+		cancel_switch(&sb->files[i]);
+		image_proc_put(sb->files[i].ctx);
+	}
+	free(sb->files);
+	free(sb);
+}
