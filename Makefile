@@ -143,6 +143,11 @@ $(BUILD)/tests/progs/dupsyms: tests/progs/dupsyms/a.c tests/progs/dupsyms/b.c
 $(BUILD)/tests/progs/zerosize: tests/progs/zerosize/main.c tests/progs/zerosize/zero.S
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O0 -g -o $@ $^
+# The trace generator of the decode tests and the bench (libipt's encoder).
+$(BUILD)/tests/progs/ptgen: tests/progs/ptgen.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -lipt
 # C++: overloads whose demangled names differ only in their parameters.
 $(BUILD)/tests/progs/cxx: tests/progs/cxx/main.cc
 	@mkdir -p $(dir $@)

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptgen: write a program and the Intel PT trace of running it, for the decode tests and the
+ * bench. The program is a loop that calls f, which calls g; g's conditional branch follows a
+ * fixed pattern. The trace is what a CPU with return compression would write: TNT bits for
+ * g's jl, both returns and the loop's jnz, a PSB+ (TSC, MODE.Exec, FUP at the loop) every
+ * few KiB, TIP.PGE at the start and TIP.PGD at the final syscall. libipt's encoder writes
+ * the packets; the program comes as a raw binary and as a minimal ELF with symbols.
+ *
+ *	ptgen [-n ITERATIONS] [-p TNT_PACKETS_PER_PSB] [-t TSC_STEP] OUTDIR
+ *
+ * writes OUTDIR/trace.pt, OUTDIR/prog.bin (raw, at 0x401000), OUTDIR/prog.elf and prints
+ * "instructions N branches N calls N psbs N" (branches: taken near branches): what a decoder must find.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <intel-pt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TEXT_ADDR 0x401000ull
+#define TEXT_OFF 0x1000ull
+#define LOOP (TEXT_ADDR + 0x00)
+#define F (TEXT_ADDR + 0x10)
+#define G (TEXT_ADDR + 0x20)
+
+/* loop: call f; dec ecx; jnz loop; syscall.  f: call g; ret.  g: add; cmp; jl 1f; nop; 1: ret */
+static const uint8_t code[] = {
+	0xe8, 0x0b, 0x00, 0x00, 0x00,	/* 0x00 call f */
+	0xff, 0xc9,			/* 0x05 dec ecx */
+	0x75, 0xf7,			/* 0x07 jnz loop */
+	0x0f, 0x05,			/* 0x09 syscall */
+	0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	0xe8, 0x0b, 0x00, 0x00, 0x00,	/* 0x10 f: call g */
+	0xc3,				/* 0x15 ret */
+	0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	0x83, 0xc0, 0x01,		/* 0x20 g: add eax, 1 */
+	0x39, 0xd8,			/* 0x23 cmp eax, ebx */
+	0x7c, 0x01,			/* 0x25 jl 0x28 */
+	0x90,				/* 0x27 nop */
+	0xc3,				/* 0x28 ret */
+};
+
+#define ITER_BITS 4		/* jl, ret g, ret f, jnz */
+#define ITER_PER_TNT 11		/* 44 of a TNT.64's 47 bits: whole iterations per packet */
+
+struct gen {
+	struct pt_encoder *enc;
+	uint8_t *buf;
+	size_t cap;
+	FILE *out;
+	uint64_t tsc, tsc_step;
+	uint64_t insns, branches, calls, psbs;
+};
+
+static void die(const char *what, int err)
+{
+	fprintf(stderr, "ptgen: %s: %s\n", what, err < 0 ? pt_errstr(pt_errcode(err)) :
+		strerror(err));
+	exit(1);
+}
+
+/* Flush what the encoder wrote and start again at the buffer's beginning. */
+static void flush(struct gen *g)
+{
+	uint64_t off = 0;
+	int err = pt_enc_get_offset(g->enc, &off);
+
+	if (err < 0)
+		die("offset", err);
+	if (off && fwrite(g->buf, 1, off, g->out) != off)
+		die("write trace", errno);
+	err = pt_enc_sync_set(g->enc, 0);
+	if (err < 0)
+		die("sync", err);
+}
+
+static void emit(struct gen *g, struct pt_packet *p)
+{
+	int err;
+
+	if (g->cap > 64) {
+		uint64_t off = 0;
+
+		pt_enc_get_offset(g->enc, &off);
+		if (off + 64 > g->cap)
+			flush(g);
+	}
+	err = pt_enc_next(g->enc, p);
+	if (err < 0)
+		die("encode", err);
+}
+
+static void emit_ip(struct gen *g, enum pt_packet_type type, enum pt_ip_compression ipc,
+		    uint64_t ip)
+{
+	struct pt_packet p = { .type = type };
+
+	p.payload.ip.ipc = ipc;
+	p.payload.ip.ip = ip;
+	emit(g, &p);
+}
+
+static void emit_psb(struct gen *g, bool enabled)
+{
+	struct pt_packet p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_psb;
+	emit(g, &p);
+	p.type = ppt_tsc;
+	p.payload.tsc.tsc = g->tsc;
+	emit(g, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mode;
+	p.payload.mode.leaf = pt_mol_exec;
+	p.payload.mode.bits.exec.csl = 1;
+	emit(g, &p);
+	if (enabled)
+		emit_ip(g, ppt_fup, pt_ipc_sext_48, LOOP);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_psbend;
+	emit(g, &p);
+	g->psbs++;
+}
+
+/* One iteration's bits, oldest first: jl taken every third time, both rets, jnz. */
+static uint64_t iter_bits(uint64_t i, bool last)
+{
+	bool jl = (i % 3) == 0;
+
+	return ((uint64_t)jl << 3) | (1u << 2) | (1u << 1) | (last ? 0u : 1u);
+}
+
+static void count_iter(struct gen *g, uint64_t i, bool last)
+{
+	bool jl = (i % 3) == 0;
+
+	/* call f, call g, add, cmp, jl, [nop], ret, ret, dec, jnz */
+	g->insns += jl ? 9 : 10;
+	/* taken near branches: call f, call g, ret, ret, jl when taken, jnz but the last */
+	g->branches += 4 + (jl ? 1 : 0) + (last ? 0 : 1);
+	g->calls += 2;
+}
+
+static void write_trace(struct gen *g, uint64_t iters, unsigned per_psb)
+{
+	struct pt_packet p;
+	uint64_t i = 0;
+	unsigned packets = 0;
+
+	emit_psb(g, false);
+	emit_ip(g, ppt_tip_pge, pt_ipc_sext_48, LOOP);
+	while (i < iters) {
+		uint64_t payload = 0;
+		unsigned n = 0;
+
+		if (packets && packets % per_psb == 0) {
+			g->tsc += g->tsc_step;
+			emit_psb(g, true);
+		}
+		for (; n < ITER_PER_TNT && i < iters; n++, i++) {
+			payload = (payload << ITER_BITS) | iter_bits(i, i + 1 == iters);
+			count_iter(g, i, i + 1 == iters);
+		}
+		memset(&p, 0, sizeof(p));
+		p.type = ppt_tnt_64;
+		p.payload.tnt.bit_size = (uint8_t)(n * ITER_BITS);
+		p.payload.tnt.payload = payload;
+		emit(g, &p);
+		packets++;
+	}
+	/* The syscall after the loop leaves user space: tracing stops there. */
+	g->insns += 1;
+	emit_ip(g, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	flush(g);
+}
+
+static void write_file(const char *dir, const char *name, const void *p, size_t len)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(p, 1, len, f) != len || fclose(f))
+		die(path, errno);
+}
+
+/* A minimal ET_EXEC: one PT_LOAD (R+X) over the whole file, .text at 0x401000, .symtab. */
+static void write_elf(const char *dir)
+{
+	static const char strtab[] = "\0_start\0f\0g\0";
+	static const char shstrtab[] = "\0.text\0.symtab\0.strtab\0.shstrtab\0";
+	size_t symoff = TEXT_OFF + sizeof(code), stroff, shstroff, shoff, size;
+	Elf64_Sym syms[4];
+	Elf64_Ehdr *eh;
+	Elf64_Phdr *ph;
+	Elf64_Shdr *sh;
+	uint8_t *img;
+
+	symoff = (symoff + 7) & ~7ul;
+	stroff = symoff + sizeof(syms);
+	shstroff = stroff + sizeof(strtab);
+	shoff = (shstroff + sizeof(shstrtab) + 7) & ~7ul;
+	size = shoff + 5 * sizeof(Elf64_Shdr);
+	img = calloc(1, size);
+	if (!img)
+		die("elf", ENOMEM);
+	eh = (Elf64_Ehdr *)img;
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_EXEC;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_entry = LOOP;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_shoff = shoff;
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = 1;
+	eh->e_shentsize = sizeof(*sh);
+	eh->e_shnum = 5;
+	eh->e_shstrndx = 4;
+	ph = (Elf64_Phdr *)(img + sizeof(*eh));
+	ph->p_type = PT_LOAD;
+	ph->p_flags = PF_R | PF_X;
+	ph->p_vaddr = ph->p_paddr = TEXT_ADDR - TEXT_OFF;
+	ph->p_filesz = ph->p_memsz = TEXT_OFF + sizeof(code);
+	ph->p_align = 0x1000;
+	memcpy(img + TEXT_OFF, code, sizeof(code));
+	memset(syms, 0, sizeof(syms));
+	syms[1] = (Elf64_Sym){ .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			       .st_shndx = 1, .st_value = LOOP, .st_size = 0x10 };
+	syms[2] = (Elf64_Sym){ .st_name = 8, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			       .st_shndx = 1, .st_value = F, .st_size = 0x06 };
+	syms[3] = (Elf64_Sym){ .st_name = 10, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+			       .st_shndx = 1, .st_value = G, .st_size = 0x09 };
+	memcpy(img + symoff, syms, sizeof(syms));
+	memcpy(img + stroff, strtab, sizeof(strtab));
+	memcpy(img + shstroff, shstrtab, sizeof(shstrtab));
+	sh = (Elf64_Shdr *)(img + shoff);
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC |
+			      SHF_EXECINSTR, .sh_addr = TEXT_ADDR, .sh_offset = TEXT_OFF,
+			      .sh_size = sizeof(code), .sh_addralign = 16 };
+	sh[2] = (Elf64_Shdr){ .sh_name = 7, .sh_type = SHT_SYMTAB, .sh_offset = symoff,
+			      .sh_size = sizeof(syms), .sh_link = 3, .sh_info = 1,
+			      .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) };
+	sh[3] = (Elf64_Shdr){ .sh_name = 15, .sh_type = SHT_STRTAB, .sh_offset = stroff,
+			      .sh_size = sizeof(strtab), .sh_addralign = 1 };
+	sh[4] = (Elf64_Shdr){ .sh_name = 23, .sh_type = SHT_STRTAB, .sh_offset = shstroff,
+			      .sh_size = sizeof(shstrtab), .sh_addralign = 1 };
+	write_file(dir, "prog.elf", img, size);
+	free(img);
+}
+
+static uint64_t number(const char *s, const char *what)
+{
+	char *end;
+	uint64_t v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end || !*s || !v) {
+		fprintf(stderr, "ptgen: %s '%s' is not a positive number\n", what, s);
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t iters = 1000, per_psb = 64;
+	struct pt_config cfg;
+	struct gen g;
+	char path[4096];
+	int c;
+
+	memset(&g, 0, sizeof(g));
+	g.tsc = 0x100000;
+	g.tsc_step = 0x1000;
+	while ((c = getopt(argc, argv, "n:p:t:")) != -1) {
+		switch (c) {
+		case 'n': iters = number(optarg, "-n"); break;
+		case 'p': per_psb = number(optarg, "-p"); break;
+		case 't': g.tsc_step = number(optarg, "-t"); break;
+		default: return 2;
+		}
+	}
+	if (argc - optind != 1) {
+		fprintf(stderr, "usage: ptgen [-n ITERATIONS] [-p TNT_PER_PSB] [-t TSC_STEP] OUTDIR\n");
+		return 2;
+	}
+	write_file(argv[optind], "prog.bin", code, sizeof(code));
+	write_elf(argv[optind]);
+	snprintf(path, sizeof(path), "%s/trace.pt", argv[optind]);
+	g.out = fopen(path, "wb");
+	if (!g.out)
+		die(path, errno);
+	g.cap = 1 << 20;
+	g.buf = malloc(g.cap);
+	if (!g.buf)
+		die("buffer", ENOMEM);
+	pt_config_init(&cfg);
+	cfg.begin = g.buf;
+	cfg.end = g.buf + g.cap;
+	g.enc = pt_alloc_encoder(&cfg);
+	if (!g.enc)
+		die("encoder", ENOMEM);
+	write_trace(&g, iters, (unsigned)per_psb);
+	if (fclose(g.out))
+		die(path, errno);
+	pt_free_encoder(g.enc);
+	free(g.buf);
+	printf("instructions %" PRIu64 " branches %" PRIu64 " calls %" PRIu64 " psbs %" PRIu64
+	       "\n", g.insns, g.branches, g.calls, g.psbs);
+	return 0;
+}
