@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Ordered output for decoders that run in parallel. Each piece of work (a
+ * chunk of a trace) writes into its own sink; the pieces reach the real
+ * output (a struct dout: a file descriptor) in their order, whatever order
+ * they finish in:
+ *
+ * - a sink keeps its newest bytes in memory; what it lets go of before its
+ *   turn goes to a temporary file (memory stays bounded however long the
+ *   trace), and after its turn straight to the output;
+ * - dsink_promote() gives a sink its turn: what it let go of so far reaches
+ *   the output, and so will everything after;
+ * - a sink can take back what it has not let go of (dsink_truncate()): a
+ *   chunk's last instructions belong to the next chunk.
+ *
+ * An output can have a filter that turns what sinks write (records) into
+ * what the file gets (text, JSON); records are never split between two
+ * hand-overs, so the filter always sees whole ones.
+ */
+#ifndef PTC_DSINK_H
+#define PTC_DSINK_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct dout;
+
+/* Turn @len bytes of whole records into output through dout_write(). */
+typedef void dout_filter_fn(struct dout *o, const uint8_t *data, size_t len);
+
+struct dout {
+	int fd;
+	uint8_t *buf;
+	size_t len, cap;
+	int err;		/* the first write error (negative errno), 0 while none */
+	dout_filter_fn *filter;	/* NULL: bytes as they are */
+	void *state;		/* the filter's */
+};
+
+struct dsink {
+	pthread_mutex_t lock;
+	struct dout *out;	/* NULL: a sink that keeps nothing */
+	uint8_t *buf;
+	size_t len, cap;
+	uint64_t base;		/* how many bytes the sink let go of before buf[0] */
+	int spill;		/* temporary file for what it let go of before its turn, or -1 */
+	bool direct;		/* its turn came: let go of means written */
+	int err;
+};
+
+int dout_init(struct dout *o, int fd, dout_filter_fn *filter, void *state);
+/* Bytes for the file (filters call this). */
+void dout_write(struct dout *o, const void *p, size_t len);
+/* Everything buffered to the file; returns dout's error. */
+int dout_flush(struct dout *o);
+void dout_destroy(struct dout *o);
+
+void dsink_init(struct dsink *s, struct dout *out);
+void dsink_destroy(struct dsink *s);
+
+/* Room for @n more bytes at the end: a pointer to write them to, or NULL (out of memory). */
+uint8_t *dsink_room(struct dsink *s, size_t n);
+static inline void dsink_commit(struct dsink *s, size_t n)
+{
+	s->len += n;
+}
+void dsink_put(struct dsink *s, const void *p, size_t n);
+
+/* The position after the last byte written: marks for dsink_truncate() and dsink_flush(). */
+static inline uint64_t dsink_pos(const struct dsink *s)
+{
+	return s->base + s->len;
+}
+
+/* Forget what was written from @pos on (@pos must not be before what was let go of). */
+void dsink_truncate(struct dsink *s, uint64_t pos);
+/* Let go of the bytes before @upto (a record boundary). Returns 0 or a negative errno. */
+int dsink_flush(struct dsink *s, uint64_t upto);
+/* Its turn: what it let go of reaches the output; from now on it writes straight there. */
+int dsink_promote(struct dsink *s);
+
+#endif
