@@ -35,6 +35,8 @@ int do_symbols(int argc, char **argv);
 void usage_symbols(FILE *f);
 int do_import(int argc, char **argv);
 void usage_import(FILE *f);
+int do_decode(int argc, char **argv);
+void usage_decode(FILE *f);
 
 /* "ptcollect CMD: ..." + "see 'ptcollect help CMD'"; returns EXIT_USAGE. */
 int cmd_bad_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

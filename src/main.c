@@ -20,6 +20,7 @@ static const struct cmd cmds[] = {
 	{ "dump",    do_dump,    usage_dump,    "print the records of a sideband file or the packets of a trace" },
 	{ "symbols", do_symbols, usage_symbols, "list the functions of an ELF file that --filter can name" },
 	{ "import",  do_import,  usage_import,  "make a bundle from a perf.data recorded with intel_pt" },
+	{ "decode",  do_decode,  usage_decode,  "decode a trace: instructions, branches, calls, timeline" },
 	{ "help",    do_help,    usage_help,    "show help for a command" },
 };
 

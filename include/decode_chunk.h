@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One piece of a decode run: a PSB-delimited chunk of one stream, decoded by
+ * its own libipt decoder, image and sideband into its own sinks. decode_run
+ * (decode.h) cuts streams into chunks, runs them on threads and merges their
+ * sinks; decode_chunk() is what a thread does with one.
+ */
+#ifndef PTC_DECODE_CHUNK_H
+#define PTC_DECODE_CHUNK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "dsink.h"
+#include "error.h"
+#include "memimage.h"
+
+#define CHUNK_DIAG_MAX 256
+
+struct decode_chunk {
+	/* What to decode. */
+	const struct decode_config *cfg;
+	size_t stream;
+	const uint8_t *pt;		/* the stream's bytes */
+	uint64_t begin, end;		/* this chunk's range of them (begin: a PSB, or 0) */
+	bool first, last;		/* of its stream */
+	bool have_next_ip;		/* the next chunk starts at next_ip (its PSB+'s FUP) */
+	uint64_t next_ip;
+	/* Sideband problems this chunk reports: records after tsc_lo, up to tsc_hi. */
+	uint64_t tsc_lo, tsc_hi;
+	struct symcache *syms;
+	uint64_t *progress;		/* bytes decoded, all chunks (atomic) */
+
+	/* What came out. */
+	struct dsink out;		/* the instruction stream */
+	struct dsink tl;		/* timeline records */
+	struct decode_stats stats;
+	struct decode_diag *diags;
+	size_t nr_diags;
+	uint64_t more_diags;		/* dropped beyond CHUNK_DIAG_MAX */
+	int ret;			/* a failure that stopped it: negative errno, with error */
+	struct error error;
+};
+
+/* Load the files given by hand once, to find a bad one before any chunk starts. */
+int decode_check_files(const struct decode_config *cfg, struct error *e);
+
+/* Decode @c into its sinks. Returns c->ret. */
+int decode_chunk(struct decode_chunk *c);
+
+#endif

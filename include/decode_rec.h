@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The records a chunk's decoder writes where its output needs state that
+ * only the merge has: the call depth of --calls, the open functions of
+ * --timeline. The merge turns them into text or JSON (decode_calls_filter,
+ * timeline.h) in stream order.
+ */
+#ifndef PTC_DECODE_REC_H
+#define PTC_DECODE_REC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dsink.h"
+
+enum drec_kind {
+	DREC_STREAM,		/* a stream starts: s1 its name, pid = stream index */
+	DREC_CALL,		/* from -> to, s1/s2 their names */
+	DREC_RET,
+	DREC_MARK,		/* s1: an event or error line ("[disabled]") */
+	DREC_GAP,		/* trace missing from time on: s1 why */
+	DREC_THREAD,		/* pid/tid run from time on */
+	DREC_END,		/* the stream ends at time */
+};
+
+struct drec {
+	uint16_t len;		/* the whole record: header and both strings with their NULs */
+	uint8_t kind;
+	uint8_t has_time;
+	uint32_t pid, tid;
+	uint64_t from, to;
+	uint64_t time;		/* ns of perf time (or TSC-derived, see decode.h) */
+	uint16_t len1, len2;	/* string lengths without NUL */
+	uint32_t pad;
+	/* char s1[len1 + 1], s2[len2 + 1] */
+};
+
+static inline const char *drec_s1(const struct drec *r)
+{
+	return (const char *)(r + 1);
+}
+
+static inline const char *drec_s2(const struct drec *r)
+{
+	return (const char *)(r + 1) + r->len1 + 1;
+}
+
+/* Append a record to @s (strings may be NULL: empty). */
+void drec_put(struct dsink *s, const struct drec *hdr, const char *s1, const char *s2);
+
+/* The filter of --calls output: indentation by depth, or JSON lines with it. */
+struct calls_state {
+	bool json;
+	bool headers;		/* a line where each stream starts (more than one stream) */
+	uint64_t depth;
+};
+dout_filter_fn decode_calls_filter;
+
+#endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --timeline: function calls per thread as a Chrome trace-event file
+ * ({"traceEvents": [...]}), which Perfetto UI and chrome://tracing open.
+ * Calls become "B" events and returns "E" events on the thread the sideband
+ * says runs ("pid"/"tid"; without sideband, pid 0 and the stream's index as
+ * tid, named after the stream); "ts" is in microseconds of perf time (decode.h
+ * says how it is derived).
+ *
+ * Begin/end pairs balance on every thread: a return whose call was before the
+ * trace has no "E"; a thread switched out, a trace gap and the stream's end
+ * close what is open. Where trace is missing (decode error, overflow, a
+ * TRUNCATED or LOST record) the open functions end and a "gap" slice (cat
+ * "gap", ph "X") covers the time until decoding resumes: lost time is never
+ * shown as time spent in a function.
+ *
+ * The filter reads decoder records (decode_rec.h) in stream order.
+ */
+#ifndef PTC_TIMELINE_H
+#define PTC_TIMELINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "dsink.h"
+
+struct timeline_state {
+	bool any;		/* an event was written: the next needs a comma */
+	uint32_t stream;
+	bool thread_known;
+	uint32_t pid, tid;
+	uint64_t depth;		/* open "B" events on the current thread */
+	uint64_t last;		/* the last time seen (ns) */
+	bool gap_open;
+	uint64_t gap_start;
+	char gap_why[256];
+	uint64_t events;	/* written: B, E, X, M */
+};
+
+/* The file's opening and closing (around every stream's records). */
+void timeline_begin(struct dout *o);
+void timeline_finish(struct dout *o);
+dout_filter_fn timeline_filter;
+
+#endif

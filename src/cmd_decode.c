@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptcollect decode: instructions, branches, calls, statistics and a timeline
+ * from Intel PT streams, with ptxed's option names.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "fileio.h"
+#include "cmd.h"
+#include "decode.h"
+#include "msg.h"
+#include "out.h"
+
+/* Decode errors printed per stream; the rest are counted. */
+#define ERRORS_SHOWN 50
+
+void usage_decode(FILE *f)
+{
+	fprintf(f,
+		"usage: %s decode --pt FILE[:FROM[-TO]] [OPTIONS] [MODE...]\n\n"
+		"Decode an Intel PT stream with libipt's instruction-flow decoder: instructions\n"
+		"(capstone), branches, calls, statistics, a timeline. Options are ptxed's.\n\n"
+		"Modes (default --insn):\n"
+		"  --insn                  address, bytes and disassembly of every instruction\n"
+		"  --branches              taken branches, 'from => to' as perf script --itrace=b\n"
+		"  --calls                 call/return tree with symbol+offset names\n"
+		"  --stats                 counts per stream (with a mode: after it)\n"
+		"  --timeline FILE         function calls per thread as Chrome trace-event JSON\n"
+		"  --json                  JSON lines instead of text\n"
+		"  --att                   AT&T syntax (default Intel); --time, --offset: ptxed's\n\n"
+		"Memory image:\n"
+		"  --elf FILE[:BASE]       an ELF's PT_LOAD segments (moved so the lowest is at BASE)\n"
+		"  --raw FILE[:FROM[-TO]]:ADDR  raw bytes of FILE at ADDR\n\n"
+		"Configuration (libipt's):\n"
+		"  --cpu F/M[/S]|none      the CPU the trace came from (errata)\n"
+		"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n\n"
+		"Sideband (applied in order: settings come before the files they apply to):\n"
+		"  --pevent:primary FILE[:FROM[-TO]]    this stream's .pevent\n"
+		"  --pevent:secondary FILE[:FROM[-TO]]  other CPUs' .pevent, proc.pevent\n"
+		"  --pevent:sample-type N  --pevent:time-zero N  --pevent:time-shift N\n"
+		"  --pevent:time-mult N  --pevent:tsc-offset N  --pevent:kernel-start ADDR\n"
+		"  --pevent:sysroot DIR  --pevent:kcore FILE[:BASE]\n"
+		"  --pevent:vdso-x64 FILE  --pevent:vdso-x32 FILE  --pevent:vdso-ia32 FILE\n\n"
+		"Other:\n"
+		"  -j, --jobs N            decode on N threads (streams and PSB chunks), same output\n"
+		"  --chunk-size SIZE       bytes of trace per parallel chunk (default: size/4N)\n"
+		"  -q, --quiet             no sideband warnings, no progress\n\n"
+		"Decode errors are printed with their trace offset in libipt's words; decoding\n"
+		"resumes at the next PSB. Exit status: 0 decoded without errors; 2 bad usage or\n"
+		"input, or the trace had decode errors (the rest was decoded); 1 a runtime failure\n"
+		"(a file could not be read, the output not written).\n", PTC_PROG);
+}
+
+struct opts {
+	struct decode_config cfg;
+	struct dsb_pevent pev;		/* the --pevent:* settings so far */
+	bool have_pt;
+	bool want_stats;
+	const char *timeline;
+	int modes;			/* --insn, --branches, --calls given */
+	bool conv_given;
+};
+
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int bad(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return cmd_bad_usage("decode", "%s", buf);
+}
+
+/* A number as ptxed reads one (strtoull, base 0), no larger than @max. */
+static bool parse_num(const char *s, uint64_t max, uint64_t *v)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return !errno && !*end && *v <= max;
+}
+
+static int num_opt(const char *opt, const char *arg, uint64_t max, uint64_t *v)
+{
+	if (parse_num(arg, max, v))
+		return 0;
+	return bad("%s '%s': not a number from 0 to %" PRIu64 " (decimal or 0x hex)", opt, arg,
+		   max);
+}
+
+/* FILE[:FROM[-TO]] (ptxed's rule: a suffix that is not a range belongs to the name). */
+static int split_range(char *arg, const char *opt, uint64_t *from, uint64_t *to)
+{
+	char *colon = strrchr(arg, ':'), *dash;
+	uint64_t a, b;
+
+	*from = *to = 0;
+	if (!colon)
+		return 0;
+	dash = strchr(colon + 1, '-');
+	if (dash)
+		*dash = '\0';
+	if (!parse_num(colon + 1, UINT64_MAX, &a)) {
+		if (dash)
+			*dash = '-';
+		return 0;
+	}
+	if (dash && !parse_num(dash + 1, UINT64_MAX, &b)) {
+		*dash = '-';
+		return 0;
+	}
+	if (dash && b <= a)
+		return bad("%s '%s:%s-%s': the range ends before it begins", opt, arg, colon + 1,
+			   dash + 1);
+	*colon = '\0';
+	*from = a;
+	*to = dash ? b : 0;
+	return 0;
+}
+
+/* FILE[:BASE]: a last ':' followed by a number is the base. */
+static bool split_base(char *arg, uint64_t *base)
+{
+	char *colon = strrchr(arg, ':');
+
+	if (!colon || !parse_num(colon + 1, UINT64_MAX, base))
+		return false;
+	*colon = '\0';
+	return true;
+}
+
+/* An input file as every reader opens one: it must be a regular file we can read. */
+static int check_input(const char *opt, const char *path)
+{
+	struct error e;
+	int fd;
+
+	err_clear(&e);
+	fd = file_open_input(AT_FDCWD, path, &e);
+	if (fd < 0)
+		return bad("%s: %s", opt, e.why);
+	close(fd);
+	return 0;
+}
+
+static int add_file(struct decode_file **list, size_t *nr, const struct decode_file *f)
+{
+	struct decode_file *n = realloc(*list, (*nr + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	*list = n;
+	n[*nr] = *f;
+	n[*nr].path = strdup(f->path);
+	if (!n[*nr].path)
+		return -ENOMEM;
+	(*nr)++;
+	return 0;
+}
+
+static int opt_elf(struct opts *o, const char *arg, bool kcore)
+{
+	struct decode_file f;
+	char *copy = strdup(arg);
+	int ret;
+
+	if (!copy)
+		return bad("out of memory");
+	memset(&f, 0, sizeof(f));
+	f.has_base = split_base(copy, &f.base);
+	f.path = copy;
+	ret = check_input(kcore ? "--pevent:kcore" : "--elf", copy);
+	if (!ret && add_file(kcore ? &o->cfg.kcore : &o->cfg.files,
+			     kcore ? &o->cfg.nr_kcore : &o->cfg.nr_files, &f))
+		ret = bad("out of memory");
+	free(copy);
+	return ret;
+}
+
+static int opt_raw(struct opts *o, const char *arg)
+{
+	struct decode_file f;
+	uint64_t to;
+	char *copy = strdup(arg);
+	int ret;
+
+	if (!copy)
+		return bad("out of memory");
+	memset(&f, 0, sizeof(f));
+	f.raw = true;
+	if (!split_base(copy, &f.addr)) {
+		ret = bad("--raw '%s': no load address (FILE[:FROM[-TO]]:ADDR)", arg);
+		goto out;
+	}
+	ret = split_range(copy, "--raw", &f.from, &to);
+	if (ret)
+		goto out;
+	f.size = to ? to - f.from : 0;
+	f.path = copy;
+	ret = check_input("--raw", copy);
+	if (!ret && add_file(&o->cfg.files, &o->cfg.nr_files, &f))
+		ret = bad("out of memory");
+out:
+	free(copy);
+	return ret;
+}
+
+static int opt_pt(struct opts *o, const char *arg)
+{
+	struct decode_stream *s;
+	char *copy;
+	int ret;
+
+	if (o->have_pt)
+		return bad("--pt '%s': one trace per run (ptxed's rule); the first was '%s'", arg,
+			   o->cfg.streams[0].pt);
+	copy = strdup(arg);
+	s = calloc(1, sizeof(*s));
+	if (!copy || !s) {
+		free(copy);
+		free(s);
+		return bad("out of memory");
+	}
+	ret = split_range(copy, "--pt", &s->from, &s->to);
+	if (!ret)
+		ret = check_input("--pt", copy);
+	if (ret) {
+		free(copy);
+		free(s);
+		return ret;
+	}
+	s->pt = copy;
+	s->name = strdup(copy);
+	/* The stream may already have sideband files: they came first on the command line. */
+	if (o->cfg.streams) {
+		s->sb = o->cfg.streams[0].sb;
+		s->nr_sb = o->cfg.streams[0].nr_sb;
+		free(o->cfg.streams);
+	}
+	o->cfg.streams = s;
+	o->cfg.nr_streams = 1;
+	o->have_pt = true;
+	return s->name ? 0 : bad("out of memory");
+}
+
+/* Sideband files belong to the one stream; they may come before --pt. */
+static int opt_pevent_file(struct opts *o, const char *opt, const char *arg, bool primary)
+{
+	uint64_t from, to;
+	char *copy = strdup(arg);
+	int ret;
+
+	if (!copy)
+		return bad("out of memory");
+	ret = split_range(copy, opt, &from, &to);
+	if (!ret)
+		ret = check_input(opt, copy);
+	if (!ret && !o->cfg.streams) {
+		o->cfg.streams = calloc(1, sizeof(*o->cfg.streams));
+		if (!o->cfg.streams)
+			ret = bad("out of memory");
+	}
+	if (!ret && decode_stream_add_sb(&o->cfg.streams[0], copy, from, to, primary, &o->pev))
+		ret = bad("out of memory");
+	free(copy);
+	return ret;
+}
+
+static int opt_cpu(struct opts *o, const char *arg)
+{
+	unsigned f, m, s = 0;
+	int n = 0;
+	char end;
+
+	memset(&o->cfg.cpu, 0, sizeof(o->cfg.cpu));
+	if (!strcmp(arg, "none"))
+		return 0;
+	if ((sscanf(arg, "%u/%u/%u%c", &f, &m, &s, &end) != 3 &&
+	     (s = 0, sscanf(arg, "%u/%u%n", &f, &m, &n) != 2 || arg[n])) ||
+	    f > 0xffff || m > 0xff || s > 0xff || *arg == '-' || strchr(arg, '-'))
+		return bad("--cpu '%s': give family/model[/stepping] in decimal (e.g. 6/85/4), or "
+			   "none", arg);
+	o->cfg.cpu.vendor = pcv_intel;
+	o->cfg.cpu.family = (uint16_t)f;
+	o->cfg.cpu.model = (uint8_t)m;
+	o->cfg.cpu.stepping = (uint8_t)s;
+	return 0;
+}
+
+static int opt_path(char **dst, const char *opt, const char *arg, bool dir)
+{
+	struct stat st;
+
+	if (dir && stat(arg, &st))
+		return bad("%s '%s': %s", opt, arg, strerror(errno));
+	if (dir && !S_ISDIR(st.st_mode))
+		return bad("%s '%s': not a directory", opt, arg);
+	if (!dir && check_input(opt, arg))
+		return EXIT_USAGE;
+	free(*dst);
+	*dst = strdup(arg);
+	return *dst ? 0 : bad("out of memory");
+}
+
+enum {
+	O_PT = 256, O_ELF, O_RAW, O_CPU, O_MTC, O_NOM, O_EAX, O_EBX, O_PRIMARY, O_SECONDARY,
+	O_SAMPLE_TYPE, O_TIME_ZERO, O_TIME_SHIFT, O_TIME_MULT, O_TSC_OFFSET, O_KERNEL_START,
+	O_SYSROOT, O_KCORE, O_VDSO64, O_VDSO32, O_VDSOIA32, O_INSN, O_BRANCHES, O_CALLS,
+	O_STATS, O_TIMELINE, O_JSON, O_ATT, O_TIME, O_OFFSET, O_CHUNK,
+};
+
+static const struct option options[] = {
+	{ "pt", required_argument, NULL, O_PT },
+	{ "elf", required_argument, NULL, O_ELF },
+	{ "raw", required_argument, NULL, O_RAW },
+	{ "cpu", required_argument, NULL, O_CPU },
+	{ "mtc-freq", required_argument, NULL, O_MTC },
+	{ "nom-freq", required_argument, NULL, O_NOM },
+	{ "cpuid-0x15.eax", required_argument, NULL, O_EAX },
+	{ "cpuid-0x15.ebx", required_argument, NULL, O_EBX },
+	{ "pevent:primary", required_argument, NULL, O_PRIMARY },
+	{ "pevent:secondary", required_argument, NULL, O_SECONDARY },
+	{ "pevent:sample-type", required_argument, NULL, O_SAMPLE_TYPE },
+	{ "pevent:time-zero", required_argument, NULL, O_TIME_ZERO },
+	{ "pevent:time-shift", required_argument, NULL, O_TIME_SHIFT },
+	{ "pevent:time-mult", required_argument, NULL, O_TIME_MULT },
+	{ "pevent:tsc-offset", required_argument, NULL, O_TSC_OFFSET },
+	{ "pevent:kernel-start", required_argument, NULL, O_KERNEL_START },
+	{ "pevent:sysroot", required_argument, NULL, O_SYSROOT },
+	{ "pevent:kcore", required_argument, NULL, O_KCORE },
+	{ "pevent:vdso-x64", required_argument, NULL, O_VDSO64 },
+	{ "pevent:vdso-x32", required_argument, NULL, O_VDSO32 },
+	{ "pevent:vdso-ia32", required_argument, NULL, O_VDSOIA32 },
+	{ "insn", no_argument, NULL, O_INSN },
+	{ "branches", no_argument, NULL, O_BRANCHES },
+	{ "calls", no_argument, NULL, O_CALLS },
+	{ "stats", no_argument, NULL, O_STATS },
+	{ "timeline", required_argument, NULL, O_TIMELINE },
+	{ "json", no_argument, NULL, O_JSON },
+	{ "att", no_argument, NULL, O_ATT },
+	{ "time", no_argument, NULL, O_TIME },
+	{ "offset", no_argument, NULL, O_OFFSET },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "chunk-size", required_argument, NULL, O_CHUNK },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static int set_mode(struct opts *o, enum decode_mode m)
+{
+	if (o->modes && o->cfg.mode != m)
+		return bad("--insn, --branches and --calls are one output each: give one");
+	o->modes++;
+	o->cfg.mode = m;
+	return 0;
+}
+
+static int pevent_opt(struct opts *o, int c, const char *arg)
+{
+	static const char *const vdso_opt[] = { "", "--pevent:vdso-x64", "--pevent:vdso-x32",
+						"--pevent:vdso-ia32" };
+	uint64_t v;
+	int ret = 0;
+
+	switch (c) {
+	case O_SAMPLE_TYPE:
+		ret = num_opt("--pevent:sample-type", arg, UINT64_MAX, &o->pev.sample_type);
+		break;
+	case O_TIME_ZERO:
+		ret = num_opt("--pevent:time-zero", arg, UINT64_MAX, &o->pev.time_zero);
+		o->conv_given = true;
+		break;
+	case O_TIME_SHIFT:
+		ret = num_opt("--pevent:time-shift", arg, 63, &v);
+		o->pev.time_shift = (uint16_t)v;
+		o->conv_given = true;
+		break;
+	case O_TIME_MULT:
+		ret = num_opt("--pevent:time-mult", arg, UINT32_MAX, &v);
+		if (!ret && !v)
+			ret = bad("--pevent:time-mult '%s': must not be 0", arg);
+		o->pev.time_mult = (uint32_t)v;
+		o->conv_given = true;
+		break;
+	case O_TSC_OFFSET:
+		ret = num_opt("--pevent:tsc-offset", arg, UINT64_MAX, &o->pev.tsc_offset);
+		break;
+	case O_KERNEL_START:
+		ret = num_opt("--pevent:kernel-start", arg, UINT64_MAX, &o->pev.kernel_start);
+		break;
+	case O_SYSROOT:
+		ret = opt_path(&o->pev.sysroot, "--pevent:sysroot", arg, true);
+		break;
+	case O_VDSO64:
+	case O_VDSO32:
+	case O_VDSOIA32: {
+		int abi = c == O_VDSO64 ? IMAGE_ABI_X64 : c == O_VDSO32 ? IMAGE_ABI_X32 :
+			  IMAGE_ABI_IA32;
+
+		ret = opt_path(&o->pev.vdso[abi], vdso_opt[abi], arg, false);
+		break;
+	}
+	case O_PRIMARY:
+		ret = opt_pevent_file(o, "--pevent:primary", arg, true);
+		break;
+	case O_SECONDARY:
+		ret = opt_pevent_file(o, "--pevent:secondary", arg, false);
+		break;
+	case O_KCORE:
+		ret = opt_elf(o, arg, true);
+		break;
+	}
+	return ret;
+}
+
+/* cli_parse_size() with its message: the one call site to change as cli moves to struct error. */
+static int parse_size(const char *opt, const char *arg, uint64_t *v)
+{
+	char err[256];
+
+	if (cli_parse_size(arg, v, err, sizeof(err)))
+		return bad("%s '%s': %s", opt, arg, err);
+	if (!*v)
+		return bad("%s '%s': must not be 0", opt, arg);
+	return 0;
+}
+
+static int config_opt(struct opts *o, int c, const char *arg)
+{
+	uint64_t v;
+	int ret = 0;
+
+	switch (c) {
+	case O_PT: return opt_pt(o, arg);
+	case O_ELF: return opt_elf(o, arg, false);
+	case O_RAW: return opt_raw(o, arg);
+	case O_CPU: return opt_cpu(o, arg);
+	case O_MTC:
+		ret = num_opt("--mtc-freq", arg, 15, &v);
+		o->cfg.mtc_freq = (uint8_t)v;
+		return ret;
+	case O_NOM:
+		ret = num_opt("--nom-freq", arg, UINT8_MAX, &v);
+		o->cfg.nom_freq = (uint8_t)v;
+		return ret;
+	case O_EAX:
+		ret = num_opt("--cpuid-0x15.eax", arg, UINT32_MAX, &v);
+		o->cfg.cpuid_0x15_eax = (uint32_t)v;
+		return ret;
+	case O_EBX:
+		ret = num_opt("--cpuid-0x15.ebx", arg, UINT32_MAX, &v);
+		o->cfg.cpuid_0x15_ebx = (uint32_t)v;
+		return ret;
+	case 'j':
+		ret = num_opt("--jobs", arg, 256, &v);
+		if (!ret && !v)
+			ret = bad("--jobs '%s': at least 1", arg);
+		o->cfg.jobs = (unsigned)v;
+		return ret;
+	case O_CHUNK: return parse_size("--chunk-size", arg, &o->cfg.chunk_size);
+	default: return pevent_opt(o, c, arg);
+	}
+}
+
+static int output_opt(struct opts *o, int c, const char *arg)
+{
+	switch (c) {
+	case O_INSN: return set_mode(o, DECODE_INSN);
+	case O_BRANCHES: return set_mode(o, DECODE_BRANCHES);
+	case O_CALLS: return set_mode(o, DECODE_CALLS);
+	case O_STATS: o->want_stats = true; return 0;
+	case O_TIMELINE: o->timeline = arg; return 0;
+	case O_JSON: out_json = true; return 0;
+	case O_ATT: o->cfg.att = true; return 0;
+	case O_TIME: o->cfg.show_time = true; return 0;
+	case O_OFFSET: o->cfg.show_offset = true; return 0;
+	case 'q': msg_quiet = true; return 0;
+	default: return config_opt(o, c, arg);
+	}
+}
+
+static int check_config(struct opts *o)
+{
+	struct pt_errata errata;
+
+	if (!o->have_pt)
+		return bad("no trace: give --pt FILE (decoding a bundle directory needs its "
+			   "manifest; give its streams by hand for now)");
+	if (!o->modes)
+		o->cfg.mode = o->want_stats || o->timeline ? DECODE_NONE : DECODE_INSN;
+	if (o->cfg.cpu.vendor && pt_cpu_errata(&errata, &o->cfg.cpu) < 0)
+		msg_warn("decode: --cpu %u/%u/%u: libipt %d.%d knows no errata of this CPU (unknown "
+			 "cpu): decoding as the specification says", o->cfg.cpu.family,
+			 o->cfg.cpu.model, o->cfg.cpu.stepping, LIBIPT_VERSION_MAJOR,
+			 LIBIPT_VERSION_MINOR);
+	o->cfg.json = out_json;
+	o->cfg.have_conv = o->conv_given;
+	if (decode_pevent_copy(&o->cfg.conv, &o->pev))
+		return bad("out of memory");
+	return 0;
+}
+
+static int parse(struct opts *o, int argc, char **argv)
+{
+	int c, ret;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:hj:q", options, NULL)) != -1) {
+		if (c == 'h') {
+			usage_decode(stdout);
+			return -1;
+		}
+		if (c == '?' || c == ':') {
+			const char *opt = optopt ? (char[]){ '-', (char)optopt, 0 } :
+					  argv[optind - 1];
+
+			return bad("%s '%s'%s", c == ':' ? "option" : "unknown option", opt,
+				   c == ':' ? " needs a value" : "");
+		}
+		ret = output_opt(o, c, optarg);
+		if (ret)
+			return ret;
+	}
+	if (optind < argc)
+		return bad("'%s': decoding a bundle directory needs its manifest, which this "
+			   "build cannot read yet; give --pt and its sideband", argv[optind]);
+	return check_config(o);
+}
+
+/* ---- results ---- */
+
+struct report {
+	const struct decode_config *cfg;
+	uint64_t *shown;		/* decode errors printed per stream */
+	uint64_t *hidden;
+	bool progress;
+	bool progress_shown;
+};
+
+static void on_diag(void *ctx, size_t stream, const struct decode_diag *d)
+{
+	struct report *r = ctx;
+
+	switch (d->kind) {
+	case DECODE_DIAG_ERROR:
+		if (r->shown[stream] >= ERRORS_SHOWN) {
+			r->hidden[stream]++;
+			return;
+		}
+		r->shown[stream]++;
+		if (r->progress_shown)
+			fputs("\r\033[K", stderr);
+		msg_err("decode: %s: offset 0x%" PRIx64 ", ip 0x%" PRIx64 ": %s (resuming at the "
+			"next PSB)", d->where, d->offset, d->ip, d->msg);
+		break;
+	case DECODE_DIAG_SB_ERROR:
+	case DECODE_DIAG_WARNING:
+		msg_warn("decode: %s: offset 0x%" PRIx64 ": %s", d->where, d->offset, d->msg);
+		break;
+	case DECODE_DIAG_MORE:
+		r->hidden[stream] += d->offset;
+		break;
+	}
+}
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	struct report *r = ctx;
+
+	if (!r->progress || !total)
+		return;
+	fprintf(stderr, "\rdecode: %3u%% of %.1f MB", (unsigned)(done * 100 / total),
+		(double)total / 1e6);
+	r->progress_shown = true;
+}
+
+static void print_stats(const struct decode_config *cfg, const struct decode_stats *st)
+{
+	out_obj_begin(NULL, NULL);
+	out_arr_begin("streams", NULL);
+	for (size_t i = 0; i < cfg->nr_streams; i++) {
+		const struct decode_stats *s = &st[i];
+
+		out_obj_begin(NULL, NULL);
+		out_str("stream", NULL, cfg->streams[i].name);
+		out_u64("bytes", "trace bytes", s->bytes);
+		out_u64("instructions", NULL, s->insns);
+		out_u64("branches", "taken branches", s->branches);
+		out_u64("conditional", "conditional branches", s->cond);
+		out_u64("calls", NULL, s->calls);
+		out_u64("returns", NULL, s->returns);
+		out_u64("far", "far transfers", s->far);
+		out_u64("events", NULL, s->events);
+		out_u64("enables", "trace enables", s->enables);
+		out_u64("disables", "trace disables", s->disables);
+		out_u64("overflows", NULL, s->overflows);
+		out_u64("errors", "decode errors", s->errors);
+		out_u64("gaps", NULL, s->gaps);
+		out_u64("lost", "losses (sideband)", s->lost);
+		out_obj_end();
+	}
+	out_arr_end();
+	out_obj_end();
+	out_finish();
+}
+
+static int open_timeline(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		msg_err("decode: --timeline '%s': %s", path, strerror(errno));
+	return fd;
+}
+
+static int run(struct opts *o)
+{
+	struct decode_stats *stats = calloc(o->cfg.nr_streams, sizeof(*stats));
+	uint64_t *counts = calloc(2 * o->cfg.nr_streams, sizeof(*counts));
+	struct report rep = { .cfg = &o->cfg };
+	struct decode_io io = { .out_fd = 1, .timeline_fd = -1, .diag = on_diag, .ctx = &rep };
+	uint64_t errors = 0;
+	struct error e;
+	int ret, status = EXIT_OK;
+
+	if (!stats || !counts) {
+		free(stats);
+		free(counts);
+		msg_err("decode: out of memory");
+		return EXIT_RUNTIME;
+	}
+	rep.shown = counts;
+	rep.hidden = counts + o->cfg.nr_streams;
+	rep.progress = isatty(2) && !msg_quiet;
+	io.progress = on_progress;
+	if (o->timeline && (io.timeline_fd = open_timeline(o->timeline)) < 0) {
+		free(stats);
+		free(counts);
+		return EXIT_USAGE;
+	}
+	fflush(stdout);
+	err_clear(&e);
+	ret = decode_run(&o->cfg, &io, stats, &e);
+	if (rep.progress_shown)
+		fputs("\r\033[K", stderr);
+	if (io.timeline_fd >= 0 && close(io.timeline_fd) && !ret)
+		ret = err_runtime(&e, -errno, "--timeline '%s': %s", o->timeline, strerror(errno));
+	if (ret) {
+		msg_err("decode: %s%s%s", e.what, e.what[0] ? ": " : "", e.why);
+		if (e.hint[0])
+			msg_hint("%s", e.hint);
+		else if (e.usage)
+			msg_hint("see '%s help decode'", PTC_PROG);
+		status = e.usage ? EXIT_USAGE : EXIT_RUNTIME;
+	} else {
+		for (size_t i = 0; i < o->cfg.nr_streams; i++) {
+			errors += stats[i].errors;
+			if (rep.hidden[i])
+				msg_err("decode: %s: %" PRIu64 " more decode errors not shown",
+					o->cfg.streams[i].name, rep.hidden[i]);
+			if (stats[i].errors)
+				msg_note("decode: %s: %" PRIu64 " decode errors: the trace between "
+					 "each and the next PSB is missing from the output",
+					 o->cfg.streams[i].name, stats[i].errors);
+		}
+		if (o->want_stats)
+			print_stats(&o->cfg, stats);
+		status = errors ? EXIT_USAGE : EXIT_OK;
+	}
+	free(stats);
+	free(counts);
+	return status;
+}
+
+int do_decode(int argc, char **argv)
+{
+	struct opts o;
+	int ret;
+
+	memset(&o, 0, sizeof(o));
+	decode_config_init(&o.cfg);
+	o.pev.time_mult = 1;
+	ret = parse(&o, argc, argv);
+	if (!ret)
+		ret = run(&o);
+	else if (ret < 0)
+		ret = EXIT_OK;
+	decode_pevent_free(&o.pev);
+	decode_config_free(&o.cfg);
+	return ret;
+}

@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A decode run: streams cut into PSB-delimited chunks, chunks decoded on
+ * worker threads, their output merged in order by the calling thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "decode.h"
+#include "decode_chunk.h"
+#include "decode_rec.h"
+#include "fileio.h"
+#include "timeline.h"
+
+#define MIN_CHUNK (256u << 10)
+#define PSB_LEN 16
+
+struct mapped {
+	const uint8_t *p;	/* the stream's range */
+	uint8_t *map;
+	size_t map_len;
+	uint64_t len;
+};
+
+struct run {
+	struct decode_config *cfg;
+	const struct decode_io *io;
+	struct mapped *maps;
+	struct decode_chunk *chunks;
+	size_t nr_chunks;
+	bool *done;
+	struct symcache *syms;
+	struct dout out, tl;
+	bool have_out, have_tl;
+	struct calls_state calls;
+	struct timeline_state tls;
+	uint64_t progress, total;
+	/* The queue: workers take chunks in order, no more than @window ahead of the merge. */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	size_t next, merged, window;
+	bool stop;
+};
+
+static const uint8_t psb[PSB_LEN] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
+static int map_stream(const struct decode_stream *s, struct mapped *m, struct error *e)
+{
+	struct stat st;
+	uint64_t end;
+	int fd = file_open_input(AT_FDCWD, s->pt, e);
+
+	memset(m, 0, sizeof(*m));
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st)) {
+		int ret = -errno;
+
+		close(fd);
+		return err_runtime(e, ret, "%s: %s", s->pt, strerror(-ret));
+	}
+	end = s->to ? s->to : (uint64_t)st.st_size;
+	if (end > (uint64_t)st.st_size || s->from > end || (s->to && s->to <= s->from)) {
+		close(fd);
+		return err_usage(e, "%s: range 0x%" PRIx64 "-0x%" PRIx64 " is not inside the file "
+				 "(%lld bytes)", s->pt, s->from, end, (long long)st.st_size);
+	}
+	m->map_len = (size_t)st.st_size;
+	if (m->map_len) {
+		m->map = mmap(NULL, m->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (m->map == MAP_FAILED) {
+			int ret = -errno;
+
+			close(fd);
+			m->map = NULL;
+			return err_runtime(e, ret, "%s: %s", s->pt, strerror(-ret));
+		}
+		/* Read once, front to back: let the kernel read ahead and drop behind. */
+		madvise(m->map, m->map_len, MADV_SEQUENTIAL);
+	}
+	close(fd);
+	m->p = m->map ? m->map + s->from : NULL;
+	m->len = end - s->from;
+	return 0;
+}
+
+static void unmap_stream(struct mapped *m)
+{
+	if (m->map)
+		munmap(m->map, m->map_len);
+}
+
+/* The first PSB at or after @from, or @len. */
+static uint64_t find_psb(const struct mapped *m, uint64_t from)
+{
+	const uint8_t *p;
+
+	if (from >= m->len)
+		return m->len;
+	p = memmem(m->p + from, (size_t)(m->len - from), psb, PSB_LEN);
+	return p ? (uint64_t)(p - m->p) : m->len;
+}
+
+/* What the PSB+ at @at says: the IP tracing is at (if it is on) and the TSC. */
+static void psb_state(const struct decode_config *cfg, const struct mapped *m, uint64_t at,
+		      struct decode_chunk *prev, struct decode_chunk *next)
+{
+	struct pt_query_decoder *q;
+	struct pt_config pc;
+	uint64_t ip = 0, tsc = 0;
+	uint32_t lost_mtc, lost_cyc;
+	int status;
+
+	pt_config_init(&pc);
+	pc.begin = (uint8_t *)m->p + at;
+	pc.end = (uint8_t *)m->p + m->len;
+	pc.cpu = cfg->cpu;
+	pc.mtc_freq = cfg->mtc_freq;
+	pc.nom_freq = cfg->nom_freq;
+	pc.cpuid_0x15_eax = cfg->cpuid_0x15_eax;
+	pc.cpuid_0x15_ebx = cfg->cpuid_0x15_ebx;
+	if (cfg->cpu.vendor)
+		pt_cpu_errata(&pc.errata, &pc.cpu);
+	q = pt_qry_alloc_decoder(&pc);
+	if (!q)
+		return;
+	status = pt_qry_sync_forward(q, &ip);
+	if (status >= 0 && !(status & pts_ip_suppressed)) {
+		prev->have_next_ip = true;
+		prev->next_ip = ip;
+	}
+	if (status >= 0 && pt_qry_time(q, &tsc, &lost_mtc, &lost_cyc) >= 0) {
+		prev->tsc_hi = tsc;
+		next->tsc_lo = tsc;
+	}
+	pt_qry_free_decoder(q);
+}
+
+static uint64_t chunk_size(const struct decode_config *cfg, uint64_t len)
+{
+	uint64_t size = cfg->chunk_size;
+
+	if (!size) {
+		size = len / ((uint64_t)cfg->jobs * 4);
+		if (size < MIN_CHUNK)
+			size = MIN_CHUNK;
+	}
+	return size;
+}
+
+static int add_chunk(struct run *r, size_t stream, uint64_t begin, uint64_t end)
+{
+	struct decode_chunk *c, *n = realloc(r->chunks, (r->nr_chunks + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	r->chunks = n;
+	c = &n[r->nr_chunks++];
+	memset(c, 0, sizeof(*c));
+	c->cfg = r->cfg;
+	c->stream = stream;
+	c->pt = r->maps[stream].p;
+	c->begin = begin;
+	c->end = end;
+	c->syms = r->syms;
+	c->progress = &r->progress;
+	c->tsc_hi = UINT64_MAX;
+	return 0;
+}
+
+/* Cut a stream at PSBs near every chunk_size bytes (one chunk with -j 1). */
+static int plan_stream(struct run *r, size_t s)
+{
+	const struct mapped *m = &r->maps[s];
+	uint64_t size = chunk_size(r->cfg, m->len), begin = 0;
+	size_t first = r->nr_chunks;
+	int ret;
+
+	while (r->cfg->jobs > 1 && begin + size < m->len) {
+		uint64_t cut = find_psb(m, begin + size);
+
+		if (cut >= m->len)
+			break;
+		ret = add_chunk(r, s, begin, cut);
+		if (ret)
+			return ret;
+		begin = cut;
+	}
+	ret = add_chunk(r, s, begin, m->len);
+	if (ret)
+		return ret;
+	r->chunks[first].first = true;
+	r->chunks[r->nr_chunks - 1].last = true;
+	for (size_t i = first; i + 1 < r->nr_chunks; i++)
+		psb_state(r->cfg, m, r->chunks[i + 1].begin, &r->chunks[i], &r->chunks[i + 1]);
+	return 0;
+}
+
+static void *worker(void *arg)
+{
+	struct run *r = arg;
+
+	for (;;) {
+		size_t k;
+
+		pthread_mutex_lock(&r->lock);
+		while (!r->stop && r->next < r->nr_chunks && r->next >= r->merged + r->window)
+			pthread_cond_wait(&r->cond, &r->lock);
+		if (r->stop || r->next >= r->nr_chunks) {
+			pthread_mutex_unlock(&r->lock);
+			return NULL;
+		}
+		k = r->next++;
+		pthread_mutex_unlock(&r->lock);
+		decode_chunk(&r->chunks[k]);
+		pthread_mutex_lock(&r->lock);
+		r->done[k] = true;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+	}
+}
+
+static void report(struct run *r, const struct decode_chunk *c)
+{
+	if (!r->io->diag)
+		return;
+	for (size_t i = 0; i < c->nr_diags; i++)
+		r->io->diag(r->io->ctx, c->stream, &c->diags[i]);
+	if (c->more_diags) {
+		struct decode_diag d;
+
+		memset(&d, 0, sizeof(d));
+		d.kind = DECODE_DIAG_MORE;
+		d.where = r->cfg->streams[c->stream].name;
+		d.offset = c->more_diags;
+		r->io->diag(r->io->ctx, c->stream, &d);
+	}
+}
+
+static void add_stats(struct decode_stats *t, const struct decode_stats *s)
+{
+	t->insns += s->insns;
+	t->branches += s->branches;
+	t->cond += s->cond;
+	t->calls += s->calls;
+	t->returns += s->returns;
+	t->far += s->far;
+	t->events += s->events;
+	t->enables += s->enables;
+	t->disables += s->disables;
+	t->overflows += s->overflows;
+	t->errors += s->errors;
+	t->gaps += s->gaps;
+	t->lost += s->lost;
+	t->bytes += s->bytes;
+}
+
+static void wait_done(struct run *r, size_t k)
+{
+	struct timespec ts;
+
+	pthread_mutex_lock(&r->lock);
+	while (!r->done[k]) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 250000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+		if (!r->done[k] && r->io->progress) {
+			pthread_mutex_unlock(&r->lock);
+			r->io->progress(r->io->ctx,
+					__atomic_load_n(&r->progress, __ATOMIC_RELAXED), r->total);
+			pthread_mutex_lock(&r->lock);
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* The merge: chunk after chunk, each one's turn as the one before finishes. */
+static int merge(struct run *r, struct decode_stats *stats, struct error *e)
+{
+	int ret = 0;
+
+	for (size_t k = 0; k < r->nr_chunks; k++) {
+		struct decode_chunk *c = &r->chunks[k];
+
+		if (!ret) {
+			int a = dsink_promote(&c->out), b = dsink_promote(&c->tl);
+
+			if (a || b)
+				ret = err_runtime(e, a ? a : b, "cannot write the output: %s",
+						  strerror(-(a ? a : b)));
+		}
+		wait_done(r, k);
+		if (!ret && c->ret) {
+			*e = c->error;
+			ret = c->ret;
+		}
+		if (!ret)
+			report(r, c);
+		add_stats(&stats[c->stream], &c->stats);
+		dsink_destroy(&c->out);
+		dsink_destroy(&c->tl);
+		free(c->diags);
+		c->diags = NULL;
+		pthread_mutex_lock(&r->lock);
+		r->merged = k + 1;
+		if (ret)
+			r->stop = true;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+		if (ret)
+			break;
+	}
+	return ret;
+}
+
+static int start_outputs(struct run *r, struct error *e)
+{
+	const struct decode_io *io = r->io;
+
+	if (io->out_fd >= 0 && r->cfg->mode != DECODE_NONE) {
+		dout_filter_fn *f = r->cfg->mode == DECODE_CALLS ? decode_calls_filter : NULL;
+
+		r->calls.json = r->cfg->json;
+		r->calls.headers = r->cfg->nr_streams > 1;
+		if (dout_init(&r->out, io->out_fd, f, &r->calls))
+			return err_runtime(e, -ENOMEM, "out of memory");
+		r->have_out = true;
+	}
+	if (io->timeline_fd >= 0) {
+		if (dout_init(&r->tl, io->timeline_fd, timeline_filter, &r->tls))
+			return err_runtime(e, -ENOMEM, "out of memory");
+		r->have_tl = true;
+		timeline_begin(&r->tl);
+	}
+	return 0;
+}
+
+static int finish_outputs(struct run *r, int ret, struct error *e)
+{
+	int a = 0, b = 0;
+
+	if (r->have_tl) {
+		if (!ret)
+			timeline_finish(&r->tl);
+		b = dout_flush(&r->tl);
+		dout_destroy(&r->tl);
+	}
+	if (r->have_out) {
+		a = dout_flush(&r->out);
+		dout_destroy(&r->out);
+	}
+	if (!ret && (a || b))
+		ret = err_runtime(e, a ? a : b, "cannot write the %s: %s", a ? "output" :
+				  "timeline", strerror(-(a ? a : b)));
+	return ret;
+}
+
+/* A stream header for text output of several streams (--calls has its own). */
+static void stream_headers(struct run *r)
+{
+	for (size_t k = 0; k < r->nr_chunks; k++) {
+		struct decode_chunk *c = &r->chunks[k];
+		const char *name = r->cfg->streams[c->stream].name;
+		char line[4200];
+		int n;
+
+		if (!c->first || r->cfg->nr_streams < 2 || r->cfg->mode == DECODE_CALLS ||
+		    r->cfg->mode == DECODE_NONE)
+			continue;
+		if (r->cfg->json) {
+			json_t *o = json_pack("{s:s}", "stream", name);
+			char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+			n = t ? snprintf(line, sizeof(line), "%s\n", t) : 0;
+			free(t);
+			json_decref(o);
+		} else {
+			n = snprintf(line, sizeof(line), "[stream: %s]\n", name);
+		}
+		if (n > 0 && (size_t)n < sizeof(line))
+			dsink_put(&c->out, line, (size_t)n);
+	}
+}
+
+static int prepare(struct run *r, struct error *e)
+{
+	struct decode_config *cfg = r->cfg;
+	int ret;
+
+	ret = decode_check_files(cfg, e);
+	if (ret)
+		return ret;
+	for (size_t s = 0; s < cfg->nr_streams; s++)
+		for (size_t i = 0; i < cfg->streams[s].nr_sb; i++) {
+			ret = dsb_file_load(&cfg->streams[s].sb[i], e);
+			if (ret)
+				return ret;
+		}
+	r->maps = calloc(cfg->nr_streams ? cfg->nr_streams : 1, sizeof(*r->maps));
+	r->syms = symcache_new();
+	if (!r->maps || !r->syms)
+		return err_runtime(e, -ENOMEM, "out of memory");
+	for (size_t s = 0; s < cfg->nr_streams; s++) {
+		ret = map_stream(&cfg->streams[s], &r->maps[s], e);
+		if (ret)
+			return ret;
+		r->total += r->maps[s].len;
+		ret = plan_stream(r, s);
+		if (ret)
+			return err_runtime(e, ret, "out of memory");
+	}
+	r->done = calloc(r->nr_chunks ? r->nr_chunks : 1, sizeof(*r->done));
+	if (!r->done)
+		return err_runtime(e, -ENOMEM, "out of memory");
+	ret = start_outputs(r, e);
+	if (ret)
+		return ret;
+	for (size_t k = 0; k < r->nr_chunks; k++) {
+		dsink_init(&r->chunks[k].out, r->have_out ? &r->out : NULL);
+		dsink_init(&r->chunks[k].tl, r->have_tl ? &r->tl : NULL);
+	}
+	stream_headers(r);
+	return 0;
+}
+
+static void cleanup(struct run *r)
+{
+	struct decode_config *cfg = r->cfg;
+
+	for (size_t k = 0; k < r->nr_chunks; k++) {
+		dsink_destroy(&r->chunks[k].out);
+		dsink_destroy(&r->chunks[k].tl);
+		free(r->chunks[k].diags);
+	}
+	free(r->chunks);
+	free(r->done);
+	if (r->maps)
+		for (size_t s = 0; s < cfg->nr_streams; s++)
+			unmap_stream(&r->maps[s]);
+	free(r->maps);
+	symcache_free(r->syms);
+	for (size_t s = 0; s < cfg->nr_streams; s++)
+		for (size_t i = 0; i < cfg->streams[s].nr_sb; i++)
+			dsb_file_release(&cfg->streams[s].sb[i]);
+}
+
+int decode_run(struct decode_config *cfg, const struct decode_io *io,
+	       struct decode_stats *stats, struct error *e)
+{
+	struct run r;
+	pthread_t *threads = NULL;
+	unsigned nthreads = 0, i;
+	int ret;
+
+	memset(&r, 0, sizeof(r));
+	r.cfg = cfg;
+	r.io = io;
+	pthread_mutex_init(&r.lock, NULL);
+	pthread_cond_init(&r.cond, NULL);
+	memset(stats, 0, cfg->nr_streams * sizeof(*stats));
+	ret = prepare(&r, e);
+	if (!ret) {
+		unsigned jobs = cfg->jobs ? cfg->jobs : 1;
+
+		r.window = 2 * (size_t)jobs + 1;
+		threads = calloc(jobs, sizeof(*threads));
+		if (!threads)
+			ret = err_runtime(e, -ENOMEM, "out of memory");
+		for (i = 0; !ret && i < jobs && i < r.nr_chunks; i++) {
+			if (pthread_create(&threads[i], NULL, worker, &r)) {
+				ret = err_runtime(e, -EAGAIN, "cannot start a decoder thread");
+				break;
+			}
+			nthreads++;
+		}
+	}
+	if (!ret)
+		ret = merge(&r, stats, e);
+	pthread_mutex_lock(&r.lock);
+	r.stop = true;
+	pthread_cond_broadcast(&r.cond);
+	pthread_mutex_unlock(&r.lock);
+	for (i = 0; i < nthreads; i++)
+		pthread_join(threads[i], NULL);
+	free(threads);
+	if (r.have_out || r.have_tl)
+		ret = finish_outputs(&r, ret, e);
+	cleanup(&r);
+	pthread_cond_destroy(&r.cond);
+	pthread_mutex_destroy(&r.lock);
+	return ret;
+}
