@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Instruction text from capstone, in Intel or AT&T syntax, for 16-, 32- and
- * 64-bit code. Loops decode the same instructions over and over, so texts are
- * kept in a fixed-size cache keyed by address, mode and bytes (the bytes make
- * a hit exact even for code that changed): memory is bounded.
+ * 64-bit code, as the tail of an --insn line: the bytes (padded to the
+ * longest instruction) and the text. Loops decode the same instructions over
+ * and over, so lines are kept in a fixed-size cache keyed by address, mode
+ * and bytes (the bytes make a hit exact even for code that changed): memory
+ * is bounded.
  */
 #ifndef PTC_DISASM_H
 #define PTC_DISASM_H
@@ -15,16 +17,20 @@
 
 #include "error.h"
 
+/* Where the text starts in a line tail: 15 bytes of " xx", then two blanks. */
+#define DISASM_TEXT_AT (15 * 3 + 2)
+
 struct disasm;
 
 int disasm_new(struct disasm **d, bool att, struct error *e);
 void disasm_free(struct disasm *d);
 
 /*
- * "mnemonic operands" of the @size bytes at @raw, executed at @ip in @mode;
- * "(bad)" when capstone cannot decode them. Valid until the next call.
+ * " b8 01 00 00 00 ...  mov eax, 1\n" for @in: its bytes, blanks up to
+ * DISASM_TEXT_AT, capstone's "mnemonic operands" ("(bad)" when it cannot
+ * decode them) and a newline; *@len bytes, and 16 more that may be read (not
+ * used). Valid until the next call.
  */
-const char *disasm_text(struct disasm *d, uint64_t ip, enum pt_exec_mode mode,
-			const uint8_t *raw, uint8_t size, size_t *len);
+const char *disasm_line(struct disasm *d, const struct pt_insn *in, size_t *len);
 
 #endif

@@ -31,6 +31,15 @@ struct mark {
 	struct decode_stats stats;
 };
 
+/* What is kept of the last instruction: a whole pt_insn is slow to copy at every one. */
+struct last {
+	uint64_t ip;
+	int isid;
+	enum pt_insn_class iclass;
+	uint8_t size;
+	uint8_t b0, b1;		/* its first bytes: which far transfer it is */
+};
+
 struct dec {
 	struct decode_chunk *c;
 	const struct decode_config *cfg;
@@ -39,7 +48,7 @@ struct dec {
 	struct dsb *sb;
 	struct disasm *dis;
 	/* The last instruction, until its successor says where it went. */
-	struct pt_insn prev;
+	struct last prev;
 	bool have_prev;
 	/* The thread the sideband says runs. */
 	bool thread_known;
@@ -106,29 +115,38 @@ static void add_diag(struct dec *x, enum decode_diag_kind kind, const char *wher
 /* ---- output helpers ---- */
 
 static const char hexd[] = "0123456789abcdef";
+/* "00" to "ff": two hex digits a step. */
+static const char pairs[] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
 static char *put_hex16(char *p, uint64_t v)
 {
-	for (int i = 15; i >= 0; i--, v >>= 4)
-		p[i] = hexd[v & 15];
+	for (int i = 14; i >= 0; i -= 2, v >>= 8)
+		memcpy(p + i, pairs + 2 * (v & 0xff), 2);
 	return p + 16;
 }
 
 /* perf's %16lx: right-aligned, no leading zeros. */
 static char *put_hex_w16(char *p, uint64_t v)
 {
-	char tmp[16];
-	int n = 0;
+	char *e = p + 16;
 
-	do {
-		tmp[n++] = hexd[v & 15];
-		v >>= 4;
-	} while (v);
-	memset(p, ' ', 16 - n);
-	p += 16 - n;
-	while (n)
-		*p++ = tmp[--n];
-	return p;
+	memset(p, ' ', 16);
+	for (; v >= 16; v >>= 8) {
+		e -= 2;
+		memcpy(e, pairs + 2 * (v & 0xff), 2);
+	}
+	/* The last pair taken was at least 0x10: what is left is one digit, or none. */
+	if (v || e == p + 16)
+		*--e = hexd[v];
+	return p + 16;
 }
 
 static void put_text(struct dec *x, const char *s)
@@ -229,7 +247,7 @@ static bool is_branch(enum pt_insn_class ic)
 	return ic != ptic_other && ic != ptic_error && ic != ptic_ptwrite;
 }
 
-static bool taken(const struct pt_insn *in, uint64_t to)
+static bool taken(const struct last *in, uint64_t to)
 {
 	if (in->iclass == ptic_cond_jump)
 		return to != in->ip + in->size;
@@ -237,9 +255,9 @@ static bool taken(const struct pt_insn *in, uint64_t to)
 }
 
 /* perf's name for the kind of a branch (its flags column). */
-static const char *branch_kind(const struct pt_insn *in)
+static const char *branch_kind(const struct last *in)
 {
-	const uint8_t *b = in->raw;
+	const uint8_t b[2] = { in->b0, in->b1 };
 
 	switch (in->iclass) {
 	case ptic_call: return "call";
@@ -296,7 +314,7 @@ static void callee_name(char *name)
 /* The successor of the last instruction is known: what was it, a branch taken, a call? */
 static void resolve_next(struct dec *x, uint64_t to, int to_isid)
 {
-	const struct pt_insn *p = &x->prev;
+	const struct last *p = &x->prev;
 
 	if (!x->have_prev)
 		return;
@@ -391,18 +409,22 @@ static void check_mark(struct dec *x, const struct pt_insn *in, bool ok)
 
 static void insn_text(struct dec *x, const struct pt_insn *in)
 {
-	char line[640], *p = line;
-	const char *text;
-	size_t tlen, i;
+	uint8_t *p = dsink_room(&x->c->out, 64 + DISASM_TEXT_AT + 512 + 16), *start = p;
+	const char *tail;
+	size_t len;
 
+	if (!p) {
+		x->c->out.err = -ENOMEM;
+		return;
+	}
 	if (x->cfg->show_offset) {
-		p = put_hex16(p, file_offset(x, offset_now(x)));
+		p = (uint8_t *)put_hex16((char *)p, file_offset(x, offset_now(x)));
 		*p++ = ' ';
 		*p++ = ' ';
 	}
 	if (x->cfg->show_time) {
 		update_time(x);
-		p = put_hex16(p, x->tsc);
+		p = (uint8_t *)put_hex16((char *)p, x->tsc);
 		*p++ = ' ';
 		*p++ = ' ';
 	}
@@ -410,25 +432,18 @@ static void insn_text(struct dec *x, const struct pt_insn *in)
 		*p++ = '?';
 		*p++ = ' ';
 	}
-	p = put_hex16(p, in->ip);
-	for (i = 0; i < in->size && i < sizeof(in->raw); i++) {
-		*p++ = ' ';
-		*p++ = hexd[in->raw[i] >> 4];
-		*p++ = hexd[in->raw[i] & 15];
-	}
-	for (; i < 15; i++) {
-		memcpy(p, "   ", 3);
-		p += 3;
-	}
-	*p++ = ' ';
-	*p++ = ' ';
-	text = disasm_text(x->dis, in->ip, in->mode, in->raw, in->size, &tlen);
-	if (tlen > 512)
-		tlen = 512;
-	memcpy(p, text, tlen);
-	p += tlen;
-	*p++ = '\n';
-	dsink_put(&x->c->out, line, (size_t)(p - line));
+	p = (uint8_t *)put_hex16((char *)p, in->ip);
+	tail = disasm_line(x->dis, in, &len);
+	if (len > DISASM_TEXT_AT + 512)
+		len = DISASM_TEXT_AT + 512;
+	/*
+	 * In blocks of 16: a memcpy() of a short, bounded length becomes "rep movsq", slow to
+	 * start on some CPUs, for each of millions of lines. disasm_line() keeps 16 bytes of
+	 * slack after a line, and the room reserved above has it too.
+	 */
+	for (size_t i = 0; i < len; i += 16)
+		memcpy(p + i, tail + i, 16);
+	dsink_commit(&x->c->out, (size_t)(p - start) + len);
 }
 
 static void insn_json(struct dec *x, const struct pt_insn *in)
@@ -443,7 +458,10 @@ static void insn_json(struct dec *x, const struct pt_insn *in)
 		bytes[2 * i + 1] = hexd[in->raw[i] & 15];
 	}
 	bytes[2 * i] = '\0';
-	text = disasm_text(x->dis, in->ip, in->mode, in->raw, in->size, &tlen);
+	text = disasm_line(x->dis, in, &tlen);
+	/* The text without the bytes in front and the newline behind. */
+	text += DISASM_TEXT_AT;
+	tlen = tlen > DISASM_TEXT_AT ? tlen - DISASM_TEXT_AT - 1 : 0;
 	json_object_set_new(o, "ip", json_hex(in->ip));
 	json_object_set_new(o, "bytes", json_string(bytes));
 	json_object_set_new(o, "insn", json_stringn(text, tlen));
@@ -500,7 +518,12 @@ static void on_insn(struct dec *x, const struct pt_insn *in, bool ok)
 		else
 			insn_text(x, in);
 	}
-	x->prev = *in;
+	x->prev.ip = in->ip;
+	x->prev.isid = in->isid;
+	x->prev.iclass = in->iclass;
+	x->prev.size = in->size;
+	x->prev.b0 = in->raw[0];
+	x->prev.b1 = in->raw[1];
 	x->have_prev = true;
 	maybe_flush(x);
 	progress(x);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Instruction text from capstone, cached by address, mode and bytes. */
+/* Instruction lines from capstone, cached by address, mode and bytes. */
 #include <capstone/capstone.h>
 #include <errno.h>
 #include <stdio.h>
@@ -9,20 +9,21 @@
 #include "disasm.h"
 
 #define CACHE_BITS 14
-#define TEXT_MAX 110
+#define LINE_MAX_LEN 176	/* a longer line is not cached */
 
 struct entry {
 	uint64_t ip;
+	uint64_t raw[2];	/* the 15 bytes, zero-padded */
 	uint8_t mode, size, len;
-	uint8_t raw[15];
-	char text[TEXT_MAX + 1];
+	char line[LINE_MAX_LEN + 16];	/* slack: readers copy in blocks of 16 */
 };
 
 struct disasm {
 	csh cs[3];		/* 16-, 32-, 64-bit */
 	cs_insn *insn[3];
 	struct entry *cache;
-	char out[sizeof(((cs_insn *)0)->mnemonic) + sizeof(((cs_insn *)0)->op_str) + 2];
+	char out[DISASM_TEXT_AT + sizeof(((cs_insn *)0)->mnemonic) +
+		 sizeof(((cs_insn *)0)->op_str) + 2 + 16];
 };
 
 static int mode_index(enum pt_exec_mode mode)
@@ -85,37 +86,55 @@ static size_t slot(uint64_t ip, int mode)
 	return (size_t)(h >> (64 - CACHE_BITS));
 }
 
-const char *disasm_text(struct disasm *d, uint64_t ip, enum pt_exec_mode mode,
-			const uint8_t *raw, uint8_t size, size_t *len)
+/* Format the line of @in into d->out; its length. */
+static size_t format(struct disasm *d, const struct pt_insn *in, int m)
 {
-	int m = mode_index(mode);
-	struct entry *en = &d->cache[slot(ip, m)];
-	const uint8_t *code = raw;
-	size_t n = size > 15 ? 15 : size;
-	uint64_t addr = ip;
-	cs_insn *in = d->insn[m];
+	static const char hexd[] = "0123456789abcdef";
+	const uint8_t *code = in->raw;
+	size_t n = in->size > sizeof(in->raw) ? sizeof(in->raw) : in->size, i;
+	uint64_t addr = in->ip;
+	cs_insn *ci = d->insn[m];
+	char *p = d->out;
 	int w;
 
-	if (en->len && en->ip == ip && en->mode == m && en->size == n && !memcmp(en->raw, raw, n)) {
-		*len = en->len;
-		return en->text;
+	for (i = 0; i < n; i++) {
+		*p++ = ' ';
+		*p++ = hexd[in->raw[i] >> 4];
+		*p++ = hexd[in->raw[i] & 15];
 	}
-	if (!cs_disasm_iter(d->cs[m], &code, &n, &addr, in))
-		w = snprintf(d->out, sizeof(d->out), "(bad)");
-	else if (in->op_str[0])
-		w = snprintf(d->out, sizeof(d->out), "%s %s", in->mnemonic, in->op_str);
+	memset(p, ' ', DISASM_TEXT_AT - 3 * n);
+	p += DISASM_TEXT_AT - 3 * n;
+	if (!cs_disasm_iter(d->cs[m], &code, &n, &addr, ci))
+		w = sprintf(p, "(bad)\n");
+	else if (ci->op_str[0])
+		w = sprintf(p, "%s %s\n", ci->mnemonic, ci->op_str);
 	else
-		w = snprintf(d->out, sizeof(d->out), "%s", in->mnemonic);
-	if (w < 0)
-		w = 0;
-	*len = (size_t)w < sizeof(d->out) ? (size_t)w : sizeof(d->out) - 1;
-	if (*len && *len <= TEXT_MAX) {
-		en->ip = ip;
+		w = sprintf(p, "%s\n", ci->mnemonic);
+	return (size_t)(p - d->out) + (size_t)(w > 0 ? w : 0);
+}
+
+const char *disasm_line(struct disasm *d, const struct pt_insn *in, size_t *len)
+{
+	int m = mode_index(in->mode);
+	struct entry *en = &d->cache[slot(in->ip, m)];
+	uint64_t raw[2] = { 0, 0 };
+
+	/* libipt zeroes an instruction before filling it: the bytes past its size are 0. */
+	memcpy(raw, in->raw, sizeof(in->raw));
+	if (en->len && en->ip == in->ip && en->raw[0] == raw[0] && en->raw[1] == raw[1] &&
+	    en->mode == m && en->size == in->size) {
+		*len = en->len;
+		return en->line;
+	}
+	*len = format(d, in, m);
+	if (*len <= LINE_MAX_LEN) {
+		en->ip = in->ip;
+		en->raw[0] = raw[0];
+		en->raw[1] = raw[1];
 		en->mode = (uint8_t)m;
-		en->size = (uint8_t)(size > 15 ? 15 : size);
-		memcpy(en->raw, raw, en->size);
-		memcpy(en->text, d->out, *len + 1);
+		en->size = in->size;
 		en->len = (uint8_t)*len;
+		memcpy(en->line, d->out, *len);
 	}
 	return d->out;
 }
