@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "decode_chunk.h"
 #include "decode_rec.h"
@@ -21,6 +23,8 @@
 #define FLUSH_AT (256u << 10)
 /* Instructions between progress updates. */
 #define PROGRESS_EVERY 65536
+/* Trace bytes behind the decoder kept mapped (libipt never reads back further). */
+#define KEEP_BEHIND (1u << 20)
 
 /* Where a chunk stood when it met the next chunk's first instruction. */
 struct mark {
@@ -59,6 +63,7 @@ struct dec {
 	struct mark mark;
 	uint64_t progress_off;
 	unsigned progress_count;
+	uint64_t dropped;	/* trace bytes whose pages were dropped */
 	bool timeline, records;	/* timeline records; calls records on the out sink */
 };
 
@@ -491,18 +496,41 @@ static void count_insn(struct decode_stats *s, const struct pt_insn *in)
 	}
 }
 
+/*
+ * The trace is mapped from its file and read once, front to back: pages well behind the
+ * decoder are dropped, so that resident memory does not grow with the trace.
+ */
+static void drop_behind(struct dec *x, uint64_t off, uint64_t keep)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), base, from, to;
+
+	if (off < keep)
+		return;
+	base = (uintptr_t)(x->c->pt + x->c->begin);
+	/*
+	 * The page a chunk starts in may hold the end of the chunk before, still being read:
+	 * dropping it costs that reader a fault (the bytes are the file's), nothing more.
+	 */
+	from = (base + x->dropped) & ~(page - 1);
+	to = (base + off - keep + (keep ? 0 : page - 1)) & ~(page - 1);
+	if (to > from && !madvise((void *)from, to - from, MADV_DONTNEED))
+		x->dropped = to - base;
+}
+
 static void progress(struct dec *x)
 {
 	uint64_t off;
 
-	if (++x->progress_count < PROGRESS_EVERY || !x->c->progress)
+	if (++x->progress_count < PROGRESS_EVERY)
 		return;
 	x->progress_count = 0;
 	off = offset_now(x);
-	if (off > x->progress_off) {
+	if (off <= x->progress_off)
+		return;
+	if (x->c->progress)
 		__atomic_fetch_add(x->c->progress, off - x->progress_off, __ATOMIC_RELAXED);
-		x->progress_off = off;
-	}
+	x->progress_off = off;
+	drop_behind(x, off, KEEP_BEHIND);
 }
 
 /* @ok: decoded without error (an instruction can come with the error that follows it). */
@@ -1055,6 +1083,7 @@ int decode_chunk(struct decode_chunk *c)
 			__atomic_fetch_add(c->progress, c->end - c->begin - x.progress_off,
 					   __ATOMIC_RELAXED);
 		c->stats.bytes = c->end - c->begin;
+		drop_behind(&x, c->end - c->begin, 0);
 	}
 	teardown(&x);
 	if (!c->ret) {

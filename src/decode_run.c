@@ -30,7 +30,12 @@ struct mapped {
 	uint8_t *map;
 	size_t map_len;
 	uint64_t len;
+	int fd;			/* open while the stream is planned */
+	uint64_t from;		/* where the range starts in the file */
 };
+
+/* What planning reads around a cut: PSB+ is far shorter. */
+#define PLAN_READ (64u << 10)
 
 struct run {
 	struct decode_config *cfg;
@@ -64,6 +69,7 @@ static int map_stream(const struct decode_stream *s, struct mapped *m, struct er
 	int fd = file_open_input(AT_FDCWD, s->pt, e);
 
 	memset(m, 0, sizeof(*m));
+	m->fd = -1;
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st)) {
@@ -91,7 +97,8 @@ static int map_stream(const struct decode_stream *s, struct mapped *m, struct er
 		/* Read once, front to back: let the kernel read ahead and drop behind. */
 		madvise(m->map, m->map_len, MADV_SEQUENTIAL);
 	}
-	close(fd);
+	m->fd = fd;
+	m->from = s->from;
 	m->p = m->map ? m->map + s->from : NULL;
 	m->len = end - s->from;
 	return 0;
@@ -101,32 +108,60 @@ static void unmap_stream(struct mapped *m)
 {
 	if (m->map)
 		munmap(m->map, m->map_len);
+	if (m->fd >= 0)
+		close(m->fd);
+	m->fd = -1;
+}
+
+/*
+ * Planning reads the file, not the mapping: the kernel maps whole folios on a touch, and
+ * what planning touched would stay resident until its chunk is decoded.
+ */
+static size_t plan_read(const struct mapped *m, uint64_t at, uint8_t *buf, size_t len)
+{
+	ssize_t n;
+
+	if (at >= m->len)
+		return 0;
+	if (len > m->len - at)
+		len = (size_t)(m->len - at);
+	n = pread(m->fd, buf, len, (off_t)(m->from + at));
+	return n > 0 ? (size_t)n : 0;
 }
 
 /* The first PSB at or after @from, or @len. */
-static uint64_t find_psb(const struct mapped *m, uint64_t from)
+static uint64_t find_psb(const struct mapped *m, uint64_t from, uint8_t *buf)
 {
-	const uint8_t *p;
+	while (from < m->len) {
+		size_t n = plan_read(m, from, buf, PLAN_READ);
+		const uint8_t *p = n >= PSB_LEN ? memmem(buf, n, psb, PSB_LEN) : NULL;
 
-	if (from >= m->len)
-		return m->len;
-	p = memmem(m->p + from, (size_t)(m->len - from), psb, PSB_LEN);
-	return p ? (uint64_t)(p - m->p) : m->len;
+		if (p)
+			return from + (uint64_t)(p - buf);
+		if (n <= PSB_LEN)
+			break;
+		/* A PSB may straddle two reads. */
+		from += n - (PSB_LEN - 1);
+	}
+	return m->len;
 }
 
 /* What the PSB+ at @at says: the IP tracing is at (if it is on) and the TSC. */
 static void psb_state(const struct decode_config *cfg, const struct mapped *m, uint64_t at,
-		      struct decode_chunk *prev, struct decode_chunk *next)
+		      uint8_t *buf, struct decode_chunk *prev, struct decode_chunk *next)
 {
 	struct pt_query_decoder *q;
 	struct pt_config pc;
 	uint64_t ip = 0, tsc = 0;
 	uint32_t lost_mtc, lost_cyc;
+	size_t n = plan_read(m, at, buf, PLAN_READ);
 	int status;
 
+	if (!n)
+		return;
 	pt_config_init(&pc);
-	pc.begin = (uint8_t *)m->p + at;
-	pc.end = (uint8_t *)m->p + m->len;
+	pc.begin = buf;
+	pc.end = buf + n;
 	pc.cpu = cfg->cpu;
 	pc.mtc_freq = cfg->mtc_freq;
 	pc.nom_freq = cfg->nom_freq;
@@ -187,26 +222,28 @@ static int plan_stream(struct run *r, size_t s)
 	const struct mapped *m = &r->maps[s];
 	uint64_t size = chunk_size(r->cfg, m->len), begin = 0;
 	size_t first = r->nr_chunks;
-	int ret;
+	uint8_t *buf = malloc(PLAN_READ);
+	int ret = buf ? 0 : -ENOMEM;
 
-	while (r->cfg->jobs > 1 && begin + size < m->len) {
-		uint64_t cut = find_psb(m, begin + size);
+	while (!ret && r->cfg->jobs > 1 && begin + size < m->len) {
+		uint64_t cut = find_psb(m, begin + size, buf);
 
 		if (cut >= m->len)
 			break;
 		ret = add_chunk(r, s, begin, cut);
-		if (ret)
-			return ret;
 		begin = cut;
 	}
-	ret = add_chunk(r, s, begin, m->len);
-	if (ret)
-		return ret;
-	r->chunks[first].first = true;
-	r->chunks[r->nr_chunks - 1].last = true;
-	for (size_t i = first; i + 1 < r->nr_chunks; i++)
-		psb_state(r->cfg, m, r->chunks[i + 1].begin, &r->chunks[i], &r->chunks[i + 1]);
-	return 0;
+	if (!ret)
+		ret = add_chunk(r, s, begin, m->len);
+	if (!ret) {
+		r->chunks[first].first = true;
+		r->chunks[r->nr_chunks - 1].last = true;
+		for (size_t i = first; i + 1 < r->nr_chunks; i++)
+			psb_state(r->cfg, m, r->chunks[i + 1].begin, buf, &r->chunks[i],
+				  &r->chunks[i + 1]);
+	}
+	free(buf);
+	return ret;
 }
 
 static void *worker(void *arg)
