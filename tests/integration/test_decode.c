@@ -1,0 +1,846 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptcollect decode against references nobody here wrote: the instructions
+ * upstream projects list for real Intel traces (../shared/traces), libipt's
+ * own ptxed (../shared/oracle) on the same input, perf's branch list, and
+ * traces libipt's encoder writes for a program ptgen knows the flow of.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "run.h"
+
+#define MAX_ARGS 64
+
+static bool hex_byte_at(const char *t)
+{
+	return strspn(t, "0123456789abcdef") >= 2 && (t[2] == ' ' || t[2] == '\n' || !t[2]);
+}
+
+static bool hex_byte(const char *t)
+{
+	return strlen(t) == 2 && hex_byte_at(t);
+}
+
+/* ../shared, or skip: the reference data is not in the repository. */
+static char *shared(const char *rel)
+{
+	char *p;
+	struct stat st;
+
+	if (asprintf(&p, "%s/../shared/%s", run_srcdir(), rel) < 0)
+		abort();
+	if (stat(p, &st))
+		cr_skip_test("%s is not there (the reference traces live beside the checkout, "
+			     "in ../shared): %s", p, strerror(errno));
+	return p;
+}
+
+struct args {
+	char *v[MAX_ARGS];
+	int n;
+};
+
+static void add(struct args *a, const char *s)
+{
+	cr_assert_lt(a->n, MAX_ARGS - 1);
+	a->v[a->n++] = (char *)s;
+	a->v[a->n] = NULL;
+}
+
+static void addv(struct args *a, const char *const *list)
+{
+	for (; *list; list++)
+		add(a, *list);
+}
+
+/* Run ptcollect decode with @a (after "decode"). */
+static void decode(struct args *a, struct run_result *r)
+{
+	struct args full = { .n = 0 };
+
+	add(&full, run_bin());
+	add(&full, "decode");
+	for (int i = 0; i < a->n; i++)
+		add(&full, a->v[i]);
+	cr_assert_eq(run_argv(full.v, NULL, r), 0);
+}
+
+static void ptxed(struct args *a, struct run_result *r)
+{
+	struct args full = { .n = 0 };
+
+	add(&full, shared("oracle/ptxed"));
+	for (int i = 0; i < a->n; i++)
+		add(&full, a->v[i]);
+	cr_assert_eq(run_argv(full.v, NULL, r), 0);
+	cr_assert_eq(r->status, 0, "ptxed failed: %s", r->err);
+}
+
+/* The instruction addresses of a listing: lines that start with 16 hex digits. */
+static size_t addresses(const char *text, uint64_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t k = strspn(l, "0123456789abcdef");
+
+		if (k == 16 && (l[16] == ' ' || l[16] == '\n')) {
+			cr_assert_lt(n, max);
+			out[n++] = strtoull(l, NULL, 16);
+		}
+	}
+	return n;
+}
+
+/* The event lines ("[enabled]"), without ptxed's sideband diagnostics. */
+static char *events(const char *text)
+{
+	char *out = calloc(1, strlen(text) + 1), *o = out;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) + 1 : strlen(l);
+
+		if (*l == '[' && !memmem(l, len, "sideband", 8)) {
+			memcpy(o, l, len);
+			o += len;
+		}
+	}
+	return out;
+}
+
+static const char *const dynamorio_cfg[] = {
+	"--cpu", "6/85/4", "--mtc-freq", "3", "--nom-freq", "37", "--cpuid-0x15.eax", "2",
+	"--cpuid-0x15.ebx", "308", "--pevent:sample-type", "0x10086", "--pevent:time-shift", "31",
+	"--pevent:time-mult", "581029125", "--pevent:time-zero", "18444502336406842448", NULL,
+};
+
+/* The DynamoRIO set's options, for ptxed and ptcollect alike: sideband, no --elf. */
+static void dynamorio_args(struct args *a, const char *set)
+{
+	char *dir, *p1, *p2, *pt;
+
+	dir = shared(set);
+	if (asprintf(&p1, "%s/primary.sideband.pevent", dir) < 0 ||
+	    asprintf(&p2, "%s/secondary.sideband.pevent", dir) < 0 ||
+	    asprintf(&pt, "%s/pt.bin", dir) < 0)
+		abort();
+	addv(a, dynamorio_cfg);
+	add(a, "--pevent:sysroot");
+	add(a, dir);
+	add(a, "--pevent:primary");
+	add(a, p1);
+	add(a, "--pevent:secondary");
+	add(a, p2);
+	add(a, "--pt");
+	add(a, pt);
+}
+
+/* The number of instruction bytes on a --insn line. */
+static unsigned line_bytes(const char *l)
+{
+	unsigned n = 0;
+
+	for (l += 16; l[0] == ' ' && hex_byte_at(l + 1); l += 3)
+		n++;
+	return n;
+}
+
+static const char *line_at(const char *text, uint64_t addr)
+{
+	char key[20];
+	const char *l;
+
+	snprintf(key, sizeof(key), "%016" PRIx64 " ", addr);
+	l = strstr(text, key);
+	cr_assert(l, "no line for %s in:\n%s", key, text);
+	return l;
+}
+
+
+/*
+ * drpt2trace's expected listing: per instruction its "+N" offset, its bytes where the
+ * listing has them ("L2 ba 0e 00 00 00 mov ...") and its mnemonic where the template
+ * names one ("L3 .* mov ..."); and its "Number of Instructions".
+ */
+static size_t upstream_listing(const char *path, unsigned *offs, char mnem[][16],
+			       char bytes[][48], size_t max, unsigned *count)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	cr_assert(f, "%s: %s", path, strerror(errno));
+	*count = 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *tok[32], *save = NULL;
+		int nt = 0, i;
+
+		sscanf(line, "Number of Instructions: %u", count);
+		for (char *t = strtok_r(line, " \t\r\n", &save); t && nt < 32;
+		     t = strtok_r(NULL, " \t\r\n", &save))
+			tok[nt++] = t;
+		if (nt < 3 || tok[1][0] != 'L')
+			continue;
+		if (tok[0][0] == '\\')
+			tok[0]++;
+		if (tok[0][0] != '+')
+			continue;
+		cr_assert_lt(n, max);
+		offs[n] = (unsigned)strtoul(tok[0] + 1, NULL, 10);
+		mnem[n][0] = bytes[n][0] = '\0';
+		i = 2;
+		if (!strcmp(tok[2], ".*")) {
+			i = 3;
+		} else {
+			for (; i < nt && hex_byte(tok[i]); i++)
+				snprintf(bytes[n] + strlen(bytes[n]), 48 - strlen(bytes[n]), "%s%s",
+					 bytes[n][0] ? " " : "", tok[i]);
+		}
+		if (i < nt && tok[i][0] >= 'a' && tok[i][0] <= 'z')
+			snprintf(mnem[n], 16, "%s", tok[i]);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+Test(decode, dynamorio64_decodes_to_the_eight_upstream_instructions)
+{
+	unsigned offs[16], count;
+	char mnem[16][16], bytes[16][48];
+	struct args a = { .n = 0 };
+	struct run_result r;
+	uint64_t addr[64];
+	unsigned at = 0;
+	size_t n, want, i;
+
+	want = upstream_listing(shared("traces/dynamorio-hello64-asm-2023/test_simple.templatex"),
+				offs, mnem, bytes, 16, &count);
+	cr_assert_eq(want, 8);
+	cr_assert_eq(count, 8);
+	dynamorio_args(&a, "traces/dynamorio-hello64-asm-2023/test_simple.raw");
+	decode(&a, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(!strstr(r.err, "error: ") || strstr(r.err, "sideband error"), "%s", r.err);
+	n = addresses(r.out, addr, 64);
+	cr_assert_eq(n, want, "%s", r.out);
+	for (i = 0; i < n; i++) {
+		const char *l = line_at(r.out, addr[i]);
+
+		/* drpt2trace's "+N": the bytes of the instructions before, in trace order. */
+		cr_expect_eq(at, offs[i], "instruction %zu at +%u, upstream +%u", i, at, offs[i]);
+		at += line_bytes(l);
+		/* The text after the bytes: capstone's mnemonic, where upstream names one. */
+		if (mnem[i][0])
+			cr_expect(strstr(l + 16 + 47, mnem[i]) == l + 16 + 47, "%.80s: not %s", l,
+				  mnem[i]);
+	}
+	run_free(&r);
+}
+
+Test(decode, dynamorio32_decodes_to_the_six_upstream_instructions)
+{
+	unsigned offs[16], count;
+	char mnem[16][16], bytes[16][48];
+	struct args a = { .n = 0 };
+	struct run_result r;
+	uint64_t addr[64];
+	unsigned at = 0;
+	size_t n, want, i;
+
+	want = upstream_listing(shared("traces/dynamorio-hello32-asm-2022/test_simple.expect"),
+				offs, mnem, bytes, 16, &count);
+	cr_assert_eq(want, 6);
+	cr_assert_eq(count, 6);
+	dynamorio_args(&a, "traces/dynamorio-hello32-asm-2022/test_simple.raw");
+	add(&a, "--stats");
+	add(&a, "--insn");
+	decode(&a, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "[exec mode: 32-bit]"), "%s", r.out);
+	cr_expect(strstr(r.out, "decode errors: 0"), "%s", r.out);
+	n = addresses(r.out, addr, 64);
+	cr_assert_eq(n, want, "%s", r.out);
+	for (i = 0; i < n; i++) {
+		const char *l = line_at(r.out, addr[i]);
+
+		/* "+N" counts the bytes listed before (int $0x80 stops the trace: not listed). */
+		cr_expect_eq(at, offs[i], "instruction %zu at +%u, upstream +%u", i, at, offs[i]);
+		at += line_bytes(l);
+		cr_expect(!strncmp(l + 17, bytes[i], strlen(bytes[i])), "%.80s: bytes not %s", l,
+			  bytes[i]);
+		cr_expect(strstr(l + 16 + 47, mnem[i]) == l + 16 + 47, "%.80s: not %s", l, mnem[i]);
+	}
+	run_free(&r);
+}
+
+/* Our instructions and events equal ptxed's on the same options. */
+static void same_as_ptxed(struct args *a)
+{
+	static uint64_t ours[1 << 16], theirs[1 << 16];
+	struct run_result r, x;
+	char *e1, *e2;
+	size_t n, m;
+
+	ptxed(a, &x);
+	decode(a, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	n = addresses(r.out, ours, 1 << 16);
+	m = addresses(x.out, theirs, 1 << 16);
+	cr_assert_gt(m, 0, "ptxed decoded nothing:\n%s", x.out);
+	cr_expect_eq(n, m, "%zu instructions, ptxed %zu", n, m);
+	for (size_t i = 0; i < n && i < m; i++)
+		cr_assert_eq(ours[i], theirs[i], "instruction %zu: 0x%" PRIx64 ", ptxed 0x%" PRIx64,
+			     i, ours[i], theirs[i]);
+	e1 = events(r.out);
+	e2 = events(x.out);
+	cr_expect_str_eq(e1, e2);
+	free(e1);
+	free(e2);
+	run_free(&r);
+	run_free(&x);
+}
+
+Test(decode, dynamorio64_insn_equals_ptxed)
+{
+	struct args a = { .n = 0 };
+
+	dynamorio_args(&a, "traces/dynamorio-hello64-asm-2023/test_simple.raw");
+	same_as_ptxed(&a);
+}
+
+Test(decode, dynamorio32_insn_equals_ptxed)
+{
+	struct args a = { .n = 0 };
+
+	dynamorio_args(&a, "traces/dynamorio-hello32-asm-2022/test_simple.raw");
+	same_as_ptxed(&a);
+}
+
+static void hase_args(struct args *a)
+{
+	add(a, "--cpu");
+	add(a, "6/94/3");
+	add(a, "--elf");
+	add(a, shared("traces/hase-loopy-skylake/loopy"));
+	add(a, "--pt");
+	add(a, shared("traces/hase-loopy-skylake/aux.aux-idx2-cpu2-tid19233.pt"));
+}
+
+Test(decode, hase_insn_equals_ptxed)
+{
+	struct args a = { .n = 0 };
+
+	hase_args(&a);
+	same_as_ptxed(&a);
+}
+
+/*
+ * perf's convention, which upstream's list follows: a trace start is "0 => where it
+ * starts", a stop "where it stopped => 0" (the syscall's address; for an asynchronous
+ * stop, where it would have gone on).
+ */
+Test(decode, hase_branches_equal_upstream_and_count_equals_ptxed)
+{
+	struct args a = { .n = 0 }, s = { .n = 0 }, x = { .n = 0 };
+	struct run_result r, rs, rx;
+	uint64_t from[64], to[64], f, t;
+	unsigned long long ins = 0, pins = 0;
+	size_t n = 0, i = 0;
+	char line[128];
+	const char *l;
+	FILE *up;
+
+	up = fopen(shared("traces/hase-loopy-skylake/loopy-20180404T162955.trace"), "r");
+	cr_assert(up);
+	while (fgets(line, sizeof(line), up))
+		if (sscanf(line, "%" SCNx64 "\t%" SCNx64, &from[n], &to[n]) == 2)
+			n++;
+	fclose(up);
+	cr_assert_eq(n, 20);
+	hase_args(&a);
+	add(&a, "--branches");
+	decode(&a, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	for (l = r.out; *l; l = strchr(l, '\n') + 1, i++) {
+		cr_assert_eq(sscanf(l, " %" SCNx64 " => %" SCNx64, &f, &t), 2, "%s", l);
+		cr_assert_lt(i, n, "more branches than upstream: %s", r.out);
+		cr_expect(f == from[i] && t == to[i], "row %zu: %" PRIx64 " => %" PRIx64
+			  ", upstream %" PRIx64 " => %" PRIx64, i, f, t, from[i], to[i]);
+	}
+	cr_expect_eq(i, n);
+	hase_args(&s);
+	add(&s, "--stats");
+	decode(&s, &rs);
+	cr_assert(sscanf(strstr(rs.out, "instructions: "), "instructions: %llu", &ins) == 1);
+	hase_args(&x);
+	add(&x, "--stat");
+	add(&x, "--quiet");
+	ptxed(&x, &rx);
+	cr_assert(sscanf(strstr(rx.out, "insn: "), "insn: %llu", &pins) == 1, "%s", rx.out);
+	cr_expect_eq(ins, pins, "%llu instructions, ptxed %llu", ins, pins);
+	run_free(&r);
+	run_free(&rs);
+	run_free(&rx);
+}
+
+/* What ptgen says it encoded. */
+struct gen_counts {
+	unsigned long long insns, branches, calls, psbs;
+};
+
+/* A scratch directory with ptgen's program and trace of @iters iterations. */
+static char *generate(const char *iters, const char *per_psb, struct gen_counts *c)
+{
+	char *dir = strdup("/tmp/ptc-decode-XXXXXX");
+	struct gen_counts dummy;
+	struct run_result r;
+	char *argv[] = { run_testprog("ptgen"), "-n", (char *)iters, "-p", (char *)per_psb,
+			 dir, NULL };
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	c = c ? c : &dummy;
+	cr_assert_eq(sscanf(r.out, "instructions %llu branches %llu calls %llu psbs %llu",
+			    &c->insns, &c->branches, &c->calls, &c->psbs), 4, "%s", r.out);
+	run_free(&r);
+	return dir;
+}
+
+static void cleanup(char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
+	free(dir);
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s", dir, name) < 0)
+		abort();
+	return p;
+}
+
+static void gen_args(struct args *a, const char *dir)
+{
+	add(a, "--elf");
+	add(a, path_in(dir, "prog.elf"));
+	add(a, "--pt");
+	add(a, path_in(dir, "trace.pt"));
+}
+
+Test(decode, generated_trace_equals_ptxed)
+{
+	char *dir = generate("3000", "4", NULL);
+	struct args a = { .n = 0 };
+
+	gen_args(&a, dir);
+	same_as_ptxed(&a);
+	cleanup(dir);
+}
+
+/* Flip bytes of a trace at the given offsets. */
+static void corrupt(const char *path, const long *offs)
+{
+	int fd = open(path, O_RDWR);
+
+	cr_assert_geq(fd, 0);
+	for (; *offs >= 0; offs++) {
+		uint8_t b;
+
+		cr_assert_eq(pread(fd, &b, 1, *offs), 1);
+		b ^= 0xff;
+		cr_assert_eq(pwrite(fd, &b, 1, *offs), 1);
+	}
+	close(fd);
+}
+
+/* Exit 2, each error on stderr at its offset, and decoding resumes at the next PSB. */
+Test(decode, corrupted_trace_reports_errors_at_offsets_and_resumes)
+{
+	static const long offs[] = { 5000, 5001, 20000, -1 };
+	char *dir = generate("20000", "3", NULL);
+	struct args a = { .n = 0 };
+	struct run_result r;
+	unsigned errors = 0, resumed = 0;
+	const char *l;
+
+	corrupt(path_in(dir, "trace.pt"), offs);
+	gen_args(&a, dir);
+	decode(&a, &r);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	/* Every inline error: "[OFF, IP: error: ...]", the same on stderr. */
+	for (l = r.out; (l = strstr(l, ": error: ")); l++) {
+		const char *b = l, *next;
+		unsigned long long off;
+		char want[64];
+
+		while (b > r.out && b[-1] != '\n')
+			b--;
+		cr_assert_eq(sscanf(b, "[%llx,", &off), 1, "%.80s", b);
+		snprintf(want, sizeof(want), "offset 0x%llx, ip ", off);
+		cr_expect(strstr(r.err, want), "%s not on stderr:\n%s", want, r.err);
+		errors++;
+		/* The next instruction is where the next PSB's FUP says: ptgen's loop. */
+		next = strchr(l, '\n') + 1;
+		while (*next == '[')
+			next = strchr(next, '\n') + 1;
+		if (*next) {
+			cr_expect(!strncmp(next, "0000000000401000 ", 17), "after the error: %.40s",
+				  next);
+			resumed++;
+		}
+	}
+	cr_expect_geq(errors, 1, "%s", r.out);
+	cr_expect_eq(resumed, errors);
+	cr_expect(strstr(r.err, "(resuming at the next PSB)"), "%s", r.err);
+	cr_expect(strstr(r.err, "decode errors: the trace between each and the next PSB"),
+		  "%s", r.err);
+	run_free(&r);
+	cleanup(dir);
+}
+
+static char *decode_out(const char *dir, const char *const *extra, int *status)
+{
+	struct args a = { .n = 0 };
+	struct run_result r;
+	char *out;
+
+	gen_args(&a, dir);
+	addv(&a, extra);
+	decode(&a, &r);
+	*status = r.status;
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	out = strdup(r.out);
+	run_free(&r);
+	return out;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long n;
+
+	cr_assert(f, "%s: %s", path, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	return buf;
+}
+
+/* -j 2 cuts the stream at PSBs and merges: the same bytes as one decoder. */
+Test(decode, jobs_two_prints_what_jobs_one_prints, .timeout = 120)
+{
+	static const char *const modes[][4] = {
+		{ "--insn", NULL }, { "--branches", NULL }, { "--calls", NULL },
+		{ "--insn", "--json", NULL }, { "--calls", "--json", NULL }, { "--stats", NULL },
+	};
+	struct gen_counts gc;
+	char *dir = generate("20000", "3", &gc);
+	int st;
+
+	cr_assert_gt(gc.psbs, 100);
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		const char *one[8] = { "-j", "1" }, *two[8] = { "-j", "2", "--chunk-size", "2K" };
+		char *o1, *o2;
+		int k;
+
+		for (k = 0; modes[m][k]; k++) {
+			one[2 + k] = modes[m][k];
+			two[4 + k] = modes[m][k];
+		}
+		o1 = decode_out(dir, one, &st);
+		o2 = decode_out(dir, two, &st);
+		cr_expect(strlen(o1) > 100);
+		cr_expect(!strcmp(o1, o2), "%s: -j 2 differs from -j 1 (%zu and %zu bytes)",
+			  modes[m][0], strlen(o1), strlen(o2));
+		free(o1);
+		free(o2);
+	}
+	{
+		char *t1 = path_in(dir, "t1.json"), *t2 = path_in(dir, "t2.json"), *a, *b;
+		const char *one[] = { "-j", "1", "--timeline", t1, NULL };
+		const char *two[] = { "-j", "2", "--chunk-size", "2K", "--timeline", t2, NULL };
+
+		free(decode_out(dir, one, &st));
+		free(decode_out(dir, two, &st));
+		a = slurp(t1);
+		b = slurp(t2);
+		cr_expect(!strcmp(a, b), "--timeline: -j 2 differs from -j 1");
+		free(a);
+		free(b);
+	}
+	cleanup(dir);
+}
+
+/*
+ * A trace-event file: every event well formed, begin/end balanced on every
+ * thread (never below zero, nothing open at the end), gaps as "gap" slices with
+ * no function open across them.
+ */
+static void check_timeline(const char *path, size_t *calls, size_t *gaps)
+{
+	json_error_t jerr;
+	json_t *doc = json_load_file(path, 0, &jerr), *evs, *ev;
+	struct {
+		json_int_t pid, tid;
+		long depth;
+	} th[64];
+	size_t nth = 0, i;
+
+	cr_assert(doc, "%s: %s (line %d)", path, jerr.text, jerr.line);
+	evs = json_object_get(doc, "traceEvents");
+	cr_assert(json_is_array(evs));
+	*calls = *gaps = 0;
+	json_array_foreach(evs, i, ev) {
+		const char *ph = json_string_value(json_object_get(ev, "ph"));
+		json_t *pid = json_object_get(ev, "pid"), *tid = json_object_get(ev, "tid");
+		size_t t;
+
+		cr_assert(ph && json_is_integer(pid) && json_is_integer(tid), "event %zu", i);
+		if (strcmp(ph, "M"))
+			cr_assert(json_is_number(json_object_get(ev, "ts")) &&
+				  json_number_value(json_object_get(ev, "ts")) >= 0, "event %zu", i);
+		for (t = 0; t < nth; t++)
+			if (th[t].pid == json_integer_value(pid) &&
+			    th[t].tid == json_integer_value(tid))
+				break;
+		if (t == nth) {
+			cr_assert_lt(nth, 64);
+			th[nth].pid = json_integer_value(pid);
+			th[nth].tid = json_integer_value(tid);
+			th[nth++].depth = 0;
+		}
+		if (!strcmp(ph, "B")) {
+			cr_assert(json_is_string(json_object_get(ev, "name")), "event %zu", i);
+			th[t].depth++;
+			(*calls)++;
+		} else if (!strcmp(ph, "E")) {
+			cr_assert_gt(th[t].depth, 0, "event %zu: an end without a begin", i);
+			th[t].depth--;
+		} else if (!strcmp(ph, "X")) {
+			cr_assert_str_eq(json_string_value(json_object_get(ev, "cat")), "gap");
+			cr_assert(json_number_value(json_object_get(ev, "dur")) >= 0);
+			cr_assert_eq(th[t].depth, 0, "event %zu: a gap inside an open function", i);
+			(*gaps)++;
+		} else {
+			cr_assert_str_eq(ph, "M", "event %zu", i);
+		}
+	}
+	for (size_t t = 0; t < nth; t++)
+		cr_expect_eq(th[t].depth, 0, "thread %lld/%lld: %ld left open",
+			     (long long)th[t].pid, (long long)th[t].tid, th[t].depth);
+	json_decref(doc);
+}
+
+Test(decode, timeline_is_balanced_trace_event_json_with_gaps_marked)
+{
+	static const long offs[] = { 5000, 5001, 20000, -1 };
+	struct gen_counts gc;
+	char *dir = generate("20000", "3", &gc), *tl = path_in(dir, "t.json");
+	const char *extra[] = { "--timeline", tl, NULL };
+	struct args a = { .n = 0 };
+	struct run_result r;
+	size_t calls, gaps;
+	int st;
+
+	free(decode_out(dir, extra, &st));
+	check_timeline(tl, &calls, &gaps);
+	cr_expect_eq(calls, gc.calls);
+	cr_expect_eq(gaps, 0);
+	corrupt(path_in(dir, "trace.pt"), offs);
+	gen_args(&a, dir);
+	add(&a, "--timeline");
+	add(&a, tl);
+	decode(&a, &r);
+	cr_expect_eq(r.status, 2);
+	check_timeline(tl, &calls, &gaps);
+	cr_expect_geq(gaps, 1);
+	run_free(&r);
+	cleanup(dir);
+}
+
+Test(decode, timeline_of_real_traces_is_well_formed)
+{
+	char *tl = strdup("/tmp/ptc-tl-XXXXXX");
+	struct args a = { .n = 0 }, b = { .n = 0 };
+	struct run_result r;
+	size_t calls, gaps;
+	int fd = mkstemp(tl);
+
+	cr_assert_geq(fd, 0);
+	close(fd);
+	dynamorio_args(&a, "traces/dynamorio-hello64-asm-2023/test_simple.raw");
+	add(&a, "--timeline");
+	add(&a, tl);
+	decode(&a, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	check_timeline(tl, &calls, &gaps);
+	run_free(&r);
+	hase_args(&b);
+	add(&b, "--timeline");
+	add(&b, tl);
+	decode(&b, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	check_timeline(tl, &calls, &gaps);
+	run_free(&r);
+	unlink(tl);
+	free(tl);
+}
+
+/* --calls names both ends by ELF symbol; returns line up with their calls. */
+Test(decode, calls_are_a_tree_with_symbol_names)
+{
+	char *dir = generate("2", "4", NULL);
+	const char *extra[] = { "--calls", NULL };
+	int st;
+	char *out = decode_out(dir, extra, &st);
+
+	cr_expect_str_eq(out,
+		"[enabled]\n"
+		"call f+0x0 (0x401010) from _start+0x0\n"
+		"  call g+0x0 (0x401020) from f+0x0\n"
+		"  ret  to f+0x5 (0x401015) from g+0x8\n"
+		"ret  to _start+0x5 (0x401005) from f+0x5\n"
+		"call f+0x0 (0x401010) from _start+0x0\n"
+		"  call g+0x0 (0x401020) from f+0x0\n"
+		"  ret  to f+0x5 (0x401015) from g+0x8\n"
+		"ret  to _start+0x5 (0x401005) from f+0x5\n"
+		"[disabled]\n");
+	free(out);
+	cleanup(dir);
+}
+
+/* ptgen's own count of the flow it encoded, against --stats and --branches. */
+Test(decode, stats_and_branches_count_what_ptgen_encoded)
+{
+	const char *stats[] = { "--stats", "--json", NULL }, *br[] = { "--branches", NULL };
+	struct gen_counts gc;
+	char *dir = generate("5000", "2", &gc), *out;
+	json_t *doc, *s;
+	size_t rows = 0;
+	int st;
+
+	out = decode_out(dir, stats, &st);
+	doc = json_loads(out, 0, NULL);
+	cr_assert(doc, "%s", out);
+	s = json_array_get(json_object_get(doc, "streams"), 0);
+	cr_expect_eq(json_integer_value(json_object_get(s, "instructions")),
+		     (json_int_t)gc.insns);
+	cr_expect_eq(json_integer_value(json_object_get(s, "calls")), (json_int_t)gc.calls);
+	cr_expect_eq(json_integer_value(json_object_get(s, "errors")), 0);
+	/* Taken near branches, and the final syscall (a far one). */
+	cr_expect_eq(json_integer_value(json_object_get(s, "branches")),
+		     (json_int_t)gc.branches + 1);
+	json_decref(doc);
+	free(out);
+	out = decode_out(dir, br, &st);
+	for (const char *l = out; *l; l = strchr(l, '\n') + 1)
+		rows++;
+	/* Plus the trace's start and its end at the syscall. */
+	cr_expect_eq(rows, gc.branches + 2);
+	free(out);
+	cleanup(dir);
+}
+
+static void refused(const char *const *argv, const char *needle)
+{
+	struct args a = { .n = 0 };
+	struct run_result r;
+
+	addv(&a, argv);
+	decode(&a, &r);
+	cr_expect_eq(r.status, 2, "%s: exit %d", argv[0] ? argv[0] : "", r.status);
+	cr_expect(strstr(r.err, needle), "'%s' not in: %s", needle, r.err);
+	cr_expect_str_empty(r.out);
+	run_free(&r);
+}
+
+Test(decode, bad_inputs_are_refused_by_name, .timeout = 60)
+{
+	char *dir = generate("10", "4", NULL);
+	char *pt = path_in(dir, "trace.pt"), *bin = path_in(dir, "prog.bin");
+	char *fifo = path_in(dir, "fifo"), *junk = path_in(dir, "junk.pevent");
+	FILE *f;
+
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	f = fopen(junk, "w");
+	fputs("this is not perf sideband, not even close", f);
+	fclose(f);
+	refused((const char *[]){ NULL }, "no trace: give --pt");
+	refused((const char *[]){ "--pt", "/nonexistent.pt", NULL }, "--pt: /nonexistent.pt");
+	refused((const char *[]){ "--pt", fifo, NULL }, "not a regular file (a FIFO)");
+	refused((const char *[]){ "--pt", dir, NULL }, "not a regular file (a directory)");
+	refused((const char *[]){ "--pt", pt, "--pt", pt, NULL }, "one trace per run");
+	refused((const char *[]){ "--pt", pt, "--cpu", "6/x", NULL }, "--cpu '6/x'");
+	refused((const char *[]){ "--pt", pt, "--cpu", "-6/1", NULL }, "--cpu '-6/1'");
+	refused((const char *[]){ "--pt", pt, "--raw", bin, NULL }, "--raw '");
+	refused((const char *[]){ "--pt", pt, "--raw", "nofile:0x1000", NULL }, "--raw: nofile");
+	refused((const char *[]){ "--pt", pt, "--elf", bin, NULL }, "--elf: ");
+	refused((const char *[]){ "--pt", pt, "--elf", fifo, NULL }, "(a FIFO)");
+	refused((const char *[]){ "--pt", pt, "--mtc-freq", "99", NULL }, "--mtc-freq '99'");
+	refused((const char *[]){ "--pt", pt, "--nom-freq", "x", NULL }, "--nom-freq 'x'");
+	refused((const char *[]){ "--pt", pt, "--cpuid-0x15.eax", "-1", NULL }, "--cpuid-0x15.eax");
+	refused((const char *[]){ "--pt", pt, "--pevent:time-mult", "0", NULL }, "must not be 0");
+	refused((const char *[]){ "--pt", pt, "--pevent:time-shift", "64", NULL },
+		"--pevent:time-shift '64'");
+	refused((const char *[]){ "--pt", pt, "--pevent:sysroot", bin, NULL }, "not a directory");
+	refused((const char *[]){ "--pt", pt, "--pevent:primary", fifo, NULL }, "(a FIFO)");
+	refused((const char *[]){ "--pt", pt, "--pevent:vdso-x64", "/nonexistent", NULL },
+		"--pevent:vdso-x64: /nonexistent");
+	refused((const char *[]){ "--pt", pt, "--insn", "--calls", NULL }, "give one");
+	refused((const char *[]){ "--pt", pt, "-j", "0", NULL }, "--jobs '0'");
+	refused((const char *[]){ "--pt", pt, "--chunk-size", "lots", NULL }, "--chunk-size 'lots'");
+	refused((const char *[]){ "--pt", pt, "--timeline", "/nonexistent/dir/t.json", NULL },
+		"--timeline '/nonexistent/dir/t.json'");
+	refused((const char *[]){ "--pt", pt, "--frob", NULL }, "unknown option '--frob'");
+	refused((const char *[]){ "--pt", pt, "--elf", NULL }, "needs a value");
+	refused((const char *[]){ "--pt", pt, "bundle-dir", NULL }, "'bundle-dir'");
+	/* Sideband that is not sideband: decoding goes on, the file and offset are named. */
+	{
+		struct args a = { .n = 0 };
+		struct run_result r;
+
+		add(&a, "--raw");
+		add(&a, path_in(dir, "prog.bin:0x401000"));
+		addv(&a, (const char *[]){ "--pevent:primary", junk, "--pt", pt, NULL });
+		decode(&a, &r);
+		cr_expect_eq(r.status, 0, "%s", r.err);
+		cr_expect(strstr(r.err, "junk.pevent: offset 0x0: "), "%s", r.err);
+		cr_expect(strstr(r.out, "0000000000401000 e8"), "%s", r.out);
+		run_free(&r);
+	}
+	cleanup(dir);
+}
+
+Test(decode, help_names_every_mode)
+{
+	struct run_result r;
+
+	cr_assert_eq(run_ptcollect(NULL, &r, "help", "decode", NULL), 0);
+	cr_expect_eq(r.status, 0);
+	for (const char *const *o = (const char *const[]){ "--insn", "--branches", "--calls",
+		"--stats", "--timeline", "--json", "--pevent:primary", "--elf", "--raw", "--jobs",
+		NULL }; *o; o++)
+		cr_expect(strstr(r.out, *o), "%s missing from help", *o);
+	run_free(&r);
+}
