@@ -34,9 +34,10 @@ _ptcollect_filter()
 _ptcollect()
 {
 	local cur prev words cword
-	_init_completion || return
+	# ':' stays inside a word: decode's options are --pevent:primary and the like.
+	_init_completion -n : || return
 
-	local cmds="record caps info archive dump symbols import help"
+	local cmds="record caps info archive dump symbols import decode help"
 	local global_opts="--help --version --json"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
@@ -97,6 +98,27 @@ _ptcollect()
 		else
 			_filedir
 		fi
+		;;
+	decode)
+		case $prev in
+		--pt) _filedir '@(pt|bin)'; return ;;
+		--elf|--raw|--pevent:kcore|--pevent:vdso-x64|--pevent:vdso-x32|--pevent:vdso-ia32|--timeline)
+			_filedir; return ;;
+		--pevent:primary|--pevent:secondary) _filedir pevent; return ;;
+		--pevent:sysroot) _filedir -d; return ;;
+		--cpu) COMPREPLY=($(compgen -W "none" -- "$cur")); return ;;
+		-j|--jobs) COMPREPLY=($(compgen -W "$(seq 1 $(nproc --all))" -- "$cur")); return ;;
+		--mtc-freq|--nom-freq|--cpuid-0x15.eax|--cpuid-0x15.ebx|--chunk-size|--pevent:*)
+			return ;;
+		esac
+		COMPREPLY=($(compgen -W "--pt --elf --raw --cpu --mtc-freq --nom-freq
+			--cpuid-0x15.eax --cpuid-0x15.ebx --pevent:primary --pevent:secondary
+			--pevent:sample-type --pevent:time-zero --pevent:time-shift --pevent:time-mult
+			--pevent:tsc-offset --pevent:kernel-start --pevent:sysroot --pevent:kcore
+			--pevent:vdso-x64 --pevent:vdso-x32 --pevent:vdso-ia32 --insn --branches --calls
+			--stats --timeline --json --att --time --offset --jobs --chunk-size --quiet
+			--help" -- "$cur"))
+		__ltrim_colon_completions "$cur"
 		;;
 	symbols)
 		if [[ $cur == -* ]]; then

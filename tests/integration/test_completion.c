@@ -173,3 +173,29 @@ Test(completion, bash_filter_offers_the_functions_of_the_program)
 	free(prog);
 	free(comp);
 }
+
+Test(completion, both_offer_decode_and_its_options)
+{
+	char *s = bash_complete("ptcollect de");
+
+	cr_expect_str_eq(s, "decode\n");
+	free(s);
+	s = bash_complete("ptcollect decode --pev");
+	cr_expect(strstr(s, "--pevent:primary\n") && strstr(s, "--pevent:sysroot\n"), "%s", s);
+	free(s);
+	s = bash_complete("ptcollect decode --pevent:pri");
+	cr_expect(strstr(s, "primary") && !strstr(s, "secondary"), "%s", s);
+	free(s);
+	s = bash_complete("ptcollect decode --b");
+	cr_expect_str_eq(s, "--branches\n");
+	free(s);
+	s = zsh_complete("ptcollect");
+	cr_expect(strstr(s, "decode:decode a trace"), "%s", s);
+	free(s);
+	setenv("PTC_STATE", "args", 1);
+	s = zsh_complete("decode");
+	cr_expect(strstr(s, "--timeline[") && strstr(s, "--pevent\\:primary[") &&
+		  strstr(s, "--jobs"), "%s", s);
+	free(s);
+	unsetenv("PTC_STATE");
+}
