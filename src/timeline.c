@@ -110,10 +110,10 @@ static void one(struct dout *o, struct timeline_state *st, const struct drec *r)
 	case DREC_THREAD:
 		if (st->thread_known && st->pid == r->pid && st->tid == r->tid)
 			break;
-		/* What ran on this CPU before ends where it was last seen. */
+		/* What ran on this CPU before ends where the switch was seen. */
+		when(st, r);
 		end_gap(o, st);
 		close_open(o, st);
-		when(st, r);
 		st->thread_known = true;
 		st->pid = r->pid;
 		st->tid = r->tid;
@@ -136,10 +136,12 @@ static void one(struct dout *o, struct timeline_state *st, const struct drec *r)
 		}
 		break;
 	case DREC_GAP:
+		/* What was open ends where the gap begins. */
+		when(st, r);
 		end_gap(o, st);
 		close_open(o, st);
 		st->gap_open = true;
-		st->gap_start = when(st, r);
+		st->gap_start = st->last;
 		snprintf(st->gap_why, sizeof(st->gap_why), "%s", drec_s1(r));
 		break;
 	case DREC_END:

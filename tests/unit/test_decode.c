@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The decoder's library parts on their own: perf's time conversion, libipt-sb's
+ * rules for when sideband switches the decoder's process, the merge filters
+ * of --calls and --timeline, and the ordered sinks of parallel chunks.
+ */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "decode_rec.h"
+#include "decode_sb.h"
+#include "dsink.h"
+#include "memimage.h"
+#include "timeline.h"
+
+/* perf's own formula (perf_time_to_tsc's inverse, tsc_to_perf_time in tools/perf). */
+static uint64_t perf_time(uint64_t tsc, uint64_t zero, uint32_t mult, uint16_t shift)
+{
+	uint64_t quot = tsc >> shift, rem = tsc & ((1ull << shift) - 1);
+
+	return zero + quot * mult + ((rem * mult) >> shift);
+}
+
+Test(decode_sb, time_conversion_is_perfs_both_ways)
+{
+	/* The DynamoRIO trace's recording: its control page's values. */
+	struct dsb_pevent p = { .time_zero = 18444502336406842448ull, .time_mult = 581029125,
+				.time_shift = 31 };
+	static const uint64_t tscs[] = { 1, 0x1000, 0x2fa1088fb20aa3, 0x2fa1088fb38d21,
+					 0x7fffffffffffull };
+
+	/* A nanosecond is this many ticks: what a round trip may lose. */
+	uint64_t tick = ((1ull << p.time_shift) + p.time_mult - 1) / p.time_mult;
+
+	for (size_t i = 0; i < sizeof(tscs) / sizeof(tscs[0]); i++) {
+		uint64_t t = perf_time(tscs[i], p.time_zero, p.time_mult, p.time_shift), back;
+
+		cr_expect_eq(dsb_tsc_to_time(&p, tscs[i]), t);
+		back = dsb_time_to_tsc(&p, t);
+		cr_expect(back <= tscs[i] && tscs[i] - back <= tick, "tsc %#lx -> %lu -> %#lx",
+			  (unsigned long)tscs[i], (unsigned long)t, (unsigned long)back);
+	}
+	/* Time 0 is a synthesized record's: the beginning. */
+	cr_expect_eq(dsb_time_to_tsc(&p, 0), 0);
+}
+
+/* A sideband buffer as the kernel writes one, sample_type TID|TIME|CPU|IDENTIFIER. */
+struct sbbuf {
+	uint8_t b[4096];
+	size_t len;
+};
+
+static void rec(struct sbbuf *s, uint32_t type, uint16_t misc, const void *body, size_t blen,
+		uint32_t pid, uint32_t tid, uint64_t time)
+{
+	struct perf_event_header h = { .type = type, .misc = misc };
+	uint32_t two[2] = { pid, tid }, cpu[2] = { 0, 0 };
+	uint64_t id = 7;
+
+	h.size = (uint16_t)(sizeof(h) + blen + 32);
+	cr_assert_lt(s->len + h.size, sizeof(s->b));
+	memcpy(s->b + s->len, &h, sizeof(h));
+	memcpy(s->b + s->len + 8, body, blen);
+	memcpy(s->b + s->len + 8 + blen, two, 8);
+	memcpy(s->b + s->len + 16 + blen, &time, 8);
+	memcpy(s->b + s->len + 24 + blen, cpu, 8);
+	memcpy(s->b + s->len + 32 + blen, &id, 8);
+	s->len += h.size;
+}
+
+struct diags {
+	int n, errors;
+	uint64_t offset[16];
+	char msg[16][600];
+};
+
+static void on_diag(void *ctx, const struct dsb_diag *d)
+{
+	struct diags *g = ctx;
+
+	if (g->n < 16) {
+		g->offset[g->n] = d->offset;
+		snprintf(g->msg[g->n], sizeof(g->msg[0]), "%s", d->msg);
+	}
+	g->n++;
+	g->errors += d->kind == DSB_ERROR;
+}
+
+static struct pt_event ev_at(enum pt_event_type type, uint64_t ip, uint64_t tsc, bool sup)
+{
+	struct pt_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.type = type;
+	ev.tsc = tsc;
+	ev.has_tsc = 1;
+	ev.ip_suppressed = sup;
+	ev.variant.enabled.ip = ip;	/* enabled, disabled, exec_mode: ip first */
+	if (type == ptev_exec_mode) {
+		ev.variant.exec_mode.mode = ptem_64bit;
+		ev.variant.exec_mode.ip = ip;
+	}
+	return ev;
+}
+
+/*
+ * libipt-sb's timing: a switch record is applied when the trace's time passes it, but the
+ * decoder changes process only at an event in the kernel (or on the way there); an
+ * ITRACE_START switches at once. Perf's own user records (type 64 and up) are stepped
+ * over; a record whose size does not add up stops the file, at its offset.
+ */
+Test(decode_sb, switches_wait_for_the_kernel_and_itrace_start_does_not)
+{
+	struct dsb_file f = { .path = "cpu0.pevent", .primary = true };
+	struct sbbuf s = { .len = 0 };
+	uint8_t conv[24] = { 0 };
+	uint32_t next[2] = { 200, 201 }, start[2] = { 100, 101 };
+	struct image_store *img;
+	struct diags g = { 0 };
+	struct pt_image *image = NULL;
+	struct error e;
+	struct dsb *sb;
+	struct pt_event ev;
+	uint32_t pid, tid;
+
+	f.pev.time_mult = 1;
+	f.pev.sample_type = 0x10086;
+	f.pev.kernel_start = 0xffff800000000000ull;
+	/* A TIME_CONV-like record without sample_id, as perf writes them. */
+	{
+		struct perf_event_header h = { .type = 79, .size = 8 + sizeof(conv) };
+
+		memcpy(s.b, &h, 8);
+		memcpy(s.b + 8, conv, sizeof(conv));
+		s.len = h.size;
+	}
+	rec(&s, PERF_RECORD_ITRACE_START, 0, start, 8, 100, 101, 1000);
+	rec(&s, PERF_RECORD_SWITCH_CPU_WIDE, PERF_RECORD_MISC_SWITCH_OUT, next, 8, 100, 101, 2000);
+	f.buf = s.b;
+	f.len = s.len;
+	err_clear(&e);
+	cr_assert_eq(image_store_new(&img, NULL, &e), 0);
+	cr_assert_eq(dsb_new(&sb, img, &f, 1, on_diag, &g, &e), 0);
+	cr_expect(!dsb_thread(sb, &pid, &tid));
+
+	ev = ev_at(ptev_enabled, 0x401000, 1500, false);
+	dsb_event(sb, &ev, &image);
+	cr_assert(dsb_thread(sb, &pid, &tid));
+	cr_expect(pid == 100 && tid == 101, "%u/%u", pid, tid);
+	cr_expect(image && image == image_proc_find(img, 100)->image);
+
+	/* The switch-out is due, but the decoder is in user space: not yet. */
+	image = NULL;
+	ev = ev_at(ptev_exec_mode, 0x401010, 2500, false);
+	dsb_event(sb, &ev, &image);
+	cr_assert(dsb_thread(sb, &pid, &tid));
+	cr_expect(pid == 100 && tid == 101 && !image, "%u/%u", pid, tid);
+
+	/* Tracing stops on the way into the kernel: now. */
+	ev = ev_at(ptev_disabled, 0, 2600, true);
+	dsb_event(sb, &ev, &image);
+	cr_assert(dsb_thread(sb, &pid, &tid));
+	cr_expect(pid == 200 && tid == 201, "%u/%u", pid, tid);
+	cr_expect(image && image == image_proc_find(img, 200)->image);
+	cr_expect_eq(g.n, 0, "%s", g.msg[0]);
+	dsb_free(sb);
+
+	/* A record whose size does not add up: reported at its offset, the rest not read. */
+	{
+		struct perf_event_header *h = (struct perf_event_header *)(s.b + 32);
+
+		h->size -= 8;
+		g.n = g.errors = 0;
+		cr_assert_eq(dsb_new(&sb, img, &f, 1, on_diag, &g, &e), 0);
+		cr_expect_eq(g.errors, 1);
+		cr_expect_eq(g.offset[0], 32, "%s", g.msg[0]);
+		cr_expect(strstr(g.msg[0], "sideband error"), "%s", g.msg[0]);
+		dsb_free(sb);
+	}
+	image_store_free(img);
+}
+
+/* MMAP2 of a file that does not exist, of //anon and of [vdso] without one: named. */
+Test(decode_sb, mappings_that_cannot_be_read_are_reported)
+{
+	struct dsb_file f = { .path = "cpu0.pevent", .primary = true };
+	struct sbbuf s = { .len = 0 };
+	uint8_t body[64 + 32];
+	struct image_store *img;
+	struct diags g = { 0 };
+	struct pt_image *image = NULL;
+	struct pt_event ev;
+	struct error e;
+	struct dsb *sb;
+	static const char *const names[] = { "/nonexistent/lib.so", "//anon", "[vdso]" };
+
+	f.pev.time_mult = 1;
+	f.pev.sample_type = 0x10086;
+	for (size_t i = 0; i < 3; i++) {
+		uint32_t pt[2] = { 42, 42 };
+		uint64_t addr = 0x10000 * (i + 1), len = 0x1000, pgoff = 0;
+
+		memset(body, 0, sizeof(body));
+		memcpy(body, pt, 8);
+		memcpy(body + 8, &addr, 8);
+		memcpy(body + 16, &len, 8);
+		memcpy(body + 24, &pgoff, 8);
+		snprintf((char *)body + 64, 32, "%s", names[i]);
+		/* The name with its NUL, padded to 8 (the size rule). */
+		rec(&s, PERF_RECORD_MMAP2, 0, body, 64 + ((strlen(names[i]) + 8) & ~7ul), 42, 42,
+		    10);
+	}
+	f.buf = s.b;
+	f.len = s.len;
+	err_clear(&e);
+	cr_assert_eq(image_store_new(&img, NULL, &e), 0);
+	cr_assert_eq(dsb_new(&sb, img, &f, 1, on_diag, &g, &e), 0);
+	ev = ev_at(ptev_enabled, 0x401000, 100, false);
+	dsb_event(sb, &ev, &image);
+	cr_assert_eq(g.n, 3);
+	cr_expect(strstr(g.msg[0], "bad file: /nonexistent/lib.so"), "%s", g.msg[0]);
+	cr_expect(strstr(g.msg[1], "image section lost: //anon"), "%s", g.msg[1]);
+	cr_expect(strstr(g.msg[2], "[vdso]") && strstr(g.msg[2], "--pevent:vdso"), "%s", g.msg[2]);
+	dsb_free(sb);
+	image_store_free(img);
+}
+
+/* Run records through an output's filter into a string (malloc'd). */
+static char *filtered(dout_filter_fn *fn, void *state, void (*fill)(struct dsink *))
+{
+	FILE *t = tmpfile();
+	struct dout o;
+	struct dsink s;
+	char *buf;
+	long n;
+
+	cr_assert(t);
+	cr_assert_eq(dout_init(&o, fileno(t), fn, state), 0);
+	dsink_init(&s, &o);
+	cr_assert_eq(dsink_promote(&s), 0);
+	fill(&s);
+	cr_assert_eq(dsink_flush(&s, dsink_pos(&s)), 0);
+	cr_assert_eq(dout_flush(&o), 0);
+	n = lseek(fileno(t), 0, SEEK_END);
+	buf = calloc(1, (size_t)n + 1);
+	cr_assert_eq(pread(fileno(t), buf, (size_t)n, 0), n);
+	dsink_destroy(&s);
+	dout_destroy(&o);
+	fclose(t);
+	return buf;
+}
+
+static void put(struct dsink *s, enum drec_kind k, uint64_t from, uint64_t to, uint64_t time,
+		uint32_t tid, const char *s1, const char *s2)
+{
+	struct drec r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = (uint8_t)k;
+	r.from = from;
+	r.to = to;
+	r.time = time;
+	r.has_time = 1;
+	r.pid = 1;
+	r.tid = tid;
+	drec_put(s, &r, s1, s2);
+}
+
+static void calls(struct dsink *s)
+{
+	put(s, DREC_STREAM, 0, 0, 0, 0, "cpu0.pt", NULL);
+	put(s, DREC_RET, 0x10, 0x20, 0, 0, "f+0x3", "main+0x8");	/* entered before */
+	put(s, DREC_CALL, 0x20, 0x30, 0, 0, "main+0x8", "g+0x0");
+	put(s, DREC_CALL, 0x30, 0x40, 0, 0, "g+0x0", "h+0x0");
+	put(s, DREC_MARK, 0, 0, 0, 0, "[disabled]", NULL);
+	put(s, DREC_RET, 0x44, 0x35, 0, 0, "h+0x4", "g+0x5");
+	put(s, DREC_RET, 0x36, 0x25, 0, 0, "g+0x6", "main+0xd");
+}
+
+Test(decode_rec, calls_indent_by_depth_and_returns_line_up)
+{
+	struct calls_state st = { .json = false };
+	char *out = filtered(decode_calls_filter, &st, calls);
+
+	cr_expect_str_eq(out,
+		"ret  to main+0x8 (0x20) from f+0x3\n"
+		"call g+0x0 (0x30) from main+0x8\n"
+		"  call h+0x0 (0x40) from g+0x0\n"
+		"    [disabled]\n"
+		"  ret  to g+0x5 (0x35) from h+0x4\n"
+		"ret  to main+0xd (0x25) from g+0x6\n");
+	free(out);
+	st = (struct calls_state){ .json = true };
+	out = filtered(decode_calls_filter, &st, calls);
+	cr_expect(strstr(out, "{\"stream\":\"cpu0.pt\"}\n"), "%s", out);
+	cr_expect(strstr(out, "\"type\":\"call\",\"depth\":1,\"from\":\"0x30\",\"from_sym\":"
+			 "\"g+0x0\",\"to\":\"0x40\",\"to_sym\":\"h+0x0\""), "%s", out);
+	free(out);
+}
+
+static void threads(struct dsink *s)
+{
+	put(s, DREC_STREAM, 0, 0, 0, 0, "cpu0.pt", NULL);
+	put(s, DREC_THREAD, 0, 0, 1000, 11, NULL, NULL);
+	put(s, DREC_CALL, 0, 0, 1000, 11, "f", NULL);
+	put(s, DREC_CALL, 0, 0, 2000, 11, "g", NULL);
+	put(s, DREC_THREAD, 0, 0, 3000, 12, NULL, NULL);	/* 11 is switched out: f, g end */
+	put(s, DREC_RET, 0, 0, 3500, 12, NULL, NULL);		/* nothing open on 12 */
+	put(s, DREC_CALL, 0, 0, 4000, 12, "h", NULL);
+	put(s, DREC_GAP, 0, 0, 5000, 12, "overflow", NULL);	/* h ends where a gap begins */
+	put(s, DREC_CALL, 0, 0, 7000, 12, "k", NULL);		/* ... until here */
+	put(s, DREC_END, 0, 0, 8000, 12, NULL, NULL);		/* k ends */
+}
+
+Test(decode_rec, timeline_balances_every_thread_and_marks_gaps)
+{
+	struct timeline_state st;
+	json_t *doc, *evs, *ev;
+	char *out, *text;
+	size_t i;
+	int depth[2] = { 0, 0 }, gaps = 0;
+
+	memset(&st, 0, sizeof(st));
+	out = filtered(timeline_filter, &st, threads);
+	cr_assert(asprintf(&text, "{\"traceEvents\": [%s]}", out) > 0);
+	doc = json_loads(text, 0, NULL);
+	cr_assert(doc, "%s", text);
+	evs = json_object_get(doc, "traceEvents");
+	json_array_foreach(evs, i, ev) {
+		const char *ph = json_string_value(json_object_get(ev, "ph"));
+		int t = (int)json_integer_value(json_object_get(ev, "tid")) - 11;
+
+		if (!strcmp(ph, "M"))
+			continue;
+		cr_assert(t == 0 || t == 1, "%s", text);
+		if (!strcmp(ph, "B"))
+			depth[t]++;
+		if (!strcmp(ph, "E"))
+			cr_assert_geq(--depth[t], 0, "%s", text);
+		if (!strcmp(ph, "X")) {
+			cr_expect_eq(depth[t], 0, "a gap inside a function: %s", text);
+			cr_expect_eq(json_real_value(json_object_get(ev, "ts")), 5.0);
+			cr_expect_eq(json_real_value(json_object_get(ev, "dur")), 2.0);
+			gaps++;
+		}
+	}
+	cr_expect(depth[0] == 0 && depth[1] == 0, "%s", text);
+	cr_expect_eq(gaps, 1);
+	/* f and g end where thread 11 was switched out, h where the gap begins. */
+	cr_expect(strstr(out, "{\"ph\":\"E\",\"ts\":3.0,\"pid\":1,\"tid\":11}"), "%s", out);
+	cr_expect(strstr(out, "{\"ph\":\"E\",\"ts\":5.0,\"pid\":1,\"tid\":12}"), "%s", out);
+	json_decref(doc);
+	free(text);
+	free(out);
+}
+
+static char *file_text(int fd)
+{
+	static char buf[256];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	return buf;
+}
+
+/* Two chunks' sinks reach the output in their order, whatever order they write in. */
+Test(dsink, sinks_reach_the_output_in_order_and_take_back_what_they_hold)
+{
+	FILE *t = tmpfile();
+	struct dout o;
+	struct dsink a, b;
+	uint64_t mark;
+
+	cr_assert(t);
+	cr_assert_eq(dout_init(&o, fileno(t), NULL, NULL), 0);
+	dsink_init(&a, &o);
+	dsink_init(&b, &o);
+	/* b writes first and lets go (to its temporary file): nothing reaches the output. */
+	dsink_put(&b, "b1 ", 3);
+	cr_assert_eq(dsink_flush(&b, dsink_pos(&b)), 0);
+	dsink_put(&a, "a1 ", 3);
+	cr_assert_eq(dsink_flush(&a, dsink_pos(&a)), 0);
+	cr_assert_eq(dout_flush(&o), 0);
+	cr_expect_str_eq(file_text(fileno(t)), "");
+	/* a's turn: what it let go of, then what it writes. */
+	cr_assert_eq(dsink_promote(&a), 0);
+	dsink_put(&a, "a2 ", 3);
+	cr_assert_eq(dsink_flush(&a, dsink_pos(&a)), 0);
+	/* b takes back what it has not let go of. */
+	dsink_put(&b, "b2 ", 3);
+	mark = dsink_pos(&b);
+	dsink_put(&b, "tail", 4);
+	dsink_truncate(&b, mark);
+	cr_assert_eq(dsink_flush(&b, dsink_pos(&b)), 0);
+	cr_assert_eq(dsink_promote(&b), 0);
+	cr_assert_eq(dout_flush(&o), 0);
+	cr_expect_str_eq(file_text(fileno(t)), "a1 a2 b1 b2 ");
+	dsink_destroy(&a);
+	dsink_destroy(&b);
+	dout_destroy(&o);
+	fclose(t);
+}
