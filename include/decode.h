@@ -88,6 +88,7 @@ struct decode_config {
 	bool show_offset;	/* --insn: the trace offset in front (ptxed --offset) */
 	unsigned jobs;
 	uint64_t chunk_size;	/* bytes per parallel chunk; 0: picked from the size and jobs */
+	uint64_t stall_limit;	/* instructions without reading trace that are an error (0: 4M) */
 };
 
 struct decode_stats {

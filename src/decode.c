@@ -23,6 +23,13 @@
 #define FLUSH_AT (256u << 10)
 /* Instructions between progress updates. */
 #define PROGRESS_EVERY 65536
+/* Instructions between checks that the decoder still reads trace. */
+#define STALL_CHECK 4096
+/*
+ * Instructions without reading any trace: only a jump to itself (or a cycle of direct
+ * jumps) runs this long without a branch to report, and it would run for ever.
+ */
+#define STALL_LIMIT (1u << 22)
 /* Trace bytes behind the decoder kept mapped (libipt never reads back further). */
 #define KEEP_BEHIND (1u << 20)
 
@@ -64,6 +71,8 @@ struct dec {
 	uint64_t progress_off;
 	unsigned progress_count;
 	uint64_t dropped;	/* trace bytes whose pages were dropped */
+	unsigned since_check;
+	uint64_t stall_off, stall_insns;
 	bool timeline, records;	/* timeline records; calls records on the out sink */
 };
 
@@ -504,7 +513,8 @@ static void drop_behind(struct dec *x, uint64_t off, uint64_t keep)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), base, from, to;
 
-	if (off < keep)
+	/* Dropped pages of a file mapping are read again; of memory, they would be zeroes. */
+	if (off < keep || !x->c->mapped)
 		return;
 	base = (uintptr_t)(x->c->pt + x->c->begin);
 	/*
@@ -811,20 +821,19 @@ static uint64_t error_ip(const struct pt_insn *in, int err)
 	return in->ip + in->size;
 }
 
-static void on_error(struct dec *x, const char *what, int err, const struct pt_insn *in)
+static void error_at(struct dec *x, const char *msg, uint64_t ip)
 {
-	uint64_t off = file_offset(x, offset_now(x)), ip = error_ip(in, err);
-	char msg[200], line[260];
+	uint64_t off = file_offset(x, offset_now(x));
+	char line[320];
 
 	drop_prev(x);
 	x->c->stats.errors++;
-	snprintf(msg, sizeof(msg), "%s: %s", what, pt_errstr(pt_errcode(err)));
 	add_diag(x, DECODE_DIAG_ERROR, x->cfg->streams[x->c->stream].name, off, true, ip, msg);
 	gap(x, msg);
 	if (x->cfg->mode == DECODE_INSN && x->cfg->json) {
 		json_t *o = json_object();
 
-		json_object_set_new(o, "error", json_string(pt_errstr(pt_errcode(err))));
+		json_object_set_new(o, "error", json_string(msg));
 		json_object_set_new(o, "offset", json_integer((json_int_t)off));
 		json_object_set_new(o, "ip", json_hex(ip));
 		put_json(&x->c->out, o);
@@ -832,6 +841,32 @@ static void on_error(struct dec *x, const char *what, int err, const struct pt_i
 		snprintf(line, sizeof(line), "[%" PRIx64 ", %" PRIx64 ": %s]", off, ip, msg);
 		mark_line(x, line);
 	}
+}
+
+/* A libipt error, in its words, at ptxed's IP. */
+static void on_error(struct dec *x, const char *what, int err, const struct pt_insn *in)
+{
+	char msg[200];
+
+	snprintf(msg, sizeof(msg), "%s: %s", what, pt_errstr(pt_errcode(err)));
+	error_at(x, msg, error_ip(in, err));
+}
+
+static bool stalled(struct dec *x)
+{
+	uint64_t limit = x->cfg->stall_limit ? x->cfg->stall_limit : STALL_LIMIT, off;
+
+	if (++x->since_check < STALL_CHECK)
+		return false;
+	x->since_check = 0;
+	off = offset_now(x);
+	if (off != x->stall_off) {
+		x->stall_off = off;
+		x->stall_insns = 0;
+		return false;
+	}
+	x->stall_insns += STALL_CHECK;
+	return x->stall_insns >= limit;
 }
 
 /* ---- the loop ---- */
@@ -875,6 +910,15 @@ static int flow(struct dec *x, int status)
 			break;
 		}
 		on_insn(x, &in, true);
+		if (stalled(x)) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "error: %" PRIu64 " instructions without reading "
+				 "trace: a jump to itself?", x->stall_insns);
+			error_at(x, msg, in.ip);
+			x->stall_insns = 0;
+			return -pte_internal;
+		}
 	}
 	if (status == -pte_eos)
 		return status;

@@ -208,6 +208,7 @@ static int add_chunk(struct run *r, size_t stream, uint64_t begin, uint64_t end)
 	c->cfg = r->cfg;
 	c->stream = stream;
 	c->pt = r->maps[stream].p;
+	c->mapped = true;
 	c->begin = begin;
 	c->end = end;
 	c->syms = r->syms;

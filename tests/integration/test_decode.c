@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <intel-pt.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -843,4 +844,53 @@ Test(decode, help_names_every_mode)
 		NULL }; *o; o++)
 		cr_expect(strstr(r.out, *o), "%s missing from help", *o);
 	run_free(&r);
+}
+
+/* A jump to itself needs no trace and would run for ever: an error, then the next PSB. */
+Test(decode, a_jump_to_itself_is_an_error_not_a_hang, .timeout = 60)
+{
+	static const uint8_t jmp_self[] = { 0xeb, 0xfe };
+	char dir[] = "/tmp/ptc-decode-XXXXXX", *bin, *pt, *raw;
+	uint8_t buf[256];
+	struct pt_config cfg;
+	struct pt_encoder *enc;
+	struct pt_packet p[] = {
+		{ .type = ppt_psb }, { .type = ppt_mode }, { .type = ppt_psbend },
+		{ .type = ppt_tip_pge }, { .type = ppt_tnt_8 },
+	};
+	struct args a = { .n = 0 };
+	struct run_result r;
+	uint64_t off = 0;
+	FILE *f;
+
+	cr_assert(mkdtemp(dir));
+	bin = path_in(dir, "loop.bin");
+	pt = path_in(dir, "loop.pt");
+	f = fopen(bin, "w");
+	cr_assert(f && fwrite(jmp_self, 1, 2, f) == 2 && !fclose(f));
+	p[1].payload.mode.leaf = pt_mol_exec;
+	p[1].payload.mode.bits.exec.csl = 1;
+	p[3].payload.ip.ipc = pt_ipc_sext_48;
+	p[3].payload.ip.ip = 0x401000;
+	/* A branch the loop never asks for: the trace does not end where it starts. */
+	p[4].payload.tnt.bit_size = 1;
+	p[4].payload.tnt.payload = 1;
+	pt_config_init(&cfg);
+	cfg.begin = buf;
+	cfg.end = buf + sizeof(buf);
+	enc = pt_alloc_encoder(&cfg);
+	cr_assert(enc);
+	for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+		cr_assert_gt(pt_enc_next(enc, &p[i]), 0);
+	pt_enc_get_offset(enc, &off);
+	pt_free_encoder(enc);
+	f = fopen(pt, "w");
+	cr_assert(f && fwrite(buf, 1, off, f) == off && !fclose(f));
+	raw = path_in(dir, "loop.bin:0x401000");
+	addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--stats", NULL });
+	decode(&a, &r);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "instructions without reading trace"), "%s", r.err);
+	run_free(&r);
+	cleanup(strdup(dir));
 }
