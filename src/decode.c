@@ -31,7 +31,7 @@
  */
 #define STALL_LIMIT (1u << 22)
 /* Trace bytes behind the decoder kept mapped (libipt never reads back further). */
-#define KEEP_BEHIND (1u << 20)
+#define KEEP_BEHIND (256u << 10)
 
 /* Where a chunk stood when it met the next chunk's first instruction. */
 struct mark {
