@@ -49,6 +49,10 @@ static inline const char *drec_s2(const struct drec *r)
 /* Append a record to @s (strings may be NULL: empty). */
 void drec_put(struct dsink *s, const struct drec *hdr, const char *s1, const char *s2);
 
+/* Call @fn for each whole record of @data (what a sink handed over), in order. */
+typedef void drec_fn(struct dout *o, const struct drec *r);
+void drec_each(struct dout *o, const uint8_t *data, size_t len, drec_fn *fn);
+
 /* The filter of --calls output: indentation by depth, or JSON lines with it. */
 struct calls_state {
 	bool json;

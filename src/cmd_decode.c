@@ -442,6 +442,27 @@ static int parse_size(const char *opt, const char *arg, uint64_t *v)
 	return 0;
 }
 
+/* libipt's timing configuration: MTC frequency, nominal frequency, CPUID 0x15. */
+static int timing_opt(struct opts *o, int c, const char *arg)
+{
+	const char *name = c == O_MTC ? "--mtc-freq" : c == O_NOM ? "--nom-freq" :
+			   c == O_EAX ? "--cpuid-0x15.eax" : "--cpuid-0x15.ebx";
+	uint64_t max = c == O_MTC ? 15 : c == O_NOM ? UINT8_MAX : UINT32_MAX, v;
+	int ret = num_opt(name, arg, max, &v);
+
+	if (ret)
+		return ret;
+	if (c == O_MTC)
+		o->cfg.mtc_freq = (uint8_t)v;
+	else if (c == O_NOM)
+		o->cfg.nom_freq = (uint8_t)v;
+	else if (c == O_EAX)
+		o->cfg.cpuid_0x15_eax = (uint32_t)v;
+	else
+		o->cfg.cpuid_0x15_ebx = (uint32_t)v;
+	return 0;
+}
+
 static int config_opt(struct opts *o, int c, const char *arg)
 {
 	uint64_t v;
@@ -453,21 +474,10 @@ static int config_opt(struct opts *o, int c, const char *arg)
 	case O_RAW: return opt_raw(o, arg);
 	case O_CPU: return opt_cpu(o, arg);
 	case O_MTC:
-		ret = num_opt("--mtc-freq", arg, 15, &v);
-		o->cfg.mtc_freq = (uint8_t)v;
-		return ret;
 	case O_NOM:
-		ret = num_opt("--nom-freq", arg, UINT8_MAX, &v);
-		o->cfg.nom_freq = (uint8_t)v;
-		return ret;
 	case O_EAX:
-		ret = num_opt("--cpuid-0x15.eax", arg, UINT32_MAX, &v);
-		o->cfg.cpuid_0x15_eax = (uint32_t)v;
-		return ret;
 	case O_EBX:
-		ret = num_opt("--cpuid-0x15.ebx", arg, UINT32_MAX, &v);
-		o->cfg.cpuid_0x15_ebx = (uint32_t)v;
-		return ret;
+		return timing_opt(o, c, arg);
 	case 'j':
 		ret = num_opt("--jobs", arg, 256, &v);
 		if (!ret && !v)

@@ -124,9 +124,8 @@ static void json_line(struct dout *o, struct calls_state *st, const struct drec 
 	json_decref(j);
 }
 
-void decode_calls_filter(struct dout *o, const uint8_t *data, size_t len)
+void drec_each(struct dout *o, const uint8_t *data, size_t len, drec_fn *fn)
 {
-	struct calls_state *st = o->state;
 	size_t off = 0;
 
 	while (off + sizeof(struct drec) <= len) {
@@ -134,17 +133,29 @@ void decode_calls_filter(struct dout *o, const uint8_t *data, size_t len)
 
 		if (r->len < sizeof(*r) || r->len > len - off)
 			break;
-		if (r->kind == DREC_STREAM)
-			st->depth = 0;
-		/* A return lines up with its call: the depth drops before it is shown. */
-		if (r->kind == DREC_RET && st->depth)
-			st->depth--;
-		if (st->json)
-			json_line(o, st, r);
-		else
-			text_line(o, st, r);
-		if (r->kind == DREC_CALL)
-			st->depth++;
+		fn(o, r);
 		off += r->len;
 	}
+}
+
+static void calls_one(struct dout *o, const struct drec *r)
+{
+	struct calls_state *st = o->state;
+
+	if (r->kind == DREC_STREAM)
+		st->depth = 0;
+	/* A return lines up with its call: the depth drops before it is shown. */
+	if (r->kind == DREC_RET && st->depth)
+		st->depth--;
+	if (st->json)
+		json_line(o, st, r);
+	else
+		text_line(o, st, r);
+	if (r->kind == DREC_CALL)
+		st->depth++;
+}
+
+void decode_calls_filter(struct dout *o, const uint8_t *data, size_t len)
+{
+	drec_each(o, data, len, calls_one);
 }

@@ -220,22 +220,33 @@ static bool fetch(struct dsb *sb, struct sbf *f)
 	return true;
 }
 
-static uint32_t u32_at(const struct sb_record *r, size_t off)
+/* The bodies of the records applied here (the kernel's layouts, up to the name). */
+struct body_ids {
+	uint32_t pid, tid;	/* COMM, ITRACE_START; SWITCH_CPU_WIDE: next_prev_pid/tid */
+};
+
+struct body_mmap {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+};
+
+struct body_fork {
+	uint32_t pid, ppid, tid, ptid;
+};
+
+struct body_aux {
+	uint64_t offset, size, flags;
+};
+
+struct body_lost {
+	uint64_t id, lost;
+};
+
+/* A record's body as a struct; zero where the record is shorter (the parser checked it). */
+static void body(const struct sb_record *r, void *dst, size_t len)
 {
-	uint32_t v = 0;
-
-	if (off + 4 <= r->body_len)
-		memcpy(&v, r->body + off, 4);
-	return v;
-}
-
-static uint64_t u64_at(const struct sb_record *r, size_t off)
-{
-	uint64_t v = 0;
-
-	if (off + 8 <= r->body_len)
-		memcpy(&v, r->body + off, 8);
-	return v;
+	memset(dst, 0, len);
+	memcpy(dst, r->body, r->body_len < len ? r->body_len : len);
 }
 
 static void cancel_switch(struct sbf *f)
@@ -289,35 +300,36 @@ static void apply_mmap(struct dsb *sb, struct sbf *f)
 	const struct sb_record *r = &f->rec;
 	const char *file = sideband_mmap_file(r);
 	struct image_paths paths;
+	struct body_mmap m;
 	struct image_proc *p;
 	char tried[4400];
-	uint32_t pid = u32_at(r, 0);
 
 	/* libipt reads the kernel from kcore: its files on disk were patched at boot. */
 	if ((r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL || !file)
 		return;
-	p = proc(sb, f, pid);
+	body(r, &m, sizeof(m));
+	p = proc(sb, f, m.pid);
 	if (!p)
 		return;
 	paths.sysroot = f->cfg->pev.sysroot;
 	memcpy(paths.vdso, f->cfg->pev.vdso, sizeof(paths.vdso));
-	switch (image_proc_map(sb->img, p, file, u64_at(r, 24), u64_at(r, 16), u64_at(r, 8),
-			       &paths, tried, sizeof(tried))) {
+	switch (image_proc_map(sb->img, p, file, m.pgoff, m.len, m.addr, &paths, tried,
+			       sizeof(tried))) {
 	case IMAGE_MAPPED:
 		break;
 	case IMAGE_SKIPPED_SPECIAL:
 		say(sb, f, DSB_WARNING, "sideband warning: image section lost: %s of pid %u "
-		    "(0x%" PRIx64 ") has no file to read", file, pid, u64_at(r, 8));
+		    "(0x%" PRIx64 ") has no file to read", file, m.pid, m.addr);
 		break;
 	case IMAGE_NO_VDSO:
 		say(sb, f, DSB_ERROR, "sideband error: bad configuration: [vdso] of pid %u at "
-		    "0x%" PRIx64 ": no --pevent:vdso-%s given", pid, u64_at(r, 8),
+		    "0x%" PRIx64 ": no --pevent:vdso-%s given", m.pid, m.addr,
 		    p->abi == IMAGE_ABI_IA32 ? "ia32" : p->abi == IMAGE_ABI_X32 ? "x32" :
 		    p->abi == IMAGE_ABI_X64 ? "x64" : "x64/-x32/-ia32 (and its ABI is unknown)");
 		break;
 	case IMAGE_BAD_FILE:
 		say(sb, f, DSB_ERROR, "sideband error: bad file: %s (mapped by pid %u at 0x%"
-		    PRIx64 ")%s", tried, pid, u64_at(r, 8), f->cfg->pev.sysroot ? "" :
+		    PRIx64 ")%s", tried, m.pid, m.addr, f->cfg->pev.sysroot ? "" :
 		    "; --pevent:sysroot may say where the files are");
 		break;
 	}
@@ -325,14 +337,15 @@ static void apply_mmap(struct dsb *sb, struct sbf *f)
 
 static void apply_exec(struct dsb *sb, struct sbf *f)
 {
-	uint32_t pid = u32_at(&f->rec, 0), tid = u32_at(&f->rec, 4);
 	struct image_proc *p;
+	struct body_ids c;
 
+	body(&f->rec, &c, sizeof(c));
 	/* A new image for the process; a holder keeps the old until it switches. */
-	image_proc_remove(sb->img, pid);
-	p = proc(sb, f, pid);
+	image_proc_remove(sb->img, c.pid);
+	p = proc(sb, f, c.pid);
 	if (p && f->cfg->primary)
-		prepare_switch(f, p, tid);
+		prepare_switch(f, p, c.tid);
 }
 
 static void apply_switch_to(struct dsb *sb, struct sbf *f, uint32_t pid, uint32_t tid)
@@ -347,21 +360,29 @@ static void apply_record(struct dsb *sb, struct sbf *f, struct pt_image **image)
 {
 	const struct sb_record *r = &f->rec;
 	bool primary = f->cfg->primary, out = r->misc & PERF_RECORD_MISC_SWITCH_OUT;
+	union {
+		struct body_ids ids;
+		struct body_fork fork;
+		struct body_aux aux;
+		struct body_lost lost;
+	} b;
 
+	body(r, &b, sizeof(b));
 	switch (r->type) {
 	case PERF_RECORD_ITRACE_START:
 		if (!primary)
 			break;
-		apply_switch_to(sb, f, u32_at(r, 0), u32_at(r, 4));
+		apply_switch_to(sb, f, b.ids.pid, b.ids.tid);
 		/* Tracing just started: no reason to wait for a suitable place. */
 		do_switch(f, image);
 		break;
 	case PERF_RECORD_FORK:
-		if (u32_at(r, 4) == u32_at(r, 0))
+		/* A new thread of a process needs nothing: it shares the image. */
+		if (b.fork.ppid == b.fork.pid)
 			break;
-		if (image_proc_fork(sb->img, u32_at(r, 4), u32_at(r, 0)))
+		if (image_proc_fork(sb->img, b.fork.ppid, b.fork.pid))
 			say(sb, f, DSB_ERROR, "sideband error: out of memory for process %u",
-			    u32_at(r, 0));
+			    b.fork.pid);
 		break;
 	case PERF_RECORD_COMM:
 		if (r->misc & PERF_RECORD_MISC_COMM_EXEC)
@@ -381,7 +402,7 @@ static void apply_record(struct dsb *sb, struct sbf *f, struct pt_image **image)
 		if (!primary)
 			break;
 		if (out)
-			apply_switch_to(sb, f, u32_at(r, 0), u32_at(r, 4));
+			apply_switch_to(sb, f, b.ids.pid, b.ids.tid);
 		else if (r->has_sample_id && r->sid.pid)
 			apply_switch_to(sb, f, r->sid.pid, r->sid.tid);
 		break;
@@ -390,12 +411,12 @@ static void apply_record(struct dsb *sb, struct sbf *f, struct pt_image **image)
 		apply_mmap(sb, f);
 		break;
 	case PERF_RECORD_LOST:
-		say(sb, f, DSB_LOSS, "sideband lost: %" PRIu64 " records", u64_at(r, 8));
+		say(sb, f, DSB_LOSS, "sideband lost: %" PRIu64 " records", b.lost.lost);
 		break;
 	case PERF_RECORD_AUX:
-		if (primary && (u64_at(r, 16) & PERF_AUX_FLAG_TRUNCATED))
+		if (primary && (b.aux.flags & PERF_AUX_FLAG_TRUNCATED))
 			say(sb, f, DSB_LOSS, "trace lost: the AUX area was full (TRUNCATED at "
-			    "offset 0x%" PRIx64 ")", u64_at(r, 0) + u64_at(r, 8));
+			    "offset 0x%" PRIx64 ")", b.aux.offset + b.aux.size);
 		break;
 	default:
 		break;
@@ -421,10 +442,27 @@ static enum loc loc_suppressed(enum loc from)
 	}
 }
 
+/* The IP an event binds to, where it has one that says where the decoder is. */
+static bool event_ip(const struct pt_event *ev, uint64_t *ip)
+{
+	switch (ev->type) {
+	case ptev_overflow: *ip = ev->variant.overflow.ip; break;
+	case ptev_exec_mode: *ip = ev->variant.exec_mode.ip; break;
+	case ptev_tsx: *ip = ev->variant.tsx.ip; break;
+	case ptev_exstop: *ip = ev->variant.exstop.ip; break;
+	case ptev_mwait: *ip = ev->variant.mwait.ip; break;
+	case ptev_ptwrite: *ip = ev->variant.ptwrite.ip; break;
+	case ptev_tick: *ip = ev->variant.tick.ip; break;
+	default: return false;
+	}
+	return !ev->ip_suppressed;
+}
+
 /* Where an event leaves the decoder (libipt-sb's ploc_from_event). */
 static enum loc loc_from_event(const struct sbf *f, const struct pt_event *ev)
 {
 	bool sup = ev->ip_suppressed;
+	uint64_t ip;
 
 	switch (ev->type) {
 	case ptev_enabled:
@@ -437,27 +475,11 @@ static enum loc loc_from_event(const struct sbf *f, const struct pt_event *ev)
 	case ptev_async_branch:
 		return loc_of(f, ev->variant.async_branch.to);
 	case ptev_async_paging:
-		if (!sup)
-			return loc_of(f, ev->variant.async_paging.ip);
-		return LOC_LIKELY_KERNEL;
+		return sup ? LOC_LIKELY_KERNEL : loc_of(f, ev->variant.async_paging.ip);
 	case ptev_paging:
 		return LOC_LIKELY_KERNEL;
-	case ptev_overflow:
-		return sup ? LOC_UNKNOWN : loc_of(f, ev->variant.overflow.ip);
-	case ptev_exec_mode:
-		return sup ? LOC_UNKNOWN : loc_of(f, ev->variant.exec_mode.ip);
-	case ptev_tsx:
-		return sup ? LOC_UNKNOWN : loc_of(f, ev->variant.tsx.ip);
-	case ptev_exstop:
-		return sup ? LOC_UNKNOWN : loc_of(f, ev->variant.exstop.ip);
-	case ptev_mwait:
-		return sup ? LOC_UNKNOWN : loc_of(f, ev->variant.mwait.ip);
-	case ptev_ptwrite:
-		return sup ? LOC_UNKNOWN : loc_of(f, ev->variant.ptwrite.ip);
-	case ptev_tick:
-		return sup ? LOC_UNKNOWN : loc_of(f, ev->variant.tick.ip);
 	default:
-		return LOC_UNKNOWN;
+		return event_ip(ev, &ip) ? loc_of(f, ip) : LOC_UNKNOWN;
 	}
 }
 

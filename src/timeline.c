@@ -99,8 +99,9 @@ static void stream_start(struct dout *o, struct timeline_state *st, const struct
 	emit(o, st, ev);
 }
 
-static void one(struct dout *o, struct timeline_state *st, const struct drec *r)
+static void one(struct dout *o, const struct drec *r)
 {
+	struct timeline_state *st = o->state;
 	json_t *ev;
 
 	switch (r->kind) {
@@ -156,15 +157,5 @@ static void one(struct dout *o, struct timeline_state *st, const struct drec *r)
 
 void timeline_filter(struct dout *o, const uint8_t *data, size_t len)
 {
-	struct timeline_state *st = o->state;
-	size_t off = 0;
-
-	while (off + sizeof(struct drec) <= len) {
-		const struct drec *r = (const struct drec *)(data + off);
-
-		if (r->len < sizeof(*r) || r->len > len - off)
-			break;
-		one(o, st, r);
-		off += r->len;
-	}
+	drec_each(o, data, len, one);
 }

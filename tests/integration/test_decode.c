@@ -21,6 +21,26 @@
 
 #define MAX_ARGS 64
 
+/* Strings a test makes as it goes (paths, arguments), freed when it ends. */
+static char *owned[512];
+static size_t nr_owned;
+
+static char *own(char *p)
+{
+	cr_assert(p);
+	cr_assert_lt(nr_owned, sizeof(owned) / sizeof(owned[0]));
+	owned[nr_owned++] = p;
+	return p;
+}
+
+static void free_owned(void)
+{
+	while (nr_owned)
+		free(owned[--nr_owned]);
+}
+
+TestSuite(decode, .fini = free_owned);
+
 static bool hex_byte_at(const char *t)
 {
 	return strspn(t, "0123456789abcdef") >= 2 && (t[2] == ' ' || t[2] == '\n' || !t[2]);
@@ -39,6 +59,7 @@ static char *shared(const char *rel)
 
 	if (asprintf(&p, "%s/../shared/%s", run_srcdir(), rel) < 0)
 		abort();
+	own(p);
 	if (stat(p, &st))
 		cr_skip_test("%s is not there (the reference traces live beside the checkout, "
 			     "in ../shared): %s", p, strerror(errno));
@@ -135,6 +156,9 @@ static void dynamorio_args(struct args *a, const char *set)
 	    asprintf(&p2, "%s/secondary.sideband.pevent", dir) < 0 ||
 	    asprintf(&pt, "%s/pt.bin", dir) < 0)
 		abort();
+	own(p1);
+	own(p2);
+	own(pt);
 	addv(a, dynamorio_cfg);
 	add(a, "--pevent:sysroot");
 	add(a, dir);
@@ -215,74 +239,59 @@ static size_t upstream_listing(const char *path, unsigned *offs, char mnem[][16]
 	return n;
 }
 
-Test(decode, dynamorio64_decodes_to_the_eight_upstream_instructions)
+/*
+ * A DynamoRIO set decodes to its upstream listing: as many instructions, each at its
+ * "+N" (the bytes of the instructions before, in trace order: an instruction that stops
+ * the trace, like int $0x80, is not listed), with its bytes and mnemonic where the
+ * listing has them; and no decode error.
+ */
+static void upstream_equal(const char *listing, const char *set, unsigned expect,
+			   const char *mode_line)
 {
-	unsigned offs[16], count;
+	unsigned offs[16], count, at = 0;
 	char mnem[16][16], bytes[16][48];
 	struct args a = { .n = 0 };
 	struct run_result r;
 	uint64_t addr[64];
-	unsigned at = 0;
 	size_t n, want, i;
 
-	want = upstream_listing(shared("traces/dynamorio-hello64-asm-2023/test_simple.templatex"),
-				offs, mnem, bytes, 16, &count);
-	cr_assert_eq(want, 8);
-	cr_assert_eq(count, 8);
-	dynamorio_args(&a, "traces/dynamorio-hello64-asm-2023/test_simple.raw");
-	decode(&a, &r);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_expect(!strstr(r.err, "error: ") || strstr(r.err, "sideband error"), "%s", r.err);
-	n = addresses(r.out, addr, 64);
-	cr_assert_eq(n, want, "%s", r.out);
-	for (i = 0; i < n; i++) {
-		const char *l = line_at(r.out, addr[i]);
-
-		/* drpt2trace's "+N": the bytes of the instructions before, in trace order. */
-		cr_expect_eq(at, offs[i], "instruction %zu at +%u, upstream +%u", i, at, offs[i]);
-		at += line_bytes(l);
-		/* The text after the bytes: capstone's mnemonic, where upstream names one. */
-		if (mnem[i][0])
-			cr_expect(strstr(l + 16 + 47, mnem[i]) == l + 16 + 47, "%.80s: not %s", l,
-				  mnem[i]);
-	}
-	run_free(&r);
-}
-
-Test(decode, dynamorio32_decodes_to_the_six_upstream_instructions)
-{
-	unsigned offs[16], count;
-	char mnem[16][16], bytes[16][48];
-	struct args a = { .n = 0 };
-	struct run_result r;
-	uint64_t addr[64];
-	unsigned at = 0;
-	size_t n, want, i;
-
-	want = upstream_listing(shared("traces/dynamorio-hello32-asm-2022/test_simple.expect"),
-				offs, mnem, bytes, 16, &count);
-	cr_assert_eq(want, 6);
-	cr_assert_eq(count, 6);
-	dynamorio_args(&a, "traces/dynamorio-hello32-asm-2022/test_simple.raw");
+	want = upstream_listing(shared(listing), offs, mnem, bytes, 16, &count);
+	cr_assert_eq(want, expect);
+	cr_assert_eq(count, expect);
+	dynamorio_args(&a, set);
 	add(&a, "--stats");
 	add(&a, "--insn");
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	cr_expect(strstr(r.out, "[exec mode: 32-bit]"), "%s", r.out);
+	cr_expect(strstr(r.out, mode_line), "%s", r.out);
 	cr_expect(strstr(r.out, "decode errors: 0"), "%s", r.out);
 	n = addresses(r.out, addr, 64);
 	cr_assert_eq(n, want, "%s", r.out);
 	for (i = 0; i < n; i++) {
 		const char *l = line_at(r.out, addr[i]);
 
-		/* "+N" counts the bytes listed before (int $0x80 stops the trace: not listed). */
 		cr_expect_eq(at, offs[i], "instruction %zu at +%u, upstream +%u", i, at, offs[i]);
 		at += line_bytes(l);
 		cr_expect(!strncmp(l + 17, bytes[i], strlen(bytes[i])), "%.80s: bytes not %s", l,
 			  bytes[i]);
+		/* The text after the bytes: capstone's mnemonic, where upstream names one. */
 		cr_expect(strstr(l + 16 + 47, mnem[i]) == l + 16 + 47, "%.80s: not %s", l, mnem[i]);
 	}
 	run_free(&r);
+}
+
+Test(decode, dynamorio64_decodes_to_the_eight_upstream_instructions)
+{
+	upstream_equal("traces/dynamorio-hello64-asm-2023/test_simple.templatex",
+		       "traces/dynamorio-hello64-asm-2023/test_simple.raw", 8,
+		       "[exec mode: 64-bit]");
+}
+
+Test(decode, dynamorio32_decodes_to_the_six_upstream_instructions)
+{
+	upstream_equal("traces/dynamorio-hello32-asm-2022/test_simple.expect",
+		       "traces/dynamorio-hello32-asm-2022/test_simple.raw", 6,
+		       "[exec mode: 32-bit]");
 }
 
 /* Our instructions and events equal ptxed's on the same options. */
@@ -406,7 +415,7 @@ static char *generate(const char *iters, const char *per_psb, struct gen_counts 
 	char *dir = strdup("/tmp/ptc-decode-XXXXXX");
 	struct gen_counts dummy;
 	struct run_result r;
-	char *argv[] = { run_testprog("ptgen"), "-n", (char *)iters, "-p", (char *)per_psb,
+	char *argv[] = { own(run_testprog("ptgen")), "-n", (char *)iters, "-p", (char *)per_psb,
 			 dir, NULL };
 
 	cr_assert(mkdtemp(dir));
@@ -434,7 +443,7 @@ static char *path_in(const char *dir, const char *name)
 
 	if (asprintf(&p, "%s/%s", dir, name) < 0)
 		abort();
-	return p;
+	return own(p);
 }
 
 static void gen_args(struct args *a, const char *dir)
