@@ -73,7 +73,7 @@ struct decode_config {
 	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx;
 	struct decode_file *files;	/* --elf/--raw, in the order given */
 	size_t nr_files;
-	struct decode_file *kcore;	/* --pevent:kcore */
+	struct decode_file *kcore;	/* --pevent:kcore (an ELF), or a bundle's raw kernel text */
 	size_t nr_kcore;
 	struct decode_stream *streams;
 	size_t nr_streams;

@@ -80,9 +80,14 @@ int image_add_elf(struct image_store *s, struct pt_image *img, const char *path,
 /* The kernel's code from a kcore-style ELF (--pevent:kcore): into every new process. */
 int image_add_kcore(struct image_store *s, const char *path, uint64_t base, bool has_base,
 		    struct error *e);
-/* @size bytes (0: to the end) of @path from @offset at @addr (--raw FILE[:FROM-TO]:ADDR). */
-int image_add_raw(struct image_store *s, const char *path, uint64_t offset, uint64_t size,
-		  uint64_t addr, struct error *e);
+/*
+ * @size bytes (0: to the end) of @path from @offset at @addr, into @img (NULL: the base
+ * image): --raw FILE[:FROM-TO]:ADDR, or the kernel's text saved raw (image_kernel()).
+ */
+int image_add_raw(struct image_store *s, struct pt_image *img, const char *path,
+		  uint64_t offset, uint64_t size, uint64_t addr, struct error *e);
+/* The kernel's image, which every process image starts as a copy of. */
+struct pt_image *image_kernel(struct image_store *s);
 
 /* The process @pid, made (with the kernel's sections) when it is not known yet. */
 struct image_proc *image_proc_get(struct image_store *s, uint32_t pid);

@@ -67,6 +67,10 @@ struct dec {
 	/* The last time the decoder had. */
 	bool have_time;
 	uint64_t tsc;
+	/* ptxed's --offset and --time: where the decoder was before the instruction or event, */
+	uint64_t at;
+	/* and the time of the last event. */
+	uint64_t event_tsc;
 	struct mark mark;
 	uint64_t progress_off;
 	unsigned progress_count;
@@ -432,13 +436,12 @@ static void insn_text(struct dec *x, const struct pt_insn *in)
 		return;
 	}
 	if (x->cfg->show_offset) {
-		p = (uint8_t *)put_hex16((char *)p, file_offset(x, offset_now(x)));
+		p = (uint8_t *)put_hex16((char *)p, file_offset(x, x->at));
 		*p++ = ' ';
 		*p++ = ' ';
 	}
 	if (x->cfg->show_time) {
-		update_time(x);
-		p = (uint8_t *)put_hex16((char *)p, x->tsc);
+		p = (uint8_t *)put_hex16((char *)p, x->event_tsc);
 		*p++ = ' ';
 		*p++ = ' ';
 	}
@@ -484,12 +487,9 @@ static void insn_json(struct dec *x, const struct pt_insn *in)
 	if (in->speculative)
 		json_object_set_new(o, "speculative", json_true());
 	if (x->cfg->show_offset)
-		json_object_set_new(o, "offset", json_integer((json_int_t)file_offset(x,
-							       offset_now(x))));
-	if (x->cfg->show_time) {
-		update_time(x);
-		json_object_set_new(o, "tsc", json_integer((json_int_t)x->tsc));
-	}
+		json_object_set_new(o, "offset", json_integer((json_int_t)file_offset(x, x->at)));
+	if (x->cfg->show_time)
+		json_object_set_new(o, "tsc", json_integer((json_int_t)x->event_tsc));
 	put_json(&x->c->out, o);
 }
 
@@ -741,6 +741,7 @@ static void on_event(struct dec *x, const struct pt_event *ev)
 		x->tsc = ev->tsc;
 		x->have_time = true;
 	}
+	x->event_tsc = ev->tsc;
 	if (x->sb) {
 		dsb_event(x->sb, ev, &image);
 		if (image && pt_insn_set_image(x->d, image) < 0)
@@ -760,9 +761,12 @@ static void on_event(struct dec *x, const struct pt_event *ev)
 	if (x->cfg->mode == DECODE_INSN && x->cfg->json) {
 		event_json(x, ev, text);
 	} else {
-		char line[170];
+		char line[200], off[20] = "";
 
-		snprintf(line, sizeof(line), "[%s]", text);
+		/* ptxed puts the offset in front of events too. */
+		if (x->cfg->show_offset && x->cfg->mode == DECODE_INSN)
+			snprintf(off, sizeof(off), "%016" PRIx64 "  ", file_offset(x, x->at));
+		snprintf(line, sizeof(line), "[%s%s]", off, text);
 		mark_line(x, line);
 	}
 }
@@ -871,11 +875,19 @@ static bool stalled(struct dec *x)
 
 /* ---- the loop ---- */
 
+/* Where the decoder is, for ptxed's --offset: before it decodes what it prints. */
+static void note_offset(struct dec *x)
+{
+	if (x->cfg->show_offset)
+		x->at = offset_now(x);
+}
+
 static int drain_events(struct dec *x, int status)
 {
 	while (status >= 0 && (status & pts_event_pending)) {
 		struct pt_event ev;
 
+		note_offset(x);
 		status = pt_insn_event(x->d, &ev, sizeof(ev));
 		if (status >= 0)
 			on_event(x, &ev);
@@ -903,6 +915,7 @@ static int flow(struct dec *x, int status)
 			return -pte_eos;
 		}
 		in.iclass = ptic_error;
+		note_offset(x);
 		status = pt_insn_next(x->d, &in, sizeof(in));
 		if (status < 0) {
 			if (in.iclass != ptic_error)
@@ -1008,7 +1021,11 @@ static int load_files(const struct decode_config *cfg, struct image_store *img, 
 	for (i = 0; i < cfg->nr_kcore; i++) {
 		const struct decode_file *f = &cfg->kcore[i];
 
-		ret = image_add_kcore(img, f->path, f->base, f->has_base, e);
+		if (f->raw)
+			ret = image_add_raw(img, image_kernel(img), f->path, f->from, f->size,
+					    f->addr, e);
+		else
+			ret = image_add_kcore(img, f->path, f->base, f->has_base, e);
 		if (ret < 0) {
 			err_what(e, "--pevent:kcore");
 			return ret;
@@ -1018,7 +1035,7 @@ static int load_files(const struct decode_config *cfg, struct image_store *img, 
 		const struct decode_file *f = &cfg->files[i];
 
 		if (f->raw)
-			ret = image_add_raw(img, f->path, f->from, f->size, f->addr, e);
+			ret = image_add_raw(img, NULL, f->path, f->from, f->size, f->addr, e);
 		else
 			ret = image_add_elf(img, NULL, f->path, f->base, f->has_base, e);
 		if (ret < 0) {

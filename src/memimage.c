@@ -334,8 +334,13 @@ int image_add_kcore(struct image_store *s, const char *path, uint64_t base, bool
 	return load_segments(s, s->kernel, path, base, has_base, e);
 }
 
-int image_add_raw(struct image_store *s, const char *path, uint64_t offset, uint64_t size,
-		  uint64_t addr, struct error *e)
+struct pt_image *image_kernel(struct image_store *s)
+{
+	return s->kernel;
+}
+
+int image_add_raw(struct image_store *s, struct pt_image *img, const char *path,
+		  uint64_t offset, uint64_t size, uint64_t addr, struct error *e)
 {
 	int fd = file_open_input(AT_FDCWD, path, e), ret;
 	off_t end;
@@ -353,7 +358,7 @@ int image_add_raw(struct image_store *s, const char *path, uint64_t offset, uint
 				 (long long)end);
 	if (!size)
 		size = (uint64_t)end - offset;
-	ret = add_section(s, s->base, path, offset, size, addr);
+	ret = add_section(s, img ? img : s->base, path, offset, size, addr);
 	return ret < 0 ? section_error(e, path, ret) : 0;
 }
 
