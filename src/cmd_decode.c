@@ -108,7 +108,8 @@ static int num_opt(const char *opt, const char *arg, uint64_t max, uint64_t *v)
 static int split_range(char *arg, const char *opt, uint64_t *from, uint64_t *to)
 {
 	char *colon = strrchr(arg, ':'), *dash;
-	uint64_t a, b;
+	uint64_t a, b = 0;
+	bool range;
 
 	*from = *to = 0;
 	if (!colon)
@@ -116,21 +117,33 @@ static int split_range(char *arg, const char *opt, uint64_t *from, uint64_t *to)
 	dash = strchr(colon + 1, '-');
 	if (dash)
 		*dash = '\0';
-	if (!parse_num(colon + 1, UINT64_MAX, &a)) {
-		if (dash)
-			*dash = '-';
-		return 0;
-	}
-	if (dash && !parse_num(dash + 1, UINT64_MAX, &b)) {
+	range = parse_num(colon + 1, UINT64_MAX, &a) && (!dash || parse_num(dash + 1,
+								       UINT64_MAX, &b));
+	if (dash)
 		*dash = '-';
+	if (!range)
 		return 0;
-	}
 	if (dash && b <= a)
-		return bad("%s '%s:%s-%s': the range ends before it begins", opt, arg, colon + 1,
-			   dash + 1);
+		return bad("%s '%s': the range ends before it begins", opt, arg);
 	*colon = '\0';
 	*from = a;
 	*to = dash ? b : 0;
+	return 0;
+}
+
+/* A FROM[-TO] range must lie inside the file (stopping at its end is not a range). */
+static int check_range(const char *opt, const char *path, uint64_t from, uint64_t to)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return bad("%s: %s: %s", opt, path, strerror(errno));
+	if (from >= (uint64_t)st.st_size && (from || to))
+		return bad("%s: %s: offset 0x%" PRIx64 " is not inside the file (%lld bytes)", opt,
+			   path, from, (long long)st.st_size);
+	if (to > (uint64_t)st.st_size)
+		return bad("%s: %s: the range ends at 0x%" PRIx64 ", after the file (%lld bytes)",
+			   opt, path, to, (long long)st.st_size);
 	return 0;
 }
 
@@ -214,6 +227,8 @@ static int opt_raw(struct opts *o, const char *arg)
 	f.size = to ? to - f.from : 0;
 	f.path = copy;
 	ret = check_input("--raw", copy);
+	if (!ret)
+		ret = check_range("--raw", copy, f.from, to);
 	if (!ret && add_file(&o->cfg.files, &o->cfg.nr_files, &f))
 		ret = bad("out of memory");
 out:
@@ -240,6 +255,8 @@ static int opt_pt(struct opts *o, const char *arg)
 	ret = split_range(copy, "--pt", &s->from, &s->to);
 	if (!ret)
 		ret = check_input("--pt", copy);
+	if (!ret)
+		ret = check_range("--pt", copy, s->from, s->to);
 	if (ret) {
 		free(copy);
 		free(s);
@@ -271,6 +288,8 @@ static int opt_pevent_file(struct opts *o, const char *opt, const char *arg, boo
 	ret = split_range(copy, opt, &from, &to);
 	if (!ret)
 		ret = check_input(opt, copy);
+	if (!ret)
+		ret = check_range(opt, copy, from, to);
 	if (!ret && !o->cfg.streams) {
 		o->cfg.streams = calloc(1, sizeof(*o->cfg.streams));
 		if (!o->cfg.streams)

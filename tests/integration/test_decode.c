@@ -801,6 +801,14 @@ Test(decode, bad_inputs_are_refused_by_name, .timeout = 60)
 	refused((const char *[]){ "--pt", fifo, NULL }, "not a regular file (a FIFO)");
 	refused((const char *[]){ "--pt", dir, NULL }, "not a regular file (a directory)");
 	refused((const char *[]){ "--pt", pt, "--pt", pt, NULL }, "one trace per run");
+	refused((const char *[]){ "--pt", path_in(dir, "trace.pt:0x10-0x5"), NULL },
+		"the range ends before it begins");
+	refused((const char *[]){ "--pt", path_in(dir, "trace.pt:0x100000"), NULL },
+		"--pt: ");
+	refused((const char *[]){ "--pt", pt, "--pevent:primary", path_in(dir, "trace.pt:0-0x100000"),
+		NULL }, "--pevent:primary: ");
+	refused((const char *[]){ "--pt", pt, "--raw", path_in(dir, "prog.bin:0x100:0x401000"),
+		NULL }, "offset 0x100 is not inside the file");
 	refused((const char *[]){ "--pt", pt, "--cpu", "6/x", NULL }, "--cpu '6/x'");
 	refused((const char *[]){ "--pt", pt, "--cpu", "-6/1", NULL }, "--cpu '-6/1'");
 	refused((const char *[]){ "--pt", pt, "--raw", bin, NULL }, "--raw '");
