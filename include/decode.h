@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Instruction-flow decoding of Intel PT streams with libipt's instruction
- * decoder (no XED): the configuration a command line or a bundle fills, and
- * the run that decodes every stream into the chosen outputs.
+ * decoder (no XED): the run that decodes every stream of a configuration
+ * (decode_config.h) into the chosen outputs.
  *
  * A run decodes like ptxed: MODE packets set 16/32/64-bit code, events are
  * reported where libipt reports them, an error is reported at its trace
  * offset in libipt's words and decoding resumes at the next PSB, and
- * sideband (decode_sb.h) switches the memory image (image.h) as time passes.
+ * sideband (decode_sb.h) switches the memory image (memimage.h) as time passes.
  * Memory does not grow with the trace: nothing is kept per instruction.
  *
  * With jobs > 1, streams and PSB-delimited chunks of one stream are decoded
@@ -33,93 +33,10 @@
 #ifndef PTC_DECODE_H
 #define PTC_DECODE_H
 
-#include <intel-pt.h>
-#include <stdbool.h>
-#include <stddef.h>
 #include <stdint.h>
 
-#include "decode_sb.h"
+#include "decode_config.h"
 #include "error.h"
-
-enum decode_mode {
-	DECODE_NONE,		/* no instruction stream: --stats or --timeline alone */
-	DECODE_INSN,		/* address, bytes, disassembly (capstone) */
-	DECODE_BRANCHES,	/* from => to, as perf script --itrace=b -F ip,addr */
-	DECODE_CALLS,		/* an indented call/return tree with symbol+offset names */
-};
-
-/* A file given by hand: --elf FILE[:BASE], --raw FILE[:FROM[-TO]]:ADDR, --pevent:kcore. */
-struct decode_file {
-	bool raw;
-	char *path;
-	uint64_t base;		/* ELF: where its lowest segment goes, when has_base */
-	bool has_base;
-	uint64_t from, size;	/* raw: byte range (size 0: to the end) */
-	uint64_t addr;		/* raw: where it is loaded */
-};
-
-/* One trace stream and the sideband that goes with it. */
-struct decode_stream {
-	char *name;		/* for messages: the .pt path, or the bundle's stream */
-	char *pt;
-	uint64_t from, to;	/* byte range of the .pt (to 0: the end) */
-	struct dsb_file *sb;
-	size_t nr_sb;
-};
-
-struct decode_config {
-	struct pt_cpu cpu;	/* vendor pcv_unknown: none (decode by the spec) */
-	uint8_t mtc_freq, nom_freq;
-	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx;
-	struct decode_file *files;	/* --elf/--raw, in the order given */
-	size_t nr_files;
-	struct decode_file *kcore;	/* --pevent:kcore (an ELF), or a bundle's raw kernel text */
-	size_t nr_kcore;
-	struct decode_stream *streams;
-	size_t nr_streams;
-	/* perf time <-> TSC for timestamps; have_conv: given (else nominal frequency or ticks) */
-	struct dsb_pevent conv;
-	bool have_conv;
-
-	enum decode_mode mode;
-	bool json;		/* JSON lines instead of text */
-	bool att;		/* AT&T syntax */
-	bool show_time;		/* --insn: the TSC in front of each line (ptxed --time) */
-	bool show_offset;	/* --insn: the trace offset in front (ptxed --offset) */
-	unsigned jobs;
-	uint64_t chunk_size;	/* bytes per parallel chunk; 0: picked from the size and jobs */
-	uint64_t stall_limit;	/* instructions without reading trace that are an error (0: 4M) */
-};
-
-struct decode_stats {
-	uint64_t insns;		/* instructions decoded */
-	uint64_t branches;	/* taken branches: jumps, calls, returns, far transfers */
-	uint64_t cond;		/* conditional branches (taken or not) */
-	uint64_t calls, returns;
-	uint64_t far;		/* syscall, sysret, interrupts as instructions, far jumps */
-	uint64_t events;	/* enabled, disabled, overflow, mode, ... (not status updates) */
-	uint64_t enables, disables, overflows;
-	uint64_t errors;	/* decode errors; each ends in a resync at the next PSB */
-	uint64_t gaps;		/* errors, overflows and losses: where trace is missing */
-	uint64_t lost;		/* sideband-reported losses: TRUNCATED AUX, LOST */
-	uint64_t bytes;		/* trace bytes */
-};
-
-enum decode_diag_kind {
-	DECODE_DIAG_ERROR,	/* a decode error (the stream resyncs) */
-	DECODE_DIAG_SB_ERROR,	/* sideband error: decoding goes on */
-	DECODE_DIAG_WARNING,	/* sideband warning, loss */
-	DECODE_DIAG_MORE,	/* more diagnostics were dropped: count in offset */
-};
-
-struct decode_diag {
-	enum decode_diag_kind kind;
-	const char *where;	/* the stream's name, or the sideband file's path */
-	uint64_t offset;
-	uint64_t ip;
-	bool has_ip;
-	char msg[640];
-};
 
 typedef void decode_diag_fn(void *ctx, size_t stream, const struct decode_diag *d);
 typedef void decode_progress_fn(void *ctx, uint64_t done, uint64_t total);
@@ -132,13 +49,6 @@ struct decode_io {
 	void *ctx;
 };
 
-void decode_config_init(struct decode_config *c);
-void decode_config_free(struct decode_config *c);
-/* The stream's sideband list grows by one file (settings copied, strings duplicated). */
-int decode_stream_add_sb(struct decode_stream *s, const char *path, uint64_t from, uint64_t to,
-			 bool primary, const struct dsb_pevent *pev);
-int decode_pevent_copy(struct dsb_pevent *dst, const struct dsb_pevent *src);
-void decode_pevent_free(struct dsb_pevent *p);
 
 /*
  * Decode every stream of @c (its sideband files are read for the run, and

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "decode.h"
+#include "decode_config.h"
 #include "dsink.h"
 #include "error.h"
 #include "memimage.h"

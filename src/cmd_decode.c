@@ -449,13 +449,13 @@ static int pevent_opt(struct opts *o, int c, const char *arg)
 	return ret;
 }
 
-/* cli_parse_size() with its message: the one call site to change as cli moves to struct error. */
 static int parse_size(const char *opt, const char *arg, uint64_t *v)
 {
-	char err[256];
+	struct error e;
 
-	if (cli_parse_size(arg, v, err, sizeof(err)))
-		return bad("%s '%s': %s", opt, arg, err);
+	err_clear(&e);
+	if (cli_parse_size(arg, v, &e))
+		return bad("%s '%s': %s", opt, arg, e.why);
 	if (!*v)
 		return bad("%s '%s': must not be 0", opt, arg);
 	return 0;
@@ -558,11 +558,10 @@ static int parse(struct opts *o, int argc, char **argv)
 			return -1;
 		}
 		if (c == '?' || c == ':') {
-			const char *opt = optopt ? (char[]){ '-', (char)optopt, 0 } :
-					  argv[optind - 1];
-
-			return bad("%s '%s'%s", c == ':' ? "option" : "unknown option", opt,
-				   c == ':' ? " needs a value" : "");
+			/* getopt sets optopt to a long option's value: not a character to print. */
+			if (optopt > 0xff)
+				optopt = 0;
+			return cmd_bad_option("decode", c, argv);
 		}
 		ret = output_opt(o, c, optarg);
 		if (ret)
@@ -693,12 +692,9 @@ static int run(struct opts *o)
 	if (io.timeline_fd >= 0 && close(io.timeline_fd) && !ret)
 		ret = err_runtime(&e, -errno, "--timeline '%s': %s", o->timeline, strerror(errno));
 	if (ret) {
-		msg_err("decode: %s%s%s", e.what, e.what[0] ? ": " : "", e.why);
-		if (e.hint[0])
-			msg_hint("%s", e.hint);
-		else if (e.usage)
-			msg_hint("see '%s help decode'", PTC_PROG);
-		status = e.usage ? EXIT_USAGE : EXIT_RUNTIME;
+		if (e.usage && !e.hint[0])
+			err_hint(&e, "see '%s help decode'", PTC_PROG);
+		status = cmd_error("decode", &e);
 	} else {
 		for (size_t i = 0; i < o->cfg.nr_streams; i++) {
 			errors += stats[i].errors;

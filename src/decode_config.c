@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
+#include "decode_config.h"
 
 void decode_config_init(struct decode_config *c)
 {

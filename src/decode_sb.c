@@ -128,36 +128,6 @@ static void say(struct dsb *sb, const struct sbf *f, enum dsb_diag_kind kind, co
 	sb->diag(sb->ctx, &d);
 }
 
-/* The types libipt's pevent reader reads; every other one it steps over, without a sample. */
-static bool libipt_reads(uint32_t type)
-{
-	switch (type) {
-	case PERF_RECORD_MMAP: case PERF_RECORD_LOST: case PERF_RECORD_COMM:
-	case PERF_RECORD_EXIT: case PERF_RECORD_THROTTLE: case PERF_RECORD_UNTHROTTLE:
-	case PERF_RECORD_FORK: case PERF_RECORD_MMAP2: case PERF_RECORD_AUX:
-	case PERF_RECORD_ITRACE_START: case PERF_RECORD_LOST_SAMPLES:
-	case PERF_RECORD_SWITCH: case PERF_RECORD_SWITCH_CPU_WIDE:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/*
- * sideband_parse() with a struct error: the signature it has on its way to main. The one
- * call site to change when it lands.
- */
-static int sb_parse(const uint8_t *buf, size_t len, size_t off, uint64_t st, struct sb_record *r,
-		    struct error *e)
-{
-	char why[512];
-	int n = sideband_parse(buf, len, off, st, r, why, sizeof(why));
-
-	if (n < 0)
-		err_usage(e, "%s", why);
-	return n;
-}
-
 /*
  * Read the next record of @f by libipt's rules: a type 0 or a record that runs past the
  * end ends the file; a type libipt does not read is stepped over; a record whose size does
@@ -190,12 +160,12 @@ static bool fetch(struct dsb *sb, struct sbf *f)
 			f->done = true;
 			return false;
 		}
-		if (libipt_reads(h.type))
+		if (sideband_libipt_reads(h.type))
 			break;
 		f->next = f->cur + h.size;
 	}
 	err_clear(&e);
-	n = sb_parse(f->cfg->buf, f->cfg->len, f->cur, f->cfg->pev.sample_type, &f->rec, &e);
+	n = sideband_parse(f->cfg->buf, f->cfg->len, f->cur, f->cfg->pev.sample_type, &f->rec, &e);
 	if (n < 0) {
 		say(sb, f, DSB_ERROR, "sideband error: %s: the rest of the file is not read "
 		    "(is --pevent:sample-type right?)", e.why);

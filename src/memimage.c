@@ -122,7 +122,8 @@ static void symfile_index(struct symfile *f)
 static struct symfile *symcache_get(struct symcache *c, const char *path)
 {
 	struct symfile *f;
-	char err[512];
+	struct warnings w;
+	struct error e;
 
 	pthread_mutex_lock(&c->lock);
 	for (f = c->files; f; f = f->next)
@@ -135,7 +136,10 @@ static struct symfile *symcache_get(struct symcache *c, const char *path)
 			f = NULL;
 		}
 		if (f) {
-			f->status = symbols_load(&f->tab, path, err, sizeof(err));
+			/* A file without symbols is named by file and offset: nothing to report. */
+			memset(&w, 0, sizeof(w));
+			err_clear(&e);
+			f->status = symbols_load(&f->tab, path, &e, &w);
 			if (!f->status)
 				symfile_index(f);
 			f->next = c->files;

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "decode.h"
 #include "decode_chunk.h"
+#include "decode_config.h"
 #include "decode_rec.h"
 #include "memimage.h"
 #include "timeline.h"
