@@ -111,6 +111,10 @@ _ptcollect()
 		--mtc-freq|--nom-freq|--cpuid-0x15.eax|--cpuid-0x15.ebx|--chunk-size|--pevent:*)
 			return ;;
 		esac
+		if [[ $cur != -* ]]; then
+			_filedir -d
+			return
+		fi
 		COMPREPLY=($(compgen -W "--pt --elf --raw --cpu --mtc-freq --nom-freq
 			--cpuid-0x15.eax --cpuid-0x15.ebx --pevent:primary --pevent:secondary
 			--pevent:sample-type --pevent:time-zero --pevent:time-shift --pevent:time-mult

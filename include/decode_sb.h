@@ -41,6 +41,7 @@ struct dsb_pevent {
 	uint64_t tsc_offset;	/* apply records this many ticks early */
 	uint64_t kernel_start;	/* addresses from here up are the kernel's */
 	char *sysroot;
+	bool sysroot_fallback;	/* a file not under the sysroot is read where it is named */
 	char *vdso[4];		/* by enum image_abi */
 };
 

@@ -36,6 +36,7 @@ enum image_abi {
 /* Where mapped file names lead: a sysroot in front of them, the vdso of each ABI. */
 struct image_paths {
 	const char *sysroot;	/* NULL: names as recorded */
+	bool fallback;		/* a file missing under the sysroot is read where it is named */
 	const char *vdso[4];	/* by enum image_abi; NULL: not given */
 };
 
@@ -102,7 +103,8 @@ int image_proc_fork(struct image_store *s, uint32_t ppid, uint32_t pid);
 /*
  * Map @len bytes of @file at @pgoff to @addr in @p, by libipt-sb's rules:
  * "[vdso]" is the vdso file of the process's ABI, other "[...]" names, "//anon"
- * and deleted files are skipped, other names get the sysroot in front. The
+ * and deleted files are skipped, other names get the sysroot in front (and
+ * with paths->fallback, go without it when the sysroot has no such file). The
  * path tried is left in @tried (for messages).
  */
 enum image_map_result image_proc_map(struct image_store *s, struct image_proc *p,

@@ -18,6 +18,7 @@
 #include "fileio.h"
 #include "cmd.h"
 #include "decode.h"
+#include "decode_bundle.h"
 #include "msg.h"
 #include "out.h"
 
@@ -27,9 +28,12 @@
 void usage_decode(FILE *f)
 {
 	fprintf(f,
-		"usage: %s decode --pt FILE[:FROM[-TO]] [OPTIONS] [MODE...]\n\n"
-		"Decode an Intel PT stream with libipt's instruction-flow decoder: instructions\n"
-		"(capstone), branches, calls, statistics, a timeline. Options are ptxed's.\n\n"
+		"usage: %s decode DIR [STREAM...] [MODE...] [-j N]\n"
+		"       %s decode --pt FILE[:FROM[-TO]] [OPTIONS] [MODE...]\n\n"
+		"Decode Intel PT with libipt's instruction-flow decoder: instructions (capstone),\n"
+		"branches, calls, statistics, a timeline. A bundle's streams (all that hold trace,\n"
+		"or those named: cpu0, tid42.pt) with what its manifest says; or a trace and its\n"
+		"sideband given by hand, with ptxed's options.\n\n"
 		"Modes (default --insn):\n"
 		"  --insn                  address, bytes and disassembly of every instruction\n"
 		"  --branches              taken branches, 'from => to' as perf script --itrace=b\n"
@@ -58,7 +62,7 @@ void usage_decode(FILE *f)
 		"Decode errors are printed with their trace offset in libipt's words; decoding\n"
 		"resumes at the next PSB. Exit status: 0 decoded without errors; 2 bad usage or\n"
 		"input, or the trace had decode errors (the rest was decoded); 1 a runtime failure\n"
-		"(a file could not be read, the output not written).\n", PTC_PROG);
+		"(a file could not be read, the output not written).\n", PTC_PROG, PTC_PROG);
 }
 
 struct opts {
@@ -69,6 +73,7 @@ struct opts {
 	const char *timeline;
 	int modes;			/* --insn, --branches, --calls given */
 	bool conv_given;
+	const char *config_opt;		/* the first option a bundle's manifest gives instead */
 };
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -521,17 +526,23 @@ static int output_opt(struct opts *o, int c, const char *arg)
 	case O_TIME: o->cfg.show_time = true; return 0;
 	case O_OFFSET: o->cfg.show_offset = true; return 0;
 	case 'q': msg_quiet = true; return 0;
-	default: return config_opt(o, c, arg);
+	default: break;
 	}
+	/* What a bundle's manifest says; the image may still get files by hand. */
+	if (!o->config_opt && c != 'j' && c != O_CHUNK && c != O_ELF && c != O_RAW) {
+		for (const struct option *opt = options; opt->name; opt++)
+			if (opt->val == c)
+				o->config_opt = opt->name;
+	}
+	return config_opt(o, c, arg);
 }
 
 static int check_config(struct opts *o)
 {
 	struct pt_errata errata;
 
-	if (!o->have_pt)
-		return bad("no trace: give --pt FILE (decoding a bundle directory needs its "
-			   "manifest; give its streams by hand for now)");
+	if (!o->cfg.nr_streams)
+		return bad("no trace: give a bundle DIR, or --pt FILE");
 	if (!o->modes)
 		o->cfg.mode = o->want_stats || o->timeline ? DECODE_NONE : DECODE_INSN;
 	if (o->cfg.cpu.vendor && pt_cpu_errata(&errata, &o->cfg.cpu) < 0)
@@ -540,9 +551,35 @@ static int check_config(struct opts *o)
 			 o->cfg.cpu.model, o->cfg.cpu.stepping, LIBIPT_VERSION_MAJOR,
 			 LIBIPT_VERSION_MINOR);
 	o->cfg.json = out_json;
-	o->cfg.have_conv = o->conv_given;
-	if (decode_pevent_copy(&o->cfg.conv, &o->pev))
-		return bad("out of memory");
+	if (o->have_pt) {
+		o->cfg.have_conv = o->conv_given;
+		if (decode_pevent_copy(&o->cfg.conv, &o->pev))
+			return bad("out of memory");
+	}
+	return 0;
+}
+
+/* decode DIR [STREAM...]: the manifest gives the configuration the options would. */
+static int bundle(struct opts *o, char *dir, char *const *names, size_t nr)
+{
+	struct error e;
+	int ret;
+
+	if (o->have_pt)
+		return bad("give a bundle DIR or --pt FILE, not both");
+	if (o->config_opt)
+		return bad("--%s: %s's manifest gives the configuration; to choose it, decode its "
+			   "files by hand with --pt (see 'ptcollect info %s')", o->config_opt, dir,
+			   dir);
+	err_clear(&e);
+	ret = decode_bundle(&o->cfg, dir, names, nr, &e);
+	if (ret < 0) {
+		if (e.usage && !e.hint[0])
+			err_hint(&e, "see '%s help decode'", PTC_PROG);
+		return cmd_error("decode", &e);
+	}
+	if (!ret)
+		return bad("%s: no stream of the bundle holds trace", dir);
 	return 0;
 }
 
@@ -550,9 +587,11 @@ static int parse(struct opts *o, int argc, char **argv)
 {
 	int c, ret;
 
-	optind = 1;
+	/* 0, not 1: glibc starts over, permuting (main's scan stopped at the command). */
+	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hj:q", options, NULL)) != -1) {
+	/* Options may follow DIR and its streams. */
+	while ((c = getopt_long(argc, argv, ":hj:q", options, NULL)) != -1) {
 		if (c == 'h') {
 			usage_decode(stdout);
 			return -1;
@@ -567,9 +606,11 @@ static int parse(struct opts *o, int argc, char **argv)
 		if (ret)
 			return ret;
 	}
-	if (optind < argc)
-		return bad("'%s': decoding a bundle directory needs its manifest, which this "
-			   "build cannot read yet; give --pt and its sideband", argv[optind]);
+	if (optind < argc) {
+		ret = bundle(o, argv[optind], argv + optind + 1, (size_t)(argc - optind - 1));
+		if (ret)
+			return ret;
+	}
 	return check_config(o);
 }
 

@@ -282,6 +282,7 @@ static void apply_mmap(struct dsb *sb, struct sbf *f)
 	if (!p)
 		return;
 	paths.sysroot = f->cfg->pev.sysroot;
+	paths.fallback = f->cfg->pev.sysroot_fallback;
 	memcpy(paths.vdso, f->cfg->pev.vdso, sizeof(paths.vdso));
 	switch (image_proc_map(sb->img, p, file, m.pgoff, m.len, m.addr, &paths, tried,
 			       sizeof(tried))) {

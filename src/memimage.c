@@ -487,7 +487,9 @@ enum image_map_result image_proc_map(struct image_store *s, struct image_proc *p
 		return IMAGE_SKIPPED_SPECIAL;
 	} else if (paths->sysroot) {
 		snprintf(buf, sizeof(buf), "%s%s", paths->sysroot, file);
-		path = buf;
+		/* A bundle's sysroot holds what was archived; the rest is where it was. */
+		if (!paths->fallback || !access(buf, F_OK))
+			path = buf;
 	}
 	snprintf(tried, tried_len, "%s", path);
 	if (!p->abi)

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "manifest.h"
 #include "run.h"
 
 #define MAX_ARGS 64
@@ -796,7 +797,7 @@ Test(decode, bad_inputs_are_refused_by_name, .timeout = 60)
 	f = fopen(junk, "w");
 	fputs("this is not perf sideband, not even close", f);
 	fclose(f);
-	refused((const char *[]){ NULL }, "no trace: give --pt");
+	refused((const char *[]){ NULL }, "no trace: give a bundle DIR, or --pt FILE");
 	refused((const char *[]){ "--pt", "/nonexistent.pt", NULL }, "--pt: /nonexistent.pt");
 	refused((const char *[]){ "--pt", fifo, NULL }, "not a regular file (a FIFO)");
 	refused((const char *[]){ "--pt", dir, NULL }, "not a regular file (a directory)");
@@ -832,7 +833,7 @@ Test(decode, bad_inputs_are_refused_by_name, .timeout = 60)
 		"--timeline '/nonexistent/dir/t.json'");
 	refused((const char *[]){ "--pt", pt, "--frob", NULL }, "unknown option '--frob'");
 	refused((const char *[]){ "--pt", pt, "--elf", NULL }, "needs a value");
-	refused((const char *[]){ "--pt", pt, "bundle-dir", NULL }, "'bundle-dir'");
+	refused((const char *[]){ "--pt", pt, "bundle-dir", NULL }, "a bundle DIR or --pt FILE, not both");
 	/* Sideband that is not sideband: decoding goes on, the file and offset are named. */
 	{
 		struct args a = { .n = 0 };
@@ -910,4 +911,108 @@ Test(decode, a_jump_to_itself_is_an_error_not_a_hang, .timeout = 60)
 	cr_expect(strstr(r.err, "instructions without reading trace"), "%s", r.err);
 	run_free(&r);
 	cleanup(strdup(dir));
+}
+
+/* A perf record with the trailer of sample_type 0x10086, appended to @f. */
+static void sb_record(FILE *f, uint32_t type, const void *body, size_t len, uint64_t time)
+{
+	uint16_t hdr[4] = { 0 };
+	uint32_t tid[2] = { 4242, 4242 }, cpu[2] = { 0, 0 };
+	uint64_t id = 1;
+
+	memcpy(hdr, &type, 4);
+	hdr[3] = (uint16_t)(8 + len + 32);
+	cr_assert(fwrite(hdr, 8, 1, f) == 1 && fwrite(body, len, 1, f) == 1);
+	cr_assert(fwrite(tid, 8, 1, f) == 1 && fwrite(&time, 8, 1, f) == 1);
+	cr_assert(fwrite(cpu, 8, 1, f) == 1 && fwrite(&id, 8, 1, f) == 1);
+}
+
+/*
+ * A bundle as the recorder writes one: a stream whose sideband maps ptgen's program
+ * from a path that exists only under DIR/sysroot, and a stream without trace.
+ */
+static char *make_bundle(void)
+{
+	char *dir = generate("300", "2", NULL), *sysroot = path_in(dir, "sysroot/gone");
+	static const char mapped[] = "/gone/prog.elf";
+	uint8_t mmap2[64 + 16] = { 0 }, start[8] = { 0 };
+	uint64_t addr = 0x400000, len = 0x2000;
+	uint32_t pid[2] = { 4242, 4242 };
+	struct manifest m;
+	struct mstream *st;
+	struct error e = { 0 };
+	struct stat sb;
+	char cmd[8192];
+	FILE *f;
+	int fd;
+
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp '%s/prog.elf' '%s/' && mv '%s/trace.pt' "
+		 "'%s/cpu0.pt' && : > '%s/cpu1.pt' && : > '%s/cpu1.pevent'", sysroot, dir, sysroot,
+		 dir, dir, dir, dir);
+	cr_assert_eq(system(cmd), 0);
+	memcpy(start, pid, 8);
+	memcpy(mmap2, pid, 8);
+	memcpy(mmap2 + 8, &addr, 8);
+	memcpy(mmap2 + 16, &len, 8);
+	memcpy(mmap2 + 64, mapped, sizeof(mapped));
+	f = fopen(path_in(dir, "cpu0.pevent"), "w");
+	cr_assert(f);
+	sb_record(f, 12 /* ITRACE_START */, start, 8, 1);
+	sb_record(f, 10 /* MMAP2 */, mmap2, sizeof(mmap2), 2);
+	fclose(f);
+	manifest_init(&m);
+	cr_assert_eq(manifest_set(&m.tool_version, "test"), 0);
+	cr_assert_eq(manifest_set_argv(&m.command, &m.command_argc,
+				       (char *[]){ "ptcollect", "record", "-a" }, 3), 0);
+	m.target.kind = TARGET_CPU;
+	cr_assert_eq(manifest_set(&m.pmu_name, "intel_pt"), 0);
+	cr_assert_eq(manifest_set(&m.event, "intel_pt//u"), 0);
+	cr_assert_eq(manifest_set(&m.cpu.vendor, "GenuineIntel"), 0);
+	m.cpu.family = 6;
+	m.cpu.model = 85;
+	m.cpu.stepping = 4;
+	m.nom_freq = -1;
+	m.attr.sample_type = 0x10086;
+	for (int i = 0; i < 2; i++) {
+		st = manifest_add_stream(&m);
+		cr_assert(st);
+		cr_assert_eq(manifest_set(&st->file, i ? "cpu1.pt" : "cpu0.pt"), 0);
+		cr_assert_eq(manifest_set(&st->sideband, i ? "cpu1.pevent" : "cpu0.pevent"), 0);
+		st->cpu = i;
+		st->tid = -1;
+		cr_assert_eq(stat(path_in(dir, st->file), &sb), 0);
+		st->bytes = (uint64_t)sb.st_size;
+	}
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_eq(manifest_write(&m, fd, &e), 0, "%s", e.why);
+	close(fd);
+	manifest_free(&m);
+	return dir;
+}
+
+/* decode DIR: the manifest gives what --pt, --cpu and the sideband options would. */
+Test(decode, a_bundle_decodes_as_its_files_given_by_hand)
+{
+	char *dir = make_bundle();
+	struct args a = { .n = 0 }, b = { .n = 0 };
+	struct run_result r, x;
+
+	addv(&a, (const char *[]){ dir, "--calls", "-j", "2", NULL });
+	decode(&a, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	addv(&b, (const char *[]){ "--cpu", "6/85/4", "--elf", path_in(dir, "prog.elf"), "--pt",
+				   path_in(dir, "cpu0.pt"), "--calls", NULL });
+	decode(&b, &x);
+	cr_assert_eq(x.status, 0, "%s", x.err);
+	cr_expect(strlen(r.out) > 1000);
+	/* The empty stream has nothing to decode: only cpu0's lines. */
+	cr_expect_str_eq(r.out, x.out);
+	run_free(&r);
+	run_free(&x);
+	refused((const char *[]){ dir, "cpu9", NULL }, "no stream 'cpu9' in the bundle");
+	refused((const char *[]){ dir, "--cpu", "6/85/4", NULL }, "--cpu: ");
+	refused((const char *[]){ dir, "--pt", path_in(dir, "cpu0.pt"), NULL }, "not both");
+	refused((const char *[]){ path_in(dir, "sysroot"), NULL }, "manifest.json");
+	refused((const char *[]){ "/nonexistent-bundle", NULL }, "/nonexistent-bundle");
+	cleanup(dir);
 }

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+/* decode DIR: the manifest of a bundle into a decode configuration. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "decode_bundle.h"
+#include "decoders.h"
+#include "manifest.h"
+
+static char *in_dir(const char *dir, const char *name)
+{
+	char *p;
+
+	return asprintf(&p, "%s/%s", dir, name) < 0 ? NULL : p;
+}
+
+/* The sideband settings of the bundle's records, as its ptxed lines give them. */
+static int pevent(const struct manifest *m, const char *dir, struct dsb_pevent *p)
+{
+	struct stat st;
+	char *sysroot = in_dir(dir, "sysroot");
+
+	memset(p, 0, sizeof(*p));
+	p->sample_type = m->attr.sample_type;
+	p->kernel_start = m->kernel.start;
+	p->time_mult = 1;
+	if (m->time_conv.cap_user_time_zero) {
+		p->time_zero = m->time_conv.time_zero;
+		p->time_mult = m->time_conv.time_mult;
+		p->time_shift = m->time_conv.time_shift;
+	}
+	if (m->vdso && !(p->vdso[IMAGE_ABI_X64] = in_dir(dir, m->vdso)))
+		goto nomem;
+	if (!sysroot)
+		goto nomem;
+	if (!stat(sysroot, &st) && S_ISDIR(st.st_mode)) {
+		p->sysroot = sysroot;
+		p->sysroot_fallback = true;
+	} else {
+		free(sysroot);
+	}
+	return 0;
+nomem:
+	free(sysroot);
+	return -ENOMEM;
+}
+
+/* Stream @i of @m: its trace, its sideband first, then proc.pevent and the others'. */
+static int add_stream(struct decode_config *c, const struct manifest *m, const char *dir, int i,
+		      const struct dsb_pevent *pev)
+{
+	struct decode_stream *n = realloc(c->streams, (c->nr_streams + 1) * sizeof(*n)), *s;
+	char *path;
+	int ret = 0;
+
+	if (!n)
+		return -ENOMEM;
+	c->streams = n;
+	s = memset(&n[c->nr_streams++], 0, sizeof(*n));
+	s->name = strdup(m->streams[i].file);
+	s->pt = in_dir(dir, m->streams[i].file);
+	if (!s->name || !s->pt)
+		return -ENOMEM;
+	for (int j = -1; !ret && j < m->nr_streams; j++) {
+		const char *sb = j < 0 ? m->streams[i].sideband : j == i ? NULL :
+				 m->streams[j].sideband;
+
+		if (j == 0 && m->proc_sideband) {
+			path = in_dir(dir, m->proc_sideband);
+			ret = path ? decode_stream_add_sb(s, path, 0, 0, false, pev) : -ENOMEM;
+			free(path);
+		}
+		if (!sb || ret)
+			continue;
+		path = in_dir(dir, sb);
+		ret = path ? decode_stream_add_sb(s, path, 0, 0, j < 0, pev) : -ENOMEM;
+		free(path);
+	}
+	return ret;
+}
+
+/* What a stream is called on the command line: "cpu0" or "cpu0.pt". */
+static bool named(const char *file, char *const *names, size_t nr)
+{
+	size_t len = strcspn(file, ".");
+
+	if (!nr)
+		return true;
+	for (size_t k = 0; k < nr; k++)
+		if (!strcmp(names[k], file) || (strlen(names[k]) == len &&
+						 !strncmp(names[k], file, len)))
+			return true;
+	return false;
+}
+
+static int fill(struct decode_config *c, const struct manifest *m, const char *dir,
+		char *const *names, size_t nr, struct error *e)
+{
+	struct dsb_pevent pev;
+	int ret;
+
+	if (decoder_cpu_known(m)) {
+		c->cpu.vendor = pcv_intel;
+		c->cpu.family = (uint16_t)m->cpu.family;
+		c->cpu.model = (uint8_t)m->cpu.model;
+		c->cpu.stepping = (uint8_t)m->cpu.stepping;
+	}
+	c->mtc_freq = (uint8_t)m->mtc_freq;
+	c->nom_freq = m->nom_freq > 0 && m->nom_freq <= 255 ? (uint8_t)m->nom_freq : 0;
+	if (m->has_cpuid_0x15) {
+		c->cpuid_0x15_eax = m->cpuid_0x15_eax;
+		c->cpuid_0x15_ebx = m->cpuid_0x15_ebx;
+	}
+	if (pevent(m, dir, &pev))
+		return err_runtime(e, -ENOMEM, "out of memory");
+	decode_pevent_free(&c->conv);
+	c->conv = pev;
+	c->have_conv = m->time_conv.cap_user_time_zero;
+	if (m->kernel.kcore) {
+		struct decode_file k = { .raw = true, .addr = m->kernel.kcore_base };
+		struct decode_file *n = realloc(c->kcore, (c->nr_kcore + 1) * sizeof(*n));
+
+		if (!n || !(k.path = in_dir(dir, m->kernel.kcore))) {
+			c->kcore = n ? n : c->kcore;
+			return err_runtime(e, -ENOMEM, "out of memory");
+		}
+		c->kcore = n;
+		n[c->nr_kcore++] = k;
+	}
+	for (int i = 0; i < m->nr_streams; i++) {
+		/* A stream that holds no trace has nothing to decode (info lists it as empty). */
+		if (!named(m->streams[i].file, names, nr) || (!nr && !m->streams[i].bytes))
+			continue;
+		ret = add_stream(c, m, dir, i, &pev);
+		if (ret)
+			return err_runtime(e, ret, "out of memory");
+	}
+	return 0;
+}
+
+int decode_bundle(struct decode_config *c, const char *dir, char *const *names, size_t nr,
+		  struct error *e)
+{
+	struct manifest m;
+	int fd, ret;
+
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return err_usage_code(e, -errno, "%s: %s", dir, strerror(errno));
+	ret = manifest_read(fd, dir, &m, e);
+	close(fd);
+	if (ret)
+		return ret;
+	for (size_t k = 0; k < nr; k++) {
+		bool found = false;
+
+		for (int i = 0; i < m.nr_streams && !found; i++)
+			found = named(m.streams[i].file, &names[k], 1);
+		if (!found) {
+			ret = err_usage(e, "%s: no stream '%s' in the bundle", dir, names[k]);
+			err_hint(e, "'ptcollect info %s' lists its streams", dir);
+			goto out;
+		}
+	}
+	ret = fill(c, &m, dir, names, nr, e);
+	if (!ret)
+		ret = (int)c->nr_streams;
+out:
+	manifest_free(&m);
+	return ret;
+}
