@@ -144,7 +144,7 @@ $(BUILD)/tests/progs/zerosize: tests/progs/zerosize/main.c tests/progs/zerosize/
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O0 -g -o $@ $^
 # The trace generator of the decode tests and the bench (libipt's encoder).
-$(BUILD)/tests/progs/ptgen: tests/progs/ptgen.c
+$(BUILD)/tests/progs/ptgen: tests/gen/ptgen.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -lipt
@@ -165,7 +165,7 @@ $(BUILD)/tests/progs/ptplay: tests/kernel/play/ptplay.c
 		$(shell pkg-config --libs capstone) -lipt
 
 TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
-	$(addprefix $(BUILD)/tests/progs/,filtertarget-nopie filtertarget-static \
+	$(addprefix $(BUILD)/tests/progs/,ptgen filtertarget-nopie filtertarget-static \
 		filtertarget-dynsym filtertarget-debug filtertarget-staledebug \
 		filtertarget-staleid dupsyms zerosize cxx playprog ptplay)
 

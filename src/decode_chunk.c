@@ -94,7 +94,7 @@ static uint64_t file_offset(const struct dec *x, uint64_t off)
 	return x->cfg->streams[x->c->stream].from + x->c->begin + off;
 }
 
-/* perf time in ns of a TSC, by the conversion the run has (decode.h). */
+/* perf time in ns of a TSC, by the conversion the run has (decode_config.h). */
 static uint64_t tsc_time(const struct decode_config *cfg, uint64_t tsc)
 {
 	if (cfg->have_conv)

@@ -4,8 +4,8 @@
 # the stream with the live TSC stamped in, between the sideband's exec and exit records.
 # The bundle is archived (the program goes into its sysroot), copied elsewhere, the
 # original program is deleted, and the ptxed line `info` prints for the copy decodes it,
-# with ptcollect's sideband, to exactly the program's instruction sequence. README.md,
-# "Played streams".
+# with ptcollect's sideband, to exactly the program's instruction sequence; so does
+# `ptcollect decode` of the copy, with a balanced timeline. README.md, "Played streams".
 . /lib.sh
 PLAY=/play
 if [ ! -s $PLAY/playprog.pt ]; then
@@ -157,6 +157,21 @@ replay() {
 		fail "${name}_decode_needs_the_sysroot" "decoded without the program's file"
 	else
 		pass "${name}_decode_needs_the_sysroot"
+	fi
+	# ptcollect's own decoder reads the moved bundle alone: the same instructions, and a
+	# timeline whose begin and end events balance
+	/ptcollect decode "$moved" --insn --timeline "$name.json" >"$name.decode" 2>&1
+	rc=$?
+	grep -E '^[0-9a-f]{16} ' "$name.decode" | awk '{ print $1 }' >"$name.insns3"
+	nb=$(grep -c '"ph":"B"' "$name.json" 2>/dev/null)
+	ne=$(grep -c '"ph":"E"' "$name.json" 2>/dev/null)
+	if [ $rc = 0 ] && cmp -s "$name.insns3" $PLAY/playprog.insns && [ "$nb" = "$ne" ] &&
+		tail -n 1 "$name.json" | grep -q '"displayTimeUnit": "ns"}'; then
+		pass "${name}_ptcollect_decodes_the_program"
+	else
+		fail "${name}_ptcollect_decodes_the_program" "rc=$rc, $(wc -l <"$name.insns3") of" \
+			"$(wc -l <$PLAY/playprog.insns) instructions, $nb B and $ne E events:" \
+			"$(head -n 20 "$name.decode")"
 	fi
 }
 
