@@ -47,7 +47,7 @@ struct decode_config {
 	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx;
 	struct decode_file *files;	/* --elf/--raw, in the order given */
 	size_t nr_files;
-	struct decode_file *kcore;	/* --pevent:kcore (an ELF), or a bundle's raw kernel text */
+	struct decode_file *kcore;	/* --pevent:kcore (ELF), or a bundle's raw kernel text */
 	size_t nr_kcore;
 	struct decode_stream *streams;
 	size_t nr_streams;
@@ -62,7 +62,7 @@ struct decode_config {
 	bool show_offset;	/* --insn: the trace offset in front (ptxed --offset) */
 	unsigned jobs;
 	uint64_t chunk_size;	/* bytes per parallel chunk; 0: picked from the size and jobs */
-	uint64_t stall_limit;	/* instructions without reading trace that are an error (0: 4M) */
+	uint64_t stall_limit;	/* instructions without reading trace: an error (0: 4M) */
 };
 
 struct decode_stats {

@@ -36,7 +36,7 @@ enum image_abi {
 /* Where mapped file names lead: a sysroot in front of them, the vdso of each ABI. */
 struct image_paths {
 	const char *sysroot;	/* NULL: names as recorded */
-	bool fallback;		/* a file missing under the sysroot is read where it is named */
+	bool fallback;		/* a file not under the sysroot is read where it is named */
 	const char *vdso[4];	/* by enum image_abi; NULL: not given */
 };
 
@@ -109,7 +109,8 @@ int image_proc_fork(struct image_store *s, uint32_t ppid, uint32_t pid);
  */
 enum image_map_result image_proc_map(struct image_store *s, struct image_proc *p,
 				     const char *file, uint64_t pgoff, uint64_t len, uint64_t addr,
-				     const struct image_paths *paths, char *tried, size_t tried_len);
+				     const struct image_paths *paths, char *tried,
+				     size_t tried_len);
 
 /*
  * "symbol+0xoff" for @ip in the section @isid came from (perf's spelling),

@@ -30,10 +30,11 @@ void usage_decode(FILE *f)
 	fprintf(f,
 		"usage: %s decode DIR [STREAM...] [MODE...] [-j N]\n"
 		"       %s decode --pt FILE[:FROM[-TO]] [OPTIONS] [MODE...]\n\n"
-		"Decode Intel PT with libipt's instruction-flow decoder: instructions (capstone),\n"
-		"branches, calls, statistics, a timeline. A bundle's streams (all that hold trace,\n"
-		"or those named: cpu0, tid42.pt) with what its manifest says; or a trace and its\n"
-		"sideband given by hand, with ptxed's options.\n\n"
+		"Decode Intel PT with libipt's instruction-flow decoder: instructions\n"
+		"(capstone), branches, calls, statistics, a timeline. A bundle's streams\n"
+		"(all that hold trace, or those named: cpu0, tid42.pt) with what its\n"
+		"manifest says; or a trace and its sideband given by hand, with ptxed's\n"
+		"options.\n\n"
 		"Modes (default --insn):\n"
 		"  --insn                  address, bytes and disassembly of every instruction\n"
 		"  --branches              taken branches, 'from => to' as perf script --itrace=b\n"
@@ -41,9 +42,10 @@ void usage_decode(FILE *f)
 		"  --stats                 counts per stream (with a mode: after it)\n"
 		"  --timeline FILE         function calls per thread as Chrome trace-event JSON\n"
 		"  --json                  JSON lines instead of text\n"
-		"  --att                   AT&T syntax (default Intel); --time, --offset: ptxed's\n\n"
+		"  --att                   AT&T syntax (default Intel)\n"
+		"  --time, --offset        the TSC, the trace offset in front (ptxed's)\n\n"
 		"Memory image:\n"
-		"  --elf FILE[:BASE]       an ELF's PT_LOAD segments (moved so the lowest is at BASE)\n"
+		"  --elf FILE[:BASE]       an ELF's PT_LOAD segments (the lowest moved to BASE)\n"
 		"  --raw FILE[:FROM[-TO]]:ADDR  raw bytes of FILE at ADDR\n\n"
 		"Configuration (libipt's):\n"
 		"  --cpu F/M[/S]|none      the CPU the trace came from (errata)\n"
@@ -56,13 +58,14 @@ void usage_decode(FILE *f)
 		"  --pevent:sysroot DIR  --pevent:kcore FILE[:BASE]\n"
 		"  --pevent:vdso-x64 FILE  --pevent:vdso-x32 FILE  --pevent:vdso-ia32 FILE\n\n"
 		"Other:\n"
-		"  -j, --jobs N            decode on N threads (streams and PSB chunks), same output\n"
+		"  -j, --jobs N            N threads (streams and PSB chunks), the same output\n"
 		"  --chunk-size SIZE       bytes of trace per parallel chunk (default: size/4N)\n"
 		"  -q, --quiet             no sideband warnings, no progress\n\n"
-		"Decode errors are printed with their trace offset in libipt's words; decoding\n"
-		"resumes at the next PSB. Exit status: 0 decoded without errors; 2 bad usage or\n"
-		"input, or the trace had decode errors (the rest was decoded); 1 a runtime failure\n"
-		"(a file could not be read, the output not written).\n", PTC_PROG, PTC_PROG);
+		"Decode errors are printed with their trace offset in libipt's words;\n"
+		"decoding resumes at the next PSB. Exit status: 0 decoded without errors;\n"
+		"2 bad usage or input, or the trace had decode errors (the rest was\n"
+		"decoded); 1 a runtime failure (a file could not be read, the output not\n"
+		"written).\n", PTC_PROG, PTC_PROG);
 }
 
 struct opts {
@@ -73,7 +76,7 @@ struct opts {
 	const char *timeline;
 	int modes;			/* --insn, --branches, --calls given */
 	bool conv_given;
-	const char *config_opt;		/* the first option a bundle's manifest gives instead */
+	const char *config_opt;		/* the first a bundle's manifest gives instead */
 };
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -546,8 +549,8 @@ static int check_config(struct opts *o)
 	if (!o->modes)
 		o->cfg.mode = o->want_stats || o->timeline ? DECODE_NONE : DECODE_INSN;
 	if (o->cfg.cpu.vendor && pt_cpu_errata(&errata, &o->cfg.cpu) < 0)
-		msg_warn("decode: --cpu %u/%u/%u: libipt %d.%d knows no errata of this CPU (unknown "
-			 "cpu): decoding as the specification says", o->cfg.cpu.family,
+		msg_warn("decode: --cpu %u/%u/%u: libipt %d.%d knows no errata of this CPU "
+			 "(unknown cpu): decoding as the specification says", o->cfg.cpu.family,
 			 o->cfg.cpu.model, o->cfg.cpu.stepping, LIBIPT_VERSION_MAJOR,
 			 LIBIPT_VERSION_MINOR);
 	o->cfg.json = out_json;

@@ -926,8 +926,8 @@ static int flow(struct dec *x, int status)
 		if (stalled(x)) {
 			char msg[160];
 
-			snprintf(msg, sizeof(msg), "error: %" PRIu64 " instructions without reading "
-				 "trace: a jump to itself?", x->stall_insns);
+			snprintf(msg, sizeof(msg), "error: %" PRIu64 " instructions without "
+				 "reading trace: a jump to itself?", x->stall_insns);
 			error_at(x, msg, in.ip);
 			x->stall_insns = 0;
 			return -pte_internal;

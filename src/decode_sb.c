@@ -149,8 +149,8 @@ static bool fetch(struct dsb *sb, struct sbf *f)
 		memcpy(&h, f->cfg->buf + f->cur, sizeof(h));
 		if (!h.type || h.size > f->cfg->len - f->cur) {
 			if (h.type)
-				say(sb, f, DSB_WARNING, "a record of %u bytes runs past the end of the "
-				    "file: the rest is not read", h.size);
+				say(sb, f, DSB_WARNING, "a record of %u bytes runs past the end "
+				    "of the file: the rest is not read", h.size);
 			f->done = true;
 			return false;
 		}

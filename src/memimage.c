@@ -111,7 +111,7 @@ static void symfile_index(struct symfile *f)
 			f->end[i] = s->offset + s->size;
 			continue;
 		}
-		/* perf's fixup: a symbol without a size reaches the next one, or its segment's end. */
+		/* perf's fixup: a symbol without a size reaches the next, or its segment's end. */
 		while (j < f->nr && f->by_off[j]->offset == s->offset)
 			j++;
 		f->end[i] = j < f->nr ? f->by_off[j]->offset : s->seg_end;
@@ -297,7 +297,8 @@ static int load_segments(struct image_store *s, struct pt_image *img, const char
 	if (ret)
 		return ret;
 	if (elf_getphdrnum(elf, &nr)) {
-		ret = err_usage_code(e, -ENOEXEC, "%s: no program headers: %s", path, elf_errmsg(-1));
+		ret = err_usage_code(e, -ENOEXEC, "%s: no program headers: %s", path,
+				     elf_errmsg(-1));
 		goto out;
 	}
 	for (i = 0; i < nr; i++)

@@ -10,7 +10,8 @@
  *	ptgen [-n ITERATIONS] [-p TNT_PACKETS_PER_PSB] [-t TSC_STEP] OUTDIR
  *
  * writes OUTDIR/trace.pt, OUTDIR/prog.bin (raw, at 0x401000), OUTDIR/prog.elf and prints
- * "instructions N branches N calls N psbs N" (branches: taken near branches): what a decoder must find.
+ * "instructions N branches N calls N psbs N" (branches: taken near branches): what a
+ * decoder must find.
  */
 #include <elf.h>
 #include <errno.h>
@@ -295,7 +296,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 1) {
-		fprintf(stderr, "usage: ptgen [-n ITERATIONS] [-p TNT_PER_PSB] [-t TSC_STEP] OUTDIR\n");
+		fprintf(stderr, "usage: ptgen [-n ITERATIONS] [-p TNT_PER_PSB] [-t TSC_STEP] "
+			"OUTDIR\n");
 		return 2;
 	}
 	write_file(argv[optind], "prog.bin", code, sizeof(code));

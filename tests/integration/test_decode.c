@@ -639,7 +639,8 @@ static void check_timeline(const char *path, size_t *calls, size_t *gaps)
 		cr_assert(ph && json_is_integer(pid) && json_is_integer(tid), "event %zu", i);
 		if (strcmp(ph, "M"))
 			cr_assert(json_is_number(json_object_get(ev, "ts")) &&
-				  json_number_value(json_object_get(ev, "ts")) >= 0, "event %zu", i);
+				  json_number_value(json_object_get(ev, "ts")) >= 0, "event %zu",
+				  i);
 		for (t = 0; t < nth; t++)
 			if (th[t].pid == json_integer_value(pid) &&
 			    th[t].tid == json_integer_value(tid))
@@ -815,8 +816,9 @@ Test(decode, bad_inputs_are_refused_by_name)
 		"the range ends before it begins");
 	refused((const char *[]){ "--pt", path_in(dir, "trace.pt:0x100000"), NULL },
 		"--pt: ");
-	refused((const char *[]){ "--pt", pt, "--pevent:primary", path_in(dir, "trace.pt:0-0x100000"),
-		NULL }, "--pevent:primary: ");
+	refused((const char *[]){ "--pt", pt, "--pevent:primary",
+				  path_in(dir, "trace.pt:0-0x100000"), NULL },
+		"--pevent:primary: ");
 	refused((const char *[]){ "--pt", pt, "--raw", path_in(dir, "prog.bin:0x100:0x401000"),
 		NULL }, "offset 0x100 is not inside the file");
 	refused((const char *[]){ "--pt", pt, "--cpu", "6/x", NULL }, "--cpu '6/x'");
@@ -837,12 +839,14 @@ Test(decode, bad_inputs_are_refused_by_name)
 		"--pevent:vdso-x64: /nonexistent");
 	refused((const char *[]){ "--pt", pt, "--insn", "--calls", NULL }, "give one");
 	refused((const char *[]){ "--pt", pt, "-j", "0", NULL }, "--jobs '0'");
-	refused((const char *[]){ "--pt", pt, "--chunk-size", "lots", NULL }, "--chunk-size 'lots'");
+	refused((const char *[]){ "--pt", pt, "--chunk-size", "lots", NULL },
+		"--chunk-size 'lots'");
 	refused((const char *[]){ "--pt", pt, "--timeline", "/nonexistent/dir/t.json", NULL },
 		"--timeline '/nonexistent/dir/t.json'");
 	refused((const char *[]){ "--pt", pt, "--frob", NULL }, "unknown option '--frob'");
 	refused((const char *[]){ "--pt", pt, "--elf", NULL }, "needs a value");
-	refused((const char *[]){ "--pt", pt, "bundle-dir", NULL }, "a bundle DIR or --pt FILE, not both");
+	refused((const char *[]){ "--pt", pt, "bundle-dir", NULL },
+		"a bundle DIR or --pt FILE, not both");
 	/* Sideband that is not sideband: decoding goes on, the file and offset are named. */
 	{
 		struct args a = { .n = 0 };
