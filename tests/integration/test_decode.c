@@ -1029,3 +1029,57 @@ Test(decode, a_bundle_decodes_as_its_files_given_by_hand)
 	refused((const char *[]){ "/nonexistent-bundle", NULL }, "/nonexistent-bundle");
 	cleanup(dir);
 }
+
+/*
+ * The issue's acceptance on real hardware's trace: hase-loopy-skylake's perf.data through
+ * import, then decode of the bundle (its program where perf recorded it, in the sysroot):
+ * the branches are upstream's list, the timeline is well formed.
+ */
+Test(decode, imported_hase_bundle_decodes_to_upstreams_branches)
+{
+	static const char recorded[] = "/home/joerg/git/angr/hase/tests/bin/loopy";
+	char *dir = strdup("/tmp/ptc-hase-XXXXXX"), *bundle, *tl, cmd[8192];
+	struct args a = { .n = 0 }, b = { .n = 0 };
+	struct run_result r;
+	uint64_t from[64], to[64], f, t;
+	size_t n = 0, i = 0, calls, gaps;
+	char line[128];
+	const char *l;
+	FILE *up;
+
+	cr_assert(mkdtemp(dir));
+	own(dir);
+	bundle = path_in(dir, "bundle");
+	tl = path_in(dir, "t.json");
+	cr_assert_eq(run_ptcollect(NULL, &r, "import", shared("traces/hase-loopy-skylake/perf.data"),
+				   bundle, NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/sysroot%s' && cp '%s' '%s/sysroot%s/'", bundle,
+		 recorded, shared("traces/hase-loopy-skylake/loopy"), bundle, recorded);
+	cr_assert_eq(system(cmd), 0);
+	up = fopen(shared("traces/hase-loopy-skylake/loopy-20180404T162955.trace"), "r");
+	cr_assert(up);
+	while (fgets(line, sizeof(line), up))
+		if (sscanf(line, "%" SCNx64 "\t%" SCNx64, &from[n], &to[n]) == 2)
+			n++;
+	fclose(up);
+	addv(&a, (const char *[]){ bundle, "--branches", "--timeline", tl, NULL });
+	decode(&a, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	for (l = r.out; *l; l = strchr(l, '\n') + 1, i++) {
+		cr_assert_eq(sscanf(l, " %" SCNx64 " => %" SCNx64, &f, &t), 2, "%s", l);
+		cr_assert_lt(i, n, "more branches than upstream: %s", r.out);
+		cr_expect(f == from[i] && t == to[i], "row %zu: %" PRIx64 " => %" PRIx64
+			  ", upstream %" PRIx64 " => %" PRIx64, i, f, t, from[i], to[i]);
+	}
+	cr_expect_eq(i, n);
+	run_free(&r);
+	check_timeline(tl, &calls, &gaps);
+	addv(&b, (const char *[]){ bundle, "cpu2", "--stats", NULL });
+	decode(&b, &r);
+	cr_expect(strstr(r.out, "decode errors: 0"), "%s", r.out);
+	run_free(&r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
+}
