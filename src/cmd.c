@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* What every command shares: how bad usage, errors and warnings are said. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -29,11 +30,16 @@ int cmd_bad_option(const char *cmd, int c, char **argv)
 {
 	char opt[64];
 
-	/* A short option names itself through optopt; a long one is the argument. */
-	if (optopt)
+	/*
+	 * A short option names itself through optopt; a long one (optopt 0, or
+	 * its value, 256 and up, when its argument is missing) is the argument
+	 * itself, without "=VALUE".
+	 */
+	if (optopt > 0 && optopt < 128 && isgraph(optopt))
 		snprintf(opt, sizeof(opt), "-%c", optopt);
 	else
-		snprintf(opt, sizeof(opt), "%.60s", argv[optind - 1]);
+		snprintf(opt, sizeof(opt), "%.*s", (int)strcspn(argv[optind - 1], "="),
+			 argv[optind - 1]);
 	if (c == ':')
 		return cmd_bad_usage(cmd, "option '%s' needs a value", opt);
 	return cmd_bad_usage(cmd, "unknown option '%s'", opt);

@@ -208,7 +208,8 @@ static void apply_limits(struct trigger_set *ts)
 {
 	struct fire_buf *f = &ts->fresh, *r = &ts->ready;
 
-	qsort(f->f, f->nr, sizeof(*f->f), by_time);
+	if (f->nr)	/* f->f is NULL before the first fire */
+		qsort(f->f, f->nr, sizeof(*f->f), by_time);
 	for (size_t i = 0; i < f->nr; i++) {
 		struct trig *t = &ts->t[f->f[i].idx < ts->nr ? f->f[i].idx : 0];
 

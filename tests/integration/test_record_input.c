@@ -365,3 +365,21 @@ Test(record_input, pt_0_becomes_pt_1_as_perf_sets_it_with_a_warning)
 		  strstr(r.err, "using pt=1"), "%s", r.err);
 	run_free(&r);
 }
+
+Test(plan, a_long_option_missing_its_value_is_named)
+{
+	struct run_result r;
+
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--format", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "option '--format' needs a value"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "record", "--duration", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "option '--duration' needs a value"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "record", "--no-such=3", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "unknown option '--no-such'"), "%s", r.err);
+	run_free(&r);
+}
