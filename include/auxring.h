@@ -13,9 +13,10 @@
  * after each wakeup, restarting the hardware after a stop.
  *
  * Overwrite (snapshot) mode: the AUX area is read-only and the kernel never
- * waits for us; auxring_snapshot() copies the window that ends at aux_head.
- * On intel_pt that head is an offset inside the buffer that wraps, so the
- * reader detects whether the buffer has wrapped (see auxring.c).
+ * waits for us; auxring_snapshot() copies what the hardware wrote since the
+ * previous snapshot, a window that ends at aux_head. On intel_pt that head is
+ * an offset inside the buffer that wraps, so the reader tells a lap by a
+ * reference copy of the bytes before the previous head (see auxring.c).
  *
  * Syscalls stay here (mmap, munmap, write); a ring can also be attached to
  * memory laid out like a perf mapping, so tests can play the kernel.
@@ -64,9 +65,10 @@ struct auxring {
 	bool overwrite;		/* AUX mapped read-only: the kernel overwrites */
 	bool mapped;		/* ours to munmap */
 	size_t data_map_len;
-	/* Snapshot state: what the previous window ended with, to tell a wrap. */
-	uint64_t snap_prev_head;
-	bool snap_wrapped;
+	/* Snapshot state: where the previous window ended, and the bytes before it. */
+	uint64_t snap_prev;
+	uint8_t *snap_ref;
+	uint64_t snap_ref_len;
 	uint64_t data_counted;	/* records before here are counted, maybe not yet written */
 	uint64_t stops_seen;	/* possible stops already answered by a restart */
 	uint64_t aux_rec_end;	/* the furthest end of a PERF_RECORD_AUX seen */
@@ -147,13 +149,31 @@ typedef void auxring_restart_fn(void *arg);
 int auxring_pass(struct auxring *r, int trace_fd, int sb_fd, bool final,
 		 auxring_restart_fn *restart, void *arg);
 
+#define AUXRING_SNAP_REF_MAX (64u << 10)	/* bytes kept to tell a lap */
+
+struct auxring_window {
+	uint64_t bytes;		/* written to the file */
+	uint64_t head;		/* aux_head as the kernel published it at the stop */
+	bool wrapped;		/* the window does not continue the previous one: the
+				 * hardware wrote over bytes no snapshot holds, or @max
+				 * left older new bytes out */
+	bool lapped;		/* ... because a whole buffer or more was written */
+};
+
 /*
- * Overwrite mode: write the current window to @fd. The event must be
- * stopped (disabled) while this runs. @bytes gets the window's size.
- * Handles both a head that is an offset inside the buffer (intel_pt) and a
- * head that only grows.
+ * Overwrite mode: write to @fd the bytes the hardware wrote since the
+ * previous snapshot (since the start for the first), the newest @max of them
+ * at most, so no byte is in two windows. The event must be stopped
+ * (disabled) while this runs: intel_pt publishes aux_head only at a stop.
+ * Handles a head that is an offset inside the buffer (intel_pt) and a head
+ * that only grows. A lap of intel_pt's buffer is told from a reference copy
+ * of the bytes before the previous head (up to AUXRING_SNAP_REF_MAX): a
+ * trace that repeats itself exactly over a whole buffer cannot be told from
+ * one that stood still (perf's reader has the same limit). Returns 0, or
+ * -errno of a failed write (then @w->bytes reached the file) or -ENOMEM.
+ * auxring_unmap() frees the reference.
  */
-int auxring_snapshot(struct auxring *r, int fd, uint64_t *bytes);
+int auxring_snapshot(struct auxring *r, int fd, uint64_t max, struct auxring_window *w);
 
 static inline const struct perf_event_mmap_page *auxring_ctrl(const struct auxring *r)
 {

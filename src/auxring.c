@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The data ring and AUX area of a perf event: mapping, draining, snapshots. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -59,6 +60,8 @@ void auxring_attach(struct auxring *r, void *base, uint64_t data_size, void *aux
 
 void auxring_unmap(struct auxring *r)
 {
+	free(r->snap_ref);
+	r->snap_ref = NULL;
 	if (r->mapped) {
 		munmap(r->aux, r->aux_size);
 		munmap(r->pc, r->data_map_len);
@@ -113,13 +116,6 @@ static int writev_full(int fd, struct iovec *iov, int n, uint64_t *done)
 		}
 	}
 	return 0;
-}
-
-static int write_full(int fd, const uint8_t *p, uint64_t n, uint64_t *done)
-{
-	struct iovec iov = { .iov_base = (void *)p, .iov_len = n };
-
-	return writev_full(fd, &iov, 1, done);
 }
 
 /* The ring bytes [@pos, @pos + @n) as at most two pieces, split at the wrap. */
@@ -379,42 +375,101 @@ int auxring_pass(struct auxring *r, int trace_fd, int sb_fd, bool final,
 	return auxring_drain_aux_max(r, trace_fd, UINT64_MAX);
 }
 
-/* Any non-zero byte in [from, to) of the AUX area: the kernel zero-fills it on allocation. */
-static bool written_beyond(const struct auxring *r, uint64_t from)
+/* ---- snapshots (overwrite mode) ----------------------------------------- */
+
+/*
+ * The reference: the last bytes before the previous snapshot's head. They
+ * stay as they are until the hardware has written nearly a whole buffer past
+ * that head; finding them changed tells a lap that intel_pt's in-buffer head
+ * cannot (perf compares such a copy too). Up to 64 KiB, half the buffer at
+ * most, so the comparison leaves room to tell.
+ */
+static uint64_t ref_size(const struct auxring *r)
 {
-	for (uint64_t i = from; i < r->aux_size; i++)
-		if (r->aux[i])
-			return true;
-	return false;
+	uint64_t n = r->aux_size / 2;
+
+	return n > AUXRING_SNAP_REF_MAX ? AUXRING_SNAP_REF_MAX : n;
 }
 
-int auxring_snapshot(struct auxring *r, int fd, uint64_t *bytes)
+/* Copy @n ring bytes ending at buffer index @end (mod the size) to @dst. */
+static void ring_copy_before(const struct auxring *r, uint64_t end, uint8_t *dst, uint64_t n)
 {
-	uint64_t head = __atomic_load_n(&r->pc->aux_head, __ATOMIC_ACQUIRE);
-	uint64_t pos = head & (r->aux_size - 1), done;
-	int ret;
+	struct iovec iov[2];
+	int k = ring_iov(r->aux, r->aux_size, end - n, n, iov);
 
-	*bytes = 0;
-	/*
-	 * Has the buffer wrapped? A head that only grows says so by passing the
-	 * size. intel_pt's in-buffer head says so by going backwards, or by data
-	 * lying beyond it in a buffer that started out zeroed (perf's test too).
-	 */
-	if (!r->snap_wrapped)
-		r->snap_wrapped = head >= r->aux_size || head < r->snap_prev_head ||
-				  written_beyond(r, pos);
-	r->snap_prev_head = head;
-	if (r->snap_wrapped && pos) {
-		ret = write_full(fd, r->aux + pos, r->aux_size - pos, &done);
-		*bytes += done;
-		if (ret)
-			return ret;
-	} else if (r->snap_wrapped) {
-		pos = r->aux_size;	/* head at the very start: the window is the whole buffer */
+	for (int i = 0; i < k; i++) {
+		memcpy(dst, iov[i].iov_base, iov[i].iov_len);
+		dst += iov[i].iov_len;
 	}
-	ret = write_full(fd, r->aux, pos, &done);
-	*bytes += done;
+}
+
+/* The last @n bytes of the reference equal the ring's @n bytes before @end. */
+static bool ref_matches(const struct auxring *r, uint64_t end, uint64_t n)
+{
+	const uint8_t *ref = r->snap_ref + r->snap_ref_len - n;
+	struct iovec iov[2];
+	int k = n ? ring_iov(r->aux, r->aux_size, end - n, n, iov) : 0;
+
+	for (int i = 0; i < k; i++) {
+		if (memcmp(ref, iov[i].iov_base, iov[i].iov_len))
+			return false;
+		ref += iov[i].iov_len;
+	}
+	return true;
+}
+
+/*
+ * How many bytes the hardware wrote since the previous snapshot (or the
+ * start), *@lapped when that is a whole buffer or more (then every byte in
+ * the buffer is new). A head that grows tells it exactly; intel_pt's head is
+ * an offset inside the buffer, so a lap is told by the reference: the bytes
+ * a shorter write would have left alone must be unchanged.
+ */
+static uint64_t new_bytes(struct auxring *r, uint64_t head, bool *lapped)
+{
+	uint64_t mask = r->aux_size - 1, d, keep;
+
+	/* A head that only grows (not intel_pt's) counts the bytes itself. */
+	if (head >= r->aux_size || r->snap_prev >= r->aux_size) {
+		d = head - r->snap_prev;
+		*lapped = d > r->aux_size;
+		return *lapped ? r->aux_size : d;
+	}
+	d = (head - r->snap_prev) & mask;
+	keep = r->aux_size - d < r->snap_ref_len ? r->aux_size - d : r->snap_ref_len;
+	*lapped = !ref_matches(r, r->snap_prev, keep);
+	return *lapped ? r->aux_size : d;
+}
+
+int auxring_snapshot(struct auxring *r, int fd, uint64_t max, struct auxring_window *w)
+{
+	uint64_t head = __atomic_load_n(&r->pc->aux_head, __ATOMIC_ACQUIRE), avail, done;
+	struct iovec iov[2];
+	bool lapped;
+	int ret = 0, n;
+
+	memset(w, 0, sizeof(*w));
+	w->head = head;
+	if (!r->snap_ref) {
+		/* The buffer starts zeroed: so does the reference of the first snapshot. */
+		r->snap_ref = calloc(1, ref_size(r) ? ref_size(r) : 1);
+		if (!r->snap_ref)
+			return -ENOMEM;
+		r->snap_ref_len = ref_size(r);
+	}
+	avail = new_bytes(r, head, &lapped);
+	w->bytes = avail < max ? avail : max;
+	w->wrapped = lapped || w->bytes < avail;
+	w->lapped = lapped;
+	if (w->bytes) {
+		n = ring_iov(r->aux, r->aux_size, head - w->bytes, w->bytes, iov);
+		ret = writev_full(fd, iov, n, &done);
+		w->bytes = done;
+	}
+	/* The next window begins here whether or not this one reached the file. */
+	ring_copy_before(r, head & (r->aux_size - 1), r->snap_ref, r->snap_ref_len);
+	r->snap_prev = head;
 	r->stats.snapshots++;
-	r->stats.aux_bytes += *bytes;
+	r->stats.aux_bytes += w->bytes;
 	return ret;
 }
