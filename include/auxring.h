@@ -142,7 +142,8 @@ typedef void auxring_restart_fn(void *arg);
  *   counted from the stop's record when aux_head has not caught up with it
  *   yet; call @restart(@arg), then write the rest while the hardware refills;
  * - the trace bytes to @trace_fd: whole file pages while tracing, every
- *   byte when @final (the events are stopped; nothing is restarted).
+ *   byte when @final (the events are stopped; nothing is restarted); in
+ *   overwrite mode none (they leave through auxring_snapshot()).
  * Returns 0, or -errno of a failed write (ENOSPC: the disk is full); the
  * files then hold exactly the bytes the stats count.
  */

@@ -48,7 +48,7 @@ struct mlosses {
 };
 
 struct mstream {
-	char *file;		/* trace file, e.g. "cpu0.pt" */
+	char *file;		/* trace file, e.g. "cpu0.pt"; NULL in snapshot mode */
 	char *sideband;		/* its sideband, e.g. "cpu0.pevent" */
 	int cpu;		/* -1 in per-thread mode */
 	int tid;		/* -1 in per-CPU mode */
@@ -58,6 +58,56 @@ struct mstream {
 	uint64_t restarts;	/* restarts of the hardware after a stop */
 	uint64_t itrace_start;	/* ITRACE_START records */
 };
+
+/* One stream's window in a snapshot. */
+struct mwindow {
+	char *file;		/* "snap-N/cpuM.pt" */
+	int cpu;		/* -1 in per-thread mode */
+	int tid;		/* -1 in per-CPU mode */
+	uint64_t bytes;
+	uint64_t aux_head;	/* the kernel's aux_head at the stop (an offset in the buffer) */
+	bool wrapped;		/* the window does not continue the previous one */
+};
+
+/* A snapshot: every stream's window, frozen together. */
+struct msnapshot {
+	unsigned int number;	/* 1, 2, ...: the directory snap-NUMBER */
+	char *dir;
+	char *cause;		/* "signal", "control", "trigger" or "final" */
+	int trigger;		/* the trigger that fired it, -1 */
+	uint64_t time_ns;	/* CLOCK_MONOTONIC when the streams were stopped */
+	uint64_t perf_time;	/* the same on perf's sample clock; 0: not known */
+	struct mwindow *windows;
+	int nr_windows;
+};
+
+/* A --trigger as armed, and what it did. */
+struct mtrigger {
+	char *spec;		/* as written */
+	char *kind;		/* "uprobe" or "breakpoint" */
+	char *action;		/* "snapshot", "start", "stop" or "mark" */
+	char *path;		/* the file, resolved */
+	uint64_t offset;	/* the probe's file offset */
+	uint64_t limit;		/* fires at most (--trigger-count), 0: none */
+	uint64_t fires, dropped, throttled;
+};
+
+/* One fire of a trigger. */
+struct mfire {
+	int trigger;		/* index into triggers */
+	uint64_t time_ns;	/* CLOCK_MONOTONIC, taken in the kernel at the probe */
+	uint64_t perf_time;	/* perf's sample clock; 0: not known */
+	int pid, tid, cpu;
+	unsigned int snapshot;	/* the snapshot it took, 0: none */
+};
+
+/* A mark: a note with a time, from the control channel. */
+struct mmark {
+	uint64_t time_ns, perf_time;
+	char *text;
+};
+
+#define MANIFEST_MAX_FIRES 100000	/* fires listed; the triggers count all of them */
 
 struct mimage {
 	char *path;		/* absolute, as the sideband maps it */
@@ -99,6 +149,7 @@ struct manifest {
 		int exit_status;	/* exit code, or 128+signal */
 	} target;
 	bool per_thread;	/* "mode": "per-thread", else "per-cpu" */
+	bool no_trace;		/* "mode": "none": --no-trace, triggers and marks only */
 	char *event;		/* -e as given */
 	char *pmu_name;
 	int pmu_type;
@@ -135,6 +186,21 @@ struct manifest {
 	int nr_streams;
 	struct mimage *images;
 	int nr_images;
+	bool snapshot_mode;	/* -S: the streams' bytes are in snapshots[] */
+	uint64_t snapshot_size;	/* the window per stream at most */
+	struct {
+		bool known;
+		int64_t perf_minus_monotonic;	/* ns: perf's sample clock - CLOCK_MONOTONIC */
+		uint64_t error_ns;		/* how far off that may be */
+	} clock;
+	struct msnapshot *snapshots;
+	int nr_snapshots;
+	struct mtrigger *triggers;
+	int nr_triggers;
+	struct mfire *fires;
+	int nr_fires;
+	struct mmark *marks;
+	int nr_marks;
 	struct timespec start_time, end_time;	/* 0: not known */
 	char *stop_reason;
 	bool complete;		/* the recording closed cleanly */
@@ -150,10 +216,22 @@ int manifest_set_argv(char ***dst, int *dst_argc, char *const *argv, int argc);
 /* Append a stream / an image; returns it zeroed (names NULL), or NULL on ENOMEM. */
 struct mstream *manifest_add_stream(struct manifest *m);
 struct mimage *manifest_add_image(struct manifest *m);
+struct msnapshot *manifest_add_snapshot(struct manifest *m);
+struct mwindow *manifest_add_window(struct msnapshot *s);
+struct mtrigger *manifest_add_trigger(struct manifest *m);
+/* NULL also when MANIFEST_MAX_FIRES are listed already. */
+struct mfire *manifest_add_fire(struct manifest *m);
+struct mmark *manifest_add_mark(struct manifest *m);
+/* @ns on perf's sample clock, or 0 when the offset is not known. */
+uint64_t manifest_perf_time(const struct manifest *m, uint64_t monotonic_ns);
 
 /* The manifest as JSON, in the type rule above. NULL on ENOMEM. */
 json_t *manifest_to_json(const struct manifest *m);
 json_t *manifest_stream_to_json(const struct mstream *s);
+json_t *manifest_snapshot_to_json(const struct msnapshot *s);
+json_t *manifest_trigger_to_json(const struct mtrigger *t);
+json_t *manifest_fire_to_json(const struct mfire *f);
+json_t *manifest_mark_to_json(const struct mmark *k);
 
 /*
  * Write @m to @dirfd/manifest.json atomically (a temporary file, fsync,

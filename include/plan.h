@@ -19,6 +19,7 @@
 #include "error.h"
 #include "evconfig.h"
 #include "manifest.h"
+#include "plan_script.h"
 #include "pmu.h"
 #include "stream.h"
 
@@ -51,6 +52,7 @@ struct record_opts {
 	uint64_t max_size;	/* --max-size bytes; 0 = none */
 	int command_argc;
 	char **command;
+	struct script_opts script;	/* -S, --trigger, --control, --ready, --no-trace */
 	int argc;		/* record's own arguments, for the manifest */
 	char **argv;
 };
@@ -78,6 +80,7 @@ struct plan {
 	uint64_t data_bytes, aux_bytes;
 	uint64_t mlock_need, mlock_budget;	/* bytes; budget UINT64_MAX: unlimited */
 	enum plan_output output;
+	struct script_plan script;	/* snapshots, triggers, control, ready */
 	struct warnings warn;	/* said before recording; nothing stops for them */
 };
 

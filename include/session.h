@@ -34,6 +34,7 @@ struct session_result {
 	double seconds;
 	struct stream *streams;	/* with their final counts; session_result_free() */
 	int nr_streams;
+	struct manifest manifest;	/* as last written: snapshots, fires, marks */
 };
 
 /*

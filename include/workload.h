@@ -18,14 +18,21 @@ struct workload {
 	int go_fd;		/* write a byte: exec */
 	int exec_err_fd;	/* the exec's errno, or EOF when it worked */
 	bool ran;		/* exec succeeded */
+	bool hold;		/* stopped after its exec until workload_run() */
 	int status;		/* exit code, or 128+signal, once reaped */
 };
 
-/* Fork @argv[0] as @path, held; the child gets @mask as its signal mask. */
+/*
+ * Fork @argv[0] as @path, held; the child gets @mask as its signal mask.
+ * With @hold it also stops right after its exec (exechold.h), its program
+ * mapped and not one instruction run, until workload_run().
+ */
 int workload_start(struct workload *w, const char *path, char *const argv[],
-		   const sigset_t *mask, struct error *e);
+		   const sigset_t *mask, bool hold, struct error *e);
 /* Let it exec; the exec's failure is an error. */
 int workload_release(struct workload *w, const char *name, struct error *e);
+/* A workload held after its exec runs from here (nothing to do for one not held). */
+int workload_run(struct workload *w, struct error *e);
 /* Reap it if it exited (never blocks): true when it is gone now. */
 bool workload_reap(struct workload *w);
 /* Send @sig if it still runs. */

@@ -353,7 +353,8 @@ int auxring_pass(struct auxring *r, int trace_fd, int sb_fd, bool final,
 	int ret;
 
 	ret = auxring_read_data_batched(r, sb_fd, final ? 0 : r->data_size / 8);
-	if (ret)
+	/* Overwrite mode: the trace leaves through auxring_snapshot() alone. */
+	if (ret || r->overwrite)
 		return ret;
 	if (final)
 		return auxring_drain_aux(r, trace_fd);

@@ -23,6 +23,12 @@ enum {
 	OPT_MAX_SIZE,
 	OPT_KCORE,
 	OPT_ARCHIVE,
+	OPT_NO_FINAL_SNAPSHOT,
+	OPT_TRIGGER,
+	OPT_TRIGGER_COUNT,
+	OPT_CONTROL,
+	OPT_READY,
+	OPT_NO_TRACE,
 };
 
 void usage_record(FILE *f)
@@ -50,7 +56,20 @@ void usage_record(FILE *f)
 		"      --archive       then copy the mapped files in (ptcollect archive)\n"
 		"  -q, --quiet         no status line and no summary\n"
 		"      --dry-run       resolve and print the plan, open nothing\n"
-		"  -j, --json          print the plan (--dry-run) as JSON\n",
+		"  -j, --json          print the plan (--dry-run), or the result, as JSON\n\n"
+		"Scripted sessions:\n"
+		"  -S[SIZE], --snapshot[=SIZE]  snapshot mode: windows of SIZE per stream (default\n"
+		"                      the AUX area) on SIGUSR2, a trigger, the control's\n"
+		"                      snapshot, and at the end\n"
+		"      --no-final-snapshot  no snapshot at the end\n"
+		"      --trigger SPEC  uprobe:FILE:SYMBOL[+OFF][=ACTION] or breakpoint:...;\n"
+		"                      ACTION snapshot (default with -S), start, stop, mark\n"
+		"      --trigger-count N  end the recording after N fires\n"
+		"      --control fifo:CTL[,ACK] | fd:CTL[,ACK]  commands: enable, disable,\n"
+		"                      snapshot, stop, ping, status, mark TEXT\n"
+		"      --ready FILE|ack  say when tracing is live: create FILE, or the line\n"
+		"                      \"ready\" on the control's ACK\n"
+		"      --no-trace      no Intel PT: triggers, marks and the control only\n",
 		PTC_PROG, EVCONFIG_DEFAULT, PLAN_DEFAULT_OUTPUT);
 }
 
@@ -59,6 +78,42 @@ static int bad_value(const char *opt, struct error *e)
 {
 	err_what(e, "%s", opt);
 	return cmd_error("record", e);
+}
+
+/* The options of scripted sessions, their syntax. 0, or the exit code once said why not. */
+static int script_opt(int c, const char *arg, struct script_opts *o)
+{
+	struct error e = { 0 };
+
+	switch (c) {
+	case 'S':
+		if (script_parse_snapshot(arg, o, &e))
+			return bad_value("-S", &e);
+		break;
+	case OPT_NO_FINAL_SNAPSHOT:
+		o->no_final_snapshot = true;
+		break;
+	case OPT_TRIGGER:
+		if (o->nr_triggers == TRIGGER_MAX)
+			return cmd_bad_usage("record", "--trigger %s: at most %d triggers", arg,
+					     TRIGGER_MAX);
+		o->triggers[o->nr_triggers++] = arg;
+		break;
+	case OPT_TRIGGER_COUNT:
+		if (trigger_count_parse(arg, &o->trigger_count, &e))
+			return bad_value("--trigger-count", &e);
+		break;
+	case OPT_CONTROL:
+		o->control = arg;
+		break;
+	case OPT_READY:
+		o->ready = arg;
+		break;
+	case OPT_NO_TRACE:
+		o->no_trace = true;
+		break;
+	}
+	return 0;
 }
 
 /* Options and their syntax only: nothing is looked up here. */
@@ -83,10 +138,17 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "kcore",	no_argument,       NULL, OPT_KCORE },
 		{ "archive",	no_argument,       NULL, OPT_ARCHIVE },
 		{ "json",	no_argument,       NULL, 'j' },
+		{ "snapshot",	optional_argument, NULL, 'S' },
+		{ "no-final-snapshot", no_argument, NULL, OPT_NO_FINAL_SNAPSHOT },
+		{ "trigger",	required_argument, NULL, OPT_TRIGGER },
+		{ "trigger-count", required_argument, NULL, OPT_TRIGGER_COUNT },
+		{ "control",	required_argument, NULL, OPT_CONTROL },
+		{ "ready",	required_argument, NULL, OPT_READY },
+		{ "no-trace",	no_argument,       NULL, OPT_NO_TRACE },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct error e = { 0 };
-	int c, targets;
+	int c, targets, ret;
 
 	memset(o, 0, sizeof(*o));
 	o->argc = argc;
@@ -95,7 +157,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 	o->output = PLAN_DEFAULT_OUTPUT;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:e:p:t:aC:m:o:fqhj", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:e:p:t:aC:m:o:fqhjS::", opts, NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			o->event = optarg;
@@ -151,6 +213,17 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_FILTER:
 			o->filter = optarg;
+			break;
+		case 'S':
+		case OPT_NO_FINAL_SNAPSHOT:
+		case OPT_TRIGGER:
+		case OPT_TRIGGER_COUNT:
+		case OPT_CONTROL:
+		case OPT_READY:
+		case OPT_NO_TRACE:
+			ret = script_opt(c, optarg, &o->script);
+			if (ret)
+				return ret;
 			break;
 		case OPT_DURATION:
 			if (cli_parse_duration(optarg, &o->duration, &e))
@@ -339,6 +412,41 @@ static void summary(const struct plan *p, const struct session_result *res)
 		 res->stop_reason ? res->stop_reason : "stopped");
 }
 
+/* An array of the manifest's @n entries, each as @fn makes it. */
+#define JSON_LIST(n, fn, arr)						\
+	({								\
+		json_t *a_ = json_array();				\
+									\
+		for (int i_ = 0; a_ && i_ < (n); i_++)			\
+			json_array_append_new(a_, fn(&(arr)[i_]));	\
+		a_;							\
+	})
+
+/* record --json: what the recording holds, in the manifest's types (ptcollect-record(1)). */
+static void print_result(const struct plan *p, const struct session_result *res)
+{
+	const struct manifest *m = &res->manifest;
+
+	out_obj_begin(NULL, NULL);
+	out_str("output", NULL, p->opts.output);
+	out_bool("complete", NULL, m->complete);
+	out_str("stop_reason", NULL, res->stop_reason);
+	out_u64s("duration_ns", NULL, (uint64_t)(res->seconds * 1e9));
+	out_value("workload", NULL, res->workload_ran ?
+		  json_pack("{s:i}", "exit_status", res->workload_status) : json_null());
+	out_u64s("bytes", NULL, res->bytes);
+	out_u64s("losses", NULL, res->losses);
+	out_value("streams", NULL, JSON_LIST(m->nr_streams, manifest_stream_to_json, m->streams));
+	out_value("snapshots", NULL, JSON_LIST(m->nr_snapshots, manifest_snapshot_to_json,
+					       m->snapshots));
+	out_value("triggers", NULL, JSON_LIST(m->nr_triggers, manifest_trigger_to_json,
+					      m->triggers));
+	out_value("fires", NULL, JSON_LIST(m->nr_fires, manifest_fire_to_json, m->fires));
+	out_value("marks", NULL, JSON_LIST(m->nr_marks, manifest_mark_to_json, m->marks));
+	out_obj_end();
+	out_finish();
+}
+
 /* Carry out the plan; the exit code follows the table in ptcollect(1). */
 static int record_run(const struct plan *p)
 {
@@ -361,6 +469,11 @@ static int record_run(const struct plan *p)
 	} else {
 		/* As perf: the workload's status when the recording itself succeeded. */
 		status = res.workload_ran ? res.workload_status : EXIT_OK;
+		if (out_json) {
+			print_result(p, &res);
+			if (cmd_flush_stdout() != EXIT_OK && status == EXIT_OK)
+				status = EXIT_RUNTIME;
+		}
 	}
 	if (res.began && p->opts.archive && cmd_archive_bundle(p->opts.output) && !ret)
 		status = EXIT_RUNTIME;

@@ -88,7 +88,9 @@ int events_open(const struct plan *p, struct stream *st, pid_t pid, int cpu, str
 
 int events_map(const struct plan *p, struct stream *st, struct error *e)
 {
-	int ret = auxring_mmap(&st->ring, st->ring_fd, p->data_bytes, p->aux_bytes, false);
+	/* Snapshot mode: a read-only AUX area, which the kernel overwrites. */
+	int ret = auxring_mmap(&st->ring, st->ring_fd, p->data_bytes, p->aux_bytes,
+			       p->opts.script.snapshot);
 
 	if (ret == -EPERM || ret == -ENOMEM) {
 		err_hint(e, "the plan counted %" PRIu64 " KiB for %d ring(s) against a budget of "

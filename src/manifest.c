@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* manifest.json: the schema, its writer and its reader, in one place. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -81,6 +82,27 @@ void manifest_free(struct manifest *m)
 		free(m->images[i].build_id);
 	}
 	free(m->images);
+	for (int i = 0; i < m->nr_snapshots; i++) {
+		struct msnapshot *sn = &m->snapshots[i];
+
+		for (int j = 0; j < sn->nr_windows; j++)
+			free(sn->windows[j].file);
+		free(sn->windows);
+		free(sn->dir);
+		free(sn->cause);
+	}
+	free(m->snapshots);
+	for (int i = 0; i < m->nr_triggers; i++) {
+		free(m->triggers[i].spec);
+		free(m->triggers[i].kind);
+		free(m->triggers[i].action);
+		free(m->triggers[i].path);
+	}
+	free(m->triggers);
+	free(m->fires);
+	for (int i = 0; i < m->nr_marks; i++)
+		free(m->marks[i].text);
+	free(m->marks);
 	free(m->stop_reason);
 	manifest_init(m);
 }
@@ -140,6 +162,46 @@ struct mstream *manifest_add_stream(struct manifest *m)
 struct mimage *manifest_add_image(struct manifest *m)
 {
 	return append(&m->images, &m->nr_images, sizeof(struct mimage));
+}
+
+struct msnapshot *manifest_add_snapshot(struct manifest *m)
+{
+	struct msnapshot *s = append(&m->snapshots, &m->nr_snapshots, sizeof(*s));
+
+	if (s)
+		s->trigger = -1;
+	return s;
+}
+
+struct mwindow *manifest_add_window(struct msnapshot *s)
+{
+	struct mwindow *w = append(&s->windows, &s->nr_windows, sizeof(*w));
+
+	if (w)
+		w->cpu = w->tid = -1;
+	return w;
+}
+
+struct mtrigger *manifest_add_trigger(struct manifest *m)
+{
+	return append(&m->triggers, &m->nr_triggers, sizeof(struct mtrigger));
+}
+
+struct mfire *manifest_add_fire(struct manifest *m)
+{
+	if (m->nr_fires >= MANIFEST_MAX_FIRES)
+		return NULL;
+	return append(&m->fires, &m->nr_fires, sizeof(struct mfire));
+}
+
+struct mmark *manifest_add_mark(struct manifest *m)
+{
+	return append(&m->marks, &m->nr_marks, sizeof(struct mmark));
+}
+
+uint64_t manifest_perf_time(const struct manifest *m, uint64_t monotonic_ns)
+{
+	return m->clock.known ? monotonic_ns + (uint64_t)m->clock.perf_minus_monotonic : 0;
 }
 
 /* ---- writing ---------------------------------------------------------- */
@@ -215,6 +277,87 @@ static json_t *image_json(const struct mimage *img)
 			 "inode", img->has_inode ? u64s(img->ino) : json_null());
 }
 
+/* A time on perf's clock, null when it is not known. */
+static json_t *perf_time_json(uint64_t t)
+{
+	return t ? u64s(t) : json_null();
+}
+
+json_t *manifest_snapshot_to_json(const struct msnapshot *s)
+{
+	json_t *w = json_array();
+
+	for (int i = 0; w && i < s->nr_windows; i++) {
+		const struct mwindow *x = &s->windows[i];
+
+		json_array_append_new(w, json_pack("{s:s?, s:i, s:i, s:o, s:o, s:b}", "file",
+				      x->file, "cpu", x->cpu, "tid", x->tid, "bytes",
+				      u64s(x->bytes), "aux_head", u64s(x->aux_head), "wrapped",
+				      x->wrapped));
+	}
+	return json_pack("{s:i, s:s?, s:s?, s:o, s:o, s:o, s:o}", "number", (int)s->number,
+			 "dir", s->dir, "cause", s->cause, "trigger",
+			 s->trigger >= 0 ? json_integer(s->trigger) : json_null(),
+			 "time_ns", u64s(s->time_ns), "perf_time", perf_time_json(s->perf_time),
+			 "windows", w ? w : json_null());
+}
+
+json_t *manifest_trigger_to_json(const struct mtrigger *t)
+{
+	return json_pack("{s:s?, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:o}", "spec", t->spec,
+			 "kind", t->kind, "action", t->action, "path", t->path, "offset",
+			 hex(t->offset), "limit", t->limit ? u64s(t->limit) : json_null(),
+			 "fires", u64s(t->fires), "dropped", u64s(t->dropped), "throttled",
+			 u64s(t->throttled));
+}
+
+json_t *manifest_fire_to_json(const struct mfire *f)
+{
+	return json_pack("{s:i, s:o, s:o, s:i, s:i, s:i, s:o}", "trigger", f->trigger,
+			 "time_ns", u64s(f->time_ns), "perf_time", perf_time_json(f->perf_time),
+			 "pid", f->pid, "tid", f->tid, "cpu", f->cpu, "snapshot",
+			 f->snapshot ? json_integer(f->snapshot) : json_null());
+}
+
+json_t *manifest_mark_to_json(const struct mmark *k)
+{
+	return json_pack("{s:o, s:o, s:s?}", "time_ns", u64s(k->time_ns), "perf_time",
+			 perf_time_json(k->perf_time), "text", k->text);
+}
+
+/* What only a scripted session has: snapshots, triggers, fires, marks, the clocks. */
+static int session_json(const struct manifest *m, json_t *j)
+{
+	json_t *sn = json_array(), *tr = json_array(), *fi = json_array(), *mk = json_array();
+	char off[24];
+
+	for (int i = 0; sn && i < m->nr_snapshots; i++)
+		json_array_append_new(sn, manifest_snapshot_to_json(&m->snapshots[i]));
+	for (int i = 0; tr && i < m->nr_triggers; i++)
+		json_array_append_new(tr, manifest_trigger_to_json(&m->triggers[i]));
+	for (int i = 0; fi && i < m->nr_fires; i++)
+		json_array_append_new(fi, manifest_fire_to_json(&m->fires[i]));
+	for (int i = 0; mk && i < m->nr_marks; i++)
+		json_array_append_new(mk, manifest_mark_to_json(&m->marks[i]));
+	snprintf(off, sizeof(off), "%" PRId64, m->clock.perf_minus_monotonic);
+	if (json_object_set_new(j, "snapshot", m->snapshot_mode ?
+				json_pack("{s:o}", "size", u64s(m->snapshot_size)) : json_null()) ||
+	    json_object_set_new(j, "snapshots", sn ? sn : json_array()) ||
+	    json_object_set_new(j, "triggers", tr ? tr : json_array()) ||
+	    json_object_set_new(j, "fires", fi ? fi : json_array()) ||
+	    json_object_set_new(j, "marks", mk ? mk : json_array()) ||
+	    json_object_set_new(j, "clock", m->clock.known ?
+				json_pack("{s:s, s:o}", "perf_minus_monotonic_ns", off, "error_ns",
+					  u64s(m->clock.error_ns)) : json_null()))
+		return -ENOMEM;
+	return 0;
+}
+
+static const char *mode_name(const struct manifest *m)
+{
+	return m->no_trace ? "none" : m->per_thread ? "per-thread" : "per-cpu";
+}
+
 static json_t *target_json(const struct manifest *m)
 {
 	json_t *pids = json_array();
@@ -264,7 +407,7 @@ json_t *manifest_to_json(const struct manifest *m)
 		      "command", argv_json(m->command, m->command_argc),
 		      "source", source_json(&m->source),
 		      "target", target_json(m),
-		      "mode", m->per_thread ? "per-thread" : "per-cpu",
+		      "mode", mode_name(m),
 		      "event", str_or_null(m->event),
 		      "pmu", "name", m->pmu_name, "type", m->pmu_type,
 		      "attr", "config", hex(m->attr.config), "config1", hex(m->attr.config1),
@@ -293,7 +436,7 @@ json_t *manifest_to_json(const struct manifest *m)
 	    json_object_set_new(j, "vdso", str_or_null(m->vdso)) ||
 	    json_object_set_new(j, "sysroot", str_or_null(m->sysroot)) ||
 	    json_object_set_new(j, "streams", streams) ||
-	    json_object_set_new(j, "images", images) ||
+	    json_object_set_new(j, "images", images) || session_json(m, j) ||
 	    json_object_set_new(j, "start_time", time_json(&m->start_time)) ||
 	    json_object_set_new(j, "end_time", time_json(&m->end_time)) ||
 	    json_object_set_new(j, "stop_reason", str_or_null(m->stop_reason)) ||
@@ -606,7 +749,7 @@ static void rd_stream(struct rd *r, const json_t *s, size_t i, struct mstream *o
 		bad(r, P(""), "expected an object, found %s", type_name(s));
 		return;
 	}
-	rd_relpath(r, s, "file", P("file"), &o->file, false);
+	rd_relpath(r, s, "file", P("file"), &o->file, true);
 	rd_relpath(r, s, "sideband", P("sideband"), &o->sideband, false);
 	if (rd_int(r, s, "cpu", P("cpu"), -1, INT_MAX, &v, false))
 		o->cpu = (int)v;
@@ -711,7 +854,7 @@ static void rd_machine(struct rd *r, const json_t *m, struct manifest *out)
 	json_t *k = typed(r, m, "kernel", "kernel", JSON_OBJECT, "an object", false);
 	long long v;
 
-	rd_str(r, pmu, "name", "pmu.name", &out->pmu_name, false);
+	rd_str(r, pmu, "name", "pmu.name", &out->pmu_name, true);
 	if (rd_int(r, pmu, "type", "pmu.type", 0, INT_MAX, &v, false))
 		out->pmu_type = (int)v;
 	rd_u64(r, attr, "config", "attr.config", 16, &out->attr.config, false);
@@ -784,6 +927,178 @@ static void rd_source(struct rd *r, const json_t *m, struct msource *o)
 	rd_bool(r, s, "snapshot", "source.snapshot", &o->snapshot);
 }
 
+/* An optional array member: NULL when absent or null. */
+static json_t *opt_array(struct rd *r, const json_t *m, const char *key)
+{
+	return typed(r, m, key, key, JSON_ARRAY, "an array", true);
+}
+
+static void rd_window(struct rd *r, const json_t *v, const char *at, struct mwindow *w)
+{
+	char path[128];
+	long long x;
+
+#define P(k) (snprintf(path, sizeof(path), "%s." k, at), path)
+	rd_relpath(r, v, "file", P("file"), &w->file, false);
+	if (rd_int(r, v, "cpu", P("cpu"), -1, INT_MAX, &x, false))
+		w->cpu = (int)x;
+	if (rd_int(r, v, "tid", P("tid"), -1, INT_MAX, &x, false))
+		w->tid = (int)x;
+	rd_u64(r, v, "bytes", P("bytes"), 10, &w->bytes, false);
+	rd_u64(r, v, "aux_head", P("aux_head"), 10, &w->aux_head, false);
+	rd_bool(r, v, "wrapped", P("wrapped"), &w->wrapped);
+#undef P
+}
+
+static void rd_snapshot(struct rd *r, const json_t *v, size_t i, struct msnapshot *s)
+{
+	char path[96], at[64];
+	json_t *ws, *w;
+	long long x;
+	size_t k;
+
+#define P(k) (snprintf(path, sizeof(path), "snapshots[%zu]." k, i), path)
+	if (rd_int(r, v, "number", P("number"), 1, INT_MAX, &x, false))
+		s->number = (unsigned int)x;
+	rd_relpath(r, v, "dir", P("dir"), &s->dir, false);
+	rd_str(r, v, "cause", P("cause"), &s->cause, false);
+	if (rd_int(r, v, "trigger", P("trigger"), 0, INT_MAX, &x, true))
+		s->trigger = (int)x;
+	rd_u64(r, v, "time_ns", P("time_ns"), 10, &s->time_ns, false);
+	rd_u64(r, v, "perf_time", P("perf_time"), 10, &s->perf_time, true);
+	ws = typed(r, v, "windows", P("windows"), JSON_ARRAY, "an array", false);
+	json_array_foreach(ws, k, w) {
+		struct mwindow *x2;
+
+		if (r->failed)
+			return;
+		snprintf(at, sizeof(at), "snapshots[%zu].windows[%zu]", i, k);
+		if (!json_is_object(w)) {
+			bad(r, at, "expected an object, found %s", type_name(w));
+			return;
+		}
+		x2 = manifest_add_window(s);
+		if (!x2) {
+			r->failed = err_runtime(r->e, -ENOMEM, "out of memory");
+			return;
+		}
+		rd_window(r, w, at, x2);
+	}
+#undef P
+}
+
+static void rd_trigger(struct rd *r, const json_t *v, size_t i, struct mtrigger *t)
+{
+	char path[96];
+
+#define P(k) (snprintf(path, sizeof(path), "triggers[%zu]." k, i), path)
+	rd_str(r, v, "spec", P("spec"), &t->spec, false);
+	rd_str(r, v, "kind", P("kind"), &t->kind, false);
+	rd_str(r, v, "action", P("action"), &t->action, false);
+	rd_str(r, v, "path", P("path"), &t->path, false);
+	rd_u64(r, v, "offset", P("offset"), 16, &t->offset, false);
+	rd_u64(r, v, "limit", P("limit"), 10, &t->limit, true);
+	rd_u64(r, v, "fires", P("fires"), 10, &t->fires, false);
+	rd_u64(r, v, "dropped", P("dropped"), 10, &t->dropped, false);
+	rd_u64(r, v, "throttled", P("throttled"), 10, &t->throttled, false);
+#undef P
+}
+
+static void rd_fire(struct rd *r, const json_t *v, size_t i, int nr_triggers, struct mfire *f)
+{
+	char path[96];
+	long long x;
+
+#define P(k) (snprintf(path, sizeof(path), "fires[%zu]." k, i), path)
+	if (rd_int(r, v, "trigger", P("trigger"), 0, nr_triggers - 1, &x, false))
+		f->trigger = (int)x;
+	rd_u64(r, v, "time_ns", P("time_ns"), 10, &f->time_ns, false);
+	rd_u64(r, v, "perf_time", P("perf_time"), 10, &f->perf_time, true);
+	if (rd_int(r, v, "pid", P("pid"), -1, INT_MAX, &x, false))
+		f->pid = (int)x;
+	if (rd_int(r, v, "tid", P("tid"), -1, INT_MAX, &x, false))
+		f->tid = (int)x;
+	if (rd_int(r, v, "cpu", P("cpu"), -1, INT_MAX, &x, false))
+		f->cpu = (int)x;
+	if (rd_int(r, v, "snapshot", P("snapshot"), 1, INT_MAX, &x, true))
+		f->snapshot = (unsigned int)x;
+#undef P
+}
+
+static void rd_mark(struct rd *r, const json_t *v, size_t i, struct mmark *k)
+{
+	char path[96];
+
+#define P(x) (snprintf(path, sizeof(path), "marks[%zu]." x, i), path)
+	rd_u64(r, v, "time_ns", P("time_ns"), 10, &k->time_ns, false);
+	rd_u64(r, v, "perf_time", P("perf_time"), 10, &k->perf_time, true);
+	rd_str(r, v, "text", P("text"), &k->text, false);
+#undef P
+}
+
+/* Each element of the optional array @key, an object, read by @fn into a new entry. */
+#define RD_EACH(r, m, key, add, fn, ...)						\
+	do {										\
+		json_t *arr_ = opt_array(r, m, key), *v_;				\
+		size_t i_;								\
+											\
+		json_array_foreach(arr_, i_, v_) {					\
+			char at_[48];							\
+			void *e_;							\
+											\
+			if ((r)->failed)						\
+				break;							\
+			snprintf(at_, sizeof(at_), "%s[%zu]", key, i_);			\
+			if (!json_is_object(v_)) {					\
+				bad(r, at_, "expected an object, found %s", type_name(v_));	\
+				break;							\
+			}								\
+			e_ = add;							\
+			if (!e_) {							\
+				(r)->failed = err_runtime((r)->e, -ENOMEM, "out of memory");	\
+				break;							\
+			}								\
+			fn(r, v_, i_, ##__VA_ARGS__, e_);				\
+		}									\
+	} while (0)
+
+static void rd_clock(struct rd *r, const json_t *m, struct manifest *out)
+{
+	json_t *c = typed(r, m, "clock", "clock", JSON_OBJECT, "an object", true);
+	json_t *off = c ? typed(r, c, "perf_minus_monotonic_ns", "clock.perf_minus_monotonic_ns",
+				JSON_STRING, "a decimal string", false) : NULL;
+	const char *s;
+	char *end;
+
+	if (!off)
+		return;
+	s = json_string_value(off);
+	errno = 0;
+	out->clock.perf_minus_monotonic = strtoll(s, &end, 10);
+	if (!*s || *end || errno || (!isdigit((unsigned char)*s) && *s != '-')) {
+		bad(r, "clock.perf_minus_monotonic_ns", "'%s' is not a decimal number of 64 bits",
+		    s);
+		return;
+	}
+	rd_u64(r, c, "error_ns", "clock.error_ns", 10, &out->clock.error_ns, false);
+	out->clock.known = true;
+}
+
+static void rd_session(struct rd *r, const json_t *m, struct manifest *out)
+{
+	json_t *snap = typed(r, m, "snapshot", "snapshot", JSON_OBJECT, "an object", true);
+
+	if (snap) {
+		out->snapshot_mode = true;
+		rd_u64(r, snap, "size", "snapshot.size", 10, &out->snapshot_size, false);
+	}
+	RD_EACH(r, m, "snapshots", manifest_add_snapshot(out), rd_snapshot);
+	RD_EACH(r, m, "triggers", manifest_add_trigger(out), rd_trigger);
+	RD_EACH(r, m, "fires", manifest_add_fire(out), rd_fire, out->nr_triggers);
+	RD_EACH(r, m, "marks", manifest_add_mark(out), rd_mark);
+	rd_clock(r, m, out);
+}
+
 static void rd_all(struct rd *r, const json_t *m, struct manifest *out)
 {
 	json_t *tool = typed(r, m, "tool", "tool", JSON_OBJECT, "an object", false);
@@ -794,9 +1109,10 @@ static void rd_all(struct rd *r, const json_t *m, struct manifest *out)
 	rd_source(r, m, &out->source);
 	rd_target(r, m, out);
 	rd_str(r, m, "mode", "mode", &mode, false);
-	if (mode && strcmp(mode, "per-cpu") && strcmp(mode, "per-thread"))
-		bad(r, "mode", "'%s' is neither per-cpu nor per-thread", mode);
+	if (mode && strcmp(mode, "per-cpu") && strcmp(mode, "per-thread") && strcmp(mode, "none"))
+		bad(r, "mode", "'%s' is not per-cpu, per-thread or none", mode);
 	out->per_thread = mode && !strcmp(mode, "per-thread");
+	out->no_trace = mode && !strcmp(mode, "none");
 	free(mode);
 	rd_str(r, m, "event", "event", &out->event, true);
 	rd_str(r, m, "filter", "filter", &out->filter, true);
@@ -805,6 +1121,7 @@ static void rd_all(struct rd *r, const json_t *m, struct manifest *out)
 	rd_relpath(r, m, "vdso", "vdso", &out->vdso, true);
 	rd_relpath(r, m, "sysroot", "sysroot", &out->sysroot, true);
 	rd_lists(r, m, out);
+	rd_session(r, m, out);
 	rd_time(r, m, "start_time", &out->start_time);
 	rd_time(r, m, "end_time", &out->end_time);
 	rd_str(r, m, "stop_reason", "stop_reason", &out->stop_reason, true);

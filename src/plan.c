@@ -400,7 +400,8 @@ static void plan_attr(struct plan *p)
 	a->sample_type = SIDEBAND_SAMPLE_TYPE;
 	a->sample_id_all = 1;
 	a->disabled = 1;
-	a->enable_on_exec = p->target == TARGET_COMMAND;
+	/* A trigger that starts tracing enables the events; until then they stay off. */
+	a->enable_on_exec = p->target == TARGET_COMMAND && !p->script.start_off;
 	/* New threads of a traced task follow it into the per-CPU rings. */
 	a->inherit = !p->per_thread && (p->target == TARGET_COMMAND || p->target == TARGET_PID);
 	a->mmap = 1;
@@ -414,12 +415,70 @@ static void plan_attr(struct plan *p)
 	a->aux_watermark = auxring_watermark(p->aux_bytes);
 }
 
+/* Triggers watch the target: which processes that is, as far as they care. */
+static int resolve_script(struct plan *p, struct error *e)
+{
+	const struct record_opts *o = &p->opts;
+	struct script_target t = {
+		.workload = o->command != NULL,
+		.whole_system = p->target == TARGET_CPU,
+		.pids = p->tids,
+		.nr_pids = p->nr_tids,
+	};
+
+	if (o->nr_pids) {
+		t.pids = o->pids;
+		t.nr_pids = o->nr_pids;
+	}
+	return script_resolve(&o->script, &t, &p->script, e, &p->warn);
+}
+
+/* --no-trace: no PMU, no streams, no rings; the target, the output and the script. */
+static int resolve_no_trace(struct plan *p, struct error *e)
+{
+	const struct record_opts *o = &p->opts;
+	int online[CLI_MAX_CPUS], nr_online, ret;
+
+	if (o->filter || o->kcore || o->per_thread || o->data_bytes || o->aux_bytes)
+		return err_usage(e, "--no-trace records no trace: %s has nothing to act on",
+				 o->filter ? "--filter" : o->kcore ? "--kcore" : o->per_thread ?
+				 "--per-thread" : "-m");
+	ret = cpuset_online(online, &nr_online, e);
+	if (!ret)
+		ret = resolve_target(p, online, nr_online, e);
+	if (!ret)
+		ret = check_output(p, e);
+	if (!ret)
+		ret = resolve_script(p, e);
+	p->nr_online = nr_online;
+	return ret;
+}
+
+/* The AUX size: perf's default, and in snapshot mode perf's rules for it and the window. */
+static int resolve_sizes(struct plan *p, struct error *e)
+{
+	const struct record_opts *o = &p->opts;
+	struct privs pv;
+	uint64_t dflt;
+
+	privs_read(&pv);
+	dflt = privs_privileged(&pv) ? PLAN_DEFAULT_AUX_PRIV : PLAN_DEFAULT_AUX_UNPRIV;
+	p->data_bytes = o->data_bytes ? o->data_bytes : PLAN_DEFAULT_DATA;
+	p->aux_bytes = o->aux_bytes ? o->aux_bytes : dflt;
+	if (!o->script.snapshot)
+		return 0;
+	p->aux_bytes = o->aux_bytes;
+	return script_snapshot_sizes(&o->script, dflt, &p->aux_bytes, &p->script.snapshot_size,
+				     e);
+}
+
 int plan_resolve(struct plan *p, struct error *e)
 {
 	const struct record_opts *o = &p->opts;
 	int online[CLI_MAX_CPUS], nr_online, ret;
-	struct privs pv;
 
+	if (o->script.no_trace)
+		return resolve_no_trace(p, e);
 	ret = resolve_event(p, e);
 	if (!ret)
 		ret = cpuset_online(online, &nr_online, e);
@@ -427,13 +486,13 @@ int plan_resolve(struct plan *p, struct error *e)
 		ret = resolve_target(p, online, nr_online, e);
 	if (!ret)
 		ret = resolve_filter(p, e);
+	if (!ret)
+		ret = resolve_script(p, e);
+	if (!ret)
+		ret = resolve_sizes(p, e);
 	if (ret)
 		return ret;
 	p->nr_online = nr_online;
-	privs_read(&pv);
-	p->data_bytes = o->data_bytes ? o->data_bytes : PLAN_DEFAULT_DATA;
-	p->aux_bytes = o->aux_bytes ? o->aux_bytes : privs_privileged(&pv) ?
-		       PLAN_DEFAULT_AUX_PRIV : PLAN_DEFAULT_AUX_UNPRIV;
 	if (plan_streams(p, online, nr_online))
 		return err_runtime(e, -ENOMEM, "out of memory");
 	ret = check_memory(p, e);
@@ -446,6 +505,7 @@ int plan_resolve(struct plan *p, struct error *e)
 
 void plan_free(struct plan *p)
 {
+	script_plan_free(&p->script);
 	free(p->filter);
 	free(p->exec_path);
 	free(p->tids);
@@ -491,8 +551,8 @@ int plan_describe(const struct plan *p, struct manifest *m)
 	for (int i = 0; i < o->nr_tids; i++)
 		m->target.pids[m->target.nr_pids++] = o->tids[i];
 	m->per_thread = p->per_thread;
-	ret = ret ?: manifest_set(&m->event, o->event);
-	ret = ret ?: manifest_set(&m->pmu_name, p->pmu.name);
+	ret = ret ?: manifest_set(&m->event, o->script.no_trace ? NULL : o->event);
+	ret = ret ?: manifest_set(&m->pmu_name, o->script.no_trace ? NULL : p->pmu.name);
 	ret = ret ?: manifest_set(&m->filter, p->filter);
 	ret = ret ?: manifest_set(&m->cpu.vendor, cpu.vendor);
 	m->pmu_type = p->pmu.type;
@@ -511,5 +571,5 @@ int plan_describe(const struct plan *p, struct manifest *m)
 	m->cpuid_0x15_eax = cpu.cpuid_0x15_eax;
 	m->cpuid_0x15_ebx = cpu.cpuid_0x15_ebx;
 	m->mtc_freq = mtc_freq(p);
-	return ret;
+	return ret ?: script_describe(&o->script, &p->script, m);
 }

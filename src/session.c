@@ -26,6 +26,8 @@
 #include "procfs.h"
 #include "session.h"
 #include "sideband.h"
+#include "snapshot.h"
+#include "steer.h"
 #include "vdso.h"
 #include "workload.h"
 
@@ -44,6 +46,9 @@ struct session {
 	pid_t *tids;		/* the task target's threads, as opened */
 	int nr_tids;
 	struct workload w;
+	struct steer *steer;	/* triggers, control, ready */
+	struct snapshots snaps;
+	bool tracing;		/* the events are on (not stopped by a trigger or the control) */
 	int proc_fd;		/* proc.pevent, -1 until a running target needs it */
 	int sig_fd, timer_fd;
 	sigset_t old_mask;
@@ -223,7 +228,12 @@ static int sync_manifest(struct session *s, struct error *e)
 		ms = manifest_add_stream(&s->m);
 		if (!ms || stream_describe(&s->streams[i], ms))
 			return err_runtime(e, -ENOMEM, "out of memory");
+		/* In snapshot mode a stream's bytes are in its snapshots' windows. */
+		if (s->p->opts.script.snapshot && manifest_set(&ms->file, NULL))
+			return err_runtime(e, -ENOMEM, "out of memory");
 	}
+	if (s->steer)
+		steer_sync(s->steer);
 	return bundle_write_manifest(s->bundle, &s->m, e);
 }
 
@@ -284,7 +294,7 @@ static void save_kernel(struct session *s)
 static void drain(struct session *s, struct stream *st, bool final)
 {
 	int ret = auxring_pass(&st->ring, st->trace_fd, st->sb_fd, final,
-			       s->stop ? NULL : events_restart, st);
+			       s->stop || !s->tracing ? NULL : events_restart, st);
 
 	if (ret && !s->write_err.code) {
 		err_runtime(&s->write_err, ret, "writing %s/%s: %s", bundle_path(s->bundle),
@@ -310,6 +320,74 @@ static void totals(const struct session *s, uint64_t *bytes, uint64_t *losses)
 	}
 }
 
+/* ---- what triggers, the control channel and SIGUSR2 ask for ------------------ */
+
+static int act_snapshot(void *arg, const char *cause, int trigger, struct error *e)
+{
+	struct session *s = arg;
+	struct snapshot_cause why = { .what = cause, .trigger = trigger };
+	int ret;
+
+	if (!s->p->opts.script.snapshot)
+		return err_usage(e, "this recording is not in snapshot mode (-S)");
+	ret = snapshot_take(&s->snaps, s->bundle, s->streams, s->nr_streams, &why,
+			    s->tracing && !s->stop, &s->m, e);
+	if (ret && !s->write_err.code) {
+		s->write_err = *e;
+		stop(s, ret == -ENOSPC ? "the disk is full" : "a write failed");
+	}
+	return ret ? ret : (int)s->snaps.number;
+}
+
+static int act_tracing(void *arg, bool on, struct error *e)
+{
+	struct session *s = arg;
+
+	if (s->p->opts.script.no_trace)
+		return err_usage(e, "there is no trace to turn %s (--no-trace)", on ? "on" : "off");
+	if (s->tracing == on)
+		return 0;
+	for (int i = 0; i < s->nr_streams; i++)
+		events_ioctl(&s->streams[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE);
+	s->tracing = on;
+	return 0;
+}
+
+static void act_stop(void *arg, const char *why)
+{
+	stop(arg, why);
+}
+
+static void act_status(void *arg, struct steer_status *st)
+{
+	struct session *s = arg;
+
+	st->state = s->p->opts.script.no_trace ? "no-trace" : s->tracing ? "tracing" : "stopped";
+	st->seconds = elapsed(s);
+	totals(s, &st->bytes, &st->losses);
+	st->streams = s->nr_streams;
+	st->workload = s->w.pid;
+}
+
+static void act_warn(void *arg, const struct error *e)
+{
+	struct session *s = arg;
+
+	if (s->ops && s->ops->warn)
+		s->ops->warn(s->ops->arg, e);
+}
+
+static void signal_snapshot(struct session *s)
+{
+	struct error e = { 0 };
+
+	if (!s->p->opts.script.snapshot)
+		warn(s, -EINVAL, "SIGUSR2 asks for a snapshot, but this recording is not in "
+		     "snapshot mode (-S): ignored");
+	else if (act_snapshot(s, "signal", -1, &e) < 0)
+		warn(s, e.code, "%s", e.why);
+}
+
 static void handle_signals(struct session *s)
 {
 	struct signalfd_siginfo si;
@@ -317,6 +395,10 @@ static void handle_signals(struct session *s)
 	while (read(s->sig_fd, &si, sizeof(si)) == sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			continue;	/* reaped below */
+		if (si.ssi_signo == SIGUSR2) {
+			signal_snapshot(s);
+			continue;
+		}
 		stop(s, strsignal((int)si.ssi_signo));
 		/* The workload got the terminal's signal too; a sent one goes on to it. */
 		if (s->w.pid > 0 && si.ssi_pid != 0 && (pid_t)si.ssi_pid != s->w.pid &&
@@ -357,14 +439,20 @@ static void check_limits(struct session *s)
 		stop(s, "--max-size reached");
 	for (int i = 0; i < s->nr_streams; i++)
 		live |= !s->streams[i].hup;
+	/* --no-trace has no events to tell: ask /proc. */
+	for (int i = 0; !s->nr_streams && i < s->p->nr_tids && !live; i++) {
+		char st = procfs_state(s->p->tids[i]);
+
+		live = st && st != 'Z' && st != 'X';
+	}
 	if (!live && s->p->target != TARGET_CPU && s->p->target != TARGET_COMMAND)
 		stop(s, "every traced thread exited");
 }
 
 static int loop(struct session *s, struct error *e)
 {
-	int n = s->nr_streams + 2;
-	struct pollfd *pf = calloc((size_t)n, sizeof(*pf));
+	int n = s->nr_streams + 2, ns;
+	struct pollfd *pf = calloc((size_t)n + STEER_MAX_FDS, sizeof(*pf));
 
 	if (!pf)
 		return err_runtime(e, -ENOMEM, "out of memory");
@@ -375,8 +463,11 @@ static int loop(struct session *s, struct error *e)
 		}
 		pf[n - 2] = (struct pollfd){ .fd = s->sig_fd, .events = POLLIN };
 		pf[n - 1] = (struct pollfd){ .fd = s->timer_fd, .events = POLLIN };
-		if (poll(pf, (nfds_t)n, -1) < 0 && errno != EINTR)
+		ns = steer_fds(s->steer, pf + n);
+		if (poll(pf, (nfds_t)(n + ns), -1) < 0 && errno != EINTR)
 			break;
+		/* A trigger first: its snapshot should freeze the trace at once. */
+		steer_handle(s->steer, pf + n, ns);
 		for (int i = 0; i < s->nr_streams; i++) {
 			drain(s, &s->streams[i], false);
 			if (pf[i].revents & (POLLHUP | POLLERR))
@@ -453,6 +544,7 @@ static int setup_signals(struct session *s, struct error *e)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGUSR2);	/* a snapshot, as perf record -S takes one */
 	/*
 	 * Blocked until the process exits: restoring the mask at the end would
 	 * deliver a signal that arrived during the final drain, and kill us.
@@ -531,50 +623,71 @@ static int finish(struct session *s, int ret, struct error *e)
 	return ret;
 }
 
-static int run(struct session *s, struct error *e)
+/* The streams' events, rings and files: the sideband alone in snapshot mode. */
+static int open_streams(struct session *s, struct error *e)
 {
 	const struct plan *p = s->p;
 	int ret;
 
-	if (p->opts.command) {
-		ret = workload_start(&s->w, p->exec_path, p->opts.command, &s->old_mask, e);
-		if (ret)
-			return ret;
-	}
 	ret = p->per_thread ? open_per_thread(s, e) : open_per_cpu(s, e);
 	for (int i = 0; !ret && i < s->nr_streams; i++)
 		ret = events_map(p, &s->streams[i], e);
 	if (!ret)
 		ret = bundle_create(&s->bundle, p->opts.output, p->output == PLAN_OUTPUT_REPLACE,
 				    e);
-	for (int i = 0; !ret && i < s->nr_streams; i++)
-		ret = bundle_open_stream(s->bundle, &s->streams[i], e);
-	if (ret)
-		return ret;
-	bundle_reserve(s->bundle, RESERVE_BYTES);
-	clock_gettime(CLOCK_MONOTONIC, &s->t0);
-	clock_gettime(CLOCK_REALTIME, &s->m.start_time);
-	{
-		const struct perf_event_mmap_page *pc = auxring_ctrl(&s->streams[0].ring);
+	for (int i = 0; !ret && i < s->nr_streams; i++) {
+		struct stream *st = &s->streams[i];
 
-		/* perf's rule: the fields mean something only with cap_user_time_zero. */
-		s->m.time_conv.cap_user_time_zero = pc->cap_user_time_zero;
-		s->m.time_conv.time_zero = pc->time_zero;
-		s->m.time_conv.time_mult = pc->time_mult;
-		s->m.time_conv.time_shift = pc->time_shift;
+		if (!p->opts.script.snapshot) {
+			ret = bundle_open_stream(s->bundle, st, e);
+			continue;
+		}
+		st->sb_fd = bundle_create_file(s->bundle, st->sideband, e);
+		ret = st->sb_fd < 0 ? st->sb_fd : 0;
 	}
-	save_vdso(s);
-	if (!p->attr.exclude_kernel)
-		save_kernel(s);
-	ret = sync_manifest(s, e);
-	if (ret)
-		return ret;
-	/* A workload's own events start at its exec; everything else starts now. */
-	if (p->target != TARGET_COMMAND)
+	return ret;
+}
+
+static void note_time_conv(struct session *s)
+{
+	const struct perf_event_mmap_page *pc;
+
+	if (!s->nr_streams)
+		return;
+	pc = auxring_ctrl(&s->streams[0].ring);
+	/* perf's rule: the fields mean something only with cap_user_time_zero. */
+	s->m.time_conv.cap_user_time_zero = pc->cap_user_time_zero;
+	s->m.time_conv.time_zero = pc->time_zero;
+	s->m.time_conv.time_mult = pc->time_mult;
+	s->m.time_conv.time_shift = pc->time_shift;
+}
+
+/*
+ * Tracing begins: running targets' events are enabled now (a workload's at
+ * its exec), unless a trigger is to start them; the triggers are armed
+ * before that, a workload's while it is held after its exec; then the
+ * script hears that it is live.
+ */
+static int begin(struct session *s, struct error *e)
+{
+	const struct plan *p = s->p;
+	int ret;
+
+	s->tracing = !p->script.start_off && !p->opts.script.no_trace;
+	if (p->target != TARGET_COMMAND || p->script.scope != SCOPE_WORKLOAD) {
+		ret = steer_arm(s->steer, -1, e);
+		if (ret)
+			return ret;
+	}
+	if (p->target != TARGET_COMMAND && s->tracing)
 		for (int i = 0; i < s->nr_streams; i++)
 			events_ioctl(&s->streams[i], PERF_EVENT_IOC_ENABLE);
 	if (p->opts.command) {
 		ret = workload_release(&s->w, p->opts.command[0], e);
+		if (!ret && p->script.scope == SCOPE_WORKLOAD)
+			ret = steer_arm(s->steer, s->w.pid, e);
+		if (!ret)
+			ret = workload_run(&s->w, e);
 		if (ret)
 			return ret;
 	}
@@ -582,15 +695,64 @@ static int run(struct session *s, struct error *e)
 	if (bundle_begun(s->bundle, e))
 		warn(s, e->code, "%s", e->why);
 	err_clear(e);
-	/* What was running before us: after enabling, so nothing falls between. */
-	if (p->target != TARGET_COMMAND)
-		synthesize_running(s);
-	ret = loop(s, e);
-	/* Stop the hardware, then take what it wrote before it stopped. */
+	if (steer_ready(s->steer, e))
+		warn(s, e->code, "%s", e->why);
+	err_clear(e);
+	return 0;
+}
+
+/* The last snapshot, then stop the hardware and take what it wrote before it stopped. */
+static void end(struct session *s)
+{
+	const struct script_opts *o = &s->p->opts.script;
+	struct error e = { 0 };
+
+	steer_quiet(s->steer);
+	if (o->snapshot && !o->no_final_snapshot && !s->write_err.code)
+		act_snapshot(s, "final", -1, &e);
 	for (int i = 0; i < s->nr_streams; i++)
 		events_ioctl(&s->streams[i], PERF_EVENT_IOC_DISABLE);
 	drain_all(s, true);
 	end_workload(s);
+}
+
+static int run(struct session *s, struct error *e)
+{
+	const struct plan *p = s->p;
+	struct steer_ops ops = {
+		.arg = s, .snapshot = act_snapshot, .tracing = act_tracing, .stop = act_stop,
+		.status = act_status, .warn = act_warn,
+	};
+	int ret;
+
+	ret = steer_open(&s->steer, &p->script, &ops, &s->m, e);
+	if (!ret && p->opts.command)
+		ret = workload_start(&s->w, p->exec_path, p->opts.command, &s->old_mask,
+				     p->script.scope == SCOPE_WORKLOAD, e);
+	if (!ret)
+		ret = open_streams(s, e);
+	if (ret)
+		return ret;
+	s->snaps.size = p->script.snapshot_size;
+	bundle_reserve(s->bundle, RESERVE_BYTES);
+	clock_gettime(CLOCK_MONOTONIC, &s->t0);
+	clock_gettime(CLOCK_REALTIME, &s->m.start_time);
+	note_time_conv(s);
+	if (!p->opts.script.no_trace) {
+		save_vdso(s);
+		if (!p->attr.exclude_kernel)
+			save_kernel(s);
+	}
+	ret = sync_manifest(s, e);
+	if (!ret)
+		ret = begin(s, e);
+	if (ret)
+		return ret;
+	/* What was running before us: after enabling, so nothing falls between. */
+	if (p->target != TARGET_COMMAND && !p->opts.script.no_trace)
+		synthesize_running(s);
+	ret = loop(s, e);
+	end(s);
 	if (!ret && s->write_err.code) {
 		*e = s->write_err;
 		ret = e->code;
@@ -609,7 +771,7 @@ int session_run(const struct plan *p, const struct session_ops *ops,
 
 	memset(res, 0, sizeof(*res));
 	manifest_init(&s.m);
-	s.streams = calloc((size_t)p->nr_streams, sizeof(*s.streams));
+	s.streams = calloc((size_t)p->nr_streams + 1, sizeof(*s.streams));
 	if (!s.streams || plan_describe(p, &s.m)) {
 		ret = err_runtime(e, -ENOMEM, "out of memory");
 		goto out;
@@ -641,7 +803,9 @@ out:
 		close(s.proc_fd);
 	bundle_free(s.bundle);
 	free(s.tids);
-	manifest_free(&s.m);
+	steer_close(s.steer);
+	/* The caller reports from it (record --json). */
+	res->manifest = s.m;
 	if (s.sig_fd >= 0)
 		close(s.sig_fd);
 	if (s.timer_fd >= 0)
@@ -651,6 +815,7 @@ out:
 
 void session_result_free(struct session_result *res)
 {
+	manifest_free(&res->manifest);
 	free(res->streams);
 	res->streams = NULL;
 	res->nr_streams = 0;

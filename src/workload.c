@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "exechold.h"
 #include "workload.h"
 
 /*
@@ -13,12 +14,13 @@
  * means its errno.
  */
 int workload_start(struct workload *w, const char *path, char *const argv[],
-		   const sigset_t *mask, struct error *e)
+		   const sigset_t *mask, bool hold, struct error *e)
 {
 	int go[2], ep[2];
 
 	memset(w, 0, sizeof(*w));
 	w->go_fd = w->exec_err_fd = -1;
+	w->hold = hold;
 	if (pipe2(go, O_CLOEXEC))
 		return err_runtime(e, -errno, "pipe: %s", strerror(errno));
 	if (pipe2(ep, O_CLOEXEC)) {
@@ -46,8 +48,12 @@ int workload_start(struct workload *w, const char *path, char *const argv[],
 		sigprocmask(SIG_SETMASK, mask, NULL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* the collector gave up */
-		execv(path, argv);
-		err = errno;
+		/* A hold that cannot be had is said as a negative errno. */
+		err = hold ? exechold_child() : 0;
+		if (!err) {
+			execv(path, argv);
+			err = errno;
+		}
 		if (write(ep[1], &err, sizeof(err)) < 0)
 			_exit(127);
 		_exit(127);
@@ -73,6 +79,13 @@ int workload_release(struct workload *w, const char *name, struct error *e)
 	while (n < 0 && errno == EINTR);
 	close(w->exec_err_fd);
 	w->exec_err_fd = -1;
+	if (n == sizeof(err) && err < 0) {
+		err_runtime(e, err, "cannot hold the workload at its exec to arm its triggers: "
+			    "ptrace: %s", strerror(-err));
+		err_hint(e, "kernel.yama.ptrace_scope 3 forbids it; with -p PID the triggers arm "
+			 "on a running process instead");
+		return err;
+	}
 	if (n == sizeof(err)) {
 		if (err == ENOENT || err == EACCES || err == ENOEXEC)
 			return err_usage_code(e, -err, "cannot execute '%s': %s", name,
@@ -80,7 +93,17 @@ int workload_release(struct workload *w, const char *name, struct error *e)
 		return err_runtime(e, -err, "cannot execute '%s': %s", name, strerror(err));
 	}
 	w->ran = true;
+	if (w->hold)
+		return exechold_wait(w->pid, NULL, e);
 	return 0;
+}
+
+int workload_run(struct workload *w, struct error *e)
+{
+	if (!w->hold || w->pid <= 0)
+		return 0;
+	w->hold = false;
+	return exechold_release(w->pid, e);
 }
 
 bool workload_reap(struct workload *w)
