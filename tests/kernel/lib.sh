@@ -87,3 +87,70 @@ perf_packets() {
 	psb=$1 psbend=$2 tsc=$3 bad=$4
 	echo "packets: PSB $psb PSBEND $psbend TSC $tsc bad $bad"
 }
+
+# ---- scripted sessions (the 8x cases) ----
+
+# snap_windows MANIFEST: one line per snapshot window, in order:
+#   NUMBER CAUSE FILE CPU BYTES AUX_HEAD WRAPPED
+snap_windows() {
+	awk '/"number":/ { n = $2; gsub(/[^0-9]/, "", n) }
+		/"cause":/ { c = $2; gsub(/[",]/, "", c) }
+		/"file": "snap-/ { f = $2; gsub(/[",]/, "", f) }
+		/"cpu":/ && f { cpu = $2; gsub(/[^0-9-]/, "", cpu) }
+		/"bytes":/ && f { b = $2; gsub(/[^0-9]/, "", b) }
+		/"aux_head":/ && f { h = $2; gsub(/[^0-9]/, "", h) }
+		/"wrapped":/ && f { w = $2; gsub(/,/, "", w); print n, c, f, cpu, b, h, w; f = "" }' "$1"
+}
+
+# check_windows NAME DIR BUFSIZE: every window of DIR's snapshots byte-exact against
+# pattern 0 where its aux_head says it ends; per stream no byte in two windows, and a
+# window that is not "wrapped" starts where the stream's previous window ended (the first
+# at 0). Sets win_before (windows that lie before the buffer's first wrap), win_after
+# (windows after it) and win_wrapped (windows that say wrapped).
+check_windows() {
+	_ok=1 _dir=$2 _sz=$3 win_before=0 win_after=0 win_wrapped=0
+	rm -f /tmp/win.end.*
+	snap_windows "$_dir/manifest.json" >/tmp/win.list
+	[ -s /tmp/win.list ] || { fail "$1" "no snapshot window in $_dir/manifest.json"; return 1; }
+	while read -r _n _c _f _cpu _b _h _w; do
+		[ "$(wc -c <"$_dir/$_f")" = "$_b" ] || { _ok=0; echo "$_f: not $_b bytes"; continue; }
+		_end=$(cat "/tmp/win.end.$_cpu" 2>/dev/null || echo 0)
+		[ "$_w" = true ] && win_wrapped=$((win_wrapped + 1))
+		[ "$_b" -gt 0 ] || continue
+		_o=$(/ptsim_check -s "$_sz" "$_dir/$_f" $(((_h - _b) & (_sz - 1)))) || { _ok=0; continue; }
+		_r=$(echo "$_o" | sed "s/.*absolute \([0-9a-fx]*\)-\([0-9a-fx]*\)$/\1 \2/")
+		_a=${_r% *} _e=${_r#* }
+		_a=$((_a)) _e=$((_e))
+		if [ "$_a" -lt "$_end" ]; then
+			_ok=0; echo "$_f starts at $_a, before the end of the previous window ($_end)"
+		elif [ "$_w" = false ] && [ "$_a" != "$_end" ]; then
+			_ok=0; echo "$_f says it continues the previous window at $_end, starts at $_a"
+		fi
+		[ "$_e" -le "$_sz" ] && win_before=$((win_before + 1))
+		[ "$_a" -ge "$_sz" ] && win_after=$((win_after + 1))
+		echo "$_e" >"/tmp/win.end.$_cpu"
+		echo "window $_n ($_c) $_f: [$_a, $_e) wrapped=$_w"
+	done </tmp/win.list
+	[ $_ok = 1 ] && return 0
+	fail "$1" "windows differ from the stream (above)"
+	return 1
+}
+
+# wait_file FILE [TENTHS]: until FILE exists (default 10 s); false on timeout
+wait_file() {
+	_n=0
+	while [ ! -e "$1" ] && [ $_n -lt "${2:-100}" ]; do
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	[ -e "$1" ]
+}
+
+# ctl CMD...: send a command on ./ctl and read its one reply line from ./ack (fd 9,
+# opened by the case with: exec 9<>ack), within 10 s
+ctl() {
+	echo "$*" >ctl
+	_r=
+	read -r -t 10 _r <&9
+	echo "$_r"
+}

@@ -1,0 +1,58 @@
+# Snapshot mode (-S) on intel_pt's in-buffer head: snapshots on SIGUSR2, on the control's
+# "snapshot", on a uprobe trigger and at the end, every CPU's window byte-exact against the
+# simulated stream, before and after the buffer's first wrap and after a whole lap, and
+# no byte in two snapshots (each window starts where the previous one of its CPU ended,
+# unless it says it wrapped).
+. /lib.sh
+# 128 KB/s per CPU into 64 KiB buffers: half a second per lap.
+reload chunk=256 period_us=2000 || exit 0
+mkfifo ctl ack
+exec 9<>ack
+/ptcollect record -a -S -m ,64K -o snap --control fifo:ctl,ack --ready ready \
+	--trigger uprobe:/trigtarget:trig_hit -j -- sleep 60 >snap.json 2>snap.err &
+pid=$!
+wait_file ready || { cat snap.err; fail snap_ready "no ready file in 10 s"; kill $pid; exit 0; }
+pass snap_ready
+# Before the first wrap: a signal, then the control, each a short while apart.
+sleep 0.1
+kill -USR2 $pid
+sleep 0.1
+r=$(ctl snapshot)
+[ "$r" = ack ] && pass snap_control_acked || fail snap_control_acked "reply '$r'"
+# More than a lap, then a trigger; then the control again right after it.
+sleep 1.5
+/trigtarget --no-wait 1
+n=0
+until ctl status | grep -q '"snapshots":3,'; do
+	n=$((n + 1))
+	[ $n -lt 50 ] || break
+	sleep 0.1
+done
+sleep 0.1
+r=$(ctl snapshot)
+[ "$r" = ack ] || fail snap_control_after_trigger "reply '$r'"
+r=$(ctl stop)
+wait $pid
+rc=$?
+[ $rc = 0 ] || [ $rc = 143 ] || { cat snap.err; fail snap_exit "rc=$rc"; }
+cat snap.err
+grep -c '"cause": "signal"' snap/manifest.json | grep -qx 1 && pass snap_on_sigusr2 \
+	|| fail snap_on_sigusr2 "no snapshot caused by the signal"
+grep -c '"cause": "trigger"' snap/manifest.json | grep -qx 1 && pass snap_on_trigger \
+	|| fail snap_on_trigger "no single snapshot caused by the trigger"
+[ "$(grep -c '"cause": "control"' snap/manifest.json)" = 2 ] && pass snap_on_control \
+	|| fail snap_on_control "expected two snapshots from the control channel"
+grep -q '"cause": "final"' snap/manifest.json && pass snap_final \
+	|| fail snap_final "no final snapshot"
+grep -q '"snapshot": 3' snap/manifest.json && pass snap_fire_names_its_snapshot \
+	|| fail snap_fire_names_its_snapshot "the fire does not name snapshot 3"
+if check_windows snap_windows_exact snap 65536; then
+	pass snap_windows_exact
+	[ $win_before -gt 0 ] && [ $win_after -gt 0 ] && pass snap_before_and_after_wrap \
+		|| fail snap_before_and_after_wrap "windows before the wrap $win_before, after $win_after"
+	[ $win_wrapped -gt 0 ] && pass snap_lap_says_wrapped \
+		|| fail snap_lap_says_wrapped "no window says it wrapped after 1.5 s (3 laps)"
+fi
+# The JSON result says the same snapshots.
+[ "$(grep -c '"cause":' snap.json)" = "$(grep -c '"cause":' snap/manifest.json)" ] \
+	&& pass snap_json_result || fail snap_json_result "$(head -c 400 snap.json)"
