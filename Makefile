@@ -195,7 +195,13 @@ fuzz: $(BPF_SKEL)
 bench: $(BIN)
 	bench/run $(abspath $(BIN))
 
-bench-kernel: $(BIN)
+# perf's side of the trigger-to-freeze figure: a watcher on ptcollect's own trigger library.
+$(BUILD)/bench/trigwatch: bench/trigwatch.c $(LIBOBJS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS)
+
+bench-kernel: $(BIN) $(BUILD)/bench/trigwatch
 	tests/kernel/bench-kernel $(abspath $(BIN))
 
 demo: deps $(BIN)

@@ -84,6 +84,11 @@ int script_parse_snapshot(const char *arg, struct script_opts *o, struct error *
 int script_snapshot_sizes(const struct script_opts *o, uint64_t dflt_aux, uint64_t *aux,
 			  uint64_t *window, struct error *e);
 
+/*
+ * The syntax of it all, and options that do not go together: checked before
+ * anything is looked up, so a typo is bad input (exit 2) on any machine.
+ */
+int script_check_syntax(const struct script_opts *o, struct error *e);
 /* Check @o against the system and fill @sp. 0, or a negative errno with @e (usage: exit 2). */
 int script_resolve(const struct script_opts *o, const struct script_target *t,
 		   struct script_plan *sp, struct error *e, struct warnings *w);

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "bundle.h"
 #include "error.h"
@@ -29,11 +30,14 @@ struct snapshots {
 struct snapshot_cause {
 	const char *what;	/* "signal", "control", "trigger" or "final" */
 	int trigger;		/* the trigger that fired it, or -1 */
+	int cpu;		/* where it fired, -1: its stream is stopped first */
+	pid_t tid;		/* which thread (per-thread streams), 0: none */
 };
 
 /*
  * Take snapshot number ++@sn->number of @streams into @b and add it to @m.
- * Every stream is stopped before the first window is read; with @resume
+ * Every stream is stopped before the first window is read, the one that
+ * traces the fire's CPU or thread first (its window holds the fire); with @resume
  * they are started again once the windows are written (a recording whose
  * tracing is off, or that is ending, leaves them stopped). Returns 0, or a
  * negative errno with @e when a window could not be written (the windows

@@ -18,6 +18,7 @@
 #include "error.h"
 #include "manifest.h"
 #include "plan_script.h"
+#include "snapshot.h"
 
 #define STEER_MAX_FDS 3		/* the triggers, CTL, ACK */
 
@@ -33,7 +34,7 @@ struct steer_status {
 struct steer_ops {
 	void *arg;
 	/* Take a snapshot; its number, or a negative errno with @e. */
-	int (*snapshot)(void *arg, const char *cause, int trigger, struct error *e);
+	int (*snapshot)(void *arg, const struct snapshot_cause *why, struct error *e);
 	/* Tracing on or off. 0, or a negative errno with @e (no trace to turn). */
 	int (*tracing)(void *arg, bool on, struct error *e);
 	/* End the recording. */

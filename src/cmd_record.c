@@ -326,21 +326,67 @@ static void print_streams(const struct plan *p)
 	out_arr_end();
 }
 
+/* Snapshots, triggers, the control channel and the ready signal, as resolved. */
+static void print_script(const struct plan *p)
+{
+	const struct script_opts *o = &p->opts.script;
+	const struct script_plan *sp = &p->script;
+	static const char *const scopes[] = {
+		[SCOPE_NONE] = "none", [SCOPE_WORKLOAD] = "workload",
+		[SCOPE_PROCESS] = "process", [SCOPE_EVERY_PROCESS] = "every process",
+	};
+
+	if (o->snapshot) {
+		out_obj_begin("snapshot", "snapshot mode");
+		out_u64s("size", "window per stream (bytes)", sp->snapshot_size);
+		out_bool("final", "a snapshot at the end", !o->no_final_snapshot);
+		out_obj_end();
+	}
+	if (sp->nr_specs) {
+		out_arr_begin("triggers", "triggers");
+		for (int i = 0; i < sp->nr_specs; i++) {
+			const struct trigger_spec *t = &sp->specs[i];
+
+			out_obj_begin(NULL, NULL);
+			out_str("spec", NULL, t->text);
+			out_str("kind", NULL, trigger_kind_name(t->kind));
+			out_str("action", NULL, trigger_action_name(t->action));
+			out_str("path", NULL, t->path);
+			out_hex("offset", "file offset", t->offset);
+			out_obj_end();
+		}
+		out_arr_end();
+		out_str("trigger_scope", "triggers watch", scopes[sp->scope]);
+		if (sp->trigger_count)
+			out_u64s("trigger_count", "fires before the end", sp->trigger_count);
+		out_bool("starts_stopped", "tracing waits for a start trigger", sp->start_off);
+	}
+	if (sp->has_control)
+		out_str("control", NULL, sp->control_text);
+	if (o->ready)
+		out_str("ready", NULL, o->ready);
+}
+
 static void print_plan(const struct plan *p)
 {
 	const struct record_opts *o = &p->opts;
 
 	out_obj_begin(NULL, NULL);
-	out_obj_begin("pmu", "pmu");
-	out_str("name", NULL, p->pmu.name);
-	out_u64("type", NULL, (uint64_t)p->pmu.type);
-	out_obj_end();
-	out_str("event", NULL, o->event);
-	print_attr(&p->attr);
-	out_str("filter", NULL, p->filter);
+	/* --no-trace has no PMU and no event: the rest of the plan is the same. */
+	if (!o->script.no_trace) {
+		out_obj_begin("pmu", "pmu");
+		out_str("name", NULL, p->pmu.name);
+		out_u64("type", NULL, (uint64_t)p->pmu.type);
+		out_obj_end();
+		out_str("event", NULL, o->event);
+		print_attr(&p->attr);
+		out_str("filter", NULL, p->filter);
+	}
 	print_target(p);
-	out_str("mode", NULL, p->per_thread ? "per-thread" : "per-cpu");
+	out_str("mode", NULL, o->script.no_trace ? "none" : p->per_thread ? "per-thread" :
+		"per-cpu");
 	print_streams(p);
+	print_script(p);
 	out_u64s("data_bytes", "data ring bytes", p->data_bytes);
 	out_u64s("aux_bytes", "AUX area bytes", p->aux_bytes);
 	out_obj_begin("locked_memory", "locked memory");

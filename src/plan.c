@@ -477,6 +477,9 @@ int plan_resolve(struct plan *p, struct error *e)
 	const struct record_opts *o = &p->opts;
 	int online[CLI_MAX_CPUS], nr_online, ret;
 
+	ret = script_check_syntax(&o->script, e);
+	if (ret)
+		return ret;
 	if (o->script.no_trace)
 		return resolve_no_trace(p, e);
 	ret = resolve_event(p, e);

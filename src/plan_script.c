@@ -153,9 +153,6 @@ static int check_action(const struct script_opts *o, const char *text, struct tr
 static int resolve_triggers(const struct script_opts *o, const struct script_target *t,
 			    struct script_plan *sp, struct error *e, struct warnings *w)
 {
-	if (o->trigger_count && !o->nr_triggers)
-		return err_usage(e, "--trigger-count %" PRIu64 ": there is no --trigger to count",
-				 o->trigger_count);
 	for (int i = 0; i < o->nr_triggers; i++) {
 		struct trigger_spec *s = &sp->specs[i];
 		int ret = trigger_spec_parse(o->triggers[i], s, e);
@@ -287,13 +284,30 @@ static int resolve_ready(const struct script_opts *o, struct script_plan *sp, st
 	return ret;
 }
 
-/* Options that mean nothing, or two things, together. */
-static int check_combinations(const struct script_opts *o, struct error *e)
+int script_check_syntax(const struct script_opts *o, struct error *e)
 {
+	struct control_spec c;
+
 	if (o->no_trace && o->snapshot)
 		return err_usage(e, "--no-trace records no trace, so -S has nothing to snapshot");
 	if (o->no_final_snapshot && !o->snapshot)
 		return err_usage(e, "--no-final-snapshot is about snapshot mode: add -S");
+	if (o->trigger_count && !o->nr_triggers)
+		return err_usage(e, "--trigger-count %" PRIu64 ": there is no --trigger to count",
+				 o->trigger_count);
+	for (int i = 0; i < o->nr_triggers; i++) {
+		struct trigger_spec s;
+
+		if (trigger_spec_parse(o->triggers[i], &s, e)) {
+			err_what(e, "--trigger");
+			return e->code;
+		}
+		trigger_spec_free(&s);
+	}
+	if (o->control && control_spec_parse(o->control, &c, e)) {
+		err_what(e, "--control");
+		return e->code;
+	}
 	return 0;
 }
 
@@ -303,7 +317,7 @@ int script_resolve(const struct script_opts *o, const struct script_target *t,
 	int ret;
 
 	memset(sp, 0, sizeof(*sp));
-	ret = check_combinations(o, e);
+	ret = script_check_syntax(o, e);
 	if (!ret)
 		ret = resolve_triggers(o, t, sp, e, w);
 	if (!ret)

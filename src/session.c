@@ -322,15 +322,14 @@ static void totals(const struct session *s, uint64_t *bytes, uint64_t *losses)
 
 /* ---- what triggers, the control channel and SIGUSR2 ask for ------------------ */
 
-static int act_snapshot(void *arg, const char *cause, int trigger, struct error *e)
+static int act_snapshot(void *arg, const struct snapshot_cause *why, struct error *e)
 {
 	struct session *s = arg;
-	struct snapshot_cause why = { .what = cause, .trigger = trigger };
 	int ret;
 
 	if (!s->p->opts.script.snapshot)
 		return err_usage(e, "this recording is not in snapshot mode (-S)");
-	ret = snapshot_take(&s->snaps, s->bundle, s->streams, s->nr_streams, &why,
+	ret = snapshot_take(&s->snaps, s->bundle, s->streams, s->nr_streams, why,
 			    s->tracing && !s->stop, &s->m, e);
 	if (ret && !s->write_err.code) {
 		s->write_err = *e;
@@ -384,7 +383,8 @@ static void signal_snapshot(struct session *s)
 	if (!s->p->opts.script.snapshot)
 		warn(s, -EINVAL, "SIGUSR2 asks for a snapshot, but this recording is not in "
 		     "snapshot mode (-S): ignored");
-	else if (act_snapshot(s, "signal", -1, &e) < 0)
+	else if (act_snapshot(s, &(struct snapshot_cause){ .what = "signal", .trigger = -1,
+						       .cpu = -1 }, &e) < 0)
 		warn(s, e.code, "%s", e.why);
 }
 
@@ -709,7 +709,8 @@ static void end(struct session *s)
 
 	steer_quiet(s->steer);
 	if (o->snapshot && !o->no_final_snapshot && !s->write_err.code)
-		act_snapshot(s, "final", -1, &e);
+		act_snapshot(s, &(struct snapshot_cause){ .what = "final", .trigger = -1, .cpu = -1 },
+			     &e);
 	for (int i = 0; i < s->nr_streams; i++)
 		events_ioctl(&s->streams[i], PERF_EVENT_IOC_DISABLE);
 	drain_all(s, true);

@@ -68,17 +68,30 @@ static int write_window(const struct snapshots *sn, struct bundle *b, struct str
 	return 0;
 }
 
+/* The stream that traces where the trigger fired, or -1. */
+static int fire_stream(const struct stream *streams, int n, const struct snapshot_cause *why)
+{
+	for (int i = 0; i < n; i++)
+		if ((why->cpu >= 0 && streams[i].cpu == why->cpu) ||
+		    (why->tid > 0 && streams[i].tid == why->tid))
+			return i;
+	return -1;
+}
+
 int snapshot_take(struct snapshots *sn, struct bundle *b, struct stream *streams, int n,
 		  const struct snapshot_cause *why, bool resume, struct manifest *m,
 		  struct error *e)
 {
+	int first = fire_stream(streams, n, why), ret = 0;
 	struct msnapshot *s;
 	char dir[32];
-	int ret = 0;
 
 	/* The freeze: intel_pt publishes its head only when the event stops. */
+	if (first >= 0)
+		events_ioctl(&streams[first], PERF_EVENT_IOC_DISABLE);
 	for (int i = 0; i < n; i++)
-		events_ioctl(&streams[i], PERF_EVENT_IOC_DISABLE);
+		if (i != first)
+			events_ioctl(&streams[i], PERF_EVENT_IOC_DISABLE);
 	sn->freeze_ns = now_ns();
 	sn->number++;
 	snprintf(dir, sizeof(dir), SNAPSHOT_DIR_FMT, sn->number);

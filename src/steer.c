@@ -213,7 +213,8 @@ static unsigned int act(struct steer *st, const struct trigger_fire *f)
 		snap = snapshot_after(st->m, f->time);
 		if (snap)
 			break;
-		ret = st->ops.snapshot(st->ops.arg, "trigger", (int)f->idx, &e);
+		ret = st->ops.snapshot(st->ops.arg, &(struct snapshot_cause){
+			.what = "trigger", .trigger = (int)f->idx, .cpu = f->cpu, .tid = f->tid }, &e);
 		snap = ret > 0 ? (unsigned int)ret : 0;
 		break;
 	case TRIGGER_ACT_START:
@@ -308,7 +309,8 @@ static void command(struct steer *st, const struct control_cmd *cmd)
 		if (!st->m->snapshot_mode)
 			ret = err_usage(&e, "this recording is not in snapshot mode (-S)");
 		else
-			ret = st->ops.snapshot(st->ops.arg, "control", -1, &e);
+			ret = st->ops.snapshot(st->ops.arg, &(struct snapshot_cause){
+				.what = "control", .trigger = -1, .cpu = -1 }, &e);
 		break;
 	case CONTROL_STOP:
 		st->ops.stop(st->ops.arg, "the control channel said stop");
