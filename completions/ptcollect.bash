@@ -31,6 +31,34 @@ _ptcollect_filter()
 	compopt -o nospace 2>/dev/null
 }
 
+# --trigger KIND:FILE:SYMBOL: the kinds, then files, then FILE's functions ('ptcollect symbols').
+_ptcollect_trigger()
+{
+	local cur kind file sym
+	_get_comp_words_by_ref -n : cur
+	COMPREPLY=()
+	case $cur in
+	*:*:*)
+		kind=${cur%%:*} file=${cur#*:}
+		file=${file%%:*}
+		while read -r sym; do
+			COMPREPLY+=("$kind:$file:$sym")
+		done < <(${words[0]:-ptcollect} symbols "$file" 2>/dev/null | awk 'NR > 4 { print $5 }')
+		COMPREPLY=($(compgen -W "${COMPREPLY[*]}" -- "$cur"))
+		;;
+	uprobe:* | breakpoint:*)
+		kind=${cur%%:*}
+		COMPREPLY=($(compgen -f -P "$kind:" -- "${cur#*:}"))
+		compopt -o nospace 2>/dev/null
+		;;
+	*)
+		COMPREPLY=($(compgen -W "uprobe: breakpoint:" -- "$cur"))
+		compopt -o nospace 2>/dev/null
+		;;
+	esac
+	__ltrim_colon_completions "$cur"
+}
+
 _ptcollect()
 {
 	local cur prev words cword
@@ -166,12 +194,23 @@ _ptcollect()
 		--filter)
 			_ptcollect_filter
 			return ;;
-		-m|--mmap-pages|--duration|--max-size)
+		--trigger)
+			_ptcollect_trigger
+			return ;;
+		--control)
+			COMPREPLY=($(compgen -W "fifo: fd:" -- "$cur"))
+			compopt -o nospace
+			return ;;
+		--ready)
+			_filedir
+			return ;;
+		-m|--mmap-pages|--duration|--max-size|--trigger-count)
 			return ;;
 		esac
 		COMPREPLY=($(compgen -W "--event --pid --tid --all-cpus --cpu --mmap-pages
 			--output --force --quiet --per-thread --filter --duration --max-size
-			--kcore --archive --dry-run --json --help --" -- "$cur"))
+			--kcore --archive --dry-run --json --help --snapshot --no-final-snapshot --trigger
+			--trigger-count --control --ready --no-trace --" -- "$cur"))
 		;;
 	esac
 } &&

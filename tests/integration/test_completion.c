@@ -68,6 +68,30 @@ Test(completion, bash_completes_commands_and_record_options)
 	s = bash_complete("ptcollect record -e intel_pt//");
 	cr_expect(strstr(s, "intel_pt//u\n"), "%s", s);
 	free(s);
+	s = bash_complete("ptcollect record --");
+	cr_expect(strstr(s, "--snapshot\n") && strstr(s, "--no-final-snapshot\n") &&
+		  strstr(s, "--trigger\n") && strstr(s, "--trigger-count\n") &&
+		  strstr(s, "--control\n") && strstr(s, "--ready\n") && strstr(s, "--no-trace\n"),
+		  "%s", s);
+	free(s);
+	s = bash_complete("ptcollect record --trigger ");
+	cr_expect(strstr(s, "uprobe:\n") && strstr(s, "breakpoint:\n"), "%s", s);
+	free(s);
+	s = bash_complete("ptcollect record --control ");
+	cr_expect(strstr(s, "fifo:\n") && strstr(s, "fd:\n"), "%s", s);
+	free(s);
+}
+
+/* --trigger KIND:FILE: offers FILE's functions, as --filter does. */
+Test(completion, bash_trigger_offers_the_functions_of_the_file)
+{
+	char *prog = run_testprog("trigtarget"), line[4400], *s;
+
+	snprintf(line, sizeof(line), "%s record --trigger uprobe:%s:trig_", run_bin(), prog);
+	s = bash_complete(line);
+	cr_expect(strstr(s, "trig_hit\n") && strstr(s, "trig_other\n"), "%s", s);
+	free(s);
+	free(prog);
 }
 
 Test(completion, bash_and_zsh_know_archive_and_info_script)
@@ -133,6 +157,10 @@ Test(completion, zsh_offers_commands_and_record_options)
 	setenv("PTC_STATE", "args", 1);
 	s = zsh_complete("record");
 	cr_expect(strstr(s, "--filter[") && strstr(s, "--dry-run[") && strstr(s, "--per-thread["),
+		  "%s", s);
+	cr_expect(strstr(s, "--snapshot=-[") && strstr(s, "--no-final-snapshot[") &&
+		  strstr(s, "*--trigger[") && strstr(s, "--trigger-count[") &&
+		  strstr(s, "--control[") && strstr(s, "--ready[") && strstr(s, "--no-trace["),
 		  "%s", s);
 	free(s);
 	s = zsh_complete("dump");
