@@ -29,6 +29,11 @@ bool decoder_cpu_known(const struct manifest *m);
  * the sideband files, so libipt finds every mapped file in the bundle.
  */
 char **decoder_argv(const struct manifest *m, const char *dir, int i, enum decoder tool);
+/* The same for trace file @trace (a snapshot's window) of stream @i. */
+char **decoder_argv_trace(const struct manifest *m, const char *dir, int i, const char *trace,
+			  enum decoder tool);
+/* The stream a snapshot's window belongs to (its sideband is the primary), or -1. */
+int decoder_window_stream(const struct manifest *m, const struct mwindow *w);
 void decoder_argv_free(char **argv);
 
 /* A POSIX shell command line that reads back as exactly @argv; malloc'd, NULL on ENOMEM. */
@@ -36,7 +41,7 @@ char *decoder_shell_join(char *const *argv);
 
 /*
  * A POSIX shell script that runs ptxed and ptdump on every stream of @m that
- * holds bytes, each with the arguments decoder_argv() gives, every path in
+ * holds bytes (in snapshot mode, every window that does), each with the arguments decoder_argv() gives, every path in
  * the bundle quoted below the bundle the script finds when it runs: its first
  * argument, else the directory the script is in when it holds manifest.json,
  * else @dir (make it absolute for a script that runs from any directory).

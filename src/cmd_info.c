@@ -59,17 +59,17 @@ static void check_streams(int dirfd, const struct manifest *m, struct problems *
 		const struct mlosses *l = &s->lost;
 		struct stat st;
 
-		if (fstatat(dirfd, s->file, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (!s->file)
+			;	/* snapshot mode: the windows are checked with the snapshots */
+		else if (fstatat(dirfd, s->file, &st, AT_SYMLINK_NOFOLLOW))
 			problem(p, "%s is missing", s->file);
-			continue;
-		}
-		if ((uint64_t)st.st_size < s->bytes)
+		else if ((uint64_t)st.st_size < s->bytes)
 			problem(p, "%s has %llu bytes, the manifest says %" PRIu64 ": the file was cut "
 				"short", s->file, (unsigned long long)st.st_size, s->bytes);
 		else if ((uint64_t)st.st_size > s->bytes && !m->complete)
 			problem(p, "%s holds %llu bytes, more than the %" PRIu64 " the manifest was last "
 				"updated with", s->file, (unsigned long long)st.st_size, s->bytes);
-		if (l->truncated)
+		if (l->truncated && !m->snapshot_mode)
 			problem(p, "%s: %" PRIu64 " TRUNCATED record(s): the AUX buffer was full and "
 				"trace is missing there (a larger -m ,AUX helps)", s->file, l->truncated);
 		if (l->lost)
@@ -120,12 +120,30 @@ static void check_images(int dirfd, const struct manifest *m, struct problems *p
 			"there to decode it elsewhere", m->nr_images);
 }
 
+static void check_windows(int dirfd, const struct manifest *m, struct problems *p)
+{
+	for (int i = 0; i < m->nr_snapshots; i++) {
+		for (int j = 0; j < m->snapshots[i].nr_windows; j++) {
+			const struct mwindow *w = &m->snapshots[i].windows[j];
+			struct stat st;
+
+			if (fstatat(dirfd, w->file, &st, AT_SYMLINK_NOFOLLOW))
+				problem(p, "%s is missing", w->file);
+			else if ((uint64_t)st.st_size != w->bytes)
+				problem(p, "%s has %llu bytes, the manifest says %" PRIu64, w->file,
+					(unsigned long long)st.st_size, w->bytes);
+		}
+	}
+}
+
 static void check_bundle(int dirfd, const struct manifest *m, struct problems *p)
 {
 	if (!m->complete)
 		problem(p, "the recording did not finish cleanly (the collector was killed, or "
 			"a write failed): streams may end early%s%s", m->stop_reason ?
 			"; it stopped because: " : "", m->stop_reason ? m->stop_reason : "");
+	if (m->no_trace)
+		return;		/* no trace: nothing to decode */
 	if (!decoder_cpu_known(m))
 		problem(p, "the libipt ptcollect links does not know CPU %u/%u/%u (%s): the decoder "
 			"lines say --cpu none, so libipt applies none of its errata workarounds",
@@ -136,18 +154,22 @@ static void check_bundle(int dirfd, const struct manifest *m, struct problems *p
 			"line sideband up with the trace by time");
 	check_streams(dirfd, m, p);
 	check_images(dirfd, m, p);
+	check_windows(dirfd, m, p);
 }
 
-/* The decoder's line for a stream, as one shell command; null for an empty stream. */
+/*
+ * The decoder's line for trace file @trace of stream @i (NULL: the stream's
+ * own), as one shell command; null for an empty one.
+ */
 static int put_decoder(json_t *obj, const char *key, const struct manifest *m, const char *dir,
-		       int i, enum decoder tool)
+		       int i, const char *trace, uint64_t bytes, enum decoder tool)
 {
 	char **argv, *line;
 	int ret;
 
-	if (!m->streams[i].bytes)
+	if (!bytes || !trace)
 		return json_object_set_new(obj, key, json_null());
-	argv = decoder_argv(m, dir, i, tool);
+	argv = decoder_argv_trace(m, dir, i, trace, tool);
 	line = argv ? decoder_shell_join(argv) : NULL;
 	ret = line ? json_object_set_new(obj, key, json_string(line)) : -1;
 
@@ -156,13 +178,43 @@ static int put_decoder(json_t *obj, const char *key, const struct manifest *m, c
 	return ret;
 }
 
+/* The snapshots as the manifest has them, each window with its decoder lines. */
+static json_t *snapshots(const struct manifest *m, const char *dir)
+{
+	json_t *arr = json_array();
+
+	for (int i = 0; arr && i < m->nr_snapshots; i++) {
+		const struct msnapshot *sn = &m->snapshots[i];
+		json_t *s = manifest_snapshot_to_json(sn), *ws = json_object_get(s, "windows");
+
+		for (int j = 0; s && j < sn->nr_windows; j++) {
+			const struct mwindow *w = &sn->windows[j];
+			json_t *wj = json_array_get(ws, (size_t)j);
+			int k = decoder_window_stream(m, w);
+
+			if (put_decoder(wj, "ptxed", m, dir, k, k < 0 ? NULL : w->file, w->bytes,
+					DECODER_PTXED) ||
+			    put_decoder(wj, "ptdump", m, dir, k, k < 0 ? NULL : w->file, w->bytes,
+					DECODER_PTDUMP)) {
+				json_decref(s);
+				s = NULL;
+			}
+		}
+		if (!s || json_array_append_new(arr, s)) {
+			json_decref(arr);
+			return NULL;
+		}
+	}
+	return arr;
+}
+
 /* The manifest's own values, in its types; what info adds beside them. */
 static json_t *describe(const struct manifest *m, const char *dir, const struct problems *p)
 {
 	json_t *mj = manifest_to_json(m), *info, *streams, *problems;
 	static const char *const keys[] = {
 		"complete", "stop_reason", "target", "mode", "event", "attr", "filter",
-		"start_time", "end_time",
+		"start_time", "end_time", "snapshot", "triggers", "marks",
 	};
 	uint64_t total = 0;
 	char buf[24];
@@ -178,11 +230,18 @@ static json_t *describe(const struct manifest *m, const char *dir, const struct 
 		json_t *s = manifest_stream_to_json(&m->streams[i]);
 
 		total += m->streams[i].bytes;
-		if (!s || put_decoder(s, "ptxed", m, dir, i, DECODER_PTXED) ||
-		    put_decoder(s, "ptdump", m, dir, i, DECODER_PTDUMP) ||
+		if (!s || put_decoder(s, "ptxed", m, dir, i, m->streams[i].file, m->streams[i].bytes,
+				      DECODER_PTXED) ||
+		    put_decoder(s, "ptdump", m, dir, i, m->streams[i].file, m->streams[i].bytes,
+				DECODER_PTDUMP) ||
 		    json_array_append_new(streams, s))
 			goto fail;
 	}
+	if (m->snapshot_mode && json_object_set_new(info, "snapshots", snapshots(m, dir)))
+		goto fail;
+	snprintf(buf, sizeof(buf), "%d", m->nr_fires);
+	if (m->nr_triggers && json_object_set_new(info, "fires", json_string(buf)))
+		goto fail;
 	for (int i = 0; i < p->nr; i++)
 		json_array_append_new(problems, json_string(p->msg[i]));
 	snprintf(buf, sizeof(buf), "%" PRIu64, total);

@@ -452,6 +452,21 @@ static void summary(const struct plan *p, const struct session_result *res)
 				 "the hardware may have gone unrecorded; it was restarted each time "
 				 "(a larger -m DATA helps)", st->trace, a->data_full);
 	}
+	if (res->manifest.nr_snapshots)
+		msg_note("%d snapshot%s: %s/snap-1 to snap-%d", res->manifest.nr_snapshots,
+			 res->manifest.nr_snapshots == 1 ? "" : "s", p->opts.output,
+			 res->manifest.nr_snapshots);
+	for (int i = 0; i < res->manifest.nr_triggers; i++) {
+		const struct mtrigger *t = &res->manifest.triggers[i];
+
+		msg_note("%s: %" PRIu64 " fire%s%s", t->spec, t->fires, t->fires == 1 ? "" : "s",
+			 t->dropped ? " (and some the kernel dropped: see the manifest)" : "");
+	}
+	if (p->opts.script.no_trace) {
+		msg_note("no trace (--no-trace), in %s (%s)", p->opts.output,
+			 res->stop_reason ? res->stop_reason : "stopped");
+		return;
+	}
 	msg_note("%" PRIu64 " bytes of trace in %d stream%s, %" PRIu64 " loss record%s, in %s "
 		 "(%s)", res->bytes, res->nr_streams, res->nr_streams == 1 ? "" : "s",
 		 res->losses, res->losses == 1 ? "" : "s", p->opts.output,

@@ -152,7 +152,8 @@ static void sideband(struct argv *a, const struct manifest *m, int i)
 	}
 }
 
-static struct argv build(const struct manifest *m, int i, enum decoder tool)
+/* The arguments for trace file @trace (the stream's own, or a snapshot's window) of stream @i. */
+static struct argv build(const struct manifest *m, int i, const char *trace, enum decoder tool)
 {
 	struct argv a = { 0 };
 
@@ -162,7 +163,7 @@ static struct argv build(const struct manifest *m, int i, enum decoder tool)
 		sideband(&a, m, i);
 		add(&a, "--pt");
 	}
-	add_file(&a, "%s", m->streams[i].file);
+	add_file(&a, "%s", trace);
 	if (a.failed)
 		argv_free(&a);
 	return a;
@@ -170,7 +171,21 @@ static struct argv build(const struct manifest *m, int i, enum decoder tool)
 
 char **decoder_argv(const struct manifest *m, const char *dir, int i, enum decoder tool)
 {
-	struct argv a = build(m, i, tool);
+	return decoder_argv_trace(m, dir, i, m->streams[i].file, tool);
+}
+
+int decoder_window_stream(const struct manifest *m, const struct mwindow *w)
+{
+	for (int i = 0; i < m->nr_streams; i++)
+		if (m->streams[i].cpu == w->cpu && m->streams[i].tid == w->tid)
+			return i;
+	return -1;
+}
+
+char **decoder_argv_trace(const struct manifest *m, const char *dir, int i, const char *trace,
+			  enum decoder tool)
+{
+	struct argv a = build(m, i, trace, tool);
 	char **v = a.v;
 
 	for (int k = 0; v && k < a.n; k++) {
@@ -307,12 +322,13 @@ static const char script_body[] =
 	"}\n"
 	"\n";
 
-/* One decoder's line in the script: the bundle's files below "$b". */
-static void put_decode(struct text *t, const struct manifest *m, int i, enum decoder tool)
+/* One decoder's line in the script for trace @file of stream @i: the bundle's files below "$b". */
+static void put_decode(struct text *t, const struct manifest *m, int i, const char *file,
+		       enum decoder tool)
 {
-	const char *file = m->streams[i].file, *ext = tool == DECODER_PTXED ? "ptxed" : "ptdump";
+	const char *ext = tool == DECODER_PTXED ? "ptxed" : "ptdump";
 	size_t n = strlen(file);
-	struct argv a = build(m, i, tool);
+	struct argv a = build(m, i, file, tool);
 	char *out;
 
 	if (n > 3 && !strcmp(file + n - 3, ".pt"))
@@ -346,14 +362,27 @@ char *decoder_script(const struct manifest *m, const char *dir)
 	put_word(&t, dir);
 	put(&t, "%s", script_body);
 	for (int i = 0; i < m->nr_streams; i++) {
+		if (!m->streams[i].file)
+			continue;	/* snapshot mode: the windows, below */
 		if (!m->streams[i].bytes) {
 			put(&t, ": nothing to decode in the empty ");	/* a no-op, whatever the name */
 			put_word(&t, m->streams[i].file);
 			put(&t, "\n");
 			continue;
 		}
-		put_decode(&t, m, i, DECODER_PTXED);
-		put_decode(&t, m, i, DECODER_PTDUMP);
+		put_decode(&t, m, i, m->streams[i].file, DECODER_PTXED);
+		put_decode(&t, m, i, m->streams[i].file, DECODER_PTDUMP);
+	}
+	for (int s = 0; s < m->nr_snapshots; s++) {
+		for (int j = 0; j < m->snapshots[s].nr_windows; j++) {
+			const struct mwindow *w = &m->snapshots[s].windows[j];
+			int i = decoder_window_stream(m, w);
+
+			if (!w->bytes || i < 0)
+				continue;
+			put_decode(&t, m, i, w->file, DECODER_PTXED);
+			put_decode(&t, m, i, w->file, DECODER_PTDUMP);
+		}
 	}
 	put(&t, "exit $status\n");
 	return t.failed ? NULL : t.s;

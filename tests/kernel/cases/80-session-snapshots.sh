@@ -56,3 +56,12 @@ fi
 # The JSON result says the same snapshots.
 [ "$(grep -c '"cause":' snap.json)" = "$(grep -c '"cause":' snap/manifest.json)" ] \
 	&& pass snap_json_result || fail snap_json_result "$(head -c 400 snap.json)"
+# info lists the snapshots, a decoder line for every window with bytes, and no problem.
+/ptcollect info -j snap >info.json 2>info.err
+if [ "$(grep -c '"ptdump": "ptdump' info.json)" = "$(awk '$5 > 0' /tmp/win.list | wc -l)" ] &&
+	grep -q 'snap-1/cpu0.pt' info.json && grep -q '"problems": \[\]' info.json; then
+	pass snap_info_lines
+else
+	cat info.err
+	fail snap_info_lines "$(grep -c '"ptdump": "ptdump' info.json) ptdump lines; $(head -c 300 info.err)"
+fi
