@@ -56,6 +56,8 @@ int steer_open(struct steer **st, const struct script_plan *sp, const struct ste
 	       struct manifest *m, struct error *e);
 /* Whether there are triggers to arm, and for which process (the plan's scope). */
 bool steer_has_triggers(const struct steer *st);
+/* The triggers' descriptor (readable when a fire waits), -1 without triggers. */
+int steer_trigger_fd(const struct steer *st);
 /* Arm them, once: @pid is the workload's for SCOPE_WORKLOAD, else ignored. */
 int steer_arm(struct steer *st, pid_t pid, struct error *e);
 /* Tracing is live: write --ready's file, or its line on ACK. */

@@ -21,6 +21,7 @@
 
 #include "bundle.h"
 #include "events.h"
+#include "freeze.h"
 #include "images.h"
 #include "kimage.h"
 #include "procfs.h"
@@ -47,6 +48,7 @@ struct session {
 	int nr_tids;
 	struct workload w;
 	struct steer *steer;	/* triggers, control, ready */
+	struct freezer *fz;	/* early freezes for snapshot triggers, or NULL */
 	struct snapshots snaps;
 	bool tracing;		/* the events are on (not stopped by a trigger or the control) */
 	int proc_fd;		/* proc.pevent, -1 until a running target needs it */
@@ -449,6 +451,30 @@ static void check_limits(struct session *s)
 		stop(s, "every traced thread exited");
 }
 
+/* What the triggers and the control ask, with the early freezes held meanwhile. */
+static void steer_loop(struct session *s, const struct pollfd *pf, int n)
+{
+	bool any = false;
+
+	for (int i = 0; i < n; i++)
+		any |= pf[i].revents != 0;
+	if (!any)
+		return;
+	freeze_hold(s->fz);
+	steer_handle(s->steer, pf, n);
+	freeze_release(s->fz, s->tracing && !s->stop);
+}
+
+/* Fires and commands that wait now, without waiting for more (a long task in between). */
+static void steer_now(struct session *s)
+{
+	struct pollfd pf[STEER_MAX_FDS];
+	int n = steer_fds(s->steer, pf);
+
+	if (n && poll(pf, (nfds_t)n, 0) > 0)
+		steer_loop(s, pf, n);
+}
+
 static int loop(struct session *s, struct error *e)
 {
 	int n = s->nr_streams + 2, ns;
@@ -467,7 +493,7 @@ static int loop(struct session *s, struct error *e)
 		if (poll(pf, (nfds_t)(n + ns), -1) < 0 && errno != EINTR)
 			break;
 		/* A trigger first: its snapshot should freeze the trace at once. */
-		steer_handle(s->steer, pf + n, ns);
+		steer_loop(s, pf + n, ns);
 		for (int i = 0; i < s->nr_streams; i++) {
 			drain(s, &s->streams[i], false);
 			if (pf[i].revents & (POLLHUP | POLLERR))
@@ -528,6 +554,7 @@ static void synthesize_running(struct session *s)
 		for (int i = 0; i < nr; i++) {
 			/* The hardware is running: keep its rings drained while we read /proc. */
 			drain_all(s, false);
+			steer_now(s);
 			synthesize(s, pids[i], true);
 		}
 		free(pids);
@@ -662,6 +689,17 @@ static void note_time_conv(struct session *s)
 	s->m.time_conv.time_shift = pc->time_shift;
 }
 
+/* Per-CPU snapshot mode where every trigger takes a snapshot: early freezes pay. */
+static bool freezes(const struct plan *p)
+{
+	if (!p->opts.script.snapshot || p->per_thread || !p->script.nr_specs)
+		return false;
+	for (int i = 0; i < p->script.nr_specs; i++)
+		if (p->script.specs[i].action != TRIGGER_ACT_SNAPSHOT)
+			return false;
+	return true;
+}
+
 /*
  * Tracing begins: running targets' events are enabled now (a workload's at
  * its exec), unless a trigger is to start them; the triggers are armed
@@ -692,6 +730,10 @@ static int begin(struct session *s, struct error *e)
 			return ret;
 	}
 	s->res->began = true;
+	if (freezes(p) && freeze_start(&s->fz, s->streams, s->nr_streams,
+				       steer_trigger_fd(s->steer), e))
+		warn(s, e->code, "%s; snapshots come a little later after a fire", e->why);
+	err_clear(e);
 	if (bundle_begun(s->bundle, e))
 		warn(s, e->code, "%s", e->why);
 	err_clear(e);
@@ -707,6 +749,8 @@ static void end(struct session *s)
 	const struct script_opts *o = &s->p->opts.script;
 	struct error e = { 0 };
 
+	freeze_stop(s->fz);
+	s->fz = NULL;
 	steer_quiet(s->steer);
 	if (o->snapshot && !o->no_final_snapshot && !s->write_err.code)
 		act_snapshot(s, &(struct snapshot_cause){ .what = "final", .trigger = -1, .cpu = -1 },

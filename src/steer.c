@@ -113,6 +113,11 @@ bool steer_has_triggers(const struct steer *st)
 	return st->ts != NULL;
 }
 
+int steer_trigger_fd(const struct steer *st)
+{
+	return st->ts ? trigger_fd(st->ts) : -1;
+}
+
 int steer_arm(struct steer *st, pid_t pid, struct error *e)
 {
 	if (!st->ts)
