@@ -821,7 +821,8 @@ int session_run(const struct plan *p, const struct session_ops *ops,
 		ret = err_runtime(e, -ENOMEM, "out of memory");
 		goto out;
 	}
-	memcpy(s.streams, p->streams, (size_t)p->nr_streams * sizeof(*s.streams));
+	if (p->nr_streams)
+		memcpy(s.streams, p->streams, (size_t)p->nr_streams * sizeof(*s.streams));
 	s.nr_streams = p->nr_streams;
 	ret = setup_signals(&s, e);
 	if (!ret)
