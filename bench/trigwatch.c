@@ -8,10 +8,12 @@
  * "FIRE PERF_TIME CPU" (the fire on perf's sample clock), then exits.
  *
  * trigwatch --aux PERF.DATA: "AUX CPU TIME" for each PERF_RECORD_AUX with
- * the OVERWRITE flag in perf.data (the stops that end snapshot windows);
- * perf report -D takes minutes for it in the rig, dumping the trace too.
+ * the OVERWRITE flag in perf.data (the stops that end snapshot windows),
+ * read with ptcollect's perfdata reader; perf report -D takes minutes for it
+ * in the rig, dumping the trace too.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -19,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "perfdata.h"
 #include "trigger.h"
 #include "trigger_spec.h"
 
@@ -29,64 +33,42 @@ static int fail(const char *what, const struct error *e)
 	return 1;
 }
 
-/* perf.data's header, as tools/perf/util/header.h lays it out. */
-struct section {
-	uint64_t offset, size;
-};
+/* Each PERF_RECORD_AUX with OVERWRITE: the stop that ended a snapshot window. */
+static int on_record(void *ctx, const struct pd_record *r, struct error *e)
+{
+	struct perfdata *pd = ctx;
+	const struct pd_attr *a;
+	struct sb_sample_id sid;
+	size_t tlen;
+	uint64_t flags;
 
-struct file_header {
-	uint64_t magic, size, attr_size;
-	struct section attrs, data, event_types;
-	uint64_t features[4];
-};
-
-#define RECORD_AUXTRACE 71	/* perf's own: the trace bytes follow the record */
+	if (r->hdr.type != PERF_RECORD_AUX || r->hdr.size < 32)
+		return 0;
+	if (perfdata_sample_id(pd, r, &a, &sid, &tlen, e))
+		return e->code;
+	memcpy(&flags, r->data + 24, sizeof(flags));
+	if (flags & PERF_AUX_FLAG_OVERWRITE)
+		printf("AUX %u %" PRIu64 "\n", sid.cpu, sid.time);
+	return 0;
+}
 
 static int perf_aux(const char *path)
 {
-	FILE *f = fopen(path, "r");
-	struct file_header h;
-	struct perf_event_attr a;
-	uint64_t pos, end, st, tpos, cpos;
-	uint8_t rec[65536];
+	struct perfdata_ops ops = { .record = on_record };
+	struct perfdata *pd;
+	struct error e = { 0 };
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
 
-	if (!f || fread(&h, sizeof(h), 1, f) != 1 || memcmp(&h.magic, "PERFILE2", 8)) {
-		fprintf(stderr, "trigwatch: %s: not a perf.data file\n", path);
+	if (fd < 0 || perfdata_open(&pd, fd, path, &e)) {
+		fprintf(stderr, "trigwatch: %s: %s\n", path, fd < 0 ? strerror(errno) : e.why);
 		return 1;
 	}
-	/* The first event is intel_pt's (perf puts it in front): its sample_id layout. */
-	memset(&a, 0, sizeof(a));
-	if (fseek(f, (long)h.attrs.offset, SEEK_SET) ||
-	    fread(&a, h.attr_size < sizeof(a) ? h.attr_size : sizeof(a), 1, f) != 1)
-		return 1;
-	st = a.sample_type;
-	tpos = 8 + 24 + (st & PERF_SAMPLE_TID ? 8 : 0);
-	cpos = tpos + (st & PERF_SAMPLE_TIME ? 8 : 0) + (st & PERF_SAMPLE_ID ? 8 : 0) +
-	       (st & PERF_SAMPLE_STREAM_ID ? 8 : 0);
-	for (pos = h.data.offset, end = h.data.offset + h.data.size; pos + 8 <= end;) {
-		struct perf_event_header eh;
-		uint64_t flags, t, more = 0;
-		uint32_t cpu;
-
-		if (fseek(f, (long)pos, SEEK_SET) || fread(&eh, sizeof(eh), 1, f) != 1 ||
-		    eh.size < sizeof(eh))
-			break;
-		memcpy(rec, &eh, sizeof(eh));
-		if (eh.size > sizeof(eh) && fread(rec + sizeof(eh), eh.size - sizeof(eh), 1, f) != 1)
-			break;
-		if (eh.type == RECORD_AUXTRACE)
-			memcpy(&more, rec + 8, 8);
-		if (eh.type == PERF_RECORD_AUX && eh.size >= cpos + 4) {
-			memcpy(&flags, rec + 24, 8);
-			memcpy(&t, rec + tpos, 8);
-			memcpy(&cpu, rec + cpos, 4);
-			if (flags & PERF_AUX_FLAG_OVERWRITE)
-				printf("AUX %u %" PRIu64 "\n", cpu, t);
-		}
-		pos += eh.size + more;
-	}
-	fclose(f);
-	return 0;
+	ret = perfdata_read(pd, &ops, pd, &e);
+	if (ret)
+		fprintf(stderr, "trigwatch: %s: %s\n", path, e.why);
+	perfdata_close(pd);
+	close(fd);
+	return ret ? 1 : 0;
 }
 
 int main(int argc, char **argv)
