@@ -536,3 +536,56 @@ Test(session, readme_script_example_is_examples_session_sh)
 	free(readme);
 	free(script);
 }
+
+/* info on a snapshot bundle: each window with its decoder lines, checked against its size. */
+Test(session, info_gives_every_window_its_decoder_lines)
+{
+	char dir[] = "/tmp/ptc-snapinfo-XXXXXX", path[256], *seed, *text = NULL;
+	static char zeros[4096];
+	struct run_result r;
+	json_t *j, *w;
+	size_t n = 0;
+	FILE *f;
+
+	cr_assert(mkdtemp(dir));
+	seed = run_srcpath("tests/fuzz/corpus/manifest/snapshots.json");
+	f = fopen(seed, "r");
+	cr_assert(f);
+	cr_assert_gt(getdelim(&text, &n, '\0', f), 0);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	f = fopen(path, "w");
+	fputs(text, f);
+	fclose(f);
+	for (int i = 1; i <= 2; i++) {
+		snprintf(path, sizeof(path), "%s/snap-%d", dir, i);
+		cr_assert_eq(mkdir(path, 0700), 0);
+		snprintf(path, sizeof(path), "%s/snap-%d/cpu0.pt", dir, i);
+		f = fopen(path, "w");
+		/* snap-2 one byte short of what the manifest says */
+		cr_assert_eq(fwrite(zeros, 1, i == 1 ? 4096 : 4095, f), i == 1 ? 4096u : 4095u);
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "%s/cpu0.pevent", dir);
+	fclose(fopen(path, "w"));
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", "-j", dir, NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	j = load(r.out);
+	w = json_array_get(json_object_get(json_array_get(json_object_get(j, "snapshots"), 0),
+					   "windows"), 0);
+	snprintf(path, sizeof(path), "--pevent:primary %s/cpu0.pevent", dir);
+	cr_expect(strstr(str(w, "ptxed"), path), "%s", str(w, "ptxed"));
+	snprintf(path, sizeof(path), "--pt %s/snap-1/cpu0.pt", dir);
+	cr_expect(strstr(str(w, "ptxed"), path), "%s", str(w, "ptxed"));
+	cr_expect(strstr(r.err, "snap-2/cpu0.pt has 4095 bytes, the manifest says 4096"), "%s",
+		  r.err);
+	cr_expect(!strstr(r.err, "snap-1/cpu0.pt"), "%s", r.err);
+	cr_expect(!strstr(r.err, "cpu0.pt is missing"), "snapshot mode has no cpu0.pt: %s", r.err);
+	json_decref(j);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", "--script", dir, NULL), 0);
+	cr_expect(strstr(r.out, "snap-1/cpu0.pt") && strstr(r.out, "snap-2/cpu0.pt"), "%s", r.out);
+	run_free(&r);
+	free(text);
+	free(seed);
+}
