@@ -589,3 +589,38 @@ Test(session, info_gives_every_window_its_decoder_lines)
 	free(text);
 	free(seed);
 }
+
+/* SIGUSR2 asks for a snapshot; without -S it is said and ignored, and SIGINT still ends it. */
+Test(session, sigusr2_without_snapshot_mode_is_ignored_with_a_warning)
+{
+	char dir[] = "/tmp/ptc-usr2-XXXXXX", out[64], ready[64], err[4096];
+	int p[2], st;
+	ssize_t n;
+	pid_t pid;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(ready, sizeof(ready), "%s/ready", dir);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	if (!pid) {
+		dup2(p[1], 2);
+		execl(run_bin(), "ptcollect", "record", "--no-trace", "-o", out, "--ready", ready,
+		      "--", "sleep", "30", (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	for (int i = 0; i < 500 && access(ready, F_OK); i++)
+		usleep(10000);
+	cr_assert_eq(access(ready, F_OK), 0);
+	kill(pid, SIGUSR2);
+	usleep(200000);
+	cr_expect_eq(waitpid(pid, &st, WNOHANG), 0, "SIGUSR2 ended the recording");
+	kill(pid, SIGINT);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	n = read(p[0], err, sizeof(err) - 1);
+	err[n > 0 ? n : 0] = '\0';
+	close(p[0]);
+	cr_expect(strstr(err, "SIGUSR2 asks for a snapshot") && strstr(err, "ignored"), "%s", err);
+	cr_expect(WIFEXITED(st), "%#x", st);
+}

@@ -66,3 +66,16 @@ else
 	cat info.err
 	fail snap_info_lines "$(grep -c '"ptdump": "ptdump' info.json) ptdump lines; $(head -c 300 info.err)"
 fi
+# Per thread: the workload's one stream, snapshots on SIGUSR2 while it runs, exact too.
+/ptcollect record -q --per-thread -S -m ,64K -o pt --ready pready -- \
+	/bin/sh -c '. /lib.sh; work 60000' >/dev/null 2>pt.err &
+pid=$!
+wait_file pready || fail snap_per_thread "no ready file"
+for i in 1 2 3; do
+	sleep 0.3
+	kill -USR2 $pid
+done
+wait $pid
+ls pt/snap-1/tid*.pt >/dev/null 2>&1 || { cat pt.err; fail snap_per_thread "no snap-1/tidN.pt"; }
+check_windows snap_per_thread pt 65536 && [ "$(snap_windows pt/manifest.json | wc -l)" -ge 4 ] \
+	&& pass snap_per_thread
