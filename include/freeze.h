@@ -7,10 +7,11 @@
  * a snapshot window soonest after the fire; the session's loop then takes
  * the snapshot as usual (stopping a stopped stream changes nothing).
  *
- * The loop holds the freezer while it acts on fires (freeze_hold()), and
- * releases it after (freeze_release()): a thread that woke too late for the
- * fires acted on does nothing, and a stream stopped early that no snapshot
- * started again is started then, so no freeze outlives the fires it was for.
+ * After the loop has acted on fires it releases the freezer
+ * (freeze_release()): a thread that wakes after that for the fires acted on
+ * does nothing, and a stream stopped early that no snapshot started again is
+ * started then, so no freeze outlives the fires it was for. The threads
+ * never wait for the loop, nor the loop for them.
  */
 #ifndef PTC_FREEZE_H
 #define PTC_FREEZE_H
@@ -25,8 +26,6 @@ struct freezer;
 /* A thread per stream of @streams (per-CPU streams only), watching @trigger_fd. */
 int freeze_start(struct freezer **fz, struct stream *streams, int n, int trigger_fd,
 		 struct error *e);
-/* The loop is about to act on fires: no thread stops a stream from here on. */
-void freeze_hold(struct freezer *fz);
 /*
  * The loop has acted: streams stopped early start again when @resume (tracing
  * goes on), and the threads watch for the next fire.

@@ -1,5 +1,13 @@
 // SPDX-License-Identifier: MIT
-/* Threads on the traced CPUs that stop their CPU's stream the moment a trigger fires. */
+/*
+ * Threads on the traced CPUs that stop their CPU's stream the moment a
+ * trigger fires. They never wait for the loop: a thread stops its stream,
+ * says so (froze), and looks at the release count again; the loop counts a
+ * release, then takes back every froze and starts those streams. Each side
+ * writes first and reads the other's after (sequentially consistent), so at
+ * least one of them sees a freeze that raced a release, and the exchange on
+ * froze lets exactly one of them start the stream again.
+ */
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
@@ -18,22 +26,42 @@ struct watcher {
 	struct stream *st;
 	pthread_t th;
 	bool running;
-	bool froze;		/* stopped its stream since the last release */
+	int froze;		/* atomic: it stopped its stream, no release has taken it back */
 };
 
 struct freezer {
 	int trigger_fd;
 	int quit_fd;		/* an eventfd: the threads end */
-	pthread_mutex_t mu;
+	pthread_mutex_t mu;	/* only to sleep until the next release */
 	pthread_cond_t cv;
-	unsigned long gen;	/* counts releases */
-	bool quit;
+	unsigned long gen;	/* atomic: releases so far */
+	int resume;		/* atomic: tracing goes on after a release */
+	int quit;		/* atomic */
 	int n;
 	struct watcher w[];
 };
 
+#define LOAD(p)		__atomic_load_n(p, __ATOMIC_SEQ_CST)
+#define STORE(p, v)	__atomic_store_n(p, v, __ATOMIC_SEQ_CST)
+
+/* A freeze nobody needs any more: start the stream again, unless another did. */
+static void take_back(struct watcher *w, bool resume)
+{
+	if (__atomic_exchange_n(&w->froze, 0, __ATOMIC_SEQ_CST) && resume)
+		events_ioctl(w->st, PERF_EVENT_IOC_ENABLE);
+}
+
+static void sleep_past(struct freezer *fz, unsigned long gen)
+{
+	pthread_mutex_lock(&fz->mu);
+	while (LOAD(&fz->gen) == gen && !LOAD(&fz->quit))
+		pthread_cond_wait(&fz->cv, &fz->mu);
+	pthread_mutex_unlock(&fz->mu);
+}
+
 static void *watch(void *arg)
 {
+	struct sched_param rt = { .sched_priority = 1 };
 	struct watcher *w = arg;
 	struct freezer *fz = w->fz;
 	cpu_set_t set;
@@ -42,26 +70,31 @@ static void *watch(void *arg)
 	CPU_SET(w->st->cpu, &set);
 	/* Not pinned, it still freezes early, only at the price of an interrupt. */
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	pthread_mutex_lock(&fz->mu);
-	while (!fz->quit) {
-		unsigned long gen = fz->gen;
+	/*
+	 * Where the user may: the lowest real-time priority, so that a fire
+	 * preempts the traced thread at once. The thread only sleeps, stops a
+	 * stream and sleeps again.
+	 */
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt);
+	while (!LOAD(&fz->quit)) {
+		unsigned long gen = LOAD(&fz->gen);
 		struct pollfd pf[2] = {
 			{ .fd = fz->trigger_fd, .events = POLLIN },
 			{ .fd = fz->quit_fd, .events = POLLIN },
 		};
 
-		pthread_mutex_unlock(&fz->mu);
 		poll(pf, 2, -1);
-		pthread_mutex_lock(&fz->mu);
+		if (LOAD(&fz->quit))
+			break;
 		/* A release since the poll: those fires were acted on already. */
-		if (fz->gen == gen && !fz->quit && !w->froze) {
+		if (LOAD(&fz->gen) == gen) {
 			events_ioctl(w->st, PERF_EVENT_IOC_DISABLE);
-			w->froze = true;
+			STORE(&w->froze, 1);
+			if (LOAD(&fz->gen) != gen)
+				take_back(w, LOAD(&fz->resume));
 		}
-		while (fz->gen == gen && !fz->quit)
-			pthread_cond_wait(&fz->cv, &fz->mu);
+		sleep_past(fz, gen);
 	}
-	pthread_mutex_unlock(&fz->mu);
 	return NULL;
 }
 
@@ -75,6 +108,7 @@ int freeze_start(struct freezer **out, struct stream *streams, int n, int trigge
 	if (!fz)
 		return err_runtime(e, -ENOMEM, "out of memory");
 	fz->trigger_fd = trigger_fd;
+	fz->resume = 1;
 	fz->quit_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (fz->quit_fd < 0) {
 		ret = err_runtime(e, -errno, "eventfd: %s", strerror(errno));
@@ -100,24 +134,17 @@ int freeze_start(struct freezer **out, struct stream *streams, int n, int trigge
 	return 0;
 }
 
-void freeze_hold(struct freezer *fz)
-{
-	if (fz)
-		pthread_mutex_lock(&fz->mu);
-}
-
 void freeze_release(struct freezer *fz, bool resume)
 {
 	if (!fz)
 		return;
-	for (int i = 0; i < fz->n; i++) {
-		if (fz->w[i].froze && resume)
-			events_ioctl(fz->w[i].st, PERF_EVENT_IOC_ENABLE);
-		fz->w[i].froze = false;
-	}
-	fz->gen++;
+	STORE(&fz->resume, resume);
+	pthread_mutex_lock(&fz->mu);
+	__atomic_add_fetch(&fz->gen, 1, __ATOMIC_SEQ_CST);
 	pthread_cond_broadcast(&fz->cv);
 	pthread_mutex_unlock(&fz->mu);
+	for (int i = 0; i < fz->n; i++)
+		take_back(&fz->w[i], resume);
 }
 
 void freeze_stop(struct freezer *fz)
@@ -128,10 +155,10 @@ void freeze_stop(struct freezer *fz)
 	if (!fz)
 		return;
 	pthread_mutex_lock(&fz->mu);
-	fz->quit = true;
+	STORE(&fz->quit, 1);
 	pthread_cond_broadcast(&fz->cv);
 	pthread_mutex_unlock(&fz->mu);
-	/* Wakes the threads in poll(); the broadcast, those in the wait. */
+	/* Wakes the threads in poll(); the broadcast, those asleep until a release. */
 	w = write(fz->quit_fd, &one, sizeof(one));
 	(void)w;
 	for (int i = 0; i < fz->n; i++)

@@ -451,7 +451,7 @@ static void check_limits(struct session *s)
 		stop(s, "every traced thread exited");
 }
 
-/* What the triggers and the control ask, with the early freezes held meanwhile. */
+/* What the triggers and the control ask; then the early freezes are taken back. */
 static void steer_loop(struct session *s, const struct pollfd *pf, int n)
 {
 	bool any = false;
@@ -460,7 +460,6 @@ static void steer_loop(struct session *s, const struct pollfd *pf, int n)
 		any |= pf[i].revents != 0;
 	if (!any)
 		return;
-	freeze_hold(s->fz);
 	steer_handle(s->steer, pf, n);
 	freeze_release(s->fz, s->tracing && !s->stop);
 }
