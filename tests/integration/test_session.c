@@ -111,7 +111,8 @@ static void fires_exactly(const char *kind)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	res = load(r.out);
 	cr_expect_eq(count_fires(json_object_get(res, "fires"), 0, &tids), 1200,
-		     "%s: trig_hit fires, 400 calls in each of 3 threads", kind);
+		     "%s: trig_hit fires, 400 calls in each of 3 threads; triggers %s; stderr %s",
+		     kind, json_dumps(json_object_get(res, "triggers"), JSON_COMPACT), r.err);
 	cr_expect_eq(tids, 3, "from the workload's three threads");
 	cr_expect_eq(count_fires(json_object_get(res, "fires"), 1, &tids), 3);
 	cr_expect_str_eq(str(json_array_get(json_object_get(res, "triggers"), 0), "fires"), "1200");
