@@ -128,19 +128,28 @@ static int wait_stopped(struct rig *r)
 	return n;
 }
 
-Test(freeze, a_fire_stops_every_cpu_and_a_release_starts_them)
+/* The events counting, and the freeze threads started and waiting. */
+static struct freezer *start(struct rig *r)
 {
 	struct freezer *fz;
 	struct error e = { 0 };
-	struct rig r;
 	bool on[8];
 
-	rig_open(&r);
-	for (int i = 0; i < r.n; i++)
-		ioctl(r.st[i].fds[0], PERF_EVENT_IOC_ENABLE, 0);
-	cr_assert_eq(running(&r, on), r.n, "the events count before any fire");
-	cr_assert_eq(freeze_start(&fz, r.st, r.n, r.fd, &e), 0, "%s", e.why);
+	rig_open(r);
+	for (int i = 0; i < r->n; i++)
+		ioctl(r->st[i].fds[0], PERF_EVENT_IOC_ENABLE, 0);
+	cr_assert_eq(running(r, on), r->n, "the events count before any fire");
+	cr_assert_eq(freeze_start(&fz, r->st, r->n, r->fd, &e), 0, "%s", e.why);
 	usleep(50000);
+	return fz;
+}
+
+Test(freeze, a_fire_stops_every_cpu_and_a_release_starts_them)
+{
+	struct rig r;
+	struct freezer *fz = start(&r);
+	bool on[8];
+
 	cr_expect_eq(running(&r, on), r.n, "no fire, no freeze");
 	fire(&r);
 	cr_expect_eq(wait_stopped(&r), 0, "a fire stops every CPU's event");
@@ -159,16 +168,10 @@ Test(freeze, a_fire_stops_every_cpu_and_a_release_starts_them)
 
 Test(freeze, every_round_of_fires_is_released_with_nothing_left_stopped)
 {
-	struct freezer *fz;
-	struct error e = { 0 };
 	struct rig r;
+	struct freezer *fz = start(&r);
 	bool on[8];
 
-	rig_open(&r);
-	for (int i = 0; i < r.n; i++)
-		ioctl(r.st[i].fds[0], PERF_EVENT_IOC_ENABLE, 0);
-	cr_assert_eq(freeze_start(&fz, r.st, r.n, r.fd, &e), 0, "%s", e.why);
-	usleep(50000);
 	/*
 	 * Rounds of fire, act, release, the release at every moment of a
 	 * thread's wakeup (0 to 200 us after the fire): after each, once the
