@@ -163,6 +163,9 @@ _ptcollect()
 		-o|--output)
 			_filedir -d
 			return ;;
+		--user)
+			COMPREPLY=($(compgen -u -- "$cur"))
+			return ;;
 		--filter)
 			_ptcollect_filter
 			return ;;
@@ -171,7 +174,7 @@ _ptcollect()
 		esac
 		COMPREPLY=($(compgen -W "--event --pid --tid --all-cpus --cpu --mmap-pages
 			--output --force --quiet --per-thread --filter --duration --max-size
-			--kcore --archive --dry-run --json --help --" -- "$cur"))
+			--kcore --archive --user --dry-run --json --help --" -- "$cur"))
 		;;
 	esac
 } &&

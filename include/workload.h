@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "user.h"
 
 struct workload {
 	pid_t pid;		/* 0: none, or reaped */
@@ -21,9 +22,12 @@ struct workload {
 	int status;		/* exit code, or 128+signal, once reaped */
 };
 
-/* Fork @argv[0] as @path, held; the child gets @mask as its signal mask. */
+/*
+ * Fork @argv[0] as @path, held; the child gets @mask as its signal mask and,
+ * when @user is not NULL, becomes that user just before its exec.
+ */
 int workload_start(struct workload *w, const char *path, char *const argv[],
-		   const sigset_t *mask, struct error *e);
+		   const sigset_t *mask, const struct user *user, struct error *e);
 /* Let it exec; the exec's failure is an error. */
 int workload_release(struct workload *w, const char *name, struct error *e);
 /* Reap it if it exited (never blocks): true when it is gone now. */

@@ -190,6 +190,25 @@ static int resolve_command(struct plan *p, struct error *e)
 	return err_usage_code(e, -ENOENT, "cannot execute '%s': command not found in PATH", cmd);
 }
 
+/* --user: root runs the workload as another user; nobody else can, and only a workload. */
+static int resolve_user(struct plan *p, struct error *e)
+{
+	const char *u = p->opts.user;
+	int ret;
+
+	if (!u)
+		return 0;
+	if (!p->opts.command)
+		return err_usage(e, "--user %s: only a workload (-- COMMAND) runs as another user", u);
+	if (geteuid())
+		return err_usage_code(e, -EPERM, "--user %s: only root can run the workload as "
+				      "another user", u);
+	ret = user_resolve(u, &p->user, e);
+	if (ret)
+		err_what(e, "--user");
+	return ret;
+}
+
 static int resolve_target(struct plan *p, int *cpus, int nr_cpus, struct error *e)
 {
 	const struct record_opts *o = &p->opts;
@@ -207,6 +226,8 @@ static int resolve_target(struct plan *p, int *cpus, int nr_cpus, struct error *
 	ret = resolve_threads(p, e);
 	if (!ret && o->command)
 		ret = resolve_command(p, e);
+	if (!ret)
+		ret = resolve_user(p, e);
 	if (ret)
 		return ret;
 	for (int i = 0; i < o->nr_cpus; i++) {

@@ -537,7 +537,8 @@ static int run(struct session *s, struct error *e)
 	int ret;
 
 	if (p->opts.command) {
-		ret = workload_start(&s->w, p->exec_path, p->opts.command, &s->old_mask, e);
+		ret = workload_start(&s->w, p->exec_path, p->opts.command, &s->old_mask,
+				     p->opts.user ? &p->user : NULL, e);
 		if (ret)
 			return ret;
 	}

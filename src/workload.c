@@ -10,10 +10,10 @@
 
 /*
  * The exec error pipe is close-on-exec: EOF means the exec worked, an int
- * means its errno.
+ * means its errno (negative: becoming --user failed).
  */
 int workload_start(struct workload *w, const char *path, char *const argv[],
-		   const sigset_t *mask, struct error *e)
+		   const sigset_t *mask, const struct user *user, struct error *e)
 {
 	int go[2], ep[2];
 
@@ -46,8 +46,11 @@ int workload_start(struct workload *w, const char *path, char *const argv[],
 		sigprocmask(SIG_SETMASK, mask, NULL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* the collector gave up */
-		execv(path, argv);
-		err = errno;
+		/* After the events exist: they were opened on a task of root's. */
+		err = user ? user_become(user) : 0;
+		if (!err)
+			execv(path, argv);
+		err = err ?: errno;
 		if (write(ep[1], &err, sizeof(err)) < 0)
 			_exit(127);
 		_exit(127);
@@ -73,6 +76,8 @@ int workload_release(struct workload *w, const char *name, struct error *e)
 	while (n < 0 && errno == EINTR);
 	close(w->exec_err_fd);
 	w->exec_err_fd = -1;
+	if (n == sizeof(err) && err < 0)
+		return err_runtime(e, err, "cannot run '%s' as --user: %s", name, strerror(-err));
 	if (n == sizeof(err)) {
 		if (err == ENOENT || err == EACCES || err == ENOEXEC)
 			return err_usage_code(e, -err, "cannot execute '%s': %s", name,
