@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@
 #include "sideband.h"
 #include "tempfile.h"
 #include "testbundle.h"
+#include "user.h"
+#include "workload.h"
 
 /* Run ptcollect with @args as `sh -c` runs it with @redir (">/dev/full", ">&-"). */
 static void run_redirected(char **env, const char *redir, char *const args[],
@@ -583,4 +586,124 @@ Test(safety, force_puts_the_old_bundle_back_when_nothing_was_recorded)
 	cr_expect_neq(access(path, F_OK), 0, "the old cpu0.pt is gone");
 	testbundle_remove(dir);
 	free(dir);
+}
+
+/* ---- --user: root runs the workload as another user ---------------------------------- */
+
+Test(safety, user_is_resolved_by_the_plan_and_refused_where_it_means_nothing)
+{
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
+	char script[1024];
+	char *argv[] = { "sh", "-c", script, NULL };
+	struct run_result r;
+
+	if (geteuid())
+		cr_skip_test("--user is root's");
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--json", "--user", "nobody",
+				   "-o", "/tmp/ptc-dry-run-never-created", "--", "true", NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "\"user\": {\n      \"name\": \"nobody\",\n      \"uid\": 65534,"),
+		  "%s", r.out);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--user", "ptc-no-such-user",
+				   "-o", "/tmp/ptc-dry-run-never-created", "--", "true", NULL), 0);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "--user: no user 'ptc-no-such-user'"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--user", "nobody", "-p", "1",
+				   "-o", "/tmp/ptc-dry-run-never-created", NULL), 0);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "only a workload (-- COMMAND) runs as another user"), "%s", r.err);
+	run_free(&r);
+	snprintf(script, sizeof(script), "exec setpriv --reuid 65534 --regid 65534 --clear-groups "
+		 "'%s' record --dry-run --user root -o /tmp/ptc-dry-run-never-created -- true",
+		 run_bin());
+	cr_assert_eq(run_argv(argv, env, &r), 0);
+	if (strstr(r.err, "setpriv:"))
+		cr_skip_test("setpriv cannot change the user here: %s", r.err);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "only root can run the workload as another user"), "%s", r.err);
+	run_free(&r);
+}
+
+/* The workload module itself: held, released, and running as nobody with nobody's groups. */
+Test(safety, the_workload_becomes_the_user_before_its_exec)
+{
+	char dir[] = "/tmp/ptc-user-XXXXXX", out[64], cmd[128], line[128] = "";
+	char *argv[] = { "sh", "-c", cmd, NULL };
+	struct error e = { 0 };
+	struct workload w;
+	struct user u;
+	sigset_t mask;
+	FILE *f;
+
+	if (geteuid())
+		cr_skip_test("only root can become another user");
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(chmod(dir, 0777), 0);
+	snprintf(out, sizeof(out), "%s/ids", dir);
+	snprintf(cmd, sizeof(cmd), "echo $(id -u) $(id -g) $(id -G) >%s", out);
+	cr_assert_eq(user_resolve("nobody", &u, &e), 0, "%s", e.why);
+	sigemptyset(&mask);
+	cr_assert_eq(workload_start(&w, "/bin/sh", argv, &mask, &u, &e), 0, "%s", e.why);
+	cr_assert_eq(workload_release(&w, "sh", &e), 0, "%s", e.why);
+	for (int i = 0; i < 500 && !workload_reap(&w); i++)
+		usleep(10000);
+	cr_expect_eq(w.status, 0);
+	f = fopen(out, "r");
+	cr_assert(f, "the workload wrote nothing");
+	cr_assert(fgets(line, sizeof(line), f));
+	fclose(f);
+	cr_expect_str_eq(line, "65534 65534 65534\n");
+	workload_close(&w);
+	unlink(out);
+	rmdir(dir);
+}
+
+/* ---- JSON of bytes that are not UTF-8 (found by fuzzing dump --json) ------------------ */
+
+static json_t *parse_or_fail(const struct run_result *r, const char *what)
+{
+	json_error_t je;
+	json_t *j = json_loads(r->out, 0, &je);
+
+	cr_assert(j, "%s: exit %d, no JSON (%s): %.300s\n%s", what, r->status, je.text, r->out,
+		  r->err);
+	return j;
+}
+
+Test(safety, json_output_takes_names_that_are_not_utf8)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
+	char *sb = comm_pevent("ab\xa8\xff"), dir[] = "/tmp/ptc-safety-XXXXXX", bundle[64];
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
+	struct run_result r;
+	json_t *j;
+
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--json", sb, NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	j = parse_or_fail(&r, "dump --json");
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(
+		json_object_get(j, "records"), 0), "comm")), "ab\xef\xbf\xbd\xef\xbf\xbd");
+	json_decref(j);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--json", "-o",
+				   "/tmp/ptc-dry-run-never-created", "--", "echo", "\xff", NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	json_decref(parse_or_fail(&r, "record --dry-run --json"));
+	run_free(&r);
+	cr_assert(mkdtemp(dir));
+	snprintf(bundle, sizeof(bundle), "%s/b\xff", dir);
+	testbundle_write(bundle, &pc, true);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", "--json", bundle, NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	j = parse_or_fail(&r, "info --json");
+	cr_expect(strstr(json_string_value(json_object_get(j, "bundle")), "/b\xef\xbf\xbd"));
+	json_decref(j);
+	run_free(&r);
+	testbundle_remove(dir);
+	unlink(sb);
+	free(sb);
 }

@@ -87,3 +87,89 @@ perf_packets() {
 	psb=$1 psbend=$2 tsc=$3 bad=$4
 	echo "packets: PSB $psb PSBEND $psbend TSC $tsc bad $bad"
 }
+
+# ---- a bundle checked against itself (the 8x cases: faults and bad inputs) ----
+
+# manifest_streams FILE: one line per stream of a manifest: file sideband bytes
+# sideband_bytes truncated lost lost_records partial collision
+manifest_streams() {
+	awk -F'"' '
+		/"streams": \[/ { in_s = 1; next }
+		in_s && /^  \]/ { in_s = 0 }
+		!in_s { next }
+		$2 == "file" { f = $4 } $2 == "sideband" { sb = $4 }
+		$2 == "bytes" { b = $4 } $2 == "sideband_bytes" { sbb = $4 }
+		$2 == "truncated" { t = $4 } $2 == "lost" && $4 != "" { l = $4 }
+		$2 == "lost_records" { lr = $4 } $2 == "partial" { p = $4 }
+		$2 == "collision" { c = $4 }
+		$2 == "itrace_start" { print f, sb, b, sbb, t, l, lr, p, c }' "$1"
+}
+# manifest_str FILE KEY: the string after the first "KEY": (null prints nothing)
+manifest_str() { sed -n "s/^ *\"$2\": \"\(.*\)\",*$/\1/p" "$1" | head -n 1; }
+# size FILE: its bytes (0 when missing)
+size() { wc -c <"$1" 2>/dev/null || echo 0; }
+
+# check_agrees NAME DIR: the manifest agrees with the files, and info says what was lost.
+# A complete bundle: every file holds exactly what its stream's entry says, the .pevent
+# holds as many TRUNCATED AUX and LOST records (and lost records) as counted. An incomplete
+# one (killed): the files hold at least that. info exits 0 and names every loss.
+check_agrees() {
+	_n=$1 _d=$2 _m=$2/manifest.json _why=""
+	[ -f "$_m" ] || { fail "$_n" "no manifest in $_d: $(ls "$_d" 2>&1)"; return 1; }
+	_complete=0
+	grep -q '^  "complete": true' "$_m" && _complete=1
+	/ptcollect info "$_d" >/tmp/agree.out 2>/tmp/agree.err \
+		|| _why="$_why; info exit $?: $(cat /tmp/agree.err)"
+	manifest_streams "$_m" >/tmp/agree.streams
+	[ -s /tmp/agree.streams ] || _why="$_why; no stream in the manifest"
+	while read -r f sb b sbb t l lr p c; do
+		fs=$(size "$_d/$f") sbs=$(size "$_d/$sb")
+		if [ $_complete = 1 ]; then
+			[ "$fs" = "$b" ] || _why="$_why; $f has $fs bytes, the manifest says $b"
+			[ "$sbs" = "$sbb" ] || _why="$_why; $sb has $sbs bytes, the manifest says $sbb"
+			/ptcollect dump "$_d/$sb" >/tmp/agree.sb 2>/dev/null
+			nt=$(grep -c 'PERF_RECORD_AUX.TRUNCATED' /tmp/agree.sb)
+			nl=$(grep -c 'PERF_RECORD_LOST  ' /tmp/agree.sb)
+			nlr=$(sed -n 's/.*PERF_RECORD_LOST  [0-9a-f]*, \([0-9a-f]*\).*/\1/p' /tmp/agree.sb |
+				while read -r x; do echo $((0x$x)); done | awk '{ s += $1 } END { print s + 0 }')
+			[ "$nt" = "$t" ] || _why="$_why; $sb holds $nt TRUNCATED records, the manifest says $t"
+			[ "$nl" = "$l" ] || _why="$_why; $sb holds $nl LOST records, the manifest says $l"
+			[ "$nlr" = "$lr" ] || _why="$_why; $sb's LOST records drop $nlr, the manifest says $lr"
+		else
+			[ "$fs" -ge "$b" ] || _why="$_why; $f has $fs bytes, fewer than the manifest's $b"
+			[ "$fs" = "$b" ] || grep -q "$f holds $fs bytes, more than the $b" /tmp/agree.err \
+				|| _why="$_why; info does not say $f holds $fs bytes, more than $b"
+		fi
+		[ "$t" = 0 ] || grep -q "$f: $t TRUNCATED record(s)" /tmp/agree.err \
+			|| _why="$_why; info does not report $f's $t TRUNCATED"
+		[ "$l" = 0 ] || grep -q "$f: $l LOST record(s): $lr sideband records" /tmp/agree.err \
+			|| _why="$_why; info does not report $f's $l LOST ($lr records)"
+	done </tmp/agree.streams
+	[ $_complete = 1 ] || grep -q 'did not finish cleanly' /tmp/agree.err \
+		|| _why="$_why; info does not say the recording did not finish cleanly"
+	[ -z "$_why" ] && return 0
+	fail "$_n" "${_why#; }"
+	return 1
+}
+
+# check_ptdump NAME DIR: where libipt's ptdump is here, it reads every .pt file of a
+# recording of pattern 1 (a PSB, PSBEND and PADs in every 4 KiB) as exactly that, and
+# `ptcollect dump` prints the same lines. Prints a SKIP line and returns 1 without it.
+check_ptdump() {
+	have_oracle || { skip "$1" "$(oracle_missing)"; return 1; }
+	_why=""
+	for _f in "$2"/*.pt; do
+		_s=$(size "$_f")
+		[ "$_s" -gt 0 ] || continue
+		ptdump --no-pad "$_f" >/tmp/pd.oracle 2>&1 || _why="$_why; ptdump $_f: exit $?"
+		/ptcollect dump --no-pad "$_f" >/tmp/pd.ours 2>/dev/null
+		cmp -s /tmp/pd.oracle /tmp/pd.ours || _why="$_why; dump $_f differs from ptdump"
+		_want=$((_s / 4096 + (_s % 4096 >= 16)))
+		_got=$(grep -c '  psb$' /tmp/pd.oracle)
+		[ "$_got" = "$_want" ] || _why="$_why; ptdump finds $_got PSBs in $_f, $_want expected"
+		! grep -q 'error' /tmp/pd.oracle || _why="$_why; ptdump: $(grep error /tmp/pd.oracle | head -n 1)"
+	done
+	[ -z "$_why" ] && return 0
+	fail "$1" "${_why#; }"
+	return 1
+}

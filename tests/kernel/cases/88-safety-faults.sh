@@ -1,0 +1,183 @@
+# Issue 17's faults, each followed by a check of the bundle: info says what was lost, the
+# manifest agrees with the files, the bytes are the hardware's (and libipt's ptdump reads
+# them, where it is here). Items 5 (a workload that ignores SIGTERM), 7 (a full disk) and
+# 8 (signal bursts), SIGKILL of ptcollect at several points, the target killed or exiting
+# during setup, threads churning, the data ring overflowing, write() interrupted and short.
+. /lib.sh
+cd /tmp || exit 1
+mkdir -p /tmp/fa
+# now_ms: milliseconds since boot
+now_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
+
+# ---- 5: a workload that ignores SIGTERM is killed after the grace period ----
+t0=$(now_ms)
+timeout -s KILL 60 /ptcollect record -q --duration 1 -o /tmp/fa/w1 -- \
+	/bin/sh -c 'trap "" TERM; . /lib.sh; work 100000000' 2>/tmp/fa/w.err
+rc=$?
+took=$(($(now_ms) - t0))
+if [ $rc = 137 ] && [ $took -lt 20000 ] && grep -q 'did not end within 5 s of SIGTERM' /tmp/fa/w.err &&
+	grep -q '"complete": true' /tmp/fa/w1/manifest.json &&
+	grep -q '"exit_status": 137' /tmp/fa/w1/manifest.json &&
+	[ "$(manifest_str /tmp/fa/w1/manifest.json stop_reason)" = "--duration reached" ]; then
+	pass workload_ignoring_sigterm_is_killed
+else
+	fail workload_ignoring_sigterm_is_killed "exit $rc after $took ms: $(cat /tmp/fa/w.err); $(grep -E 'complete|exit_status|stop_reason' /tmp/fa/w1/manifest.json 2>/dev/null | tr -d '\n')"
+fi
+[ -d /tmp/fa/w1 ] && check_agrees workload_ignoring_sigterm_bundle_agrees /tmp/fa/w1 &&
+	pass workload_ignoring_sigterm_bundle_agrees
+# Another signal during the grace period ends it at once.
+timeout -s KILL 60 /ptcollect record -q --duration 1 -o /tmp/fa/w2 -- \
+	/bin/sh -c 'trap "" TERM; . /lib.sh; work 100000000' 2>/tmp/fa/w.err &
+rec=$!
+sleep 2
+t0=$(now_ms)
+kill -INT $rec
+wait $rec
+rc=$?
+took=$(($(now_ms) - t0))
+[ $took -lt 2000 ] && grep -q '"complete": true' /tmp/fa/w2/manifest.json &&
+	pass workload_grace_ends_on_a_second_signal ||
+	fail workload_grace_ends_on_a_second_signal "exit $rc, $took ms after SIGINT: $(cat /tmp/fa/w.err)"
+
+# ---- 7: a full disk: the manifest says the real bytes, the stop reason, not complete ----
+mkdir -p /tmp/small && mount -t tmpfs -o size=4m tmpfs /tmp/small
+reload chunk=2048 period_us=200 pattern=1 || exit 0
+timeout -s KILL 60 /ptcollect record -q -a --duration 20 -o /tmp/small/d1 2>/tmp/fa/d.err
+rc=$?
+m=/tmp/small/d1/manifest.json
+sum=$(manifest_streams $m | awk '{ s += $3 } END { print s + 0 }')
+said=$(sed -n 's/.*keeps the \([0-9]*\) bytes of trace.*/\1/p' /tmp/fa/d.err)
+if [ $rc = 1 ] && grep -q 'No space left on device' /tmp/fa/d.err &&
+	[ "$(manifest_str $m stop_reason)" = "the disk is full" ] &&
+	grep -q '"complete": false' $m && [ "$sum" = "$(total_pt /tmp/small/d1)" ] &&
+	[ "$said" = "$sum" ] && [ "$sum" -gt 0 ]; then
+	pass full_disk_manifest_says_what_is_there
+else
+	fail full_disk_manifest_says_what_is_there "exit $rc; stderr: $(cat /tmp/fa/d.err); manifest: $sum bytes, $(grep -E 'stop_reason|complete' $m 2>/dev/null | tr -d '\n'); files $(total_pt /tmp/small/d1)"
+fi
+check_agrees full_disk_bundle_agrees /tmp/small/d1 &&
+	grep -q 'it stopped because: the disk is full' /tmp/agree.err && pass full_disk_bundle_agrees
+check_bundle full_disk_bytes_exact /tmp/small/d1 1 && pass full_disk_bytes_exact
+check_ptdump full_disk_ptdump_reads_it /tmp/small/d1 && pass full_disk_ptdump_reads_it
+umount /tmp/small
+
+# ---- SIGKILL of ptcollect: while opening, while recording, after a manifest update ----
+for at in 0.05 0.6 6; do
+	n=kill9_at_${at%%.*}_${at#*.}
+	rm -rf /tmp/fa/k
+	/ptcollect record -q -a --duration 30 -o /tmp/fa/k 2>/dev/null &
+	rec=$!
+	sleep $at
+	kill -KILL $rec
+	wait $rec 2>/dev/null
+	if [ ! -f /tmp/fa/k/manifest.json ]; then
+		/ptcollect info /tmp/fa/k >/dev/null 2>/tmp/fa/k.err
+		rc=$?
+		# Killed before the bundle was written: info says so, nothing is half there.
+		[ $rc = 2 ] && grep -qE 'no such directory|killed before it started' /tmp/fa/k.err &&
+			pass "${n}_info_says_nothing_began" ||
+			fail "${n}_info_says_nothing_began" "info exit $rc: $(cat /tmp/fa/k.err)"
+		continue
+	fi
+	check_agrees "${n}_bundle_agrees" /tmp/fa/k && pass "${n}_bundle_agrees"
+	check_bundle "${n}_bytes_exact" /tmp/fa/k 1 && pass "${n}_bytes_exact"
+	check_ptdump "${n}_ptdump_reads_it" /tmp/fa/k && pass "${n}_ptdump_reads_it"
+done
+reload
+
+# ---- 8: bursts of SIGINT, SIGTERM and SIGHUP during a recording and its final drain ----
+for sig in INT TERM HUP; do
+	/ptcollect record -q -a --duration 5 -o /tmp/fa/s$sig 2>/tmp/fa/s.err &
+	rec=$!
+	sleep 1
+	i=0
+	while [ $i -lt 40 ] && kill -$sig $rec 2>/dev/null; do i=$((i + 1)); done
+	wait $rec
+	rc=$?
+	[ $rc = 0 ] && grep -q '"complete": true' /tmp/fa/s$sig/manifest.json &&
+		pass signal_burst_${sig}_exits_0 ||
+		fail signal_burst_${sig}_exits_0 "exit $rc after $i SIG$sig: $(cat /tmp/fa/s.err)"
+	check_agrees signal_burst_${sig}_bundle_agrees /tmp/fa/s$sig &&
+		pass signal_burst_${sig}_bundle_agrees
+done
+
+# ---- the target is killed while traced ----
+/threads sleep 2 30 >/tmp/fa/t.out &
+pid=$!
+sleep 0.5
+/ptcollect record -q -p $pid -o /tmp/fa/t1 2>/tmp/fa/t.err &
+rec=$!
+sleep 1
+kill -KILL $pid
+wait $rec
+rc=$?
+[ $rc = 0 ] && [ "$(manifest_str /tmp/fa/t1/manifest.json stop_reason)" = "every traced thread exited" ] &&
+	pass target_killed_ends_the_recording ||
+	fail target_killed_ends_the_recording "exit $rc: $(cat /tmp/fa/t.err)"
+check_agrees target_killed_bundle_agrees /tmp/fa/t1 && pass target_killed_bundle_agrees
+check_bundle target_killed_bytes_exact /tmp/fa/t1 && pass target_killed_bytes_exact
+
+# ---- processes that exit while /proc is read (-a), and a -p target that exits at once ----
+(while :; do /bin/true; done) &
+loop=$!
+/ptcollect record -q -a --duration 1 -o /tmp/fa/x1 2>/tmp/fa/x.err
+rc=$?
+kill $loop
+[ $rc = 0 ] && [ ! -s /tmp/fa/x.err ] && pass exits_during_proc_synthesis_are_quiet ||
+	fail exits_during_proc_synthesis_are_quiet "exit $rc: $(cat /tmp/fa/x.err)"
+check_agrees exits_during_proc_synthesis_bundle_agrees /tmp/fa/x1 &&
+	pass exits_during_proc_synthesis_bundle_agrees
+ok=0 why=""
+for life in 0.05 0.1 0.2 0.3 0.5; do
+	rm -rf /tmp/fa/x2
+	sleep $life &
+	pid=$!
+	/ptcollect record -q -p $pid --duration 1 -o /tmp/fa/x2 2>/tmp/fa/x.err
+	rc=$?
+	wait $pid
+	if [ $rc = 0 ]; then
+		check_agrees "exit_at_once_${life#*.}_bundle_agrees" /tmp/fa/x2 && ok=$((ok + 1))
+	elif [ $rc = 2 ] && grep -q 'no such process' /tmp/fa/x.err && [ ! -e /tmp/fa/x2 ]; then
+		ok=$((ok + 1))
+	elif [ $rc = 1 ] && grep -q 'exited before tracing began' /tmp/fa/x.err && [ ! -e /tmp/fa/x2 ]; then
+		ok=$((ok + 1))
+	else
+		why="$why; after $life s: exit $rc: $(cat /tmp/fa/x.err); $(ls /tmp/fa/x2 2>&1)"
+	fi
+done
+[ $ok = 5 ] && pass target_exiting_at_once_is_handled || fail target_exiting_at_once_is_handled "${why#; }"
+
+# ---- thread churn while attached, and the data ring overflowing (PERF_RECORD_LOST) ----
+/threads churn 16 4 >/tmp/fa/c.out &
+pid=$!
+sleep 0.3
+/ptcollect record -q -p $pid -m 4K -o /tmp/fa/c1 2>/tmp/fa/c.err
+rc=$?
+wait $pid
+lost=$(manifest_streams /tmp/fa/c1/manifest.json | awk '{ s += $6 } END { print s + 0 }')
+[ $rc = 0 ] && pass churn_while_attached || fail churn_while_attached "exit $rc: $(cat /tmp/fa/c.err)"
+[ "$lost" -gt 0 ] && pass data_ring_overflow_counts_lost ||
+	fail data_ring_overflow_counts_lost "no LOST record with a one-page data ring"
+check_agrees churn_and_lost_bundle_agrees /tmp/fa/c1 && pass churn_and_lost_bundle_agrees
+check_bundle churn_and_lost_bytes_exact /tmp/fa/c1 && pass churn_and_lost_bytes_exact
+
+# ---- write() interrupted (EINTR) and short, from an interposed library ----
+reload chunk=2048 period_us=500 pattern=1 || exit 0
+rm -f /tmp/fa/fw.log
+b0=$(stat bytes)
+FAULTWRITE_LOG=/tmp/fa/fw.log LD_PRELOAD=/faultwrite.so /ptcollect record -q -C 0 --duration 2 \
+	-o /tmp/fa/f1 2>/tmp/fa/f.err
+rc=$?
+b1=$(stat bytes)
+set -- $(cat /tmp/fa/fw.log 2>/dev/null)
+echo "faultwrite: $*"
+if [ $rc = 0 ] && [ "${4:-0}" -gt 0 ] && [ "${6:-0}" -gt 0 ] &&
+	[ "$(total_pt /tmp/fa/f1)" = $((b1 - b0)) ]; then
+	pass write_eintr_and_short_lose_nothing
+else
+	fail write_eintr_and_short_lose_nothing "exit $rc ($(cat /tmp/fa/f.err)); interposer: $*; captured $(total_pt /tmp/fa/f1) of $((b1 - b0))"
+fi
+check_agrees write_faults_bundle_agrees /tmp/fa/f1 && pass write_faults_bundle_agrees
+check_bundle write_faults_bytes_exact /tmp/fa/f1 1 && pass write_faults_bytes_exact
+check_ptdump write_faults_ptdump_reads_it /tmp/fa/f1 && pass write_faults_ptdump_reads_it
+rm -rf /tmp/fa
