@@ -80,6 +80,7 @@ struct plan {
 	int nr_streams;
 	uint64_t data_bytes, aux_bytes;
 	uint64_t mlock_need, mlock_budget;	/* bytes; budget UINT64_MAX: unlimited */
+	uint64_t fd_need;	/* descriptors: events, the streams' files, and some to spare */
 	enum plan_output output;
 	struct warnings warn;	/* said before recording; nothing stops for them */
 };

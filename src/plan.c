@@ -329,6 +329,30 @@ static int check_memory(struct plan *p, struct error *e)
 	return 0;
 }
 
+#define FD_SPARE 64	/* descriptors besides events and stream files: sysfs, /proc, the bundle */
+
+/*
+ * Descriptors: an event per thread and CPU (-p, -t per CPU), else one per
+ * ring, and two files per ring. The session raises the soft limit to the
+ * hard one when it must; past the hard limit the recording cannot be opened.
+ */
+static int check_descriptors(struct plan *p, struct error *e)
+{
+	bool per_task_cpu = !p->per_thread && (p->target == TARGET_PID || p->target == TARGET_TID);
+	uint64_t events = (uint64_t)p->nr_streams * (per_task_cpu ? (uint64_t)p->nr_tids : 1);
+	uint64_t soft, hard;
+
+	p->fd_need = events + 2 * (uint64_t)p->nr_streams + FD_SPARE;
+	privs_nofile(&soft, &hard);
+	if (p->fd_need <= hard)
+		return 0;
+	err_usage(e, "%" PRIu64 " events and %d ring(s) need %" PRIu64 " file descriptors, but "
+		  "RLIMIT_NOFILE allows %" PRIu64, events, p->nr_streams, p->fd_need, hard);
+	err_hint(e, "raise the hard limit ('ulimit -Hn' as root), or trace fewer threads (-t) "
+		 "or CPUs (-C)%s", per_task_cpu ? ", or use --per-thread" : "");
+	return -EINVAL;
+}
+
 /* -o without its trailing slashes: "out/" must not reach through a link named out. */
 static char *output_path(const char *o)
 {
@@ -458,6 +482,8 @@ int plan_resolve(struct plan *p, struct error *e)
 	if (plan_streams(p, online, nr_online))
 		return err_runtime(e, -ENOMEM, "out of memory");
 	ret = check_memory(p, e);
+	if (!ret)
+		ret = check_descriptors(p, e);
 	if (!ret)
 		ret = check_output(p, e);
 	if (!ret)

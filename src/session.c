@@ -23,6 +23,7 @@
 #include "events.h"
 #include "images.h"
 #include "kimage.h"
+#include "privs.h"
 #include "procfs.h"
 #include "session.h"
 #include "sideband.h"
@@ -112,8 +113,10 @@ static int open_thread(struct session *s, pid_t tid, bool found_later, struct er
 
 	for (int c = 0; c < s->nr_streams; c++) {
 		ret = events_open(s->p, &s->streams[c], tid, s->streams[c].cpu, e);
-		if (ret == -ESRCH)
+		if (ret == -ESRCH) {
+			err_clear(e);	/* a refusal that is no failure leaves no words behind */
 			return 0;
+		}
 		if (ret == -EBUSY && found_later && c == 0) {
 			err_clear(e);
 			break;	/* traced through its inherited events */
@@ -193,6 +196,7 @@ static int open_per_thread(struct session *s, struct error *e)
 		}
 		ret = events_open(s->p, st, st->tid, -1, e);
 		if (ret == -ESRCH) {
+			err_clear(e);
 			warn(s, ret, "thread %d exited before tracing began: it is not traced",
 			     (int)st->tid);
 			events_close(st);
@@ -617,6 +621,10 @@ int session_run(const struct plan *p, const struct session_ops *ops,
 	}
 	memcpy(s.streams, p->streams, (size_t)p->nr_streams * sizeof(*s.streams));
 	s.nr_streams = p->nr_streams;
+	/* The plan checked the hard limit; a soft one below the need is raised to it. */
+	ret = privs_raise_nofile(p->fd_need);
+	if (ret)
+		warn(&s, ret, "RLIMIT_NOFILE cannot be raised: %s", strerror(-ret));
 	ret = setup_signals(&s, e);
 	if (!ret)
 		ret = run(&s, e);
