@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bundle.h"
@@ -706,4 +707,52 @@ Test(safety, json_output_takes_names_that_are_not_utf8)
 	testbundle_remove(dir);
 	unlink(sb);
 	free(sb);
+}
+
+/* ---- descriptors: a thousand threads on every CPU need more than 1024 ------------------ */
+
+Test(safety, the_plan_refuses_more_events_than_the_hard_descriptor_limit)
+{
+	char script[1024], pid[16];
+	char *argv[] = { "sh", "-c", script, NULL };
+	char *threads = run_testprog("threads");
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
+	struct run_result r;
+	int out[2];
+	char buf[4096];
+	ssize_t n, got = 0;
+	pid_t child;
+
+	cr_assert_eq(pipe(out), 0);
+	child = fork();
+	if (child == 0) {
+		dup2(out[1], 1);
+		execl(threads, threads, "sleep", "40", "10", (char *)NULL);
+		_exit(127);
+	}
+	close(out[1]);
+	while (!memmem(buf, (size_t)got, "ready\n", 6) && (n = read(out[0], buf + got,
+		sizeof(buf) - 1 - (size_t)got)) > 0)
+		got += n;
+	snprintf(pid, sizeof(pid), "%d", (int)child);
+	/* 41 threads on the fixture's 4 CPUs: 164 events, 8 files, 64 spare: 236 > 200. */
+	snprintf(script, sizeof(script), "ulimit -n 200 && ulimit -Hn 200 && exec '%s' record "
+		 "--dry-run -p %s -o /tmp/ptc-dry-run-never-created", run_bin(), pid);
+	cr_assert_eq(run_argv(argv, env, &r), 0);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "164 events and 4 ring(s) need 236 file descriptors, but "
+			 "RLIMIT_NOFILE allows 200"), "%s", r.err);
+	cr_expect(strstr(r.err, "--per-thread"), "%s", r.err);
+	run_free(&r);
+	/* One ring per thread needs fewer: 41 events and 82 files. */
+	snprintf(script, sizeof(script), "ulimit -n 200 && ulimit -Hn 200 && exec '%s' record "
+		 "--dry-run --per-thread -p %s -o /tmp/ptc-dry-run-never-created", run_bin(), pid);
+	cr_assert_eq(run_argv(argv, env, &r), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	close(out[0]);
+	free(threads);
 }

@@ -109,42 +109,67 @@ manifest_str() { sed -n "s/^ *\"$2\": \"\(.*\)\",*$/\1/p" "$1" | head -n 1; }
 # size FILE: its bytes (0 when missing)
 size() { wc -c <"$1" 2>/dev/null || echo 0; }
 
+# dump_all DIR: every .pevent of DIR through `ptcollect dump --no-offset` into /tmp/agree.dump,
+# each file's lines after a line "== FILE"
+dump_all() {
+	for _f in "$1"/*.pevent; do
+		echo "== ${_f##*/}"
+		/ptcollect dump --no-offset "$_f" 2>/dev/null
+	done >/tmp/agree.dump
+}
+
 # check_agrees NAME DIR: the manifest agrees with the files, and info says what was lost.
 # A complete bundle: every file holds exactly what its stream's entry says, the .pevent
 # holds as many TRUNCATED AUX and LOST records (and lost records) as counted. An incomplete
-# one (killed): the files hold at least that. info exits 0 and names every loss.
+# one (killed): the files hold at least that. info exits 0 and names every loss; for a
+# killed recording, every file that holds more than the manifest says. Leaves the sideband's
+# lines in /tmp/agree.dump (dump_all) for a complete bundle.
 check_agrees() {
-	_n=$1 _d=$2 _m=$2/manifest.json _why=""
-	[ -f "$_m" ] || { fail "$_n" "no manifest in $_d: $(ls "$_d" 2>&1)"; return 1; }
+	_n=$1 _d=$2 _m=$2/manifest.json
+	[ -f "$_m" ] || { fail "$_n" "no manifest in $_d: $(ls "$_d" 2>&1 | head -n 5)"; return 1; }
 	_complete=0
 	grep -q '^  "complete": true' "$_m" && _complete=1
+	_why=""
 	/ptcollect info "$_d" >/tmp/agree.out 2>/tmp/agree.err \
-		|| _why="$_why; info exit $?: $(cat /tmp/agree.err)"
+		|| _why="; info exit $?: $(head -c 300 /tmp/agree.err)"
 	manifest_streams "$_m" >/tmp/agree.streams
 	[ -s /tmp/agree.streams ] || _why="$_why; no stream in the manifest"
-	while read -r f sb b sbb t l lr p c; do
-		fs=$(size "$_d/$f") sbs=$(size "$_d/$sb")
-		if [ $_complete = 1 ]; then
-			[ "$fs" = "$b" ] || _why="$_why; $f has $fs bytes, the manifest says $b"
-			[ "$sbs" = "$sbb" ] || _why="$_why; $sb has $sbs bytes, the manifest says $sbb"
-			/ptcollect dump "$_d/$sb" >/tmp/agree.sb 2>/dev/null
-			nt=$(grep -c 'PERF_RECORD_AUX.TRUNCATED' /tmp/agree.sb)
-			nl=$(grep -c 'PERF_RECORD_LOST  ' /tmp/agree.sb)
-			nlr=$(sed -n 's/.*PERF_RECORD_LOST  [0-9a-f]*, \([0-9a-f]*\).*/\1/p' /tmp/agree.sb |
-				while read -r x; do echo $((0x$x)); done | awk '{ s += $1 } END { print s + 0 }')
-			[ "$nt" = "$t" ] || _why="$_why; $sb holds $nt TRUNCATED records, the manifest says $t"
-			[ "$nl" = "$l" ] || _why="$_why; $sb holds $nl LOST records, the manifest says $l"
-			[ "$nlr" = "$lr" ] || _why="$_why; $sb's LOST records drop $nlr, the manifest says $lr"
-		else
-			[ "$fs" -ge "$b" ] || _why="$_why; $f has $fs bytes, fewer than the manifest's $b"
-			[ "$fs" = "$b" ] || grep -q "$f holds $fs bytes, more than the $b" /tmp/agree.err \
-				|| _why="$_why; info does not say $f holds $fs bytes, more than $b"
-		fi
-		[ "$t" = 0 ] || grep -q "$f: $t TRUNCATED record(s)" /tmp/agree.err \
-			|| _why="$_why; info does not report $f's $t TRUNCATED"
-		[ "$l" = 0 ] || grep -q "$f: $l LOST record(s): $lr sideband records" /tmp/agree.err \
-			|| _why="$_why; info does not report $f's $l LOST ($lr records)"
-	done </tmp/agree.streams
+	: >/tmp/agree.dump
+	[ $_complete = 1 ] && dump_all "$_d"
+	ls -ln "$_d" >/tmp/agree.ls
+	# One pass: sizes (ls), record counts (the dumps), info's words, the manifest's streams.
+	_why="$_why$(awk -v complete=$_complete '
+		function hex(x,  i, v) {
+			for (i = 1; i <= length(x); i++)
+				v = v * 16 + index("0123456789abcdef", substr(x, i, 1)) - 1
+			return v
+		}
+		FILENAME == "/tmp/agree.ls" { size[$NF] = $5; next }
+		FILENAME == "/tmp/agree.dump" {
+			if ($1 == "==") { f = $2; next }
+			if ($1 == "PERF_RECORD_AUX.TRUNCATED") nt[f]++
+			if ($1 == "PERF_RECORD_LOST") { nl[f]++; nlr[f] += hex($3) }
+			next
+		}
+		FILENAME == "/tmp/agree.err" { info = info "\n" $0; next }
+		{
+			f = $1; sb = $2; fs = size[f] + 0; sbs = size[sb] + 0
+			if (complete) {
+				if (fs != $3) printf "; %s has %d bytes, the manifest says %s", f, fs, $3
+				if (sbs != $4) printf "; %s has %d bytes, the manifest says %s", sb, sbs, $4
+				if (nt[sb] + 0 != $5) printf "; %s holds %d TRUNCATED, the manifest says %s", sb, nt[sb], $5
+				if (nl[sb] + 0 != $6) printf "; %s holds %d LOST, the manifest says %s", sb, nl[sb], $6
+				if (nlr[sb] + 0 != $7) printf "; %s LOST drop %d records, the manifest says %s", sb, nlr[sb], $7
+			} else {
+				if (fs < $3) printf "; %s has %d bytes, fewer than the manifest says (%s)", f, fs, $3
+				if (fs > $3 && index(info, f " holds " fs " bytes, more than the " $3) == 0)
+					printf "; info does not say %s holds %d bytes, more than %s", f, fs, $3
+			}
+			if ($5 != 0 && index(info, f ": " $5 " TRUNCATED record(s)") == 0)
+				printf "; info does not report %s: %s TRUNCATED", f, $5
+			if ($6 != 0 && index(info, f ": " $6 " LOST record(s): " $7 " sideband records") == 0)
+				printf "; info does not report %s: %s LOST (%s records)", f, $6, $7
+		}' /tmp/agree.ls /tmp/agree.dump /tmp/agree.err /tmp/agree.streams)"
 	[ $_complete = 1 ] || grep -q 'did not finish cleanly' /tmp/agree.err \
 		|| _why="$_why; info does not say the recording did not finish cleanly"
 	[ -z "$_why" ] && return 0
@@ -172,4 +197,46 @@ check_ptdump() {
 	[ -z "$_why" ] && return 0
 	fail "$1" "${_why#; }"
 	return 1
+}
+
+# ---- targets with many threads (tests/progs/threads.c) ----
+
+# wait_ready FILE: until the target wrote "ready" there (60 s at most)
+wait_ready() {
+	_i=0
+	while ! grep -q '^ready$' "$1" 2>/dev/null && [ $_i -lt 600 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+}
+# rss_anon PID: RssAnon in kB: the heap and stacks, not the rings (mapped, and touched as
+# they fill)
+rss_anon() { sed -n 's/^RssAnon:[^0-9]*\([0-9]*\).*/\1/p' /proc/$1/status 2>/dev/null; }
+# sample_rss PID N: RssAnon once a second, N times, on one line
+sample_rss() {
+	_s=""
+	for _i in $(seq "$2"); do
+		sleep 1
+		_s="$_s $(rss_anon "$1")"
+	done
+	echo "$_s"
+}
+# check_flat NAME SAMPLES...: from the third sample on, RssAnon grows by 1 MiB at most
+check_flat() {
+	_n=$1
+	shift
+	_early=$3 _peak=0
+	for _v; do [ "${_v:-0}" -gt $_peak ] && _peak=$_v; done
+	[ -n "$_early" ] && [ $((_peak - _early)) -le 1024 ] && return 0
+	fail "$_n" "RssAnon went from ${_early:-nothing} to $_peak kB:$*"
+	return 1
+}
+# tids_seen: the hex tids of every record sample check_agrees found (/tmp/agree.dump)
+tids_seen() { sed -n 's/.*  { [0-9a-f]*\/\([0-9a-f]*\) .*/\1/p' /tmp/agree.dump | sort -u; }
+# missing_tids OUTFILE SEEN: the target's tids (decimal, "tid N" lines in OUTFILE) not in
+# SEEN (hex, one a line): the first five, and how many in all
+missing_tids() {
+	sed -n 's/^tid //p' "$1" | while read -r t; do printf '%x\n' "$t"; done |
+		awk 'NR == FNR { seen[$1] = 1; next } !($1 in seen) { n++; if (n < 6) printf " %s", $1 }
+			END { if (n) printf " (%d in all)", n }' "$2" -
 }

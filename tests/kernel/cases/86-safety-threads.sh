@@ -1,14 +1,7 @@
 # Issue 17, item 4 and the load: -p on processes whose threads come and go during setup,
-# whose main thread exited, and with a thousand threads (per CPU and one ring each).
+# whose main thread exited, and with a thousand threads on every CPU.
 . /lib.sh
 cd /tmp || exit 1
-wait_ready() { # FILE: the target printed "ready"
-	_i=0
-	while ! grep -q '^ready$' "$1" 2>/dev/null && [ $_i -lt 600 ]; do
-		sleep 0.1
-		_i=$((_i + 1))
-	done
-}
 
 # ---- 4: threads that start and end during setup: 5 runs of 5 ----
 ok=0 why=""
@@ -49,47 +42,23 @@ fi
 	[ "$(total_pt /tmp/m1)" = $((b1 - b0)) ] && pass pid_main_thread_exited_bytes_exact
 
 # ---- load: 1000 threads with -p, per CPU; memory flat, every thread's sideband ----
-# rss PID: RssAnon in kB: the heap and stacks, not the rings (mapped, and touched as they fill)
-rss() { sed -n 's/^RssAnon:[^0-9]*\([0-9]*\).*/\1/p' /proc/$1/status 2>/dev/null; }
-# tids_seen DIR: the hex tids of every record sample in the .pevent files
-tids_seen() {
-	for _f in "$1"/*.pevent; do /ptcollect dump --no-offset "$_f" 2>/dev/null; done |
-		sed -n 's/.*  { [0-9a-f]*\/\([0-9a-f]*\) .*/\1/p' | sort -u
-}
-# missing_tids OUTFILE SEEN: the target's tids (decimal, from OUTFILE) not in SEEN (hex)
-missing_tids() {
-	sed -n 's/^tid //p' "$1" | while read -r t; do printf '%x\n' "$t"; done |
-		awk 'NR == FNR { seen[$1] = 1; next } !($1 in seen) { n++; if (n < 6) printf " %s", $1 }
-			END { if (n) printf " (%d in all)", n }' "$2" -
-}
 t0=$(date +%s)
-/threads sleep 1000 40 >/tmp/k.out &
+/threads sleep 1000 25 >/tmp/k.out &
 pid=$!
 wait_ready /tmp/k.out
 nthr=$(grep -c '^tid ' /tmp/k.out)
 echo "1000 threads started in $(($(date +%s) - t0)) s ($nthr tids)"
 /ptcollect record -q -p $pid --duration 12 -o /tmp/k1 2>/tmp/k.err &
 rec=$!
-samples=""
-for s in 1 2 3 4 5 6 7 8 9 10 11; do
-	sleep 1
-	samples="$samples $(rss $rec)"
-done
+samples=$(sample_rss $rec 11)
 wait $rec
 rc=$?
 echo "ptcollect RssAnon kB, once a second:$samples"
-set -- $samples
-early=$3
-peak=0
-for v; do [ "${v:-0}" -gt $peak ] && peak=$v; done
-if [ $rc != 0 ]; then
+[ $rc = 0 ] && pass load_1000_threads_per_cpu ||
 	fail load_1000_threads_per_cpu "exit $rc: $(cat /tmp/k.err)"
-else
-	pass load_1000_threads_per_cpu
-fi
-[ -n "$early" ] && [ $((peak - early)) -le 1024 ] && pass load_memory_flat_per_cpu \
-	|| fail load_memory_flat_per_cpu "RssAnon went from $early to $peak kB:$samples"
-tids_seen /tmp/k1 >/tmp/k.seen
+check_flat load_memory_flat_per_cpu $samples && pass load_memory_flat_per_cpu
+check_agrees load_per_cpu_bundle_agrees /tmp/k1 && pass load_per_cpu_bundle_agrees
+tids_seen >/tmp/k.seen
 miss=$(missing_tids /tmp/k.out /tmp/k.seen)
 [ -z "$miss" ] && pass load_every_thread_has_sideband_per_cpu \
 	|| fail load_every_thread_has_sideband_per_cpu "no record of thread(s)$miss"
@@ -97,33 +66,7 @@ miss=$(missing_tids /tmp/k.out /tmp/k.seen)
 	sort -u >/tmp/k.comm
 miss=$(missing_tids /tmp/k.out /tmp/k.comm)
 [ -z "$miss" ] && pass load_every_thread_has_a_comm || fail load_every_thread_has_a_comm "no COMM for$miss"
-check_agrees load_per_cpu_bundle_agrees /tmp/k1 && pass load_per_cpu_bundle_agrees
-
-# ---- load: one ring per thread, a thousand and one rings ----
-/ptcollect record -q --per-thread -m 4K,4K -p $pid --duration 8 -o /tmp/k2 2>/tmp/k.err &
-rec=$!
-samples=""
-for s in 1 2 3 4 5 6 7; do
-	sleep 1
-	samples="$samples $(rss $rec)"
-done
-wait $rec
-rc=$?
-echo "per-thread ptcollect RssAnon kB, once a second:$samples"
-n=$(ls /tmp/k2/*.pt 2>/dev/null | wc -l)
-[ $rc = 0 ] && [ "$n" = "$nthr" ] && pass load_1000_rings_per_thread \
-	|| fail load_1000_rings_per_thread "exit $rc ($(head -c 300 /tmp/k.err)); $n rings for $nthr threads"
-set -- $samples
-early=$3
-peak=0
-for v; do [ "${v:-0}" -gt $peak ] && peak=$v; done
-[ -n "$early" ] && [ $((peak - early)) -le 1024 ] && pass load_memory_flat_per_thread \
-	|| fail load_memory_flat_per_thread "RssAnon went from $early to $peak kB:$samples"
-tids_seen /tmp/k2 >/tmp/k.seen
-miss=$(missing_tids /tmp/k.out /tmp/k.seen)
-[ -z "$miss" ] && pass load_every_thread_has_sideband_per_thread \
-	|| fail load_every_thread_has_sideband_per_thread "no record of thread(s)$miss"
-check_agrees load_per_thread_bundle_agrees /tmp/k2 && pass load_per_thread_bundle_agrees
 kill $pid 2>/dev/null
 wait $pid
-rm -rf /tmp/k1 /tmp/k2 /tmp/c1 /tmp/c2 /tmp/c3 /tmp/c4 /tmp/c5 /tmp/m1
+rm -rf /tmp/k1 /tmp/c1 /tmp/c2 /tmp/c3 /tmp/c4 /tmp/c5 /tmp/m1
+
