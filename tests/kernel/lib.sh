@@ -240,3 +240,12 @@ missing_tids() {
 		awk 'NR == FNR { seen[$1] = 1; next } !($1 in seen) { n++; if (n < 6) printf " %s", $1 }
 			END { if (n) printf " (%d in all)", n }' "$2" -
 }
+# check_every_thread NAME OUTFILE: every tid of the target (OUTFILE) has a record in the
+# sideband check_agrees read (/tmp/agree.dump)
+check_every_thread() {
+	tids_seen >/tmp/tids.seen
+	_miss=$(missing_tids "$2" /tmp/tids.seen)
+	[ -z "$_miss" ] && return 0
+	fail "$1" "no record of thread(s)$_miss"
+	return 1
+}

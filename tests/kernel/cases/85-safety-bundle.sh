@@ -1,7 +1,7 @@
 # Issue 17 on real bundles: --force never deletes what is not a bundle and keeps the old
 # one until the new recording began (items 2, 3); a bundle is private whatever the umask
 # (6); info quotes any directory name (1), fails when stdout cannot take its output (9)
-# and escapes the manifest's strings (10).
+# and escapes the manifest's strings (10); --user runs the workload as another user.
 . /lib.sh
 umask 022
 mkdir -p /tmp/fz && cd /tmp/fz || exit 1
@@ -131,24 +131,37 @@ else
 	fail info_quotes_2000_quotes_exactly "record $rc, info $irc ($(head -c 300 /tmp/i.err)); the line read back ends with '$(echo "$last" | tail -c 80)'"
 fi
 
-# ---- 9: info fails when stdout cannot take its output ----
-/ptcollect info b1 >/dev/full 2>/tmp/i.err
+# ---- 9, 10: info of a bundle whose manifest holds control characters (edited in) ----
+rec -o i9 -- /bin/sh -c 'exit 0' "$(printf '\033]0;owned\007\033[2J')"
+sed -i 's/"stop_reason": "\([^"]*\)"/"stop_reason": "\1 \\u001b]0;owned\\u0007"/' i9/manifest.json
+/ptcollect info i9 >/dev/full 2>/tmp/i.err
 rc=$?
 [ $rc = 1 ] && grep -q 'cannot write the results' /tmp/i.err && pass info_stdout_full_exits_1 \
 	|| fail info_stdout_full_exits_1 "exit $rc: $(cat /tmp/i.err)"
-/ptcollect info b1 >&- 2>/tmp/i.err
+/ptcollect info i9 >&- 2>/tmp/i.err
 rc=$?
 [ $rc = 1 ] && pass info_stdout_closed_exits_1 || fail info_stdout_closed_exits_1 "exit $rc: $(cat /tmp/i.err)"
-
-# ---- 10: the manifest's strings reach the terminal escaped ----
-esc=$(printf '\033]0;owned\007\033[2J')
-rec -o e1 -- /bin/sh -c 'exit 0' "$esc"
-/ptcollect info e1 >/tmp/i.out 2>&1
+/ptcollect info i9 >/tmp/i.out 2>&1
 if grep -q "$(printf '\033')" /tmp/i.out; then
-	fail info_escapes_control_characters "raw ESC in: $(sed -n '/command/,+4p' /tmp/i.out | od -c | head -n 5)"
-elif grep -q 'x1b\]0;owned\\x07' /tmp/i.out; then
+	fail info_escapes_control_characters "raw ESC in: $(grep "$(printf '\033')" /tmp/i.out | od -c | head -n 4)"
+elif grep -q 'owned\\x07' /tmp/i.out && grep -q 'x1b\]0;owned' /tmp/i.out; then
 	pass info_escapes_control_characters
 else
-	fail info_escapes_control_characters "the argument is not shown escaped: $(cat /tmp/i.out | head -n 30)"
+	fail info_escapes_control_characters "the strings are not shown escaped: $(head -n 30 /tmp/i.out)"
+fi
+
+# ---- --user: root runs the workload as uid 1000; the bundle stays root's ----
+mkdir -p /tmp/fz/uw && chmod 777 /tmp/fz/uw
+rec --user 1000 -o usr -- /bin/sh -c 'echo $(id -u) $(id -g) $(id -G) >/tmp/fz/uw/ids
+	cat /tmp/fz/usr/manifest.json >/dev/null 2>&1 && echo the bundle is readable >>/tmp/fz/uw/ids
+	. /lib.sh; work 3000' 2>/tmp/f.err
+rc=$?
+ids=$(cat /tmp/fz/uw/ids 2>/dev/null)
+owner=$(ls -lnd usr | awk '{ print $3 ":" $4 " " $1 }')
+if [ $rc = 0 ] && [ "$ids" = "1000 1000 1000" ] && [ "$owner" = "0:0 drwx------" ] &&
+	[ "$(total_pt usr)" -gt 0 ]; then
+	pass user_runs_the_workload_as_another_user
+else
+	fail user_runs_the_workload_as_another_user "exit $rc ($(cat /tmp/f.err)); the workload said '$ids'; bundle $owner, $(total_pt usr) bytes"
 fi
 cd /tmp && rm -rf /tmp/fz

@@ -58,10 +58,8 @@ echo "ptcollect RssAnon kB, once a second:$samples"
 	fail load_1000_threads_per_cpu "exit $rc: $(cat /tmp/k.err)"
 check_flat load_memory_flat_per_cpu $samples && pass load_memory_flat_per_cpu
 check_agrees load_per_cpu_bundle_agrees /tmp/k1 && pass load_per_cpu_bundle_agrees
-tids_seen >/tmp/k.seen
-miss=$(missing_tids /tmp/k.out /tmp/k.seen)
-[ -z "$miss" ] && pass load_every_thread_has_sideband_per_cpu \
-	|| fail load_every_thread_has_sideband_per_cpu "no record of thread(s)$miss"
+check_every_thread load_every_thread_has_sideband_per_cpu /tmp/k.out &&
+	pass load_every_thread_has_sideband_per_cpu
 /ptcollect dump /tmp/k1/proc.pevent 2>/dev/null | sed -n 's/.*PERF_RECORD_COMM  [0-9a-f]*\/\([0-9a-f]*\),.*/\1/p' |
 	sort -u >/tmp/k.comm
 miss=$(missing_tids /tmp/k.out /tmp/k.comm)
