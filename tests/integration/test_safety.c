@@ -420,22 +420,33 @@ ParameterizedTest(struct words_case *c, safety, bad_input_gets_the_right_words)
 	free(fixture);
 }
 
+/* A version past 64 bits, at the edge, negative, or real: each named as it was written. */
 Test(safety, a_huge_manifest_version_is_named_as_it_is)
 {
+	static const char *const cases[][2] = {
+		{ "18446744073709551616", "not valid JSON: line 1, column 62: too big integer near "
+		  "'18446744073709551616'" },
+		{ "9223372036854775807", "manifest version 9223372036854775807; this ptcollect reads "
+		  "version" },
+		{ "-1", "manifest version -1; this ptcollect reads version" },
+		{ "1e3", "\"version\" is a real number, not an integer" },
+	};
 	char *dir = make_dir(), path[128];
 	struct run_result r;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
-	f = fopen(path, "w");
-	cr_assert(f);
-	fputs("{\"format\": \"ptcollect-bundle\", \"version\": 4294967298}\n", f);
-	fclose(f);
-	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
-	cr_expect_eq(r.status, 2, "%s", r.err);
-	cr_expect(strstr(r.err, "manifest version 4294967298; this ptcollect reads version"),
-		  "%s", r.err);
-	run_free(&r);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		f = fopen(path, "w");
+		cr_assert(f);
+		fprintf(f, "{\"format\": \"ptcollect-bundle\", \"version\": %s}\n", cases[i][0]);
+		fclose(f);
+		cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+		cr_expect_eq(r.status, 2, "%s", r.err);
+		cr_expect(strstr(r.err, cases[i][1]), "version %s: stderr lacks \"%s\":\n%s",
+			  cases[i][0], cases[i][1], r.err);
+		run_free(&r);
+	}
 	testbundle_remove(dir);
 	free(dir);
 }

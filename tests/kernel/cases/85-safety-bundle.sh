@@ -8,37 +8,42 @@ mkdir -p /tmp/fz && cd /tmp/fz || exit 1
 rec() { /ptcollect record -q "$@"; } # quiet, and stdin not a terminal
 
 # ---- 2: --force refuses what is not a bundle, and deletes nothing ----
-echo mine >notes.txt
-mkdir victim victim/sub && echo keep >victim/keep && echo deep >victim/sub/deep
-ln -s victim link
-mkdir foreign && echo '{"format": "something else"}' >foreign/manifest.json
-echo keep >foreign/data && mkdir foreign/sub && echo deep >foreign/sub/deep
-mkdir cwd && echo keep >cwd/keep
-intact() { # every planted file is still there
-	[ "$(cat notes.txt victim/keep victim/sub/deep foreign/data foreign/sub/deep cwd/keep 2>&1)" = \
-		"$(printf 'mine\nkeep\ndeep\nkeep\ndeep\nkeep')" ] && [ -L link ]
+# plant DIR: someone's files, and a manifest.json that is not ptcollect's
+plant() {
+	mkdir -p "$1/sub" && echo mine >"$1/keep" && echo deep >"$1/sub/deep" &&
+		echo '{"format": "something else"}' >"$1/manifest.json"
 }
-for o in notes.txt link link/ foreign . ..; do
-	if [ "$o" = . ] || [ "$o" = .. ]; then
-		(cd cwd && rec --force -o "$o" -- /bin/true) 2>/tmp/f.err
+planted() {
+	[ "$(cat "$1/keep" "$1/sub/deep" "$1/manifest.json" 2>&1)" = \
+		"$(printf 'mine\ndeep\n{"format": "something else"}')" ]
+}
+# refused NAME WHERE DIR -o VALUE: run there, expect exit 2 and DIR's files untouched
+refused() {
+	(cd "$2" && rec --force -o "$5" -- /bin/true) 2>/tmp/f.err
+	_rc=$?
+	if [ $_rc != 2 ]; then
+		fail "$1" "-o $5: exit $_rc, expected 2: $(cat /tmp/f.err)"
+	elif ! planted "$3"; then
+		fail "$1" "-o $5 deleted files: $(ls -R "$3" | tr '\n' ' ')"
 	else
-		rec --force -o "$o" -- /bin/true 2>/tmp/f.err
+		pass "$1"
 	fi
-	rc=$?
-	case $o in
-	.) n=force_refuses_dot ;;
-	..) n=force_refuses_dotdot ;;
-	link/) n=force_refuses_link_slash ;;
-	*) n=force_refuses_${o%.txt} ;;
-	esac
-	if [ $rc != 2 ]; then
-		fail "$n" "-o $o: exit $rc, expected 2: $(cat /tmp/f.err)"
-	elif ! intact; then
-		fail "$n" "-o $o deleted files: $(ls -R . | tr '\n' ' ')"
-	else
-		pass "$n"
-	fi
-done
+}
+echo mine >notes.txt
+rec --force -o notes.txt -- /bin/true 2>/tmp/f.err
+rc=$?
+[ $rc = 2 ] && [ "$(cat notes.txt)" = mine ] && pass force_refuses_a_file ||
+	fail force_refuses_a_file "exit $rc: $(cat /tmp/f.err)"
+plant l1 && ln -s l1 link1
+refused force_refuses_a_link /tmp/fz l1 -o link1
+plant l2 && ln -s l2 link2
+refused force_refuses_a_link_slash /tmp/fz l2 -o link2/
+plant foreign
+refused force_refuses_a_foreign_manifest /tmp/fz foreign -o foreign
+plant cwd
+refused force_refuses_dot /tmp/fz/cwd cwd -o .
+plant up && mkdir up/inner
+refused force_refuses_dotdot /tmp/fz/up/inner up -o ..
 ls -a | grep -q replaced && fail force_leaves_nothing_aside "$(ls -a)" || pass force_leaves_nothing_aside
 
 # ---- 2: --force over a real bundle replaces it ----
