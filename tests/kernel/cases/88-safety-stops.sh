@@ -8,8 +8,14 @@ mkdir -p /tmp/fa
 # now_ms: milliseconds since boot
 now_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
 
-# watchdog PID: SIGKILL it after 60 s, should it hang (busybox timeout passes no signal on)
-watchdog() { (sleep 60; kill -KILL "$1" 2>/dev/null) >/dev/null 2>&1 & }
+# later SECONDS SIG COUNT: send SIG to ptcollect COUNT times after SECONDS (its time in
+# /tmp/fa/sent_at, how many went in /tmp/fa/sent). ptcollect runs in the foreground: a job
+# started with & by a script ignores SIGINT, and an ignored signal is never delivered.
+later() {
+	(sleep "$1"; p=$(pidof ptcollect); now_ms >/tmp/fa/sent_at; i=0
+	 while [ $i -lt "$3" ] && kill -"$2" $p 2>/dev/null; do i=$((i + 1)); done
+	 echo $i >/tmp/fa/sent) &
+}
 
 # ---- 5: a workload that ignores SIGTERM is killed after the grace period ----
 t0=$(now_ms)
@@ -28,19 +34,16 @@ fi
 [ -d /tmp/fa/w1 ] && check_agrees workload_ignoring_sigterm_bundle_agrees /tmp/fa/w1 &&
 	pass workload_ignoring_sigterm_bundle_agrees
 # Another signal during the grace period ends it at once.
-/ptcollect record -q --duration 1 -o /tmp/fa/w2 -- \
-	/bin/sh -c 'trap "" TERM; . /lib.sh; work 100000000' 2>/tmp/fa/w.err &
-rec=$!
-watchdog $rec
-sleep 2.5
-t0=$(now_ms)
-kill -INT $rec
-wait $rec
+later 3 INT 1
+timeout -s KILL 60 /ptcollect record -q --duration 1 -o /tmp/fa/w2 -- \
+	/bin/sh -c 'trap "" TERM INT; . /lib.sh; work 100000000' 2>/tmp/fa/w.err
 rc=$?
-took=$(($(now_ms) - t0))
-[ $took -lt 2000 ] && grep -q '"complete": true' /tmp/fa/w2/manifest.json &&
+took=$(($(now_ms) - $(cat /tmp/fa/sent_at)))
+why=$(manifest_str /tmp/fa/w2/manifest.json stop_reason)
+[ $took -lt 2000 ] && [ "$why" = "--duration reached" ] &&
+	grep -q '"complete": true' /tmp/fa/w2/manifest.json &&
 	pass workload_grace_ends_on_a_second_signal ||
-	fail workload_grace_ends_on_a_second_signal "exit $rc, $took ms after SIGINT: $(cat /tmp/fa/w.err)"
+	fail workload_grace_ends_on_a_second_signal "exit $rc, $took ms after SIGINT, stopped by '$why': $(cat /tmp/fa/w.err)"
 
 # ---- 7: a full disk: the manifest says the real bytes, the stop reason, not complete ----
 mkdir -p /tmp/small && mount -t tmpfs -o size=4m tmpfs /tmp/small
@@ -93,20 +96,16 @@ reload
 
 # ---- 8: bursts of SIGINT, SIGTERM and SIGHUP during a recording and its final drain ----
 for sig in INT TERM HUP; do
-	/ptcollect record -q -a --duration 5 -o /tmp/fa/s$sig 2>/tmp/fa/s.err &
-	rec=$!
-	watchdog $rec
-	sleep 1
-	i=0
-	while [ $i -lt 40 ] && kill -$sig $rec 2>/dev/null; do i=$((i + 1)); done
-	wait $rec
+	case $sig in INT) name=Interrupt ;; TERM) name=Terminated ;; HUP) name=Hangup ;; esac
+	later 1 $sig 40
+	timeout -s KILL 60 /ptcollect record -q -a --duration 20 -o /tmp/fa/s$sig 2>/tmp/fa/s.err
 	rc=$?
-	[ $rc = 0 ] && grep -q '"complete": true' /tmp/fa/s$sig/manifest.json &&
+	why=$(manifest_str /tmp/fa/s$sig/manifest.json stop_reason)
+	[ $rc = 0 ] && [ "$why" = "$name" ] && grep -q '"complete": true' /tmp/fa/s$sig/manifest.json &&
 		pass signal_burst_${sig}_exits_0 ||
-		fail signal_burst_${sig}_exits_0 "exit $rc after $i SIG$sig: $(cat /tmp/fa/s.err)"
+		fail signal_burst_${sig}_exits_0 "exit $rc after $(cat /tmp/fa/sent) SIG$sig, stopped by '$why': $(cat /tmp/fa/s.err)"
 	check_agrees signal_burst_${sig}_bundle_agrees /tmp/fa/s$sig &&
 		pass signal_burst_${sig}_bundle_agrees
 	rm -rf /tmp/fa/s$sig
 done
 rm -rf /tmp/fa
-
