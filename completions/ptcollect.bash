@@ -191,6 +191,9 @@ _ptcollect()
 		-o|--output)
 			_filedir -d
 			return ;;
+		--user)
+			COMPREPLY=($(compgen -u -- "$cur"))
+			return ;;
 		--filter)
 			_ptcollect_filter
 			return ;;
@@ -209,7 +212,7 @@ _ptcollect()
 		esac
 		COMPREPLY=($(compgen -W "--event --pid --tid --all-cpus --cpu --mmap-pages
 			--output --force --quiet --per-thread --filter --duration --max-size
-			--kcore --archive --dry-run --json --help --snapshot --no-final-snapshot --trigger
+			--kcore --archive --user --dry-run --json --help --snapshot --no-final-snapshot --trigger
 			--trigger-count --control --ready --no-trace --" -- "$cur"))
 		;;
 	esac

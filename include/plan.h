@@ -22,6 +22,7 @@
 #include "plan_script.h"
 #include "pmu.h"
 #include "stream.h"
+#include "user.h"
 
 #define PLAN_DEFAULT_OUTPUT	"ptcollect.data"
 #define PLAN_DEFAULT_DATA	(256ULL << 10)
@@ -33,6 +34,7 @@ struct record_opts {
 	const char *event;	/* -e, EVCONFIG_DEFAULT when not given */
 	const char *filter;	/* --filter, NULL when not given */
 	const char *output;	/* -o */
+	const char *user;	/* --user: the workload's user, NULL when not given */
 	bool force;		/* -f: replace an existing bundle */
 	bool dry_run;		/* print the plan, open nothing */
 	bool quiet;		/* -q: no status line, no summary */
@@ -72,6 +74,7 @@ struct plan {
 	enum target_kind target;
 	bool per_thread;
 	char *exec_path;	/* the workload's file, found as execvp finds it */
+	struct user user;	/* with opts.user: who the workload runs as */
 	pid_t *tids;		/* the task target's threads now (not the workload's) */
 	int nr_tids;
 	int nr_online;		/* online CPUs (the kernel's mlock rule counts them) */
@@ -79,6 +82,7 @@ struct plan {
 	int nr_streams;
 	uint64_t data_bytes, aux_bytes;
 	uint64_t mlock_need, mlock_budget;	/* bytes; budget UINT64_MAX: unlimited */
+	uint64_t fd_need;	/* descriptors: events, the streams' files, and some to spare */
 	enum plan_output output;
 	struct script_plan script;	/* snapshots, triggers, control, ready */
 	struct warnings warn;	/* said before recording; nothing stops for them */

@@ -35,5 +35,12 @@ bool privs_may_trace_cpu(const struct privs *p);
 uint64_t privs_mlock_budget(const struct privs *p, unsigned int online_cpus);
 /* MemAvailable from /proc/meminfo in bytes, 0 when unknown. */
 uint64_t privs_mem_available(void);
+/* RLIMIT_NOFILE's soft and hard limits (RLIM_INFINITY -> UINT64_MAX). */
+void privs_nofile(uint64_t *soft, uint64_t *hard);
+/*
+ * Raise the soft RLIMIT_NOFILE to the hard one when @need descriptors do not
+ * fit under it (perf does the same). 0 or -errno.
+ */
+int privs_raise_nofile(uint64_t need);
 
 #endif

@@ -42,7 +42,8 @@ struct symtab {
  * Load the function symbols of @file (opened with file_open_input(): a FIFO
  * is refused, never waited on). Returns 0, or a negative errno with @e:
  * usage errors -ENOENT (no such file), -EINVAL (not a regular file), -ENOEXEC
- * (not ELF), -ENODATA (no symbols; with a hint), runtime errors otherwise.
+ * (not ELF), -EBADMSG (a corrupt ELF: section headers that do not fit the
+ * file), -ENODATA (no symbols; with a hint), runtime errors otherwise.
  * Problems that do not stop the load (a debug file that does not belong to
  * @file) go to @w, which may be NULL.
  */

@@ -12,11 +12,12 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "user.h"
 
 struct workload {
 	pid_t pid;		/* 0: none, or reaped */
 	int go_fd;		/* write a byte: exec */
-	int exec_err_fd;	/* the exec's errno, or EOF when it worked */
+	int exec_err_fd;	/* what failed and its errno, or EOF when the exec worked */
 	bool ran;		/* exec succeeded */
 	bool hold;		/* stopped after its exec until workload_run() */
 	int status;		/* exit code, or 128+signal, once reaped */
@@ -25,10 +26,12 @@ struct workload {
 /*
  * Fork @argv[0] as @path, held; the child gets @mask as its signal mask.
  * With @hold it also stops right after its exec (exechold.h), its program
- * mapped and not one instruction run, until workload_run().
+ * mapped and not one instruction run, until workload_run(). When @user is
+ * not NULL it becomes that user just before its exec.
  */
 int workload_start(struct workload *w, const char *path, char *const argv[],
-		   const sigset_t *mask, bool hold, struct error *e);
+		   const sigset_t *mask, bool hold, const struct user *user,
+		   struct error *e);
 /* Let it exec; the exec's failure is an error. */
 int workload_release(struct workload *w, const char *name, struct error *e);
 /* A workload held after its exec runs from here (nothing to do for one not held). */

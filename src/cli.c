@@ -172,12 +172,17 @@ int cli_parse_duration(const char *s, double *seconds, struct error *e)
 {
 	double v, mult = 1;
 	char *end;
+	size_t n;
 
-	errno = 0;
-	if (!isdigit((unsigned char)s[0]) && s[0] != '.')
+	/* Decimal only: strtod would also take 0x10 (16 s) and 1e3. */
+	n = strspn(s, "0123456789");
+	if (s[n] == '.')
+		n += 1 + strspn(s + n + 1, "0123456789");
+	if (!n || (n == 1 && s[0] == '.'))
 		goto bad;
+	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s)
+	if (errno || end != s + n)
 		goto bad;
 	if (!strcmp(end, "ms"))
 		mult = 0.001;
@@ -193,5 +198,6 @@ int cli_parse_duration(const char *s, double *seconds, struct error *e)
 	*seconds = v;
 	return 0;
 bad:
-	return err_usage(e, "'%s' is not a duration (seconds > 0, e.g. 5, 2.5, 500ms, 2m)", s);
+	return err_usage(e, "'%s' is not a duration (decimal seconds > 0, e.g. 5, 2.5, 500ms, "
+			 "2m)", s);
 }

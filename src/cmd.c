@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* What every command shares: how bad usage, errors and warnings are said. */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,22 +26,27 @@ int cmd_bad_usage(const char *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+/*
+ * getopt_long leaves the offending argument at argv[optind - 1], except for
+ * an unknown short option inside a cluster ("-zq"), which optopt names. A
+ * long option's optopt is its value (a letter or an enum), so the argument
+ * names it: "--duration", without any "=VALUE".
+ */
 int cmd_bad_option(const char *cmd, int c, char **argv)
 {
+	const char *arg = argv[optind - 1];
+	bool lng = !strncmp(arg, "--", 2) && (c == ':' || !optopt || optopt > 255 ||
+					      strchr(arg, '='));
 	char opt[64];
 
-	/*
-	 * A short option names itself through optopt; a long one (optopt 0, or
-	 * its value, 256 and up, when its argument is missing) is the argument
-	 * itself, without "=VALUE".
-	 */
-	if (optopt > 0 && optopt < 128 && isgraph(optopt))
-		snprintf(opt, sizeof(opt), "-%c", optopt);
+	if (lng)
+		snprintf(opt, sizeof(opt), "%.*s", (int)strcspn(arg, "="), arg);
 	else
-		snprintf(opt, sizeof(opt), "%.*s", (int)strcspn(argv[optind - 1], "="),
-			 argv[optind - 1]);
+		snprintf(opt, sizeof(opt), "-%c", optopt);
 	if (c == ':')
 		return cmd_bad_usage(cmd, "option '%s' needs a value", opt);
+	if (lng && optopt && strchr(arg, '='))
+		return cmd_bad_usage(cmd, "option '%s' takes no value", opt);
 	return cmd_bad_usage(cmd, "unknown option '%s'", opt);
 }
 

@@ -16,6 +16,7 @@
 #include "manifest.h"
 #include "msg.h"
 #include "out.h"
+#include "utf8.h"
 
 #define MAX_PROBLEMS 64
 
@@ -171,7 +172,7 @@ static int put_decoder(json_t *obj, const char *key, const struct manifest *m, c
 		return json_object_set_new(obj, key, json_null());
 	argv = decoder_argv_trace(m, dir, i, trace, tool);
 	line = argv ? decoder_shell_join(argv) : NULL;
-	ret = line ? json_object_set_new(obj, key, json_string(line)) : -1;
+	ret = line ? json_object_set_new(obj, key, utf8_json_string(line)) : -1;
 
 	free(line);
 	decoder_argv_free(argv);
@@ -219,7 +220,7 @@ static json_t *describe(const struct manifest *m, const char *dir, const struct 
 	uint64_t total = 0;
 	char buf[24];
 
-	info = json_pack("{s:s}", "bundle", dir);
+	info = json_pack("{s:o}", "bundle", utf8_json_string(dir));
 	streams = json_array();
 	problems = json_array();
 	if (!mj || !info || !streams || !problems)
@@ -243,7 +244,7 @@ static json_t *describe(const struct manifest *m, const char *dir, const struct 
 	if (m->nr_triggers && json_object_set_new(info, "fires", json_string(buf)))
 		goto fail;
 	for (int i = 0; i < p->nr; i++)
-		json_array_append_new(problems, json_string(p->msg[i]));
+		json_array_append_new(problems, utf8_json_string(p->msg[i]));
 	snprintf(buf, sizeof(buf), "%" PRIu64, total);
 	if (json_object_set_new(info, "streams", streams) ||
 	    json_object_set_new(info, "total_bytes", json_string(buf)) ||

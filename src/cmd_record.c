@@ -29,6 +29,7 @@ enum {
 	OPT_CONTROL,
 	OPT_READY,
 	OPT_NO_TRACE,
+	OPT_USER,
 };
 
 void usage_record(FILE *f)
@@ -42,7 +43,8 @@ void usage_record(FILE *f)
 		"  -t, --tid TID[,TID] these threads only\n"
 		"  -a, --all-cpus      every CPU\n"
 		"  -C, --cpu LIST      these CPUs (e.g. 0-3,6)\n"
-		"  (with -a or -C, a COMMAND only sets how long to record, as in perf)\n\n"
+		"  (with -a or -C, a COMMAND only sets how long to record, as in perf)\n"
+		"      --user USER     run COMMAND as USER (name or uid; root only)\n\n"
 		"Options:\n"
 		"  -e, --event EVENT   intel_pt/TERMS/MODS in perf's syntax (default %s)\n"
 		"      --filter FILTERS address filters, perf's grammar (see ptcollect-record(1))\n"
@@ -137,6 +139,7 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 		{ "dry-run",	no_argument,       NULL, OPT_DRY_RUN },
 		{ "kcore",	no_argument,       NULL, OPT_KCORE },
 		{ "archive",	no_argument,       NULL, OPT_ARCHIVE },
+		{ "user",	required_argument, NULL, OPT_USER },
 		{ "json",	no_argument,       NULL, 'j' },
 		{ "snapshot",	optional_argument, NULL, 'S' },
 		{ "no-final-snapshot", no_argument, NULL, OPT_NO_FINAL_SNAPSHOT },
@@ -225,6 +228,9 @@ static int parse_opts(int argc, char **argv, struct record_opts *o)
 			if (ret)
 				return ret;
 			break;
+		case OPT_USER:
+			o->user = optarg;
+			break;
 		case OPT_DURATION:
 			if (cli_parse_duration(optarg, &o->duration, &e))
 				return bad_value("--duration", &e);
@@ -290,6 +296,13 @@ static void print_target(const struct plan *p)
 			out_str(NULL, NULL, o->command[i]);
 		out_arr_end();
 		out_str("exec", "executes", p->exec_path);
+	}
+	if (o->user) {
+		out_obj_begin("user", "runs as");
+		out_str("name", NULL, p->user.name);
+		out_u64("uid", NULL, p->user.uid);
+		out_u64("gid", NULL, p->user.gid);
+		out_obj_end();
 	}
 	if (p->target == TARGET_PID || p->target == TARGET_TID) {
 		const pid_t *ids = p->target == TARGET_PID ? o->pids : o->tids;

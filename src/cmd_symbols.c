@@ -66,10 +66,12 @@ int do_symbols(int argc, char **argv)
 	out_str("table", NULL, t.table);
 	if (t.debug_file[0])
 		out_str("debug_file", NULL, t.debug_file);
-	if (out_json)
+	if (out_json) {
 		out_arr_begin("symbols", NULL);
-	else
-		out_text("\n%-18s %-10s %-8s %s %s", "address", "offset", "size", "b", "name");
+	} else {
+		out_text("%s", "");	/* text lines are escaped: a newline would show as \n */
+		out_text("%-18s %-10s %-8s %s %s", "address", "offset", "size", "b", "name");
+	}
 	for (size_t i = 0; i < t.nr; i++) {
 		const struct symbol *s = &t.syms[i];
 

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* ptcollect: the command table and the global options. */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -119,12 +121,25 @@ static int global_opts(int argc, char **argv, bool *json)
 	return 0;
 }
 
+/*
+ * A descriptor 0, 1 or 2 the caller left closed would be the next file we
+ * open (a trace file), and messages would go into it. /dev/null, read only,
+ * fills the gap: writing to it fails as writing to a closed one does.
+ */
+static void fill_std_fds(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDONLY) < 0)
+			break;	/* no /dev/null: nothing better to put there */
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd *c;
 	bool json = false, amb;
 	int ret;
 
+	fill_std_fds();
 	ret = global_opts(argc, argv, &json);
 	if (ret)
 		return ret < 0 ? cmd_flush_stdout() : ret;

@@ -13,6 +13,7 @@
 
 #include "fileio.h"
 #include "manifest.h"
+#include "utf8.h"
 
 #define TMP_FILE ".manifest.json.tmp"
 
@@ -222,9 +223,10 @@ static json_t *hex(uint64_t v)
 	return json_string(b);
 }
 
+/* Strings from outside (arguments, paths, CPUID) need not be UTF-8: see utf8.h. */
 static json_t *str_or_null(const char *s)
 {
-	return s ? json_string(s) : json_null();
+	return s ? utf8_json_string(s) : json_null();
 }
 
 static json_t *argv_json(char *const *argv, int argc)
@@ -235,7 +237,7 @@ static json_t *argv_json(char *const *argv, int argc)
 		return json_null();
 	a = json_array();
 	for (int i = 0; a && i < argc; i++)
-		json_array_append_new(a, json_string(argv[i]));
+		json_array_append_new(a, utf8_json_string(argv[i]));
 	return a;
 }
 
@@ -271,7 +273,7 @@ static json_t *image_json(const struct mimage *img)
 	char dev[24];
 
 	snprintf(dev, sizeof(dev), "%x:%x", img->maj, img->min);
-	return json_pack("{s:s, s:o, s:o, s:o}", "path", img->path,
+	return json_pack("{s:o, s:o, s:o, s:o}", "path", str_or_null(img->path),
 			 "build_id", str_or_null(img->build_id),
 			 "device", img->has_inode ? json_string(dev) : json_null(),
 			 "inode", img->has_inode ? u64s(img->ino) : json_null());
@@ -401,7 +403,7 @@ json_t *manifest_to_json(const struct manifest *m)
 		json_array_append_new(images, image_json(&m->images[i]));
 	j = json_pack("{s:s, s:i, s:{s:s, s:s?}, s:o, s:o, s:o, s:s, s:o, "
 		      "s:{s:s?, s:i}, s:{s:o, s:o, s:o, s:b, s:b, s:b, s:o}, s:o, "
-		      "s:{s:s?, s:i, s:i, s:i}, s:{s:b, s:o, s:I, s:i}, s:o, s:o, s:i}",
+		      "s:{s:o, s:i, s:i, s:i}, s:{s:b, s:o, s:I, s:i}, s:o, s:o, s:i}",
 		      "format", MANIFEST_FORMAT, "version", m->version,
 		      "tool", "name", "ptcollect", "version", m->tool_version,
 		      "command", argv_json(m->command, m->command_argc),
@@ -415,7 +417,7 @@ json_t *manifest_to_json(const struct manifest *m)
 		      "exclude_kernel", m->attr.exclude_kernel, "exclude_hv", m->attr.exclude_hv,
 		      "sample_type", hex(m->attr.sample_type),
 		      "filter", str_or_null(m->filter),
-		      "cpu", "vendor", m->cpu.vendor, "family", m->cpu.family, "model",
+		      "cpu", "vendor", str_or_null(m->cpu.vendor), "family", m->cpu.family, "model",
 		      m->cpu.model, "stepping", m->cpu.stepping,
 		      "time_conv", "cap_user_time_zero", m->time_conv.cap_user_time_zero,
 		      "time_zero", u64s(m->time_conv.time_zero), "time_mult",

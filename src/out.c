@@ -3,11 +3,13 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "out.h"
+#include "utf8.h"
 
 bool out_json;
 static bool raw;	/* text goes out unescaped */
@@ -82,31 +84,56 @@ static void put(const char *key, json_t *v)
 	json_object_set_new(t->node, key, v);
 }
 
+/*
+ * How a terminal gets the text at @s: written to @o (when not NULL) and its
+ * length returned; *@used gets the bytes of @s it stands for. Escaped: C0
+ * controls and DEL, C1 controls (U+0080 to U+009F, which some terminals obey),
+ * and bytes that are not UTF-8 (a Latin-1 terminal reads 0x9b as CSI).
+ */
+static size_t printable_one(const char *s, bool keep_newlines, char *o, size_t *used)
+{
+	unsigned char c = (unsigned char)*s;
+	size_t n = utf8_seq(s);
+	char tmp[16];
+	int len;
+
+	*used = n ? n : 1;
+	if (c == '\n' && keep_newlines)
+		len = snprintf(tmp, sizeof(tmp), "\n");
+	else if (c == '\n')
+		len = snprintf(tmp, sizeof(tmp), "\\n");
+	else if (c == '\t')
+		len = snprintf(tmp, sizeof(tmp), "\\t");
+	else if (c < 0x20 || c == 0x7f || !n)
+		len = snprintf(tmp, sizeof(tmp), "\\x%02x", c);
+	else if (n == 2 && c == 0xc2 && (unsigned char)s[1] < 0xa0)
+		len = snprintf(tmp, sizeof(tmp), "\\u%04x", (unsigned char)s[1]);
+	else
+		len = 0;
+	if (!len) {
+		if (o)
+			memcpy(o, s, n);
+		return n;
+	}
+	if (o)
+		memcpy(o, tmp, (size_t)len);
+	return (size_t)len;
+}
+
 char *out_printable(const char *s, bool keep_newlines)
 {
-	size_t n = 0;
-	char *o, *p;
+	size_t n = 0, used;
+	char *o;
 
-	for (const char *c = s; *c; c++)
-		n += ((unsigned char)*c < 0x20 && !(keep_newlines && *c == '\n')) || *c == 0x7f ? 4 : 1;
-	o = p = malloc(n + 1);
+	for (const char *c = s; *c; c += used)
+		n += printable_one(c, keep_newlines, NULL, &used);
+	o = malloc(n + 1);
 	if (!o)
 		return NULL;
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '\n' && keep_newlines)
-			*p++ = '\n';
-		else if (c == '\n')
-			p += sprintf(p, "\\n");
-		else if (c == '\t')
-			p += sprintf(p, "\\t");
-		else if (c < 0x20 || c == 0x7f)
-			p += sprintf(p, "\\x%02x", c);
-		else
-			*p++ = (char)c;
-	}
-	*p = '\0';
+	n = 0;
+	for (const char *c = s; *c; c += used)
+		n += printable_one(c, keep_newlines, o + n, &used);
+	o[n] = '\0';
 	return o;
 }
 
@@ -206,7 +233,7 @@ static void scalar(const char *key, const char *label, json_t *j, const char *te
 
 void out_str(const char *key, const char *label, const char *val)
 {
-	scalar(key, label, val ? json_string(val) : json_null(), val ? val : "(none)");
+	scalar(key, label, val ? utf8_json_string(val) : json_null(), val ? val : "(none)");
 }
 
 void out_u64(const char *key, const char *label, uint64_t val)

@@ -190,6 +190,25 @@ static int resolve_command(struct plan *p, struct error *e)
 	return err_usage_code(e, -ENOENT, "cannot execute '%s': command not found in PATH", cmd);
 }
 
+/* --user: root runs the workload as another user; nobody else can, and only a workload. */
+static int resolve_user(struct plan *p, struct error *e)
+{
+	const char *u = p->opts.user;
+	int ret;
+
+	if (!u)
+		return 0;
+	if (!p->opts.command)
+		return err_usage(e, "--user %s: only a workload (-- COMMAND) runs as another user", u);
+	if (geteuid())
+		return err_usage_code(e, -EPERM, "--user %s: only root can run the workload as "
+				      "another user", u);
+	ret = user_resolve(u, &p->user, e);
+	if (ret)
+		err_what(e, "--user");
+	return ret;
+}
+
 static int resolve_target(struct plan *p, int *cpus, int nr_cpus, struct error *e)
 {
 	const struct record_opts *o = &p->opts;
@@ -207,6 +226,8 @@ static int resolve_target(struct plan *p, int *cpus, int nr_cpus, struct error *
 	ret = resolve_threads(p, e);
 	if (!ret && o->command)
 		ret = resolve_command(p, e);
+	if (!ret)
+		ret = resolve_user(p, e);
 	if (ret)
 		return ret;
 	for (int i = 0; i < o->nr_cpus; i++) {
@@ -306,6 +327,30 @@ static int check_memory(struct plan *p, struct error *e)
 		return -EINVAL;
 	}
 	return 0;
+}
+
+#define FD_SPARE 64	/* descriptors besides events and stream files: sysfs, /proc, the bundle */
+
+/*
+ * Descriptors: an event per thread and CPU (-p, -t per CPU), else one per
+ * ring, and two files per ring. The session raises the soft limit to the
+ * hard one when it must; past the hard limit the recording cannot be opened.
+ */
+static int check_descriptors(struct plan *p, struct error *e)
+{
+	bool per_task_cpu = !p->per_thread && (p->target == TARGET_PID || p->target == TARGET_TID);
+	uint64_t events = (uint64_t)p->nr_streams * (per_task_cpu ? (uint64_t)p->nr_tids : 1);
+	uint64_t soft, hard;
+
+	p->fd_need = events + 2 * (uint64_t)p->nr_streams + FD_SPARE;
+	privs_nofile(&soft, &hard);
+	if (p->fd_need <= hard)
+		return 0;
+	err_usage(e, "%" PRIu64 " events and %d ring(s) need %" PRIu64 " file descriptors, but "
+		  "RLIMIT_NOFILE allows %" PRIu64, events, p->nr_streams, p->fd_need, hard);
+	err_hint(e, "raise the hard limit ('ulimit -Hn' as root), or trace fewer threads (-t) "
+		 "or CPUs (-C)%s", per_task_cpu ? ", or use --per-thread" : "");
+	return -EINVAL;
 }
 
 /* -o without its trailing slashes: "out/" must not reach through a link named out. */
@@ -499,6 +544,8 @@ int plan_resolve(struct plan *p, struct error *e)
 	if (plan_streams(p, online, nr_online))
 		return err_runtime(e, -ENOMEM, "out of memory");
 	ret = check_memory(p, e);
+	if (!ret)
+		ret = check_descriptors(p, e);
 	if (!ret)
 		ret = check_output(p, e);
 	if (!ret)

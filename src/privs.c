@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* perf permissions and the mlock budget, read from /proc and rlimits. */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -88,4 +89,28 @@ uint64_t privs_mem_available(void)
 	unsigned long long kb;
 
 	return procfs_field("/proc/meminfo", "MemAvailable", 10, &kb) ? 0 : (uint64_t)kb * 1024;
+}
+
+void privs_nofile(uint64_t *soft, uint64_t *hard)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl)) {
+		*soft = *hard = UINT64_MAX;
+		return;
+	}
+	*soft = rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : rl.rlim_cur;
+	*hard = rl.rlim_max == RLIM_INFINITY ? UINT64_MAX : rl.rlim_max;
+}
+
+int privs_raise_nofile(uint64_t need)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -errno;
+	if (rl.rlim_cur == RLIM_INFINITY || need <= rl.rlim_cur || rl.rlim_cur == rl.rlim_max)
+		return 0;
+	rl.rlim_cur = rl.rlim_max;
+	return setrlimit(RLIMIT_NOFILE, &rl) ? -errno : 0;
 }

@@ -24,6 +24,7 @@
 #include "freeze.h"
 #include "images.h"
 #include "kimage.h"
+#include "privs.h"
 #include "procfs.h"
 #include "session.h"
 #include "sideband.h"
@@ -119,8 +120,10 @@ static int open_thread(struct session *s, pid_t tid, bool found_later, struct er
 
 	for (int c = 0; c < s->nr_streams; c++) {
 		ret = events_open(s->p, &s->streams[c], tid, s->streams[c].cpu, e);
-		if (ret == -ESRCH)
+		if (ret == -ESRCH) {
+			err_clear(e);	/* a refusal that is no failure leaves no words behind */
 			return 0;
+		}
 		if (ret == -EBUSY && found_later && c == 0) {
 			err_clear(e);
 			break;	/* traced through its inherited events */
@@ -200,6 +203,7 @@ static int open_per_thread(struct session *s, struct error *e)
 		}
 		ret = events_open(s->p, st, st->tid, -1, e);
 		if (ret == -ESRCH) {
+			err_clear(e);
 			warn(s, ret, "thread %d exited before tracing began: it is not traced",
 			     (int)st->tid);
 			events_close(st);
@@ -772,7 +776,8 @@ static int run(struct session *s, struct error *e)
 	ret = steer_open(&s->steer, &p->script, &ops, &s->m, e);
 	if (!ret && p->opts.command)
 		ret = workload_start(&s->w, p->exec_path, p->opts.command, &s->old_mask,
-				     p->script.scope == SCOPE_WORKLOAD, e);
+				     p->script.scope == SCOPE_WORKLOAD,
+				     p->opts.user ? &p->user : NULL, e);
 	if (!ret)
 		ret = open_streams(s, e);
 	if (ret)
@@ -823,6 +828,10 @@ int session_run(const struct plan *p, const struct session_ops *ops,
 	if (p->nr_streams)
 		memcpy(s.streams, p->streams, (size_t)p->nr_streams * sizeof(*s.streams));
 	s.nr_streams = p->nr_streams;
+	/* The plan checked the hard limit; a soft one below the need is raised to it. */
+	ret = privs_raise_nofile(p->fd_need);
+	if (ret)
+		warn(&s, ret, "RLIMIT_NOFILE cannot be raised: %s", strerror(-ret));
 	ret = setup_signals(&s, e);
 	if (!ret)
 		ret = run(&s, e);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -75,6 +76,54 @@ static int elf_file_open(struct elf_file *ef, const char *path, struct error *e)
 		return -ENOEXEC;
 	}
 	return 0;
+}
+
+/*
+ * Whether the section headers of @elf hold together within its @size bytes:
+ * libelf skips what it cannot read, and a cut or overwritten file would
+ * otherwise look like one without symbols. @why gets the first problem.
+ */
+static bool elf_corrupt(Elf *elf, uint64_t size, char *why, size_t len)
+{
+	Elf_Scn *scn = NULL;
+	size_t nr, strndx;
+	GElf_Ehdr eh;
+
+	if (!gelf_getehdr(elf, &eh) || elf_getshdrnum(elf, &nr) ||
+	    elf_getshdrstrndx(elf, &strndx)) {
+		snprintf(why, len, "its headers cannot be read (%s)", elf_errmsg(-1));
+		return true;
+	}
+	/* libelf reads a table cut short as none at all: e_shnum says what should be there. */
+	if (eh.e_shnum && (eh.e_shoff > size ||
+			   (uint64_t)eh.e_shnum * eh.e_shentsize > size - eh.e_shoff)) {
+		snprintf(why, len, "its %u section headers at offset %" PRIu64 " lie past the end "
+			 "of the file (%" PRIu64 " bytes)", eh.e_shnum, (uint64_t)eh.e_shoff, size);
+		return true;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh)) {
+			snprintf(why, len, "section %zu: %s", elf_ndxscn(scn), elf_errmsg(-1));
+			return true;
+		}
+		if (sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;
+		if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset) {
+			snprintf(why, len, "section %zu lies past the end of the file (offset %" PRIu64
+				 ", %" PRIu64 " bytes, the file has %" PRIu64 ")", elf_ndxscn(scn),
+				 (uint64_t)sh.sh_offset, (uint64_t)sh.sh_size, size);
+			return true;
+		}
+		if ((sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) &&
+		    (!sh.sh_entsize || sh.sh_link >= nr)) {
+			snprintf(why, len, "its symbol table (section %zu) has no entry size or no "
+				 "string table", elf_ndxscn(scn));
+			return true;
+		}
+	}
+	return false;
 }
 
 static void elf_file_close(struct elf_file *ef)
@@ -373,6 +422,7 @@ static int read_table(struct symtab *t, Elf *symelf, Elf_Scn *scn, Elf *runtime)
 int symbols_load(struct symtab *t, const char *file, struct error *e, struct warnings *w)
 {
 	struct elf_file ef, dbg = { .fd = -1, .elf = NULL };
+	char why[256];
 	Elf_Scn *scn;
 	struct stat st;
 	int ret;
@@ -390,6 +440,10 @@ int symbols_load(struct symtab *t, const char *file, struct error *e, struct war
 		return ret;
 	if (!fstat(ef.fd, &st))
 		t->file_size = (uint64_t)st.st_size;
+	if (elf_corrupt(ef.elf, t->file_size, why, sizeof(why))) {
+		elf_file_close(&ef);
+		return err_usage_code(e, -EBADMSG, "%s: a corrupt ELF file: %s", file, why);
+	}
 	scn = find_section(ef.elf, SHT_SYMTAB, NULL);
 	if (scn) {
 		strcpy(t->table, ".symtab");

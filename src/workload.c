@@ -9,12 +9,16 @@
 #include "exechold.h"
 #include "workload.h"
 
+/* What the child failed at, sent up the exec error pipe with its errno. */
+enum { STEP_EXEC, STEP_HOLD, STEP_USER };
+
 /*
- * The exec error pipe is close-on-exec: EOF means the exec worked, an int
- * means its errno.
+ * The exec error pipe is close-on-exec: EOF means the exec worked, a pair
+ * of ints the step that failed and its errno.
  */
 int workload_start(struct workload *w, const char *path, char *const argv[],
-		   const sigset_t *mask, bool hold, struct error *e)
+		   const sigset_t *mask, bool hold, const struct user *user,
+		   struct error *e)
 {
 	int go[2], ep[2];
 
@@ -41,20 +45,28 @@ int workload_start(struct workload *w, const char *path, char *const argv[],
 	}
 	if (w->pid == 0) {
 		char c;
-		int err;
+		int err[2], r;
 
 		close(go[1]);
 		close(ep[0]);
 		sigprocmask(SIG_SETMASK, mask, NULL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* the collector gave up */
-		/* A hold that cannot be had is said as a negative errno. */
-		err = hold ? exechold_child() : 0;
-		if (!err) {
-			execv(path, argv);
-			err = errno;
+		/* The hold first, while the child is still root's like its tracer. */
+		err[0] = STEP_HOLD;
+		r = hold ? exechold_child() : 0;
+		if (!r && user) {
+			/* After the events exist: they were opened on a task of root's. */
+			err[0] = STEP_USER;
+			r = user_become(user);
 		}
-		if (write(ep[1], &err, sizeof(err)) < 0)
+		if (!r) {
+			execv(path, argv);
+			err[0] = STEP_EXEC;
+			r = -errno;
+		}
+		err[1] = -r;
+		if (write(ep[1], err, sizeof(err)) < 0)
 			_exit(127);
 		_exit(127);
 	}
@@ -65,33 +77,39 @@ int workload_start(struct workload *w, const char *path, char *const argv[],
 	return 0;
 }
 
+static int child_error(int step, int err, const char *name, struct error *e)
+{
+	switch (step) {
+	case STEP_HOLD:
+		err_runtime(e, -err, "cannot hold the workload at its exec to arm its triggers: "
+			    "ptrace: %s", strerror(err));
+		err_hint(e, "kernel.yama.ptrace_scope 3 forbids it; with -p PID the triggers arm "
+			 "on a running process instead");
+		return -err;
+	case STEP_USER:
+		return err_runtime(e, -err, "cannot run '%s' as --user: %s", name, strerror(err));
+	}
+	if (err == ENOENT || err == EACCES || err == ENOEXEC)
+		return err_usage_code(e, -err, "cannot execute '%s': %s", name, strerror(err));
+	return err_runtime(e, -err, "cannot execute '%s': %s", name, strerror(err));
+}
+
 int workload_release(struct workload *w, const char *name, struct error *e)
 {
 	ssize_t n;
-	int err = 0;
+	int err[2];
 
 	if (write(w->go_fd, "g", 1) != 1)
 		return err_runtime(e, -errno, "cannot start the workload: %s", strerror(errno));
 	close(w->go_fd);
 	w->go_fd = -1;
 	do
-		n = read(w->exec_err_fd, &err, sizeof(err));
+		n = read(w->exec_err_fd, err, sizeof(err));
 	while (n < 0 && errno == EINTR);
 	close(w->exec_err_fd);
 	w->exec_err_fd = -1;
-	if (n == sizeof(err) && err < 0) {
-		err_runtime(e, err, "cannot hold the workload at its exec to arm its triggers: "
-			    "ptrace: %s", strerror(-err));
-		err_hint(e, "kernel.yama.ptrace_scope 3 forbids it; with -p PID the triggers arm "
-			 "on a running process instead");
-		return err;
-	}
-	if (n == sizeof(err)) {
-		if (err == ENOENT || err == EACCES || err == ENOEXEC)
-			return err_usage_code(e, -err, "cannot execute '%s': %s", name,
-					      strerror(err));
-		return err_runtime(e, -err, "cannot execute '%s': %s", name, strerror(err));
-	}
+	if (n == sizeof(err))
+		return child_error(err[0], err[1], name, e);
 	w->ran = true;
 	if (w->hold)
 		return exechold_wait(w->pid, NULL, e);

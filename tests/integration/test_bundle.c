@@ -30,6 +30,7 @@
 #include "sideband.h"
 #include "stream.h"
 #include "symbols.h"
+#include "testbundle.h"
 #include "vdso.h"
 
 static uint8_t *slurp(const char *path, size_t *len)
@@ -216,97 +217,16 @@ Test(sideband, saved_vdso_equals_a_processs_vdso)
 	free(theirs);
 }
 
-/* The manifest of a workload recording on a Skylake-like machine, as the plan describes it. */
-static void describe(struct manifest *m, const struct perf_event_mmap_page *pc)
-{
-	static char *self[] = { "ptcollect", "record", "--", "/bin/true" };
-	static char *cmd[] = { "/bin/true" };
-
-	manifest_init(m);
-	cr_assert_eq(manifest_set(&m->tool_version, "test"), 0);
-	cr_assert_eq(manifest_set_argv(&m->command, &m->command_argc, self, 4), 0);
-	cr_assert_eq(manifest_set_argv(&m->target.command, &m->target.command_argc, cmd, 1), 0);
-	m->target.kind = TARGET_COMMAND;
-	cr_assert_eq(manifest_set(&m->pmu_name, "intel_pt"), 0);
-	cr_assert_eq(manifest_set(&m->event, "intel_pt//u"), 0);
-	cr_assert_eq(manifest_set(&m->cpu.vendor, "GenuineIntel"), 0);
-	m->pmu_type = 8;
-	m->attr.config = 0x300e601;
-	m->attr.exclude_kernel = m->attr.exclude_hv = true;
-	m->attr.sample_type = SIDEBAND_SAMPLE_TYPE;
-	m->cpu.family = 6;
-	m->cpu.model = 94;
-	m->cpu.stepping = 3;
-	m->nom_freq = 24;
-	m->mtc_freq = 3;
-	m->time_conv.cap_user_time_zero = pc->cap_user_time_zero;
-	m->time_conv.time_zero = pc->time_zero;
-	m->time_conv.time_mult = pc->time_mult;
-	m->time_conv.time_shift = pc->time_shift;
-}
-
-/* Write a bundle through the recorder's own code: two streams, @pc's time conversion. */
-static void write_bundle(const char *dir, const struct perf_event_mmap_page *pc, bool finish)
-{
-	struct auxring_stats stats = { .aux_bytes = 4096, .truncated = 2, .data_full = 1,
-				       .restarts = 3 };
-	struct error e = { 0 };
-	struct stream st[2];
-	struct manifest m;
-	struct bundle *b;
-	char data[4096];
-
-	describe(&m, pc);
-	cr_assert_eq(bundle_create(&b, dir, false, &e), 0, "%s", e.why);
-	memset(data, 0x55, sizeof(data));
-	for (int i = 0; i < 2; i++) {
-		stream_init(&st[i], i, -1);
-		cr_assert_eq(bundle_open_stream(b, &st[i], &e), 0, "%s", e.why);
-		cr_assert_eq(write(st[i].trace_fd, data, sizeof(data)), 4096);
-		st[i].ring.stats = stats;
-		cr_assert_eq(stream_describe(&st[i], manifest_add_stream(&m)), 0);
-	}
-	cr_assert_eq(bundle_write_manifest(b, &m, &e), 0, "%s", e.why);
-	if (finish) {
-		for (int i = 0; i < 2; i++)
-			cr_assert_eq(bundle_close_stream(b, &st[i], &e), 0, "%s", e.why);
-		m.complete = true;
-		cr_assert_eq(manifest_set(&m.stop_reason, "the workload exited"), 0);
-		cr_assert_eq(bundle_write_manifest(b, &m, &e), 0, "%s", e.why);
-	}
-	for (int i = 0; i < 2; i++)
-		bundle_close_stream(b, &st[i], NULL);
-	bundle_free(b);
-	manifest_free(&m);
-}
-
-static char *tmpdir_name(void)
-{
-	char *d = strdup("/tmp/ptc-bundle-XXXXXX");
-
-	cr_assert(mkdtemp(d));
-	cr_assert_eq(rmdir(d), 0);	/* bundle_create makes it */
-	return d;
-}
-
-static void rm_rf(const char *d)
-{
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d);
-	cr_assert_eq(system(cmd), 0);
-}
-
 Test(bundle, info_reads_back_what_the_recorder_wrote)
 {
 	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1, .time_zero = 123456789,
 					   .time_mult = 1000, .time_shift = 10 };
-	char *dir = tmpdir_name(), want[512];
+	char *dir = testbundle_dir(), want[512];
 	struct run_result r;
 	uint8_t *m;
 	size_t len;
 
-	write_bundle(dir, &pc, true);
+	testbundle_write(dir, &pc, true);
 	cr_assert_eq(run_ptcollect(NULL, &r, "info", "--json", dir, NULL), 0);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "\"complete\": true"), "%s", r.out);
@@ -329,19 +249,19 @@ Test(bundle, info_reads_back_what_the_recorder_wrote)
 	cr_expect(strstr((char *)m, "\"sideband_full\": \"1\""), "%s", m);
 	cr_expect(strstr((char *)m, "\"restarts\": \"3\""), "%s", m);
 	free(m);
-	rm_rf(dir);
+	testbundle_remove(dir);
 	free(dir);
 }
 
 Test(bundle, without_cap_user_time_zero_info_warns_and_ptxed_gets_no_time)
 {
 	struct perf_event_mmap_page pc = { .cap_user_time_zero = 0, .time_zero = 5 };
-	char *dir = tmpdir_name(), path[512];
+	char *dir = testbundle_dir(), path[512];
 	struct run_result r;
 	uint8_t *m;
 	size_t len;
 
-	write_bundle(dir, &pc, true);
+	testbundle_write(dir, &pc, true);
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
 	m = slurp(path, &len);
 	m[len] = 0;
@@ -352,17 +272,17 @@ Test(bundle, without_cap_user_time_zero_info_warns_and_ptxed_gets_no_time)
 	cr_expect_eq(r.status, 0);
 	cr_expect(strstr(r.err, "timestamps cannot be converted to TSC"), "%s", r.err);
 	run_free(&r);
-	rm_rf(dir);
+	testbundle_remove(dir);
 	free(dir);
 }
 
 Test(bundle, info_reports_a_recording_that_was_cut_short)
 {
 	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
-	char *dir = tmpdir_name(), path[512];
+	char *dir = testbundle_dir(), path[512];
 	struct run_result r;
 
-	write_bundle(dir, &pc, false);	/* as if the collector was killed */
+	testbundle_write(dir, &pc, false);	/* as if the collector was killed */
 	snprintf(path, sizeof(path), "%s/cpu1.pt", dir);
 	cr_assert_eq(truncate(path, 100), 0);
 	cr_assert_eq(run_ptcollect(NULL, &r, "info", "--json", dir, NULL), 0);
@@ -372,13 +292,13 @@ Test(bundle, info_reports_a_recording_that_was_cut_short)
 	cr_expect(strstr(r.err, "cpu1.pt has 100 bytes, the manifest says 4096: the file was cut "
 			 "short"), "%s", r.err);
 	run_free(&r);
-	rm_rf(dir);
+	testbundle_remove(dir);
 	free(dir);
 }
 
 Test(bundle, bad_bundles_exit_two_with_the_reason)
 {
-	char *dir = tmpdir_name(), path[512];
+	char *dir = testbundle_dir(), path[512];
 	struct run_result r;
 	FILE *f;
 
@@ -407,7 +327,7 @@ Test(bundle, bad_bundles_exit_two_with_the_reason)
 	cr_expect_eq(r.status, 2);
 	cr_expect(strstr(r.err, "not a ptcollect manifest"), "%s", r.err);
 	run_free(&r);
-	rm_rf(dir);
+	testbundle_remove(dir);
 	free(dir);
 }
 

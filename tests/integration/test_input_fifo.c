@@ -101,3 +101,51 @@ Test(input_fifo, a_filter_on_a_fifo_is_refused_without_waiting_for_a_writer)
 	expect_refused(env, f.path, args);
 	remove_fifo(&f);
 }
+
+Test(input_fifo, dump_refuses_a_fifo_without_waiting_for_a_writer)
+{
+	struct fifo f;
+	char pevent[80];
+	char *args[] = { "dump", "--format", "pt", NULL, NULL };
+
+	make_fifo(&f);
+	args[3] = f.path;
+	expect_refused(NULL, f.path, args);
+	/* Named as a sideband file, the format comes from the name. */
+	snprintf(pevent, sizeof(pevent), "%s/cpu0.pevent", f.dir);
+	cr_assert_eq(mkfifo(pevent, 0600), 0);
+	args[1] = pevent;
+	args[2] = NULL;
+	expect_refused(NULL, pevent, args);
+	unlink(pevent);
+	remove_fifo(&f);
+}
+
+/* A bundle's manifest that is a FIFO, and a FIFO given as the bundle. */
+Test(input_fifo, info_refuses_a_fifo_manifest_without_waiting_for_a_writer)
+{
+	char limit[16], manifest[80];
+	char *argv[] = { "timeout", "-s", "KILL", limit, NULL, "info", NULL, NULL };
+	struct run_result r;
+	struct fifo f;
+
+	make_fifo(&f);
+	snprintf(limit, sizeof(limit), "%d", LIMIT_S);
+	snprintf(manifest, sizeof(manifest), "%s/manifest.json", f.dir);
+	cr_assert_eq(mkfifo(manifest, 0600), 0);
+	argv[4] = (char *)run_bin();
+	argv[6] = f.dir;
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_expect_neq(r.status, 128 + 9, "info hung on %s (killed after %d s)", manifest,
+		      LIMIT_S);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "manifest.json: not a regular file (a FIFO)"), "%s", r.err);
+	run_free(&r);
+	argv[6] = f.path;
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "not a directory"), "%s", r.err);
+	run_free(&r);
+	unlink(manifest);
+	remove_fifo(&f);
+}

@@ -154,3 +154,180 @@ ctl() {
 	read -r -t 10 _r <&9
 	echo "$_r"
 }
+
+# ---- a bundle checked against itself (the 8x cases: faults and bad inputs) ----
+
+# manifest_streams FILE: one line per stream of a manifest: file sideband bytes
+# sideband_bytes truncated lost lost_records partial collision
+manifest_streams() {
+	awk -F'"' '
+		/"streams": \[/ { in_s = 1; next }
+		in_s && /^  \]/ { in_s = 0 }
+		!in_s { next }
+		$2 == "file" { f = $4 } $2 == "sideband" { sb = $4 }
+		$2 == "bytes" { b = $4 } $2 == "sideband_bytes" { sbb = $4 }
+		$2 == "truncated" { t = $4 } $2 == "lost" && $4 != "" { l = $4 }
+		$2 == "lost_records" { lr = $4 } $2 == "partial" { p = $4 }
+		$2 == "collision" { c = $4 }
+		$2 == "itrace_start" { print f, sb, b, sbb, t, l, lr, p, c }' "$1"
+}
+# manifest_str FILE KEY: the string after the first "KEY": (null prints nothing)
+manifest_str() { sed -n "s/^ *\"$2\": \"\(.*\)\",*$/\1/p" "$1" | head -n 1; }
+# size FILE: its bytes (0 when missing)
+size() { wc -c <"$1" 2>/dev/null || echo 0; }
+
+# awk's hex(x): the value of lowercase hex digits (awk reads no 0x)
+AWK_HEX='function hex(x,  i, v) {
+	for (i = 1; i <= length(x); i++)
+		v = v * 16 + index("0123456789abcdef", substr(x, i, 1)) - 1
+	return v
+}'
+
+# dump_all DIR: every .pevent of DIR through `ptcollect dump` into /tmp/agree.dump, each
+# file's lines (without offsets) after a line "== FILE". One dump of the files put end to
+# end (a thousand runs of ptcollect take minutes under TCG); each line goes back to its file
+# by its offset.
+dump_all() {
+	ls "$1" | grep '\.pevent$' >/tmp/agree.names
+	(cd "$1" && cat $(cat /tmp/agree.names)) >/tmp/agree.cat
+	/ptcollect dump --format pevent /tmp/agree.cat >/tmp/agree.lines 2>/dev/null
+	ls -ln "$1" >/tmp/agree.sizes
+	awk "$AWK_HEX"'
+		BEGIN { shown = -1; i = 0; n = 0 }
+		FILENAME == "/tmp/agree.sizes" { size[$NF] = $5; next }
+		FILENAME == "/tmp/agree.names" { name[n++] = $1; next }
+		{
+			off = hex($1)
+			while (i < n && off >= start + size[name[i]]) { start += size[name[i]]; i++ }
+			if (i != shown) { print "== " name[i]; shown = i }
+			sub(/^[0-9a-f]*  /, "")
+			print
+		}' /tmp/agree.sizes /tmp/agree.names /tmp/agree.lines >/tmp/agree.dump
+}
+
+# check_agrees NAME DIR: the manifest agrees with the files, and info says what was lost.
+# A complete bundle: every file holds exactly what its stream's entry says, the .pevent
+# holds as many TRUNCATED AUX and LOST records (and lost records) as counted. An incomplete
+# one (killed): the files hold at least that. info exits 0 and names every loss; for a
+# killed recording, every file that holds more than the manifest says. Leaves the sideband's
+# lines in /tmp/agree.dump (dump_all) for a complete bundle.
+check_agrees() {
+	_n=$1 _d=$2 _m=$2/manifest.json
+	[ -f "$_m" ] || { fail "$_n" "no manifest in $_d: $(ls "$_d" 2>&1 | head -n 5)"; return 1; }
+	_complete=0
+	grep -q '^  "complete": true' "$_m" && _complete=1
+	_why=""
+	/ptcollect info "$_d" >/tmp/agree.out 2>/tmp/agree.err \
+		|| _why="; info exit $?: $(head -c 300 /tmp/agree.err)"
+	manifest_streams "$_m" >/tmp/agree.streams
+	[ -s /tmp/agree.streams ] || _why="$_why; no stream in the manifest"
+	: >/tmp/agree.dump
+	[ $_complete = 1 ] && dump_all "$_d"
+	ls -ln "$_d" >/tmp/agree.ls
+	# One pass: sizes (ls), record counts (the dumps), info's words, the manifest's streams.
+	_why="$_why$(awk -v complete=$_complete "$AWK_HEX"'
+		FILENAME == "/tmp/agree.ls" { size[$NF] = $5; next }
+		FILENAME == "/tmp/agree.dump" {
+			if ($1 == "==") { f = $2; next }
+			if ($1 == "PERF_RECORD_AUX.TRUNCATED") nt[f]++
+			if ($1 == "PERF_RECORD_LOST") { nl[f]++; nlr[f] += hex($3) }
+			next
+		}
+		FILENAME == "/tmp/agree.err" { info = info "\n" $0; next }
+		{
+			f = $1; sb = $2; fs = size[f] + 0; sbs = size[sb] + 0
+			if (complete) {
+				if (fs != $3) printf "; %s has %d bytes, the manifest says %s", f, fs, $3
+				if (sbs != $4) printf "; %s has %d bytes, the manifest says %s", sb, sbs, $4
+				if (nt[sb] + 0 != $5) printf "; %s holds %d TRUNCATED, the manifest says %s", sb, nt[sb], $5
+				if (nl[sb] + 0 != $6) printf "; %s holds %d LOST, the manifest says %s", sb, nl[sb], $6
+				if (nlr[sb] + 0 != $7) printf "; %s LOST drop %d records, the manifest says %s", sb, nlr[sb], $7
+			} else {
+				if (fs < $3) printf "; %s has %d bytes, fewer than the manifest says (%s)", f, fs, $3
+				if (fs > $3 && index(info, f " holds " fs " bytes, more than the " $3) == 0)
+					printf "; info does not say %s holds %d bytes, more than %s", f, fs, $3
+			}
+			if ($5 != 0 && index(info, f ": " $5 " TRUNCATED record(s)") == 0)
+				printf "; info does not report %s: %s TRUNCATED", f, $5
+			if ($6 != 0 && index(info, f ": " $6 " LOST record(s): " $7 " sideband records") == 0)
+				printf "; info does not report %s: %s LOST (%s records)", f, $6, $7
+		}' /tmp/agree.ls /tmp/agree.dump /tmp/agree.err /tmp/agree.streams)"
+	[ $_complete = 1 ] || grep -q 'did not finish cleanly' /tmp/agree.err \
+		|| _why="$_why; info does not say the recording did not finish cleanly"
+	[ -z "$_why" ] && return 0
+	fail "$_n" "${_why#; }"
+	return 1
+}
+
+# check_ptdump NAME DIR: where libipt's ptdump is here, it reads every .pt file of a
+# recording of pattern 1 (a PSB, PSBEND and PADs in every 4 KiB) as exactly that, and
+# `ptcollect dump` prints the same lines. Prints a SKIP line and returns 1 without it.
+check_ptdump() {
+	have_oracle || { skip "$1" "$(oracle_missing)"; return 1; }
+	_why=""
+	for _f in "$2"/*.pt; do
+		_s=$(size "$_f")
+		[ "$_s" -gt 0 ] || continue
+		ptdump --no-pad "$_f" >/tmp/pd.oracle 2>&1 || _why="$_why; ptdump $_f: exit $?"
+		/ptcollect dump --no-pad "$_f" >/tmp/pd.ours 2>/dev/null
+		cmp -s /tmp/pd.oracle /tmp/pd.ours || _why="$_why; dump $_f differs from ptdump"
+		_want=$((_s / 4096 + (_s % 4096 >= 16)))
+		_got=$(grep -c '  psb$' /tmp/pd.oracle)
+		[ "$_got" = "$_want" ] || _why="$_why; ptdump finds $_got PSBs in $_f, $_want expected"
+		! grep -q 'error' /tmp/pd.oracle || _why="$_why; ptdump: $(grep error /tmp/pd.oracle | head -n 1)"
+	done
+	[ -z "$_why" ] && return 0
+	fail "$1" "${_why#; }"
+	return 1
+}
+
+# ---- targets with many threads (tests/progs/threads.c) ----
+
+# wait_ready FILE: until the target wrote "ready" there (60 s at most)
+wait_ready() {
+	_i=0
+	while ! grep -q '^ready$' "$1" 2>/dev/null && [ $_i -lt 600 ]; do
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+}
+# rss_anon PID: RssAnon in kB: the heap and stacks, not the rings (mapped, and touched as
+# they fill)
+rss_anon() { sed -n 's/^RssAnon:[^0-9]*\([0-9]*\).*/\1/p' /proc/$1/status 2>/dev/null; }
+# sample_rss PID N: RssAnon once a second, N times, on one line
+sample_rss() {
+	_s=""
+	for _i in $(seq "$2"); do
+		sleep 1
+		_s="$_s $(rss_anon "$1")"
+	done
+	echo "$_s"
+}
+# check_flat NAME SAMPLES...: from the third sample on, RssAnon grows by 1 MiB at most
+check_flat() {
+	_n=$1
+	shift
+	_early=$3 _peak=0
+	for _v; do [ "${_v:-0}" -gt $_peak ] && _peak=$_v; done
+	[ -n "$_early" ] && [ $((_peak - _early)) -le 1024 ] && return 0
+	fail "$_n" "RssAnon went from ${_early:-nothing} to $_peak kB:$*"
+	return 1
+}
+# tids_seen: the hex tids of every record sample check_agrees found (/tmp/agree.dump)
+tids_seen() { sed -n 's/.*  { [0-9a-f]*\/\([0-9a-f]*\) .*/\1/p' /tmp/agree.dump | sort -u; }
+# missing_tids OUTFILE SEEN: the target's tids (decimal, "tid N" lines in OUTFILE) not in
+# SEEN (hex, one a line): the first five, and how many in all
+missing_tids() {
+	sed -n 's/^tid //p' "$1" | while read -r t; do printf '%x\n' "$t"; done |
+		awk 'NR == FNR { seen[$1] = 1; next } !($1 in seen) { n++; if (n < 6) printf " %s", $1 }
+			END { if (n) printf " (%d in all)", n }' "$2" -
+}
+# check_every_thread NAME OUTFILE: every tid of the target (OUTFILE) has a record in the
+# sideband check_agrees read (/tmp/agree.dump)
+check_every_thread() {
+	tids_seen >/tmp/tids.seen
+	_miss=$(missing_tids "$2" /tmp/tids.seen)
+	[ -z "$_miss" ] && return 0
+	fail "$1" "no record of thread(s)$_miss"
+	return 1
+}

@@ -72,6 +72,24 @@ Test(cli_values, durations_accept_units)
 	cr_expect_neq(cli_parse_duration("5x", &s, &err), 0);
 }
 
+/* strtod reads hex and exponents; a duration is decimal seconds and nothing else. */
+Test(cli_values, durations_are_decimal_only)
+{
+	double s;
+
+	cr_expect_neq(cli_parse_duration("0x10", &s, &err), 0);
+	cr_expect_neq(cli_parse_duration("0X1p4", &s, &err), 0);
+	cr_expect_neq(cli_parse_duration("1e3", &s, &err), 0);
+	cr_expect_neq(cli_parse_duration(".", &s, &err), 0);
+	cr_expect_neq(cli_parse_duration("inf", &s, &err), 0);
+	cr_assert_eq(cli_parse_duration(".5", &s, &err), 0);
+	cr_expect_float_eq(s, 0.5, 1e-9);
+	cr_assert_eq(cli_parse_duration("5.", &s, &err), 0);
+	cr_expect_float_eq(s, 5, 1e-9);
+	cr_assert_eq(cli_parse_duration("010", &s, &err), 0);
+	cr_expect_float_eq(s, 10, 1e-9, "leading zeros are decimal, not octal");
+}
+
 Test(cli_values, bad_values_are_usage_errors_that_quote_the_value)
 {
 	struct error e = { 0 };

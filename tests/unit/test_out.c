@@ -97,3 +97,31 @@ Test(out, json_nesting_deeper_than_32_levels_closes_where_it_opened)
 	json_decref(j);
 	free(s);
 }
+
+/*
+ * Bytes that are not UTF-8 (a Latin-1 terminal reads 0x9b as CSI) and C1
+ * controls in UTF-8 are escaped too; other UTF-8 goes through as it is.
+ */
+Test(out, text_escapes_bytes_that_are_not_utf8_and_c1_controls)
+{
+	char *p = out_printable("a\x9b" "2J \xc2\x9b" "2J \xff\xfe \xe2\x82\xac \xed\xa0\x80 \xc3", false);
+
+	cr_assert_str_eq(p, "a\\x9b2J \\u009b2J \\xff\\xfe \xe2\x82\xac \\xed\\xa0\\x80 \\xc3");
+	free(p);
+}
+
+static void not_utf8(void)
+{
+	out_obj_begin(NULL, NULL);
+	out_str("comm", NULL, "ab\xff\xc3(");
+	out_obj_end();
+}
+
+/* jansson refuses a string that is not UTF-8; the bytes that are not become U+FFFD. */
+Test(out, json_takes_strings_that_are_not_utf8)
+{
+	char *s = render(true, not_utf8);
+
+	cr_assert_str_eq(s, "{\n  \"comm\": \"ab\xef\xbf\xbd\xef\xbf\xbd(\"\n}\n");
+	free(s);
+}

@@ -1,0 +1,111 @@
+# Issue 17's stops, each followed by a check of the bundle: info says what was lost, the
+# manifest agrees with the files, the bytes are the hardware's (and libipt's ptdump reads
+# them, where it is here). Items 5 (a workload that ignores SIGTERM), 7 (a full disk) and
+# 8 (signal bursts), and SIGKILL of ptcollect at several points.
+. /lib.sh
+cd /tmp || exit 1
+mkdir -p /tmp/fa
+# now_ms: milliseconds since boot
+now_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
+
+# later SECONDS SIG COUNT: send SIG to ptcollect COUNT times after SECONDS (its time in
+# /tmp/fa/sent_at, how many went in /tmp/fa/sent). ptcollect runs in the foreground: a job
+# started with & by a script ignores SIGINT, and an ignored signal is never delivered.
+later() {
+	(sleep "$1"; p=$(pidof ptcollect); now_ms >/tmp/fa/sent_at; i=0
+	 while [ $i -lt "$3" ] && kill -"$2" $p 2>/dev/null; do i=$((i + 1)); done
+	 echo $i >/tmp/fa/sent) &
+}
+
+# ---- 5: a workload that ignores SIGTERM is killed after the grace period ----
+t0=$(now_ms)
+timeout -s KILL 60 /ptcollect record --duration 1 -o /tmp/fa/w1 -- \
+	/bin/sh -c 'trap "" TERM; . /lib.sh; work 100000000' 2>/tmp/fa/w.err
+rc=$?
+took=$(($(now_ms) - t0))
+if [ $rc = 137 ] && [ $took -lt 20000 ] && grep -q 'did not end within 5 s of SIGTERM' /tmp/fa/w.err &&
+	grep -q '"complete": true' /tmp/fa/w1/manifest.json &&
+	grep -q '"exit_status": 137' /tmp/fa/w1/manifest.json &&
+	[ "$(manifest_str /tmp/fa/w1/manifest.json stop_reason)" = "--duration reached" ]; then
+	pass workload_ignoring_sigterm_is_killed
+else
+	fail workload_ignoring_sigterm_is_killed "exit $rc after $took ms: $(cat /tmp/fa/w.err); $(grep -E 'complete|exit_status|stop_reason' /tmp/fa/w1/manifest.json 2>/dev/null | tr -d '\n')"
+fi
+[ -d /tmp/fa/w1 ] && check_agrees workload_ignoring_sigterm_bundle_agrees /tmp/fa/w1 &&
+	pass workload_ignoring_sigterm_bundle_agrees
+# Another signal during the grace period ends it at once.
+later 3 INT 1
+timeout -s KILL 60 /ptcollect record -q --duration 1 -o /tmp/fa/w2 -- \
+	/bin/sh -c 'trap "" TERM INT; . /lib.sh; work 100000000' 2>/tmp/fa/w.err
+rc=$?
+took=$(($(now_ms) - $(cat /tmp/fa/sent_at)))
+why=$(manifest_str /tmp/fa/w2/manifest.json stop_reason)
+[ $took -lt 2000 ] && [ "$why" = "--duration reached" ] &&
+	grep -q '"complete": true' /tmp/fa/w2/manifest.json &&
+	pass workload_grace_ends_on_a_second_signal ||
+	fail workload_grace_ends_on_a_second_signal "exit $rc, $took ms after SIGINT, stopped by '$why': $(cat /tmp/fa/w.err)"
+
+# ---- 7: a full disk: the manifest says the real bytes, the stop reason, not complete ----
+mkdir -p /tmp/small && mount -t tmpfs -o size=4m tmpfs /tmp/small
+reload chunk=2048 period_us=200 pattern=1 || exit 0
+timeout -s KILL 60 /ptcollect record -a --duration 20 -o /tmp/small/d1 2>/tmp/fa/d.err
+rc=$?
+m=/tmp/small/d1/manifest.json
+sum=$(manifest_streams $m | awk '{ s += $3 } END { print s + 0 }')
+said=$(sed -n 's/.*keeps the \([0-9]*\) bytes of trace.*/\1/p' /tmp/fa/d.err)
+if [ $rc = 1 ] && grep -q 'No space left on device' /tmp/fa/d.err &&
+	[ "$(manifest_str $m stop_reason)" = "the disk is full" ] &&
+	grep -q '"complete": false' $m && [ "$sum" = "$(total_pt /tmp/small/d1)" ] &&
+	[ "$said" = "$sum" ] && [ "$sum" -gt 0 ]; then
+	pass full_disk_manifest_says_what_is_there
+else
+	fail full_disk_manifest_says_what_is_there "exit $rc; stderr: $(cat /tmp/fa/d.err); manifest: $sum bytes, $(grep -E 'stop_reason|complete' $m 2>/dev/null | tr -d '\n'); files $(total_pt /tmp/small/d1)"
+fi
+check_agrees full_disk_bundle_agrees /tmp/small/d1 &&
+	grep -q 'it stopped because: the disk is full' /tmp/agree.err && pass full_disk_bundle_agrees
+check_bundle full_disk_bytes_exact /tmp/small/d1 1 && pass full_disk_bytes_exact
+check_ptdump full_disk_ptdump_reads_it /tmp/small/d1 && pass full_disk_ptdump_reads_it
+umount /tmp/small
+# A slower PMU from here: the bundles are read whole by ptdump under TCG.
+reload chunk=512 period_us=1000 pattern=1 || exit 0
+
+# ---- SIGKILL of ptcollect: while opening, while recording, after a manifest update ----
+for at in 0.05 0.6 6; do
+	n=kill9_after_$(echo $at | tr . _)s
+	rm -rf /tmp/fa/k
+	/ptcollect record -q -a --duration 30 -o /tmp/fa/k 2>/dev/null &
+	rec=$!
+	sleep $at
+	kill -KILL $rec
+	wait $rec 2>/dev/null
+	if [ ! -f /tmp/fa/k/manifest.json ]; then
+		/ptcollect info /tmp/fa/k >/dev/null 2>/tmp/fa/k.err
+		rc=$?
+		# Killed before the bundle was written: info says so, nothing is half there.
+		[ $rc = 2 ] && grep -qE 'no such directory|killed before it started' /tmp/fa/k.err &&
+			pass "${n}_info_says_nothing_began" ||
+			fail "${n}_info_says_nothing_began" "info exit $rc: $(cat /tmp/fa/k.err)"
+		continue
+	fi
+	check_agrees "${n}_bundle_agrees" /tmp/fa/k && pass "${n}_bundle_agrees"
+	check_bundle "${n}_bytes_exact" /tmp/fa/k 1 && pass "${n}_bytes_exact"
+	check_ptdump "${n}_ptdump_reads_it" /tmp/fa/k && pass "${n}_ptdump_reads_it"
+done
+rm -rf /tmp/fa/k
+reload
+
+# ---- 8: bursts of SIGINT, SIGTERM and SIGHUP during a recording and its final drain ----
+for sig in INT TERM HUP; do
+	case $sig in INT) name=Interrupt ;; TERM) name=Terminated ;; HUP) name=Hangup ;; esac
+	later 1 $sig 40
+	timeout -s KILL 60 /ptcollect record -q -a --duration 20 -o /tmp/fa/s$sig 2>/tmp/fa/s.err
+	rc=$?
+	why=$(manifest_str /tmp/fa/s$sig/manifest.json stop_reason)
+	[ $rc = 0 ] && [ "$why" = "$name" ] && grep -q '"complete": true' /tmp/fa/s$sig/manifest.json &&
+		pass signal_burst_${sig}_exits_0 ||
+		fail signal_burst_${sig}_exits_0 "exit $rc after $(cat /tmp/fa/sent) SIG$sig, stopped by '$why': $(cat /tmp/fa/s.err)"
+	check_agrees signal_burst_${sig}_bundle_agrees /tmp/fa/s$sig &&
+		pass signal_burst_${sig}_bundle_agrees
+	rm -rf /tmp/fa/s$sig
+done
+rm -rf /tmp/fa

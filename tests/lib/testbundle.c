@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/* Bundles written by the recorder's own code, for the commands that read them. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "sideband.h"
+#include "stream.h"
+#include "testbundle.h"
+
+void testbundle_describe(struct manifest *m, const struct perf_event_mmap_page *pc)
+{
+	static char *self[] = { "ptcollect", "record", "--", "/bin/true" };
+	static char *cmd[] = { "/bin/true" };
+
+	manifest_init(m);
+	cr_assert_eq(manifest_set(&m->tool_version, "test"), 0);
+	cr_assert_eq(manifest_set_argv(&m->command, &m->command_argc, self, 4), 0);
+	cr_assert_eq(manifest_set_argv(&m->target.command, &m->target.command_argc, cmd, 1), 0);
+	m->target.kind = TARGET_COMMAND;
+	cr_assert_eq(manifest_set(&m->pmu_name, "intel_pt"), 0);
+	cr_assert_eq(manifest_set(&m->event, "intel_pt//u"), 0);
+	cr_assert_eq(manifest_set(&m->cpu.vendor, "GenuineIntel"), 0);
+	m->pmu_type = 8;
+	m->attr.config = 0x300e601;
+	m->attr.exclude_kernel = m->attr.exclude_hv = true;
+	m->attr.sample_type = SIDEBAND_SAMPLE_TYPE;
+	m->cpu.family = 6;
+	m->cpu.model = 94;
+	m->cpu.stepping = 3;
+	m->nom_freq = 24;
+	m->mtc_freq = 3;
+	m->time_conv.cap_user_time_zero = pc->cap_user_time_zero;
+	m->time_conv.time_zero = pc->time_zero;
+	m->time_conv.time_mult = pc->time_mult;
+	m->time_conv.time_shift = pc->time_shift;
+}
+
+void testbundle_write_manifest(const char *dir, struct manifest *m, bool finish)
+{
+	struct auxring_stats stats = { .aux_bytes = 4096, .truncated = 2, .data_full = 1,
+				       .restarts = 3 };
+	struct error e = { 0 };
+	struct stream st[2];
+	struct bundle *b;
+	char data[4096];
+
+	cr_assert_eq(bundle_create(&b, dir, false, &e), 0, "%s", e.why);
+	memset(data, 0x55, sizeof(data));
+	for (int i = 0; i < 2; i++) {
+		stream_init(&st[i], i, -1);
+		cr_assert_eq(bundle_open_stream(b, &st[i], &e), 0, "%s", e.why);
+		cr_assert_eq(write(st[i].trace_fd, data, sizeof(data)), 4096);
+		st[i].ring.stats = stats;
+		cr_assert_eq(stream_describe(&st[i], manifest_add_stream(m)), 0);
+	}
+	cr_assert_eq(bundle_write_manifest(b, m, &e), 0, "%s", e.why);
+	if (finish) {
+		for (int i = 0; i < 2; i++)
+			cr_assert_eq(bundle_close_stream(b, &st[i], &e), 0, "%s", e.why);
+		m->complete = true;
+		cr_assert_eq(manifest_set(&m->stop_reason, "the workload exited"), 0);
+		cr_assert_eq(bundle_write_manifest(b, m, &e), 0, "%s", e.why);
+	}
+	for (int i = 0; i < 2; i++)
+		bundle_close_stream(b, &st[i], NULL);
+	bundle_free(b);
+	manifest_free(m);
+}
+
+void testbundle_write(const char *dir, const struct perf_event_mmap_page *pc, bool finish)
+{
+	struct manifest m;
+
+	testbundle_describe(&m, pc);
+	testbundle_write_manifest(dir, &m, finish);
+}
+
+char *testbundle_dir(void)
+{
+	char *d = strdup("/tmp/ptc-bundle-XXXXXX");
+
+	cr_assert(mkdtemp(d));
+	cr_assert_eq(rmdir(d), 0);	/* bundle_create makes it */
+	return d;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+void testbundle_remove(const char *dir)
+{
+	cr_assert_eq(nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS), 0, "%s: %s", dir,
+		     strerror(errno));
+}
