@@ -182,8 +182,15 @@ check-run: $(BIN) $(BUILD)/tests/unit $(BUILD)/tests/integration $(TESTPROGS)
 check:
 	$(MAKE) check-run
 
+# A leak or a report in a test's own process does not fail its Criterion test: the
+# log is read for sanitizer reports too.
 check-asan:
-	$(MAKE) BUILD=build-asan SAN=1 OPT='-O1 -g' check-run
+	@mkdir -p build-asan
+	@{ $(MAKE) BUILD=build-asan SAN=1 OPT='-O1 -g' check-run; echo $$? >build-asan/check.rc; } \
+		2>&1 | tee build-asan/check.log
+	@test "$$(cat build-asan/check.rc)" = 0
+	@! grep -n 'ERROR: [A-Za-z]*Sanitizer\|runtime error:' build-asan/check.log || \
+		{ echo "check-asan: sanitizer reports above (build-asan/check.log)" >&2; exit 1; }
 
 check-kernel: $(BIN)
 	tests/kernel/run-tests $(abspath $(BIN))

@@ -56,6 +56,9 @@ struct auxring_stats {
  */
 #define AUXRING_AUX_RECORD_MAX (8 + 3 * 8 + 6 * 8)
 
+/* How long a restart waits for aux_head to reach the stop's record, by default. */
+#define AUXRING_HEAD_WAIT_NS 100000000ull
+
 struct auxring {
 	struct perf_event_mmap_page *pc;	/* control page */
 	uint8_t *data;		/* data ring, data_size bytes (a power of two) */
@@ -72,6 +75,7 @@ struct auxring {
 	uint64_t data_counted;	/* records before here are counted, maybe not yet written */
 	uint64_t stops_seen;	/* possible stops already answered by a restart */
 	uint64_t aux_rec_end;	/* the furthest end of a PERF_RECORD_AUX seen */
+	uint64_t head_wait_ns;	/* how long a restart waits for aux_head (AUXRING_HEAD_WAIT_NS) */
 	struct auxring_stats stats;
 };
 

@@ -56,6 +56,7 @@ void auxring_attach(struct auxring *r, void *base, uint64_t data_size, void *aux
 	r->aux = aux;
 	r->aux_size = aux_size;
 	r->overwrite = overwrite;
+	r->head_wait_ns = AUXRING_HEAD_WAIT_NS;
 }
 
 void auxring_unmap(struct auxring *r)
@@ -293,9 +294,6 @@ int auxring_read_data_batched(struct auxring *r, int fd, uint64_t min_batch)
 	return ret;
 }
 
-/* How long a restart waits for aux_head to reach the stop's record. */
-#define HEAD_WAIT_NS 100000000ull
-
 static uint64_t monotonic_ns(void)
 {
 	struct timespec ts;
@@ -337,7 +335,7 @@ static int free_for_restart(struct auxring *r, int fd)
 			struct timespec ts = { 0, 20000 };
 
 			if (!deadline)
-				deadline = monotonic_ns() + HEAD_WAIT_NS;
+				deadline = monotonic_ns() + r->head_wait_ns;
 			else if (monotonic_ns() > deadline)
 				break;
 			nanosleep(&ts, NULL);

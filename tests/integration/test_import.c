@@ -129,7 +129,7 @@ static char *vdso_file(void)
 static char *ptxed_line(const char *info_out, const char *file, const char *sysroot)
 {
 	const char *at = strstr(info_out, file), *line, *end, *primary;
-	char *out;
+	char *out, *ptxed;
 
 	cr_assert(at, "info names no stream %s:\n%s", file, info_out);
 	line = strstr(at, "ptxed: ");
@@ -139,9 +139,11 @@ static char *ptxed_line(const char *info_out, const char *file, const char *sysr
 	primary = strstr(line, " --pevent:primary ");
 	cr_assert(primary && primary < end, "no --pevent:primary in %.*s", (int)(end - line), line);
 	cr_assert(!strncmp(line, "ptxed ", 6));
-	cr_assert(asprintf(&out, "'%s' %.*s --pevent:sysroot '%s'%.*s", shared("oracle/ptxed"),
+	ptxed = shared("oracle/ptxed");
+	cr_assert(asprintf(&out, "'%s' %.*s --pevent:sysroot '%s'%.*s", ptxed,
 			   (int)(primary - line - 6), line + 6, sysroot, (int)(end - primary),
 			   primary) > 0);
+	free(ptxed);
 	return out;
 }
 
