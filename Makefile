@@ -195,7 +195,6 @@ check-asan:
 check-kernel: $(BIN)
 	tests/kernel/run-tests $(abspath $(BIN))
 
-# ptcollect and perf recording the same workload in the kernel rig, side by side.
 fuzz: $(BPF_SKEL)
 	tests/fuzz/run $(FUZZ_SECONDS)
 
@@ -208,6 +207,7 @@ $(BUILD)/bench/trigwatch: bench/trigwatch.c $(LIBOBJS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIBOBJS) $(LDLIBS)
 
+# ptcollect and perf recording the same workload in the kernel rig, side by side.
 bench-kernel: $(BIN) $(BUILD)/bench/trigwatch
 	tests/kernel/bench-kernel $(abspath $(BIN))
 

@@ -566,9 +566,11 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
- * The cost of a fire as a session sees it: from the fire's own time (taken
- * in the kernel at the probe) to the moment trigger_poll_fires() returns it,
- * with the session asleep in poll() on trigger_fd(). Fires are 1 ms apart.
+ * Every fire of a spaced run reaches a session asleep in poll() on
+ * trigger_fd(), in order. The cost of a fire as the session sees it (from the
+ * fire's own time, taken in the kernel at the probe, to the moment
+ * trigger_poll_fires() returns it) is printed, not judged: speed targets live
+ * in make bench-kernel. Fires are 1 ms apart.
  */
 static void fire_latency(const char *kind)
 {
@@ -578,6 +580,7 @@ static void fire_latency(const char *kind)
 	struct trigger_fire f[8];
 	struct error e = { 0 };
 	struct target t;
+	uint64_t last = 0;
 	size_t nr = 0;
 	int st = 0;
 
@@ -592,8 +595,11 @@ static void fire_latency(const char *kind)
 
 		cr_assert_geq(poll(&p, 1, 5000), 1, "no fire for 5 s after %zu", nr);
 		n = trigger_poll_fires(ts, f, 8, &e);
-		for (int i = 0; i < n && nr < 400; i++)
+		for (int i = 0; i < n && nr < 400; i++) {
+			cr_assert(!nr || f[i].time >= last, "fire %zu is older than the one before", nr);
+			last = f[i].time;
 			lat[nr++] = mono() - f[i].time;
+		}
 	}
 	cr_assert_eq(waitpid(t.pid, &st, 0), t.pid);
 	close(t.go);
@@ -602,17 +608,15 @@ static void fire_latency(const char *kind)
 	fprintf(stderr, "trigger: %s: fire to trigger_poll_fires() return over %zu fires: "
 		"median %.1f us, p90 %.1f us, max %.1f us\n", kind, nr, lat[nr / 2] / 1e3,
 		lat[nr * 9 / 10] / 1e3, lat[nr - 1] / 1e3);
-	/* Loose: a session that wakes for a fire within a millisecond, most of the time. */
-	cr_expect_lt(lat[nr / 2], 1000000, "median %llu ns", (unsigned long long)lat[nr / 2]);
 	trigger_set_free(ts);
 }
 
-Test(trigger_latency, uprobe_fire_reaches_the_caller_quickly)
+Test(trigger_latency, every_uprobe_fire_reaches_a_session_in_poll)
 {
 	fire_latency("uprobe");
 }
 
-Test(trigger_latency, breakpoint_fire_reaches_the_caller_quickly)
+Test(trigger_latency, every_breakpoint_fire_reaches_a_session_in_poll)
 {
 	fire_latency("breakpoint");
 }
