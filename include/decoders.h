@@ -41,11 +41,12 @@ char *decoder_shell_join(char *const *argv);
 
 /*
  * A POSIX shell script that runs ptxed and ptdump on every stream of @m that
- * holds bytes (in snapshot mode, every window that does), each with the arguments decoder_argv() gives, every path in
- * the bundle quoted below the bundle the script finds when it runs: its first
- * argument, else the directory the script is in when it holds manifest.json,
- * else @dir (make it absolute for a script that runs from any directory).
- * ptcollect-info(1) documents its usage. malloc'd; NULL on ENOMEM.
+ * holds bytes (in snapshot mode, every window that does), each with the
+ * arguments decoder_argv() gives, every path in the bundle quoted below the
+ * bundle the script finds when it runs: its first argument, else the
+ * directory the script is in when it holds manifest.json, else @dir (make it
+ * absolute for a script that runs from any directory). ptcollect-info(1)
+ * documents its usage. malloc'd; NULL on ENOMEM.
  */
 char *decoder_script(const struct manifest *m, const char *dir);
 
