@@ -365,6 +365,31 @@ Test(decode, hase_insn_equals_ptxed)
 	same_as_ptxed(&a);
 }
 
+/* @out, decode --branches' text, is upstream's branch list of hase-loopy, row for row. */
+static void expect_upstream_branches(const char *out)
+{
+	uint64_t from[64], to[64], f, t;
+	size_t n = 0, i = 0;
+	char line[128];
+	const char *l;
+	FILE *up;
+
+	up = fopen(shared("traces/hase-loopy-skylake/loopy-20180404T162955.trace"), "r");
+	cr_assert(up);
+	while (n < 64 && fgets(line, sizeof(line), up))
+		if (sscanf(line, "%" SCNx64 "\t%" SCNx64, &from[n], &to[n]) == 2)
+			n++;
+	fclose(up);
+	cr_assert_eq(n, 20);
+	for (l = out; *l; l = strchr(l, '\n') + 1, i++) {
+		cr_assert_eq(sscanf(l, " %" SCNx64 " => %" SCNx64, &f, &t), 2, "%s", l);
+		cr_assert_lt(i, n, "more branches than upstream: %s", out);
+		cr_expect(f == from[i] && t == to[i], "row %zu: %" PRIx64 " => %" PRIx64
+			  ", upstream %" PRIx64 " => %" PRIx64, i, f, t, from[i], to[i]);
+	}
+	cr_expect_eq(i, n);
+}
+
 /*
  * perf's convention, which upstream's list follows: a trace start is "0 => where it
  * starts", a stop "where it stopped => 0" (the syscall's address; for an asynchronous
@@ -374,31 +399,13 @@ Test(decode, hase_branches_equal_upstream_and_count_equals_ptxed)
 {
 	struct args a = { .n = 0 }, s = { .n = 0 }, x = { .n = 0 };
 	struct run_result r, rs, rx;
-	uint64_t from[64], to[64], f, t;
 	unsigned long long ins = 0, pins = 0;
-	size_t n = 0, i = 0;
-	char line[128];
-	const char *l;
-	FILE *up;
 
-	up = fopen(shared("traces/hase-loopy-skylake/loopy-20180404T162955.trace"), "r");
-	cr_assert(up);
-	while (fgets(line, sizeof(line), up))
-		if (sscanf(line, "%" SCNx64 "\t%" SCNx64, &from[n], &to[n]) == 2)
-			n++;
-	fclose(up);
-	cr_assert_eq(n, 20);
 	hase_args(&a);
 	add(&a, "--branches");
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	for (l = r.out; *l; l = strchr(l, '\n') + 1, i++) {
-		cr_assert_eq(sscanf(l, " %" SCNx64 " => %" SCNx64, &f, &t), 2, "%s", l);
-		cr_assert_lt(i, n, "more branches than upstream: %s", r.out);
-		cr_expect(f == from[i] && t == to[i], "row %zu: %" PRIx64 " => %" PRIx64
-			  ", upstream %" PRIx64 " => %" PRIx64, i, f, t, from[i], to[i]);
-	}
-	cr_expect_eq(i, n);
+	expect_upstream_branches(r.out);
 	hase_args(&s);
 	add(&s, "--stats");
 	decode(&s, &rs);
@@ -1041,11 +1048,7 @@ Test(decode, imported_hase_bundle_decodes_to_upstreams_branches)
 	char *dir = strdup("/tmp/ptc-hase-XXXXXX"), *bundle, *tl, cmd[8192];
 	struct args a = { .n = 0 }, b = { .n = 0 };
 	struct run_result r;
-	uint64_t from[64], to[64], f, t;
-	size_t n = 0, i = 0, calls, gaps;
-	char line[128];
-	const char *l;
-	FILE *up;
+	size_t calls, gaps;
 
 	cr_assert(mkdtemp(dir));
 	own(dir);
@@ -1058,22 +1061,10 @@ Test(decode, imported_hase_bundle_decodes_to_upstreams_branches)
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/sysroot%s' && cp '%s' '%s/sysroot%s/'", bundle,
 		 recorded, shared("traces/hase-loopy-skylake/loopy"), bundle, recorded);
 	cr_assert_eq(system(cmd), 0);
-	up = fopen(shared("traces/hase-loopy-skylake/loopy-20180404T162955.trace"), "r");
-	cr_assert(up);
-	while (fgets(line, sizeof(line), up))
-		if (sscanf(line, "%" SCNx64 "\t%" SCNx64, &from[n], &to[n]) == 2)
-			n++;
-	fclose(up);
 	addv(&a, (const char *[]){ bundle, "--branches", "--timeline", tl, NULL });
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	for (l = r.out; *l; l = strchr(l, '\n') + 1, i++) {
-		cr_assert_eq(sscanf(l, " %" SCNx64 " => %" SCNx64, &f, &t), 2, "%s", l);
-		cr_assert_lt(i, n, "more branches than upstream: %s", r.out);
-		cr_expect(f == from[i] && t == to[i], "row %zu: %" PRIx64 " => %" PRIx64
-			  ", upstream %" PRIx64 " => %" PRIx64, i, f, t, from[i], to[i]);
-	}
-	cr_expect_eq(i, n);
+	expect_upstream_branches(r.out);
 	run_free(&r);
 	check_timeline(tl, &calls, &gaps);
 	addv(&b, (const char *[]){ bundle, "cpu2", "--stats", NULL });
