@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "auxring.h"
+#include "monotime.h"
 
 static uint64_t page_size(void)
 {
@@ -294,14 +295,6 @@ int auxring_read_data_batched(struct auxring *r, int fd, uint64_t min_batch)
 	return ret;
 }
 
-static uint64_t monotonic_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * Free the room a restart needs: a watermark of free space behind the
  * hardware's head. perf_aux_output_end() writes the stop's PERF_RECORD_AUX
@@ -335,8 +328,8 @@ static int free_for_restart(struct auxring *r, int fd)
 			struct timespec ts = { 0, 20000 };
 
 			if (!deadline)
-				deadline = monotonic_ns() + r->head_wait_ns;
-			else if (monotonic_ns() > deadline)
+				deadline = monotime_ns() + r->head_wait_ns;
+			else if (monotime_ns() > deadline)
 				break;
 			nanosleep(&ts, NULL);
 		}

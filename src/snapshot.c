@@ -8,15 +8,8 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "monotime.h"
 #include "snapshot.h"
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 /* The entry of snapshot @sn->number, made before any window is written. */
 static struct msnapshot *entry(const struct snapshots *sn, const struct snapshot_cause *why,
@@ -92,7 +85,7 @@ int snapshot_take(struct snapshots *sn, struct bundle *b, struct stream *streams
 	for (int i = 0; i < n; i++)
 		if (i != first)
 			events_ioctl(&streams[i], PERF_EVENT_IOC_DISABLE);
-	sn->freeze_ns = now_ns();
+	sn->freeze_ns = monotime_ns();
 	sn->number++;
 	snprintf(dir, sizeof(dir), SNAPSHOT_DIR_FMT, sn->number);
 	s = entry(sn, why, m);

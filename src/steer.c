@@ -13,6 +13,7 @@
 
 #include "control.h"
 #include "fileio.h"
+#include "monotime.h"
 #include "steer.h"
 #include "trigger.h"
 
@@ -30,14 +31,6 @@ struct steer {
 	bool ending;			/* fires are recorded, no longer acted on */
 	bool ctl_end_said;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
 
 __attribute__((format(printf, 3, 4)))
 static void warn(struct steer *st, int code, const char *fmt, ...)
@@ -289,7 +282,7 @@ static void answer(struct steer *st, int ret, const struct error *e)
 static void add_mark(struct steer *st, const char *text)
 {
 	struct mmark *k = manifest_add_mark(st->m);
-	uint64_t t = now_ns();
+	uint64_t t = monotime_ns();
 
 	if (!k || manifest_set(&k->text, text)) {
 		warn(st, -ENOMEM, "out of memory: the mark '%s' is not kept", text);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "monotime.h"
 #include "trigger.h"
 #include "trigger_backend.h"
 
@@ -291,14 +292,6 @@ void trigger_set_free(struct trigger_set *ts)
 
 /* ---- perf's clock against CLOCK_MONOTONIC ------------------------------------ */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
 /* The time of the last COMM record in the ring, or 0. */
 static uint64_t last_comm_time(const struct perf_event_mmap_page *pc)
 {
@@ -343,10 +336,10 @@ int trigger_perf_clock_offset(int64_t *offset_ns, uint64_t *err_ns, struct error
 	prctl(PR_GET_NAME, name);
 	/* Setting the thread's own name again makes a COMM record, timed in the kernel. */
 	for (int i = 0; i < 8; i++) {
-		uint64_t t0 = mono_ns(), t1, tp;
+		uint64_t t0 = monotime_ns(), t1, tp;
 
 		prctl(PR_SET_NAME, name);
-		t1 = mono_ns();
+		t1 = monotime_ns();
 		tp = last_comm_time(pc);
 		if (tp && t1 - t0 < best) {
 			best = t1 - t0;
