@@ -77,7 +77,6 @@ int snapshot_take(struct snapshots *sn, struct bundle *b, struct stream *streams
 {
 	int first = fire_stream(streams, n, why), ret = 0;
 	struct msnapshot *s;
-	char dir[32];
 
 	/* The freeze: intel_pt publishes its head only when the event stops. */
 	if (first >= 0)
@@ -87,12 +86,11 @@ int snapshot_take(struct snapshots *sn, struct bundle *b, struct stream *streams
 			events_ioctl(&streams[i], PERF_EVENT_IOC_DISABLE);
 	sn->freeze_ns = monotime_ns();
 	sn->number++;
-	snprintf(dir, sizeof(dir), SNAPSHOT_DIR_FMT, sn->number);
 	s = entry(sn, why, m);
 	if (!s)
 		ret = err_runtime(e, -ENOMEM, "out of memory");
 	if (!ret)
-		ret = bundle_mkdir(b, dir, e);
+		ret = bundle_mkdir(b, s->dir, e);
 	for (int i = 0; !ret && i < n; i++)
 		ret = write_window(sn, b, &streams[i], s, e);
 	if (resume)
