@@ -232,6 +232,8 @@ json_t *manifest_snapshot_to_json(const struct msnapshot *s);
 json_t *manifest_trigger_to_json(const struct mtrigger *t);
 json_t *manifest_fire_to_json(const struct mfire *f);
 json_t *manifest_mark_to_json(const struct mmark *k);
+/* A u64 in the type rule: a decimal string (it can pass 2^53). */
+json_t *manifest_u64_json(uint64_t v);
 
 /*
  * Write @m to @dirfd/manifest.json atomically (a temporary file, fsync,

@@ -207,7 +207,7 @@ uint64_t manifest_perf_time(const struct manifest *m, uint64_t monotonic_ns)
 
 /* ---- writing ---------------------------------------------------------- */
 
-static json_t *u64s(uint64_t v)
+json_t *manifest_u64_json(uint64_t v)
 {
 	char b[24];
 
@@ -258,13 +258,13 @@ json_t *manifest_stream_to_json(const struct mstream *s)
 	return json_pack("{s:s?, s:s?, s:i, s:i, s:o, s:o, s:{s:o, s:o, s:o, s:o, s:o, s:o}, "
 			 "s:o, s:o}",
 			 "file", s->file, "sideband", s->sideband, "cpu", s->cpu, "tid", s->tid,
-			 "bytes", u64s(s->bytes), "sideband_bytes", u64s(s->sideband_bytes),
+			 "bytes", manifest_u64_json(s->bytes), "sideband_bytes", manifest_u64_json(s->sideband_bytes),
 			 "lost",
-			 "truncated", u64s(s->lost.truncated), "lost", u64s(s->lost.lost),
-			 "lost_records", u64s(s->lost.lost_records),
-			 "partial", u64s(s->lost.partial), "collision", u64s(s->lost.collision),
-			 "sideband_full", u64s(s->lost.sideband_full),
-			 "restarts", u64s(s->restarts), "itrace_start", u64s(s->itrace_start));
+			 "truncated", manifest_u64_json(s->lost.truncated), "lost", manifest_u64_json(s->lost.lost),
+			 "lost_records", manifest_u64_json(s->lost.lost_records),
+			 "partial", manifest_u64_json(s->lost.partial), "collision", manifest_u64_json(s->lost.collision),
+			 "sideband_full", manifest_u64_json(s->lost.sideband_full),
+			 "restarts", manifest_u64_json(s->restarts), "itrace_start", manifest_u64_json(s->itrace_start));
 }
 
 /* A file the sideband maps: its build-id, else the device and inode the records name. */
@@ -276,13 +276,13 @@ static json_t *image_json(const struct mimage *img)
 	return json_pack("{s:o, s:o, s:o, s:o}", "path", str_or_null(img->path),
 			 "build_id", str_or_null(img->build_id),
 			 "device", img->has_inode ? json_string(dev) : json_null(),
-			 "inode", img->has_inode ? u64s(img->ino) : json_null());
+			 "inode", img->has_inode ? manifest_u64_json(img->ino) : json_null());
 }
 
 /* A time on perf's clock, null when it is not known. */
 static json_t *perf_time_json(uint64_t t)
 {
-	return t ? u64s(t) : json_null();
+	return t ? manifest_u64_json(t) : json_null();
 }
 
 json_t *manifest_snapshot_to_json(const struct msnapshot *s)
@@ -294,13 +294,13 @@ json_t *manifest_snapshot_to_json(const struct msnapshot *s)
 
 		json_array_append_new(w, json_pack("{s:s?, s:i, s:i, s:o, s:o, s:b}", "file",
 				      x->file, "cpu", x->cpu, "tid", x->tid, "bytes",
-				      u64s(x->bytes), "aux_head", u64s(x->aux_head), "wrapped",
+				      manifest_u64_json(x->bytes), "aux_head", manifest_u64_json(x->aux_head), "wrapped",
 				      x->wrapped));
 	}
 	return json_pack("{s:i, s:s?, s:s?, s:o, s:o, s:o, s:o}", "number", (int)s->number,
 			 "dir", s->dir, "cause", s->cause, "trigger",
 			 s->trigger >= 0 ? json_integer(s->trigger) : json_null(),
-			 "time_ns", u64s(s->time_ns), "perf_time", perf_time_json(s->perf_time),
+			 "time_ns", manifest_u64_json(s->time_ns), "perf_time", perf_time_json(s->perf_time),
 			 "windows", w ? w : json_null());
 }
 
@@ -308,22 +308,22 @@ json_t *manifest_trigger_to_json(const struct mtrigger *t)
 {
 	return json_pack("{s:s?, s:s?, s:s?, s:s?, s:o, s:o, s:o, s:o, s:o}", "spec", t->spec,
 			 "kind", t->kind, "action", t->action, "path", t->path, "offset",
-			 hex(t->offset), "limit", t->limit ? u64s(t->limit) : json_null(),
-			 "fires", u64s(t->fires), "dropped", u64s(t->dropped), "throttled",
-			 u64s(t->throttled));
+			 hex(t->offset), "limit", t->limit ? manifest_u64_json(t->limit) : json_null(),
+			 "fires", manifest_u64_json(t->fires), "dropped", manifest_u64_json(t->dropped), "throttled",
+			 manifest_u64_json(t->throttled));
 }
 
 json_t *manifest_fire_to_json(const struct mfire *f)
 {
 	return json_pack("{s:i, s:o, s:o, s:i, s:i, s:i, s:o}", "trigger", f->trigger,
-			 "time_ns", u64s(f->time_ns), "perf_time", perf_time_json(f->perf_time),
+			 "time_ns", manifest_u64_json(f->time_ns), "perf_time", perf_time_json(f->perf_time),
 			 "pid", f->pid, "tid", f->tid, "cpu", f->cpu, "snapshot",
 			 f->snapshot ? json_integer(f->snapshot) : json_null());
 }
 
 json_t *manifest_mark_to_json(const struct mmark *k)
 {
-	return json_pack("{s:o, s:o, s:s?}", "time_ns", u64s(k->time_ns), "perf_time",
+	return json_pack("{s:o, s:o, s:s?}", "time_ns", manifest_u64_json(k->time_ns), "perf_time",
 			 perf_time_json(k->perf_time), "text", k->text);
 }
 
@@ -343,14 +343,14 @@ static int session_json(const struct manifest *m, json_t *j)
 		json_array_append_new(mk, manifest_mark_to_json(&m->marks[i]));
 	snprintf(off, sizeof(off), "%" PRId64, m->clock.perf_minus_monotonic);
 	if (json_object_set_new(j, "snapshot", m->snapshot_mode ?
-				json_pack("{s:o}", "size", u64s(m->snapshot_size)) : json_null()) ||
+				json_pack("{s:o}", "size", manifest_u64_json(m->snapshot_size)) : json_null()) ||
 	    json_object_set_new(j, "snapshots", sn ? sn : json_array()) ||
 	    json_object_set_new(j, "triggers", tr ? tr : json_array()) ||
 	    json_object_set_new(j, "fires", fi ? fi : json_array()) ||
 	    json_object_set_new(j, "marks", mk ? mk : json_array()) ||
 	    json_object_set_new(j, "clock", m->clock.known ?
 				json_pack("{s:s, s:o}", "perf_minus_monotonic_ns", off, "error_ns",
-					  u64s(m->clock.error_ns)) : json_null()))
+					  manifest_u64_json(m->clock.error_ns)) : json_null()))
 		return -ENOMEM;
 	return 0;
 }
@@ -420,7 +420,7 @@ json_t *manifest_to_json(const struct manifest *m)
 		      "cpu", "vendor", str_or_null(m->cpu.vendor), "family", m->cpu.family, "model",
 		      m->cpu.model, "stepping", m->cpu.stepping,
 		      "time_conv", "cap_user_time_zero", m->time_conv.cap_user_time_zero,
-		      "time_zero", u64s(m->time_conv.time_zero), "time_mult",
+		      "time_zero", manifest_u64_json(m->time_conv.time_zero), "time_mult",
 		      (json_int_t)m->time_conv.time_mult, "time_shift", m->time_conv.time_shift,
 		      "nom_freq", m->nom_freq >= 0 ? json_integer(m->nom_freq) : json_null(),
 		      "cpuid_0x15", m->has_cpuid_0x15 ?

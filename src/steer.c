@@ -2,7 +2,6 @@
 /* Trigger fires and control commands turned into the session's actions, and the ready signal. */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,21 +127,18 @@ int steer_arm(struct steer *st, pid_t pid, struct error *e)
 static char *status_line(struct steer *st)
 {
 	struct steer_status ss = { .state = "tracing" };
-	char b[4][24];
 	json_t *j;
 	char *line;
 
 	if (st->ops.status)
 		st->ops.status(st->ops.arg, &ss);
-	snprintf(b[0], sizeof(b[0]), "%" PRIu64, ss.bytes);
-	snprintf(b[1], sizeof(b[1]), "%" PRIu64, ss.losses);
-	snprintf(b[2], sizeof(b[2]), "%" PRIu64, st->fires);
-	snprintf(b[3], sizeof(b[3]), "%" PRIu64, (uint64_t)(ss.seconds * 1e9));
-	j = json_pack("{s:s, s:i, s:s, s:s, s:s, s:i, s:i, s:s, s:i, s:o}", "state", ss.state,
-		      "pid", (int)getpid(), "elapsed_ns", b[3], "bytes", b[0], "losses", b[1],
-		      "streams", ss.streams, "snapshots", st->m->nr_snapshots, "fires", b[2],
-		      "marks", st->m->nr_marks, "workload",
-		      ss.workload > 0 ? json_integer(ss.workload) : json_null());
+	j = json_pack("{s:s, s:i, s:o, s:o, s:o, s:i, s:i, s:o, s:i, s:o}", "state", ss.state,
+		      "pid", (int)getpid(),
+		      "elapsed_ns", manifest_u64_json((uint64_t)(ss.seconds * 1e9)),
+		      "bytes", manifest_u64_json(ss.bytes), "losses", manifest_u64_json(ss.losses),
+		      "streams", ss.streams, "snapshots", st->m->nr_snapshots,
+		      "fires", manifest_u64_json(st->fires), "marks", st->m->nr_marks,
+		      "workload", ss.workload > 0 ? json_integer(ss.workload) : json_null());
 	line = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	return line;
