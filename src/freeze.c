@@ -24,8 +24,7 @@
 struct watcher {
 	struct freezer *fz;
 	struct stream *st;
-	pthread_t th;
-	bool running;
+	pthread_t th;		/* running for every watcher below n */
 	int froze;		/* atomic: it stopped its stream, no release has taken it back */
 };
 
@@ -128,7 +127,6 @@ int freeze_start(struct freezer **out, struct stream *streams, int n, int trigge
 		ret = -pthread_create(&w->th, NULL, watch, w);
 		if (ret)
 			return err_runtime(e, ret, "starting a freeze thread: %s", strerror(-ret));
-		w->running = true;
 		fz->n++;
 	}
 	return 0;
@@ -162,8 +160,7 @@ void freeze_stop(struct freezer *fz)
 	w = write(fz->quit_fd, &one, sizeof(one));
 	(void)w;
 	for (int i = 0; i < fz->n; i++)
-		if (fz->w[i].running)
-			pthread_join(fz->w[i].th, NULL);
+		pthread_join(fz->w[i].th, NULL);
 	pthread_cond_destroy(&fz->cv);
 	pthread_mutex_destroy(&fz->mu);
 	close(fz->quit_fd);
