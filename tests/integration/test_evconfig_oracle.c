@@ -7,6 +7,7 @@
 #include <criterion/parameterized.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "oracle.h"
 
@@ -42,9 +43,10 @@ static struct ev_case cases[] = {
 	{ "ptwrite4", "intel_pt/pwr_evt,cyc/u" },
 	{ "ptwrite4", "intel_pt/config=0x1,ptw/uk" },
 	/*
-	 * pt=0: perf sets pt=1 whatever the spelling ("pt=0 doesn't make sense,
-	 * forcing pt=1"), so branch=0 with it means pass-through without branches,
-	 * never the driver's legacy mode; the configs must stay perf's.
+	 * pt=0: perf's rule (intel_pt_validate_config) sets pt=1 whatever the
+	 * spelling ("pt=0 doesn't make sense, forcing pt=1"), so branch=0 with it
+	 * means pass-through without branches, never the driver's legacy mode.
+	 * See perf_config_by_its_rule() for the perf builds that skip the rule.
 	 */
 	{ "skylake", "intel_pt/pt=0/u" },
 	{ "skylake", "intel_pt/pt=0,branch=0/u" },
@@ -60,10 +62,26 @@ ParameterizedTestParameters(evconfig_oracle, config_and_exclusions_equal_perfs)
 	return cr_make_param_array(struct ev_case, cases, sizeof(cases) / sizeof(cases[0]));
 }
 
+/*
+ * perf's config after its pt=1 rule. Debian's perf 6.1.192 prints the rule's
+ * warning text in its binary but sends pt=0 as written (its log has no
+ * "forcing pt=1"; earlier 6.1 builds forced it). The 6.1 driver refuses
+ * pt=0 with branch=1 and reads pt=0,branch=0 as its legacy mode, which
+ * traces branches after all, so ptcollect keeps the rule: every other bit
+ * must still be perf's. All three fixtures have the pt term at bit 0.
+ */
+static uint64_t perf_config_by_its_rule(const struct oracle_attr *perf)
+{
+	if (!(perf->config & 1) && !strstr(perf->log, "forcing pt=1"))
+		return perf->config | 1;
+	return perf->config;
+}
+
 ParameterizedTest(struct ev_case *c, evconfig_oracle, config_and_exclusions_equal_perfs)
 {
 	char *root = oracle_fixture(c->fixture);
 	struct oracle_attr perf, ours;
+	uint64_t want;
 
 	cr_assert_eq(oracle_perf(root, c->event, NULL, &perf), 0, "perf could not be run");
 	cr_assert(perf.found, "%s on %s: perf printed no attr for the fixture PMU:\n%s",
@@ -71,8 +89,10 @@ ParameterizedTest(struct ev_case *c, evconfig_oracle, config_and_exclusions_equa
 	cr_assert_eq(oracle_ptcollect(root, c->event, NULL, &ours), 0);
 	cr_assert(ours.found, "%s on %s: ptcollect printed no plan (exit %d):\n%s",
 		  c->event, c->fixture, ours.status, ours.log);
-	cr_expect_eq(ours.config, perf.config, "%s on %s: config 0x%" PRIx64 ", perf 0x%" PRIx64,
-		     c->event, c->fixture, ours.config, perf.config);
+	want = perf_config_by_its_rule(&perf);
+	cr_expect_eq(ours.config, want, "%s on %s: config 0x%" PRIx64 ", perf 0x%" PRIx64
+		     " (0x%" PRIx64 " by its pt=1 rule)", c->event, c->fixture, ours.config,
+		     perf.config, want);
 	cr_expect_eq(ours.exclude_user, perf.exclude_user, "%s: exclude_user %d, perf %d",
 		     c->event, ours.exclude_user, perf.exclude_user);
 	cr_expect_eq(ours.exclude_kernel, perf.exclude_kernel, "%s: exclude_kernel %d, perf %d",
