@@ -62,4 +62,7 @@ int bundle_begun(struct bundle *b, struct error *e);
 void bundle_discard(struct bundle *b);
 void bundle_free(struct bundle *b);
 
+/* @s's names and counts as the manifest records them. 0 or -ENOMEM. */
+int bundle_describe_stream(const struct stream *s, struct mstream *m);
+
 #endif

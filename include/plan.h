@@ -21,6 +21,7 @@
 #include "manifest.h"
 #include "plan_script.h"
 #include "pmu.h"
+#include "events.h"
 #include "stream.h"
 #include "user.h"
 
@@ -95,6 +96,9 @@ struct plan {
  */
 int plan_resolve(struct plan *p, struct error *e);
 void plan_free(struct plan *p);
+
+/* What the events of @p's streams are opened and mapped with. */
+void plan_events(const struct plan *p, struct events_config *c);
 
 /* The manifest's part that the plan knows (command, target, attr, machine). */
 int plan_describe(const struct plan *p, struct manifest *m);

@@ -3,8 +3,8 @@
  * One stream of a recording: a ring (the data ring and the AUX area of one
  * perf event), the events that write into it, and the bundle's two files it
  * is drained into. The plan names streams, the session opens their events
- * and drains them, the bundle creates their files, the manifest reports
- * their counts: all through this one object.
+ * and drains them, the bundle creates their files and reports their counts
+ * in the manifest (bundle_describe_stream()): all through this one object.
  */
 #ifndef PTC_STREAM_H
 #define PTC_STREAM_H
@@ -13,7 +13,6 @@
 #include <sys/types.h>
 
 #include "auxring.h"
-#include "manifest.h"
 
 struct stream {
 	int cpu;		/* -1 in per-thread mode */
@@ -33,7 +32,5 @@ struct stream {
 void stream_init(struct stream *s, int cpu, pid_t tid);
 /* Name it again (the workload's thread id became known). */
 void stream_name(struct stream *s);
-/* The stream's names and counts as the manifest records them. 0 or -ENOMEM. */
-int stream_describe(const struct stream *s, struct mstream *m);
 
 #endif

@@ -319,3 +319,24 @@ void bundle_free(struct bundle *b)
 	free(b->path);
 	free(b);
 }
+
+int bundle_describe_stream(const struct stream *s, struct mstream *m)
+{
+	const struct auxring_stats *st = &s->ring.stats;
+
+	if (manifest_set(&m->file, s->trace) || manifest_set(&m->sideband, s->sideband))
+		return -ENOMEM;
+	m->cpu = s->cpu;
+	m->tid = s->tid;
+	m->bytes = st->aux_bytes;
+	m->sideband_bytes = st->sideband_bytes;
+	m->lost.truncated = st->truncated;
+	m->lost.lost = st->lost;
+	m->lost.lost_records = st->lost_events;
+	m->lost.partial = st->partial;
+	m->lost.collision = st->collision;
+	m->lost.sideband_full = st->data_full;
+	m->restarts = st->restarts;
+	m->itrace_start = st->itrace_start;
+	return 0;
+}

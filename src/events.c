@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* perf_event_open for the plan's streams, and what the kernel's refusals mean. */
+/* perf_event_open for a recording's streams, and what the kernel's refusals mean. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -12,7 +12,7 @@
 #include "events.h"
 #include "privs.h"
 
-static int open_error(const struct plan *p, int err, pid_t pid, int cpu, struct error *e)
+static int open_error(const struct events_config *c, int err, pid_t pid, int cpu, struct error *e)
 {
 	struct privs pv;
 
@@ -29,7 +29,7 @@ static int open_error(const struct plan *p, int err, pid_t pid, int cpu, struct 
 		err_hint(e, "perf_event_paranoid is %d: run as root, give the binary CAP_PERFMON "
 			 "(setcap cap_perfmon+ep), or lower it with 'sysctl "
 			 "kernel.perf_event_paranoid=%d'", pv.paranoid,
-			 p->target == TARGET_CPU ? 0 : 1);
+			 c->cpu_wide ? 0 : 1);
 		return err_runtime(e, -err, "permission denied");
 	case EBUSY:
 		err_hint(e, "another tool is using Intel PT (a perf record, another ptcollect?); "
@@ -40,40 +40,41 @@ static int open_error(const struct plan *p, int err, pid_t pid, int cpu, struct 
 	case ENOENT:
 	case ENODEV:
 		err_hint(e, "'ptcollect caps' says whether Intel PT is usable here");
-		return err_runtime(e, -err, "the kernel has no PMU of type %d", p->pmu.type);
+		return err_runtime(e, -err, "the kernel has no PMU of type %d", c->pmu_type);
 	case EINVAL:
 		err_hint(e, "the kernel refused config=0x%" PRIx64 "; 'ptcollect caps' lists what "
-			 "this PMU supports", (uint64_t)p->attr.config);
+			 "this PMU supports", (uint64_t)c->attr.config);
 		return err_runtime(e, -err, "invalid argument");
 	default:
 		return err_runtime(e, -err, "%s", strerror(err));
 	}
 }
 
-static int set_filter(const struct plan *p, int fd, struct error *e)
+static int set_filter(const struct events_config *c, int fd, struct error *e)
 {
 	int ret;
 
-	if (!p->filter || !ioctl(fd, PERF_EVENT_IOC_SET_FILTER, p->filter))
+	if (!c->filter || !ioctl(fd, PERF_EVENT_IOC_SET_FILTER, c->filter))
 		return 0;
 	ret = -errno;
 	err_hint(e, "the intel_pt driver refuses 'start' filters, zero-size ranges and more "
-		 "ranges than the PMU has (%d)", p->pmu.nr_addr_filters);
-	err_runtime(e, ret, "the kernel refused the address filter '%s': %s", p->filter,
+		 "ranges than the PMU has (%d)", c->nr_addr_filters);
+	err_runtime(e, ret, "the kernel refused the address filter '%s': %s", c->filter,
 		    strerror(-ret));
 	/* The driver's own refusals are about the filter the user wrote. */
 	e->usage = ret == -EOPNOTSUPP || ret == -EINVAL;
 	return ret;
 }
 
-int events_open(const struct plan *p, struct stream *st, pid_t pid, int cpu, struct error *e)
+int events_open(const struct events_config *c, struct stream *st, pid_t pid, int cpu,
+		struct error *e)
 {
-	struct perf_event_attr a = p->attr;
+	struct perf_event_attr a = c->attr;
 	int fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	int *n;
 
 	if (fd < 0)
-		return open_error(p, errno, pid, cpu, e);
+		return open_error(c, errno, pid, cpu, e);
 	n = realloc(st->fds, ((size_t)st->nr_fds + 1) * sizeof(*n));
 	if (!n) {
 		close(fd);
@@ -83,20 +84,20 @@ int events_open(const struct plan *p, struct stream *st, pid_t pid, int cpu, str
 	st->fds[st->nr_fds++] = fd;
 	if (st->ring_fd < 0)
 		st->ring_fd = fd;
-	return set_filter(p, fd, e);
+	return set_filter(c, fd, e);
 }
 
-int events_map(const struct plan *p, struct stream *st, struct error *e)
+int events_map(const struct events_config *c, struct stream *st, struct error *e)
 {
 	/* Snapshot mode: a read-only AUX area, which the kernel overwrites. */
-	int ret = auxring_mmap(&st->ring, st->ring_fd, p->data_bytes, p->aux_bytes,
-			       p->opts.script.snapshot);
+	int ret = auxring_mmap(&st->ring, st->ring_fd, c->data_bytes, c->aux_bytes,
+			       c->overwrite);
 
 	if (ret == -EPERM || ret == -ENOMEM) {
 		err_hint(e, "the plan counted %" PRIu64 " KiB for %d ring(s) against a budget of "
 			 "%" PRIu64 " KiB; locked memory of other perf users counts too: use "
 			 "smaller rings (-m), or raise 'sysctl kernel.perf_event_mlock_kb'",
-			 p->mlock_need >> 10, p->nr_streams, p->mlock_budget >> 10);
+			 c->mlock_need >> 10, c->nr_streams, c->mlock_budget >> 10);
 		return err_runtime(e, ret, "cannot map the ring buffers: the locked memory limit "
 				   "is reached");
 	}
@@ -112,10 +113,20 @@ int events_map(const struct plan *p, struct stream *st, struct error *e)
 	return 0;
 }
 
-void events_ioctl(const struct stream *st, unsigned long req)
+static void events_ioctl(const struct stream *st, unsigned long req)
 {
 	for (int j = 0; j < st->nr_fds; j++)
 		ioctl(st->fds[j], req, 0);
+}
+
+void events_enable(const struct stream *st)
+{
+	events_ioctl(st, PERF_EVENT_IOC_ENABLE);
+}
+
+void events_disable(const struct stream *st)
+{
+	events_ioctl(st, PERF_EVENT_IOC_DISABLE);
 }
 
 /*

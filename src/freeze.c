@@ -47,7 +47,7 @@ struct freezer {
 static void take_back(struct watcher *w, bool resume)
 {
 	if (__atomic_exchange_n(&w->froze, 0, __ATOMIC_SEQ_CST) && resume)
-		events_ioctl(w->st, PERF_EVENT_IOC_ENABLE);
+		events_enable(w->st);
 }
 
 static void sleep_past(struct freezer *fz, unsigned long gen)
@@ -87,7 +87,7 @@ static void *watch(void *arg)
 			break;
 		/* A release since the poll: those fires were acted on already. */
 		if (LOAD(&fz->gen) == gen) {
-			events_ioctl(w->st, PERF_EVENT_IOC_DISABLE);
+			events_disable(w->st);
 			STORE(&w->froze, 1);
 			if (LOAD(&fz->gen) != gen)
 				take_back(w, LOAD(&fz->resume));

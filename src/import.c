@@ -675,7 +675,7 @@ static int finish_streams(struct import *im, struct error *e)
 	for (int i = 0; i < im->nr_streams; i++) {
 		struct mstream *ms = manifest_add_stream(&im->m);
 
-		if (!ms || stream_describe(&im->streams[i]->s, ms))
+		if (!ms || bundle_describe_stream(&im->streams[i]->s, ms))
 			return err_runtime(e, -ENOMEM, "out of memory");
 		im->st->trace_bytes += ms->bytes;
 	}

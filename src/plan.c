@@ -553,6 +553,23 @@ int plan_resolve(struct plan *p, struct error *e)
 	return ret;
 }
 
+void plan_events(const struct plan *p, struct events_config *c)
+{
+	*c = (struct events_config){
+		.attr = p->attr,
+		.filter = p->filter,
+		.pmu_type = p->pmu.type,
+		.nr_addr_filters = p->pmu.nr_addr_filters,
+		.cpu_wide = p->target == TARGET_CPU,
+		.data_bytes = p->data_bytes,
+		.aux_bytes = p->aux_bytes,
+		.overwrite = p->opts.script.snapshot,
+		.mlock_need = p->mlock_need,
+		.mlock_budget = p->mlock_budget,
+		.nr_streams = p->nr_streams,
+	};
+}
+
 void plan_free(struct plan *p)
 {
 	script_plan_free(&p->script);

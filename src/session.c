@@ -39,6 +39,7 @@
 
 struct session {
 	const struct plan *p;
+	struct events_config ev;	/* what the plan opens, for the kernel layer */
 	const struct session_ops *ops;
 	struct session_result *res;
 	struct bundle *bundle;
@@ -119,7 +120,7 @@ static int open_thread(struct session *s, pid_t tid, bool found_later, struct er
 	int ret;
 
 	for (int c = 0; c < s->nr_streams; c++) {
-		ret = events_open(s->p, &s->streams[c], tid, s->streams[c].cpu, e);
+		ret = events_open(&s->ev, &s->streams[c], tid, s->streams[c].cpu, e);
 		if (ret == -ESRCH) {
 			err_clear(e);	/* a refusal that is no failure leaves no words behind */
 			return 0;
@@ -175,7 +176,7 @@ static int open_per_cpu(struct session *s, struct error *e)
 
 	if (p->target == TARGET_CPU) {
 		for (int c = 0; !ret && c < s->nr_streams; c++)
-			ret = events_open(p, &s->streams[c], -1, s->streams[c].cpu, e);
+			ret = events_open(&s->ev, &s->streams[c], -1, s->streams[c].cpu, e);
 		return ret;
 	}
 	if (p->target == TARGET_COMMAND)
@@ -201,7 +202,7 @@ static int open_per_thread(struct session *s, struct error *e)
 			st->tid = s->w.pid;
 			stream_name(st);
 		}
-		ret = events_open(s->p, st, st->tid, -1, e);
+		ret = events_open(&s->ev, st, st->tid, -1, e);
 		if (ret == -ESRCH) {
 			err_clear(e);
 			warn(s, ret, "thread %d exited before tracing began: it is not traced",
@@ -232,7 +233,7 @@ static int sync_manifest(struct session *s, struct error *e)
 	s->m.nr_streams = 0;
 	for (int i = 0; i < s->nr_streams; i++) {
 		ms = manifest_add_stream(&s->m);
-		if (!ms || stream_describe(&s->streams[i], ms))
+		if (!ms || bundle_describe_stream(&s->streams[i], ms))
 			return err_runtime(e, -ENOMEM, "out of memory");
 		/* In snapshot mode a stream's bytes are in its snapshots' windows. */
 		if (s->p->opts.script.snapshot && manifest_set(&ms->file, NULL))
@@ -353,7 +354,7 @@ static int act_tracing(void *arg, bool on, struct error *e)
 	if (s->tracing == on)
 		return 0;
 	for (int i = 0; i < s->nr_streams; i++)
-		events_ioctl(&s->streams[i], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE);
+		(on ? events_enable : events_disable)(&s->streams[i]);
 	s->tracing = on;
 	return 0;
 }
@@ -661,7 +662,7 @@ static int open_streams(struct session *s, struct error *e)
 
 	ret = p->per_thread ? open_per_thread(s, e) : open_per_cpu(s, e);
 	for (int i = 0; !ret && i < s->nr_streams; i++)
-		ret = events_map(p, &s->streams[i], e);
+		ret = events_map(&s->ev, &s->streams[i], e);
 	if (!ret)
 		ret = bundle_create(&s->bundle, p->opts.output, p->output == PLAN_OUTPUT_REPLACE,
 				    e);
@@ -722,7 +723,7 @@ static int begin(struct session *s, struct error *e)
 	}
 	if (p->target != TARGET_COMMAND && s->tracing)
 		for (int i = 0; i < s->nr_streams; i++)
-			events_ioctl(&s->streams[i], PERF_EVENT_IOC_ENABLE);
+			events_enable(&s->streams[i]);
 	if (p->opts.command) {
 		ret = workload_release(&s->w, p->opts.command[0], e);
 		if (!ret && p->script.scope == SCOPE_WORKLOAD)
@@ -759,7 +760,7 @@ static void end(struct session *s)
 		act_snapshot(s, &(struct snapshot_cause){ .what = "final", .trigger = -1, .cpu = -1 },
 			     &e);
 	for (int i = 0; i < s->nr_streams; i++)
-		events_ioctl(&s->streams[i], PERF_EVENT_IOC_DISABLE);
+		events_disable(&s->streams[i]);
 	drain_all(s, true);
 	end_workload(s);
 }
@@ -818,6 +819,7 @@ int session_run(const struct plan *p, const struct session_ops *ops,
 	};
 	int ret;
 
+	plan_events(p, &s.ev);
 	memset(res, 0, sizeof(*res));
 	manifest_init(&s.m);
 	s.streams = calloc((size_t)p->nr_streams + 1, sizeof(*s.streams));

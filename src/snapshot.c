@@ -80,10 +80,10 @@ int snapshot_take(struct snapshots *sn, struct bundle *b, struct stream *streams
 
 	/* The freeze: intel_pt publishes its head only when the event stops. */
 	if (first >= 0)
-		events_ioctl(&streams[first], PERF_EVENT_IOC_DISABLE);
+		events_disable(&streams[first]);
 	for (int i = 0; i < n; i++)
 		if (i != first)
-			events_ioctl(&streams[i], PERF_EVENT_IOC_DISABLE);
+			events_disable(&streams[i]);
 	sn->freeze_ns = monotime_ns();
 	sn->number++;
 	s = entry(sn, why, m);
@@ -95,6 +95,6 @@ int snapshot_take(struct snapshots *sn, struct bundle *b, struct stream *streams
 		ret = write_window(sn, b, &streams[i], s, e);
 	if (resume)
 		for (int i = 0; i < n; i++)
-			events_ioctl(&streams[i], PERF_EVENT_IOC_ENABLE);
+			events_enable(&streams[i]);
 	return ret;
 }

@@ -154,7 +154,7 @@ static void write_bundle(struct fix *f, pid_t tid, pid_t sleeper)
 	st.ring.stats.record_bytes = sblen;
 	free(pt);
 	free(sb);
-	cr_assert_eq(stream_describe(&st, manifest_add_stream(&m)), 0);
+	cr_assert_eq(bundle_describe_stream(&st, manifest_add_stream(&m)), 0);
 	cr_assert_eq(bundle_close_stream(b, &st, &e), 0, "%s", e.why);
 	fd = bundle_create_file(b, BUNDLE_PROC, &e);
 	cr_assert_geq(fd, 0, "%s", e.why);

@@ -6,7 +6,7 @@
  * times per thread: each trigger kind, on its own, records exactly that many
  * fires; --trigger-count K ends the recording after K. The control answers
  * every line and garbage never ends the recording. --json's result and the
- * manifest agree. README's script example is examples/session.sh.
+ * manifest agree. docs/sessions.md's script example is examples/session.sh.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -506,10 +506,10 @@ Test(session_input, dry_run_shows_snapshot_sizes_and_triggers)
 	free(prog);
 }
 
-/* README's script example is examples/session.sh, word for word (the rig runs it). */
-Test(session, readme_script_example_is_examples_session_sh)
+/* docs/sessions.md's script example is examples/session.sh, word for word (the rig runs it). */
+Test(session, docs_script_example_is_examples_session_sh)
 {
-	char *readme = run_srcpath("README.md"), *script = run_srcpath("examples/session.sh");
+	char *readme = run_srcpath("docs/sessions.md"), *script = run_srcpath("examples/session.sh");
 	char *a = NULL, *b = NULL, *start, *end;
 	size_t n = 0;
 	FILE *f;
@@ -524,13 +524,13 @@ Test(session, readme_script_example_is_examples_session_sh)
 	cr_assert_gt(getdelim(&b, &n, '\0', f), 0);
 	fclose(f);
 	start = strstr(a, "<!-- session.sh -->\n```sh\n");
-	cr_assert(start, "README.md has no <!-- session.sh --> block");
+	cr_assert(start, "docs/sessions.md has no <!-- session.sh --> block");
 	start += strlen("<!-- session.sh -->\n```sh\n");
 	end = strstr(start, "```\n<!-- /session.sh -->");
-	cr_assert(end, "README.md's session.sh block does not end");
-	cr_expect_eq((size_t)(end - start), strlen(b), "README's script differs from "
+	cr_assert(end, "docs/sessions.md's session.sh block does not end");
+	cr_expect_eq((size_t)(end - start), strlen(b), "docs/sessions.md's script differs from "
 		     "examples/session.sh");
-	cr_expect(!strncmp(start, b, strlen(b)), "README's script differs from "
+	cr_expect(!strncmp(start, b, strlen(b)), "docs/sessions.md's script differs from "
 		  "examples/session.sh");
 	free(a);
 	free(b);

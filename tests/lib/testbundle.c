@@ -57,7 +57,7 @@ void testbundle_write_manifest(const char *dir, struct manifest *m, bool finish)
 		cr_assert_eq(bundle_open_stream(b, &st[i], &e), 0, "%s", e.why);
 		cr_assert_eq(write(st[i].trace_fd, data, sizeof(data)), 4096);
 		st[i].ring.stats = stats;
-		cr_assert_eq(stream_describe(&st[i], manifest_add_stream(m)), 0);
+		cr_assert_eq(bundle_describe_stream(&st[i], manifest_add_stream(m)), 0);
 	}
 	cr_assert_eq(bundle_write_manifest(b, m, &e), 0, "%s", e.why);
 	if (finish) {

@@ -1,4 +1,4 @@
-# README's script example, as written (examples/session.sh): start, wait until ready, a
+# docs/sessions.md's script example, as written (examples/session.sh): start, wait until ready, a
 # trigger, a snapshot, stop, the JSON. Its snapshots must be exact and its result whole.
 . /lib.sh
 reload chunk=256 period_us=2000 || exit 0
