@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Issue 21 (trust), on this machine's kernel through the built binary: -p on
+ * a process whose main thread called pthread_exit() (a zombie leader) plans
+ * and records its live threads; a target killed with SIGKILL ends the
+ * recording with its stop reason; a failed wait of the record loop ends it
+ * with a stop reason and a non-zero exit; warnings past the kept ones are
+ * counted; one FIFO for both control ends is refused; SIGTERM ends a session
+ * whose control channel is busy.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "error.h"
+#include "oracle.h"
+#include "run.h"
+
+/* A test that hangs is killed by SIGALRM (not .timeout: see test_trigger.c). */
+static void watchdog(void)
+{
+	alarm(60);
+}
+
+TestSuite(trust, .init = watchdog);
+
+/* ---- a zombie leader ------------------------------------------------------------ */
+
+struct target {
+	pid_t pid;
+	int in;			/* its stdin: closing it ends its threads */
+	char out[4096];		/* what it printed up to "ready" */
+};
+
+static void target_start(struct target *t, int threads)
+{
+	char *prog = run_testprog("zombielead"), nr[16];
+	int in[2], out[2];
+	ssize_t n, got = 0;
+
+	snprintf(nr, sizeof(nr), "%d", threads);
+	cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(out, O_CLOEXEC), 0);
+	t->pid = fork();
+	cr_assert_geq(t->pid, 0);
+	if (!t->pid) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		execl(prog, prog, nr, (char *)NULL);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	t->in = in[1];
+	/* "ready": the main thread is a zombie, the others run (the read is bounded by alarm). */
+	while (!strstr(t->out, "ready\n") && !strstr(t->out, "not a zombie") &&
+	       (n = read(out[0], t->out + got, sizeof(t->out) - 1 - (size_t)got)) > 0) {
+		got += n;
+		t->out[got] = '\0';
+	}
+	close(out[0]);
+	cr_assert(strstr(t->out, "ready\n"), "zombielead: %s", t->out);
+	free(prog);
+}
+
+static void target_end(struct target *t)
+{
+	if (t->in >= 0)
+		close(t->in);
+	t->in = -1;
+	cr_assert_eq(waitpid(t->pid, NULL, 0), t->pid);
+}
+
+static bool has_tid(json_t *arr, long tid)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(arr, i, v)
+		if (json_integer_value(v) == tid)
+			return true;
+	return false;
+}
+
+/* record --dry-run: the zombie is left out, with a note naming it; its threads are in. */
+static void dry_run(bool per_thread)
+{
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "skylake");
+	struct target t;
+	struct run_result r;
+	char pid[16], note[128];
+	json_t *j, *threads, *streams;
+	json_error_t je;
+	const char *p;
+	int live = 0;
+
+	target_start(&t, 3);
+	snprintf(pid, sizeof(pid), "%d", (int)t.pid);
+	if (per_thread)
+		cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--json", "--per-thread",
+					   "-m", "64K,64K", "-p", pid, "-o",
+					   "/tmp/ptc-never-created", NULL), 0);
+	else
+		cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--json", "-m",
+					   "64K,64K", "-p", pid, "-o", "/tmp/ptc-never-created",
+					   NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	snprintf(note, sizeof(note), "-p %s: thread %s (the main thread) has exited", pid, pid);
+	cr_expect(strstr(r.err, note), "%s", r.err);
+	j = json_loads(r.out, 0, &je);
+	cr_assert(j, "%s: %s", je.text, r.out);
+	threads = json_object_get(json_object_get(j, "target"), "threads");
+	cr_expect(!has_tid(threads, t.pid), "%s", r.out);
+	for (p = t.out; (p = strstr(p, "tid ")); p += 4) {
+		long tid = strtol(p + 4, NULL, 10);
+
+		if (tid == t.pid)
+			continue;
+		live++;
+		cr_expect(has_tid(threads, tid), "thread %ld is not planned: %s", tid, r.out);
+	}
+	cr_expect_eq(live, 4);	/* 3 spinners and the one that reads stdin */
+	cr_expect_eq((int)json_array_size(threads), live);
+	streams = json_object_get(j, "streams");
+	if (per_thread) {
+		size_t i;
+		json_t *s;
+
+		cr_expect_eq((int)json_array_size(streams), live);
+		json_array_foreach(streams, i, s)
+			cr_expect_neq(json_integer_value(json_object_get(s, "tid")), t.pid);
+	}
+	json_decref(j);
+	run_free(&r);
+	target_end(&t);
+}
+
+Test(trust, zombie_leader_is_left_out_with_a_note_per_cpu)
+{
+	dry_run(false);
+}
+
+Test(trust, zombie_leader_is_left_out_with_a_note_per_thread)
+{
+	dry_run(true);
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+static json_t *manifest(const char *dir)
+{
+	char path[256];
+	json_error_t je;
+	json_t *j;
+
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	j = json_load_file(path, 0, &je);
+	cr_assert(j, "%s: %s", path, je.text);
+	return j;
+}
+
+/* Wait for @pid (ptcollect) within 10 s: its exit status, or fail. */
+static int wait_bounded(pid_t pid)
+{
+	int st;
+
+	for (int i = 0; i < 1000; i++) {
+		pid_t w = waitpid(pid, &st, WNOHANG);
+
+		cr_assert_geq(w, 0);
+		if (w == pid)
+			return st;
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	cr_assert_fail("ptcollect still ran 10 s after its target was gone");
+	return -1;
+}
+
+/*
+ * --no-trace -p on a zombie leader records (its sideband is real here) until
+ * the target is gone: its threads end, or it is killed with SIGKILL.
+ */
+static void until_gone(bool sigkill)
+{
+	char dir[] = "/tmp/ptc-trust-XXXXXX", out[96], ready[96], pid[16];
+	const char *why;
+	struct target t;
+	pid_t rec;
+	json_t *m;
+	int st;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/b", dir);
+	snprintf(ready, sizeof(ready), "%s/ready", dir);
+	target_start(&t, 2);
+	snprintf(pid, sizeof(pid), "%d", (int)t.pid);
+	rec = fork();
+	cr_assert_geq(rec, 0);
+	if (!rec) {
+		execl(run_bin(), "ptcollect", "record", "-q", "--no-trace", "-p", pid, "-o", out,
+		      "--ready", ready, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && access(ready, F_OK); i++)
+		usleep(10000);
+	cr_assert_eq(access(ready, F_OK), 0, "no ready file after 5 s");
+	if (sigkill)
+		cr_assert_eq(kill(t.pid, SIGKILL), 0);
+	else
+		close(t.in), t.in = -1;
+	st = wait_bounded(rec);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
+	m = manifest(out);
+	why = json_string_value(json_object_get(m, "stop_reason"));
+	cr_expect_str_eq(why ? why : "(none)", "every traced thread exited");
+	cr_expect(json_is_true(json_object_get(m, "complete")));
+	json_decref(m);
+	target_end(&t);
+	remove_dir(dir);
+}
+
+Test(trust, zombie_leader_no_trace_ends_when_its_threads_end)
+{
+	until_gone(false);
+}
+
+Test(trust, zombie_leader_no_trace_ends_when_it_is_killed)
+{
+	until_gone(true);
+}
