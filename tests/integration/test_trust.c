@@ -9,6 +9,7 @@
  * whose control channel is busy.
  */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -21,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd.h"
 #include "error.h"
 #include "oracle.h"
 #include "run.h"
@@ -245,4 +247,145 @@ Test(trust, zombie_leader_no_trace_ends_when_its_threads_end)
 Test(trust, zombie_leader_no_trace_ends_when_it_is_killed)
 {
 	until_gone(true);
+}
+
+/* ---- no quiet ends -------------------------------------------------------------- */
+
+/*
+ * The record loop's wait fails (poll() refused by LD_PRELOAD=pollfail.so): the
+ * recording ends at once, says why on stderr and in the manifest (a stop reason,
+ * not complete), and exits 1; before, it ended with 0 and no reason.
+ */
+Test(trust, a_failed_wait_ends_the_recording_with_a_reason_and_exit_1)
+{
+	char dir[] = "/tmp/ptc-trust-XXXXXX", out[96], pid[16], pre[512];
+	char *so = run_testprog("pollfail.so");
+	char *env[] = { pre, "ASAN_OPTIONS=verify_asan_link_order=0", NULL };
+	struct run_result r;
+	struct target t;
+	const char *why;
+	json_t *m;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/b", dir);
+	snprintf(pre, sizeof(pre), "LD_PRELOAD=%s", so);
+	target_start(&t, 1);
+	snprintf(pid, sizeof(pid), "%d", (int)t.pid);
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--no-trace", "-p", pid, "-o", out, NULL),
+		     0);
+	cr_expect_eq(r.status, 1, "%s", r.err);
+	cr_expect(strstr(r.err, "poll: Cannot allocate memory"), "%s", r.err);
+	m = manifest(out);
+	why = json_string_value(json_object_get(m, "stop_reason"));
+	cr_expect_str_eq(why ? why : "(none)", "waiting for the rings failed (poll)");
+	cr_expect(json_is_false(json_object_get(m, "complete")));
+	json_decref(m);
+	run_free(&r);
+	target_end(&t);
+	remove_dir(dir);
+	free(so);
+}
+
+/* Warnings past the WARN_MAX kept are counted, and said as "... and N more". */
+Test(trust, warnings_past_the_kept_ones_are_counted_and_said, .init = cr_redirect_stderr)
+{
+	struct warnings w = { 0 };
+
+	for (int i = 0; i < WARN_MAX + 12; i++)
+		warn_add(&w, "warning %d", i);
+	cr_expect_eq(w.nr, WARN_MAX);
+	cr_expect_eq(w.dropped, 12);
+	cmd_warnings("test", &w);
+	fflush(stderr);
+	cr_expect_stderr_eq_str("ptcollect: warning: test: warning 0\n"
+				"ptcollect: warning: test: warning 1\n"
+				"ptcollect: warning: test: warning 2\n"
+				"ptcollect: warning: test: warning 3\n"
+				"ptcollect: warning: test: warning 4\n"
+				"ptcollect: warning: test: warning 5\n"
+				"ptcollect: warning: test: warning 6\n"
+				"ptcollect: warning: test: warning 7\n"
+				"ptcollect: warning: test: ... and 12 more warning(s), not shown\n");
+}
+
+/* ---- the control channel -------------------------------------------------------- */
+
+/* One FIFO for CTL and ACK would read back its own replies: refused, naming it. */
+Test(trust, one_fifo_for_both_control_ends_is_refused)
+{
+	char dir[] = "/tmp/ptc-trust-XXXXXX", fifo[96], link[96], spec[256], out[96];
+	struct run_result r;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/ctl", dir);
+	snprintf(link, sizeof(link), "%s/also", dir);
+	snprintf(out, sizeof(out), "%s/b", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_eq(symlink(fifo, link), 0);
+	/* The same path twice, and the same FIFO under another name. */
+	for (int i = 0; i < 2; i++) {
+		snprintf(spec, sizeof(spec), "fifo:%s,%s", fifo, i ? link : fifo);
+		cr_assert_eq(run_ptcollect(NULL, &r, "record", "--no-trace", "--control", spec,
+					   "-o", out, "--", "/bin/true", NULL), 0);
+		cr_expect_eq(r.status, 2, "%s", r.err);
+		cr_expect(strstr(r.err, spec) && strstr(r.err, "CTL and ACK are the same FIFO"),
+			  "%s", r.err);
+		cr_expect(strstr(r.err, "mkfifo ctl ack"), "%s", r.err);
+		cr_expect_neq(access(out, F_OK), 0, "%s was made", out);
+		run_free(&r);
+	}
+	remove_dir(dir);
+}
+
+/*
+ * SIGTERM during a control session whose CTL is flooded (nobody reads ACK) ends
+ * it: the loop hears its signals between batches of commands.
+ */
+Test(trust, sigterm_ends_a_session_with_a_flooded_control_channel)
+{
+	char dir[] = "/tmp/ptc-trust-XXXXXX", out[96], ctl[96], ack[96], ready[96], spec[256];
+	char pid[16], flood[4096];
+	struct target t;
+	const char *why;
+	pid_t rec;
+	json_t *m;
+	int st, w;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/b", dir);
+	snprintf(ctl, sizeof(ctl), "%s/ctl", dir);
+	snprintf(ack, sizeof(ack), "%s/ack", dir);
+	snprintf(ready, sizeof(ready), "%s/ready", dir);
+	cr_assert_eq(mkfifo(ctl, 0600), 0);
+	cr_assert_eq(mkfifo(ack, 0600), 0);
+	snprintf(spec, sizeof(spec), "fifo:%s,%s", ctl, ack);
+	target_start(&t, 1);
+	snprintf(pid, sizeof(pid), "%d", (int)t.pid);
+	rec = fork();
+	cr_assert_geq(rec, 0);
+	if (!rec) {
+		execl(run_bin(), "ptcollect", "record", "-q", "--no-trace", "-p", pid, "-o", out,
+		      "--control", spec, "--ready", ready, (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 500 && access(ready, F_OK); i++)
+		usleep(10000);
+	cr_assert_eq(access(ready, F_OK), 0, "no ready file after 5 s");
+	w = open(ctl, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	cr_assert_geq(w, 0);
+	for (size_t i = 0; i + 5 <= sizeof(flood); i += 5)
+		memcpy(flood + i, "ping\n", 5);
+	/* Fill CTL: a pipe's worth of commands, more than one batch. */
+	while (write(w, flood, sizeof(flood) - sizeof(flood) % 5) > 0)
+		;
+	cr_assert_eq(kill(rec, SIGTERM), 0);
+	st = wait_bounded(rec);
+	cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %#x", st);
+	m = manifest(out);
+	why = json_string_value(json_object_get(m, "stop_reason"));
+	cr_expect_str_eq(why ? why : "(none)", "Terminated");
+	json_decref(m);
+	close(w);
+	target_end(&t);
+	remove_dir(dir);
 }
