@@ -509,11 +509,15 @@ static int fill(struct control *c)
 int control_next(struct control *c, struct control_cmd *cmd)
 {
 	control_flush(c);
-	/* A bounded pass: a flood of lines leaves the caller's loop its turn (signals). */
-	for (int lines = 0; lines < CONTROL_BATCH; lines++) {
+	int lines = 0;
+
+	for (;;) {
 		ssize_t end = line_end(c);
 		int ret;
 
+		/* A bounded pass: a flood of lines leaves the caller's loop its turn (signals). */
+		if (end >= 0 && lines++ == CONTROL_BATCH)
+			return 0;
 		if (end >= 0) {
 			bool was_discarding = c->discarding;
 
@@ -544,7 +548,6 @@ int control_next(struct control *c, struct control_cmd *cmd)
 		if (ret == 0)
 			return 0;
 	}
-	return 0;
 }
 
 bool control_pending(const struct control *c)

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "control.h"
 #include "error.h"
 #include "oracle.h"
 #include "run.h"
@@ -388,4 +389,39 @@ Test(trust, sigterm_ends_a_session_with_a_flooded_control_channel)
 	close(w);
 	target_end(&t);
 	remove_dir(dir);
+}
+
+/*
+ * control_next() takes at most CONTROL_BATCH lines a call, refused ones
+ * included, and says what it left: a reader that answers into its own CTL
+ * (or a writer that never stops) cannot hold the session's loop.
+ */
+Test(trust, control_lines_are_taken_in_bounded_batches)
+{
+	struct control_cmd *cmd = malloc(sizeof(*cmd));
+	struct control_stats st;
+	struct control *c;
+	struct error e = { 0 };
+	char spec[32];
+	int p[2], n = 0, ret;
+
+	cr_assert(cmd);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	for (int i = 0; i < 3 * CONTROL_BATCH; i++)
+		cr_assert_eq(write(p[1], "bad\n", 4), 4);
+	snprintf(spec, sizeof(spec), "fd:%d", p[0]);
+	cr_assert_eq(control_open(&c, spec, &e), 0, "%s", e.why);
+	cr_expect_eq(control_next(c, cmd), 0);
+	control_get_stats(c, &st);
+	cr_expect_eq(st.refused, CONTROL_BATCH);
+	cr_expect(control_pending(c));
+	while ((ret = control_next(c, cmd)) == 0 && control_pending(c) && n++ < 10)
+		;
+	control_get_stats(c, &st);
+	cr_expect_eq(st.refused, 3 * CONTROL_BATCH);
+	cr_expect(!control_pending(c));
+	control_close(c);
+	close(p[0]);
+	close(p[1]);
+	free(cmd);
 }
