@@ -537,11 +537,14 @@ static void synthesize(struct session *s, pid_t pid, bool quiet)
 
 	if (s->proc_fd < 0) {
 		s->proc_fd = bundle_create_file(s->bundle, BUNDLE_PROC, &e);
-		if (s->proc_fd < 0 || manifest_set(&s->m.proc_sideband, BUNDLE_PROC)) {
+		if (s->proc_fd < 0) {
 			warn(s, e.code, "%s; decoders will not find the code of running processes",
 			     e.why);
 			return;
 		}
+		if (manifest_set(&s->m.proc_sideband, BUNDLE_PROC))
+			warn(s, -ENOMEM, "out of memory: the manifest does not name %s; decoders "
+			     "will not find the code of running processes", BUNDLE_PROC);
 	}
 	ret = sideband_synthesize_proc(pid, s->proc_fd, &e);
 	/* Processes come and go, and some are not ours to read. */
@@ -662,7 +665,6 @@ static int finish(struct session *s, int ret, struct error *e)
 		warn(s, -ESTALE, "... and %d more warning(s) about the mapped files, not shown",
 		     iw.dropped);
 	clock_gettime(CLOCK_REALTIME, &s->m.end_time);
-	s->m.complete = !ret;
 	/* No failure ends a recording without a word in its manifest. */
 	if (ret && !s->res->stop_reason)
 		s->res->stop_reason = "an error ended the recording";
