@@ -574,10 +574,12 @@ static void synthesize_running(struct session *s)
 			synthesize(s, pid, false);
 		}
 	} else if (!procfs_pids(&pids, &nr)) {
-		for (int i = 0; i < nr; i++) {
+		/* A stop signal ends the pass: the loop would only see it after the last pid. */
+		for (int i = 0; i < nr && !s->stop; i++) {
 			/* The hardware is running: keep its rings drained while we read /proc. */
 			drain_all(s, false);
 			steer_now(s);
+			handle_signals(s);
 			synthesize(s, pids[i], true);
 		}
 		free(pids);
