@@ -508,9 +508,9 @@ static int fill(struct control *c)
 
 int control_next(struct control *c, struct control_cmd *cmd)
 {
-	control_flush(c);
 	int lines = 0;
 
+	control_flush(c);
 	for (;;) {
 		ssize_t end = line_end(c);
 		int ret;
@@ -552,5 +552,6 @@ int control_next(struct control *c, struct control_cmd *cmd)
 
 bool control_pending(const struct control *c)
 {
-	return line_end(c) >= 0 || (c->st.ctl_closed && c->in_len);
+	/* After CTL's end, a last line without its newline (not the rest of an overlong one). */
+	return line_end(c) >= 0 || (c->st.ctl_closed && c->in_len && !c->discarding);
 }
