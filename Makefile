@@ -140,6 +140,10 @@ $(BUILD)/tests/progs/filtertarget-staleid: tests/progs/filtertarget.c
 $(BUILD)/tests/progs/dupsyms: tests/progs/dupsyms/a.c tests/progs/dupsyms/b.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O0 -g -o $@ $^
+# A poll() that fails (LD_PRELOAD), for the record loop's failed wait.
+$(BUILD)/tests/progs/pollfail.so: tests/progs/pollfail/pollfail.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -g -shared -fPIC -o $@ $< -ldl
 $(BUILD)/tests/progs/zerosize: tests/progs/zerosize/main.c tests/progs/zerosize/zero.S
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O0 -g -o $@ $^
@@ -167,7 +171,7 @@ $(BUILD)/tests/progs/ptplay: tests/kernel/play/ptplay.c
 TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
 	$(addprefix $(BUILD)/tests/progs/,ptgen filtertarget-nopie filtertarget-static \
 		filtertarget-dynsym filtertarget-debug filtertarget-staledebug \
-		filtertarget-staleid dupsyms zerosize cxx playprog ptplay)
+		filtertarget-staleid dupsyms zerosize cxx playprog ptplay pollfail.so)
 
 deps:
 	@scripts/deps.sh

@@ -77,6 +77,9 @@ int control_fd(const struct control *c);
  * "error ..." here and skipped. Pending replies are flushed first.
  */
 int control_next(struct control *c, struct control_cmd *cmd);
+/* Lines read that control_next() has not taken yet (it takes CONTROL_BATCH at a time). */
+#define CONTROL_BATCH 64
+bool control_pending(const struct control *c);
 /* Answer the last command: "ack". */
 void control_ack(struct control *c);
 /* Answer with one line (status's JSON; a newline inside becomes a space). */

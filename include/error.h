@@ -53,9 +53,11 @@ void err_clear(struct error *e);
 
 struct warnings {
 	int nr;
+	int dropped;		/* warnings past WARN_MAX: counted, not kept */
 	char msg[WARN_MAX][1024];
 };
 
+/* Add a warning; one past WARN_MAX is counted in dropped, to be said as "... and N more". */
 void warn_add(struct warnings *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

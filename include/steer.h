@@ -66,6 +66,8 @@ int steer_ready(struct steer *st, struct error *e);
 int steer_fds(const struct steer *st, struct pollfd *pf);
 /* After poll(): act on what @pf (as steer_fds() filled it) says is ready. */
 void steer_handle(struct steer *st, const struct pollfd *pf, int n);
+/* Commands read and not yet handled: poll without waiting, then call steer_handle() again. */
+bool steer_pending(const struct steer *st);
 /* The triggers' counts into the manifest (fires, dropped, throttled). */
 void steer_sync(struct steer *st);
 /* Disarm the triggers: the recording is ending. */

@@ -63,6 +63,8 @@ void cmd_warnings(const char *cmd, const struct warnings *w)
 {
 	for (int i = 0; w && i < w->nr; i++)
 		msg_warn("%s: %s", cmd, w->msg[i]);
+	if (w && w->dropped)
+		msg_warn("%s: ... and %d more warning(s), not shown", cmd, w->dropped);
 }
 
 int cmd_flush_stdout(void)

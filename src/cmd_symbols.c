@@ -53,8 +53,7 @@ int do_symbols(int argc, char **argv)
 		return cmd_bad_usage("symbols", "too many arguments: expected FILE [GLOB]");
 	glob = argc - optind == 2 ? argv[optind + 1] : NULL;
 	ret = symbols_load(&t, argv[optind], &e, &w);
-	for (int i = 0; i < w.nr; i++)
-		msg_warn("symbols: %s", w.msg[i]);
+	cmd_warnings("symbols", &w);
 	if (ret) {
 		msg_err("symbols: %s", e.why);
 		if (e.hint[0])

@@ -264,6 +264,24 @@ static int check_fd(int fd, bool reads, struct error *e)
 	return fd;
 }
 
+/* One FIFO for both ends reads back its own replies as commands, without end. */
+static int same_fifo(const struct control *c, const struct control_spec *s, struct error *e)
+{
+	struct stat a, b;
+
+	if (fstat(c->ctl, &a) || fstat(c->ack, &b) || !S_ISFIFO(a.st_mode) ||
+	    a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return 0;
+	if (s->fifo)
+		err_usage(e, "'fifo:%s,%s': CTL and ACK are the same FIFO: ptcollect would read "
+			  "its own replies as commands", s->ctl_path, s->ack_path);
+	else
+		err_usage(e, "'fd:%d,%d': CTL and ACK are the same FIFO: ptcollect would read its "
+			  "own replies as commands", s->ctl_fd, s->ack_fd);
+	err_hint(e, "make two FIFOs (mkfifo ctl ack) and give --control fifo:ctl,ack");
+	return -EINVAL;
+}
+
 static int open_ends(struct control *c, const struct control_spec *s, struct error *e)
 {
 	int fd;
@@ -279,7 +297,7 @@ static int open_ends(struct control *c, const struct control_spec *s, struct err
 	if (fd < 0)
 		return fd;
 	c->ack = fd;
-	return 0;
+	return same_fifo(c, s, e);
 }
 
 int control_open(struct control **out, const char *spec, struct error *e)
@@ -490,11 +508,16 @@ static int fill(struct control *c)
 
 int control_next(struct control *c, struct control_cmd *cmd)
 {
+	int lines = 0;
+
 	control_flush(c);
 	for (;;) {
 		ssize_t end = line_end(c);
 		int ret;
 
+		/* A bounded pass: a flood of lines leaves the caller's loop its turn (signals). */
+		if (end >= 0 && lines++ == CONTROL_BATCH)
+			return 0;
 		if (end >= 0) {
 			bool was_discarding = c->discarding;
 
@@ -525,4 +548,10 @@ int control_next(struct control *c, struct control_cmd *cmd)
 		if (ret == 0)
 			return 0;
 	}
+}
+
+bool control_pending(const struct control *c)
+{
+	/* After CTL's end, a last line without its newline (not the rest of an overlong one). */
+	return line_end(c) >= 0 || (c->st.ctl_closed && c->in_len && !c->discarding);
 }

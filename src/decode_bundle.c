@@ -51,9 +51,12 @@ nomem:
 	return -ENOMEM;
 }
 
-/* Stream @i of @m: its trace, its sideband first, then proc.pevent and the others'. */
+/*
+ * Stream @i of @m: its trace (@file: the stream's, or one of its snapshot
+ * windows), its sideband first, then proc.pevent and the others'.
+ */
 static int add_stream(struct decode_config *c, const struct manifest *m, const char *dir, int i,
-		      const struct dsb_pevent *pev)
+		      const char *file, const struct dsb_pevent *pev)
 {
 	struct decode_stream *n = realloc(c->streams, (c->nr_streams + 1) * sizeof(*n)), *s;
 	char *path;
@@ -63,8 +66,8 @@ static int add_stream(struct decode_config *c, const struct manifest *m, const c
 		return -ENOMEM;
 	c->streams = n;
 	s = memset(&n[c->nr_streams++], 0, sizeof(*n));
-	s->name = strdup(m->streams[i].file);
-	s->pt = in_dir(dir, m->streams[i].file);
+	s->name = strdup(file);
+	s->pt = in_dir(dir, file);
 	if (!s->name || !s->pt)
 		return -ENOMEM;
 	for (int j = -1; !ret && j < m->nr_streams; j++) {
@@ -85,11 +88,18 @@ static int add_stream(struct decode_config *c, const struct manifest *m, const c
 	return ret;
 }
 
-/* What a stream is called on the command line: "cpu0" or "cpu0.pt". */
+/*
+ * What a stream is called on the command line: "cpu0" or "cpu0.pt"; a
+ * snapshot's window "snap-1/cpu0" or "snap-1/cpu0.pt". A stream of a
+ * snapshot-mode bundle has no file (its bytes are in the windows).
+ */
 static bool named(const char *file, char *const *names, size_t nr)
 {
-	size_t len = strcspn(file, ".");
+	size_t len;
 
+	if (!file)
+		return false;
+	len = strcspn(file, ".");
 	if (!nr)
 		return true;
 	for (size_t k = 0; k < nr; k++)
@@ -97,6 +107,15 @@ static bool named(const char *file, char *const *names, size_t nr)
 						 !strncmp(names[k], file, len)))
 			return true;
 	return false;
+}
+
+/* The stream a snapshot's window was taken from (its sideband is the window's), or -1. */
+static int window_stream(const struct manifest *m, const struct mwindow *w)
+{
+	for (int i = 0; i < m->nr_streams; i++)
+		if (m->streams[i].cpu == w->cpu && m->streams[i].tid == w->tid)
+			return i;
+	return -1;
 }
 
 static int fill(struct decode_config *c, const struct manifest *m, const char *dir,
@@ -137,9 +156,28 @@ static int fill(struct decode_config *c, const struct manifest *m, const char *d
 		/* A stream that holds no trace has nothing to decode (info lists it as empty). */
 		if (!named(m->streams[i].file, names, nr) || (!nr && !m->streams[i].bytes))
 			continue;
-		ret = add_stream(c, m, dir, i, &pev);
+		ret = add_stream(c, m, dir, i, m->streams[i].file, &pev);
 		if (ret)
 			return err_runtime(e, ret, "out of memory");
+	}
+	/* Snapshot mode: each window is a trace of its own, with its stream's sideband. */
+	for (int k = 0; k < m->nr_snapshots; k++) {
+		const struct msnapshot *sn = &m->snapshots[k];
+
+		for (int w = 0; w < sn->nr_windows; w++) {
+			const struct mwindow *win = &sn->windows[w];
+			int i = window_stream(m, win);
+
+			if (!named(win->file, names, nr) || (!nr && !win->bytes))
+				continue;
+			if (i < 0)
+				return err_runtime(e, -EINVAL, "%s/manifest.json: snapshot %u's window "
+						   "%s belongs to no stream (cpu %d, tid %d)", dir,
+						   sn->number, win->file, win->cpu, win->tid);
+			ret = add_stream(c, m, dir, i, win->file, &pev);
+			if (ret)
+				return err_runtime(e, ret, "out of memory");
+		}
 	}
 	return 0;
 }
@@ -162,6 +200,9 @@ int decode_bundle(struct decode_config *c, const char *dir, char *const *names, 
 
 		for (int i = 0; i < m.nr_streams && !found; i++)
 			found = named(m.streams[i].file, &names[k], 1);
+		for (int i = 0; i < m.nr_snapshots && !found; i++)
+			for (int w = 0; w < m.snapshots[i].nr_windows && !found; w++)
+				found = named(m.snapshots[i].windows[w].file, &names[k], 1);
 		if (!found) {
 			ret = err_usage(e, "%s: no stream '%s' in the bundle", dir, names[k]);
 			err_hint(e, "'ptcollect info %s' lists its streams", dir);

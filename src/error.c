@@ -94,8 +94,12 @@ void warn_add(struct warnings *w, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!w || w->nr == WARN_MAX)
+	if (!w)
 		return;
+	if (w->nr == WARN_MAX) {
+		w->dropped++;
+		return;
+	}
 	va_start(ap, fmt);
 	vsnprintf(w->msg[w->nr++], sizeof(w->msg[0]), fmt, ap);
 	va_end(ap);

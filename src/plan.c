@@ -115,6 +115,31 @@ static int add_tids(struct plan *p, const pid_t *tids, int nr)
 	return 0;
 }
 
+/*
+ * The live threads of process @pid. A thread that exited and waits to be
+ * reaped (a main thread that called pthread_exit() while the others run: a
+ * zombie leader) has no events to open: the kernel refuses them (ESRCH).
+ */
+static int add_live_tids(struct plan *p, pid_t pid, const pid_t *tids, int nr)
+{
+	for (int i = 0; i < nr; i++) {
+		char st = procfs_state(tids[i]);
+		int ret;
+
+		if (st == 'Z' || st == 'X') {
+			warn_add(&p->warn, "-p %d: thread %d%s has exited (a zombie until its process "
+				 "ends): it is not traced; the process's other threads are",
+				 (int)pid, (int)tids[i],
+				 tids[i] == pid ? " (the main thread)" : "");
+			continue;
+		}
+		ret = add_tids(p, &tids[i], 1);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* The threads of -p and -t now; a process with no live thread does not exist. */
 static int resolve_threads(struct plan *p, struct error *e)
 {
@@ -127,7 +152,7 @@ static int resolve_threads(struct plan *p, struct error *e)
 		if (ret == -ESRCH)
 			return err_usage_code(e, -ESRCH, "-p %d: no such process", o->pids[i]);
 		if (!ret)
-			ret = add_tids(p, tids, nr);
+			ret = add_live_tids(p, o->pids[i], tids, nr);
 		free(tids);
 		if (ret)
 			return err_runtime(e, ret, "-p %d: %s", o->pids[i], strerror(-ret));

@@ -153,7 +153,13 @@ static int open_new_threads(struct session *s, struct error *e)
 			int nr, ret = procfs_tasks(o->pids[i], &tids, &nr);
 
 			for (int j = 0; !ret && j < nr; j++) {
+				char st;
+
 				if (has_tid(s, tids[j]))
+					continue;
+				/* A zombie (the plan left it out and said so) has no events. */
+				st = procfs_state(tids[j]);
+				if (st == 'Z' || st == 'X')
 					continue;
 				found = true;
 				ret = open_thread(s, tids[j], true, e);
@@ -281,8 +287,10 @@ static void save_kernel(struct session *s)
 		return;
 	}
 	s->m.kernel.start = k.start;
-	if (manifest_set(&s->m.kernel.kallsyms, BUNDLE_KALLSYMS))
+	if (manifest_set(&s->m.kernel.kallsyms, BUNDLE_KALLSYMS)) {
+		warn(s, -ENOMEM, "out of memory: the manifest does not name %s", BUNDLE_KALLSYMS);
 		return;
+	}
 	if (!s->p->opts.kcore)
 		return;
 	fd = bundle_create_file(s->bundle, BUNDLE_KCORE, &e);
@@ -292,7 +300,8 @@ static void save_kernel(struct session *s)
 		return;
 	}
 	s->m.kernel.kcore_base = k.text_start;
-	manifest_set(&s->m.kernel.kcore, BUNDLE_KCORE);
+	if (manifest_set(&s->m.kernel.kcore, BUNDLE_KCORE))
+		warn(s, -ENOMEM, "out of memory: the manifest does not name %s", BUNDLE_KCORE);
 }
 
 /* ---- the loop --------------------------------------------------------- */
@@ -463,7 +472,7 @@ static void steer_loop(struct session *s, const struct pollfd *pf, int n)
 
 	for (int i = 0; i < n; i++)
 		any |= pf[i].revents != 0;
-	if (!any)
+	if (!any && !steer_pending(s->steer))
 		return;
 	steer_handle(s->steer, pf, n);
 	freeze_release(s->fz, s->tracing && !s->stop);
@@ -481,11 +490,13 @@ static void steer_now(struct session *s)
 
 static int loop(struct session *s, struct error *e)
 {
-	int n = s->nr_streams + 2, ns;
+	int n = s->nr_streams + 2, ns, ret = 0;
 	struct pollfd *pf = calloc((size_t)n + STEER_MAX_FDS, sizeof(*pf));
 
-	if (!pf)
+	if (!pf) {
+		stop(s, "out of memory");
 		return err_runtime(e, -ENOMEM, "out of memory");
+	}
 	while (!s->stop) {
 		for (int i = 0; i < s->nr_streams; i++) {
 			pf[i].fd = s->streams[i].hup ? -1 : s->streams[i].ring_fd;
@@ -494,8 +505,14 @@ static int loop(struct session *s, struct error *e)
 		pf[n - 2] = (struct pollfd){ .fd = s->sig_fd, .events = POLLIN };
 		pf[n - 1] = (struct pollfd){ .fd = s->timer_fd, .events = POLLIN };
 		ns = steer_fds(s->steer, pf + n);
-		if (poll(pf, (nfds_t)(n + ns), -1) < 0 && errno != EINTR)
+		/* Commands a batch left are handled without waiting, between the signals. */
+		if (poll(pf, (nfds_t)(n + ns), steer_pending(s->steer) ? 0 : -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = err_runtime(e, -errno, "poll: %s", strerror(errno));
+			stop(s, "waiting for the rings failed (poll)");
 			break;
+		}
 		/* A trigger first: its snapshot should freeze the trace at once. */
 		steer_loop(s, pf + n, ns);
 		for (int i = 0; i < s->nr_streams; i++) {
@@ -510,7 +527,7 @@ static int loop(struct session *s, struct error *e)
 		check_limits(s);
 	}
 	free(pf);
-	return 0;
+	return ret;
 }
 
 /* COMM and MMAP2 of every process the recording found running (proc.pevent). */
@@ -521,11 +538,14 @@ static void synthesize(struct session *s, pid_t pid, bool quiet)
 
 	if (s->proc_fd < 0) {
 		s->proc_fd = bundle_create_file(s->bundle, BUNDLE_PROC, &e);
-		if (s->proc_fd < 0 || manifest_set(&s->m.proc_sideband, BUNDLE_PROC)) {
+		if (s->proc_fd < 0) {
 			warn(s, e.code, "%s; decoders will not find the code of running processes",
 			     e.why);
 			return;
 		}
+		if (manifest_set(&s->m.proc_sideband, BUNDLE_PROC))
+			warn(s, -ENOMEM, "out of memory: the manifest does not name %s; decoders "
+			     "will not find the code of running processes", BUNDLE_PROC);
 	}
 	ret = sideband_synthesize_proc(pid, s->proc_fd, &e);
 	/* Processes come and go, and some are not ours to read. */
@@ -555,10 +575,12 @@ static void synthesize_running(struct session *s)
 			synthesize(s, pid, false);
 		}
 	} else if (!procfs_pids(&pids, &nr)) {
-		for (int i = 0; i < nr; i++) {
+		/* A stop signal ends the pass: the loop would only see it after the last pid. */
+		for (int i = 0; i < nr && !s->stop; i++) {
 			/* The hardware is running: keep its rings drained while we read /proc. */
 			drain_all(s, false);
 			steer_now(s);
+			handle_signals(s);
 			synthesize(s, pids[i], true);
 		}
 		free(pids);
@@ -642,9 +664,16 @@ static int finish(struct session *s, int ret, struct error *e)
 	images_check(&s->m, &iw);
 	for (int i = 0; i < iw.nr; i++)
 		warn(s, -ESTALE, "%s", iw.msg[i]);
+	if (iw.dropped)
+		warn(s, -ESTALE, "... and %d more warning(s) about the mapped files, not shown",
+		     iw.dropped);
 	clock_gettime(CLOCK_REALTIME, &s->m.end_time);
+	/* No failure ends a recording without a word in its manifest. */
+	if (ret && !s->res->stop_reason)
+		s->res->stop_reason = "an error ended the recording";
+	if (manifest_set(&s->m.stop_reason, s->res->stop_reason) && !ret)
+		ret = err_runtime(e, -ENOMEM, "out of memory: the manifest has no stop reason");
 	s->m.complete = !ret;
-	manifest_set(&s->m.stop_reason, s->res->stop_reason);
 	s->m.target.exited = s->w.ran;
 	s->m.target.exit_status = s->w.status;
 	/* The room kept for this manifest, in case the disk filled. */

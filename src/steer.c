@@ -326,11 +326,12 @@ static void command(struct steer *st, const struct control_cmd *cmd)
 static void on_control(struct steer *st)
 {
 	struct control_cmd *cmd = malloc(sizeof(*cmd));
-	int ret;
+	int ret = 0, n = 0;
 
 	if (!cmd)
 		return;
-	while ((ret = control_next(st->ctl, cmd)) == 1)
+	/* A bounded number: the session's loop hears its signals between two batches. */
+	while (n++ < CONTROL_BATCH && (ret = control_next(st->ctl, cmd)) == 1)
 		command(st, cmd);
 	free(cmd);
 	if (ret == -ENODATA && !st->ctl_end_said) {
@@ -356,16 +357,28 @@ int steer_fds(const struct steer *st, struct pollfd *pf)
 
 void steer_handle(struct steer *st, const struct pollfd *pf, int n)
 {
+	bool read_ctl = false;
+
 	for (int i = 0; i < n; i++) {
 		if (!pf[i].revents)
 			continue;
-		if (st->ts && pf[i].fd == trigger_fd(st->ts))
+		if (st->ts && pf[i].fd == trigger_fd(st->ts)) {
 			on_fires(st);
-		else if (st->ctl && pf[i].events == POLLOUT)
+		} else if (st->ctl && pf[i].events == POLLOUT) {
 			control_flush(st->ctl);
-		else if (st->ctl)
+		} else if (st->ctl) {
 			on_control(st);
+			read_ctl = true;
+		}
 	}
+	/* Lines the last batch left: poll says nothing of them. */
+	if (!read_ctl && steer_pending(st))
+		on_control(st);
+}
+
+bool steer_pending(const struct steer *st)
+{
+	return st && st->ctl && control_pending(st->ctl);
 }
 
 void steer_sync(struct steer *st)

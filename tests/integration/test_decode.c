@@ -950,8 +950,10 @@ static void sb_record(FILE *f, uint32_t type, const void *body, size_t len, uint
 /*
  * A bundle as the recorder writes one: a stream whose sideband maps ptgen's program
  * from a path that exists only under DIR/sysroot, and a stream without trace.
+ * @snapshots: in snapshot mode (-S): the streams have no file; snapshots 1 and
+ * 2 hold cpu0's trace as windows (snap-N/cpu0.pt), cpu1's windows are empty.
  */
-static char *make_bundle(void)
+static char *make_bundle_mode(bool snapshots)
 {
 	char *dir = generate("300", "2", NULL), *sysroot = path_in(dir, "sysroot/gone");
 	static const char mapped[] = "/gone/prog.elf";
@@ -1003,11 +1005,76 @@ static char *make_bundle(void)
 		cr_assert_eq(stat(path_in(dir, st->file), &sb), 0);
 		st->bytes = (uint64_t)sb.st_size;
 	}
+	for (int k = 1; snapshots && k <= 2; k++) {
+		struct msnapshot *sn = manifest_add_snapshot(&m);
+
+		cr_assert(sn);
+		sn->number = (unsigned int)k;
+		sn->trigger = -1;
+		cr_assert_eq(manifest_set(&sn->cause, "signal"), 0);
+		cr_assert(asprintf(&sn->dir, "snap-%d", k) > 0);
+		snprintf(cmd, sizeof(cmd), "mkdir '%s/snap-%d' && cp '%s/cpu0.pt' '%s/snap-%d/' && "
+			 ": > '%s/snap-%d/cpu1.pt'", dir, k, dir, dir, k, dir, k);
+		cr_assert_eq(system(cmd), 0);
+		for (int i = 0; i < 2; i++) {
+			struct mwindow *w = manifest_add_window(sn);
+
+			cr_assert(w);
+			cr_assert(asprintf(&w->file, "snap-%d/cpu%d.pt", k, i) > 0);
+			w->cpu = i;
+			w->tid = -1;
+			w->bytes = i ? 0 : m.streams[0].bytes;
+		}
+	}
+	for (int i = 0; snapshots && i < 2; i++) {
+		free(m.streams[i].file);
+		m.streams[i].file = NULL;
+		m.streams[i].bytes = 0;
+	}
 	fd = open(dir, O_RDONLY | O_DIRECTORY);
 	cr_assert_eq(manifest_write(&m, fd, &e), 0, "%s", e.why);
 	close(fd);
 	manifest_free(&m);
 	return dir;
+}
+
+static char *make_bundle(void)
+{
+	return make_bundle_mode(false);
+}
+
+/*
+ * decode DIR of a snapshot-mode bundle (issue 21): its streams have no file,
+ * each snapshot's window is decoded as a trace of its own with its stream's
+ * sideband; a window is named as a stream is ("snap-2/cpu0").
+ */
+Test(decode, a_snapshot_bundle_decodes_each_window)
+{
+	char *dir = make_bundle_mode(true);
+	struct args a = { .n = 0 }, b = { .n = 0 }, c = { .n = 0 };
+	struct run_result r, x, all;
+
+	addv(&a, (const char *[]){ dir, "snap-2/cpu0", "--calls", NULL });
+	decode(&a, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	addv(&b, (const char *[]){ "--cpu", "6/85/4", "--elf", path_in(dir, "prog.elf"), "--pt",
+				   path_in(dir, "cpu0.pt"), "--calls", NULL });
+	decode(&b, &x);
+	cr_assert_eq(x.status, 0, "%s", x.err);
+	cr_expect(strlen(r.out) > 1000);
+	cr_expect_str_eq(r.out, x.out);
+	/* Every window with bytes: both snapshots' cpu0, each as the whole trace. */
+	addv(&c, (const char *[]){ dir, "--calls", NULL });
+	decode(&c, &all);
+	cr_assert_eq(all.status, 0, "%s", all.err);
+	cr_expect(strstr(all.out, "snap-1/cpu0.pt") && strstr(all.out, "snap-2/cpu0.pt") &&
+		  !strstr(all.out, "cpu1"), "%.2000s", all.out);
+	run_free(&r);
+	run_free(&x);
+	run_free(&all);
+	refused((const char *[]){ dir, "cpu0", NULL }, "no stream 'cpu0' in the bundle");
+	refused((const char *[]){ dir, "snap-3/cpu0", NULL }, "no stream 'snap-3/cpu0'");
+	cleanup(dir);
 }
 
 /* decode DIR: the manifest gives what --pt, --cpu and the sideband options would. */
