@@ -626,8 +626,15 @@ static void end_workload(struct session *s)
 
 static int finish(struct session *s, int ret, struct error *e)
 {
+	const struct exechold_traps *t = &s->w.traps;
 	struct warnings iw = { 0 };
 	struct error fe = { 0 };
+
+	if (t->swallowed)
+		warn(s, -EINTR, "the kernel sent the workload %" PRIu64 " debug trap(s) no "
+		     "breakpoint claimed (SIGTRAP TRAP_HWBKPT, the last at 0x%" PRIx64 " in "
+		     "thread %d on CPU %d): kept from it, which would have died of them",
+		     t->swallowed, t->last_addr, (int)t->last_tid, t->last_cpu);
 
 	for (int i = 0; i < s->nr_streams; i++)
 		if (bundle_close_stream(s->bundle, &s->streams[i], &fe) && !ret)
@@ -728,7 +735,7 @@ static int begin(struct session *s, struct error *e)
 		if (!ret && p->script.scope == SCOPE_WORKLOAD)
 			ret = steer_arm(s->steer, s->w.pid, e);
 		if (!ret)
-			ret = workload_run(&s->w, e);
+			ret = workload_run(&s->w, p->script.bp_guard, e);
 		if (ret)
 			return ret;
 	}

@@ -239,6 +239,8 @@ int trigger_poll_fires(struct trigger_set *ts, struct trigger_fire *out, size_t 
 		return err_runtime(e, ret, "reading trigger fires: %s", strerror(-ret));
 	}
 	n = ts->ready.nr < max ? ts->ready.nr : max;
+	if (!n)		/* ready.f is NULL before the first fire */
+		return 0;
 	memcpy(out, ts->ready.f, n * sizeof(*out));
 	memmove(ts->ready.f, ts->ready.f + n, (ts->ready.nr - n) * sizeof(*out));
 	ts->ready.nr -= n;
