@@ -69,6 +69,15 @@ int trigger_fd(const struct trigger_set *ts);
 int trigger_poll_fires(struct trigger_set *ts, struct trigger_fire *out, size_t max,
 		       struct error *e);
 void trigger_get_stats(const struct trigger_set *ts, unsigned int idx, struct trigger_stats *st);
+/*
+ * Uprobes armed on one process count it and the processes added here: its
+ * children, each added before it runs (a tracer's fork events). Breakpoints
+ * follow children by themselves (inherit). 0, or -errno when the child
+ * could not be added (counted: trigger_unfollowed()).
+ */
+int trigger_follow(struct trigger_set *ts, pid_t pid);
+void trigger_unfollow(struct trigger_set *ts, pid_t pid);
+uint64_t trigger_unfollowed(const struct trigger_set *ts);
 /* The number of triggers added. */
 unsigned int trigger_count(const struct trigger_set *ts);
 /* Disarm every trigger now (fires already in flight are still returned). */

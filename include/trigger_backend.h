@@ -31,6 +31,13 @@ int trigger_bpf_open(struct trigger_bpf **b, int epfd, struct error *e);
 int trigger_bpf_attach(struct trigger_bpf *b, unsigned int idx, const char *path,
 		       uint64_t offset, pid_t pid, uint64_t limit, struct error *e);
 void trigger_bpf_detach(struct trigger_bpf *b, unsigned int idx);
+/*
+ * A trigger attached for one process counts it and the processes added
+ * here (its children, added before they run); 0 or -errno (-E2BIG: the map
+ * of TRIGGER_BPF_FOLLOW_MAX processes is full).
+ */
+int trigger_bpf_follow(struct trigger_bpf *b, pid_t pid);
+void trigger_bpf_unfollow(struct trigger_bpf *b, pid_t pid);
 /* Every fire in the ring now; the count or -errno. */
 int trigger_bpf_read(struct trigger_bpf *b, trigger_sink_fn sink, void *ctx);
 /* Fires the kernel dropped for @idx (the ring was full). */

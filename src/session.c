@@ -60,6 +60,7 @@ struct session {
 	unsigned int ticks;
 	struct timespec t0;
 	struct error write_err;	/* the first write that failed while tracing */
+	unsigned int unfollowed;	/* workload children uprobes could not follow */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -735,7 +736,7 @@ static int begin(struct session *s, struct error *e)
 		if (!ret && p->script.scope == SCOPE_WORKLOAD)
 			ret = steer_arm(s->steer, s->w.pid, e);
 		if (!ret)
-			ret = workload_run(&s->w, p->script.bp_guard, e);
+			ret = workload_run(&s->w, p->script.guard, e);
 		if (ret)
 			return ret;
 	}
@@ -771,6 +772,17 @@ static void end(struct session *s)
 	end_workload(s);
 }
 
+/* A child of the workload's, before it runs: uprobes count it too. */
+static void follow_workload(void *arg, pid_t pid, bool born)
+{
+	struct session *s = arg;
+
+	if (steer_follow(s->steer, pid, born) && !s->unfollowed++)
+		warn(s, -E2BIG, "process %d, a child of the workload's, could not be followed "
+		     "(the BPF map of followed processes is full): its uprobe fires are not "
+		     "counted", (int)pid);
+}
+
 static int run(struct session *s, struct error *e)
 {
 	const struct plan *p = s->p;
@@ -785,6 +797,8 @@ static int run(struct session *s, struct error *e)
 		ret = workload_start(&s->w, p->exec_path, p->opts.command, &s->old_mask,
 				     p->script.scope == SCOPE_WORKLOAD,
 				     p->opts.user ? &p->user : NULL, e);
+	s->w.follow = follow_workload;
+	s->w.follow_arg = s;
 	if (!ret)
 		ret = open_streams(s, e);
 	if (ret)

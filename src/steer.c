@@ -121,6 +121,16 @@ int steer_arm(struct steer *st, pid_t pid, struct error *e)
 	return trigger_arm(st->ts, pid, e);
 }
 
+int steer_follow(struct steer *st, pid_t pid, bool born)
+{
+	if (!st->ts)
+		return 0;
+	if (born)
+		return trigger_follow(st->ts, pid);
+	trigger_unfollow(st->ts, pid);
+	return 0;
+}
+
 /* ---- status and ready ------------------------------------------------------------ */
 
 /* The status line: one JSON object, u64 counts as decimal strings. malloc'd. */

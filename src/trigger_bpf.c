@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -145,20 +146,41 @@ static int attach_error(struct error *e, int ret, const char *path, uint64_t off
 int trigger_bpf_attach(struct trigger_bpf *b, unsigned int idx, const char *path,
 		       uint64_t offset, pid_t pid, uint64_t limit, struct error *e)
 {
-	struct trigger_bpf_state st = { .limit = limit };
+	struct trigger_bpf_state st = { .limit = limit, .follow = pid > 0 };
 	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = idx);
 	__u32 key = idx;
 
 	if (idx >= TRIGGER_BPF_MAX)
 		return err_usage(e, "at most %d uprobe triggers", TRIGGER_BPF_MAX);
+	if (pid > 0 && kill(pid, 0) && errno == ESRCH)
+		return attach_error(e, -ESRCH, path, offset, pid);
+	if (pid > 0 && trigger_bpf_follow(b, pid))
+		return err_runtime(e, -errno, "uprobe triggers: BPF map: %s", strerror(errno));
 	if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.state), &key, &st, BPF_ANY))
 		return err_runtime(e, -errno, "uprobe triggers: BPF map: %s", strerror(errno));
 	quiet_libbpf();
-	b->link[idx] = bpf_program__attach_uprobe_opts(b->skel->progs.trigger_fire, pid, path,
+	/* On every process, so that the followed children are covered: the map filters. */
+	b->link[idx] = bpf_program__attach_uprobe_opts(b->skel->progs.trigger_fire, -1, path,
 						       offset, &o);
 	if (!b->link[idx])
 		return attach_error(e, -errno, path, offset, pid);
 	return 0;
+}
+
+int trigger_bpf_follow(struct trigger_bpf *b, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 one = 1;
+
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.follow), &key, &one, BPF_ANY) ?
+	       -errno : 0;
+}
+
+void trigger_bpf_unfollow(struct trigger_bpf *b, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+
+	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.follow), &key);
 }
 
 void trigger_bpf_detach(struct trigger_bpf *b, unsigned int idx)

@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,7 +68,7 @@ static long exit_status_of(const char *json_text)
 
 struct sess {
 	pid_t pid;
-	char out[128], json[128];
+	char out[128], json[128], err[128];
 };
 
 /* Start record --no-trace -j with @trigger on trigtarget @args..., output in @dir/@name. */
@@ -81,6 +82,7 @@ static void sess_start(struct sess *s, const char *dir, const char *name, const 
 
 	snprintf(s->out, sizeof(s->out), "%s/%s", dir, name);
 	snprintf(s->json, sizeof(s->json), "%s/%s.json", dir, name);
+	snprintf(s->err, sizeof(s->err), "%s/%s.err", dir, name);
 	for (int i = 0; args[i] && a < 23; i++)
 		argv[a++] = args[i];
 	s->pid = fork();
@@ -90,7 +92,7 @@ static void sess_start(struct sess *s, const char *dir, const char *name, const 
 
 		if (fd < 0 || dup2(fd, 1) < 0)
 			_exit(126);
-		fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+		fd = open(s->err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd < 0 || dup2(fd, 2) < 0)
 			_exit(126);
 		execv(bin, (char *const *)argv);
@@ -289,6 +291,21 @@ static pid_t first_child(pid_t pid)
 	return c;
 }
 
+/* Whether @path holds @word. */
+static bool file_has(const char *path, const char *word)
+{
+	char buf[256] = "";
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return strstr(buf, word);
+}
+
 /*
  * The workload stops itself (SIGSTOP) before its calls: it stays stopped
  * under its tracer (a group-stop, PTRACE_LISTEN) and goes on at SIGCONT.
@@ -308,7 +325,8 @@ Test(trigger_guard, a_stopped_workload_stays_stopped_until_sigcont)
 	/* Bounded: 5 s of /proc reads for the workload to be stopped. */
 	for (i = 0; i < 2500 && !(w && (st == 'T' || st == 't')); i++) {
 		w = w ? w : first_child(s.pid);
-		st = w ? proc_state(w) : 0;
+		/* Not the 't' of its hold at exec: after it said it stops. */
+		st = w && file_has(s.err, "stopping") ? proc_state(w) : 0;
 		nanosleep(&tick, NULL);
 	}
 	cr_assert(w && (st == 'T' || st == 't'), "the workload did not stop (state %c)", st);
@@ -317,6 +335,35 @@ Test(trigger_guard, a_stopped_workload_stays_stopped_until_sigcont)
 	cr_expect_eq(rc, 0);
 	cr_expect_eq(fires_of(text), 100);
 	free(text);
+	free(sp);
+	free(prog);
+}
+
+/* A uprobe on the workload counts its children too, each followed before it runs. */
+Test(trigger_guard, uprobe_counts_calls_in_the_workloads_children)
+{
+	long w, n;
+	int rc = one("uprobe", "trigtarget", "trig_hit",
+		     (const char *[]){ "--fork", "3", "100", NULL }, &w, &n);
+
+	cr_expect_eq(rc, 0);
+	cr_expect_eq(n, 400, "100 calls in the workload and in each of its 3 children");
+}
+
+/* The case: -- sh -c 'prog 5; true' recorded 0 fires. */
+Test(trigger_guard, uprobe_counts_calls_of_a_program_a_shell_runs)
+{
+	char dir[] = "/tmp/ptc-guard-XXXXXX", *prog = run_testprog("trigtarget");
+	char *sp = spec("uprobe", prog, "trig_hit"), *cmd, *text;
+	struct sess s;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_gt(asprintf(&cmd, "%s --no-wait 5; true", prog), 0);
+	sess_start(&s, dir, "out", sp, (const char *[]){ "/bin/sh", "-c", cmd, NULL });
+	cr_expect_eq(sess_wait(&s, &text), 0);
+	cr_expect_eq(fires_of(text), 5, "%s", text);
+	free(text);
+	free(cmd);
 	free(sp);
 	free(prog);
 }

@@ -8,7 +8,7 @@
  * seen on its own (the fire-to-API latency figure).
  *
  * What a tracer must not change: --stop stops itself (SIGSTOP) before the
- * calls, until someone sends SIGCONT; --raise SIG raises SIG after them;
+ * calls, until someone sends SIGCONT (saying "stopping" on stderr first); --raise SIG raises SIG after them;
  * --fork K makes the calls in K child processes too (each N times, the
  * parent waiting for them); --exec-self execs itself afterwards to make the
  * calls again (at the same addresses when built non-PIE), once.
@@ -97,8 +97,10 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1000)
 		return trig_never(argc);
-	if (stop)
+	if (stop) {
+		fprintf(stderr, "stopping\n");
 		raise(SIGSTOP);
+	}
 	for (int k = 0; k < forks; k++) {
 		pid_t c = fork();
 
