@@ -120,6 +120,21 @@ static int sess_wait(struct sess *s, char **text)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* Whether @path holds @word. */
+static bool file_has(const char *path, const char *word)
+{
+	char buf[8192] = "";
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return strstr(buf, word);
+}
+
 static char *spec(const char *kind, const char *prog, const char *fn)
 {
 	char *s;
@@ -193,6 +208,8 @@ static int one(const char *kind, const char *progname, const char *fn,
 		args[a++] = more[i];
 	sess_start(&s, dir, "out", sp, args);
 	rc = sess_wait(&s, &text);
+	cr_expect(!file_has(s.err, "runtime error") && !file_has(s.err, "Sanitizer"),
+		  "a sanitizer report from record (%s)", s.err);
 	*workload = exit_status_of(text);
 	*fires = fires_of(text);
 	free(text);
@@ -291,20 +308,6 @@ static pid_t first_child(pid_t pid)
 	return c;
 }
 
-/* Whether @path holds @word. */
-static bool file_has(const char *path, const char *word)
-{
-	char buf[256] = "";
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return strstr(buf, word);
-}
 
 /*
  * The workload stops itself (SIGSTOP) before its calls: it stays stopped
