@@ -55,14 +55,7 @@ struct exechold_traps {
  * *@status. Swallowed traps are counted in @t.
  */
 bool exechold_poll(pid_t pid, int *status, struct exechold_traps *t);
-/*
- * The same, telling @follow (when not NULL) of each new process (a thread
- * group leader) at its first stop, before it runs an instruction, and of
- * each tracee gone.
- */
-typedef void (*exechold_follow_fn)(void *arg, pid_t pid, bool born);
-bool exechold_poll_follow(pid_t pid, int *status, struct exechold_traps *t,
-			  exechold_follow_fn follow, void *arg);
+
 /* Whether this SIGTRAP's siginfo is a hardware breakpoint's trap (to swallow). */
 bool exechold_is_hwbkpt(const siginfo_t *si);
 

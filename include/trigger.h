@@ -70,14 +70,12 @@ int trigger_poll_fires(struct trigger_set *ts, struct trigger_fire *out, size_t 
 		       struct error *e);
 void trigger_get_stats(const struct trigger_set *ts, unsigned int idx, struct trigger_stats *st);
 /*
- * Uprobes armed on one process count it and the processes added here: its
- * children, each added before it runs (a tracer's fork events). Breakpoints
- * follow children by themselves (inherit). 0, or -errno when the child
- * could not be added (counted: trigger_unfollowed()).
+ * Uprobes armed on one process count it and its descendants, each followed
+ * from its fork, before it runs (breakpoints follow children by inherit).
+ * 1 when they do, 0 when this kernel cannot (no BTF: the process alone is
+ * counted); *@unfollowed: children missed because the map was full.
  */
-int trigger_follow(struct trigger_set *ts, pid_t pid);
-void trigger_unfollow(struct trigger_set *ts, pid_t pid);
-uint64_t trigger_unfollowed(const struct trigger_set *ts);
+int trigger_children(const struct trigger_set *ts, uint64_t *unfollowed);
 /* The number of triggers added. */
 unsigned int trigger_count(const struct trigger_set *ts);
 /* Disarm every trigger now (fires already in flight are still returned). */

@@ -23,8 +23,6 @@ struct workload {
 	bool hold;		/* stopped after its exec until workload_run() */
 	bool guarded;		/* kept as a tracee by workload_run() (exechold.h) */
 	struct exechold_traps traps;	/* stray debug traps kept from it */
-	exechold_follow_fn follow;	/* told of its processes' births and ends */
-	void *follow_arg;
 	int status;		/* exit code, or 128+signal, once reaped */
 };
 

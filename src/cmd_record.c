@@ -373,7 +373,7 @@ static void print_script(const struct plan *p)
 		}
 		out_arr_end();
 		out_str("trigger_scope", "triggers watch", scopes[sp->scope]);
-		if (sp->guard && breakpoints)
+		if (sp->guard)
 			out_str("breakpoint_guard", "stray debug traps",
 				"swallowed (the workload stays ptcollect's tracee)");
 		else if (sp->scope == SCOPE_PROCESS && breakpoints)

@@ -103,32 +103,12 @@ static bool is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
-/* The thread group of @tid (/proc/TID/status), or 0. */
-static pid_t tgid_of(pid_t tid)
-{
-	char name[64], line[128];
-	int tgid = 0;
-	FILE *f;
-
-	snprintf(name, sizeof(name), "/proc/%d/status", (int)tid);
-	f = fopen(name, "re");
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f) && sscanf(line, "Tgid: %d", &tgid) != 1)
-		;
-	fclose(f);
-	return tgid;
-}
-
 /* Resume one tracee stop: the signal to pass on, or a swallowed trap. */
-static void resume(pid_t tid, int st, struct exechold_traps *t, exechold_follow_fn follow,
-		   void *arg)
+static void resume(pid_t tid, int st, struct exechold_traps *t)
 {
 	int sig = WSTOPSIG(st), event = st >> 16;
 	siginfo_t si;
 
-	if (event == PTRACE_EVENT_STOP && sig == SIGTRAP && follow && tgid_of(tid) == tid)
-		follow(arg, tid, true);	/* a new process: before its first instruction */
 	if (event == PTRACE_EVENT_STOP) {
 		/* A group-stop stays stopped; a new tracee's first stop goes on. */
 		ptrace(is_stop_signal(sig) ? PTRACE_LISTEN : PTRACE_CONT, tid, NULL, NULL);
@@ -151,12 +131,6 @@ static void resume(pid_t tid, int st, struct exechold_traps *t, exechold_follow_
 
 bool exechold_poll(pid_t pid, int *status, struct exechold_traps *t)
 {
-	return exechold_poll_follow(pid, status, t, NULL, NULL);
-}
-
-bool exechold_poll_follow(pid_t pid, int *status, struct exechold_traps *t,
-			  exechold_follow_fn follow, void *arg)
-{
 	bool ended = false;
 	pid_t r;
 	int st;
@@ -164,11 +138,9 @@ bool exechold_poll_follow(pid_t pid, int *status, struct exechold_traps *t,
 	/* The workload is our only child: -1 is it and its tracee descendants. */
 	while ((r = waitpid(-1, &st, __WALL | WNOHANG)) > 0) {
 		if (WIFSTOPPED(st)) {
-			resume(r, st, t, follow, arg);
+			resume(r, st, t);
 			continue;
 		}
-		if (follow)
-			follow(arg, r, false);
 		if (r == pid) {
 			*status = st;
 			ended = true;

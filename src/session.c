@@ -60,7 +60,6 @@ struct session {
 	unsigned int ticks;
 	struct timespec t0;
 	struct error write_err;	/* the first write that failed while tracing */
-	unsigned int unfollowed;	/* workload children uprobes could not follow */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -625,12 +624,32 @@ static void end_workload(struct session *s)
 	}
 }
 
+static bool uprobes(const struct plan *p)
+{
+	for (int i = 0; i < p->script.nr_specs; i++)
+		if (p->script.specs[i].kind == TRIGGER_UPROBE)
+			return true;
+	return false;
+}
+
 static int finish(struct session *s, int ret, struct error *e)
 {
 	const struct exechold_traps *t = &s->w.traps;
 	struct warnings iw = { 0 };
 	struct error fe = { 0 };
 
+	if (s->p->script.scope == SCOPE_WORKLOAD || s->p->script.scope == SCOPE_PROCESS) {
+		uint64_t missed;
+		int follows = steer_children(s->steer, &missed);
+
+		if (!follows && uprobes(s->p))
+			warn(s, -EOPNOTSUPP, "uprobe triggers counted the traced process only, not "
+			     "its children: following them needs the kernel's BTF "
+			     "(/sys/kernel/btf/vmlinux)");
+		if (missed)
+			warn(s, -E2BIG, "uprobe triggers missed %" PRIu64 " child process(es) of "
+			     "the traced one: the BPF map of followed processes was full", missed);
+	}
 	if (t->swallowed)
 		warn(s, -EINTR, "the kernel sent the workload %" PRIu64 " debug trap(s) no "
 		     "breakpoint claimed (SIGTRAP TRAP_HWBKPT, the last at 0x%" PRIx64 " in "
@@ -772,17 +791,6 @@ static void end(struct session *s)
 	end_workload(s);
 }
 
-/* A child of the workload's, before it runs: uprobes count it too. */
-static void follow_workload(void *arg, pid_t pid, bool born)
-{
-	struct session *s = arg;
-
-	if (steer_follow(s->steer, pid, born) && !s->unfollowed++)
-		warn(s, -E2BIG, "process %d, a child of the workload's, could not be followed "
-		     "(the BPF map of followed processes is full): its uprobe fires are not "
-		     "counted", (int)pid);
-}
-
 static int run(struct session *s, struct error *e)
 {
 	const struct plan *p = s->p;
@@ -797,8 +805,6 @@ static int run(struct session *s, struct error *e)
 		ret = workload_start(&s->w, p->exec_path, p->opts.command, &s->old_mask,
 				     p->script.scope == SCOPE_WORKLOAD,
 				     p->opts.user ? &p->user : NULL, e);
-	s->w.follow = follow_workload;
-	s->w.follow_arg = s;
 	if (!ret)
 		ret = open_streams(s, e);
 	if (ret)

@@ -121,14 +121,10 @@ int steer_arm(struct steer *st, pid_t pid, struct error *e)
 	return trigger_arm(st->ts, pid, e);
 }
 
-int steer_follow(struct steer *st, pid_t pid, bool born)
+int steer_children(const struct steer *st, uint64_t *unfollowed)
 {
-	if (!st->ts)
-		return 0;
-	if (born)
-		return trigger_follow(st->ts, pid);
-	trigger_unfollow(st->ts, pid);
-	return 0;
+	*unfollowed = 0;
+	return st->ts ? trigger_children(st->ts, unfollowed) : 1;
 }
 
 /* ---- status and ready ------------------------------------------------------------ */

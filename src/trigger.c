@@ -40,7 +40,6 @@ struct trigger_set {
 	struct trig t[TRIGGER_MAX];
 	struct trigger_bpf *bpf;
 	struct fire_buf fresh, ready;	/* read this call; sorted and waiting for the caller */
-	uint64_t unfollowed;		/* children trigger_follow() could not add */
 };
 
 int trigger_set_new(struct trigger_set **out, struct error *e)
@@ -267,23 +266,13 @@ void trigger_get_stats(const struct trigger_set *ts, unsigned int idx, struct tr
 	}
 }
 
-int trigger_follow(struct trigger_set *ts, pid_t pid)
+int trigger_children(const struct trigger_set *ts, uint64_t *unfollowed)
 {
-	int ret = ts->bpf ? trigger_bpf_follow(ts->bpf, pid) : 0;
-
-	ts->unfollowed += ret != 0;
-	return ret;
-}
-
-void trigger_unfollow(struct trigger_set *ts, pid_t pid)
-{
-	if (ts->bpf)
-		trigger_bpf_unfollow(ts->bpf, pid);
-}
-
-uint64_t trigger_unfollowed(const struct trigger_set *ts)
-{
-	return ts->unfollowed;
+	*unfollowed = 0;
+	if (!ts->bpf)
+		return 1;
+	*unfollowed = trigger_bpf_unfollowed(ts->bpf);
+	return trigger_bpf_follows(ts->bpf);
 }
 
 unsigned int trigger_count(const struct trigger_set *ts)

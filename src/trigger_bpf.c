@@ -30,6 +30,7 @@ struct trigger_bpf {
 	struct bpf_link *link[TRIGGER_BPF_MAX];
 	trigger_sink_fn sink;
 	void *ctx;
+	bool follows;		/* the fork hook is attached: children are followed */
 };
 
 /* libbpf prints; library code must not. Its last warning goes into the error instead. */
@@ -96,11 +97,20 @@ int trigger_bpf_open(struct trigger_bpf **out, int epfd, struct error *e)
 	if (!b)
 		return err_runtime(e, -ENOMEM, "out of memory");
 	quiet_libbpf();
-	b->skel = trigbpf__open_and_load();
+	b->skel = trigbpf__open();
 	if (!b->skel) {
 		ret = load_error(e, -errno);
 		goto fail;
 	}
+	/* Following children needs the kernel's BTF (the fork hook reads task_struct). */
+	b->follows = !access("/sys/kernel/btf/vmlinux", R_OK);
+	bpf_program__set_autoload(b->skel->progs.trigger_fork, b->follows);
+	if (trigbpf__load(b->skel)) {
+		ret = load_error(e, -errno);
+		goto fail;
+	}
+	if (b->follows && !bpf_program__attach(b->skel->progs.trigger_fork))
+		b->follows = false;
 	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.fires), on_record, b, NULL);
 	if (!b->rb) {
 		ret = err_runtime(e, -errno, "uprobe triggers: BPF ring buffer: %s",
@@ -143,6 +153,15 @@ static int attach_error(struct error *e, int ret, const char *path, uint64_t off
 	return ret;
 }
 
+static int follow(struct trigger_bpf *b, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 one = 1;
+
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.follow), &key, &one, BPF_ANY) ?
+	       -errno : 0;
+}
+
 int trigger_bpf_attach(struct trigger_bpf *b, unsigned int idx, const char *path,
 		       uint64_t offset, pid_t pid, uint64_t limit, struct error *e)
 {
@@ -154,7 +173,7 @@ int trigger_bpf_attach(struct trigger_bpf *b, unsigned int idx, const char *path
 		return err_usage(e, "at most %d uprobe triggers", TRIGGER_BPF_MAX);
 	if (pid > 0 && kill(pid, 0) && errno == ESRCH)
 		return attach_error(e, -ESRCH, path, offset, pid);
-	if (pid > 0 && trigger_bpf_follow(b, pid))
+	if (pid > 0 && follow(b, pid))
 		return err_runtime(e, -errno, "uprobe triggers: BPF map: %s", strerror(errno));
 	if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.state), &key, &st, BPF_ANY))
 		return err_runtime(e, -errno, "uprobe triggers: BPF map: %s", strerror(errno));
@@ -167,20 +186,15 @@ int trigger_bpf_attach(struct trigger_bpf *b, unsigned int idx, const char *path
 	return 0;
 }
 
-int trigger_bpf_follow(struct trigger_bpf *b, pid_t pid)
-{
-	__u32 key = (__u32)pid;
-	__u8 one = 1;
 
-	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.follow), &key, &one, BPF_ANY) ?
-	       -errno : 0;
+bool trigger_bpf_follows(const struct trigger_bpf *b)
+{
+	return b->follows;
 }
 
-void trigger_bpf_unfollow(struct trigger_bpf *b, pid_t pid)
+uint64_t trigger_bpf_unfollowed(const struct trigger_bpf *b)
 {
-	__u32 key = (__u32)pid;
-
-	bpf_map_delete_elem(bpf_map__fd(b->skel->maps.follow), &key);
+	return b->skel->bss->unfollowed;
 }
 
 void trigger_bpf_detach(struct trigger_bpf *b, unsigned int idx)

@@ -139,7 +139,7 @@ bool workload_reap(struct workload *w)
 	if (w->pid <= 0)
 		return false;
 	if (w->guarded) {
-		if (!exechold_poll_follow(w->pid, &st, &w->traps, w->follow, w->follow_arg))
+		if (!exechold_poll(w->pid, &st, &w->traps))
 			return false;
 	} else if (waitpid(w->pid, &st, WNOHANG) != w->pid) {
 		return false;

@@ -5,10 +5,11 @@
  * BPF ring buffer; counting in the kernel keeps the limit exact even when
  * threads on several CPUs hit the probe at once. A trigger on one process is
  * attached to every process and counts those in the follow map: the process
- * and the children user space adds before they run (exechold.h).
+ * and, added at their fork before they run, its descendants.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
 
 #include "trigger_bpf_event.h"
 
@@ -33,6 +34,32 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } follow SEC(".maps");
+
+/* Children the follow map had no room for. */
+__u64 unfollowed;
+
+/* The two fields read, relocated against the kernel's BTF (CO-RE). */
+struct task_struct {
+	int pid;
+	int tgid;
+} __attribute__((preserve_access_index));
+
+/*
+ * A new process whose parent is followed is followed too: the tracepoint
+ * runs in the parent after the child is made and before it is woken.
+ */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(trigger_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u8 one = 1;
+
+	if (ptgid == ctgid || !bpf_map_lookup_elem(&follow, &ptgid))
+		return 0;
+	if (bpf_map_update_elem(&follow, &ctgid, &one, BPF_ANY))
+		__sync_fetch_and_add(&unfollowed, 1);
+	return 0;
+}
 
 SEC("uprobe")
 int trigger_fire(void *ctx)

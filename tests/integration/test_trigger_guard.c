@@ -370,3 +370,29 @@ Test(trigger_guard, uprobe_counts_calls_of_a_program_a_shell_runs)
 	free(sp);
 	free(prog);
 }
+
+/* Only a breakpoint makes the workload our tracee: under a uprobe, gdb or LSan still work. */
+Test(trigger_guard, only_a_breakpoint_keeps_the_workload_traced)
+{
+	const char *kinds[] = { "uprobe", "breakpoint" };
+
+	for (int k = 0; k < 2; k++) {
+		char dir[] = "/tmp/ptc-guard-XXXXXX", *prog = run_testprog("trigtarget");
+		char *sp = spec(kinds[k], prog, "trig_hit"), *text;
+		const char *args[] = { prog, "--no-wait", "--say-tracer", "10", NULL };
+		struct sess s;
+
+		cr_assert(mkdtemp(dir));
+		sess_start(&s, dir, "out", sp, args);
+		cr_expect_eq(sess_wait(&s, &text), 0);
+		cr_expect_eq(fires_of(text), 10);
+		if (k == 0)
+			cr_expect(file_has(s.err, "tracer 0\n"), "uprobe: the workload is traced");
+		else
+			cr_expect(!file_has(s.err, "tracer 0\n") && file_has(s.err, "tracer "),
+				  "breakpoint: the workload is not ptcollect's tracee");
+		free(text);
+		free(sp);
+		free(prog);
+	}
+}

@@ -11,7 +11,8 @@
  * calls, until someone sends SIGCONT (saying "stopping" on stderr first); --raise SIG raises SIG after them;
  * --fork K makes the calls in K child processes too (each N times, the
  * parent waiting for them); --exec-self execs itself afterwards to make the
- * calls again (at the same addresses when built non-PIE), once.
+ * calls again (at the same addresses when built non-PIE), once;
+ * --say-tracer prints "tracer PID" (TracerPid, 0: none) on stderr first.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -60,7 +61,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	bool wait = true, stop = false, exec_self = false;
+	bool wait = true, stop = false, exec_self = false, say_tracer = false;
 	int a = 1, threads = 1, raise_sig = 0, forks = 0, bad = 0;
 	pthread_t tid[64];
 	char go;
@@ -78,6 +79,8 @@ int main(int argc, char **argv)
 			forks = atoi(argv[++a]);
 		else if (!strcmp(argv[a], "--exec-self"))
 			exec_self = true;
+		else if (!strcmp(argv[a], "--say-tracer"))
+			say_tracer = true;
 	}
 	if (a >= argc) {
 		fprintf(stderr, "usage: trigtarget [--no-wait] [--spaced USEC] [--stop] "
@@ -97,6 +100,17 @@ int main(int argc, char **argv)
 	}
 	if (argc > 1000)
 		return trig_never(argc);
+	if (say_tracer) {
+		FILE *f = fopen("/proc/self/status", "r");
+		char line[128];
+		int tracer = -1;
+
+		while (f && fgets(line, sizeof(line), f))
+			sscanf(line, "TracerPid: %d", &tracer);
+		if (f)
+			fclose(f);
+		fprintf(stderr, "tracer %d\n", tracer);
+	}
 	if (stop) {
 		fprintf(stderr, "stopping\n");
 		raise(SIGSTOP);
