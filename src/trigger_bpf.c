@@ -109,8 +109,10 @@ int trigger_bpf_open(struct trigger_bpf **out, int epfd, struct error *e)
 		ret = load_error(e, -errno);
 		goto fail;
 	}
-	if (b->follows && !bpf_program__attach(b->skel->progs.trigger_fork))
-		b->follows = false;
+	/* Kept in the skeleton, which destroys the link with it. */
+	if (b->follows)
+		b->skel->links.trigger_fork = bpf_program__attach(b->skel->progs.trigger_fork);
+	b->follows = b->follows && b->skel->links.trigger_fork;
 	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.fires), on_record, b, NULL);
 	if (!b->rb) {
 		ret = err_runtime(e, -errno, "uprobe triggers: BPF ring buffer: %s",
