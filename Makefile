@@ -108,6 +108,9 @@ $(BUILD)/tests/progs/%: tests/progs/%.c
 
 # Address-filter targets: the same program as non-PIE, static, and stripped to .dynsym;
 # two static functions of one name; a function symbol without a size.
+$(BUILD)/tests/progs/trigtarget-nopie: tests/progs/trigtarget.c
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -O0 -g -pthread -no-pie -o $@ $<
 $(BUILD)/tests/progs/filtertarget-nopie: tests/progs/filtertarget.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O0 -g -no-pie -o $@ $<
@@ -169,7 +172,7 @@ $(BUILD)/tests/progs/ptplay: tests/kernel/play/ptplay.c
 		$(shell pkg-config --libs capstone) -lipt
 
 TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
-	$(addprefix $(BUILD)/tests/progs/,ptgen filtertarget-nopie filtertarget-static \
+	$(addprefix $(BUILD)/tests/progs/,ptgen trigtarget-nopie filtertarget-nopie filtertarget-static \
 		filtertarget-dynsym filtertarget-debug filtertarget-staledebug \
 		filtertarget-staleid dupsyms zerosize cxx playprog ptplay pollfail.so)
 

@@ -3,12 +3,24 @@
  * Holding a workload at its exec: the new program is mapped but has not run
  * an instruction, so addresses in it (a PIE's, a library's) can be read from
  * /proc/PID/maps and breakpoints placed before the first call. The child asks
- * to be traced just before exec; the kernel stops it with SIGTRAP after the
- * exec; the parent arms, then detaches, which lets it run untraced.
+ * to be traced just before exec (or the parent seizes it, exechold_seize());
+ * the kernel stops it with SIGTRAP after the exec; the parent arms, then
+ * detaches, which lets it run untraced, or keeps it (exechold_keep()).
+ *
+ * Kept, the workload and every thread and child it starts stay tracees
+ * (PTRACE_SEIZE, following fork, vfork, clone and exec), and exechold_poll()
+ * resumes each stop: a SIGTRAP with si_code TRAP_HWBKPT is swallowed (a
+ * debug trap from a hardware breakpoint that no perf event claimed; nothing
+ * else makes one in a process whose tracer we are: see the "stray debug
+ * traps" section of tests/kernel/README.md), every other signal is passed
+ * on, a group-stop stays stopped (PTRACE_LISTEN) until SIGCONT.
  */
 #ifndef PTC_EXECHOLD_H
 #define PTC_EXECHOLD_H
 
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -16,11 +28,35 @@
 /* In the child, right before exec. 0 or -errno (then exec anyway: nothing is held). */
 int exechold_child(void);
 /*
+ * In the parent, instead of exechold_child(): seize @pid (a child that has
+ * not exec'd yet), following its exec, forks and threads. 0 or -errno.
+ */
+int exechold_seize(pid_t pid);
+/*
  * In the parent: wait until @pid stops at its exec. 0; or -ECHILD when it
  * ended instead (its wait status in *@status: the exec failed), -errno.
  */
 int exechold_wait(pid_t pid, int *status, struct error *e);
 /* Let it run: detach, the SIGTRAP of the exec dropped. 0 or -errno. */
 int exechold_release(pid_t pid, struct error *e);
+/* Let a seized @pid run and stay its tracer. 0 or -errno. */
+int exechold_keep(pid_t pid, struct error *e);
+
+struct exechold_traps {
+	uint64_t swallowed;	/* SIGTRAP TRAP_HWBKPT kept from the tracees */
+	uint64_t last_addr;	/* where the last one stopped (si_addr) */
+	pid_t last_tid;
+	int last_cpu;		/* the CPU it stopped on (/proc), -1 unknown */
+};
+
+/*
+ * Resume every tracee stop waiting now, never blocking. Returns true when
+ * @pid (the workload, the caller's child) has ended, its wait status in
+ * *@status. Swallowed traps are counted in @t.
+ */
+bool exechold_poll(pid_t pid, int *status, struct exechold_traps *t);
+
+/* Whether this SIGTRAP's siginfo is a hardware breakpoint's trap (to swallow). */
+bool exechold_is_hwbkpt(const siginfo_t *si);
 
 #endif

@@ -57,6 +57,7 @@ struct script_plan {
 	int nr_specs;
 	enum script_scope scope;
 	pid_t pid;			/* SCOPE_PROCESS */
+	bool guard;			/* breakpoints on the workload: it stays our tracee */
 	bool start_off;			/* a trigger starts tracing: it begins stopped */
 	uint64_t trigger_count;		/* fires in all, then the recording ends; 0: no limit */
 	bool has_control;

@@ -60,6 +60,8 @@ bool steer_has_triggers(const struct steer *st);
 int steer_trigger_fd(const struct steer *st);
 /* Arm them, once: @pid is the workload's for SCOPE_WORKLOAD, else ignored. */
 int steer_arm(struct steer *st, pid_t pid, struct error *e);
+/* Whether uprobes follow the target's children: trigger_children(). */
+int steer_children(const struct steer *st, uint64_t *unfollowed);
 /* Tracing is live: write --ready's file, or its line on ACK. */
 int steer_ready(struct steer *st, struct error *e);
 /* The descriptors to poll now, into @pf (STEER_MAX_FDS at most); how many. */

@@ -69,6 +69,13 @@ int trigger_fd(const struct trigger_set *ts);
 int trigger_poll_fires(struct trigger_set *ts, struct trigger_fire *out, size_t max,
 		       struct error *e);
 void trigger_get_stats(const struct trigger_set *ts, unsigned int idx, struct trigger_stats *st);
+/*
+ * Uprobes armed on one process count it and its descendants, each followed
+ * from its fork, before it runs (breakpoints follow children by inherit).
+ * 1 when they do, 0 when this kernel cannot (no BTF: the process alone is
+ * counted); *@unfollowed: children missed because the map was full.
+ */
+int trigger_children(const struct trigger_set *ts, uint64_t *unfollowed);
 /* The number of triggers added. */
 unsigned int trigger_count(const struct trigger_set *ts);
 /* Disarm every trigger now (fires already in flight are still returned). */

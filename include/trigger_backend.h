@@ -7,6 +7,7 @@
 #ifndef PTC_TRIGGER_BACKEND_H
 #define PTC_TRIGGER_BACKEND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -31,6 +32,14 @@ int trigger_bpf_open(struct trigger_bpf **b, int epfd, struct error *e);
 int trigger_bpf_attach(struct trigger_bpf *b, unsigned int idx, const char *path,
 		       uint64_t offset, pid_t pid, uint64_t limit, struct error *e);
 void trigger_bpf_detach(struct trigger_bpf *b, unsigned int idx);
+/*
+ * A trigger attached for one process counts it and its descendants, each
+ * added at its fork (a BPF program on sched_process_fork, which needs the
+ * kernel's BTF): whether that hook is on, and the children the map of
+ * TRIGGER_BPF_FOLLOW_MAX processes had no room for.
+ */
+bool trigger_bpf_follows(const struct trigger_bpf *b);
+uint64_t trigger_bpf_unfollowed(const struct trigger_bpf *b);
 /* Every fire in the ring now; the count or -errno. */
 int trigger_bpf_read(struct trigger_bpf *b, trigger_sink_fn sink, void *ctx);
 /* Fires the kernel dropped for @idx (the ring was full). */

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "exechold.h"
 #include "user.h"
 
 struct workload {
@@ -20,6 +21,8 @@ struct workload {
 	int exec_err_fd;	/* what failed and its errno, or EOF when the exec worked */
 	bool ran;		/* exec succeeded */
 	bool hold;		/* stopped after its exec until workload_run() */
+	bool guarded;		/* kept as a tracee by workload_run() (exechold.h) */
+	struct exechold_traps traps;	/* stray debug traps kept from it */
 	int status;		/* exit code, or 128+signal, once reaped */
 };
 
@@ -34,8 +37,12 @@ int workload_start(struct workload *w, const char *path, char *const argv[],
 		   struct error *e);
 /* Let it exec; the exec's failure is an error. */
 int workload_release(struct workload *w, const char *name, struct error *e);
-/* A workload held after its exec runs from here (nothing to do for one not held). */
-int workload_run(struct workload *w, struct error *e);
+/*
+ * A workload held after its exec runs from here (nothing to do for one not
+ * held). With @guard it stays a tracee (exechold_keep()), and
+ * workload_reap() resumes its stops, swallowing stray debug traps.
+ */
+int workload_run(struct workload *w, bool guard, struct error *e);
 /* Reap it if it exited (never blocks): true when it is gone now. */
 bool workload_reap(struct workload *w);
 /* Send @sig if it still runs. */

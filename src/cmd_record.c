@@ -356,10 +356,13 @@ static void print_script(const struct plan *p)
 		out_obj_end();
 	}
 	if (sp->nr_specs) {
+		bool breakpoints = false;
+
 		out_arr_begin("triggers", "triggers");
 		for (int i = 0; i < sp->nr_specs; i++) {
 			const struct trigger_spec *t = &sp->specs[i];
 
+			breakpoints |= t->kind == TRIGGER_BREAKPOINT;
 			out_obj_begin(NULL, NULL);
 			out_str("spec", NULL, t->text);
 			out_str("kind", NULL, trigger_kind_name(t->kind));
@@ -370,6 +373,12 @@ static void print_script(const struct plan *p)
 		}
 		out_arr_end();
 		out_str("trigger_scope", "triggers watch", scopes[sp->scope]);
+		if (sp->guard)
+			out_str("breakpoint_guard", "stray debug traps",
+				"swallowed (the workload stays ptcollect's tracee)");
+		else if (sp->scope == SCOPE_PROCESS && breakpoints)
+			out_str("breakpoint_guard", "stray debug traps",
+				"not caught (-p: ptcollect is not the process's tracer)");
 		if (sp->trigger_count)
 			out_u64s("trigger_count", "fires before the end", sp->trigger_count);
 		out_bool("starts_stopped", "tracing waits for a start trigger", sp->start_off);

@@ -98,6 +98,7 @@ static int resolve_scope(const struct script_target *t, struct script_plan *out,
 		breakpoints |= out->specs[i].kind == TRIGGER_BREAKPOINT;
 	if (t->workload && !t->whole_system) {
 		out->scope = SCOPE_WORKLOAD;
+		out->guard = breakpoints;
 		return 0;
 	}
 	for (int i = 0; i < t->nr_pids; i++) {

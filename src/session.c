@@ -647,10 +647,37 @@ static void end_workload(struct session *s)
 	}
 }
 
+static bool uprobes(const struct plan *p)
+{
+	for (int i = 0; i < p->script.nr_specs; i++)
+		if (p->script.specs[i].kind == TRIGGER_UPROBE)
+			return true;
+	return false;
+}
+
 static int finish(struct session *s, int ret, struct error *e)
 {
+	const struct exechold_traps *t = &s->w.traps;
 	struct warnings iw = { 0 };
 	struct error fe = { 0 };
+
+	if (s->p->script.scope == SCOPE_WORKLOAD || s->p->script.scope == SCOPE_PROCESS) {
+		uint64_t missed;
+		int follows = steer_children(s->steer, &missed);
+
+		if (!follows && uprobes(s->p))
+			warn(s, -EOPNOTSUPP, "uprobe triggers counted the traced process only, not "
+			     "its children: following them needs the kernel's BTF "
+			     "(/sys/kernel/btf/vmlinux)");
+		if (missed)
+			warn(s, -E2BIG, "uprobe triggers missed %" PRIu64 " child process(es) of "
+			     "the traced one: the BPF map of followed processes was full", missed);
+	}
+	if (t->swallowed)
+		warn(s, -EINTR, "the kernel sent the workload %" PRIu64 " debug trap(s) no "
+		     "breakpoint claimed (SIGTRAP TRAP_HWBKPT, the last at 0x%" PRIx64 " in "
+		     "thread %d on CPU %d): kept from it, which would have died of them",
+		     t->swallowed, t->last_addr, (int)t->last_tid, t->last_cpu);
 
 	for (int i = 0; i < s->nr_streams; i++)
 		if (bundle_close_stream(s->bundle, &s->streams[i], &fe) && !ret)
@@ -758,7 +785,7 @@ static int begin(struct session *s, struct error *e)
 		if (!ret && p->script.scope == SCOPE_WORKLOAD)
 			ret = steer_arm(s->steer, s->w.pid, e);
 		if (!ret)
-			ret = workload_run(&s->w, e);
+			ret = workload_run(&s->w, p->script.guard, e);
 		if (ret)
 			return ret;
 	}

@@ -121,6 +121,12 @@ int steer_arm(struct steer *st, pid_t pid, struct error *e)
 	return trigger_arm(st->ts, pid, e);
 }
 
+int steer_children(const struct steer *st, uint64_t *unfollowed)
+{
+	*unfollowed = 0;
+	return st->ts ? trigger_children(st->ts, unfollowed) : 1;
+}
+
 /* ---- status and ready ------------------------------------------------------------ */
 
 /* The status line: one JSON object, u64 counts as decimal strings. malloc'd. */

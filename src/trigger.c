@@ -239,6 +239,8 @@ int trigger_poll_fires(struct trigger_set *ts, struct trigger_fire *out, size_t 
 		return err_runtime(e, ret, "reading trigger fires: %s", strerror(-ret));
 	}
 	n = ts->ready.nr < max ? ts->ready.nr : max;
+	if (!n)		/* ready.f is NULL before the first fire */
+		return 0;
 	memcpy(out, ts->ready.f, n * sizeof(*out));
 	memmove(ts->ready.f, ts->ready.f + n, (ts->ready.nr - n) * sizeof(*out));
 	ts->ready.nr -= n;
@@ -262,6 +264,15 @@ void trigger_get_stats(const struct trigger_set *ts, unsigned int idx, struct tr
 		st->dropped = trigger_bp_dropped(t->bp);
 		st->throttled = trigger_bp_throttled(t->bp);
 	}
+}
+
+int trigger_children(const struct trigger_set *ts, uint64_t *unfollowed)
+{
+	*unfollowed = 0;
+	if (!ts->bpf)
+		return 1;
+	*unfollowed = trigger_bpf_unfollowed(ts->bpf);
+	return trigger_bpf_follows(ts->bpf);
 }
 
 unsigned int trigger_count(const struct trigger_set *ts)

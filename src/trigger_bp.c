@@ -12,7 +12,9 @@
  *
  * Events are opened as perf record opens a workload's: for each thread, one
  * per CPU with inherit, so threads and children started later are covered
- * (the kernel refuses mmap on an inherited per-thread event). The first event
+ * (the kernel refuses mmap on an inherited per-thread event), and removed
+ * from a process at its exec (remove_on_exec): the new image has other code
+ * at that address. The first event
  * on each CPU owns that CPU's ring; the others write into it (SET_OUTPUT).
  */
 #include <errno.h>
@@ -145,6 +147,11 @@ static int open_error(struct error *e, int err, const char *path, uint64_t offse
 	}
 }
 
+/*
+ * remove_on_exec: an exec replaces the image the address was resolved in;
+ * the breakpoint goes with it (Linux 5.13 on; an older kernel refuses the
+ * bit, and the breakpoint then stays across exec as it did there).
+ */
 static int open_one(uint64_t addr, pid_t tid, int cpu)
 {
 	struct perf_event_attr a = {
@@ -162,9 +169,15 @@ static int open_one(uint64_t addr, pid_t tid, int cpu)
 		.bp_len = sizeof(long),
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
+		.remove_on_exec = 1,
 	};
+	int fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
-	return (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && errno == EINVAL) {
+		a.remove_on_exec = 0;
+		fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	return fd;
 }
 
 /* The event's output: its CPU's ring, mapped on the first event opened there. */

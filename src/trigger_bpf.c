@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@ struct trigger_bpf {
 	struct bpf_link *link[TRIGGER_BPF_MAX];
 	trigger_sink_fn sink;
 	void *ctx;
+	bool follows;		/* the fork hook is attached: children are followed */
 };
 
 /* libbpf prints; library code must not. Its last warning goes into the error instead. */
@@ -95,11 +97,22 @@ int trigger_bpf_open(struct trigger_bpf **out, int epfd, struct error *e)
 	if (!b)
 		return err_runtime(e, -ENOMEM, "out of memory");
 	quiet_libbpf();
-	b->skel = trigbpf__open_and_load();
+	b->skel = trigbpf__open();
 	if (!b->skel) {
 		ret = load_error(e, -errno);
 		goto fail;
 	}
+	/* Following children needs the kernel's BTF (the fork hook reads task_struct). */
+	b->follows = !access("/sys/kernel/btf/vmlinux", R_OK);
+	bpf_program__set_autoload(b->skel->progs.trigger_fork, b->follows);
+	if (trigbpf__load(b->skel)) {
+		ret = load_error(e, -errno);
+		goto fail;
+	}
+	/* Kept in the skeleton, which destroys the link with it. */
+	if (b->follows)
+		b->skel->links.trigger_fork = bpf_program__attach(b->skel->progs.trigger_fork);
+	b->follows = b->follows && b->skel->links.trigger_fork;
 	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.fires), on_record, b, NULL);
 	if (!b->rb) {
 		ret = err_runtime(e, -errno, "uprobe triggers: BPF ring buffer: %s",
@@ -142,23 +155,48 @@ static int attach_error(struct error *e, int ret, const char *path, uint64_t off
 	return ret;
 }
 
+static int follow(struct trigger_bpf *b, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 one = 1;
+
+	return bpf_map_update_elem(bpf_map__fd(b->skel->maps.follow), &key, &one, BPF_ANY) ?
+	       -errno : 0;
+}
+
 int trigger_bpf_attach(struct trigger_bpf *b, unsigned int idx, const char *path,
 		       uint64_t offset, pid_t pid, uint64_t limit, struct error *e)
 {
-	struct trigger_bpf_state st = { .limit = limit };
+	struct trigger_bpf_state st = { .limit = limit, .follow = pid > 0 };
 	LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = idx);
 	__u32 key = idx;
 
 	if (idx >= TRIGGER_BPF_MAX)
 		return err_usage(e, "at most %d uprobe triggers", TRIGGER_BPF_MAX);
+	if (pid > 0 && kill(pid, 0) && errno == ESRCH)
+		return attach_error(e, -ESRCH, path, offset, pid);
+	if (pid > 0 && follow(b, pid))
+		return err_runtime(e, -errno, "uprobe triggers: BPF map: %s", strerror(errno));
 	if (bpf_map_update_elem(bpf_map__fd(b->skel->maps.state), &key, &st, BPF_ANY))
 		return err_runtime(e, -errno, "uprobe triggers: BPF map: %s", strerror(errno));
 	quiet_libbpf();
-	b->link[idx] = bpf_program__attach_uprobe_opts(b->skel->progs.trigger_fire, pid, path,
+	/* On every process, so that the followed children are covered: the map filters. */
+	b->link[idx] = bpf_program__attach_uprobe_opts(b->skel->progs.trigger_fire, -1, path,
 						       offset, &o);
 	if (!b->link[idx])
 		return attach_error(e, -errno, path, offset, pid);
 	return 0;
+}
+
+
+bool trigger_bpf_follows(const struct trigger_bpf *b)
+{
+	return b->follows;
+}
+
+uint64_t trigger_bpf_unfollowed(const struct trigger_bpf *b)
+{
+	return b->skel->bss->unfollowed;
 }
 
 void trigger_bpf_detach(struct trigger_bpf *b, unsigned int idx)

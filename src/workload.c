@@ -12,6 +12,8 @@
 /* What the child failed at, sent up the exec error pipe with its errno. */
 enum { STEP_EXEC, STEP_HOLD, STEP_USER };
 
+static int child_error(int step, int err, const char *name, struct error *e);
+
 /*
  * The exec error pipe is close-on-exec: EOF means the exec worked, a pair
  * of ints the step that failed and its errno.
@@ -52,10 +54,9 @@ int workload_start(struct workload *w, const char *path, char *const argv[],
 		sigprocmask(SIG_SETMASK, mask, NULL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* the collector gave up */
-		/* The hold first, while the child is still root's like its tracer. */
-		err[0] = STEP_HOLD;
-		r = hold ? exechold_child() : 0;
-		if (!r && user) {
+		/* Held: seized by the parent before the go, while still root's like it. */
+		r = 0;
+		if (user) {
 			/* After the events exist: they were opened on a task of root's. */
 			err[0] = STEP_USER;
 			r = user_become(user);
@@ -74,6 +75,12 @@ int workload_start(struct workload *w, const char *path, char *const argv[],
 	close(ep[1]);
 	w->go_fd = go[1];
 	w->exec_err_fd = ep[0];
+	if (hold) {
+		int ret = exechold_seize(w->pid);
+
+		if (ret)
+			return child_error(STEP_HOLD, -ret, path, e);
+	}
 	return 0;
 }
 
@@ -116,20 +123,27 @@ int workload_release(struct workload *w, const char *name, struct error *e)
 	return 0;
 }
 
-int workload_run(struct workload *w, struct error *e)
+int workload_run(struct workload *w, bool guard, struct error *e)
 {
 	if (!w->hold || w->pid <= 0)
 		return 0;
 	w->hold = false;
-	return exechold_release(w->pid, e);
+	w->guarded = guard;
+	return guard ? exechold_keep(w->pid, e) : exechold_release(w->pid, e);
 }
 
 bool workload_reap(struct workload *w)
 {
 	int st;
 
-	if (w->pid <= 0 || waitpid(w->pid, &st, WNOHANG) != w->pid)
+	if (w->pid <= 0)
 		return false;
+	if (w->guarded) {
+		if (!exechold_poll(w->pid, &st, &w->traps))
+			return false;
+	} else if (waitpid(w->pid, &st, WNOHANG) != w->pid) {
+		return false;
+	}
 	w->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	w->pid = 0;
 	return true;

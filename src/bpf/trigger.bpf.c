@@ -3,10 +3,13 @@
  * One uprobe program for every uprobe trigger: the attach cookie says which
  * trigger fired. Each fire under the trigger's limit becomes one record in a
  * BPF ring buffer; counting in the kernel keeps the limit exact even when
- * threads on several CPUs hit the probe at once.
+ * threads on several CPUs hit the probe at once. A trigger on one process is
+ * attached to every process and counts those in the follow map: the process
+ * and, added at their fork before they run, its descendants.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
 
 #include "trigger_bpf_event.h"
 
@@ -24,6 +27,40 @@ struct {
 	__type(value, struct trigger_bpf_state);
 } state SEC(".maps");
 
+/* The processes (tgids) a trigger on one process follows: it and its children. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TRIGGER_BPF_FOLLOW_MAX);
+	__type(key, __u32);
+	__type(value, __u8);
+} follow SEC(".maps");
+
+/* Children the follow map had no room for. */
+__u64 unfollowed;
+
+/* The two fields read, relocated against the kernel's BTF (CO-RE). */
+struct task_struct {
+	int pid;
+	int tgid;
+} __attribute__((preserve_access_index));
+
+/*
+ * A new process whose parent is followed is followed too: the tracepoint
+ * runs in the parent after the child is made and before it is woken.
+ */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(trigger_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = parent->tgid, ctgid = child->tgid;
+	__u8 one = 1;
+
+	if (ptgid == ctgid || !bpf_map_lookup_elem(&follow, &ptgid))
+		return 0;
+	if (bpf_map_update_elem(&follow, &ctgid, &one, BPF_ANY))
+		__sync_fetch_and_add(&unfollowed, 1);
+	return 0;
+}
+
 SEC("uprobe")
 int trigger_fire(void *ctx)
 {
@@ -31,9 +68,12 @@ int trigger_fire(void *ctx)
 	__u32 idx = (__u32)bpf_get_attach_cookie(ctx);
 	struct trigger_bpf_state *st = bpf_map_lookup_elem(&state, &idx);
 	struct trigger_bpf_event *ev;
+	__u32 tgid = id >> 32;
 	__u64 n;
 
 	if (!st)
+		return 0;
+	if (st->follow && !bpf_map_lookup_elem(&follow, &tgid))
 		return 0;
 	n = __sync_fetch_and_add(&st->hits, 1);
 	if (st->limit && n >= st->limit)

@@ -7,6 +7,7 @@
 
 #define TRIGGER_BPF_MAX		64
 #define TRIGGER_BPF_RING_BYTES	(256 * 1024)
+#define TRIGGER_BPF_FOLLOW_MAX	8192	/* processes a process trigger follows */
 
 struct trigger_bpf_event {
 	__u64 time;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
@@ -19,6 +20,7 @@ struct trigger_bpf_state {
 	__u64 limit;		/* 0: no limit; set by user space before attaching */
 	__u64 hits;		/* every hit, those past the limit too */
 	__u64 dropped;		/* under the limit but the ring was full */
+	__u64 follow;		/* 1: only processes in the follow map count */
 };
 
 #endif

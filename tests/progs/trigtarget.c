@@ -6,8 +6,17 @@
  * --no-wait it starts at once (a workload held at exec instead). With
  * --spaced USEC it sleeps that long before each call, so that each fire is
  * seen on its own (the fire-to-API latency figure).
+ *
+ * What a tracer must not change: --stop stops itself (SIGSTOP) before the
+ * calls, until someone sends SIGCONT (saying "stopping" on stderr first); --raise SIG raises SIG after them;
+ * --fork K makes the calls in K child processes too (each N times, the
+ * parent waiting for them); --exec-self execs itself afterwards to make the
+ * calls again (at the same addresses when built non-PIE), once;
+ * --say-tracer prints "tracer PID" (TracerPid, 0: none) on stderr first.
  */
 #include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +38,13 @@ __attribute__((noinline)) int trig_other(int i)
 	return i - 1;
 }
 
+/* Never called: a trigger on it fires zero times. */
+__attribute__((noinline)) int trig_never(int i)
+{
+	__asm__ volatile("" ::: "memory");
+	return i * 2;
+}
+
 static void *worker(void *arg)
 {
 	long s = 0;
@@ -45,8 +61,8 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	bool wait = true;
-	int a = 1, threads = 1;
+	bool wait = true, stop = false, exec_self = false, say_tracer = false;
+	int a = 1, threads = 1, raise_sig = 0, forks = 0, bad = 0;
 	pthread_t tid[64];
 	char go;
 
@@ -55,9 +71,20 @@ int main(int argc, char **argv)
 			wait = false;
 		else if (!strcmp(argv[a], "--spaced") && a + 1 < argc)
 			spaced = atol(argv[++a]);
+		else if (!strcmp(argv[a], "--stop"))
+			stop = true;
+		else if (!strcmp(argv[a], "--raise") && a + 1 < argc)
+			raise_sig = atoi(argv[++a]);
+		else if (!strcmp(argv[a], "--fork") && a + 1 < argc)
+			forks = atoi(argv[++a]);
+		else if (!strcmp(argv[a], "--exec-self"))
+			exec_self = true;
+		else if (!strcmp(argv[a], "--say-tracer"))
+			say_tracer = true;
 	}
 	if (a >= argc) {
-		fprintf(stderr, "usage: trigtarget [--no-wait] [--spaced USEC] N [THREADS]\n");
+		fprintf(stderr, "usage: trigtarget [--no-wait] [--spaced USEC] [--stop] "
+			"[--raise SIG] [--fork K] [--exec-self] N [THREADS]\n");
 		return 2;
 	}
 	calls = atol(argv[a]);
@@ -71,10 +98,49 @@ int main(int argc, char **argv)
 		if (read(0, &go, 1) != 1)
 			return 3;
 	}
+	if (argc > 1000)
+		return trig_never(argc);
+	if (say_tracer) {
+		FILE *f = fopen("/proc/self/status", "r");
+		char line[128];
+		int tracer = -1;
+
+		while (f && fgets(line, sizeof(line), f))
+			sscanf(line, "TracerPid: %d", &tracer);
+		if (f)
+			fclose(f);
+		fprintf(stderr, "tracer %d\n", tracer);
+	}
+	if (stop) {
+		fprintf(stderr, "stopping\n");
+		raise(SIGSTOP);
+	}
+	for (int k = 0; k < forks; k++) {
+		pid_t c = fork();
+
+		if (c < 0)
+			return 5;
+		if (!c) {
+			forks = 0;	/* the child makes the calls, and forks no more */
+			exec_self = false;
+			break;
+		}
+	}
 	for (int i = 0; i < threads; i++)
 		if (pthread_create(&tid[i], NULL, worker, NULL))
 			return 4;
 	for (int i = 0; i < threads; i++)
 		pthread_join(tid[i], NULL);
+	for (int st; forks && waitpid(-1, &st, 0) > 0;)
+		bad |= !WIFEXITED(st) || WEXITSTATUS(st);
+	if (bad)
+		return 6;
+	if (raise_sig)
+		raise(raise_sig);
+	if (exec_self) {
+		fflush(NULL);
+		execl("/proc/self/exe", argv[0], "--no-wait", argv[a], (char *)NULL);
+		return 7;
+	}
 	return 0;
 }

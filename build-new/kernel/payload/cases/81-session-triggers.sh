@@ -1,0 +1,50 @@
+# Triggers with Intel PT on: trigtarget calls trig_hit exactly N times per thread; a
+# uprobe (BPF) and a breakpoint trigger each record exactly that many fires, from the
+# workload's threads, while every trace byte is recorded; --trigger-count K ends the
+# recording after K fires; =start traces only from the first fire on.
+. /lib.sh
+fires() { # MANIFEST TRIGGER: fires of that trigger listed in the manifest
+	grep -c "\"trigger\": $2," "$1"
+}
+
+for kind in uprobe breakpoint; do
+	b0=$(stat bytes)
+	/ptcollect record -q -o "$kind" --trigger "$kind:/trigtarget:trig_hit" \
+		--trigger "$kind:/trigtarget:trig_other" -- /trigtarget --no-wait 300 2 >/dev/null \
+		2>"$kind.err"
+	rc=$?
+	b1=$(stat bytes)
+	[ $rc = 0 ] || { cat "$kind.err"; fail "trig_${kind}_exit" "rc=$rc"; continue; }
+	n=$(fires "$kind/manifest.json" 0)
+	o=$(fires "$kind/manifest.json" 1)
+	[ "$n" = 600 ] && [ "$o" = 2 ] && pass "trig_${kind}_fires_exactly_n" \
+		|| fail "trig_${kind}_fires_exactly_n" "trig_hit $n fires (want 600), trig_other $o (want 2)"
+	grep -q '"dropped": "0"' "$kind/manifest.json" || fail "trig_${kind}_none_dropped" "dropped"
+	check_bundle "trig_${kind}_trace_exact" "$kind" && [ "$(total_pt "$kind")" = $((b1 - b0)) ] \
+		&& pass "trig_${kind}_trace_exact" \
+		|| fail "trig_${kind}_trace_exact" "captured $(total_pt "$kind"), written $((b1 - b0))"
+done
+
+for kind in uprobe breakpoint; do
+	/ptcollect record -q -o "count-$kind" --trigger "$kind:/trigtarget:trig_hit" \
+		--trigger-count 7 -- /trigtarget --no-wait --spaced 2000 5000 1 >/dev/null \
+		2>"count-$kind.err"
+	n=$(fires "count-$kind/manifest.json" 0)
+	[ "$n" = 7 ] && grep -q '"stop_reason": "--trigger-count reached"' "count-$kind/manifest.json" \
+		&& pass "trig_${kind}_count_stops_after_k" \
+		|| { cat "count-$kind.err"; fail "trig_${kind}_count_stops_after_k" "$n fires"; }
+done
+
+# =start: the events stay off until the first fire (trig_other, after every trig_hit);
+# the same run traced from its exec writes far more.
+b0=$(stat bytes)
+/ptcollect record -q -o whole -- /trigtarget --no-wait 300000 1 >/dev/null 2>&1
+whole=$(($(stat bytes) - b0))
+b0=$(stat bytes)
+/ptcollect record -q -o start --trigger uprobe:/trigtarget:trig_other=start -- \
+	/trigtarget --no-wait 300000 1 >/dev/null 2>start.err
+b1=$(stat bytes)
+grep -q '"action": "start"' start/manifest.json && [ "$(fires start/manifest.json 0)" = 1 ] &&
+	[ $((b1 - b0)) -lt 4096 ] && [ $whole -gt 16384 ] && pass trig_start_traces_from_the_fire \
+	|| { cat start.err; fail trig_start_traces_from_the_fire \
+		"fires $(fires start/manifest.json 0), $((b1 - b0)) bytes (from its exec: $whole)"; }
