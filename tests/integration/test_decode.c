@@ -856,6 +856,7 @@ Test(decode, bad_inputs_are_refused_by_name)
 		"--timeline '/nonexistent/dir/t.json'");
 	refused((const char *[]){ "--pt", pt, "--frob", NULL }, "unknown option '--frob'");
 	refused((const char *[]){ "--pt", pt, "--elf", NULL }, "needs a value");
+	refused((const char *[]){ "--pt", pt, "--insn=3", NULL }, "option '--insn' takes no value");
 	refused((const char *[]){ "--pt", pt, "bundle-dir", NULL },
 		"a bundle DIR or --pt FILE, not both");
 	/* Sideband that is not sideband: decoding goes on, the file and offset are named. */
