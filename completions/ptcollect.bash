@@ -135,7 +135,7 @@ _ptcollect()
 		--pevent:primary|--pevent:secondary) _filedir pevent; return ;;
 		--pevent:sysroot) _filedir -d; return ;;
 		--cpu) COMPREPLY=($(compgen -W "none" -- "$cur")); return ;;
-		-j|--jobs) COMPREPLY=($(compgen -W "$(seq 1 $(nproc --all))" -- "$cur")); return ;;
+		-J|--jobs) COMPREPLY=($(compgen -W "$(seq 1 $(nproc --all))" -- "$cur")); return ;;
 		--mtc-freq|--nom-freq|--cpuid-0x15.eax|--cpuid-0x15.ebx|--chunk-size|--pevent:*)
 			return ;;
 		esac

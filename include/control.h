@@ -99,6 +99,5 @@ void control_close(struct control *c);
  */
 int control_parse_line(const char *line, size_t len, struct control_cmd *cmd, char *why,
 		       size_t whylen);
-const char *control_word_name(enum control_word w);
 
 #endif

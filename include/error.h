@@ -2,7 +2,7 @@
 /*
  * The one way a problem travels up: a library module fills a struct error
  * and returns its negative code; it never prints. The command that called it
- * prints the error once (msg_error()), and the error decides the exit status:
+ * prints the error once (cmd_error()), and the error decides the exit status:
  * bad input (usage, exit 2) or a runtime failure (exit 1).
  *
  *	what	the input or object at fault: "-m 3,4M", "/tmp/x/manifest.json"

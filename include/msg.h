@@ -7,7 +7,6 @@
 #ifndef PTC_MSG_H
 #define PTC_MSG_H
 
-#include <stdarg.h>
 #include <stdbool.h>
 
 #define PTC_PROG "ptcollect"
@@ -26,6 +25,5 @@ __attribute__((format(printf, 1, 2))) void msg_err(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void msg_warn(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void msg_hint(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void msg_note(const char *fmt, ...);
-void msg_verr(const char *fmt, va_list ap);
 
 #endif

@@ -104,7 +104,6 @@ int perfdata_read(struct perfdata *pd, const struct perfdata_ops *ops, void *ctx
 		  struct error *e);
 
 bool perfdata_pipe_mode(const struct perfdata *pd);
-const char *perfdata_name(const struct perfdata *pd);
 const struct pd_features *perfdata_features(const struct perfdata *pd);
 int perfdata_nr_attrs(const struct perfdata *pd);
 const struct pd_attr *perfdata_attr(const struct perfdata *pd, int i);

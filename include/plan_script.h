@@ -66,7 +66,14 @@ struct script_plan {
 	char *ready_path;		/* --ready FILE, or NULL */
 	bool ready_ack;			/* --ready ack: the line "ready" on the control's ACK */
 	uint64_t snapshot_size;		/* the window per stream; 0 when not in snapshot mode */
+	bool snapshot;			/* snapshot mode (-S): the verdict session and steer read */
 };
+
+/*
+ * A snapshot was asked for (a trigger, the control, SIGUSR2): 0 in snapshot
+ * mode, else a usage error saying the recording is not in it. The one check.
+ */
+int script_snapshot_check(const struct script_plan *sp, struct error *e);
 
 /*
  * -S's value as perf writes it: nothing (perf's default), a byte count in C

@@ -33,7 +33,10 @@ struct steer_status {
 
 struct steer_ops {
 	void *arg;
-	/* Take a snapshot; its number, or a negative errno with @e. */
+	/*
+	 * Take a snapshot: its number, or a negative errno with @e (a usage error
+	 * when the plan is not in snapshot mode: script_snapshot_check()).
+	 */
 	int (*snapshot)(void *arg, const struct snapshot_cause *why, struct error *e);
 	/* Tracing on or off. 0, or a negative errno with @e (no trace to turn). */
 	int (*tracing)(void *arg, bool on, struct error *e);
@@ -54,8 +57,6 @@ struct steer;
  */
 int steer_open(struct steer **st, const struct script_plan *sp, const struct steer_ops *ops,
 	       struct manifest *m, struct error *e);
-/* Whether there are triggers to arm, and for which process (the plan's scope). */
-bool steer_has_triggers(const struct steer *st);
 /* The triggers' descriptor (readable when a fire waits), -1 without triggers. */
 int steer_trigger_fd(const struct steer *st);
 /* Arm them, once: @pid is the workload's for SCOPE_WORKLOAD, else ignored. */

@@ -5,10 +5,12 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cmd.h"
 #include "msg.h"
+#include "out.h"
 
 int cmd_bad_usage(const char *cmd, const char *fmt, ...)
 {
@@ -75,4 +77,110 @@ int cmd_flush_stdout(void)
 	msg_err("cannot write the results to standard output: %s",
 		strerror(errno ? errno : EIO));
 	return EXIT_RUNTIME;
+}
+
+void cmd_getopt_init(struct cmd_getopt *g, const struct cmd_option *o, bool permute)
+{
+	static const int has_arg[] = {
+		[CMD_ARG_NONE] = no_argument,
+		[CMD_ARG_REQUIRED] = required_argument,
+		[CMD_ARG_OPTIONAL] = optional_argument,
+	};
+	char *s = g->shortopts;
+	int n = 0;
+
+	if (!permute)
+		*s++ = '+';
+	*s++ = ':';	/* a missing value is ':', not '?' */
+	for (; o->name || o->help; o++) {
+		if (!o->name)
+			continue;
+		if (n == CMD_MAX_OPTIONS)
+			abort();	/* a table longer than CMD_MAX_OPTIONS: raise it */
+		g->longopts[n++] = (struct option){ o->name, has_arg[o->arg], NULL, o->val };
+		if (!o->letter)
+			continue;
+		*s++ = o->letter;
+		if (o->arg != CMD_ARG_NONE)
+			*s++ = ':';
+		if (o->arg == CMD_ARG_OPTIONAL)
+			*s++ = ':';
+	}
+	*s = '\0';
+	g->longopts[n] = (struct option){ NULL, 0, NULL, 0 };
+}
+
+#define HELP_COLUMN 24
+
+void cmd_print_options(FILE *f, const struct cmd_option *o)
+{
+	for (; o->name || o->help; o++) {
+		const char *h = o->help, *m = o->metavar ? o->metavar : "";
+		char shrt[64] = "    ", left[160];
+		int n;
+
+		if (!o->name) {
+			fprintf(f, "%s\n", o->help);
+			continue;
+		}
+		/* "-S[SIZE], --snapshot[=SIZE]", "-o, --output DIR", "    --kcore" */
+		if (o->letter)
+			snprintf(shrt, sizeof(shrt), "-%c%s%s%s, ", o->letter,
+				 o->arg == CMD_ARG_OPTIONAL ? "[" : "",
+				 o->arg == CMD_ARG_OPTIONAL ? m : "",
+				 o->arg == CMD_ARG_OPTIONAL ? "]" : "");
+		n = snprintf(left, sizeof(left), "  %s--%s%s%s%s", shrt, o->name,
+			     o->arg == CMD_ARG_REQUIRED ? " " : o->arg == CMD_ARG_OPTIONAL ? "[=" : "",
+			     o->arg == CMD_ARG_NONE ? "" : m,
+			     o->arg == CMD_ARG_OPTIONAL ? "]" : "");
+		fputs(left, f);
+		if (n >= HELP_COLUMN - 1)
+			fprintf(f, "\n%*s", HELP_COLUMN, "");
+		else
+			fprintf(f, "%*s", HELP_COLUMN - n, "");
+		/* Each further line of the help text is indented to its column. */
+		for (const char *nl; (nl = strchr(h, '\n')); h = nl + 1)
+			fprintf(f, "%.*s\n%*s", (int)(nl - h), h, HELP_COLUMN, "");
+		fprintf(f, "%s\n", h);
+	}
+}
+
+void cmd_print_table(FILE *f, const char *cmd, const struct cmd_option *o)
+{
+	static const char *const arg[] = { "none", "required", "optional" };
+
+	for (; o->name || o->help; o++)
+		if (o->name)
+			fprintf(f, "%s --%s %s%c %s\n", cmd, o->name, o->letter ? "-" : "",
+				o->letter ? o->letter : '-', arg[o->arg]);
+}
+
+int cmd_parse_options(const struct cmd_spec *spec, int argc, char **argv,
+		      int (*fn)(void *ctx, int val, char *arg), void *ctx)
+{
+	struct cmd_getopt g;
+	int c, ret;
+
+	cmd_getopt_init(&g, spec->options, spec->permute);
+	/* 0, not 1: glibc starts over and reads the ordering ('+') again. */
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+		switch (c) {
+		case 'h':
+			spec->usage(stdout);
+			return EXIT_OK;
+		case 'j':
+			out_json = true;
+			break;
+		case '?':
+		case ':':
+			return cmd_bad_option(spec->name, c, argv);
+		default:
+			ret = fn ? fn(ctx, c, optarg) : 0;
+			if (ret)
+				return ret;
+		}
+	}
+	return CMD_GO_ON;
 }

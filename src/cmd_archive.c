@@ -22,9 +22,18 @@ void usage_archive(FILE *f)
 		"kernel was traced, so that the decoder lines of 'ptcollect info' work on\n"
 		"any machine. Run it where the recording was made. A file is copied only\n"
 		"when its build-id is the one recorded when it was mapped; a file that\n"
-		"changed is named and left out, and the rest is copied (exit status 1).\n",
+		"changed is named and left out, and the rest is copied (exit status 1).\n\n",
 		PTC_PROG);
+	cmd_print_options(f, archive_spec.options);
 }
+
+static const struct cmd_option archive_options[] = {
+	CMD_OPT_JSON("the result as JSON"),
+	CMD_OPT_HELP,
+	CMD_OPT_END,
+};
+
+const struct cmd_spec archive_spec = { "archive", archive_options, usage_archive, false };
 
 static void print_result(const char *dir, const struct archive_result *r)
 {
@@ -87,27 +96,10 @@ int cmd_archive_bundle(const char *dir)
 
 int do_archive(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	int ret = cmd_parse_options(&archive_spec, argc, argv, NULL, NULL);
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hj", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage_archive(stdout);
-			return EXIT_OK;
-		case 'j':
-			out_json = true;
-			break;
-		default:
-			return cmd_bad_option("archive", c, argv);
-		}
-	}
+	if (ret != CMD_GO_ON)
+		return ret;
 	if (argc - optind != 1)
 		return cmd_bad_usage("archive", "expected one bundle DIR");
 	return archive_dir(argv[optind], true);

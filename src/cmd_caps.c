@@ -25,8 +25,17 @@ void usage_caps(FILE *f)
 		"usage: %s caps [--json]\n\n"
 		"Show whether Intel PT can be used here and why not, the PMU's capabilities,\n"
 		"the valid period values, address filter ranges and the default config.\n"
-		"Exit status 0 when Intel PT is usable, 1 when it is not.\n", PTC_PROG);
+		"Exit status 0 when Intel PT is usable, 1 when it is not.\n\n", PTC_PROG);
+	cmd_print_options(f, caps_spec.options);
 }
+
+static const struct cmd_option caps_options[] = {
+	CMD_OPT_JSON("the same as JSON"),
+	CMD_OPT_HELP,
+	CMD_OPT_END,
+};
+
+const struct cmd_spec caps_spec = { "caps", caps_options, usage_caps, false };
 
 struct caps_report {
 	const char *reason[MAX_REASONS];
@@ -115,11 +124,6 @@ static void print_perms(const struct privs *pv)
 
 int do_caps(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct caps_report rep = { .nr = 0 };
 	struct error e = { 0 };
 	char terms[256];
@@ -127,22 +131,11 @@ int do_caps(int argc, char **argv)
 	struct privs pv;
 	struct pmu pmu;
 	bool avail;
-	int c, ret;
+	int ret;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hj", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage_caps(stdout);
-			return EXIT_OK;
-		case 'j':
-			out_json = true;
-			break;
-		default:
-			return cmd_bad_option("caps", c, argv);
-		}
-	}
+	ret = cmd_parse_options(&caps_spec, argc, argv, NULL, NULL);
+	if (ret != CMD_GO_ON)
+		return ret;
 	if (optind < argc)
 		return cmd_bad_usage("caps", "unexpected argument '%s'", argv[optind]);
 

@@ -25,49 +25,6 @@
 /* Decode errors printed per stream; the rest are counted. */
 #define ERRORS_SHOWN 50
 
-void usage_decode(FILE *f)
-{
-	fprintf(f,
-		"usage: %s decode DIR [STREAM...] [MODE...] [-j N]\n"
-		"       %s decode --pt FILE[:FROM[-TO]] [OPTIONS] [MODE...]\n\n"
-		"Decode Intel PT with libipt's instruction-flow decoder: instructions\n"
-		"(capstone), branches, calls, statistics, a timeline. A bundle's streams\n"
-		"(all that hold trace, or those named: cpu0, tid42.pt) with what its\n"
-		"manifest says; or a trace and its sideband given by hand, with ptxed's\n"
-		"options.\n\n"
-		"Modes (default --insn):\n"
-		"  --insn                  address, bytes and disassembly of every instruction\n"
-		"  --branches              taken branches, 'from => to' as perf script --itrace=b\n"
-		"  --calls                 call/return tree with symbol+offset names\n"
-		"  --stats                 counts per stream (with a mode: after it)\n"
-		"  --timeline FILE         function calls per thread as Chrome trace-event JSON\n"
-		"  --json                  JSON lines instead of text\n"
-		"  --att                   AT&T syntax (default Intel)\n"
-		"  --time, --offset        the TSC, the trace offset in front (ptxed's)\n\n"
-		"Memory image:\n"
-		"  --elf FILE[:BASE]       an ELF's PT_LOAD segments (the lowest moved to BASE)\n"
-		"  --raw FILE[:FROM[-TO]]:ADDR  raw bytes of FILE at ADDR\n\n"
-		"Configuration (libipt's):\n"
-		"  --cpu F/M[/S]|none      the CPU the trace came from (errata)\n"
-		"  --mtc-freq N, --nom-freq N, --cpuid-0x15.eax N, --cpuid-0x15.ebx N\n\n"
-		"Sideband (applied in order: settings come before the files they apply to):\n"
-		"  --pevent:primary FILE[:FROM[-TO]]    this stream's .pevent\n"
-		"  --pevent:secondary FILE[:FROM[-TO]]  other CPUs' .pevent, proc.pevent\n"
-		"  --pevent:sample-type N  --pevent:time-zero N  --pevent:time-shift N\n"
-		"  --pevent:time-mult N  --pevent:tsc-offset N  --pevent:kernel-start ADDR\n"
-		"  --pevent:sysroot DIR  --pevent:kcore FILE[:BASE]\n"
-		"  --pevent:vdso-x64 FILE  --pevent:vdso-x32 FILE  --pevent:vdso-ia32 FILE\n\n"
-		"Other:\n"
-		"  -j, --jobs N            N threads (streams and PSB chunks), the same output\n"
-		"  --chunk-size SIZE       bytes of trace per parallel chunk (default: size/4N)\n"
-		"  -q, --quiet             no sideband warnings, no progress\n\n"
-		"Decode errors are printed with their trace offset in libipt's words;\n"
-		"decoding resumes at the next PSB. Exit status: 0 decoded without errors;\n"
-		"2 bad usage or input, or the trace had decode errors (the rest was\n"
-		"decoded); 1 a runtime failure (a file could not be read, the output not\n"
-		"written).\n", PTC_PROG, PTC_PROG);
-}
-
 struct opts {
 	struct decode_config cfg;
 	struct dsb_pevent pev;		/* the --pevent:* settings so far */
@@ -349,46 +306,89 @@ enum {
 	O_PT = 256, O_ELF, O_RAW, O_CPU, O_MTC, O_NOM, O_EAX, O_EBX, O_PRIMARY, O_SECONDARY,
 	O_SAMPLE_TYPE, O_TIME_ZERO, O_TIME_SHIFT, O_TIME_MULT, O_TSC_OFFSET, O_KERNEL_START,
 	O_SYSROOT, O_KCORE, O_VDSO64, O_VDSO32, O_VDSOIA32, O_INSN, O_BRANCHES, O_CALLS,
-	O_STATS, O_TIMELINE, O_JSON, O_ATT, O_TIME, O_OFFSET, O_CHUNK,
+	O_STATS, O_TIMELINE, O_ATT, O_TIME, O_OFFSET, O_CHUNK,
 };
 
-static const struct option options[] = {
-	{ "pt", required_argument, NULL, O_PT },
-	{ "elf", required_argument, NULL, O_ELF },
-	{ "raw", required_argument, NULL, O_RAW },
-	{ "cpu", required_argument, NULL, O_CPU },
-	{ "mtc-freq", required_argument, NULL, O_MTC },
-	{ "nom-freq", required_argument, NULL, O_NOM },
-	{ "cpuid-0x15.eax", required_argument, NULL, O_EAX },
-	{ "cpuid-0x15.ebx", required_argument, NULL, O_EBX },
-	{ "pevent:primary", required_argument, NULL, O_PRIMARY },
-	{ "pevent:secondary", required_argument, NULL, O_SECONDARY },
-	{ "pevent:sample-type", required_argument, NULL, O_SAMPLE_TYPE },
-	{ "pevent:time-zero", required_argument, NULL, O_TIME_ZERO },
-	{ "pevent:time-shift", required_argument, NULL, O_TIME_SHIFT },
-	{ "pevent:time-mult", required_argument, NULL, O_TIME_MULT },
-	{ "pevent:tsc-offset", required_argument, NULL, O_TSC_OFFSET },
-	{ "pevent:kernel-start", required_argument, NULL, O_KERNEL_START },
-	{ "pevent:sysroot", required_argument, NULL, O_SYSROOT },
-	{ "pevent:kcore", required_argument, NULL, O_KCORE },
-	{ "pevent:vdso-x64", required_argument, NULL, O_VDSO64 },
-	{ "pevent:vdso-x32", required_argument, NULL, O_VDSO32 },
-	{ "pevent:vdso-ia32", required_argument, NULL, O_VDSOIA32 },
-	{ "insn", no_argument, NULL, O_INSN },
-	{ "branches", no_argument, NULL, O_BRANCHES },
-	{ "calls", no_argument, NULL, O_CALLS },
-	{ "stats", no_argument, NULL, O_STATS },
-	{ "timeline", required_argument, NULL, O_TIMELINE },
-	{ "json", no_argument, NULL, O_JSON },
-	{ "att", no_argument, NULL, O_ATT },
-	{ "time", no_argument, NULL, O_TIME },
-	{ "offset", no_argument, NULL, O_OFFSET },
-	{ "jobs", required_argument, NULL, 'j' },
-	{ "chunk-size", required_argument, NULL, O_CHUNK },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ NULL, 0, NULL, 0 },
+static const struct cmd_option decode_options[] = {
+	CMD_OPT_TEXT("Modes (default --insn):"),
+	CMD_OPT(0, "insn", NONE, NULL, O_INSN, "address, bytes and disassembly of every "
+		"instruction"),
+	CMD_OPT(0, "branches", NONE, NULL, O_BRANCHES, "taken branches, 'from => to' as perf "
+		"script\n--itrace=b"),
+	CMD_OPT(0, "calls", NONE, NULL, O_CALLS, "call/return tree with symbol+offset names"),
+	CMD_OPT(0, "stats", NONE, NULL, O_STATS, "counts per stream (with a mode: after it)"),
+	CMD_OPT(0, "timeline", REQUIRED, "FILE", O_TIMELINE, "function calls per thread as "
+		"Chrome trace-event\nJSON"),
+	CMD_OPT_JSON("JSON lines instead of text"),
+	CMD_OPT(0, "att", NONE, NULL, O_ATT, "AT&T syntax (default Intel)"),
+	CMD_OPT(0, "time", NONE, NULL, O_TIME, "the TSC in front (ptxed's)"),
+	CMD_OPT(0, "offset", NONE, NULL, O_OFFSET, "the trace offset in front (ptxed's)"),
+	CMD_OPT_TEXT("\nThe trace and its memory image:"),
+	CMD_OPT(0, "pt", REQUIRED, "FILE[:FROM[-TO]]", O_PT, "the trace (instead of a bundle "
+		"DIR)"),
+	CMD_OPT(0, "elf", REQUIRED, "FILE[:BASE]", O_ELF, "an ELF's PT_LOAD segments (the "
+		"lowest moved\nto BASE)"),
+	CMD_OPT(0, "raw", REQUIRED, "FILE[:FROM[-TO]]:ADDR", O_RAW, "raw bytes of FILE at ADDR"),
+	CMD_OPT_TEXT("\nConfiguration (libipt's):"),
+	CMD_OPT(0, "cpu", REQUIRED, "F/M[/S]|none", O_CPU, "the CPU the trace came from "
+		"(errata)"),
+	CMD_OPT(0, "mtc-freq", REQUIRED, "N", O_MTC, "IA32_RTIT_CTL.MTCFreq"),
+	CMD_OPT(0, "nom-freq", REQUIRED, "N", O_NOM, "the nominal frequency ratio"),
+	CMD_OPT(0, "cpuid-0x15.eax", REQUIRED, "N", O_EAX, "CPUID leaf 0x15's eax"),
+	CMD_OPT(0, "cpuid-0x15.ebx", REQUIRED, "N", O_EBX, "CPUID leaf 0x15's ebx"),
+	CMD_OPT_TEXT("\nSideband (applied in order: settings come before the files they apply "
+		     "to):"),
+	CMD_OPT(0, "pevent:primary", REQUIRED, "FILE[:FROM[-TO]]", O_PRIMARY, "this stream's "
+		".pevent"),
+	CMD_OPT(0, "pevent:secondary", REQUIRED, "FILE[:FROM[-TO]]", O_SECONDARY, "other "
+		"CPUs' .pevent, proc.pevent"),
+	CMD_OPT(0, "pevent:sample-type", REQUIRED, "N", O_SAMPLE_TYPE, "the records' "
+		"sample_type"),
+	CMD_OPT(0, "pevent:time-zero", REQUIRED, "N", O_TIME_ZERO, "perf's time conversion"),
+	CMD_OPT(0, "pevent:time-shift", REQUIRED, "N", O_TIME_SHIFT, "perf's time conversion"),
+	CMD_OPT(0, "pevent:time-mult", REQUIRED, "N", O_TIME_MULT, "perf's time conversion"),
+	CMD_OPT(0, "pevent:tsc-offset", REQUIRED, "N", O_TSC_OFFSET, "apply records N ticks "
+		"early"),
+	CMD_OPT(0, "pevent:kernel-start", REQUIRED, "ADDR", O_KERNEL_START, "where the kernel's "
+		"addresses start"),
+	CMD_OPT(0, "pevent:sysroot", REQUIRED, "DIR", O_SYSROOT, "prepended to the files the "
+		"records map"),
+	CMD_OPT(0, "pevent:kcore", REQUIRED, "FILE[:BASE]", O_KCORE, "the kernel's code"),
+	CMD_OPT(0, "pevent:vdso-x64", REQUIRED, "FILE", O_VDSO64, "the vdso of 64-bit "
+		"processes"),
+	CMD_OPT(0, "pevent:vdso-x32", REQUIRED, "FILE", O_VDSO32, "the vdso of x32 processes"),
+	CMD_OPT(0, "pevent:vdso-ia32", REQUIRED, "FILE", O_VDSOIA32, "the vdso of 32-bit "
+		"processes"),
+	CMD_OPT_TEXT("\nOther:"),
+	CMD_OPT('J', "jobs", REQUIRED, "N", 'J', "N threads (streams and PSB chunks), the same "
+		"output"),
+	CMD_OPT(0, "chunk-size", REQUIRED, "SIZE", O_CHUNK, "bytes of trace per parallel chunk\n"
+		"(default: size/4N)"),
+	CMD_OPT('q', "quiet", NONE, NULL, 'q', "no sideband warnings, no progress"),
+	CMD_OPT_HELP,
+	CMD_OPT_END,
 };
+
+void usage_decode(FILE *f)
+{
+	fprintf(f,
+		"usage: %s decode DIR [STREAM...] [MODE...] [-J N]\n"
+		"       %s decode --pt FILE[:FROM[-TO]] [OPTIONS] [MODE...]\n\n"
+		"Decode Intel PT with libipt's instruction-flow decoder: instructions\n"
+		"(capstone), branches, calls, statistics, a timeline. A bundle's streams\n"
+		"(all that hold trace, or those named: cpu0, tid42.pt) with what its\n"
+		"manifest says; or a trace and its sideband given by hand, with ptxed's\n"
+		"options.\n\n", PTC_PROG, PTC_PROG);
+	cmd_print_options(f, decode_options);
+	fprintf(f,
+		"\nDecode errors are printed with their trace offset in libipt's words;\n"
+		"decoding resumes at the next PSB. Exit status: 0 decoded without errors;\n"
+		"2 bad usage or input, or the trace had decode errors (the rest was\n"
+		"decoded); 1 a runtime failure (a file could not be read, the output not\n"
+		"written).\n");
+}
+
+const struct cmd_spec decode_spec = { "decode", decode_options, usage_decode, true };
 
 static int set_mode(struct opts *o, enum decode_mode m)
 {
@@ -505,7 +505,7 @@ static int config_opt(struct opts *o, int c, const char *arg)
 	case O_EAX:
 	case O_EBX:
 		return timing_opt(o, c, arg);
-	case 'j':
+	case 'J':
 		ret = num_opt("--jobs", arg, 256, &v);
 		if (!ret && !v)
 			ret = bad("--jobs '%s': at least 1", arg);
@@ -516,15 +516,16 @@ static int config_opt(struct opts *o, int c, const char *arg)
 	}
 }
 
-static int output_opt(struct opts *o, int c, const char *arg)
+static int decode_option(void *opts, int c, char *arg)
 {
+	struct opts *o = opts;
+
 	switch (c) {
 	case O_INSN: return set_mode(o, DECODE_INSN);
 	case O_BRANCHES: return set_mode(o, DECODE_BRANCHES);
 	case O_CALLS: return set_mode(o, DECODE_CALLS);
 	case O_STATS: o->want_stats = true; return 0;
 	case O_TIMELINE: o->timeline = arg; return 0;
-	case O_JSON: out_json = true; return 0;
 	case O_ATT: o->cfg.att = true; return 0;
 	case O_TIME: o->cfg.show_time = true; return 0;
 	case O_OFFSET: o->cfg.show_offset = true; return 0;
@@ -532,9 +533,9 @@ static int output_opt(struct opts *o, int c, const char *arg)
 	default: break;
 	}
 	/* What a bundle's manifest says; the image may still get files by hand. */
-	if (!o->config_opt && c != 'j' && c != O_CHUNK && c != O_ELF && c != O_RAW) {
-		for (const struct option *opt = options; opt->name; opt++)
-			if (opt->val == c)
+	if (!o->config_opt && c != 'J' && c != O_CHUNK && c != O_ELF && c != O_RAW) {
+		for (const struct cmd_option *opt = decode_options; opt->name || opt->help; opt++)
+			if (opt->name && opt->val == c)
 				o->config_opt = opt->name;
 	}
 	return config_opt(o, c, arg);
@@ -586,29 +587,41 @@ static int bundle(struct opts *o, char *dir, char *const *names, size_t nr)
 	return 0;
 }
 
+static bool all_digits(const char *s)
+{
+	return *s && s[strspn(s, "0123456789")] == '\0';
+}
+
+/*
+ * -j was --jobs N before it was --json, as for every command: "-j 4" or
+ * "-j4" is refused with the new spelling, not read as --json and a stream 4.
+ */
+static int old_jobs(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		const char *n = NULL;
+
+		if (!strcmp(argv[i], "-j") && i + 1 < argc && all_digits(argv[i + 1]))
+			n = argv[i + 1];
+		else if (!strncmp(argv[i], "-j", 2) && all_digits(argv[i] + 2))
+			n = argv[i] + 2;
+		if (n)
+			return bad("-j %s: -j is --json; the number of threads is --jobs %s "
+				   "(or -J %s)", n, n, n);
+	}
+	return 0;
+}
+
 static int parse(struct opts *o, int argc, char **argv)
 {
-	int c, ret;
+	int ret = old_jobs(argc, argv);
 
-	/* 0, not 1: glibc starts over, permuting (main's scan stopped at the command). */
-	optind = 0;
-	opterr = 0;
+	if (ret)
+		return ret;
 	/* Options may follow DIR and its streams. */
-	while ((c = getopt_long(argc, argv, ":hj:q", options, NULL)) != -1) {
-		if (c == 'h') {
-			usage_decode(stdout);
-			return -1;
-		}
-		if (c == '?' || c == ':') {
-			/* getopt sets optopt to a long option's value: not a character to print. */
-			if (optopt > 0xff)
-				optopt = 0;
-			return cmd_bad_option("decode", c, argv);
-		}
-		ret = output_opt(o, c, optarg);
-		if (ret)
-			return ret;
-	}
+	ret = cmd_parse_options(&decode_spec, argc, argv, decode_option, o);
+	if (ret != CMD_GO_ON)
+		return ret == EXIT_OK ? -1 : ret;	/* -1: --help */
 	if (optind < argc) {
 		ret = bundle(o, argv[optind], argv + optind + 1, (size_t)(argc - optind - 1));
 		if (ret)

@@ -27,12 +27,8 @@ void usage_dump(FILE *f)
 		"each followed by a resynchronization at the next PSB. Or print a perf\n"
 		"sideband file (.pevent) as ptdump --sb:compact --sb:offset does: one line\n"
 		"per record, read by libipt's rules. The format comes from the file name,\n"
-		"or from --format.\n\n"
-		"  --no-offset     no offset column\n"
-		"PT OPTIONS (ptdump's): --raw, --lastip, --exec-mode, --no-pad, --no-timing,\n"
-		"  --no-cyc, --no-sync, --quiet\n"
-		"  --sample-type N the sample_id layout of the .pevent records (0x10086)\n",
-		PTC_PROG);
+		"or from --format.\n\n", PTC_PROG);
+	cmd_print_options(f, dump_spec.options);
 }
 
 struct dump_args {
@@ -40,6 +36,7 @@ struct dump_args {
 	uint64_t sample_type;
 	struct ptdump_opts pt;
 	const char *pt_only;	/* a PT option given, to refuse it for a .pevent */
+	char **argv;
 };
 
 struct mapped {
@@ -242,22 +239,27 @@ enum {
 	OPT_NO_PAD, OPT_NO_TIMING, OPT_NO_CYC, OPT_NO_SYNC, OPT_QUIET,
 };
 
-static const struct option opts[] = {
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "sample-type", required_argument, NULL, OPT_SAMPLE_TYPE },
-	{ "no-offset", no_argument, NULL, OPT_NO_OFFSET },
-	{ "raw", no_argument, NULL, OPT_RAW },
-	{ "lastip", no_argument, NULL, OPT_LASTIP },
-	{ "exec-mode", no_argument, NULL, OPT_EXEC_MODE },
-	{ "no-pad", no_argument, NULL, OPT_NO_PAD },
-	{ "no-timing", no_argument, NULL, OPT_NO_TIMING },
-	{ "no-cyc", no_argument, NULL, OPT_NO_CYC },
-	{ "no-sync", no_argument, NULL, OPT_NO_SYNC },
-	{ "quiet", no_argument, NULL, OPT_QUIET },
-	{ "help", no_argument, NULL, 'h' },
-	{ "json", no_argument, NULL, 'j' },
-	{ NULL, 0, NULL, 0 },
+static const struct cmd_option dump_options[] = {
+	CMD_OPT(0, "format", REQUIRED, "pevent|pt", OPT_FORMAT, "the file's format (default: "
+		"from its name)"),
+	CMD_OPT(0, "no-offset", NONE, NULL, OPT_NO_OFFSET, "no offset column"),
+	CMD_OPT(0, "sample-type", REQUIRED, "N", OPT_SAMPLE_TYPE, "the sample_id layout of the "
+		".pevent records\n(default 0x10086)"),
+	CMD_OPT_JSON("one JSON object a line"),
+	CMD_OPT_HELP,
+	CMD_OPT_TEXT("\nPT OPTIONS (ptdump's):"),
+	CMD_OPT(0, "raw", NONE, NULL, OPT_RAW, "the packet's bytes in hex"),
+	CMD_OPT(0, "lastip", NONE, NULL, OPT_LASTIP, "the last IP after IP packets"),
+	CMD_OPT(0, "exec-mode", NONE, NULL, OPT_EXEC_MODE, "the execution mode on MODE.Exec"),
+	CMD_OPT(0, "no-pad", NONE, NULL, OPT_NO_PAD, "no PAD packets"),
+	CMD_OPT(0, "no-timing", NONE, NULL, OPT_NO_TIMING, "no timing packets"),
+	CMD_OPT(0, "no-cyc", NONE, NULL, OPT_NO_CYC, "no CYC packets"),
+	CMD_OPT(0, "no-sync", NONE, NULL, OPT_NO_SYNC, "decode from offset 0, no sync at a PSB"),
+	CMD_OPT(0, "quiet", NONE, NULL, OPT_QUIET, "error lines only"),
+	CMD_OPT_END,
 };
+
+const struct cmd_spec dump_spec = { "dump", dump_options, usage_dump, false };
 
 /* The flag a PT-only option sets. */
 static bool *pt_flag(struct ptdump_opts *o, int c)
@@ -275,54 +277,48 @@ static bool *pt_flag(struct ptdump_opts *o, int c)
 	}
 }
 
-/* Returns -1 to go on, else the exit status. */
-static int parse_option(int c, char **argv, struct dump_args *a)
+/* 0 to go on, else the exit status. */
+static int parse_option(void *args, int c, char *arg)
 {
+	struct dump_args *a = args;
 	bool *flag = pt_flag(&a->pt, c);
 	char *end;
 
 	if (flag) {
 		*flag = true;
-		a->pt_only = argv[optind - 1];
-		return -1;
+		a->pt_only = a->argv[optind - 1];
+		return 0;
 	}
 	switch (c) {
-	case 'h':
-		usage_dump(stdout);
-		return EXIT_OK;
-	case 'j':
-		out_json = true;
-		return -1;
 	case OPT_FORMAT:
-		if (strcmp(optarg, "pevent") && strcmp(optarg, "pt"))
-			return cmd_bad_usage("dump", "--format '%s': use pevent or pt", optarg);
-		a->format = optarg;
-		return -1;
+		if (strcmp(arg, "pevent") && strcmp(arg, "pt"))
+			return cmd_bad_usage("dump", "--format '%s': use pevent or pt", arg);
+		a->format = arg;
+		return 0;
 	case OPT_SAMPLE_TYPE:
 		errno = 0;
-		a->sample_type = strtoull(optarg, &end, 0);
-		if (errno || *end || !*optarg || *optarg == '-')
+		a->sample_type = strtoull(arg, &end, 0);
+		if (errno || *end || !*arg || *arg == '-')
 			return cmd_bad_usage("dump", "--sample-type '%s' is not a number "
-					     "(e.g. 0x10086)", optarg);
-		return -1;
+					     "(e.g. 0x10086)", arg);
+		return 0;
 	case OPT_NO_OFFSET:
 		a->pt.no_offset = true;
-		return -1;
+		return 0;
 	default:
-		return cmd_bad_option("dump", c, argv);
+		return 0;
 	}
 }
 
 /* Returns -1 to go on, else the exit status. */
 static int parse_args(int argc, char **argv, struct dump_args *a)
 {
-	int c, ret;
+	int ret;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hj", opts, NULL)) != -1)
-		if ((ret = parse_option(c, argv, a)) >= 0)
-			return ret;
+	a->argv = argv;
+	ret = cmd_parse_options(&dump_spec, argc, argv, parse_option, a);
+	if (ret != CMD_GO_ON)
+		return ret;
 	if (argc - optind != 1)
 		return cmd_bad_usage("dump", "expected one FILE");
 	a->path = argv[optind];

@@ -22,10 +22,26 @@ void usage_import(FILE *f)
 		"(tidN.pt), its sideband in cpuN.pevent with the bundle's sample_type,\n"
 		"perf's records from /proc in proc.pevent, and the recording's CPU, time\n"
 		"conversion and config in manifest.json. 'ptcollect info DIR' then prints\n"
-		"the decoder lines. DIR must not exist; on failure nothing of it is left.\n\n"
-		"  --vdso FILE  the traced machine's vdso image (by default perf's build-id\n"
-		"               cache, ~/.debug/[vdso]/ID/vdso, when the perf.data names it)\n",
+		"the decoder lines. DIR must not exist; on failure nothing of it is left.\n\n",
 		PTC_PROG);
+	cmd_print_options(f, import_spec.options);
+}
+
+static const struct cmd_option import_options[] = {
+	CMD_OPT(0, "vdso", REQUIRED, "FILE", 'v', "the traced machine's vdso image (by default "
+		"perf's\nbuild-id cache, ~/.debug/[vdso]/ID/vdso, when the\nperf.data names it)"),
+	CMD_OPT_JSON("the result as JSON"),
+	CMD_OPT_HELP,
+	CMD_OPT_END,
+};
+
+const struct cmd_spec import_spec = { "import", import_options, usage_import, false };
+
+static int import_option(void *opts, int c, char *arg)
+{
+	if (c == 'v')
+		((struct import_opts *)opts)->vdso = arg;
+	return 0;
 }
 
 static int print_result(const char *dir, const struct import_opts *o,
@@ -51,36 +67,16 @@ static int print_result(const char *dir, const struct import_opts *o,
 
 int do_import(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "vdso", required_argument, NULL, 'v' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct import_opts o = { 0 };
 	struct import_stats st;
 	struct warnings w = { 0 };
 	struct error e = { 0 };
 	char **self;
-	int c, ret;
+	int ret;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hj", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage_import(stdout);
-			return EXIT_OK;
-		case 'j':
-			out_json = true;
-			break;
-		case 'v':
-			o.vdso = optarg;
-			break;
-		default:
-			return cmd_bad_option("import", c, argv);
-		}
-	}
+	ret = cmd_parse_options(&import_spec, argc, argv, import_option, &o);
+	if (ret != CMD_GO_ON)
+		return ret;
 	if (argc - optind != 2)
 		return cmd_bad_usage("import", "expected PERF.DATA and the bundle DIR to make");
 	o.input = argv[optind];

@@ -28,11 +28,26 @@ void usage_info(FILE *f)
 		"losses, duration), what is missing from it (a recording cut short, a\n"
 		"stream shorter than its manifest says, timestamps that cannot be\n"
 		"converted, mapped files the bundle lacks), and the ptxed and ptdump\n"
-		"command lines that decode each stream.\n\n"
-		"  -j, --json    the same as JSON\n"
-		"  -s, --script  instead, a shell script that runs those decoders on every\n"
-		"                stream, from any directory (ptcollect-info(1))\n",
-		PTC_PROG);
+		"command lines that decode each stream.\n\n", PTC_PROG);
+	cmd_print_options(f, info_spec.options);
+}
+
+static const struct cmd_option info_options[] = {
+	CMD_OPT_JSON("the same as JSON"),
+	CMD_OPT('s', "script", NONE, NULL, 's', "instead, a shell script that runs those "
+		"decoders\non every stream, from any directory\n(ptcollect-info(1))"),
+	CMD_OPT_HELP,
+	CMD_OPT_END,
+};
+
+const struct cmd_spec info_spec = { "info", info_options, usage_info, false };
+
+static int info_option(void *script, int c, char *arg)
+{
+	(void)arg;
+	if (c == 's')
+		*(bool *)script = true;
+	return 0;
 }
 
 struct problems {
@@ -280,37 +295,18 @@ static int print_script(const struct manifest *m, const char *dir)
 
 int do_info(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "script", no_argument, NULL, 's' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool script = false;
 	struct problems p = { .nr = 0 };
 	struct error e = { 0 };
 	struct manifest m;
 	const char *dir;
 	json_t *info;
-	int c, fd, ret = EXIT_OK;
+	int fd, ret;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hjs", opts, NULL)) != -1) {
-		switch (c) {
-		case 'h':
-			usage_info(stdout);
-			return EXIT_OK;
-		case 'j':
-			out_json = true;
-			break;
-		case 's':
-			script = true;
-			break;
-		default:
-			return cmd_bad_option("info", c, argv);
-		}
-	}
+	ret = cmd_parse_options(&info_spec, argc, argv, info_option, &script);
+	if (ret != CMD_GO_ON)
+		return ret;
+	ret = EXIT_OK;
 	if (argc - optind != 1)
 		return cmd_bad_usage("info", "expected one bundle DIR");
 	if (script && out_json)

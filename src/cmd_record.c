@@ -32,48 +32,68 @@ enum {
 	OPT_USER,
 };
 
+static const struct cmd_option record_options[] = {
+	CMD_OPT_TEXT("Targets (one of):\n"
+		     "  -- COMMAND            run COMMAND and trace it (enabled at exec)"),
+	CMD_OPT('p', "pid", REQUIRED, "PID[,PID]", 'p', "every thread of running processes"),
+	CMD_OPT('t', "tid", REQUIRED, "TID[,TID]", 't', "these threads only"),
+	CMD_OPT('a', "all-cpus", NONE, NULL, 'a', "every CPU"),
+	CMD_OPT('C', "cpu", REQUIRED, "LIST", 'C', "these CPUs (e.g. 0-3,6)"),
+	CMD_OPT_TEXT("  (with -a or -C, a COMMAND only sets how long to record, as in perf)"),
+	CMD_OPT(0, "user", REQUIRED, "USER", OPT_USER, "run COMMAND as USER (name or uid; root "
+		"only)"),
+	CMD_OPT_TEXT("\nOptions:"),
+	CMD_OPT('e', "event", REQUIRED, "EVENT", 'e', "intel_pt/TERMS/MODS in perf's syntax\n"
+		"(default " EVCONFIG_DEFAULT ")"),
+	CMD_OPT(0, "filter", REQUIRED, "FILTERS", OPT_FILTER, "address filters, perf's grammar "
+		"(see\nptcollect-record(1))"),
+	CMD_OPT('m', "mmap-pages", REQUIRED, "DATA[,AUX]", 'm', "ring sizes: pages, or sizes "
+		"with K/M/G"),
+	CMD_OPT(0, "per-thread", NONE, NULL, OPT_PER_THREAD, "one buffer per thread instead of "
+		"one per CPU"),
+	CMD_OPT('o', "output", REQUIRED, "DIR", 'o', "bundle directory (default "
+		PLAN_DEFAULT_OUTPUT ")"),
+	CMD_OPT('f', "force", NONE, NULL, 'f', "replace an existing output directory"),
+	CMD_OPT(0, "duration", REQUIRED, "TIME", OPT_DURATION, "stop after TIME (e.g. 5, 2.5, "
+		"500ms)"),
+	CMD_OPT(0, "max-size", REQUIRED, "SIZE", OPT_MAX_SIZE, "stop when SIZE bytes of trace "
+		"were captured"),
+	CMD_OPT(0, "kcore", NONE, NULL, OPT_KCORE, "keep the running kernel's text (from "
+		"/proc/kcore)"),
+	CMD_OPT(0, "archive", NONE, NULL, OPT_ARCHIVE, "then copy the mapped files in "
+		"(ptcollect archive)"),
+	CMD_OPT('q', "quiet", NONE, NULL, 'q', "no status line and no summary"),
+	CMD_OPT(0, "dry-run", NONE, NULL, OPT_DRY_RUN, "resolve and print the plan, open nothing"),
+	CMD_OPT_JSON("the plan (--dry-run), or the result, as JSON"),
+	CMD_OPT_HELP,
+	CMD_OPT_TEXT("\nScripted sessions:"),
+	CMD_OPT('S', "snapshot", OPTIONAL, "SIZE", 'S', "snapshot mode: windows of SIZE per "
+		"stream\n(default the AUX area) on SIGUSR2, a trigger, the\ncontrol's snapshot, "
+		"and at the end"),
+	CMD_OPT(0, "no-final-snapshot", NONE, NULL, OPT_NO_FINAL_SNAPSHOT, "no snapshot at the "
+		"end"),
+	CMD_OPT(0, "trigger", REQUIRED, "SPEC", OPT_TRIGGER, "uprobe:FILE:SYMBOL[+OFF][=ACTION] "
+		"or\nbreakpoint:...; ACTION snapshot (default with -S),\nstart, stop, mark"),
+	CMD_OPT(0, "trigger-count", REQUIRED, "N", OPT_TRIGGER_COUNT, "end the recording after "
+		"N fires"),
+	CMD_OPT(0, "control", REQUIRED, "fifo:CTL[,ACK] | fd:CTL[,ACK]", OPT_CONTROL,
+		"commands: enable, disable, snapshot, stop,\nping, status, mark TEXT"),
+	CMD_OPT(0, "ready", REQUIRED, "FILE|ack", OPT_READY, "say when tracing is live: create "
+		"FILE, or\nthe line \"ready\" on the control's ACK"),
+	CMD_OPT(0, "no-trace", NONE, NULL, OPT_NO_TRACE, "no Intel PT: triggers, marks and the "
+		"control only"),
+	CMD_OPT_END,
+};
+
 void usage_record(FILE *f)
 {
 	fprintf(f,
 		"usage: %s record [OPTIONS] [-- COMMAND [ARGS]]\n\n"
-		"Record Intel PT trace and sideband into a bundle directory.\n\n"
-		"Targets (one of):\n"
-		"  -- COMMAND          run COMMAND and trace it (enabled at exec)\n"
-		"  -p, --pid PID[,PID] every thread of running processes\n"
-		"  -t, --tid TID[,TID] these threads only\n"
-		"  -a, --all-cpus      every CPU\n"
-		"  -C, --cpu LIST      these CPUs (e.g. 0-3,6)\n"
-		"  (with -a or -C, a COMMAND only sets how long to record, as in perf)\n"
-		"      --user USER     run COMMAND as USER (name or uid; root only)\n\n"
-		"Options:\n"
-		"  -e, --event EVENT   intel_pt/TERMS/MODS in perf's syntax (default %s)\n"
-		"      --filter FILTERS address filters, perf's grammar (see ptcollect-record(1))\n"
-		"  -m, --mmap-pages DATA[,AUX]  ring sizes: pages, or sizes with K/M/G\n"
-		"      --per-thread    one buffer per thread instead of one per CPU\n"
-		"  -o, --output DIR    bundle directory (default %s)\n"
-		"  -f, --force         replace an existing output directory\n"
-		"      --duration TIME stop after TIME (e.g. 5, 2.5, 500ms)\n"
-		"      --max-size SIZE stop when SIZE bytes of trace were captured\n"
-		"      --kcore         keep the running kernel's text (from /proc/kcore)\n"
-		"      --archive       then copy the mapped files in (ptcollect archive)\n"
-		"  -q, --quiet         no status line and no summary\n"
-		"      --dry-run       resolve and print the plan, open nothing\n"
-		"  -j, --json          print the plan (--dry-run), or the result, as JSON\n\n"
-		"Scripted sessions:\n"
-		"  -S[SIZE], --snapshot[=SIZE]  snapshot mode: windows of SIZE per stream (default\n"
-		"                      the AUX area) on SIGUSR2, a trigger, the control's\n"
-		"                      snapshot, and at the end\n"
-		"      --no-final-snapshot  no snapshot at the end\n"
-		"      --trigger SPEC  uprobe:FILE:SYMBOL[+OFF][=ACTION] or breakpoint:...;\n"
-		"                      ACTION snapshot (default with -S), start, stop, mark\n"
-		"      --trigger-count N  end the recording after N fires\n"
-		"      --control fifo:CTL[,ACK] | fd:CTL[,ACK]  commands: enable, disable,\n"
-		"                      snapshot, stop, ping, status, mark TEXT\n"
-		"      --ready FILE|ack  say when tracing is live: create FILE, or the line\n"
-		"                      \"ready\" on the control's ACK\n"
-		"      --no-trace      no Intel PT: triggers, marks and the control only\n",
-		PTC_PROG, EVCONFIG_DEFAULT, PLAN_DEFAULT_OUTPUT);
+		"Record Intel PT trace and sideband into a bundle directory.\n\n", PTC_PROG);
+	cmd_print_options(f, record_options);
 }
+
+const struct cmd_spec record_spec = { "record", record_options, usage_record, false };
 
 /* A value the command line gave that its parser refused: "-m: why". */
 static int bad_value(const char *opt, struct error *e)
@@ -118,134 +138,101 @@ static int script_opt(int c, const char *arg, struct script_opts *o)
 	return 0;
 }
 
+/* One option's syntax: 0, or the exit code once said why not. */
+static int record_option(void *opts, int c, char *arg)
+{
+	struct record_opts *o = opts;
+	struct error e = { 0 };
+
+	switch (c) {
+	case 'e':
+		o->event = arg;
+		break;
+	case 'p':
+		if (cli_parse_pidlist(arg, o->pids, &o->nr_pids, &e))
+			return bad_value("-p", &e);
+		break;
+	case 't':
+		if (cli_parse_pidlist(arg, o->tids, &o->nr_tids, &e))
+			return bad_value("-t", &e);
+		break;
+	case 'a':
+		o->all_cpus = true;
+		break;
+	case 'C':
+		if (cli_parse_cpulist(arg, o->cpus, &o->nr_cpus, &e))
+			return bad_value("-C", &e);
+		o->cpus_given = true;
+		break;
+	case 'm':
+		if (cli_parse_mmap(arg, &o->data_bytes, &o->aux_bytes, &e))
+			return bad_value("-m", &e);
+		break;
+	case 'o':
+		if (!*arg)
+			return cmd_bad_usage("record", "-o: the output directory name is empty");
+		o->output = arg;
+		break;
+	case 'f':
+		o->force = true;
+		break;
+	case 'q':
+		o->quiet = true;
+		break;
+	case OPT_PER_THREAD:
+		o->per_thread = true;
+		break;
+	case OPT_DRY_RUN:
+		o->dry_run = true;
+		break;
+	case OPT_KCORE:
+		o->kcore = true;
+		break;
+	case OPT_ARCHIVE:
+		o->archive = true;
+		break;
+	case OPT_FILTER:
+		o->filter = arg;
+		break;
+	case 'S':
+	case OPT_NO_FINAL_SNAPSHOT:
+	case OPT_TRIGGER:
+	case OPT_TRIGGER_COUNT:
+	case OPT_CONTROL:
+	case OPT_READY:
+	case OPT_NO_TRACE:
+		return script_opt(c, arg, &o->script);
+	case OPT_USER:
+		o->user = arg;
+		break;
+	case OPT_DURATION:
+		if (cli_parse_duration(arg, &o->duration, &e))
+			return bad_value("--duration", &e);
+		break;
+	case OPT_MAX_SIZE:
+		if (cli_parse_size(arg, &o->max_size, &e))
+			return bad_value("--max-size", &e);
+		if (!o->max_size)
+			return cmd_bad_usage("record", "--max-size: the size must be "
+					     "greater than 0");
+		break;
+	}
+	return 0;
+}
+
 /* Options and their syntax only: nothing is looked up here. */
 static int parse_opts(int argc, char **argv, struct record_opts *o)
 {
-	static const struct option opts[] = {
-		{ "event",	required_argument, NULL, 'e' },
-		{ "pid",	required_argument, NULL, 'p' },
-		{ "tid",	required_argument, NULL, 't' },
-		{ "all-cpus",	no_argument,       NULL, 'a' },
-		{ "cpu",	required_argument, NULL, 'C' },
-		{ "mmap-pages",	required_argument, NULL, 'm' },
-		{ "output",	required_argument, NULL, 'o' },
-		{ "force",	no_argument,       NULL, 'f' },
-		{ "quiet",	no_argument,       NULL, 'q' },
-		{ "help",	no_argument,       NULL, 'h' },
-		{ "per-thread",	no_argument,       NULL, OPT_PER_THREAD },
-		{ "filter",	required_argument, NULL, OPT_FILTER },
-		{ "duration",	required_argument, NULL, OPT_DURATION },
-		{ "max-size",	required_argument, NULL, OPT_MAX_SIZE },
-		{ "dry-run",	no_argument,       NULL, OPT_DRY_RUN },
-		{ "kcore",	no_argument,       NULL, OPT_KCORE },
-		{ "archive",	no_argument,       NULL, OPT_ARCHIVE },
-		{ "user",	required_argument, NULL, OPT_USER },
-		{ "json",	no_argument,       NULL, 'j' },
-		{ "snapshot",	optional_argument, NULL, 'S' },
-		{ "no-final-snapshot", no_argument, NULL, OPT_NO_FINAL_SNAPSHOT },
-		{ "trigger",	required_argument, NULL, OPT_TRIGGER },
-		{ "trigger-count", required_argument, NULL, OPT_TRIGGER_COUNT },
-		{ "control",	required_argument, NULL, OPT_CONTROL },
-		{ "ready",	required_argument, NULL, OPT_READY },
-		{ "no-trace",	no_argument,       NULL, OPT_NO_TRACE },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct error e = { 0 };
-	int c, targets, ret;
+	int targets, ret;
 
 	memset(o, 0, sizeof(*o));
 	o->argc = argc;
 	o->argv = argv;
 	o->event = EVCONFIG_DEFAULT;
 	o->output = PLAN_DEFAULT_OUTPUT;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:e:p:t:aC:m:o:fqhjS::", opts, NULL)) != -1) {
-		switch (c) {
-		case 'e':
-			o->event = optarg;
-			break;
-		case 'p':
-			if (cli_parse_pidlist(optarg, o->pids, &o->nr_pids, &e))
-				return bad_value("-p", &e);
-			break;
-		case 't':
-			if (cli_parse_pidlist(optarg, o->tids, &o->nr_tids, &e))
-				return bad_value("-t", &e);
-			break;
-		case 'a':
-			o->all_cpus = true;
-			break;
-		case 'C':
-			if (cli_parse_cpulist(optarg, o->cpus, &o->nr_cpus, &e))
-				return bad_value("-C", &e);
-			o->cpus_given = true;
-			break;
-		case 'm':
-			if (cli_parse_mmap(optarg, &o->data_bytes, &o->aux_bytes, &e))
-				return bad_value("-m", &e);
-			break;
-		case 'o':
-			if (!*optarg)
-				return cmd_bad_usage("record", "-o: the output directory name is empty");
-			o->output = optarg;
-			break;
-		case 'f':
-			o->force = true;
-			break;
-		case 'q':
-			o->quiet = true;
-			break;
-		case 'h':
-			usage_record(stdout);
-			return -1;
-		case 'j':
-			out_json = true;
-			break;
-		case OPT_PER_THREAD:
-			o->per_thread = true;
-			break;
-		case OPT_DRY_RUN:
-			o->dry_run = true;
-			break;
-		case OPT_KCORE:
-			o->kcore = true;
-			break;
-		case OPT_ARCHIVE:
-			o->archive = true;
-			break;
-		case OPT_FILTER:
-			o->filter = optarg;
-			break;
-		case 'S':
-		case OPT_NO_FINAL_SNAPSHOT:
-		case OPT_TRIGGER:
-		case OPT_TRIGGER_COUNT:
-		case OPT_CONTROL:
-		case OPT_READY:
-		case OPT_NO_TRACE:
-			ret = script_opt(c, optarg, &o->script);
-			if (ret)
-				return ret;
-			break;
-		case OPT_USER:
-			o->user = optarg;
-			break;
-		case OPT_DURATION:
-			if (cli_parse_duration(optarg, &o->duration, &e))
-				return bad_value("--duration", &e);
-			break;
-		case OPT_MAX_SIZE:
-			if (cli_parse_size(optarg, &o->max_size, &e))
-				return bad_value("--max-size", &e);
-			if (!o->max_size)
-				return cmd_bad_usage("record", "--max-size: the size must be "
-						     "greater than 0");
-			break;
-		default:
-			return cmd_bad_option("record", c, argv);
-		}
-	}
+	ret = cmd_parse_options(&record_spec, argc, argv, record_option, o);
+	if (ret != CMD_GO_ON)
+		return ret == EXIT_OK ? -1 : ret;	/* -1: --help */
 	if (optind < argc) {
 		o->command = argv + optind;
 		o->command_argc = argc - optind;

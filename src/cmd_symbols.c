@@ -17,36 +17,30 @@ void usage_symbols(FILE *f)
 		"List the function symbols of an ELF file that --filter can name: address,\n"
 		"file offset (what the kernel filter uses), size and binding; with GLOB only\n"
 		"the names that match it (e.g. 'parse*'). Symbols come from .symtab, from a\n"
-		"debug file under /usr/lib/debug, or from .dynsym, as perf loads them.\n",
+		"debug file under /usr/lib/debug, or from .dynsym, as perf loads them.\n\n",
 		PTC_PROG);
+	cmd_print_options(f, symbols_spec.options);
 }
+
+static const struct cmd_option symbols_options[] = {
+	CMD_OPT_JSON("the symbols as JSON"),
+	CMD_OPT_HELP,
+	CMD_OPT_END,
+};
+
+const struct cmd_spec symbols_spec = { "symbols", symbols_options, usage_symbols, false };
 
 int do_symbols(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct warnings w = { 0 };
 	struct error e = { 0 };
 	const char *glob;
 	struct symtab t;
-	int c, ret;
+	int ret;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hj", opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage_symbols(stdout);
-			return EXIT_OK;
-		}
-		if (c == 'j') {
-			out_json = true;
-			continue;
-		}
-		return cmd_bad_option("symbols", c, argv);
-	}
+	ret = cmd_parse_options(&symbols_spec, argc, argv, NULL, NULL);
+	if (ret != CMD_GO_ON)
+		return ret;
 	if (optind >= argc)
 		return cmd_bad_usage("symbols", "no FILE given");
 	if (argc - optind > 2)

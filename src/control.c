@@ -44,11 +44,6 @@ static const char *const words[] = {
 
 #define NR_WORDS (sizeof(words) / sizeof(words[0]))
 
-const char *control_word_name(enum control_word w)
-{
-	return (unsigned)w < NR_WORDS ? words[w] : "?";
-}
-
 /* ---- one line to a command ---------------------------------------------------- */
 
 /* @s (@len bytes) quoted for an error line: printable, at most 48 bytes. */

@@ -13,17 +13,30 @@
 
 static int do_help(int argc, char **argv);
 static void usage_help(FILE *f);
+static void usage(FILE *f);
+
+static const struct cmd_option no_options[] = { CMD_OPT_END };
+static const struct cmd_spec help_spec = { "help", no_options, usage_help, false };
 
 static const struct cmd cmds[] = {
-	{ "record",  do_record,  usage_record,  "record Intel PT trace and sideband into a bundle" },
-	{ "caps",    do_caps,    usage_caps,    "show whether Intel PT is usable here, and its capabilities" },
-	{ "info",    do_info,    usage_info,    "show what a bundle holds, what is missing, how to decode it" },
-	{ "archive", do_archive, usage_archive, "copy the files a bundle maps into it, to decode it elsewhere" },
-	{ "dump",    do_dump,    usage_dump,    "print the records of a sideband file or the packets of a trace" },
-	{ "symbols", do_symbols, usage_symbols, "list the functions of an ELF file that --filter can name" },
-	{ "import",  do_import,  usage_import,  "make a bundle from a perf.data recorded with intel_pt" },
-	{ "decode",  do_decode,  usage_decode,  "decode a trace: instructions, branches, calls, timeline" },
-	{ "help",    do_help,    usage_help,    "show help for a command" },
+	{ "record",  do_record,  &record_spec,  "record Intel PT trace and sideband into a bundle" },
+	{ "caps",    do_caps,    &caps_spec,    "show whether Intel PT is usable here, and its capabilities" },
+	{ "info",    do_info,    &info_spec,    "show what a bundle holds, what is missing, how to decode it" },
+	{ "archive", do_archive, &archive_spec, "copy the files a bundle maps into it, to decode it elsewhere" },
+	{ "dump",    do_dump,    &dump_spec,    "print the records of a sideband file or the packets of a trace" },
+	{ "symbols", do_symbols, &symbols_spec, "list the functions of an ELF file that --filter can name" },
+	{ "import",  do_import,  &import_spec,  "make a bundle from a perf.data recorded with intel_pt" },
+	{ "decode",  do_decode,  &decode_spec,  "decode a trace: instructions, branches, calls, timeline" },
+	{ "help",    do_help,    &help_spec,    "show help for a command" },
+};
+
+/* The options before COMMAND. */
+static const struct cmd_option global_options[] = {
+	CMD_OPT('h', "help", NONE, NULL, 'h', "this text ('" PTC_PROG " help COMMAND' for a "
+		"command)"),
+	CMD_OPT('V', "version", NONE, NULL, 'V', "print the version"),
+	CMD_OPT_JSON("print results as JSON (also after COMMAND)"),
+	CMD_OPT_END,
 };
 
 #define NR_CMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -35,13 +48,24 @@ static void usage(FILE *f)
 		"Commands:\n", PTC_PROG);
 	for (size_t i = 0; i < NR_CMDS; i++)
 		fprintf(f, "  %-9s %s\n", cmds[i].name, cmds[i].summary);
+	fprintf(f, "\nOptions:\n");
+	cmd_print_options(f, global_options);
 	fprintf(f,
-		"\nOptions:\n"
-		"  -h, --help     this text ('%s help COMMAND' for a command)\n"
-		"  -V, --version  print the version\n"
-		"  -j, --json     print results as JSON (commands take it after COMMAND too)\n"
 		"\nExit status: 0 success, 1 runtime failure, 2 bad usage or input;\n"
-		"'record -- COMMAND' passes the workload's status through.\n", PTC_PROG);
+		"'record -- COMMAND' passes the workload's status through.\n");
+}
+
+/*
+ * ptcollect __options: every option table, "" for the options before COMMAND,
+ * for the tests that check the man pages and completions against them. Not in
+ * the command table: no help, no completion, no prefix.
+ */
+static int do_options(void)
+{
+	cmd_print_table(stdout, "ptcollect", global_options);
+	for (size_t i = 0; i < NR_CMDS; i++)
+		cmd_print_table(stdout, cmds[i].name, cmds[i].spec->options);
+	return cmd_flush_stdout();
 }
 
 /* Exact name, else an unambiguous prefix (bpftool's rule). */
@@ -86,24 +110,20 @@ static int do_help(int argc, char **argv)
 	if (!c)
 		return cmd_bad_usage(NULL, "help: %s command '%s'",
 				     amb ? "ambiguous" : "unknown", argv[1]);
-	c->usage(stdout);
+	c->spec->usage(stdout);
 	return EXIT_OK;
 }
 
 /* Global options come before COMMAND; the first argument that is not one is the command. */
 static int global_opts(int argc, char **argv, bool *json)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "json", no_argument, NULL, 'j' },
-		{ NULL, 0, NULL, 0 },
-	};
+	struct cmd_getopt g;
 	int c;
 
+	cmd_getopt_init(&g, global_options, false);
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+hVj", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (c) {
 		case 'h':
 			usage(stdout);
@@ -146,6 +166,8 @@ int main(int argc, char **argv)
 	out_init(stdout, json);
 	if (optind >= argc)
 		return cmd_bad_usage(NULL, "no command given");
+	if (!strcmp(argv[optind], "__options"))
+		return do_options();
 	c = cmd_find(argv[optind], &amb);
 	if (!c)
 		return cmd_bad_usage(NULL, "%s command '%s'", amb ? "ambiguous" : "unknown",

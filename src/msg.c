@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* User-facing messages: one format, one stream (stderr), nothing raw for the terminal. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -19,11 +20,6 @@ static void vsay(const char *tag, const char *fmt, va_list ap)
 	fprintf(stderr, "%s: %s%s\n", PTC_PROG, tag, p ? p : "(out of memory)");
 	free(p);
 	free(s);
-}
-
-void msg_verr(const char *fmt, va_list ap)
-{
-	vsay("", fmt, ap);
 }
 
 void msg_err(const char *fmt, ...)

@@ -916,11 +916,6 @@ bool perfdata_pipe_mode(const struct perfdata *pd)
 	return pd->pipe;
 }
 
-const char *perfdata_name(const struct perfdata *pd)
-{
-	return pd->name;
-}
-
 const struct pd_features *perfdata_features(const struct perfdata *pd)
 {
 	return &pd->feat;

@@ -318,6 +318,7 @@ int script_resolve(const struct script_opts *o, const struct script_target *t,
 	int ret;
 
 	memset(sp, 0, sizeof(*sp));
+	sp->snapshot = o->snapshot;
 	ret = script_check_syntax(o, e);
 	if (!ret)
 		ret = resolve_triggers(o, t, sp, e, w);
@@ -326,6 +327,13 @@ int script_resolve(const struct script_opts *o, const struct script_target *t,
 	if (!ret)
 		ret = resolve_ready(o, sp, e);
 	return ret;
+}
+
+int script_snapshot_check(const struct script_plan *sp, struct error *e)
+{
+	if (sp->snapshot)
+		return 0;
+	return err_usage(e, "this recording is not in snapshot mode (-S)");
 }
 
 void script_plan_free(struct script_plan *sp)

@@ -343,8 +343,9 @@ static int act_snapshot(void *arg, const struct snapshot_cause *why, struct erro
 	struct session *s = arg;
 	int ret;
 
-	if (!s->p->opts.script.snapshot)
-		return err_usage(e, "this recording is not in snapshot mode (-S)");
+	ret = script_snapshot_check(&s->p->script, e);
+	if (ret)
+		return ret;
 	ret = snapshot_take(&s->snaps, s->bundle, s->streams, s->nr_streams, why,
 			    s->tracing && !s->stop, &s->m, e);
 	if (ret && !s->write_err.code) {
@@ -396,11 +397,12 @@ static void signal_snapshot(struct session *s)
 {
 	struct error e = { 0 };
 
-	if (!s->p->opts.script.snapshot)
-		warn(s, -EINVAL, "SIGUSR2 asks for a snapshot, but this recording is not in "
-		     "snapshot mode (-S): ignored");
-	else if (act_snapshot(s, &(struct snapshot_cause){ .what = "signal", .trigger = -1,
-						       .cpu = -1 }, &e) < 0)
+	if (act_snapshot(s, &(struct snapshot_cause){ .what = "signal", .trigger = -1, .cpu = -1 },
+			 &e) >= 0)
+		return;
+	if (e.usage)
+		warn(s, e.code, "SIGUSR2 asks for a snapshot, but %s: ignored", e.why);
+	else
 		warn(s, e.code, "%s", e.why);
 }
 

@@ -100,11 +100,6 @@ int steer_open(struct steer **out, const struct script_plan *sp, const struct st
 	return 0;
 }
 
-bool steer_has_triggers(const struct steer *st)
-{
-	return st->ts != NULL;
-}
-
 int steer_trigger_fd(const struct steer *st)
 {
 	return st->ts ? trigger_fd(st->ts) : -1;
@@ -306,11 +301,9 @@ static void command(struct steer *st, const struct control_cmd *cmd)
 		ret = st->ops.tracing(st->ops.arg, cmd->word == CONTROL_ENABLE, &e);
 		break;
 	case CONTROL_SNAPSHOT:
-		if (!st->m->snapshot_mode)
-			ret = err_usage(&e, "this recording is not in snapshot mode (-S)");
-		else
-			ret = st->ops.snapshot(st->ops.arg, &(struct snapshot_cause){
-				.what = "control", .trigger = -1, .cpu = -1 }, &e);
+		/* Whether it may is the plan's verdict (script_snapshot_check), said by ops. */
+		ret = st->ops.snapshot(st->ops.arg, &(struct snapshot_cause){
+			.what = "control", .trigger = -1, .cpu = -1 }, &e);
 		break;
 	case CONTROL_STOP:
 		st->ops.stop(st->ops.arg, "the control channel said stop");

@@ -574,7 +574,7 @@ static char *slurp(const char *path)
 	return buf;
 }
 
-/* -j 2 cuts the stream at PSBs and merges: the same bytes as one decoder. */
+/* --jobs 2 cuts the stream at PSBs and merges: the same bytes as one decoder. */
 Test(decode, jobs_two_prints_what_jobs_one_prints)
 {
 	static const char *const modes[][4] = {
@@ -587,7 +587,7 @@ Test(decode, jobs_two_prints_what_jobs_one_prints)
 
 	cr_assert_gt(gc.psbs, 100);
 	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
-		const char *one[8] = { "-j", "1" }, *two[8] = { "-j", "2", "--chunk-size", "2K" };
+		const char *one[8] = { "-J", "1" }, *two[8] = { "--jobs", "2", "--chunk-size", "2K" };
 		char *o1, *o2;
 		int k;
 
@@ -605,8 +605,8 @@ Test(decode, jobs_two_prints_what_jobs_one_prints)
 	}
 	{
 		char *t1 = path_in(dir, "t1.json"), *t2 = path_in(dir, "t2.json"), *a, *b;
-		const char *one[] = { "-j", "1", "--timeline", t1, NULL };
-		const char *two[] = { "-j", "2", "--chunk-size", "2K", "--timeline", t2, NULL };
+		const char *one[] = { "-J", "1", "--timeline", t1, NULL };
+		const char *two[] = { "--jobs", "2", "--chunk-size", "2K", "--timeline", t2, NULL };
 
 		free(decode_out(dir, one, &st));
 		free(decode_out(dir, two, &st));
@@ -758,10 +758,10 @@ Test(decode, calls_are_a_tree_with_symbol_names)
 	cleanup(dir);
 }
 
-/* ptgen's own count of the flow it encoded, against --stats and --branches. */
+/* ptgen's own count of the flow it encoded, against --stats and --branches (-j: JSON). */
 Test(decode, stats_and_branches_count_what_ptgen_encoded)
 {
-	const char *stats[] = { "--stats", "--json", NULL }, *br[] = { "--branches", NULL };
+	const char *stats[] = { "--stats", "-j", NULL }, *br[] = { "--branches", NULL };
 	struct gen_counts gc;
 	char *dir = generate("5000", "2", &gc), *out;
 	json_t *doc, *s;
@@ -845,13 +845,18 @@ Test(decode, bad_inputs_are_refused_by_name)
 	refused((const char *[]){ "--pt", pt, "--pevent:vdso-x64", "/nonexistent", NULL },
 		"--pevent:vdso-x64: /nonexistent");
 	refused((const char *[]){ "--pt", pt, "--insn", "--calls", NULL }, "give one");
-	refused((const char *[]){ "--pt", pt, "-j", "0", NULL }, "--jobs '0'");
+	refused((const char *[]){ "--pt", pt, "-J", "0", NULL }, "--jobs '0'");
+	/* -j is --json, as for every command: the old "-j N" is told the new spelling. */
+	refused((const char *[]){ "--pt", pt, "-j", "4", NULL },
+		"decode: -j 4: -j is --json; the number of threads is --jobs 4 (or -J 4)");
+	refused((const char *[]){ "--pt", pt, "-j2", NULL }, "the number of threads is --jobs 2");
 	refused((const char *[]){ "--pt", pt, "--chunk-size", "lots", NULL },
 		"--chunk-size 'lots'");
 	refused((const char *[]){ "--pt", pt, "--timeline", "/nonexistent/dir/t.json", NULL },
 		"--timeline '/nonexistent/dir/t.json'");
 	refused((const char *[]){ "--pt", pt, "--frob", NULL }, "unknown option '--frob'");
 	refused((const char *[]){ "--pt", pt, "--elf", NULL }, "needs a value");
+	refused((const char *[]){ "--pt", pt, "--insn=3", NULL }, "option '--insn' takes no value");
 	refused((const char *[]){ "--pt", pt, "bundle-dir", NULL },
 		"a bundle DIR or --pt FILE, not both");
 	/* Sideband that is not sideband: decoding goes on, the file and offset are named. */
@@ -1084,7 +1089,7 @@ Test(decode, a_bundle_decodes_as_its_files_given_by_hand)
 	struct args a = { .n = 0 }, b = { .n = 0 };
 	struct run_result r, x;
 
-	addv(&a, (const char *[]){ dir, "--calls", "-j", "2", NULL });
+	addv(&a, (const char *[]){ dir, "--calls", "--jobs", "2", NULL });
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	addv(&b, (const char *[]){ "--cpu", "6/85/4", "--elf", path_in(dir, "prog.elf"), "--pt",

@@ -95,3 +95,26 @@ Test(plan_script, snapshot_sizes_follow_perf)
 	cr_expect(strstr(e.what, "-S65537"), "%s", e.what);
 	cr_expect(strstr(e.hint, "-m ,128K"), "%s", e.hint);
 }
+
+/* Whether a snapshot may be taken is decided once, by the plan, from -S. */
+Test(plan_script, the_plan_says_whether_a_snapshot_may_be_taken)
+{
+	struct script_target t = { .workload = true };
+	struct warnings w = { 0 };
+	struct script_plan sp;
+	struct error e = { 0 };
+
+	for (int snap = 0; snap < 2; snap++) {
+		struct script_opts o = { .snapshot = snap };
+
+		cr_assert_eq(script_resolve(&o, &t, &sp, &e, &w), 0, "%s", e.why);
+		cr_expect_eq(sp.snapshot, snap);
+		err_clear(&e);
+		cr_expect_eq(script_snapshot_check(&sp, &e), snap ? 0 : -EINVAL);
+		if (!snap) {
+			cr_expect(e.usage);
+			cr_expect_str_eq(e.why, "this recording is not in snapshot mode (-S)");
+		}
+		script_plan_free(&sp);
+	}
+}
