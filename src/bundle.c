@@ -4,10 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "bundle.h"
@@ -20,8 +23,30 @@ struct bundle {
 	char *aside;		/* the replaced bundle's name while it waits, or NULL */
 };
 
-/* Remove everything below @fd (a directory we own), links as links; then close it. */
-static int empty_tree(int fd)
+/*
+ * The mount @name in @dirfd is on ("" with AT_EMPTY_PATH: @dirfd's own): its
+ * mount ID, which tells a bind mount of the same filesystem apart too; its
+ * device where the kernel has no mount IDs (before Linux 5.8).
+ */
+static int mount_of(int dirfd, const char *name, uint64_t *id)
+{
+	struct statx stx;
+
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH),
+		  STATX_TYPE | STATX_MNT_ID, &stx))
+		return -errno;
+	*id = stx.stx_mask & STATX_MNT_ID ? stx.stx_mnt_id :
+	      makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	return 0;
+}
+
+/*
+ * Remove everything below @fd (a directory we own, on mount @mnt), links as
+ * links; then close it. A directory on another mount (a filesystem mounted,
+ * or bound, inside the bundle) is not ours: it is left, whole, and that is
+ * -EXDEV.
+ */
+static int empty_tree(int fd, uint64_t mnt)
 {
 	DIR *d = fdopendir(fd);
 	struct dirent *de;
@@ -33,6 +58,7 @@ static int empty_tree(int fd)
 	}
 	while ((de = readdir(d))) {
 		struct stat st;
+		uint64_t sub_mnt;
 
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -42,7 +68,13 @@ static int empty_tree(int fd)
 			int sub = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 					 O_CLOEXEC);
 
-			if (sub < 0 || empty_tree(sub)) {
+			/* Checked on the open directory: nothing can be mounted in between. */
+			if (sub >= 0 && (mount_of(sub, "", &sub_mnt) || sub_mnt != mnt)) {
+				close(sub);
+				ret = ret ?: -EXDEV;
+				continue;
+			}
+			if (sub < 0 || empty_tree(sub, mnt)) {
 				ret = ret ?: -EIO;
 				continue;
 			}
@@ -59,12 +91,62 @@ static int empty_tree(int fd)
 static int remove_tree(int parent, const char *name)
 {
 	int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC), ret;
+	uint64_t mnt;
 
 	if (fd < 0)
 		return -errno;
-	ret = empty_tree(fd);
+	ret = mount_of(fd, "", &mnt);
+	if (ret) {
+		close(fd);
+		return ret;
+	}
+	ret = empty_tree(fd, mnt);
 	if (!ret && unlinkat(parent, name, AT_REMOVEDIR))
 		ret = -errno;
+	return ret;
+}
+
+/*
+ * The first entry below @fd (on mount @mnt) that is on another mount, as a
+ * path from @fd in @rel: 1; 0 when there is none; -errno.
+ */
+static int find_mount(int fd, uint64_t mnt, char *rel, size_t cap, int depth)
+{
+	int dup_fd = dup(fd), ret = 0;
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		ret = -errno;
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return ret;
+	}
+	rewinddir(d);
+	while (!ret && (de = readdir(d))) {
+		size_t n = strlen(rel);
+		uint64_t m;
+		int sub;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN && de->d_type != DT_REG)
+			continue;
+		snprintf(rel + n, cap - n, "%s%s", n ? "/" : "", de->d_name);
+		if (mount_of(fd, de->d_name, &m) == 0 && m != mnt) {
+			ret = 1;
+			break;
+		}
+		sub = de->d_type == DT_REG ? -1 :
+		      openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub >= 0) {
+			ret = depth < 64 ? find_mount(sub, mnt, rel, cap, depth + 1) : 0;
+			close(sub);
+		}
+		if (!ret)
+			rel[n] = '\0';
+	}
+	closedir(d);
 	return ret;
 }
 
@@ -91,6 +173,9 @@ int bundle_replaceable(int fd, const char *path, struct error *e)
 	struct manifest m;
 	int ret;
 
+	char rel[PATH_MAX] = "";
+	uint64_t mnt;
+
 	if (empty_dir(fd))
 		return 0;
 	ret = manifest_read(fd, path, &m, e);
@@ -100,8 +185,21 @@ int bundle_replaceable(int fd, const char *path, struct error *e)
 		err_hint(e, "--force only replaces a bundle that ptcollect wrote; choose another "
 			 "name for -o");
 		e->usage = true;
+		return ret;
 	}
-	return ret;
+	/* Removing it must not reach into a filesystem mounted inside it. */
+	ret = mount_of(fd, "", &mnt);
+	if (!ret)
+		ret = find_mount(fd, mnt, rel, sizeof(rel), 0);
+	if (ret < 0)
+		return err_runtime(e, ret, "-o %s: %s", path, strerror(-ret));
+	if (ret) {
+		err_usage_code(e, -EXDEV, "-o %s: %s/%s is a mount point: --force removes only "
+			       "the bundle's own files, not another filesystem's", path, path, rel);
+		err_hint(e, "unmount it first, or choose another name for -o");
+		return -EXDEV;
+	}
+	return 0;
 }
 
 /* Move the old bundle to a hidden name beside it, and check it is still a bundle there. */
@@ -129,6 +227,8 @@ static int move_aside(struct bundle *b, struct error *e)
 		renameat(b->parent_fd, b->aside, b->parent_fd, b->name);
 		free(b->aside);
 		b->aside = NULL;
+		if (ret == -EXDEV)
+			return ret;	/* a mount appeared in it: said so */
 		return err_usage_code(e, ret, "-o %s: it is no longer a ptcollect bundle; "
 				      "nothing was replaced", b->path);
 	}

@@ -364,6 +364,30 @@ static char *output_path(const char *o)
 	return s;
 }
 
+/* Is @st the working directory, or a directory it is in? By device and inode, up to /. */
+static bool cwd_or_ancestor(const struct stat *st)
+{
+	int fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC), up;
+	struct stat cur, parent;
+	bool found = false;
+
+	while (fd >= 0 && !fstat(fd, &cur)) {
+		found = cur.st_dev == st->st_dev && cur.st_ino == st->st_ino;
+		up = found ? -1 : openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = up;
+		/* The root is its own parent. */
+		if (fd >= 0 && (fstat(fd, &parent) ||
+				(parent.st_dev == cur.st_dev && parent.st_ino == cur.st_ino))) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
 static int check_output(struct plan *p, struct error *e)
 {
 	const char *o = p->opts.output;
@@ -389,6 +413,12 @@ static int check_output(struct plan *p, struct error *e)
 			ret = err_usage_code(e, -ENOENT, "-o %s: the directory %s does not exist",
 					     o, dir);
 		p->output = PLAN_OUTPUT_NEW;
+		goto out;
+	}
+	/* Any spelling of them: "$PWD", "../..", a path through a link. */
+	if (S_ISDIR(st.st_mode) && cwd_or_ancestor(&st)) {
+		ret = err_usage(e, "-o %s: name a new directory for the bundle, not an existing "
+				"one such as the working directory or a directory it is in", o);
 		goto out;
 	}
 	if (!p->opts.force) {

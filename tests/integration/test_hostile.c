@@ -12,10 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bundle.h"
+#include "oracle.h"
 #include "run.h"
+#include "testbundle.h"
 
 #define HASE_DATA "../shared/traces/hase-loopy-skylake/perf.data"
 
@@ -48,7 +53,8 @@ static char *in_base(const char *name)
 }
 
 /* `sh -c SCRIPT` with $0 = ptcollect and $1... = @args (NULL-terminated). */
-static void sh_run(const char *script, const char *const *args, struct run_result *r)
+static void sh_run_env(char **env, const char *script, const char *const *args,
+		       struct run_result *r)
 {
 	const char *argv[24] = { "sh", "-c", script, run_bin() };
 	int n = 4;
@@ -56,7 +62,12 @@ static void sh_run(const char *script, const char *const *args, struct run_resul
 	for (; args && *args && n < 23; args++)
 		argv[n++] = *args;
 	argv[n] = NULL;
-	cr_assert_eq(run_argv((char *const *)argv, NULL, r), 0);
+	cr_assert_eq(run_argv((char *const *)argv, env, r), 0);
+}
+
+static void sh_run(const char *script, const char *const *args, struct run_result *r)
+{
+	sh_run_env(NULL, script, args, r);
 }
 
 /* The hase perf.data imported as @dir (no vdso: its decode has errors). */
@@ -158,4 +169,134 @@ Test(hostile, help_h_and_help_help_show_helps_usage)
 		cr_expect_str_empty(r.err, "help %s: %s", opts[i], r.err);
 		run_free(&r);
 	}
+}
+
+/* ---- 1: --force and a filesystem mounted inside the old bundle --------------------------- */
+
+/* A private mount namespace for this test's process and its children, or a skip. */
+static void private_mounts(void)
+{
+	if (geteuid())
+		cr_skip_test("bind mounts need root");
+	if (unshare(CLONE_NEWNS))
+		cr_skip_test("unshare(CLONE_NEWNS): %s", strerror(errno));
+	cr_assert_eq(mount("none", "/", NULL, MS_REC | MS_PRIVATE, NULL), 0, "%s",
+		     strerror(errno));
+}
+
+/* @host with one file in it, bound at @at. */
+static void bind_host(const char *host, const char *at)
+{
+	char *f;
+	int fd;
+
+	cr_assert_eq(mkdir(host, 0700), 0, "%s", strerror(errno));
+	cr_assert(asprintf(&f, "%s/precious", host) > 0);
+	fd = open(f, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	cr_assert_geq(fd, 0);
+	close(fd);
+	free(f);
+	cr_assert_eq(mkdir(at, 0700), 0, "%s: %s", at, strerror(errno));
+	cr_assert_eq(mount(host, at, NULL, MS_BIND, NULL), 0, "%s", strerror(errno));
+}
+
+static void expect_host_kept(const char *host)
+{
+	char *f;
+
+	cr_assert(asprintf(&f, "%s/precious", host) > 0);
+	cr_expect_eq(access(f, F_OK), 0, "%s was removed", f);
+	free(f);
+}
+
+Test(hostile, force_leaves_a_filesystem_mounted_inside_the_old_bundle)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
+	char *b = in_base("old"), *host = in_base("host"), *at, **env;
+	struct bundle *nb = NULL;
+	struct error e = { 0 };
+	struct oracle_env oe;
+	struct run_result r;
+
+	private_mounts();
+	testbundle_write(b, &pc, true);
+	cr_assert(asprintf(&at, "%s/sysroot", b) > 0);
+	cr_assert_eq(mkdir(at, 0700), 0);
+	free(at);
+	cr_assert(asprintf(&at, "%s/sysroot/host", b) > 0);
+	bind_host(host, at);
+	/* The plan, which --dry-run shows, refuses it by name. */
+	env = oracle_fixture_env(&oe, "skylake");
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--force", "-o", b, "--",
+				   "true", NULL), 0);
+	cr_expect_eq(r.status, 2, "exit %d: %s%s", r.status, r.out, r.err);
+	cr_expect(strstr(r.err, "sysroot/host is a mount point"), "%s", r.err);
+	run_free(&r);
+	/* The recording's own step refuses it too, and its removal never reaches it. */
+	if (!bundle_create(&nb, b, true, &e)) {
+		bundle_begun(nb, &e);
+		bundle_free(nb);
+		cr_expect_fail("bundle_create replaced a bundle with a mount inside");
+	} else {
+		cr_expect_eq(e.code, -EXDEV, "%s", e.why);
+	}
+	expect_host_kept(host);
+	cr_expect_eq(umount(at), 0);
+	free(at);
+	free(host);
+	free(b);
+}
+
+/* A bundle being discarded (a recording that failed) keeps what was mounted in it meanwhile. */
+Test(hostile, a_discarded_bundle_leaves_a_filesystem_mounted_inside_it)
+{
+	char *b = in_base("new"), *host = in_base("host2"), *at;
+	struct bundle *nb;
+	struct error e = { 0 };
+
+	private_mounts();
+	cr_assert_eq(bundle_create(&nb, b, false, &e), 0, "%s", e.why);
+	cr_assert(asprintf(&at, "%s/mnt", b) > 0);
+	bind_host(host, at);
+	bundle_discard(nb);
+	bundle_free(nb);
+	expect_host_kept(host);
+	cr_expect_eq(umount(at), 0);
+	free(at);
+	free(host);
+	free(b);
+}
+
+/* ---- 2: --force -o names the working directory, or a directory it is in ------------------ */
+
+Test(hostile, force_refuses_the_working_directory_and_its_ancestors_by_any_name)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
+	char *b = in_base("cwd"), *lnk = in_base("lnk"), *sub, *via, **env;
+	struct oracle_env oe;
+
+	testbundle_write(b, &pc, true);
+	cr_assert(asprintf(&sub, "%s/sysroot", b) > 0);
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	cr_assert_eq(symlink(b, lnk), 0);
+	cr_assert(asprintf(&via, "%s/sysroot", lnk) > 0);
+	env = oracle_fixture_env(&oe, "skylake");
+	/* -o as $PWD in the bundle, as the bundle from below it, and as $PWD through a link. */
+	for (int i = 0; i < 3; i++) {
+		const char *where = i ? sub : b, *o = i == 2 ? via : b;
+		const char *args[] = { where, o, NULL };
+		struct run_result r;
+
+		sh_run_env(env, "cd \"$1\" && exec \"$0\" record --dry-run --force -o \"$2\" -- "
+			   "true", args, &r);
+		cr_expect_eq(r.status, 2, "-o %s in %s: exit %d: %s%s", o, where, r.status, r.out,
+			     r.err);
+		cr_expect(strstr(r.err, "not an existing one such as the working directory"),
+			  "-o %s in %s: %s", o, where, r.err);
+		run_free(&r);
+	}
+	free(via);
+	free(lnk);
+	free(sub);
+	free(b);
 }
