@@ -254,9 +254,19 @@ int bundle_create(struct bundle **bp, const char *path, bool replace, struct err
 	if (!(b->name = strdup(basename(copy))))
 		goto nomem;
 	parent = dirname(copy);
+	/* "", ".", "..", "/": names of a directory that is there, not of a new one. */
+	if (!*path || !strcmp(b->name, ".") || !strcmp(b->name, "..") || !strcmp(b->name, "/")) {
+		ret = err_usage(e, "'%s': not a name for a new directory", path);
+		err_hint(e, "name the bundle's directory, one that does not exist yet");
+		goto fail;
+	}
 	b->parent_fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (b->parent_fd < 0) {
-		ret = err_runtime(e, -errno, "-o %s: %s: %s", path, parent, strerror(errno));
+		ret = -errno;
+		if (ret == -ENOENT || ret == -ENOTDIR)
+			err_usage_code(e, ret, "%s: the directory %s does not exist", path, parent);
+		else
+			err_runtime(e, ret, "%s: %s: %s", path, parent, strerror(-ret));
 		goto fail;
 	}
 	if (replace && (ret = move_aside(b, e)))
@@ -265,17 +275,17 @@ int bundle_create(struct bundle **bp, const char *path, bool replace, struct err
 	if (mkdirat(b->parent_fd, b->name, 0700)) {
 		ret = -errno;
 		if (ret == -EEXIST)
-			err_usage_code(e, ret, "-o %s: something else created it meanwhile; "
+			err_usage_code(e, ret, "%s: something else created it meanwhile; "
 				       "nothing was written", path);
 		else
-			err_runtime(e, ret, "-o %s: cannot create the directory: %s", path,
+			err_runtime(e, ret, "%s: cannot create the directory: %s", path,
 				    strerror(-ret));
 		goto fail;
 	}
 	b->dir_fd = openat(b->parent_fd, b->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 			   O_CLOEXEC);
 	if (b->dir_fd < 0) {
-		ret = err_runtime(e, -errno, "-o %s: %s", path, strerror(errno));
+		ret = err_runtime(e, -errno, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
 	free(copy);

@@ -300,3 +300,29 @@ Test(hostile, force_refuses_the_working_directory_and_its_ancestors_by_any_name)
 	free(sub);
 	free(b);
 }
+
+/* ---- 19: import's DIR: as record's -o is, without naming -o ------------------------------ */
+
+Test(hostile, import_refuses_a_dir_without_parent_or_name_as_bad_input_in_its_own_words)
+{
+	char *data = run_srcpath(HASE_DATA), *orphan = in_base("none/dir");
+	static const char *const names[] = { NULL, "" };
+
+	if (access(data, R_OK))
+		cr_skip_test("%s is not here: the hase trace comes with ../shared", data);
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *dir = names[i] ? names[i] : orphan;
+		struct run_result r;
+
+		cr_assert_eq(run_ptcollect(NULL, &r, "import", data, dir, NULL), 0);
+		cr_expect_eq(r.status, 2, "'%s': exit %d: %s", dir, r.status, r.err);
+		cr_expect(!strstr(r.err, "-o") && !strstr(r.err, "meanwhile"), "'%s': %s", dir,
+			  r.err);
+		cr_expect(strstr(r.err, names[i] ? "not a name for a new directory" :
+				 "the directory"), "'%s': %s", dir, r.err);
+		cr_expect(names[i] || strstr(r.err, "does not exist"), "'%s': %s", dir, r.err);
+		run_free(&r);
+	}
+	free(orphan);
+	free(data);
+}
