@@ -205,13 +205,18 @@ int bundle_replaceable(int fd, const char *path, struct error *e)
 /* Move the old bundle to a hidden name beside it, and check it is still a bundle there. */
 static int move_aside(struct bundle *b, struct error *e)
 {
-	int fd, ret;
+	char tail[32];
+	int fd, ret, keep;
 
-	if (asprintf(&b->aside, ".%s.replaced-%d", b->name, (int)getpid()) < 0) {
+	/* Whatever the name's length, the aside name fits NAME_MAX: the name is cut. */
+	snprintf(tail, sizeof(tail), ".replaced-%d", (int)getpid());
+	keep = NAME_MAX - 1 - (int)strlen(tail);
+	if (asprintf(&b->aside, ".%.*s%s", keep, b->name, tail) < 0) {
 		b->aside = NULL;
 		return err_runtime(e, -ENOMEM, "out of memory");
 	}
-	if (renameat(b->parent_fd, b->name, b->parent_fd, b->aside)) {
+	/* Never onto something there (a directory left by a crash with our pid). */
+	if (renameat2(b->parent_fd, b->name, b->parent_fd, b->aside, RENAME_NOREPLACE)) {
 		ret = -errno;
 		free(b->aside);
 		b->aside = NULL;

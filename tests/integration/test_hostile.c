@@ -326,3 +326,93 @@ Test(hostile, import_refuses_a_dir_without_parent_or_name_as_bad_input_in_its_ow
 	free(orphan);
 	free(data);
 }
+
+/* ---- 10: --dry-run says what the recording will do -------------------------------------- */
+
+/* record --dry-run @opt @arg (with -o a new name when @opt is --ready): exit 2, and @words. */
+static void expect_dry_run_refuses(const char *opt, const char *arg, const char *words)
+{
+	char *o = in_base("dry-new"), **env;
+	struct oracle_env oe;
+	struct run_result r;
+
+	env = oracle_fixture_env(&oe, "skylake");
+	if (!strcmp(opt, "-o"))
+		cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "-o", arg, "--", "true",
+					   NULL), 0);
+	else
+		cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "-o", o, opt, arg, "--",
+					   "true", NULL), 0);
+	cr_expect_eq(r.status, 2, "%s %s: exit %d: %s%s", opt, arg, r.status, r.out, r.err);
+	cr_expect(strstr(r.err, words), "%s %s: %s", opt, arg, r.err);
+	cr_expect(!strstr(r.err, "ptcollect-probe"), "the probe's name shows: %s", r.err);
+	run_free(&r);
+	free(o);
+}
+
+Test(hostile, dry_run_refuses_output_in_proc_and_sys_as_the_recording_would)
+{
+	expect_dry_run_refuses("-o", "/proc/ptc-hostile", "cannot create a directory in /proc");
+	expect_dry_run_refuses("-o", "/sys/ptc-hostile", "cannot create a directory in /sys");
+	expect_dry_run_refuses("--ready", "/proc/ptc-ready", "--ready /proc/ptc-ready: cannot "
+			       "create it in the directory /proc");
+}
+
+Test(hostile, dry_run_refuses_output_on_a_read_only_mount_as_the_recording_would)
+{
+	char *ro = in_base("ro"), *o, *ready;
+
+	private_mounts();
+	cr_assert_eq(mkdir(ro, 0700), 0);
+	cr_assert_eq(mount(ro, ro, NULL, MS_BIND, NULL), 0, "%s", strerror(errno));
+	cr_assert_eq(mount(NULL, ro, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL), 0, "%s",
+		     strerror(errno));
+	cr_assert(asprintf(&o, "%s/bundle", ro) > 0);
+	cr_assert(asprintf(&ready, "%s/ready", ro) > 0);
+	expect_dry_run_refuses("-o", o, "Read-only file system");
+	expect_dry_run_refuses("--ready", ready, "Read-only file system");
+	cr_expect_eq(umount(ro), 0);
+	free(ready);
+	free(o);
+	free(ro);
+}
+
+Test(hostile, dry_run_refuses_a_ready_file_whose_temporary_name_is_too_long)
+{
+	char name[251], *ready;
+
+	memset(name, 'r', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	ready = in_base(name);
+	expect_dry_run_refuses("--ready", ready, "File name too long");
+	free(ready);
+}
+
+/* --force on a bundle named with 250 characters: replaced, as the dry run says. */
+Test(hostile, force_replaces_a_bundle_with_a_250_character_name)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
+	char name[251], *b, *m, **env;
+	struct bundle *nb;
+	struct error e = { 0 };
+	struct oracle_env oe;
+	struct run_result r;
+
+	memset(name, 'b', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	b = in_base(name);
+	testbundle_write(b, &pc, true);
+	env = oracle_fixture_env(&oe, "skylake");
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "--force", "-o", b, "--",
+				   "true", NULL), 0);
+	cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	run_free(&r);
+	cr_assert_eq(bundle_create(&nb, b, true, &e), 0, "%s", e.why);
+	cr_expect_eq(bundle_begun(nb, &e), 0, "%s", e.why);
+	bundle_free(nb);
+	cr_assert(asprintf(&m, "%s/manifest.json", b) > 0);
+	cr_expect_neq(access(m, F_OK), 0, "the old bundle's manifest is still there");
+	cr_expect_eq(access(b, F_OK), 0, "the new bundle is not there");
+	free(m);
+	free(b);
+}
