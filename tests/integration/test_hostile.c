@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -415,4 +416,73 @@ Test(hostile, force_replaces_a_bundle_with_a_250_character_name)
 	cr_expect_eq(access(b, F_OK), 0, "the new bundle is not there");
 	free(m);
 	free(b);
+}
+
+/* ---- 4: decode --timeline FILE ----------------------------------------------------------- */
+
+#define HASE_PT "../shared/traces/hase-loopy-skylake/aux.aux-idx2-cpu2-tid19233.pt"
+
+static void decode_timeline(const char *pt, const char *file, struct run_result *r)
+{
+	cr_assert_eq(run_ptcollect(NULL, r, "decode", "-q", "--pt", pt, "--timeline", file, NULL),
+		     0);
+}
+
+Test(hostile, decode_timeline_refuses_an_input_and_a_link_and_replaces_a_file_0600)
+{
+	char *src = run_srcpath(HASE_PT), *pt = in_base("t.pt"), *link = in_base("link");
+	char *victim = in_base("victim"), *old = in_base("old.json"), *fresh = in_base("new.json");
+	const char *args[] = { src, pt, NULL };
+	struct run_result r;
+	struct stat st;
+	int fd;
+
+	if (access(src, R_OK))
+		cr_skip_test("%s is not here: the hase trace comes with ../shared", src);
+	sh_run("cp \"$1\" \"$2\"", args, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	/* The input itself: refused, whole. */
+	decode_timeline(pt, pt, &r);
+	cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+	cr_expect(strstr(r.err, "an input of this decode"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(stat(pt, &st), 0);
+	cr_expect_eq(st.st_size, 1392, "the input is %jd bytes now", (intmax_t)st.st_size);
+	/* A link: refused, nothing written through it. */
+	cr_assert_eq(symlink(victim, link), 0);
+	decode_timeline(pt, link, &r);
+	cr_expect_eq(r.status, 2, "exit %d: %s", r.status, r.err);
+	cr_expect(strstr(r.err, "a symbolic link"), "%s", r.err);
+	cr_expect_neq(access(victim, F_OK), 0, "written through the link");
+	run_free(&r);
+	/* A regular file of 0644: replaced by the timeline, 0600. */
+	fd = open(old, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fchmod(fd, 0644), 0);
+	close(fd);
+	for (int i = 0; i < 2; i++) {
+		const char *f = i ? fresh : old;
+
+		decode_timeline(pt, f, &r);
+		/* Exit 2: the hase trace decodes with errors without its binary. */
+		cr_expect(r.status == 0 || r.status == 2, "%s: exit %d: %s",
+			  f, r.status, r.err);
+		run_free(&r);
+		cr_assert_eq(stat(f, &st), 0, "%s: %s", f, strerror(errno));
+		cr_expect_eq(st.st_mode & 07777, 0600, "%s: mode %o", f, st.st_mode & 07777);
+		cr_expect_gt(st.st_size, 16, "%s: %jd bytes", f, (intmax_t)st.st_size);
+	}
+	/* No temporary file is left beside them. */
+	args[0] = base;
+	args[1] = NULL;
+	sh_run("ls -a \"$1\" | grep tmp", args, &r);
+	cr_expect_str_empty(r.out, "left: %s", r.out);
+	run_free(&r);
+	free(fresh);
+	free(old);
+	free(victim);
+	free(link);
+	free(pt);
+	free(src);
 }
