@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -21,7 +22,12 @@ struct bundle {
 	char *name;		/* its name in there */
 	int dir_fd;
 	char *aside;		/* the replaced bundle's name while it waits, or NULL */
+	char *final;		/* staged: the name it gets when published, else NULL */
 };
+
+/* The staged bundle, for bundle_staged_remove() in a signal handler: no malloc there. */
+static volatile int staged_parent = -1;
+static char staged_name[NAME_MAX + 1];
 
 /*
  * The mount @name in @dirfd is on ("" with AT_EMPTY_PATH: @dirfd's own): its
@@ -240,7 +246,8 @@ static int move_aside(struct bundle *b, struct error *e)
 	return 0;
 }
 
-int bundle_create(struct bundle **bp, const char *path, bool replace, struct error *e)
+static int create(struct bundle **bp, const char *path, bool replace, bool staged,
+		  struct error *e)
 {
 	struct bundle *b = calloc(1, sizeof(*b));
 	char *copy = NULL, *parent;
@@ -276,6 +283,18 @@ int bundle_create(struct bundle **bp, const char *path, bool replace, struct err
 	}
 	if (replace && (ret = move_aside(b, e)))
 		goto fail;
+	if (staged) {
+		/* Made under a hidden name beside it, cut to fit NAME_MAX, until published. */
+		char tail[32];
+
+		snprintf(tail, sizeof(tail), ".staged-%d", (int)getpid());
+		b->final = b->name;
+		if (asprintf(&b->name, ".%.*s%s", NAME_MAX - 1 - (int)strlen(tail), b->final,
+			     tail) < 0) {
+			b->name = NULL;
+			goto nomem;
+		}
+	}
 	/* mkdir fails on anything already there: the directory is ours alone. */
 	if (mkdirat(b->parent_fd, b->name, 0700)) {
 		ret = -errno;
@@ -293,6 +312,10 @@ int bundle_create(struct bundle **bp, const char *path, bool replace, struct err
 		ret = err_runtime(e, -errno, "%s: %s", path, strerror(errno));
 		goto fail;
 	}
+	if (staged) {
+		snprintf(staged_name, sizeof(staged_name), "%s", b->name);
+		staged_parent = b->parent_fd;
+	}
 	free(copy);
 	*bp = b;
 	return 0;
@@ -303,6 +326,86 @@ fail:
 	bundle_discard(b);
 	bundle_free(b);
 	return ret;
+}
+
+int bundle_create(struct bundle **bp, const char *path, bool replace, struct error *e)
+{
+	return create(bp, path, replace, false, e);
+}
+
+int bundle_create_staged(struct bundle **bp, const char *path, struct error *e)
+{
+	return create(bp, path, false, true, e);
+}
+
+int bundle_publish(struct bundle *b, struct error *e)
+{
+	int ret;
+
+	if (!b->final)
+		return 0;
+	/* Never onto something that appeared at the name meanwhile. */
+	if (renameat2(b->parent_fd, b->name, b->parent_fd, b->final, RENAME_NOREPLACE)) {
+		ret = -errno;
+		if (ret == -EEXIST)
+			return err_usage_code(e, ret, "%s: something else created it meanwhile; "
+					      "nothing was written", b->path);
+		return err_runtime(e, ret, "%s: %s", b->path, strerror(-ret));
+	}
+	staged_parent = -1;
+	free(b->name);
+	b->name = b->final;
+	b->final = NULL;
+	return 0;
+}
+
+/* Remove every entry of @fd, a directory (@depth levels of them below), by system calls alone. */
+static void remove_entries(int fd, int depth)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	long n;
+
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < n;) {
+			struct linux_dirent64 {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *d = (void *)(buf + off);
+
+			off += d->reclen;
+			if (!strcmp(d->name, ".") || !strcmp(d->name, ".."))
+				continue;
+			if (d->type == DT_DIR && depth > 0) {
+				int sub = openat(fd, d->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+						 O_CLOEXEC);
+
+				if (sub >= 0) {
+					remove_entries(sub, depth - 1);
+					close(sub);
+				}
+				unlinkat(fd, d->name, AT_REMOVEDIR);
+			} else {
+				unlinkat(fd, d->name, 0);
+			}
+		}
+	}
+}
+
+void bundle_staged_remove(void)
+{
+	int parent = staged_parent, fd;
+
+	if (parent < 0)
+		return;
+	fd = openat(parent, staged_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0) {
+		remove_entries(fd, 4);
+		close(fd);
+	}
+	unlinkat(parent, staged_name, AT_REMOVEDIR);
 }
 
 int bundle_dirfd(const struct bundle *b)
@@ -408,6 +511,8 @@ void bundle_discard(struct bundle *b)
 {
 	if (!b || b->parent_fd < 0)
 		return;
+	if (b->final)
+		staged_parent = -1;
 	if (b->dir_fd >= 0) {
 		/* Made fresh by us: everything in it is ours. */
 		remove_tree(b->parent_fd, b->name);
@@ -425,11 +530,14 @@ void bundle_free(struct bundle *b)
 {
 	if (!b)
 		return;
+	if (b->final)
+		staged_parent = -1;
 	if (b->dir_fd >= 0)
 		close(b->dir_fd);
 	if (b->parent_fd >= 0)
 		close(b->parent_fd);
 	free(b->aside);
+	free(b->final);
 	free(b->name);
 	free(b->path);
 	free(b);

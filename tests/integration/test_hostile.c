@@ -16,11 +16,14 @@
 #include <sched.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bundle.h"
 #include "oracle.h"
+#include "perfgen.h"
 #include "run.h"
+#include "tempfile.h"
 #include "testbundle.h"
 
 #define HASE_DATA "../shared/traces/hase-loopy-skylake/perf.data"
@@ -485,4 +488,99 @@ Test(hostile, decode_timeline_refuses_an_input_and_a_link_and_replaces_a_file_06
 	free(link);
 	free(pt);
 	free(src);
+}
+
+/* ---- 3: an interrupted import leaves nothing --------------------------------------------- */
+
+/* The names in base, one a line, sorted. */
+static char *base_listing(void)
+{
+	const char *args[] = { base, NULL };
+	struct run_result r;
+	char *s;
+
+	sh_run("ls -A \"$1\"", args, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	s = strdup(r.out);
+	run_free(&r);
+	return s;
+}
+
+/* Some directory in base that was not in @before holds a .pt file. */
+static bool import_began(const char *before)
+{
+	const char *args[] = { base, NULL };
+	struct run_result r;
+	bool began = false;
+	char *line, *save;
+
+	sh_run("cd \"$1\" && for d in .[!.]* *; do [ -d \"$d\" ] && ls \"$d\" | grep -q '\\.pt$' "
+	       "&& echo \"$d\"; done; true", args, &r);
+	for (line = strtok_r(r.out, "\n", &save); line && !began; line = strtok_r(NULL, "\n", &save))
+		began = !strstr(before, line);
+	run_free(&r);
+	return began;
+}
+
+Test(hostile, an_interrupted_import_leaves_no_bundle_and_the_next_one_works)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	char *dir = in_base("imported"), *before;
+	struct run_result r;
+	struct pgen g;
+	uint8_t *data;
+	size_t len;
+
+	pgen_standard(&g, false, false);
+	data = pgen_pipe(&g, &len);
+	before = base_listing();
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		int p[2], st, tries;
+		pid_t pid;
+		char *after;
+
+		cr_assert_eq(pipe(p), 0);
+		pid = fork();
+		cr_assert_geq(pid, 0);
+		if (pid == 0) {
+			int nul = open("/dev/null", O_WRONLY);
+
+			dup2(p[0], 0);
+			dup2(nul, 1);
+			dup2(nul, 2);
+			close(p[1]);
+			for (size_t j = 0; j < sizeof(sigs) / sizeof(sigs[0]); j++)
+				signal(sigs[j], SIG_DFL);
+			execl(run_bin(), "ptcollect", "import", "-", dir, (char *)NULL);
+			_exit(127);
+		}
+		close(p[0]);
+		/* All but the last record's end: import has made its files and waits for more. */
+		cr_assert_eq(write(p[1], data, len - 8), (ssize_t)(len - 8));
+		for (tries = 0; tries < 10000 && !import_began(before); tries++)
+			usleep(1000);
+		cr_assert_lt(tries, 10000, "import made no stream file in 10 s");
+		cr_assert_eq(kill(pid, sigs[i]), 0);
+		cr_assert_eq(waitpid(pid, &st, 0), pid);
+		close(p[1]);
+		cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == sigs[i], "signal %d: status 0x%x",
+			  sigs[i], st);
+		after = base_listing();
+		cr_expect_str_eq(after, before, "signal %d left:\n%s", sigs[i], after);
+		free(after);
+	}
+	/* The same DIR, imported whole now. */
+	{
+		char *file = temp_file(".data", data, len);
+
+		cr_assert_eq(run_ptcollect(NULL, &r, "import", file, dir, NULL), 0);
+		cr_expect_eq(r.status, 0, "%s", r.err);
+		run_free(&r);
+		unlink(file);
+		free(file);
+	}
+	free(before);
+	free(data);
+	pgen_free(&g);
+	free(dir);
 }
