@@ -25,6 +25,7 @@
 #include "run.h"
 #include "tempfile.h"
 #include "testbundle.h"
+#include "workload.h"
 
 #define HASE_DATA "../shared/traces/hase-loopy-skylake/perf.data"
 
@@ -583,4 +584,45 @@ Test(hostile, an_interrupted_import_leaves_no_bundle_and_the_next_one_works)
 	free(data);
 	pgen_free(&g);
 	free(dir);
+}
+
+/* ---- 12, 17: what main changed of the caller's state, the workload gets back ------------- */
+
+Test(hostile, the_workload_gets_the_callers_umask_and_sigpipe_back)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	char *out = in_base("workload.out"), *script, *argv[4], buf[512] = "";
+	struct workload w;
+	struct error e = { 0 };
+	sigset_t none;
+	int st, fd;
+	ssize_t n;
+
+	/* As main does: its own umask and SIGPIPE, the caller's noted. */
+	workload_note_caller(0277, &dfl);
+	umask(0077);
+	signal(SIGPIPE, SIG_IGN);
+	cr_assert(asprintf(&script, "exec >'%s'; umask; grep SigIgn /proc/self/status", out) > 0);
+	argv[0] = "sh";
+	argv[1] = "-c";
+	argv[2] = script;
+	argv[3] = NULL;
+	sigemptyset(&none);
+	cr_assert_eq(workload_start(&w, "/bin/sh", argv, &none, false, NULL, &e), 0, "%s", e.why);
+	cr_assert_eq(workload_release(&w, "sh", &e), 0, "%s", e.why);
+	cr_assert_eq(waitpid(w.pid, &st, 0), w.pid);
+	w.pid = 0;
+	workload_close(&w);
+	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st), "status 0x%x", st);
+	fd = open(out, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	cr_assert_gt(n, 0);
+	cr_expect(!strncmp(buf, "0277\n", 5), "the workload's umask: %s", buf);
+	/* SigIgn is hex; SIGPIPE (13) is bit 12 of it: 0x1000. */
+	cr_expect(strstr(buf, "SigIgn:") && !(strtoull(strstr(buf, "SigIgn:") + 7, NULL, 16) &
+					     (1ULL << (SIGPIPE - 1))), "%s", buf);
+	free(script);
+	free(out);
 }
