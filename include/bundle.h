@@ -35,6 +35,15 @@ int bundle_replaceable(int fd, const char *path, struct error *e);
  * checked it): it is moved aside first, and checked again there.
  */
 int bundle_create(struct bundle **b, const char *path, bool replace, struct error *e);
+/*
+ * Make @path's bundle under a hidden name beside it (import): @path itself
+ * appears whole, at bundle_publish(), or never. Until then
+ * bundle_staged_remove() removes it, from a signal handler too.
+ */
+int bundle_create_staged(struct bundle **b, const char *path, struct error *e);
+int bundle_publish(struct bundle *b, struct error *e);
+/* Async-signal-safe: remove the staged bundle not yet published, if any. */
+void bundle_staged_remove(void);
 int bundle_dirfd(const struct bundle *b);
 const char *bundle_path(const struct bundle *b);
 

@@ -51,4 +51,10 @@ void workload_signal(const struct workload *w, int sig);
 void workload_kill(struct workload *w);
 void workload_close(struct workload *w);
 
+/*
+ * What ptcollect changed of what its caller gave it (the umask's owner bits,
+ * SIGPIPE's disposition), noted once in main: the workload gets them back.
+ */
+void workload_note_caller(mode_t umask, const struct sigaction *sigpipe);
+
 #endif

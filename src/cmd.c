@@ -71,11 +71,16 @@ void cmd_warnings(const char *cmd, const struct warnings *w)
 
 int cmd_flush_stdout(void)
 {
+	static bool said;
+
 	/* The error flag stays set once any write to stdout failed. */
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return EXIT_OK;
-	msg_err("cannot write the results to standard output: %s",
-		strerror(errno ? errno : EIO));
+	/* Once: a command that checked, then main, ask again. */
+	if (!said)
+		msg_err("cannot write the results to standard output: %s",
+			strerror(errno ? errno : EIO));
+	said = true;
 	return EXIT_RUNTIME;
 }
 

@@ -707,12 +707,78 @@ static void print_stats(const struct decode_config *cfg, const struct decode_sta
 	out_finish();
 }
 
-static int open_timeline(const char *path)
+static bool same_file(const char *path, const struct stat *st)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	struct stat in;
 
-	if (fd < 0)
+	return path && !stat(path, &in) && in.st_dev == st->st_dev && in.st_ino == st->st_ino;
+}
+
+/* Is @st one of the decode's input files (a trace, sideband, an image)? Its path, or NULL. */
+static const char *input_named(const struct decode_config *cfg, const struct stat *st)
+{
+	for (size_t i = 0; i < cfg->nr_streams; i++) {
+		if (same_file(cfg->streams[i].pt, st))
+			return cfg->streams[i].pt;
+		for (size_t j = 0; j < cfg->streams[i].nr_sb; j++)
+			if (same_file(cfg->streams[i].sb[j].path, st))
+				return cfg->streams[i].sb[j].path;
+	}
+	for (size_t i = 0; i < cfg->nr_files; i++)
+		if (same_file(cfg->files[i].path, st))
+			return cfg->files[i].path;
+	for (size_t i = 0; i < cfg->nr_kcore; i++)
+		if (same_file(cfg->kcore[i].path, st))
+			return cfg->kcore[i].path;
+	return NULL;
+}
+
+/*
+ * --timeline FILE is written new (0600, O_EXCL, no link followed) under a
+ * temporary name beside it, and renamed to FILE when the decode succeeded:
+ * a regular FILE that is there is replaced then, as perf and magic-trace
+ * replace their output; a link, anything not a regular file, and any of the
+ * decode's inputs are refused before anything is decoded. The temporary
+ * name in @tmp (malloc'd); the descriptor, or -1 said.
+ */
+static int open_timeline(const struct opts *o, char **tmp)
+{
+	const char *path = o->timeline, *in;
+	struct stat st;
+	int fd;
+
+	*tmp = NULL;
+	if (!lstat(path, &st)) {
+		if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
+			msg_err("decode: --timeline '%s': %s: the timeline replaces only a regular "
+				"file", path, S_ISLNK(st.st_mode) ? "a symbolic link" :
+				S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+			msg_hint("name the file itself, or a new one");
+			return -1;
+		}
+		in = input_named(&o->cfg, &st);
+		if (in) {
+			msg_err("decode: --timeline '%s': it is '%s', an input of this decode", path,
+				in);
+			msg_hint("name a new file for the timeline");
+			return -1;
+		}
+	} else if (errno != ENOENT) {
 		msg_err("decode: --timeline '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (asprintf(tmp, "%s.tmp-XXXXXX", path) < 0) {
+		*tmp = NULL;
+		msg_err("decode: out of memory");
+		return -1;
+	}
+	/* mkostemp: O_CREAT | O_EXCL, 0600, whatever the umask. */
+	fd = mkostemp(*tmp, O_CLOEXEC);
+	if (fd < 0) {
+		msg_err("decode: --timeline '%s': %s", path, strerror(errno));
+		free(*tmp);
+		*tmp = NULL;
+	}
 	return fd;
 }
 
@@ -724,6 +790,7 @@ static int run(struct opts *o)
 	struct decode_io io = { .out_fd = 1, .timeline_fd = -1, .diag = on_diag, .ctx = &rep };
 	uint64_t errors = 0;
 	struct error e;
+	char *timeline_tmp = NULL;
 	int ret, status = EXIT_OK;
 
 	if (!stats || !counts) {
@@ -736,7 +803,7 @@ static int run(struct opts *o)
 	rep.hidden = counts + o->cfg.nr_streams;
 	rep.progress = isatty(2) && !msg_quiet;
 	io.progress = on_progress;
-	if (o->timeline && (io.timeline_fd = open_timeline(o->timeline)) < 0) {
+	if (o->timeline && (io.timeline_fd = open_timeline(o, &timeline_tmp)) < 0) {
 		free(stats);
 		free(counts);
 		return EXIT_USAGE;
@@ -748,6 +815,11 @@ static int run(struct opts *o)
 		fputs("\r\033[K", stderr);
 	if (io.timeline_fd >= 0 && close(io.timeline_fd) && !ret)
 		ret = err_runtime(&e, -errno, "--timeline '%s': %s", o->timeline, strerror(errno));
+	if (timeline_tmp && !ret && rename(timeline_tmp, o->timeline))
+		ret = err_runtime(&e, -errno, "--timeline '%s': %s", o->timeline, strerror(errno));
+	if (timeline_tmp && ret)
+		unlink(timeline_tmp);
+	free(timeline_tmp);
 	if (ret) {
 		if (e.usage && !e.hint[0])
 			err_hint(&e, "see '%s help decode'", PTC_PROG);

@@ -109,6 +109,15 @@ static void out_sample(const struct sb_sample_id *s)
 	out_obj_end();
 }
 
+/*
+ * Text goes out as it is made: once stdout fails (a reader that has gone,
+ * a full disk), the walk stops (1) and main says so, once.
+ */
+static int stdout_gone(void)
+{
+	return ferror(stdout) ? 1 : 0;
+}
+
 static int print_record(const struct sbdump_item *it, void *ctx)
 {
 	const struct sb_record *r = it->rec;
@@ -118,7 +127,7 @@ static int print_record(const struct sbdump_item *it, void *ctx)
 	(void)ctx;
 	if (!out_json) {
 		out_text("%s", it->text);
-		return 0;
+		return stdout_gone();
 	}
 	sbdump_fields(r, &f);
 	out_obj_begin(NULL, NULL);
@@ -150,6 +159,8 @@ static int dump_pevent(const struct dump_args *a, const struct mapped *m)
 		out_arr_begin("records", NULL);
 	}
 	ret = sbdump_walk(m->p, m->len, &o, print_record, NULL, &records, &e);
+	if (ret > 0)
+		ret = 0;	/* stdout failed: main says so */
 	if (out_json) {
 		out_arr_end();
 		out_u64("count", NULL, records);
@@ -174,7 +185,7 @@ static int print_packet(const struct ptdump_line *l, void *ctx)
 	(void)ctx;
 	if (!out_json) {
 		out_text("%s", l->text);
-		return 0;
+		return stdout_gone();
 	}
 	out_obj_begin(NULL, NULL);
 	out_u64("offset", NULL, l->offset);
@@ -203,6 +214,8 @@ static int dump_pt(const struct dump_args *a, const struct mapped *m)
 		out_arr_begin("packets", NULL);
 	}
 	ret = ptdump_walk(m->p, m->len, &a->pt, print_packet, NULL, &st, &e);
+	if (ret > 0)
+		ret = 0;	/* stdout failed: main says so */
 	if (out_json) {
 		out_arr_end();
 		out_u64("count", NULL, st.packets);

@@ -2,10 +2,12 @@
 /* ptcollect import PERF.DATA DIR: a perf.data recorded with intel_pt becomes a bundle. */
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bundle.h"
 #include "cmd.h"
 #include "fileio.h"
 #include "import.h"
@@ -65,6 +67,31 @@ static int print_result(const char *dir, const struct import_opts *o,
 	return out_finish() ? EXIT_RUNTIME : EXIT_OK;
 }
 
+/* A signal ends import as it would, and takes the bundle being made with it (import(1)). */
+static void on_signal(int sig)
+{
+	bundle_staged_remove();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void remove_on_signals(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaddset(&sa.sa_mask, sigs[i]);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+
+		/* One the caller ignores (nohup, a background job's SIGINT) stays ignored. */
+		if (!sigaction(sigs[i], NULL, &old) && old.sa_handler != SIG_IGN)
+			sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 int do_import(int argc, char **argv)
 {
 	struct import_opts o = { 0 };
@@ -94,6 +121,7 @@ int do_import(int argc, char **argv)
 	memcpy(self + 1, argv, (size_t)argc * sizeof(*self));
 	o.argv = self;
 	o.argc = argc + 1;
+	remove_on_signals();
 	ret = import_perfdata(&o, &st, &w, &e);
 	free(self);
 	if (o.fd != STDIN_FILENO)

@@ -974,8 +974,10 @@ int import_perfdata(const struct import_opts *o, struct import_stats *st, struct
 	}
 	ret = perfdata_open(&im->pd, o->fd, o->input, e);
 	st->pipe = im->pd && perfdata_pipe_mode(im->pd);
-	ret = ret ?: bundle_create(&im->b, o->dir, false, e);
+	/* DIR appears whole at the end, or not at all: see bundle_create_staged(). */
+	ret = ret ?: bundle_create_staged(&im->b, o->dir, e);
 	ret = ret ?: run(im, e);
+	ret = ret ?: bundle_publish(im->b, e);
 	if (ret)
 		bundle_discard(im->b);
 	cleanup(im);

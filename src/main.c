@@ -3,13 +3,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd.h"
 #include "msg.h"
 #include "out.h"
+#include "workload.h"
 
 static int do_help(int argc, char **argv);
 static void usage_help(FILE *f);
@@ -100,8 +103,12 @@ static int do_help(int argc, char **argv)
 	const struct cmd *c;
 	bool amb;
 
-	if (argc < 2) {
-		usage(stdout);
+	/* "help -h" asks for help on help, as "help help" does. */
+	if (argc < 2 || (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")))) {
+		if (argc < 2)
+			usage(stdout);
+		else
+			usage_help(stdout);
 		return EXIT_OK;
 	}
 	if (argc > 2)
@@ -153,13 +160,35 @@ static void fill_std_fds(void)
 			break;	/* no /dev/null: nothing better to put there */
 }
 
+/*
+ * What the caller's process state would do to ptcollect, undone (the
+ * workload gets it back, workload_note_caller()):
+ *  - a umask with owner bits would take them from the bundle's 0700 and
+ *    0600 (bundle(5)), so they go; its group and other bits stay.
+ *  - SIGPIPE would end any command whose stdout's reader has gone, with
+ *    status 141 and no word; ignored, the write fails with EPIPE and the
+ *    command says so and exits 1, as for a full or closed stdout.
+ */
+static void own_process_state(void)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+	mode_t mask = umask(0);
+
+	umask(mask & 077);
+	sigemptyset(&ign.sa_mask);
+	if (sigaction(SIGPIPE, &ign, &old))
+		old = (struct sigaction){ .sa_handler = SIG_DFL };
+	workload_note_caller(mask, &old);
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd *c;
 	bool json = false, amb;
-	int ret;
+	int ret, out;
 
 	fill_std_fds();
+	own_process_state();
 	ret = global_opts(argc, argv, &json);
 	if (ret)
 		return ret < 0 ? cmd_flush_stdout() : ret;
@@ -173,8 +202,10 @@ int main(int argc, char **argv)
 		return cmd_bad_usage(NULL, "%s command '%s'", amb ? "ambiguous" : "unknown",
 				     argv[optind]);
 	ret = c->run(argc - optind, argv + optind);
-	/* A result that did not reach stdout is a failure, whatever the command did. */
-	if (ret == EXIT_OK)
-		ret = cmd_flush_stdout();
-	return ret;
+	/*
+	 * A result that did not reach stdout is a failure, whatever the command
+	 * did (decode errors, 2, included): exit 1, said once.
+	 */
+	out = cmd_flush_stdout();
+	return out == EXIT_OK ? ret : out;
 }

@@ -389,12 +389,65 @@ static char *output_path(const char *o)
 	return s;
 }
 
+/*
+ * Can the recording make names @len bytes long in @dir, as it will (the
+ * bundle's directory, the old one's aside name, --ready's temporary file)?
+ * Tried, not guessed: a directory of that length's name is made there and
+ * removed at once. Permissions, a read-only mount, /proc, /sys and a name
+ * too long all fail here as they would in the recording. 0, or -errno.
+ */
+int plan_try_create_in(const char *dir, size_t len)
+{
+	char name[NAME_MAX + 2];
+	int n = snprintf(name, sizeof(name), ".ptcollect-probe-%d-", (int)getpid());
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (len > NAME_MAX + 1)
+		len = NAME_MAX + 1;
+	while ((size_t)n < len)
+		name[n++] = 'x';
+	name[n] = '\0';
+	if (mkdirat(fd, name, 0700))
+		ret = -errno;
+	else
+		unlinkat(fd, name, AT_REMOVEDIR);
+	close(fd);
+	return ret;
+}
+
+/* Is @st the working directory, or a directory it is in? By device and inode, up to /. */
+static bool cwd_or_ancestor(const struct stat *st)
+{
+	int fd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC), up;
+	struct stat cur, parent;
+	bool found = false;
+
+	while (fd >= 0 && !fstat(fd, &cur)) {
+		found = cur.st_dev == st->st_dev && cur.st_ino == st->st_ino;
+		up = found ? -1 : openat(fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		close(fd);
+		fd = up;
+		/* The root is its own parent. */
+		if (fd >= 0 && (fstat(fd, &parent) ||
+				(parent.st_dev == cur.st_dev && parent.st_ino == cur.st_ino))) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
 static int check_output(struct plan *p, struct error *e)
 {
 	const char *o = p->opts.output;
 	char *path = output_path(o), *dir, *base;
 	struct stat st;
 	int fd, ret = 0;
+	size_t len;
 
 	if (!path)
 		return err_runtime(e, -ENOMEM, "out of memory");
@@ -409,11 +462,21 @@ static int check_output(struct plan *p, struct error *e)
 			ret = err_usage_code(e, -errno, "-o %s: %s", o, strerror(errno));
 			goto out;
 		}
+		len = strlen(base);
 		dir = dirname(path);	/* path is not needed after this */
 		if (stat(dir, &st) || !S_ISDIR(st.st_mode))
 			ret = err_usage_code(e, -ENOENT, "-o %s: the directory %s does not exist",
 					     o, dir);
+		else if ((ret = plan_try_create_in(dir, len)))
+			err_usage_code(e, ret, "-o %s: cannot create a directory in %s: %s", o,
+				       dir, strerror(-ret));
 		p->output = PLAN_OUTPUT_NEW;
+		goto out;
+	}
+	/* Any spelling of them: "$PWD", "../..", a path through a link. */
+	if (S_ISDIR(st.st_mode) && cwd_or_ancestor(&st)) {
+		ret = err_usage(e, "-o %s: name a new directory for the bundle, not an existing "
+				"one such as the working directory or a directory it is in", o);
 		goto out;
 	}
 	if (!p->opts.force) {
@@ -434,6 +497,10 @@ static int check_output(struct plan *p, struct error *e)
 	}
 	ret = bundle_replaceable(fd, o, e);
 	close(fd);
+	/* The old one is moved aside beside it, and the new one made there. */
+	len = strlen(base);
+	if (!ret && (ret = plan_try_create_in(dirname(path), len)))
+		err_usage_code(e, ret, "-o %s: cannot replace it: %s", o, strerror(-ret));
 	if (!ret)
 		p->output = PLAN_OUTPUT_REPLACE;
 out:

@@ -243,6 +243,7 @@ static int resolve_ready(const struct script_opts *o, struct script_plan *sp, st
 {
 	char *copy, *dir;
 	struct stat st;
+	size_t len;
 	int ret = 0;
 
 	if (!o->ready)
@@ -274,9 +275,13 @@ static int resolve_ready(const struct script_opts *o, struct script_plan *sp, st
 	copy = strdup(o->ready);
 	if (!copy)
 		return err_runtime(e, -ENOMEM, "out of memory");
+	/* The file comes whole, through a temporary one named FILE.tmp-PID beside it. */
+	len = strlen(basename(copy)) + strlen(".tmp-") + 10;
 	dir = dirname(copy);
-	if (access(dir, W_OK | X_OK)) {
-		ret = err_usage_code(e, -errno, "the directory %s: %s", dir, strerror(errno));
+	ret = plan_try_create_in(dir, len);
+	if (ret) {
+		err_usage_code(e, ret, "cannot create it in the directory %s: %s", dir,
+			       strerror(-ret));
 		err_what(e, "--ready %s", o->ready);
 	}
 	free(copy);

@@ -3,11 +3,23 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "exechold.h"
 #include "workload.h"
+
+static bool have_caller;
+static mode_t caller_umask;
+static struct sigaction caller_sigpipe;
+
+void workload_note_caller(mode_t umask, const struct sigaction *sigpipe)
+{
+	caller_umask = umask;
+	caller_sigpipe = *sigpipe;
+	have_caller = true;
+}
 
 /* What the child failed at, sent up the exec error pipe with its errno. */
 enum { STEP_EXEC, STEP_HOLD, STEP_USER };
@@ -52,6 +64,10 @@ int workload_start(struct workload *w, const char *path, char *const argv[],
 		close(go[1]);
 		close(ep[0]);
 		sigprocmask(SIG_SETMASK, mask, NULL);
+		if (have_caller) {
+			umask(caller_umask);
+			sigaction(SIGPIPE, &caller_sigpipe, NULL);
+		}
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* the collector gave up */
 		/* Held: seized by the parent before the go, while still root's like it. */

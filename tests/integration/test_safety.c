@@ -130,9 +130,39 @@ Test(safety, info_quotes_a_directory_name_of_2000_quotes_exactly)
 
 /* ---- 9: a result that does not reach stdout is a failure ----------------------- */
 
+/*
+ * Issue 22's 17: stdout a pipe whose read end is closed already, as descriptor
+ * 9 (">&9" in run_redirected), and SIGPIPE's default action, as a shell gives
+ * it: a broken pipe is the third way a result does not reach stdout.
+ */
+static int broken_pipe_on_9(int *saved)
+{
+	int p[2];
+
+	signal(SIGPIPE, SIG_DFL);
+	*saved = fcntl(9, F_DUPFD_CLOEXEC, 10);
+	cr_assert_eq(pipe(p), 0);
+	close(p[0]);
+	if (p[1] != 9) {
+		cr_assert_eq(dup2(p[1], 9), 9);
+		close(p[1]);
+	}
+	return 9;
+}
+
+static void restore_9(int saved)
+{
+	close(9);
+	if (saved >= 0) {
+		dup2(saved, 9);
+		close(saved);
+	}
+}
+
 struct out_case {
 	char name[16];
-	char args[6][96];	/* @P: a program, @B: a bundle, @S: a .pevent, @T: a .pt, @F: fixture */
+	char args[6][96];	/* @P: a program, @B: a bundle, @S: a .pevent, @T: a .pt, @F: fixture,
+				   @H: hase's perf.data, @N: a new name (removed after each run) */
 };
 
 static struct out_case out_cases[] = {
@@ -146,9 +176,15 @@ static struct out_case out_cases[] = {
 	{ "dry-run", { "@F", "record", "--dry-run", "-o", "/tmp/ptc-dry-run-never-created", "--" } },
 	{ "dry-run-json", { "@F", "record", "--dry-run", "--json", "-o",
 			    "/tmp/ptc-dry-run-never-created" } },
+	{ "decode-stats", { "decode", "--stats", "@B" } },
+	{ "archive", { "archive", "@B" } },
+	{ "help", { "help" } },
+	{ "help-record", { "help", "record" } },
+	{ "version", { "--version" } },
+	{ "import", { "import", "@H", "@N" } },
 };
 
-ParameterizedTestParameters(safety, every_command_exits_1_when_stdout_is_full_or_closed)
+ParameterizedTestParameters(safety, every_command_exits_1_once_when_stdout_is_full_closed_or_a_broken_pipe)
 {
 	return cr_make_param_array(struct out_case, out_cases,
 				   sizeof(out_cases) / sizeof(out_cases[0]));
@@ -182,12 +218,14 @@ static char *psb_pt(void)
 	return temp_file(".pt", pt, sizeof(pt));
 }
 
-ParameterizedTest(struct out_case *c, safety, every_command_exits_1_when_stdout_is_full_or_closed)
+ParameterizedTest(struct out_case *c, safety,
+		  every_command_exits_1_once_when_stdout_is_full_closed_or_a_broken_pipe)
 {
-	static const char *const redirs[] = { ">/dev/full", ">&-" };
+	static const char *const redirs[] = { ">/dev/full", ">&-", ">&9" };
 	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
 	char *dir = testbundle_dir(), *prog = run_testprog("filtertarget"), *sb, *pt;
-	char *args[8], paths[6][4200], **env = NULL;
+	char *hase = run_srcpath("../shared/traces/hase-loopy-skylake/perf.data");
+	char *args[8], paths[6][4200], **env = NULL, fresh[4200] = "";
 	struct oracle_env oe;
 	int n = 0;
 
@@ -201,8 +239,13 @@ ParameterizedTest(struct out_case *c, safety, every_command_exits_1_when_stdout_
 			env = oracle_fixture_env(&oe, "skylake");
 			continue;
 		}
+		if (!strcmp(a, "@H") && access(hase, R_OK))
+			cr_skip_test("%s is not here: it comes with ../shared", hase);
+		if (!strcmp(a, "@N"))
+			snprintf(fresh, sizeof(fresh), "%s.new", dir);
 		if (a[0] == '@')
 			snprintf(paths[i], sizeof(paths[i]), "%s%s", a[1] == 'P' ? prog :
+				 a[1] == 'H' ? hase : a[1] == 'N' ? fresh :
 				 a[1] == 'S' ? sb : a[1] == 'T' ? pt : dir, a + 2);
 		else
 			snprintf(paths[i], sizeof(paths[i]), "%s", a);
@@ -211,16 +254,27 @@ ParameterizedTest(struct out_case *c, safety, every_command_exits_1_when_stdout_
 	if (!strcmp(c->name, "dry-run") || !strcmp(c->name, "dry-run-json"))
 		args[n++] = "true";
 	args[n] = NULL;
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < 3; i++) {
 		struct run_result r;
+		const char *said;
+		int saved = -1;
 
+		if (i == 2)
+			broken_pipe_on_9(&saved);
 		run_redirected(env, redirs[i], args, &r);
+		if (i == 2)
+			restore_9(saved);
 		cr_expect_eq(r.status, 1, "%s %s: exit %d, expected 1; stderr:\n%s", c->name,
 			     redirs[i], r.status, r.err);
-		cr_expect(strstr(r.err, "cannot write the results to standard output"),
-			  "%s %s: stderr does not say so:\n%s", c->name, redirs[i], r.err);
+		said = strstr(r.err, "cannot write the results to standard output");
+		cr_expect(said, "%s %s: stderr does not say so:\n%s", c->name, redirs[i], r.err);
+		cr_expect(!said || !strstr(said + 1, "cannot write the results"),
+			  "%s %s: said more than once:\n%s", c->name, redirs[i], r.err);
 		run_free(&r);
+		if (fresh[0] && !access(fresh, F_OK))
+			testbundle_remove(fresh);
 	}
+	free(hase);
 	unlink(sb);
 	unlink(pt);
 	free(sb);

@@ -108,6 +108,22 @@ if [ -z "$open" ]; then
 else
 	fail private_bundle_modes_0600_0700 "$(ls -ld $open | tr '\n' ';')"
 fi
+# Issue 22 (12): a umask with owner bits takes none of them (was 0500/0400, 0000); the
+# workload still runs with the caller's umask and SIGPIPE disposition (17).
+for m in 0200 0777; do
+	(umask $m && rec --kcore -e intel_pt//uk -o um$m -- /bin/sh -c \
+		'umask >/tmp/um.out; grep SigIgn /proc/self/status >>/tmp/um.out') 2>/tmp/um.err
+	open=$(find um$m \( -type f ! -perm 600 \) -o \( -type d ! -perm 700 \) 2>&1)
+	if [ ! -f um$m/manifest.json ] || [ -n "$open" ]; then
+		fail private_bundle_whatever_the_umask_$m "$(cat /tmp/um.err) $(ls -ld $open | tr '\n' ';')"
+	elif [ "$(head -1 /tmp/um.out)" != $m ]; then
+		fail private_bundle_whatever_the_umask_$m "the workload's umask: $(cat /tmp/um.out)"
+	elif [ $(( 0x$(sed -n 's/SigIgn:[[:space:]]*//p' /tmp/um.out) & 0x1000 )) != 0 ]; then
+		fail private_bundle_whatever_the_umask_$m "the workload ignores SIGPIPE: $(cat /tmp/um.out)"
+	else
+		pass private_bundle_whatever_the_umask_$m
+	fi
+done
 readable=""
 for f in $(find k1 p1 -type f); do
 	/runas 1000 /bin/cat "$f" >/dev/null 2>&1 && readable="$readable $f"
