@@ -39,6 +39,8 @@ TESTLIB   := $(wildcard tests/lib/*.c)
 TESTLIBOBJS := $(TESTLIB:tests/lib/%.c=$(BUILD)/obj/tests-lib/%.o)
 UNIT      := $(wildcard tests/unit/*.c)
 INTEG     := $(wildcard tests/integration/*.c)
+UNITOBJS  := $(UNIT:tests/%.c=$(BUILD)/obj/tests/%.o)
+INTEGOBJS := $(INTEG:tests/%.c=$(BUILD)/obj/tests/%.o)
 BIN       := $(BUILD)/ptcollect
 MANPAGES  := $(wildcard man/*.[1-8])
 
@@ -55,14 +57,20 @@ ifneq ($(V),1)
 Q := @
 endif
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)/obj
-	@echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+# Each object depends on the headers it includes (-MMD writes them to its .d; -MP adds an empty
+# rule for each header, so that removing one does not break the build).
+DEPFLAGS  := -MMD -MP
 
-$(BUILD)/obj/tests-lib/%.o: tests/lib/%.c $(wildcard include/*.h tests/lib/*.h)
+$(BUILD)/obj/%.o: src/%.c | $(BUILD)/obj
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/tests-lib/%.o: tests/lib/%.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+-include $(OBJS:.o=.d) $(TESTLIBOBJS:.o=.d)
 
 $(BUILD)/obj:
 	mkdir -p $@
@@ -90,15 +98,22 @@ $(BIN): $(OBJS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/unit: $(UNIT) $(LIBOBJS) $(TESTLIBOBJS)
+$(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $(UNIT) $(LIBOBJS) $(TESTLIBOBJS) $(LDLIBS) $(TEST_LIBS)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/integration: $(INTEG) $(TESTLIBOBJS) $(LIBOBJS)
+-include $(UNITOBJS:.o=.d) $(INTEGOBJS:.o=.d)
+
+$(BUILD)/tests/unit: $(UNITOBJS) $(LIBOBJS) $(TESTLIBOBJS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $(INTEG) $(TESTLIBOBJS) $(LIBOBJS) $(LDLIBS) $(TEST_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
+
+$(BUILD)/tests/integration: $(INTEGOBJS) $(TESTLIBOBJS) $(LIBOBJS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
 
 # Helpers the integration tests run as targets (small programs built with known symbols).
 $(BUILD)/tests/progs/%: tests/progs/%.c

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 /* Child processes for the integration tests, with captured stdout and stderr. */
+#include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -141,18 +144,51 @@ char *run_srcpath(const char *rel)
 	return p;
 }
 
+char *run_shared(const char *rel)
+{
+	const char *env = getenv("PTCOLLECT_SHARED"), *req = getenv("PTCOLLECT_REQUIRE_SHARED");
+	bool required = req && !strcmp(req, "1");
+	struct stat st;
+	char *dir, *p, *glob;
+
+	if ((env && *env ? asprintf(&dir, "%s", env) :
+	     asprintf(&dir, "%s/../shared", run_srcdir())) < 0 ||
+	    asprintf(&p, "%s/%s", dir, rel) < 0)
+		abort();
+	/* A glob pattern (the caller globs it) is checked up to the folder before its first
+	 * wildcard. */
+	glob = strpbrk(p + strlen(dir), "*?[");
+	free(dir);
+	if (glob) {
+		char *cut = strndupa(p, glob - p), *slash = strrchr(cut, '/');
+
+		if (slash)
+			*slash = '\0';
+		if (!stat(cut, &st))
+			return p;
+	} else if (!stat(p, &st)) {
+		return p;
+	}
+	if (required)
+		cr_assert_fail("%s: %s: the reference data (libipt's tools, the real traces) is "
+			       "required here (PTCOLLECT_REQUIRE_SHARED=1): set PTCOLLECT_SHARED "
+			       "to its directory", p, strerror(errno));
+	criterion_skip_test("%s: %s: the reference data lives beside the checkout in "
+			    "../shared (or set PTCOLLECT_SHARED); nothing to compare with",
+			    p, strerror(errno));
+}
+
 char *run_oracle(const char *tool)
 {
-	const char *shared = getenv("PTCOLLECT_SHARED");
-	char *p;
+	char *rel, *p;
 
-	if ((shared && *shared ? asprintf(&p, "%s/oracle/%s", shared, tool) :
-	     asprintf(&p, "%s/../shared/oracle/%s", run_srcdir(), tool)) < 0)
+	if (asprintf(&rel, "oracle/%s", tool) < 0)
 		abort();
-	if (access(p, X_OK) == 0)
-		return p;
-	free(p);
-	return NULL;
+	p = run_shared(rel);
+	free(rel);
+	if (access(p, X_OK))
+		cr_assert_fail("%s is there but not runnable: %s", p, strerror(errno));
+	return p;
 }
 
 int run_ptcollect(char *const env[], struct run_result *r, const char *arg, ...)

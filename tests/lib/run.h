@@ -30,10 +30,14 @@ const char *run_srcdir(void);
 char *run_testprog(const char *name);
 char *run_srcpath(const char *rel);
 /*
- * libipt's TOOL (ptxed, ptdump, pttc) from the reference data:
- * $PTCOLLECT_SHARED/oracle/TOOL, else the checkout's ../shared/oracle/TOOL.
- * malloc'd, or NULL when it is absent (the test skips, saying so).
+ * The reference data (libipt's tools in oracle/, real traces in traces/), which is not in the
+ * repository: $PTCOLLECT_SHARED, else the checkout's ../shared. run_shared() returns
+ * DIR/REL (malloc'd) when it exists; when it does not, the test is skipped with a message
+ * naming the path and the variable, or fails instead when PTCOLLECT_REQUIRE_SHARED=1 (what
+ * .ci/run sets: CI has the data, so a missing oracle is an error there, not a skip).
  */
+char *run_shared(const char *rel);
+/* libipt's TOOL (ptxed, ptdump, pttc): run_shared("oracle/TOOL"), runnable, or skip/fail. */
 char *run_oracle(const char *tool);
 
 #endif
