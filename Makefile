@@ -47,7 +47,7 @@ MANPAGES  := $(wildcard man/*.[1-8])
 TEST_CFLAGS := $(shell pkg-config --cflags criterion 2>/dev/null) -Itests/lib
 TEST_LIBS   := $(shell pkg-config --libs criterion 2>/dev/null)
 
-.PHONY: all deps demo test check check-asan check-kernel check-run fuzz bench bench-kernel \
+.PHONY: all deps demo test check check-asan check-kernel check-run fuzz fuzz-build bench bench-kernel \
 	install uninstall clean
 
 all: $(BIN)
@@ -209,6 +209,33 @@ check-asan:
 
 check-kernel: $(BIN)
 	tests/kernel/run-tests $(abspath $(BIN))
+
+# The fuzz targets share one instrumented build of the sources (-fsanitize=fuzzer-no-link
+# objects under $(BUILD)/fuzz/obj), each linked with its tests/fuzz/fuzz_NAME.c; tests/fuzz/run
+# builds them through `make fuzz-build` (or only the targets it is given) and runs them.
+FUZZ_CC     ?= clang
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DPTC_VERSION='"fuzz"' -Iinclude \
+	       -I$(BUILD)/bpf -Isrc/bpf $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
+	       -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_OBJS   := $(LIBOBJS:$(BUILD)/obj/%.o=$(BUILD)/fuzz/obj/%.o)
+FUZZ_BINS   := $(patsubst tests/fuzz/fuzz_%.c,$(BUILD)/fuzz/fuzz_%,$(wildcard tests/fuzz/fuzz_*.c))
+
+$(BUILD)/fuzz/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (fuzz)"
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/obj/trigger_bpf.o: $(BPF_SKEL)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
+	@echo "  LD      $@"
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(DEPFLAGS) -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
+
+-include $(FUZZ_OBJS:.o=.d) $(FUZZ_BINS:=.d)
+
+.SECONDARY: $(FUZZ_OBJS)
+
+fuzz-build: $(FUZZ_BINS)
 
 fuzz: $(BPF_SKEL)
 	tests/fuzz/run $(FUZZ_SECONDS)
