@@ -23,6 +23,32 @@ int run_ptcollect(char *const env[], struct run_result *r, const char *arg, ...)
 	__attribute__((sentinel));
 void run_free(struct run_result *r);
 
+/*
+ * A target that lives until the test ends it: argv started with its stdin and stdout on pipes
+ * (stderr inherited). run_wait_line() reads its stdout until a line equal to @line (its
+ * readiness), for at most @secs seconds: 0, or -1 at its end or the bound. run_end() closes
+ * its stdin (the target's signal to end: spawner ... stdin), then kills it if it has not
+ * ended within @secs, and reaps it: its exit code, or 128+signal.
+ */
+struct run_child {
+	int pid;
+	int in, out;
+};
+
+int run_start(char *const argv[], struct run_child *c);
+int run_wait_line(struct run_child *c, const char *line, int secs);
+int run_end(struct run_child *c, int secs);
+
+/*
+ * Poll /proc until @ready(@pid, @arg) holds, every millisecond, for at most @secs seconds:
+ * whether it held. The conditions below read /proc/PID.
+ */
+bool run_poll(int pid, bool (*ready)(int pid, const void *arg), const void *arg, int secs);
+/* /proc/PID/stat's state is the letter *@arg ('Z': exited, not reaped). */
+bool run_proc_state(int pid, const void *arg);
+/* /proc/PID/maps has a mapping whose path contains the string @arg. */
+bool run_proc_maps(int pid, const void *arg);
+
 /* $PTCOLLECT_BIN, $PTCOLLECT_SRCDIR, $PTCOLLECT_TESTPROGS/NAME (abort when unset). */
 const char *run_bin(void);
 const char *run_srcdir(void);
