@@ -318,9 +318,10 @@ Test(plan, the_mlock_budget_counts_one_ring_per_thread_with_per_thread)
 	struct run_result r;
 	pid_t child;
 
-	/* It lives until its stdin closes, and says "started" once its 40 threads run. */
+	/* A line starts its threads, "started" says all 40 run; it lives until stdin closes. */
 	cr_assert_eq(run_start(sargv, &sp), 0);
 	child = sp.pid;
+	cr_assert_eq(write(sp.in, "go\n", 3), 3);
 	cr_assert_eq(run_wait_line(&sp, "started", 60), 0, "spawner's 40 threads started");
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	/* Without CAP_IPC_LOCK and with a 1 MiB RLIMIT_MEMLOCK, root has a budget too. */

@@ -4,9 +4,10 @@
  * INTERVAL_MS SECONDS starts a thread every INTERVAL_MS until it has
  * NTHREADS, each spinning until SECONDS have passed since start; prints
  * "tid N" for each thread (its own pid first) so a test can compare.
- * With SECONDS "stdin" the threads spin until stdin is closed instead: the
- * main thread, once every thread is started, prints "started" and reads
- * stdin to its end, so the test decides when the target ends.
+ * With SECONDS "stdin" the test decides when threads start and when all end:
+ * the first line on stdin starts them (after "tid PID", before any other
+ * thread: the test can start tracing in between), "started" is printed once
+ * every thread runs, and they spin until stdin is closed.
  */
 #include <stdatomic.h>
 #include <math.h>
@@ -63,6 +64,9 @@ int main(int argc, char **argv)
 	deadline = until_eof ? INFINITY : now() + secs;
 	printf("tid %d\n", (int)getpid());
 	fflush(stdout);
+	for (char c = 0; until_eof && c != '\n';)
+		if (read(0, &c, 1) != 1)
+			return 0;
 	for (int i = 0; i < nr; i++) {
 		usleep(interval_ms * 1000);
 		if (pthread_create(&th[i], NULL, spin, NULL))
