@@ -39,13 +39,15 @@ TESTLIB   := $(wildcard tests/lib/*.c)
 TESTLIBOBJS := $(TESTLIB:tests/lib/%.c=$(BUILD)/obj/tests-lib/%.o)
 UNIT      := $(wildcard tests/unit/*.c)
 INTEG     := $(wildcard tests/integration/*.c)
+UNITOBJS  := $(UNIT:tests/%.c=$(BUILD)/obj/tests/%.o)
+INTEGOBJS := $(INTEG:tests/%.c=$(BUILD)/obj/tests/%.o)
 BIN       := $(BUILD)/ptcollect
 MANPAGES  := $(wildcard man/*.[1-8])
 
 TEST_CFLAGS := $(shell pkg-config --cflags criterion 2>/dev/null) -Itests/lib
 TEST_LIBS   := $(shell pkg-config --libs criterion 2>/dev/null)
 
-.PHONY: all deps demo test check check-asan check-kernel check-run fuzz bench bench-kernel \
+.PHONY: all deps demo test check check-asan check-kernel check-run fuzz fuzz-build bench bench-kernel \
 	install uninstall clean
 
 all: $(BIN)
@@ -55,14 +57,20 @@ ifneq ($(V),1)
 Q := @
 endif
 
-$(BUILD)/obj/%.o: src/%.c $(wildcard include/*.h) | $(BUILD)/obj
-	@echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS) -c -o $@ $<
+# Each object depends on the headers it includes (-MMD writes them to its .d; -MP adds an empty
+# rule for each header, so that removing one does not break the build).
+DEPFLAGS  := -MMD -MP
 
-$(BUILD)/obj/tests-lib/%.o: tests/lib/%.c $(wildcard include/*.h tests/lib/*.h)
+$(BUILD)/obj/%.o: src/%.c | $(BUILD)/obj
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/tests-lib/%.o: tests/lib/%.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+-include $(OBJS:.o=.d) $(TESTLIBOBJS:.o=.d)
 
 $(BUILD)/obj:
 	mkdir -p $@
@@ -90,15 +98,22 @@ $(BIN): $(OBJS)
 	@echo "  LD      $@"
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/unit: $(UNIT) $(LIBOBJS) $(TESTLIBOBJS)
+$(BUILD)/obj/tests/%.o: tests/%.c
 	@mkdir -p $(dir $@)
-	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $(UNIT) $(LIBOBJS) $(TESTLIBOBJS) $(LDLIBS) $(TEST_LIBS)
+	@echo "  CC      $<"
+	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-$(BUILD)/tests/integration: $(INTEG) $(TESTLIBOBJS) $(LIBOBJS)
+-include $(UNITOBJS:.o=.d) $(INTEGOBJS:.o=.d)
+
+$(BUILD)/tests/unit: $(UNITOBJS) $(LIBOBJS) $(TESTLIBOBJS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"
-	$(Q)$(CC) $(CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) -o $@ $(INTEG) $(TESTLIBOBJS) $(LIBOBJS) $(LDLIBS) $(TEST_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
+
+$(BUILD)/tests/integration: $(INTEGOBJS) $(TESTLIBOBJS) $(LIBOBJS)
+	@mkdir -p $(dir $@)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(TEST_LIBS)
 
 # Helpers the integration tests run as targets (small programs built with known symbols).
 $(BUILD)/tests/progs/%: tests/progs/%.c
@@ -201,6 +216,33 @@ check-asan:
 
 check-kernel: $(BIN)
 	tests/kernel/run-tests $(abspath $(BIN))
+
+# The fuzz targets share one instrumented build of the sources (-fsanitize=fuzzer-no-link
+# objects under $(BUILD)/fuzz/obj), each linked with its tests/fuzz/fuzz_NAME.c; tests/fuzz/run
+# builds them through `make fuzz-build` (or only the targets it is given) and runs them.
+FUZZ_CC     ?= clang
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DPTC_VERSION='"fuzz"' -Iinclude \
+	       -I$(BUILD)/bpf -Isrc/bpf $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
+	       -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_OBJS   := $(LIBOBJS:$(BUILD)/obj/%.o=$(BUILD)/fuzz/obj/%.o)
+FUZZ_BINS   := $(patsubst tests/fuzz/fuzz_%.c,$(BUILD)/fuzz/fuzz_%,$(wildcard tests/fuzz/fuzz_*.c))
+
+$(BUILD)/fuzz/obj/%.o: src/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (fuzz)"
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/obj/trigger_bpf.o: $(BPF_SKEL)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS)
+	@echo "  LD      $@"
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(DEPFLAGS) -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
+
+-include $(FUZZ_OBJS:.o=.d) $(FUZZ_BINS:=.d)
+
+.SECONDARY: $(FUZZ_OBJS)
+
+fuzz-build: $(FUZZ_BINS)
 
 fuzz: $(BPF_SKEL)
 	tests/fuzz/run $(FUZZ_SECONDS)

@@ -61,19 +61,10 @@ static bool hex_byte(const char *t)
 	return strlen(t) == 2 && hex_byte_at(t);
 }
 
-/* ../shared, or skip: the reference data is not in the repository. */
+/* The reference data (run_shared: ../shared or $PTCOLLECT_SHARED), or a skip that says why. */
 static char *shared(const char *rel)
 {
-	char *p;
-	struct stat st;
-
-	if (asprintf(&p, "%s/../shared/%s", run_srcdir(), rel) < 0)
-		abort();
-	own(p);
-	if (stat(p, &st))
-		cr_skip_test("%s is not there (the reference traces live beside the checkout, "
-			     "in ../shared): %s", p, strerror(errno));
-	return p;
+	return own(run_shared(rel));
 }
 
 struct args {

@@ -22,18 +22,10 @@
 
 #define MAX_OPTS 8
 
-/* ../shared of the checkout, or a skip that says why. */
+/* The reference data (run_shared: ../shared or $PTCOLLECT_SHARED), or a skip that says why. */
 static char *shared(const char *rel)
 {
-	char *dir = run_srcpath("../shared"), *p;
-	struct stat st;
-
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
-		cr_skip_test("%s is absent: the reference ptdump and the real traces live there "
-			     "(CI has them); nothing to compare with", dir);
-	cr_assert(asprintf(&p, "%s/%s", dir, rel) > 0);
-	free(dir);
-	return p;
+	return run_shared(rel);
 }
 
 static char *oracle(void)

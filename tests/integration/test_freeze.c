@@ -118,13 +118,25 @@ static void consume(struct rig *r)
 	cr_assert_eq(read(r->fd, &v, sizeof(v)), (ssize_t)sizeof(v));
 }
 
+/* Polls until every CPU's event is stopped, for at most 20 s: how many still run. */
 static int wait_stopped(struct rig *r)
 {
 	bool on[8];
 	int n = r->n;
 
-	for (int k = 0; k < 100 && n; k++)
+	for (int k = 0; k < 1000 && n; k++)
 		n = running(r, on);
+	return n;
+}
+
+/* Polls until every CPU's event runs, for at most 10 s: how many run. */
+static int wait_running(struct rig *r)
+{
+	bool on[8];
+	int n = 0;
+
+	for (int k = 0; k < 2000 && n != r->n; k++)
+		n = running_for(r, on, 5000);
 	return n;
 }
 
@@ -140,7 +152,7 @@ static struct freezer *start(struct rig *r)
 		ioctl(r->st[i].fds[0], PERF_EVENT_IOC_ENABLE, 0);
 	cr_assert_eq(running(r, on), r->n, "the events count before any fire");
 	cr_assert_eq(freeze_start(&fz, r->st, r->n, r->fd, &e), 0, "%s", e.why);
-	usleep(50000);
+	/* The threads need not be waiting yet: a fire stays on the descriptor until consumed. */
 	return fz;
 }
 
@@ -170,12 +182,11 @@ Test(freeze, every_round_of_fires_is_released_with_nothing_left_stopped)
 {
 	struct rig r;
 	struct freezer *fz = start(&r);
-	bool on[8];
 
 	/*
 	 * Rounds of fire, act, release, the release at every moment of a
 	 * thread's wakeup (0 to 200 us after the fire): after each, once the
-	 * threads are done (2 ms), none is left stopped.
+	 * threads are done (polled, up to 10 s), none is left stopped.
 	 */
 	for (int k = 0; k < 160; k++) {
 		int n;
@@ -185,8 +196,7 @@ Test(freeze, every_round_of_fires_is_released_with_nothing_left_stopped)
 			usleep((useconds_t)(k % 40) * 5);
 		consume(&r);
 		freeze_release(fz, true);
-		usleep(2000);
-		n = running_for(&r, on, 5000);
+		n = wait_running(&r);
 		cr_expect_eq(n, r.n, "round %d: %d of %d running after the release", k, n, r.n);
 		if (n != r.n)
 			break;

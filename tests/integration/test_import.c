@@ -53,18 +53,10 @@ static char *in_base(const char *name)
 	return p;
 }
 
-/* ../shared of the checkout, or a skip that says why. */
+/* The reference data (run_shared: ../shared or $PTCOLLECT_SHARED), or a skip that says why. */
 static char *shared(const char *rel)
 {
-	char *dir = run_srcpath("../shared"), *p;
-	struct stat st;
-
-	if (stat(dir, &st) || !S_ISDIR(st.st_mode))
-		cr_skip_test("%s is absent: the real trace and the reference ptxed live there "
-			     "(CI has them)", dir);
-	cr_assert(asprintf(&p, "%s/%s", dir, rel) > 0);
-	free(dir);
-	return p;
+	return run_shared(rel);
 }
 
 static bool have(const char *prog)

@@ -241,7 +241,8 @@ Test(plan, a_zombie_is_no_process)
 	if (child == 0)
 		_exit(0);
 	cr_assert_gt(child, 0);
-	usleep(100000);		/* exited, not reaped: a zombie */
+	cr_assert(run_poll(child, run_proc_state, "Z", 30), "%d is a zombie: exited, not reaped",
+		  (int)child);
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "-p", pid, "-o",
 				   "/tmp/ptc-dry-run-never-created", NULL), 0);
@@ -312,18 +313,16 @@ Test(plan, the_mlock_budget_counts_one_ring_per_thread_with_per_thread)
 	struct oracle_env oe;
 	char **env = oracle_fixture_env(&oe, "skylake");
 	char *spawner = run_testprog("spawner");
+	char *sargv[] = { spawner, "40", "1", "stdin", NULL };
+	struct run_child sp;
 	struct run_result r;
 	pid_t child;
 
-	child = fork();
-	if (child == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(null, 1);
-		execl(spawner, spawner, "40", "1", "30", (char *)NULL);
-		_exit(127);
-	}
-	usleep(500000);		/* its 40 threads are started */
+	/* A line starts its threads, "started" says all 40 run; it lives until stdin closes. */
+	cr_assert_eq(run_start(sargv, &sp), 0);
+	child = sp.pid;
+	cr_assert_eq(write(sp.in, "go\n", 3), 3);
+	cr_assert_eq(run_wait_line(&sp, "started", 60), 0, "spawner's 40 threads started");
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	/* Without CAP_IPC_LOCK and with a 1 MiB RLIMIT_MEMLOCK, root has a budget too. */
 	snprintf(script, sizeof(script),
@@ -344,8 +343,7 @@ Test(plan, the_mlock_budget_counts_one_ring_per_thread_with_per_thread)
 	cr_expect(strstr(r.err, "41 ring(s) of 64 KiB data + 64 KiB AUX"), "%s", r.err);
 	cr_expect(strstr(r.err, "hint: use smaller rings"), "%s", r.err);
 	run_free(&r);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
+	cr_expect_eq(run_end(&sp, 30), 0, "spawner ends when its stdin closes");
 	free(spawner);
 }
 

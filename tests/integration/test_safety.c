@@ -718,7 +718,7 @@ static void become_nobody(bool hold)
 	cr_assert_eq(workload_start(&w, "/bin/sh", argv, &mask, hold, &u, &e), 0, "%s", e.why);
 	cr_assert_eq(workload_release(&w, "sh", &e), 0, "%s", e.why);
 	cr_assert_eq(workload_run(&w, hold, &e), 0, "%s", e.why);
-	for (int i = 0; i < 500 && !workload_reap(&w); i++)
+	for (int i = 0; i < 6000 && !workload_reap(&w); i++)
 		usleep(10000);
 	cr_expect_eq(w.status, 0);
 	f = fopen(out, "r");

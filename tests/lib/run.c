@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: MIT
 /* Child processes for the integration tests, with captured stdout and stderr. */
+#include <criterion/criterion.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "run.h"
@@ -141,18 +146,51 @@ char *run_srcpath(const char *rel)
 	return p;
 }
 
+char *run_shared(const char *rel)
+{
+	const char *env = getenv("PTCOLLECT_SHARED"), *req = getenv("PTCOLLECT_REQUIRE_SHARED");
+	bool required = req && !strcmp(req, "1");
+	struct stat st;
+	char *dir, *p, *glob;
+
+	if ((env && *env ? asprintf(&dir, "%s", env) :
+	     asprintf(&dir, "%s/../shared", run_srcdir())) < 0 ||
+	    asprintf(&p, "%s/%s", dir, rel) < 0)
+		abort();
+	/* A glob pattern (the caller globs it) is checked up to the folder before its first
+	 * wildcard. */
+	glob = strpbrk(p + strlen(dir), "*?[");
+	free(dir);
+	if (glob) {
+		char *cut = strndupa(p, glob - p), *slash = strrchr(cut, '/');
+
+		if (slash)
+			*slash = '\0';
+		if (!stat(cut, &st))
+			return p;
+	} else if (!stat(p, &st)) {
+		return p;
+	}
+	if (required)
+		cr_assert_fail("%s: %s: the reference data (libipt's tools, the real traces) is "
+			       "required here (PTCOLLECT_REQUIRE_SHARED=1): set PTCOLLECT_SHARED "
+			       "to its directory", p, strerror(errno));
+	criterion_skip_test("%s: %s: the reference data lives beside the checkout in "
+			    "../shared (or set PTCOLLECT_SHARED); nothing to compare with",
+			    p, strerror(errno));
+}
+
 char *run_oracle(const char *tool)
 {
-	const char *shared = getenv("PTCOLLECT_SHARED");
-	char *p;
+	char *rel, *p;
 
-	if ((shared && *shared ? asprintf(&p, "%s/oracle/%s", shared, tool) :
-	     asprintf(&p, "%s/../shared/oracle/%s", run_srcdir(), tool)) < 0)
+	if (asprintf(&rel, "oracle/%s", tool) < 0)
 		abort();
-	if (access(p, X_OK) == 0)
-		return p;
-	free(p);
-	return NULL;
+	p = run_shared(rel);
+	free(rel);
+	if (access(p, X_OK))
+		cr_assert_fail("%s is there but not runnable: %s", p, strerror(errno));
+	return p;
 }
 
 int run_ptcollect(char *const env[], struct run_result *r, const char *arg, ...)
@@ -176,4 +214,133 @@ void run_free(struct run_result *r)
 	free(r->out);
 	free(r->err);
 	r->out = r->err = NULL;
+}
+
+int run_start(char *const argv[], struct run_child *c)
+{
+	int ip[2], op[2];
+
+	if (pipe2(ip, O_CLOEXEC))
+		return -errno;
+	if (pipe2(op, O_CLOEXEC)) {
+		close(ip[0]);
+		close(ip[1]);
+		return -errno;
+	}
+	c->pid = fork();
+	if (c->pid < 0)
+		return -errno;
+	if (c->pid == 0) {
+		dup2(ip[0], 0);
+		dup2(op[1], 1);
+		execvp(argv[0], argv);
+		fprintf(stderr, "run: cannot execute %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(ip[0]);
+	close(op[1]);
+	c->in = ip[1];
+	c->out = op[0];
+	return 0;
+}
+
+static long long now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+int run_wait_line(struct run_child *c, const char *line, int secs)
+{
+	long long end = now_ms() + secs * 1000LL;
+	size_t want = strlen(line), have = 0;
+	char cur[512];
+
+	for (;;) {
+		struct pollfd pf = { c->out, POLLIN, 0 };
+		long long left = end - now_ms();
+		char ch;
+		ssize_t n;
+
+		if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
+			return -1;
+		n = read(c->out, &ch, 1);	/* a byte at a time: nothing past the line */
+		if (n <= 0)
+			return -1;
+		if (ch != '\n') {
+			if (have < sizeof(cur) - 1)
+				cur[have++] = ch;
+			continue;
+		}
+		if (have == want && !memcmp(cur, line, want))
+			return 0;
+		have = 0;
+	}
+}
+
+int run_end(struct run_child *c, int secs)
+{
+	long long end = now_ms() + secs * 1000LL;
+	int st;
+
+	close(c->in);
+	close(c->out);
+	while (waitpid(c->pid, &st, WNOHANG) == 0) {
+		if (now_ms() > end) {
+			kill(c->pid, SIGKILL);
+			waitpid(c->pid, &st, 0);
+			break;
+		}
+		usleep(1000);
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+bool run_poll(int pid, bool (*ready)(int pid, const void *arg), const void *arg, int secs)
+{
+	long long end = now_ms() + secs * 1000LL;
+
+	while (!ready(pid, arg)) {
+		if (now_ms() > end)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+bool run_proc_state(int pid, const void *arg)
+{
+	char path[64], buf[512], *close_paren;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	close_paren = strrchr(buf, ')');
+	return close_paren && close_paren[1] == ' ' && close_paren[2] == *(const char *)arg;
+}
+
+bool run_proc_maps(int pid, const void *arg)
+{
+	char path[64], line[4200];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, (const char *)arg) != NULL;
+	fclose(f);
+	return found;
 }

@@ -23,6 +23,32 @@ int run_ptcollect(char *const env[], struct run_result *r, const char *arg, ...)
 	__attribute__((sentinel));
 void run_free(struct run_result *r);
 
+/*
+ * A target that lives until the test ends it: argv started with its stdin and stdout on pipes
+ * (stderr inherited). run_wait_line() reads its stdout until a line equal to @line (its
+ * readiness), for at most @secs seconds: 0, or -1 at its end or the bound. run_end() closes
+ * its stdin (the target's signal to end: spawner ... stdin), then kills it if it has not
+ * ended within @secs, and reaps it: its exit code, or 128+signal.
+ */
+struct run_child {
+	int pid;
+	int in, out;
+};
+
+int run_start(char *const argv[], struct run_child *c);
+int run_wait_line(struct run_child *c, const char *line, int secs);
+int run_end(struct run_child *c, int secs);
+
+/*
+ * Poll /proc until @ready(@pid, @arg) holds, every millisecond, for at most @secs seconds:
+ * whether it held. The conditions below read /proc/PID.
+ */
+bool run_poll(int pid, bool (*ready)(int pid, const void *arg), const void *arg, int secs);
+/* /proc/PID/stat's state is the letter *@arg ('Z': exited, not reaped). */
+bool run_proc_state(int pid, const void *arg);
+/* /proc/PID/maps has a mapping whose path contains the string @arg. */
+bool run_proc_maps(int pid, const void *arg);
+
 /* $PTCOLLECT_BIN, $PTCOLLECT_SRCDIR, $PTCOLLECT_TESTPROGS/NAME (abort when unset). */
 const char *run_bin(void);
 const char *run_srcdir(void);
@@ -30,10 +56,14 @@ const char *run_srcdir(void);
 char *run_testprog(const char *name);
 char *run_srcpath(const char *rel);
 /*
- * libipt's TOOL (ptxed, ptdump, pttc) from the reference data:
- * $PTCOLLECT_SHARED/oracle/TOOL, else the checkout's ../shared/oracle/TOOL.
- * malloc'd, or NULL when it is absent (the test skips, saying so).
+ * The reference data (libipt's tools in oracle/, real traces in traces/), which is not in the
+ * repository: $PTCOLLECT_SHARED, else the checkout's ../shared. run_shared() returns
+ * DIR/REL (malloc'd) when it exists; when it does not, the test is skipped with a message
+ * naming the path and the variable, or fails instead when PTCOLLECT_REQUIRE_SHARED=1 (what
+ * .ci/run sets: CI has the data, so a missing oracle is an error there, not a skip).
  */
+char *run_shared(const char *rel);
+/* libipt's TOOL (ptxed, ptdump, pttc): run_shared("oracle/TOOL"), runnable, or skip/fail. */
 char *run_oracle(const char *tool);
 
 #endif

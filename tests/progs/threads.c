@@ -9,8 +9,12 @@
  *                               microseconds, each replaced at once, until SECONDS
  * Prints "tid N" for every thread that lives to the end (the main thread's first)
  * and then "ready" once they all run, so a test can wait for it and compare.
+ * With SECONDS "stdin" (sleep mode), the process lives until its stdin is
+ * closed instead: the main thread reads it to its end, then all exit.
  */
+#include <math.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,7 +87,11 @@ int main(int argc, char **argv)
 	pthread_attr_t a;
 	pthread_t th;
 
-	deadline = now() + (argc > 3 ? atof(argv[3]) : 2);
+	bool until_eof = argc > 3 && !strcmp(argv[3], "stdin");
+
+	deadline = until_eof ? INFINITY : now() + (argc > 3 ? atof(argv[3]) : 2);
+	if (until_eof && strcmp(mode, "sleep"))
+		return 2;
 	if (nr < 1 || nr > 100000)
 		return 2;
 	if (!strcmp(mode, "churn"))
@@ -103,6 +111,13 @@ int main(int argc, char **argv)
 	/* The main thread alone exits (pthread_exit's system call, without its unwinder). */
 	if (!strcmp(mode, "mainexit"))
 		syscall(SYS_exit, 0);
+	if (until_eof) {
+		char buf[256];
+
+		while (read(0, buf, sizeof(buf)) > 0)
+			;
+		return 0;
+	}
 	sleep_until(deadline + 0.1);
 	return 0;
 }

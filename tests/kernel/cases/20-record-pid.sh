@@ -1,11 +1,32 @@
 # -p on a multi-threaded process that starts threads while it is traced; --per-thread; -C.
 . /lib.sh
-/spawner 4 150 1.5 >/tmp/sp.txt &
+# The spawner lives until its stdin (a fifo the case holds) closes, and starts its threads on
+# the case's word, once ptcollect is ready: no fixed lifetime, no sleep standing in for either.
+# ptcollect does not inherit the fifo (7>&-): the spawner sees its end when the case closes it.
+rm -f /tmp/sp.in /tmp/p1.ready
+mkfifo /tmp/sp.in
+/spawner 4 150 stdin </tmp/sp.in >/tmp/sp.txt &
 pid=$!
-sleep 0.1
+exec 7>/tmp/sp.in
+_i=0
+while ! grep -q "^tid $pid\$" /tmp/sp.txt 2>/dev/null && [ $_i -lt 600 ]; do
+	sleep 0.1
+	_i=$((_i + 1))
+done
 b0=$(stat bytes)
-/ptcollect record -q -p $pid -o /tmp/p1
+/ptcollect record -q -p $pid -o /tmp/p1 --ready /tmp/p1.ready 7>&- &
+rec=$!
+wait_file /tmp/p1.ready 600 || fail pid_ready "no ready file within 60 s"
+echo go >&7
+_i=0
+while ! grep -q '^started$' /tmp/sp.txt && [ $_i -lt 600 ]; do
+	sleep 0.1
+	_i=$((_i + 1))
+done
+exec 7>&-
+wait $rec
 rc=$?
+wait $pid
 b1=$(stat bytes)
 [ $rc = 0 ] && pass pid_exit_zero || fail pid_exit_zero "rc=$rc"
 check_bundle pid_bytes_exact /tmp/p1 && pass pid_bytes_exact
@@ -15,11 +36,22 @@ got=$(total_pt /tmp/p1)
 grep -q 'every traced thread exited' /tmp/p1/manifest.json && pass pid_stops_when_threads_exit \
 	|| fail pid_stops_when_threads_exit "$(grep stop_reason /tmp/p1/manifest.json)"
 
-/spawner 0 1 1 >/dev/null &
+/spawner 0 1 stdin </tmp/sp.in >/tmp/sp2.txt &
 pid=$!
-sleep 0.1
-/ptcollect record -q --per-thread -p $pid -o /tmp/p2
+exec 7>/tmp/sp.in
+_i=0
+while ! grep -q "^tid $pid\$" /tmp/sp2.txt 2>/dev/null && [ $_i -lt 600 ]; do
+	sleep 0.1
+	_i=$((_i + 1))
+done
+rm -f /tmp/p2.ready
+/ptcollect record -q --per-thread -p $pid -o /tmp/p2 --ready /tmp/p2.ready 7>&- &
+rec=$!
+wait_file /tmp/p2.ready 600 || fail per_thread_ready "no ready file within 60 s"
+exec 7>&-
+wait $rec
 rc=$?
+wait $pid
 [ $rc = 0 ] && [ -f /tmp/p2/tid$pid.pt ] && pass per_thread_file_per_tid \
 	|| fail per_thread_file_per_tid "rc=$rc: $(ls /tmp/p2)"
 check_bundle per_thread_bytes_exact /tmp/p2 && pass per_thread_bytes_exact

@@ -19,11 +19,22 @@ forks=$(grep -c 'PERF_RECORD_FORK  ' /tmp/s1.all)
 grep -q 'PERF_RECORD_ITRACE_START  ' /tmp/s1.all && grep -q 'PERF_RECORD_AUX' /tmp/s1.all \
 	&& pass bundle_command_itrace_start_and_aux || fail bundle_command_itrace_start_and_aux "missing"
 
-/spawner 3 50 3 >/tmp/s2.tids &
+# The spawner lives until its stdin (a fifo the case holds) closes; "started" says its three
+# threads run (no fixed lifetime, no sleep standing in for either).
+rm -f /tmp/s2.in
+mkfifo /tmp/s2.in
+/spawner 3 50 stdin </tmp/s2.in >/tmp/s2.tids &
 pid=$!
-sleep 0.5
+exec 7>/tmp/s2.in
+echo go >&7
+_i=0
+while ! grep -q '^started$' /tmp/s2.tids && [ $_i -lt 600 ]; do
+	sleep 0.1
+	_i=$((_i + 1))
+done
 line=$(grep ' /spawner$' /proc/$pid/maps | grep ' r-xp ' | head -1)
-/ptcollect record -q -p $pid --duration 0.5 -o /tmp/s2
+/ptcollect record -q -p $pid --duration 0.5 -o /tmp/s2 7>&-
+exec 7>&-
 /ptcollect dump /tmp/s2/proc.pevent >/tmp/s2.proc 2>/tmp/dump.err \
 	&& pass bundle_pid_proc_sideband_parses || fail bundle_pid_proc_sideband_parses "$(cat /tmp/dump.err)"
 missing=""

@@ -59,11 +59,15 @@ fi
 
 # ---- 3: a recording that fails before it begins puts the old bundle back ----
 sum0=$(cat b1/manifest.json b1/*.pt | md5sum)
-rec -a --duration 3 -o busy &
+# The busy recording runs from its ready file until the case ends it (SIGINT), not for a
+# fixed time that a slow start could use up.
+rm -f /tmp/busy.ready
+/ptcollect record -q -a --ready /tmp/busy.ready -o busy &
 bg=$!
-sleep 0.7
+wait_file /tmp/busy.ready 600 || fail force_busy_pmu_keeps_the_old_bundle "no ready file in 60 s"
 rec --force -o b1 -- /bin/true 2>/tmp/f.err
 rc=$?
+kill -INT $bg
 wait $bg
 sum1=$(cat b1/manifest.json b1/*.pt 2>/dev/null | md5sum)
 if [ $rc = 1 ] && grep -q 'busy' /tmp/f.err && [ "$sum0" = "$sum1" ] && ! ls -a | grep -q replaced; then
@@ -93,10 +97,14 @@ fi
 
 # ---- 6: private whatever the umask: kallsyms, kcore.text, sysroot/, proc.pevent ----
 rec -e intel_pt//uk --kcore -a --duration 0.3 -o k1
-/threads sleep 2 2 >/tmp/t.out &
+rm -f /tmp/t.in
+mkfifo /tmp/t.in
+/threads sleep 2 stdin </tmp/t.in >/tmp/t.out &
 pid=$!
-sleep 0.3
-rec -p $pid --duration 0.3 -o p1
+exec 7>/tmp/t.in
+wait_ready /tmp/t.out
+rec -p $pid --duration 0.3 -o p1 7>&-
+exec 7>&-
 wait $pid
 for f in kallsyms kcore.text sysroot/vdso-x64.so manifest.json cpu0.pt cpu0.pevent; do
 	[ -f k1/$f ] || fail private_bundle_has_every_file "k1/$f is missing"

@@ -23,13 +23,19 @@ done
 [ -d /tmp/c5 ] && check_bundle pid_churn_bytes_exact /tmp/c5 && pass pid_churn_bytes_exact
 
 # ---- 4: the main thread exited, the others run ----
-/threads mainexit 3 3 >/tmp/m.out &
+# Its threads wake once a second: a 1.5 s recording sees one wake at least, and they live 6 s.
+/threads mainexit 3 6 >/tmp/m.out &
 pid=$!
 wait_ready /tmp/m.out
-sleep 0.2
+# Until the main thread has exited (the process's state is then Z), 60 s at most.
+_i=0
+while [ "$(sed -n 's/^State:\t\(.\).*/\1/p' /proc/$pid/status)" != Z ] && [ $_i -lt 600 ]; do
+	sleep 0.1
+	_i=$((_i + 1))
+done
 st=$(sed -n 's/^State:\t\(.\).*/\1/p' /proc/$pid/status)
 b0=$(stat bytes)
-/ptcollect record -q -p $pid --duration 0.5 -o /tmp/m1 2>/tmp/m.err
+/ptcollect record -q -p $pid --duration 1.5 -o /tmp/m1 2>/tmp/m.err
 rc=$?
 b1=$(stat bytes)
 wait $pid

@@ -3,13 +3,22 @@
 # sideband, the manifest agrees with the 2002 files.
 . /lib.sh
 cd /tmp || exit 1
-/threads sleep 1000 25 >/tmp/k.out &
+# The target lives until its stdin (a fifo) closes. RssAnon is sampled from ptcollect's ready
+# file on, once its 2000 rings are set up (under load that takes longer than any fixed wait:
+# samples taken during the setup grew with it), and the recording ends on SIGINT after them.
+rm -f /tmp/k.in /tmp/k2.ready
+mkfifo /tmp/k.in
+/threads sleep 1000 stdin </tmp/k.in >/tmp/k.out &
 pid=$!
+exec 7>/tmp/k.in
 wait_ready /tmp/k.out
 nthr=$(grep -c '^tid ' /tmp/k.out)
-/ptcollect record -q --per-thread -m 4K,4K -p $pid --duration 8 -o /tmp/k2 2>/tmp/k.err &
+/ptcollect record -q --per-thread -m 4K,4K -p $pid --ready /tmp/k2.ready -o /tmp/k2 \
+	2>/tmp/k.err 7>&- &
 rec=$!
-samples=$(sample_rss $rec 7)
+wait_file /tmp/k2.ready 1200 || fail load_ready "no ready file within 120 s"
+samples=$(sample_rss $rec 6)
+kill -INT $rec
 wait $rec
 rc=$?
 echo "per-thread ptcollect RssAnon kB, once a second:$samples"
@@ -20,6 +29,6 @@ check_flat load_memory_flat_per_thread $samples && pass load_memory_flat_per_thr
 check_agrees load_per_thread_bundle_agrees /tmp/k2 && pass load_per_thread_bundle_agrees
 check_every_thread load_every_thread_has_sideband_per_thread /tmp/k.out &&
 	pass load_every_thread_has_sideband_per_thread
-kill $pid 2>/dev/null
+exec 7>&-
 wait $pid
 rm -rf /tmp/k2
