@@ -32,8 +32,10 @@ CFLAGS    += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 LDFLAGS   += -fsanitize=address,undefined
 endif
 
-SRCS      := $(wildcard src/*.c)
-OBJS      := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
+# One folder per layer (README.md, Layout); an object keeps its module's name.
+SRCS      := $(wildcard src/*/*.c)
+OBJS      := $(patsubst %.c,$(BUILD)/obj/%.o,$(notdir $(SRCS)))
+vpath %.c $(sort $(dir $(SRCS)))
 LIBOBJS   := $(filter-out $(BUILD)/obj/main.o,$(OBJS))
 TESTLIB   := $(wildcard tests/lib/*.c)
 TESTLIBOBJS := $(TESTLIB:tests/lib/%.c=$(BUILD)/obj/tests-lib/%.o)
@@ -61,7 +63,7 @@ endif
 # rule for each header, so that removing one does not break the build).
 DEPFLAGS  := -MMD -MP
 
-$(BUILD)/obj/%.o: src/%.c | $(BUILD)/obj
+$(BUILD)/obj/%.o: %.c | $(BUILD)/obj
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
@@ -81,18 +83,18 @@ BPF_CLANG ?= clang
 BPFTOOL   ?= $(or $(shell command -v bpftool 2>/dev/null),/usr/sbin/bpftool)
 BPF_SKEL  := $(BUILD)/bpf/trigbpf.skel.h
 
-$(BUILD)/bpf/trigbpf.bpf.o: src/bpf/trigger.bpf.c src/bpf/trigger_bpf_event.h
+$(BUILD)/bpf/trigbpf.bpf.o: src/kernel/bpf/trigger.bpf.c src/kernel/bpf/trigger_bpf_event.h
 	@mkdir -p $(dir $@)
 	@echo "  BPF     $<"
 	$(Q)$(BPF_CLANG) -g -O2 -target bpf -I/usr/include/$(shell $(CC) -print-multiarch) \
-		-Isrc/bpf -c -o $@ $<
+		-Isrc/kernel/bpf -c -o $@ $<
 
 $(BPF_SKEL): $(BUILD)/bpf/trigbpf.bpf.o
 	@echo "  SKEL    $@"
 	$(Q)$(BPFTOOL) gen skeleton $< name trigbpf > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/trigger_bpf.o: $(BPF_SKEL)
-$(BUILD)/obj/trigger_bpf.o: CFLAGS += -I$(BUILD)/bpf -Isrc/bpf
+$(BUILD)/obj/trigger_bpf.o: CFLAGS += -I$(BUILD)/bpf -Isrc/kernel/bpf
 
 $(BIN): $(OBJS)
 	@echo "  LD      $@"
@@ -222,12 +224,12 @@ check-kernel: $(BIN)
 # builds them through `make fuzz-build` (or only the targets it is given) and runs them.
 FUZZ_CC     ?= clang
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DPTC_VERSION='"fuzz"' -Iinclude \
-	       -I$(BUILD)/bpf -Isrc/bpf $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
+	       -I$(BUILD)/bpf -Isrc/kernel/bpf $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
 	       -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_OBJS   := $(LIBOBJS:$(BUILD)/obj/%.o=$(BUILD)/fuzz/obj/%.o)
 FUZZ_BINS   := $(patsubst tests/fuzz/fuzz_%.c,$(BUILD)/fuzz/fuzz_%,$(wildcard tests/fuzz/fuzz_*.c))
 
-$(BUILD)/fuzz/obj/%.o: src/%.c
+$(BUILD)/fuzz/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (fuzz)"
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c -o $@ $<

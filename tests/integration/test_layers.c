@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * The code's shape, checked: the layers drawn in README.md's layout section
- * are the rule. A module includes only modules of its own layer or below,
- * the modules form no circle, only the commands print, and the binary links
- * only libraries whose functions it calls.
+ * are the rule. Each layer is a folder of src/ named as the layer; a module
+ * includes only modules of its own layer or below, the modules form no
+ * circle, only the commands print, only the kernel layer talks to the
+ * kernel's perf, ptrace and BPF interfaces, and the binary links only
+ * libraries whose functions it calls.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -136,13 +138,36 @@ static void module_name(const char *file, char *out, size_t len)
 	out[n] = '\0';
 }
 
-static void scan_file(const char *dir, const char *file, const char *mod, bool check_print)
+/* What only the kernel layer may write: the perf, ptrace and BPF interfaces, ring mappings. */
+static const char *const kernel_words[] = {
+	"perf_event_open", "PERF_EVENT_IOC_", "ptrace(", "bpf_object", "bpf_link",
+	"ring_buffer__", "SYS_bpf",
+};
+
+/* A shared mapping (a ring), not a private one of a file: mmap( ... MAP_SHARED ... ); */
+static bool maps_shared(const char *text)
+{
+	for (const char *p = text; (p = strstr(p, "mmap(")); p++) {
+		const char *end = strchr(p, ';');
+		const char *hit = strstr(p, "MAP_SHARED");
+
+		if (hit && (!end || hit < end))
+			return true;
+	}
+	return false;
+}
+
+static void scan_file(const char *dir, const char *folder, const char *file, const char *mod,
+		      bool check_print)
 {
 	char path[4096], *text, *p;
 	struct module *m = find(mod), *dep;
 
 	cr_assert(m, "%s/%s belongs to module '%s', which README.md's layers block does not "
 		  "list: add it to the layer it belongs to", dir, file, mod);
+	cr_expect(!folder || !strcmp(folder, layer_names[m->layer]), "%s/%s is in src/%s/, but "
+		  "module %s is of layer %s: move it to src/%s/", dir, file, folder, mod,
+		  layer_names[m->layer], layer_names[m->layer]);
 	m->seen = true;
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	text = slurp(path);
@@ -172,6 +197,14 @@ static void scan_file(const char *dir, const char *file, const char *mod, bool c
 		m->dep[dep - mods] = true;
 	}
 	strip(text);
+	if (folder && strcmp(folder, "kernel")) {
+		for (size_t i = 0; i < sizeof(kernel_words) / sizeof(kernel_words[0]); i++)
+			cr_expect_null(strstr(text, kernel_words[i]), "%s uses %s: only the kernel "
+				       "layer (src/kernel/) talks to the kernel's perf, ptrace and BPF "
+				       "interfaces", path, kernel_words[i]);
+		cr_expect(!maps_shared(text), "%s maps a ring (mmap with MAP_SHARED): only the "
+			  "kernel layer (src/kernel/) does", path);
+	}
 	if (check_print) {
 		static const char *const words[] = {
 			"printf(", "fprintf(", "puts(", "fputs(", "perror(", "stderr", "stdout",
@@ -192,7 +225,7 @@ static void scan_file(const char *dir, const char *file, const char *mod, bool c
 	free(text);
 }
 
-static void scan_dir(const char *rel, const char *ext)
+static void scan_dir(const char *rel, const char *folder, const char *ext)
 {
 	char *dir = run_srcpath(rel), mod[64];
 	struct dirent *de;
@@ -205,11 +238,42 @@ static void scan_dir(const char *rel, const char *ext)
 		if (n < 3 || strcmp(de->d_name + n - 2, ext))
 			continue;
 		module_name(de->d_name, mod, sizeof(mod));
-		scan_file(dir, de->d_name, mod, !strcmp(ext, ".c") && find(mod) &&
+		scan_file(dir, folder, de->d_name, mod, !strcmp(ext, ".c") && find(mod) &&
 			  find(mod)->layer > 0);
 	}
 	closedir(d);
 	free(dir);
+}
+
+/* src/ holds one folder per layer and nothing else with code in it. */
+static void scan_tree(void)
+{
+	char *src = run_srcpath("src"), rel[128];
+	struct dirent *de;
+	DIR *d = opendir(src);
+
+	cr_assert(d, "%s", src);
+	while ((de = readdir(d))) {
+		size_t n = strlen(de->d_name);
+		bool layer = false;
+
+		if (de->d_name[0] == '.')
+			continue;
+		cr_expect(n < 2 || strcmp(de->d_name + n - 2, ".c"), "src/%s: a module's file "
+			  "goes in the folder of its layer", de->d_name);
+		for (int i = 0; i < nr_layers; i++)
+			layer |= !strcmp(de->d_name, layer_names[i]);
+		if (n >= 2 && !strcmp(de->d_name + n - 2, ".c"))
+			continue;
+		cr_expect(layer, "src/%s/ is no layer of README.md's layers block", de->d_name);
+		if (!layer)
+			continue;
+		snprintf(rel, sizeof(rel), "src/%s", de->d_name);
+		scan_dir(rel, de->d_name, ".c");
+	}
+	closedir(d);
+	free(src);
+	scan_dir("include", NULL, ".h");
 }
 
 static bool reaches(int from, int to, bool *seen)
@@ -228,8 +292,7 @@ static bool reaches(int from, int to, bool *seen)
 Test(layers, modules_call_only_their_layer_or_below_and_only_commands_print)
 {
 	read_layers();
-	scan_dir("src", ".c");
-	scan_dir("include", ".h");
+	scan_tree();
 	for (int i = 0; i < nr_mods; i++)
 		cr_expect(mods[i].seen, "README.md lists module %s, but src/ and include/ have no "
 			  "file of it", mods[i].name);
@@ -238,8 +301,7 @@ Test(layers, modules_call_only_their_layer_or_below_and_only_commands_print)
 Test(layers, no_circle_between_modules)
 {
 	read_layers();
-	scan_dir("src", ".c");
-	scan_dir("include", ".h");
+	scan_tree();
 	for (int a = 0; a < nr_mods; a++) {
 		for (int b = 0; b < nr_mods; b++) {
 			bool seen[MAX_MODULES] = { false };

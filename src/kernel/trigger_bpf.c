@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Uprobe triggers: the BPF program of src/bpf/trigger.bpf.c (its skeleton is
+ * Uprobe triggers: the BPF program of src/kernel/bpf/trigger.bpf.c (its skeleton is
  * generated at build time) attached once per trigger, the trigger's index as
  * the attach cookie. Fires come back through one BPF ring buffer, read with
  * libbpf's ring_buffer API without blocking.
