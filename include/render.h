@@ -34,7 +34,7 @@ struct disasm;
 
 enum rrec_kind {
 	RREC_STREAM,		/* a stream starts (its first chunk, before decoding) */
-	RREC_INSN,		/* an instruction: insn, offset, tsc */
+	RREC_INSN,		/* an instruction: through renderer.insn(), not put() */
 	RREC_BRANCH,		/* a taken branch from -> to (0: none), name: perf's kind */
 	RREC_CALL,		/* from -> to; from_name/to_name with RENDER_NAMES */
 	RREC_RETURN,
@@ -54,11 +54,8 @@ struct rrec {
 	uint64_t from, to;		/* BRANCH, CALL, RETURN; ERROR: to is the IP */
 	const char *name;		/* BRANCH kind, GAP and ERROR message */
 	const char *from_name, *to_name;	/* CALL, RETURN: symbol+offset */
-	const struct pt_insn *insn;	/* INSN */
 	const struct pt_event *event;	/* EVENT */
-	uint64_t offset;		/* INSN, EVENT (ptxed's --offset), ERROR: in the file */
-	uint64_t tsc;			/* INSN: the last event's TSC (ptxed's --time) */
-	/* Not for INSN: */
+	uint64_t offset;		/* EVENT (ptxed's --offset), ERROR: in the file */
 	bool has_time;
 	uint64_t time;			/* ns of perf time */
 	uint32_t pid, tid;		/* the thread sideband says runs (0 without) */
@@ -94,6 +91,11 @@ struct renderer {
 	unsigned wants;			/* RREC_BIT()s */
 	unsigned flags;
 	void (*put)(struct render *r, const struct rrec *rec);
+	/*
+	 * RREC_INSN records, the hot path, without a struct rrec: @offset (ptxed's
+	 * --offset, 0 without it) and @tsc (--time) as in the record.
+	 */
+	void (*insn)(struct render *r, const struct pt_insn *in, uint64_t offset, uint64_t tsc);
 
 	/* At the merge, for output that needs it (NULL, 0: bytes as the sinks have them). */
 	dout_filter_fn *filter;
@@ -117,6 +119,9 @@ void render_event_text(const struct pt_event *ev, char *buf, size_t n);
 /* A decoder record (decode_rec.h) of @rec's thread, time and addresses. */
 void render_drec(struct dsink *s, const struct rrec *rec, int drec_kind, const char *s1,
 		 const char *s2);
+
+/* "[stream: NAME]" (escaped, printable.h) when the run has more than one stream. */
+void render_stream_header(struct render *r, const struct rrec *rec);
 
 /* Text or JSON lines into a sink. */
 void render_text(struct dsink *s, const char *text);

@@ -390,15 +390,9 @@ static void on_insn(struct dec *x, const struct pt_insn *in, bool ok)
 		check_mark(x, in, ok);
 	resolve_next(x, in->ip, in->isid);
 	count_insn(&x->c->stats, in);
-	if (x->insn_rend) {
-		struct rrec r;
-
-		r.kind = RREC_INSN;
-		r.insn = in;
-		r.offset = file_offset(x, x->at);
-		r.tsc = x->event_tsc;
-		x->insn_rend->ops->put(x->insn_rend, &r);
-	}
+	if (x->insn_rend)
+		x->insn_rend->ops->insn(x->insn_rend, in, x->cfg->show_offset ?
+					file_offset(x, x->at) : 0, x->event_tsc);
 	x->prev.ip = in->ip;
 	x->prev.isid = in->isid;
 	x->prev.iclass = in->iclass;

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "decode_rec.h"
+#include "printable.h"
 #include "render.h"
 
 /* Every format: one line each. */
@@ -64,6 +65,23 @@ int render_close(struct dout *o, const struct renderer *rd, bool ok)
 	free(o->state);
 	o->state = NULL;
 	return ret;
+}
+
+void render_stream_header(struct render *r, const struct rrec *rec)
+{
+	char *name;
+
+	if (r->cfg->nr_streams < 2)
+		return;
+	name = printable(rec->stream_name);
+	if (!name) {
+		r->sink->err = r->sink->err ? r->sink->err : -ENOMEM;
+		return;
+	}
+	render_text(r->sink, "[stream: ");
+	render_text(r->sink, name);
+	render_text(r->sink, "]\n");
+	free(name);
 }
 
 void render_text(struct dsink *s, const char *text)

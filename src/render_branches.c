@@ -35,15 +35,10 @@ static char *put_hex_w16(char *p, uint64_t v)
 
 static void put(struct render *r, const struct rrec *rec)
 {
-	char line[4200], *p = line;
+	char line[40], *p = line;
 
 	if (rec->kind == RREC_STREAM) {
-		if (r->cfg->nr_streams > 1) {
-			int n = snprintf(line, sizeof(line), "[stream: %s]\n", rec->stream_name);
-
-			if (n > 0 && (size_t)n < sizeof(line))
-				dsink_put(r->sink, line, (size_t)n);
-		}
+		render_stream_header(r, rec);
 		return;
 	}
 	*p++ = ' ';

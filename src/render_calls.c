@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "decode_rec.h"
+#include "printable.h"
 #include "render.h"
 
 #define NAME_MAX_LEN 1024
@@ -68,25 +69,30 @@ static void indent(struct dout *o, uint64_t depth)
 
 static void text_line(struct dout *o, struct calls_state *st, const struct drec *r)
 {
-	char line[2 * NAME_MAX_LEN + 128];
+	/* Names from ELF files and file names: escaped (printable.h). */
+	char s1[4 * NAME_MAX_LEN + 1], s2[4 * NAME_MAX_LEN + 1];
+	char line[2 * sizeof(s1) + 128];
 	int n = 0;
+
+	printable_to(s1, sizeof(s1), drec_s1(r));
+	printable_to(s2, sizeof(s2), drec_s2(r));
 
 	switch (r->kind) {
 	case DREC_STREAM:
 		if (st->headers)
-			n = snprintf(line, sizeof(line), "[stream: %s]\n", drec_s1(r));
+			n = snprintf(line, sizeof(line), "[stream: %s]\n", s1);
 		dout_write(o, line, (size_t)(n > 0 ? n : 0));
 		return;
 	case DREC_CALL:
-		n = snprintf(line, sizeof(line), "call %s (0x%" PRIx64 ") from %s\n", drec_s2(r),
-			     r->to, drec_s1(r));
+		n = snprintf(line, sizeof(line), "call %s (0x%" PRIx64 ") from %s\n", s2,
+			     r->to, s1);
 		break;
 	case DREC_RET:
 		n = snprintf(line, sizeof(line), "ret  to %s (0x%" PRIx64 ") from %s\n",
-			     drec_s2(r), r->to, drec_s1(r));
+			     s2, r->to, s1);
 		break;
 	case DREC_MARK:
-		n = snprintf(line, sizeof(line), "%s\n", drec_s1(r));
+		n = snprintf(line, sizeof(line), "%s\n", s1);
 		break;
 	default:
 		return;

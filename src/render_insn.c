@@ -26,9 +26,8 @@ static char *put_hex16(char *p, uint64_t v)
 	return p + 16;
 }
 
-static void insn_line(struct render *r, const struct rrec *rec)
+static void insn_line(struct render *r, const struct pt_insn *in, uint64_t offset, uint64_t tsc)
 {
-	const struct pt_insn *in = rec->insn;
 	uint8_t *p = dsink_room(r->sink, 64 + DISASM_TEXT_AT + 512 + 16), *start = p;
 	const char *tail;
 	size_t len;
@@ -38,12 +37,12 @@ static void insn_line(struct render *r, const struct rrec *rec)
 		return;
 	}
 	if (r->cfg->show_offset) {
-		p = (uint8_t *)put_hex16((char *)p, rec->offset);
+		p = (uint8_t *)put_hex16((char *)p, offset);
 		*p++ = ' ';
 		*p++ = ' ';
 	}
 	if (r->cfg->show_time) {
-		p = (uint8_t *)put_hex16((char *)p, rec->tsc);
+		p = (uint8_t *)put_hex16((char *)p, tsc);
 		*p++ = ' ';
 		*p++ = ' ';
 	}
@@ -67,19 +66,12 @@ static void insn_line(struct render *r, const struct rrec *rec)
 
 static void put(struct render *r, const struct rrec *rec)
 {
-	char text[160], line[4200], off[20] = "";
+	char text[160], line[400], off[20] = "";
 
 	switch (rec->kind) {
-	case RREC_INSN:
-		insn_line(r, rec);
-		return;
 	case RREC_STREAM:
-		if (r->cfg->nr_streams < 2)
-			return;
-		if (snprintf(line, sizeof(line), "[stream: %s]\n", rec->stream_name) >=
-		    (int)sizeof(line))
-			return;
-		break;
+		render_stream_header(r, rec);
+		return;
 	case RREC_EVENT:
 		render_event_text(rec->event, text, sizeof(text));
 		if (!text[0])
@@ -110,4 +102,5 @@ const struct renderer render_insn = {
 		 RREC_BIT(RREC_EOT) | RREC_BIT(RREC_ERROR),
 	.flags = RENDER_DISASM,
 	.put = put,
+	.insn = insn_line,
 };

@@ -9,6 +9,7 @@
 #include "decode_rec.h"
 #include "disasm.h"
 #include "render.h"
+#include "utf8.h"
 
 static const char hexd[] = "0123456789abcdef";
 
@@ -28,7 +29,7 @@ static void stream_line(struct render *r, const struct rrec *rec)
 
 	if (r->cfg->nr_streams < 2)
 		return;
-	o = json_pack("{s:s}", "stream", rec->stream_name);
+	o = json_pack("{s:o}", "stream", utf8_json_string(rec->stream_name));
 	t = o ? json_dumps(o, JSON_COMPACT) : NULL;
 	if (t && strlen(t) + 1 < 4200) {
 		dsink_put(r->sink, t, strlen(t));
@@ -40,9 +41,8 @@ static void stream_line(struct render *r, const struct rrec *rec)
 
 /* ---- --insn --json ---- */
 
-static void insn_line(struct render *r, const struct rrec *rec)
+static void insn_line(struct render *r, const struct pt_insn *in, uint64_t offset, uint64_t tsc)
 {
-	const struct pt_insn *in = rec->insn;
 	char bytes[48];
 	json_t *o = json_object();
 	const char *text;
@@ -65,9 +65,9 @@ static void insn_line(struct render *r, const struct rrec *rec)
 	if (in->speculative)
 		json_object_set_new(o, "speculative", json_true());
 	if (r->cfg->show_offset)
-		json_object_set_new(o, "offset", json_integer((json_int_t)rec->offset));
+		json_object_set_new(o, "offset", json_integer((json_int_t)offset));
 	if (r->cfg->show_time)
-		json_object_set_new(o, "tsc", json_integer((json_int_t)rec->tsc));
+		json_object_set_new(o, "tsc", json_integer((json_int_t)tsc));
 	render_json_line(r->sink, o);
 }
 
@@ -98,9 +98,6 @@ static void insn_put(struct render *r, const struct rrec *rec)
 	json_t *o;
 
 	switch (rec->kind) {
-	case RREC_INSN:
-		insn_line(r, rec);
-		break;
 	case RREC_STREAM:
 		stream_line(r, rec);
 		break;
@@ -128,6 +125,7 @@ const struct renderer render_insn_json = {
 		 RREC_BIT(RREC_ERROR),
 	.flags = RENDER_DISASM,
 	.put = insn_put,
+	.insn = insn_line,
 };
 
 /* ---- --branches --json ---- */
@@ -165,7 +163,7 @@ static void json_line(struct dout *o, struct calls_state *st, const struct drec 
 
 	switch (r->kind) {
 	case DREC_STREAM:
-		json_object_set_new(j, "stream", json_string(drec_s1(r)));
+		json_object_set_new(j, "stream", utf8_json_string(drec_s1(r)));
 		break;
 	case DREC_CALL:
 	case DREC_RET:
@@ -174,10 +172,10 @@ static void json_line(struct dout *o, struct calls_state *st, const struct drec 
 		json_object_set_new(j, "depth", json_integer((json_int_t)st->depth));
 		snprintf(hex, sizeof(hex), "0x%" PRIx64, r->from);
 		json_object_set_new(j, "from", json_string(hex));
-		json_object_set_new(j, "from_sym", json_string(drec_s1(r)));
+		json_object_set_new(j, "from_sym", utf8_json_string(drec_s1(r)));
 		snprintf(hex, sizeof(hex), "0x%" PRIx64, r->to);
 		json_object_set_new(j, "to", json_string(hex));
-		json_object_set_new(j, "to_sym", json_string(drec_s2(r)));
+		json_object_set_new(j, "to_sym", utf8_json_string(drec_s2(r)));
 		if (r->has_time)
 			json_object_set_new(j, "time", json_integer((json_int_t)r->time));
 		break;
