@@ -13,7 +13,6 @@
 #include <unistd.h>
 
 #include "decode_chunk.h"
-#include "decode_rec.h"
 #include "decode_sb.h"
 #include "disasm.h"
 #include "memimage.h"
