@@ -53,9 +53,14 @@ void drec_put(struct dsink *s, const struct drec *hdr, const char *s1, const cha
 typedef void drec_fn(struct dout *o, const struct drec *r);
 void drec_each(struct dout *o, const uint8_t *data, size_t len, drec_fn *fn);
 
-/* The filter of --calls output: indentation by depth, or JSON lines with it. */
+/*
+ * The filter of --calls output: the call depth across hand-overs; @line prints a record at
+ * its depth (indented text, render_calls.c; JSON lines, render_json.c).
+ */
+struct calls_state;
+typedef void calls_line_fn(struct dout *o, struct calls_state *st, const struct drec *r);
 struct calls_state {
-	bool json;
+	calls_line_fn *line;
 	bool headers;		/* a line where each stream starts (more than one stream) */
 	uint64_t depth;
 };

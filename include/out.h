@@ -7,8 +7,8 @@
  * JSON: the calls build a document with jansson, printed whole by
  * out_finish(); a key given twice in one object is a bug and aborts.
  * Text: objects become indented "label: value" lines, arrays "- item" lines;
- * control characters from names and files are shown escaped, never sent to
- * the terminal. A NULL label means "same as the key".
+ * control characters from names and files are shown escaped (printable.h),
+ * never sent to the terminal. A NULL label means "same as the key".
  */
 #ifndef PTC_OUT_H
 #define PTC_OUT_H
@@ -47,11 +47,5 @@ void out_fmt(const char *key, const char *label, const char *fmt, ...);
 void out_value(const char *key, const char *label, json_t *val);
 /* Text-only line (explanations a human needs and JSON carries elsewhere). */
 __attribute__((format(printf, 1, 2))) void out_text(const char *fmt, ...);
-
-/*
- * @s with control characters escaped (\n, \x1b) for a terminal, newlines
- * kept when @keep_newlines. malloc'd, NULL on ENOMEM.
- */
-char *out_printable(const char *s, bool keep_newlines);
 
 #endif

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "msg.h"
-#include "out.h"
+#include "printable.h"
 
 bool msg_quiet;
 
@@ -15,8 +15,11 @@ static void vsay(const char *tag, const char *fmt, va_list ap)
 
 	if (vasprintf(&s, fmt, ap) < 0)
 		s = NULL;
-	/* Inputs quoted in messages may hold control characters: show them escaped. */
-	p = s ? out_printable(s, true) : NULL;
+	/*
+	 * Inputs quoted in messages may hold control characters and newlines: show them
+	 * escaped, so that no name can start a line (a forged "ptcollect: hint: ...").
+	 */
+	p = s ? printable_msg(s) : NULL;
 	fprintf(stderr, "%s: %s%s\n", PTC_PROG, tag, p ? p : "(out of memory)");
 	free(p);
 	free(s);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "out.h"
+#include "printable.h"
 #include "utf8.h"
 
 bool out_json;
@@ -82,59 +83,6 @@ static void put(const char *key, json_t *v)
 	if (!key || json_object_get(t->node, key))
 		abort();	/* a missing or repeated key is a bug in the command */
 	json_object_set_new(t->node, key, v);
-}
-
-/*
- * How a terminal gets the text at @s: written to @o (when not NULL) and its
- * length returned; *@used gets the bytes of @s it stands for. Escaped: C0
- * controls and DEL, C1 controls (U+0080 to U+009F, which some terminals obey),
- * and bytes that are not UTF-8 (a Latin-1 terminal reads 0x9b as CSI).
- */
-static size_t printable_one(const char *s, bool keep_newlines, char *o, size_t *used)
-{
-	unsigned char c = (unsigned char)*s;
-	size_t n = utf8_seq(s);
-	char tmp[16];
-	int len;
-
-	*used = n ? n : 1;
-	if (c == '\n' && keep_newlines)
-		len = snprintf(tmp, sizeof(tmp), "\n");
-	else if (c == '\n')
-		len = snprintf(tmp, sizeof(tmp), "\\n");
-	else if (c == '\t')
-		len = snprintf(tmp, sizeof(tmp), "\\t");
-	else if (c < 0x20 || c == 0x7f || !n)
-		len = snprintf(tmp, sizeof(tmp), "\\x%02x", c);
-	else if (n == 2 && c == 0xc2 && (unsigned char)s[1] < 0xa0)
-		len = snprintf(tmp, sizeof(tmp), "\\u%04x", (unsigned char)s[1]);
-	else
-		len = 0;
-	if (!len) {
-		if (o)
-			memcpy(o, s, n);
-		return n;
-	}
-	if (o)
-		memcpy(o, tmp, (size_t)len);
-	return (size_t)len;
-}
-
-char *out_printable(const char *s, bool keep_newlines)
-{
-	size_t n = 0, used;
-	char *o;
-
-	for (const char *c = s; *c; c += used)
-		n += printable_one(c, keep_newlines, NULL, &used);
-	o = malloc(n + 1);
-	if (!o)
-		return NULL;
-	n = 0;
-	for (const char *c = s; *c; c += used)
-		n += printable_one(c, keep_newlines, o + n, &used);
-	o[n] = '\0';
-	return o;
 }
 
 static void indent(void)
@@ -213,7 +161,7 @@ void out_arr_end(void)
 static void text_scalar(const char *key, const char *label, const char *val)
 {
 	const struct level *t = top();
-	char *p = out_printable(val, false);
+	char *p = printable(val);
 
 	text_label(t && t->array ? NULL : key, t && t->array ? NULL : label);
 	fprintf(out_f, "%s\n", p ? p : "?");
@@ -346,7 +294,7 @@ void out_text(const char *fmt, ...)
 	if (vasprintf(&s, fmt, ap) < 0)
 		s = NULL;
 	va_end(ap);
-	p = s && !raw ? out_printable(s, false) : NULL;
+	p = s && !raw ? printable(s) : NULL;
 	indent();
 	if (raw && s) {
 		fprintf(out_f, "%s\n", s);

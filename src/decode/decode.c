@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,7 +19,7 @@
 #include "decode_chunk.h"
 #include "decode_rec.h"
 #include "fileio.h"
-#include "timeline.h"
+#include "render.h"
 
 #define MIN_CHUNK (256u << 10)
 #define PSB_LEN 16
@@ -47,8 +46,7 @@ struct run {
 	struct symcache *syms;
 	struct dout out, tl;
 	bool have_out, have_tl;
-	struct calls_state calls;
-	struct timeline_state tls;
+	const struct renderer *out_rd, *tl_rd;
 	uint64_t progress, total;
 	/* The queue: workers take chunks in order, no more than @window ahead of the merge. */
 	pthread_mutex_t lock;
@@ -372,20 +370,17 @@ static int outputs_open(struct run *r, struct error *e)
 {
 	const struct decode_io *io = r->io;
 
-	if (io->out_fd >= 0 && r->cfg->mode != DECODE_NONE) {
-		dout_filter_fn *f = r->cfg->mode == DECODE_CALLS ? decode_calls_filter : NULL;
-
-		r->calls.json = r->cfg->json;
-		r->calls.headers = r->cfg->nr_streams > 1;
-		if (dout_init(&r->out, io->out_fd, f, &r->calls))
+	r->out_rd = render_find(r->cfg, RENDER_OUT);
+	r->tl_rd = render_find(r->cfg, RENDER_TIMELINE);
+	if (io->out_fd >= 0 && r->out_rd && r->out_rd->put) {
+		if (render_open(&r->out, io->out_fd, r->out_rd, r->cfg))
 			return err_runtime(e, -ENOMEM, "out of memory");
 		r->have_out = true;
 	}
-	if (io->timeline_fd >= 0) {
-		if (dout_init(&r->tl, io->timeline_fd, timeline_filter, &r->tls))
+	if (io->timeline_fd >= 0 && r->tl_rd) {
+		if (render_open(&r->tl, io->timeline_fd, r->tl_rd, r->cfg))
 			return err_runtime(e, -ENOMEM, "out of memory");
 		r->have_tl = true;
-		timeline_begin(&r->tl);
 	}
 	return 0;
 }
@@ -394,47 +389,14 @@ static int outputs_close(struct run *r, int ret, struct error *e)
 {
 	int a = 0, b = 0;
 
-	if (r->have_tl) {
-		if (!ret)
-			timeline_finish(&r->tl);
-		b = dout_flush(&r->tl);
-		dout_destroy(&r->tl);
-	}
-	if (r->have_out) {
-		a = dout_flush(&r->out);
-		dout_destroy(&r->out);
-	}
+	if (r->have_tl)
+		b = render_close(&r->tl, r->tl_rd, !ret);
+	if (r->have_out)
+		a = render_close(&r->out, r->out_rd, !ret);
 	if (!ret && (a || b))
 		ret = err_runtime(e, a ? a : b, "cannot write the %s: %s", a ? "output" :
 				  "timeline", strerror(-(a ? a : b)));
 	return ret;
-}
-
-/* A stream header for text output of several streams (--calls has its own). */
-static void stream_headers(struct run *r)
-{
-	for (size_t k = 0; k < r->nr_chunks; k++) {
-		struct decode_chunk *c = &r->chunks[k];
-		const char *name = r->cfg->streams[c->stream].name;
-		char line[4200];
-		int n;
-
-		if (!c->first || r->cfg->nr_streams < 2 || r->cfg->mode == DECODE_CALLS ||
-		    r->cfg->mode == DECODE_NONE)
-			continue;
-		if (r->cfg->json) {
-			json_t *o = json_pack("{s:s}", "stream", name);
-			char *t = o ? json_dumps(o, JSON_COMPACT) : NULL;
-
-			n = t ? snprintf(line, sizeof(line), "%s\n", t) : 0;
-			free(t);
-			json_decref(o);
-		} else {
-			n = snprintf(line, sizeof(line), "[stream: %s]\n", name);
-		}
-		if (n > 0 && (size_t)n < sizeof(line))
-			dsink_put(&c->out, line, (size_t)n);
-	}
 }
 
 static int prepare(struct run *r, struct error *e)
@@ -474,7 +436,6 @@ static int prepare(struct run *r, struct error *e)
 		dsink_init(&r->chunks[k].out, r->have_out ? &r->out : NULL);
 		dsink_init(&r->chunks[k].tl, r->have_tl ? &r->tl : NULL);
 	}
-	stream_headers(r);
 	return 0;
 }
 

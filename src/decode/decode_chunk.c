@@ -2,11 +2,10 @@
 /*
  * One chunk of a stream through libipt's instruction-flow decoder, as ptxed
  * decodes: events, instructions, errors at their offset and a resync at the
- * next PSB; rendered into the chunk's sinks for the chosen output.
+ * next PSB. What it finds goes to the run's renderers (render.h) as records.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,10 +13,10 @@
 #include <unistd.h>
 
 #include "decode_chunk.h"
-#include "decode_rec.h"
 #include "decode_sb.h"
 #include "disasm.h"
 #include "memimage.h"
+#include "render.h"
 
 /* A sink lets go of its bytes past this (the output goes on while decoding does). */
 #define FLUSH_AT (256u << 10)
@@ -77,7 +76,12 @@ struct dec {
 	uint64_t dropped;	/* trace bytes whose pages were dropped */
 	unsigned since_check;
 	uint64_t stall_off, stall_insns;
-	bool timeline, records;	/* timeline records; calls records on the out sink */
+	/* The renderers (the mode's, the timeline's), what they want of the decoder. */
+	struct render rend[2];
+	size_t nr_rend;
+	struct render *insn_rend;	/* the one that wants instructions (only one can) */
+	unsigned wants;		/* RREC_BIT()s */
+	unsigned flags;		/* RENDER_* */
 };
 
 static uint64_t offset_now(const struct dec *x)
@@ -130,82 +134,31 @@ static void add_diag(struct dec *x, enum decode_diag_kind kind, const char *wher
 	snprintf(d->msg, sizeof(d->msg), "%s", msg);
 }
 
-/* ---- output helpers ---- */
+/* ---- records ---- */
 
-static const char hexd[] = "0123456789abcdef";
-/* "00" to "ff": two hex digits a step. */
-static const char pairs[] =
-	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
-
-static char *put_hex16(char *p, uint64_t v)
+static bool wants(const struct dec *x, enum rrec_kind k)
 {
-	for (int i = 14; i >= 0; i -= 2, v >>= 8)
-		memcpy(p + i, pairs + 2 * (v & 0xff), 2);
-	return p + 16;
+	return x->wants & RREC_BIT(k);
 }
 
-/* perf's %16lx: right-aligned, no leading zeros. */
-static char *put_hex_w16(char *p, uint64_t v)
+static void emit(struct dec *x, const struct rrec *rec)
 {
-	char *e = p + 16;
+	for (size_t i = 0; i < x->nr_rend; i++)
+		if (x->rend[i].ops->wants & RREC_BIT(rec->kind))
+			x->rend[i].ops->put(&x->rend[i], rec);
+}
 
-	memset(p, ' ', 16);
-	for (; v >= 16; v >>= 8) {
-		e -= 2;
-		memcpy(e, pairs + 2 * (v & 0xff), 2);
+/* A record of @kind with the thread and time the decoder has. */
+static void rec_init(const struct dec *x, struct rrec *r, enum rrec_kind kind)
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	r->pid = x->pid;
+	r->tid = x->tid;
+	if (x->have_time) {
+		r->has_time = true;
+		r->time = tsc_time(x->cfg, x->tsc);
 	}
-	/* The last pair taken was at least 0x10: what is left is one digit, or none. */
-	if (v || e == p + 16)
-		*--e = hexd[v];
-	return p + 16;
-}
-
-static void put_text(struct dec *x, const char *s)
-{
-	dsink_put(&x->c->out, s, strlen(s));
-}
-
-static void put_json(struct dsink *s, json_t *o)
-{
-	char buf[1024];
-	size_t n;
-
-	if (!o)
-		return;
-	n = json_dumpb(o, buf, sizeof(buf) - 1, JSON_COMPACT);
-	if (n && n < sizeof(buf) - 1) {
-		buf[n++] = '\n';
-		dsink_put(s, buf, n);
-	} else if (n) {
-		char *big = json_dumps(o, JSON_COMPACT);
-
-		if (big) {
-			dsink_put(s, big, strlen(big));
-			dsink_put(s, "\n", 1);
-			free(big);
-		}
-	}
-	json_decref(o);
-}
-
-static void hexstr(char *buf, uint64_t v)
-{
-	snprintf(buf, 19, "0x%" PRIx64, v);
-}
-
-static json_t *json_hex(uint64_t v)
-{
-	char b[20];
-
-	hexstr(b, v);
-	return json_string(b);
 }
 
 static void maybe_flush(struct dec *x)
@@ -216,35 +169,6 @@ static void maybe_flush(struct dec *x)
 		dsink_flush(&c->out, x->mark.valid ? x->mark.out : dsink_pos(&c->out));
 	if (c->tl.len > FLUSH_AT)
 		dsink_flush(&c->tl, x->mark.valid ? x->mark.tl : dsink_pos(&c->tl));
-}
-
-static void record(struct dec *x, struct dsink *s, enum drec_kind kind, uint64_t from,
-		   uint64_t to, const char *s1, const char *s2)
-{
-	struct drec r;
-
-	memset(&r, 0, sizeof(r));
-	r.kind = (uint8_t)kind;
-	r.from = from;
-	r.to = to;
-	r.pid = x->pid;
-	r.tid = x->tid;
-	if (x->have_time) {
-		r.has_time = 1;
-		r.time = tsc_time(x->cfg, x->tsc);
-	}
-	drec_put(s, &r, s1, s2);
-}
-
-/* An event or error line: in --insn text as ptxed prints it, a record for --calls. */
-static void mark_line(struct dec *x, const char *line)
-{
-	if (x->cfg->mode == DECODE_INSN && !x->cfg->json) {
-		put_text(x, line);
-		put_text(x, "\n");
-	} else if (x->cfg->mode == DECODE_CALLS) {
-		record(x, &x->c->out, DREC_MARK, 0, 0, line, NULL);
-	}
 }
 
 static void update_time(struct dec *x)
@@ -295,38 +219,18 @@ static const char *branch_kind(const struct last *in)
 	}
 }
 
-static void branch_row(struct dec *x, uint64_t from, uint64_t to, const char *kind)
+static void branch(struct dec *x, uint64_t from, uint64_t to, const char *kind)
 {
-	if (x->cfg->mode != DECODE_BRANCHES)
+	struct rrec r;
+
+	if (!wants(x, RREC_BRANCH))
 		return;
-	if (x->cfg->json) {
-		json_t *o = json_object();
-
-		json_object_set_new(o, "from", json_hex(from));
-		json_object_set_new(o, "to", json_hex(to));
-		json_object_set_new(o, "type", json_string(kind));
-		put_json(&x->c->out, o);
-		return;
-	}
-	{
-		char line[40], *p = line;
-
-		*p++ = ' ';
-		p = put_hex_w16(p, from);
-		memcpy(p, " => ", 4);
-		p = put_hex_w16(p + 4, to);
-		*p++ = '\n';
-		dsink_put(&x->c->out, line, (size_t)(p - line));
-	}
-}
-
-/* A call's callee for the timeline: its symbol, without "+0x0". */
-static void callee_name(char *name)
-{
-	size_t n = strlen(name);
-
-	if (n > 4 && !strcmp(name + n - 4, "+0x0"))
-		name[n - 4] = '\0';
+	memset(&r, 0, sizeof(r));
+	r.kind = RREC_BRANCH;
+	r.from = from;
+	r.to = to;
+	r.name = kind;
+	emit(x, &r);
 }
 
 /* The successor of the last instruction is known: what was it, a branch taken, a call? */
@@ -340,21 +244,24 @@ static void resolve_next(struct dec *x, uint64_t to, int to_isid)
 	if (!taken(p, to))
 		return;
 	x->c->stats.branches++;
-	branch_row(x, p->ip, to, branch_kind(p));
-	if ((p->iclass == ptic_call || p->iclass == ptic_return) && (x->records || x->timeline)) {
-		char from_name[512], to_name[512];
-		enum drec_kind k = p->iclass == ptic_call ? DREC_CALL : DREC_RET;
+	branch(x, p->ip, to, branch_kind(p));
+	if ((p->iclass == ptic_call || p->iclass == ptic_return) &&
+	    (x->wants & (RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN)))) {
+		char from_name[512] = "", to_name[512] = "";
+		struct rrec r;
 
-		image_symbolize(x->img, p->isid, p->ip, from_name, sizeof(from_name));
-		image_symbolize(x->img, to_isid, to, to_name, sizeof(to_name));
-		if (x->timeline)
-			update_time(x);
-		if (x->records)
-			record(x, &x->c->out, k, p->ip, to, from_name, to_name);
-		if (x->timeline) {
-			callee_name(to_name);
-			record(x, &x->c->tl, k, p->ip, to, to_name, NULL);
+		if (x->flags & RENDER_NAMES) {
+			image_symbolize(x->img, p->isid, p->ip, from_name, sizeof(from_name));
+			image_symbolize(x->img, to_isid, to, to_name, sizeof(to_name));
 		}
+		if (x->flags & RENDER_TIME)
+			update_time(x);
+		rec_init(x, &r, p->iclass == ptic_call ? RREC_CALL : RREC_RETURN);
+		r.from = p->ip;
+		r.to = to;
+		r.from_name = from_name;
+		r.to_name = to_name;
+		emit(x, &r);
 	}
 }
 
@@ -370,7 +277,7 @@ static void resolve_end(struct dec *x, uint64_t from_if_none, const char *kind)
 			x->c->stats.branches++;
 		x->have_prev = false;
 	}
-	branch_row(x, from, 0, kind && *kind ? kind : "tr end");
+	branch(x, from, 0, kind && *kind ? kind : "tr end");
 }
 
 static void drop_prev(struct dec *x)
@@ -424,74 +331,6 @@ static void check_mark(struct dec *x, const struct pt_insn *in, bool ok)
 }
 
 /* ---- instructions ---- */
-
-static void insn_text(struct dec *x, const struct pt_insn *in)
-{
-	uint8_t *p = dsink_room(&x->c->out, 64 + DISASM_TEXT_AT + 512 + 16), *start = p;
-	const char *tail;
-	size_t len;
-
-	if (!p) {
-		x->c->out.err = -ENOMEM;
-		return;
-	}
-	if (x->cfg->show_offset) {
-		p = (uint8_t *)put_hex16((char *)p, file_offset(x, x->at));
-		*p++ = ' ';
-		*p++ = ' ';
-	}
-	if (x->cfg->show_time) {
-		p = (uint8_t *)put_hex16((char *)p, x->event_tsc);
-		*p++ = ' ';
-		*p++ = ' ';
-	}
-	if (in->speculative) {
-		*p++ = '?';
-		*p++ = ' ';
-	}
-	p = (uint8_t *)put_hex16((char *)p, in->ip);
-	tail = disasm_line(x->dis, in, &len);
-	if (len > DISASM_TEXT_AT + 512)
-		len = DISASM_TEXT_AT + 512;
-	/*
-	 * In blocks of 16: a memcpy() of a short, bounded length becomes "rep movsq", slow to
-	 * start on some CPUs, for each of millions of lines. disasm_line() keeps 16 bytes of
-	 * slack after a line, and the room reserved above has it too.
-	 */
-	for (size_t i = 0; i < len; i += 16)
-		memcpy(p + i, tail + i, 16);
-	dsink_commit(&x->c->out, (size_t)(p - start) + len);
-}
-
-static void insn_json(struct dec *x, const struct pt_insn *in)
-{
-	char bytes[48];
-	json_t *o = json_object();
-	const char *text;
-	size_t tlen, i;
-
-	for (i = 0; i < in->size && i < sizeof(in->raw); i++) {
-		bytes[2 * i] = hexd[in->raw[i] >> 4];
-		bytes[2 * i + 1] = hexd[in->raw[i] & 15];
-	}
-	bytes[2 * i] = '\0';
-	text = disasm_line(x->dis, in, &tlen);
-	/* The text without the bytes in front and the newline behind. */
-	text += DISASM_TEXT_AT;
-	tlen = tlen > DISASM_TEXT_AT ? tlen - DISASM_TEXT_AT - 1 : 0;
-	json_object_set_new(o, "ip", json_hex(in->ip));
-	json_object_set_new(o, "bytes", json_string(bytes));
-	json_object_set_new(o, "insn", json_stringn(text, tlen));
-	json_object_set_new(o, "mode", json_integer(in->mode == ptem_16bit ? 16 :
-						    in->mode == ptem_32bit ? 32 : 64));
-	if (in->speculative)
-		json_object_set_new(o, "speculative", json_true());
-	if (x->cfg->show_offset)
-		json_object_set_new(o, "offset", json_integer((json_int_t)file_offset(x, x->at)));
-	if (x->cfg->show_time)
-		json_object_set_new(o, "tsc", json_integer((json_int_t)x->event_tsc));
-	put_json(&x->c->out, o);
-}
 
 static void count_insn(struct decode_stats *s, const struct pt_insn *in)
 {
@@ -550,12 +389,9 @@ static void on_insn(struct dec *x, const struct pt_insn *in, bool ok)
 		check_mark(x, in, ok);
 	resolve_next(x, in->ip, in->isid);
 	count_insn(&x->c->stats, in);
-	if (x->cfg->mode == DECODE_INSN) {
-		if (x->cfg->json)
-			insn_json(x, in);
-		else
-			insn_text(x, in);
-	}
+	if (x->insn_rend)
+		x->insn_rend->ops->insn(x->insn_rend, in, x->cfg->show_offset ?
+					file_offset(x, x->at) : 0, x->event_tsc);
 	x->prev.ip = in->ip;
 	x->prev.isid = in->isid;
 	x->prev.iclass = in->iclass;
@@ -569,116 +405,17 @@ static void on_insn(struct dec *x, const struct pt_insn *in, bool ok)
 
 /* ---- events ---- */
 
-static const char *exec_mode_name(enum pt_exec_mode m)
-{
-	switch (m) {
-	case ptem_16bit: return "16-bit";
-	case ptem_32bit: return "32-bit";
-	case ptem_64bit: return "64-bit";
-	default: return "<unknown>";
-	}
-}
-
-/* The event as ptxed prints it (without brackets); "" for one it does not name. */
-static void event_text(const struct pt_event *ev, char *b, size_t n)
-{
-	switch (ev->type) {
-	case ptev_enabled:
-		snprintf(b, n, "%s", ev->variant.enabled.resumed ? "resumed" : "enabled");
-		break;
-	case ptev_disabled:
-	case ptev_async_disabled:
-		snprintf(b, n, "disabled");
-		break;
-	case ptev_async_branch:
-		snprintf(b, n, "interrupt");
-		break;
-	case ptev_paging:
-		snprintf(b, n, "paging, cr3: %016" PRIx64 "%s", ev->variant.paging.cr3,
-			 ev->variant.paging.non_root ? ", nr" : "");
-		break;
-	case ptev_async_paging:
-		snprintf(b, n, "paging, cr3: %016" PRIx64 "%s", ev->variant.async_paging.cr3,
-			 ev->variant.async_paging.non_root ? ", nr" : "");
-		break;
-	case ptev_overflow:
-		snprintf(b, n, "overflow");
-		break;
-	case ptev_exec_mode:
-		snprintf(b, n, "exec mode: %s", exec_mode_name(ev->variant.exec_mode.mode));
-		break;
-	case ptev_tsx:
-		snprintf(b, n, "%s", ev->variant.tsx.aborted ? "aborted" :
-			 ev->variant.tsx.speculative ? "begin transaction" : "committed");
-		break;
-	case ptev_stop:
-		snprintf(b, n, "stopped");
-		break;
-	case ptev_vmcs:
-		snprintf(b, n, "vmcs, base: %016" PRIx64, ev->variant.vmcs.base);
-		break;
-	case ptev_async_vmcs:
-		snprintf(b, n, "vmcs, base: %016" PRIx64, ev->variant.async_vmcs.base);
-		break;
-	case ptev_exstop:
-		snprintf(b, n, "exstop");
-		break;
-	case ptev_mwait:
-		snprintf(b, n, "mwait %" PRIx32 " %" PRIx32, ev->variant.mwait.hints,
-			 ev->variant.mwait.ext);
-		break;
-	case ptev_pwre:
-		snprintf(b, n, "pwre c%u.%u%s", (ev->variant.pwre.state + 1) & 0xf,
-			 (ev->variant.pwre.sub_state + 1) & 0xf, ev->variant.pwre.hw ? " hw" : "");
-		break;
-	case ptev_pwrx:
-		snprintf(b, n, "pwrx %s%s%sc%u (c%u)", ev->variant.pwrx.interrupt ? "int: " : "",
-			 ev->variant.pwrx.store ? "st: " : "",
-			 ev->variant.pwrx.autonomous ? "hw: " : "",
-			 (ev->variant.pwrx.last + 1) & 0xf, (ev->variant.pwrx.deepest + 1) & 0xf);
-		break;
-	case ptev_ptwrite:
-		snprintf(b, n, "ptwrite: %" PRIx64, ev->variant.ptwrite.payload);
-		break;
-	case ptev_tick:
-		snprintf(b, n, "tick");
-		break;
-	case ptev_cbr:
-		snprintf(b, n, "cbr: %x", ev->variant.cbr.ratio);
-		break;
-	case ptev_mnt:
-		snprintf(b, n, "mnt: %" PRIx64, ev->variant.mnt.payload);
-		break;
-	default:
-		b[0] = '\0';
-		break;
-	}
-}
-
-static void event_json(struct dec *x, const struct pt_event *ev, const char *text)
-{
-	json_t *o = json_object();
-	char name[64];
-	size_t i;
-
-	/* The event's name: ptxed's words up to a comma or colon. */
-	for (i = 0; text[i] && text[i] != ',' && text[i] != ':' && i < sizeof(name) - 1; i++)
-		name[i] = text[i];
-	name[i] = '\0';
-	json_object_set_new(o, "event", json_string(name));
-	if (strcmp(name, text))
-		json_object_set_new(o, "detail", json_string(text));
-	if (ev->has_tsc)
-		json_object_set_new(o, "tsc", json_integer((json_int_t)ev->tsc));
-	put_json(&x->c->out, o);
-}
-
 /* Losses: the timeline shows a gap, never time spent in the function it was in. */
 static void gap(struct dec *x, const char *why)
 {
+	struct rrec r;
+
 	x->c->stats.gaps++;
-	if (x->timeline)
-		record(x, &x->c->tl, DREC_GAP, 0, 0, why, NULL);
+	if (!wants(x, RREC_GAP))
+		return;
+	rec_init(x, &r, RREC_GAP);
+	r.name = why;
+	emit(x, &r);
 }
 
 static void branch_effects(struct dec *x, const struct pt_event *ev)
@@ -687,7 +424,7 @@ static void branch_effects(struct dec *x, const struct pt_event *ev)
 	case ptev_enabled:
 		drop_prev(x);
 		x->c->stats.enables++;
-		branch_row(x, 0, ev->variant.enabled.ip, "tr strt");
+		branch(x, 0, ev->variant.enabled.ip, "tr strt");
 		break;
 	case ptev_disabled:
 		x->c->stats.disables++;
@@ -697,12 +434,12 @@ static void branch_effects(struct dec *x, const struct pt_event *ev)
 		x->c->stats.disables++;
 		/* The instruction at "at" did not execute: it is where the last one went. */
 		resolve_next(x, ev->variant.async_disabled.at, 0);
-		branch_row(x, ev->variant.async_disabled.at, 0, "tr end async");
+		branch(x, ev->variant.async_disabled.at, 0, "tr end async");
 		break;
 	case ptev_async_branch:
 		resolve_next(x, ev->variant.async_branch.from, 0);
 		x->c->stats.branches++;
-		branch_row(x, ev->variant.async_branch.from,
+		branch(x, ev->variant.async_branch.from,
 			   ev->ip_suppressed ? 0 : ev->variant.async_branch.to, "interrupt");
 		break;
 	case ptev_overflow:
@@ -710,7 +447,7 @@ static void branch_effects(struct dec *x, const struct pt_event *ev)
 		x->c->stats.overflows++;
 		gap(x, "overflow: the CPU dropped trace");
 		if (!ev->ip_suppressed)
-			branch_row(x, 0, ev->variant.overflow.ip, "tr strt");
+			branch(x, 0, ev->variant.overflow.ip, "tr strt");
 		break;
 	default:
 		break;
@@ -728,14 +465,18 @@ static void note_thread(struct dec *x)
 	x->thread_known = true;
 	x->pid = pid;
 	x->tid = tid;
-	if (x->timeline)
-		record(x, &x->c->tl, DREC_THREAD, 0, 0, NULL, NULL);
+	if (wants(x, RREC_THREAD)) {
+		struct rrec r;
+
+		rec_init(x, &r, RREC_THREAD);
+		emit(x, &r);
+	}
 }
 
 static void on_event(struct dec *x, const struct pt_event *ev)
 {
 	struct pt_image *image = NULL;
-	char text[160];
+	struct rrec r;
 
 	if (ev->has_tsc) {
 		x->tsc = ev->tsc;
@@ -755,20 +496,12 @@ static void on_event(struct dec *x, const struct pt_event *ev)
 		return;
 	x->c->stats.events++;
 	branch_effects(x, ev);
-	event_text(ev, text, sizeof(text));
-	if (!text[0])
+	if (!wants(x, RREC_EVENT))
 		return;
-	if (x->cfg->mode == DECODE_INSN && x->cfg->json) {
-		event_json(x, ev, text);
-	} else {
-		char line[200], off[20] = "";
-
-		/* ptxed puts the offset in front of events too. */
-		if (x->cfg->show_offset && x->cfg->mode == DECODE_INSN)
-			snprintf(off, sizeof(off), "%016" PRIx64 "  ", file_offset(x, x->at));
-		snprintf(line, sizeof(line), "[%s%s]", off, text);
-		mark_line(x, line);
-	}
+	rec_init(x, &r, RREC_EVENT);
+	r.event = ev;
+	r.offset = file_offset(x, x->at);
+	emit(x, &r);
 }
 
 /* ---- errors ---- */
@@ -828,23 +561,19 @@ static uint64_t error_ip(const struct pt_insn *in, int err)
 static void error_at(struct dec *x, const char *msg, uint64_t ip)
 {
 	uint64_t off = file_offset(x, offset_now(x));
-	char line[320];
+	struct rrec r;
 
 	drop_prev(x);
 	x->c->stats.errors++;
 	add_diag(x, DECODE_DIAG_ERROR, x->cfg->streams[x->c->stream].name, off, true, ip, msg);
 	gap(x, msg);
-	if (x->cfg->mode == DECODE_INSN && x->cfg->json) {
-		json_t *o = json_object();
-
-		json_object_set_new(o, "error", json_string(msg));
-		json_object_set_new(o, "offset", json_integer((json_int_t)off));
-		json_object_set_new(o, "ip", json_hex(ip));
-		put_json(&x->c->out, o);
-	} else {
-		snprintf(line, sizeof(line), "[%" PRIx64 ", %" PRIx64 ": %s]", off, ip, msg);
-		mark_line(x, line);
-	}
+	if (!wants(x, RREC_ERROR))
+		return;
+	rec_init(x, &r, RREC_ERROR);
+	r.offset = off;
+	r.to = ip;
+	r.name = msg;
+	emit(x, &r);
 }
 
 /* A libipt error, in its words, at ptxed's IP. */
@@ -910,8 +639,12 @@ static int flow(struct dec *x, int status)
 		 * up to the first that needs the next chunk's packets are decoded (and trimmed).
 		 */
 		if ((status & pts_eos) && x->c->last) {
-			if (!(status & pts_ip_suppressed))
-				mark_line(x, "[end of trace]");
+			if (!(status & pts_ip_suppressed) && wants(x, RREC_EOT)) {
+				struct rrec r;
+
+				rec_init(x, &r, RREC_EOT);
+				emit(x, &r);
+			}
 			return -pte_eos;
 		}
 		in.iclass = ptic_error;
@@ -979,7 +712,7 @@ static void on_sb_diag(void *ctx, const struct dsb_diag *d)
 	add_diag(x, kind, d->file->path, d->offset, false, 0, d->msg);
 	if (d->kind == DSB_LOSS) {
 		c->stats.lost++;
-		if (x->timeline) {
+		if (wants(x, RREC_GAP)) {
 			bool had = x->have_time;
 			uint64_t tsc = x->tsc;
 
@@ -1080,10 +813,12 @@ static int setup(struct dec *x, struct error *e)
 		if (ret)
 			return ret;
 	}
-	if (cfg->mode == DECODE_INSN) {
+	if (x->flags & RENDER_DISASM) {
 		ret = disasm_new(&x->dis, cfg->att, e);
 		if (ret)
 			return ret;
+		for (size_t i = 0; i < x->nr_rend; i++)
+			x->rend[i].dis = x->dis;
 	}
 	x->d = pt_insn_alloc_decoder(&pc);
 	if (!x->d)
@@ -1104,16 +839,33 @@ static void teardown(struct dec *x)
 
 static void stream_start(struct dec *x)
 {
-	const struct decode_stream *st = &x->cfg->streams[x->c->stream];
-	struct drec r;
+	struct rrec r;
 
+	if (!wants(x, RREC_STREAM))
+		return;
 	memset(&r, 0, sizeof(r));
-	r.kind = DREC_STREAM;
-	r.pid = (uint32_t)x->c->stream;
-	if (x->records)
-		drec_put(&x->c->out, &r, st->name, NULL);
-	if (x->timeline)
-		drec_put(&x->c->tl, &r, st->name, NULL);
+	r.kind = RREC_STREAM;
+	r.stream = (uint32_t)x->c->stream;
+	r.stream_name = x->cfg->streams[x->c->stream].name;
+	emit(x, &r);
+}
+
+/* The run's renderers, on the chunk's sinks. */
+static void add_render(struct dec *x, enum render_output output, struct dsink *sink)
+{
+	const struct renderer *rd = render_find(x->cfg, output);
+	struct render *r;
+
+	if (!rd || !rd->put)
+		return;
+	r = &x->rend[x->nr_rend++];
+	r->ops = rd;
+	r->cfg = x->cfg;
+	r->sink = sink;
+	x->wants |= rd->wants;
+	x->flags |= rd->flags;
+	if (rd->wants & RREC_BIT(RREC_INSN))
+		x->insn_rend = r;
 }
 
 int decode_chunk(struct decode_chunk *c)
@@ -1123,22 +875,27 @@ int decode_chunk(struct decode_chunk *c)
 	memset(&x, 0, sizeof(x));
 	x.c = c;
 	x.cfg = c->cfg;
-	x.timeline = c->tl.out != NULL;
-	x.records = c->cfg->mode == DECODE_CALLS;
+	add_render(&x, RENDER_OUT, &c->out);
+	if (c->tl.out)
+		add_render(&x, RENDER_TIMELINE, &c->tl);
 	err_clear(&c->error);
+	/* A stream's header comes first, even when its decoder cannot start. */
+	if (c->first)
+		stream_start(&x);
 	c->ret = setup(&x, &c->error);
 	if (!c->ret) {
-		if (c->first)
-			stream_start(&x);
 		run(&x);
 		if (!c->last)
 			trim(&x);
 		/* Sideband due before the next chunk's first event is this chunk's to report. */
 		if (x.sb && !c->last)
 			dsb_advance(x.sb, c->tsc_hi, &(struct pt_image *){ NULL });
-		if (c->last && x.timeline) {
+		if (c->last && wants(&x, RREC_END)) {
+			struct rrec r;
+
 			update_time(&x);
-			record(&x, &c->tl, DREC_END, 0, 0, NULL, NULL);
+			rec_init(&x, &r, RREC_END);
+			emit(&x, &r);
 		}
 		if (c->progress && c->end - c->begin > x.progress_off)
 			__atomic_fetch_add(c->progress, c->end - c->begin - x.progress_off,

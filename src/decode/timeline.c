@@ -7,6 +7,7 @@
 
 #include "decode_rec.h"
 #include "timeline.h"
+#include "utf8.h"
 
 void timeline_begin(struct dout *o)
 {
@@ -75,7 +76,7 @@ static void end_gap(struct dout *o, struct timeline_state *st)
 	json_object_set_new(ev, "cat", json_string("gap"));
 	json_object_set_new(ev, "dur", json_real((double)(st->last - st->gap_start) / 1000.0));
 	args = json_object();
-	json_object_set_new(args, "reason", json_string(st->gap_why));
+	json_object_set_new(args, "reason", utf8_json_string(st->gap_why));
 	json_object_set_new(ev, "args", args);
 	emit(o, st, ev);
 }
@@ -94,7 +95,7 @@ static void stream_start(struct dout *o, struct timeline_state *st, const struct
 	json_object_del(ev, "ts");
 	json_object_set_new(ev, "name", json_string("thread_name"));
 	args = json_object();
-	json_object_set_new(args, "name", json_string(drec_s1(r)));
+	json_object_set_new(args, "name", utf8_json_string(drec_s1(r)));
 	json_object_set_new(ev, "args", args);
 	emit(o, st, ev);
 }
@@ -123,7 +124,7 @@ static void one(struct dout *o, const struct drec *r)
 		when(st, r);
 		end_gap(o, st);
 		ev = event(st, "B", st->last);
-		json_object_set_new(ev, "name", json_string(drec_s1(r)));
+		json_object_set_new(ev, "name", utf8_json_string(drec_s1(r)));
 		emit(o, st, ev);
 		st->depth++;
 		break;

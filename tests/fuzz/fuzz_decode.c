@@ -16,9 +16,8 @@
 
 #include "decode_chunk.h"
 #include "decode_config.h"
-#include "decode_rec.h"
+#include "render.h"
 #include "memimage.h"
-#include "timeline.h"
 
 /* A page of code at 0x401000: direct and indirect branches, returns, far transfers. */
 static const uint8_t code[] = {
@@ -70,8 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct dsb_file sb = { .path = "fuzz.pevent", .primary = true };
 	struct decode_stream st = { .name = "fuzz", .pt = "fuzz.pt", .sb = &sb, .nr_sb = 1 };
 	struct decode_config cfg;
-	struct calls_state cs;
-	struct timeline_state ts;
+	const struct renderer *ord;
 	struct decode_chunk c;
 	struct dout out, tl;
 	uint8_t flags;
@@ -108,12 +106,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	devnull = open("/dev/null", O_WRONLY);
-	memset(&cs, 0, sizeof(cs));
-	cs.json = cfg.json;
-	memset(&ts, 0, sizeof(ts));
-	if (devnull < 0 || dout_init(&out, devnull, cfg.mode == DECODE_CALLS ?
-				     decode_calls_filter : NULL, &cs) ||
-	    dout_init(&tl, devnull, timeline_filter, &ts))
+	ord = render_find(&cfg, RENDER_OUT);
+	if (devnull < 0 || !ord || render_open(&out, devnull, ord, &cfg) ||
+	    render_open(&tl, devnull, &render_timeline, &cfg))
 		abort();
 	memset(&c, 0, sizeof(c));
 	c.cfg = &cfg;
@@ -132,14 +127,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dsink_promote(&c.out);
 	dsink_promote(&c.tl);
 	decode_chunk(&c);
-	dout_flush(&out);
-	dout_flush(&tl);
+	render_close(&out, ord, true);
+	render_close(&tl, &render_timeline, true);
 	dsink_destroy(&c.out);
 	dsink_destroy(&c.tl);
 	free(c.diags);
 	symcache_free(c.syms);
-	dout_destroy(&out);
-	dout_destroy(&tl);
 	close(devnull);
 	return 0;
 }

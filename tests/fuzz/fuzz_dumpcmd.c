@@ -15,6 +15,7 @@
 
 #include "cmd.h"
 #include "out.h"
+#include "printable.h"
 
 static char pt[64], pevent[64];
 
@@ -55,9 +56,9 @@ static void dump(char **argv)
 }
 
 /* What a terminal gets: no control character but the escapes' backslashes. */
-static void printable(const uint8_t *data, size_t size)
+static void check_printable(const uint8_t *data, size_t size)
 {
-	char *s = strndup((const char *)data, size), *p = s ? out_printable(s, false) : NULL;
+	char *s = strndup((const char *)data, size), *p = s ? printable(s) : NULL;
 
 	for (char *c = p; c && *c; c++)
 		if ((unsigned char)*c < 0x20 || *c == 0x7f)
@@ -83,6 +84,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	dump(d);
 	dump(e);
 	fflush(stdout);
-	printable(data, size);
+	check_printable(data, size);
 	return 0;
 }

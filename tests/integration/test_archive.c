@@ -692,3 +692,28 @@ Test(archive, image_fields_of_the_manifest_are_checked)
 	free(text);
 	teardown(&f);
 }
+
+/*
+ * Issue 22 item 9: the manifest path in an error, as info, archive and decode print it,
+ * shows a newline of the bundle's name as \n: the name cannot forge a line of its own.
+ */
+Test(archive, item9_manifest_path_errors_escape_a_newline)
+{
+	static const char *const cmds[] = { "info", "archive", "decode" };
+	char dir[] = "/tmp/ptc-item9-XXXXXX", bundle[128], rm[160];
+	struct run_result r;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(bundle, sizeof(bundle), "%s/b\nptcollect: hint: all fine", dir);
+	cr_assert_eq(mkdir(bundle, 0700), 0);
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		cr_assert_eq(run_ptcollect(NULL, &r, cmds[i], bundle, NULL), 0);
+		cr_expect_eq(r.status, 2, "%s: %s", cmds[i], r.err);
+		cr_expect_null(strstr(r.err, "\nptcollect: hint: all fine"), "%s", r.err);
+		cr_expect(strstr(r.err, "/b\\nptcollect: hint: all fine/manifest.json: "), "%s",
+			  r.err);
+		run_free(&r);
+	}
+	snprintf(rm, sizeof(rm), "rm -rf '%s'", dir);
+	cr_expect_eq(system(rm), 0);
+}

@@ -1137,3 +1137,49 @@ Test(decode, imported_hase_bundle_decodes_to_upstreams_branches)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	cr_expect_eq(system(cmd), 0);
 }
+
+/* Overwrite the first @old in @path with @new (as long). */
+static void patch_file(const char *path, const char *old, const char *new)
+{
+	static char buf[1 << 16];
+	size_t n = strlen(old), len;
+	FILE *f = fopen(path, "r+");
+	char *at;
+
+	cr_assert(f, "%s: %s", path, strerror(errno));
+	len = fread(buf, 1, sizeof(buf), f);
+	at = memmem(buf, len, old, n);
+	cr_assert(at, "%s: no %s", path, old);
+	cr_assert_eq(strlen(new), n);
+	cr_assert_eq(fseek(f, at - buf, SEEK_SET), 0);
+	cr_assert_eq(fwrite(new, 1, n, f), n);
+	cr_assert_eq(fclose(f), 0);
+}
+
+/*
+ * Issue 22 item 8: a symbol name from an ELF file holds an escape sequence and a newline.
+ * decode --calls shows them escaped, as symbols does (printable.h): no byte of them reaches
+ * the terminal, and no line of the tree is forged; --json has them as JSON escapes.
+ */
+Test(decode, item8_calls_escape_symbol_names_as_symbols_does)
+{
+	char *dir = generate("1", "4", NULL), *elf = path_in(dir, "prog.elf"), *out;
+	const char *text[] = { "--calls", NULL }, *json[] = { "--calls", "--json", NULL };
+	struct run_result r;
+	int st;
+
+	/* ptgen's .strtab: "\0_start\0f\0g\0" */
+	patch_file(elf, "_start", "\x1b[31m\n");
+	out = decode_out(dir, text, &st);
+	cr_expect_null(strchr(out, '\x1b'), "%s", out);
+	cr_expect(strstr(out, "call f+0x0 (0x401010) from \\x1b[31m\\n+0x0\n"), "%s", out);
+	free(out);
+	out = decode_out(dir, json, &st);
+	cr_expect(strstr(out, "\"from_sym\":\"\\u001B[31m\\n+0x0\""), "%s", out);
+	free(out);
+	cr_assert_eq(run_ptcollect(NULL, &r, "symbols", elf, NULL), 0);
+	cr_expect_null(strchr(r.out, '\x1b'), "%s", r.out);
+	cr_expect(strstr(r.out, "\\x1b[31m\\n"), "%s", r.out);
+	run_free(&r);
+	cleanup(dir);
+}

@@ -187,3 +187,18 @@ Test(dump_json, pevent_records_carry_typed_fields_and_their_sample)
 	unlink(path);
 	free(path);
 }
+
+/*
+ * Issue 22 item 9: a newline in a quoted name is shown as \n, so a file name cannot forge
+ * a line of ptcollect's ("ptcollect: hint: all fine"); the message names it, exit 2.
+ */
+Test(dump_input, item9_a_newline_in_a_quoted_name_starts_no_line)
+{
+	struct run_result r;
+
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "/x\nptcollect: hint: all fine.pt", NULL), 0);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect_null(strstr(r.err, "\nptcollect: hint: all fine"), "%s", r.err);
+	cr_expect(strstr(r.err, "ptcollect: dump: /x\\nptcollect: hint: all fine.pt: "), "%s", r.err);
+	run_free(&r);
+}

@@ -16,6 +16,7 @@
 #include "decode_sb.h"
 #include "dsink.h"
 #include "memimage.h"
+#include "render.h"
 #include "timeline.h"
 
 /* perf's own formula (perf_time_to_tsc's inverse, tsc_to_perf_time in tools/perf). */
@@ -255,6 +256,31 @@ static char *filtered(dout_filter_fn *fn, void *state, void (*fill)(struct dsink
 	return buf;
 }
 
+/* What @rd's output gets at the merge from the records @fill writes (one stream). */
+static char *rendered(const struct renderer *rd, void (*fill)(struct dsink *))
+{
+	struct decode_config cfg = { .nr_streams = 1 };
+	FILE *t = tmpfile();
+	struct dout o;
+	struct dsink s;
+	char *buf;
+	long n;
+
+	cr_assert(t);
+	cr_assert_eq(render_open(&o, fileno(t), rd, &cfg), 0);
+	dsink_init(&s, &o);
+	cr_assert_eq(dsink_promote(&s), 0);
+	fill(&s);
+	cr_assert_eq(dsink_flush(&s, dsink_pos(&s)), 0);
+	cr_assert_eq(render_close(&o, rd, true), 0);
+	n = lseek(fileno(t), 0, SEEK_END);
+	buf = calloc(1, (size_t)n + 1);
+	cr_assert_eq(pread(fileno(t), buf, (size_t)n, 0), n);
+	dsink_destroy(&s);
+	fclose(t);
+	return buf;
+}
+
 static void put(struct dsink *s, enum drec_kind k, uint64_t from, uint64_t to, uint64_t time,
 		uint32_t tid, const char *s1, const char *s2)
 {
@@ -284,8 +310,7 @@ static void calls(struct dsink *s)
 
 Test(decode_rec, calls_indent_by_depth_and_returns_line_up)
 {
-	struct calls_state st = { .json = false };
-	char *out = filtered(decode_calls_filter, &st, calls);
+	char *out = rendered(&render_calls, calls);
 
 	cr_expect_str_eq(out,
 		"ret  to main+0x8 (0x20) from f+0x3\n"
@@ -295,8 +320,7 @@ Test(decode_rec, calls_indent_by_depth_and_returns_line_up)
 		"  ret  to g+0x5 (0x35) from h+0x4\n"
 		"ret  to main+0xd (0x25) from g+0x6\n");
 	free(out);
-	st = (struct calls_state){ .json = true };
-	out = filtered(decode_calls_filter, &st, calls);
+	out = rendered(&render_calls_json, calls);
 	cr_expect(strstr(out, "{\"stream\":\"cpu0.pt\"}\n"), "%s", out);
 	cr_expect(strstr(out, "\"type\":\"call\",\"depth\":1,\"from\":\"0x30\",\"from_sym\":"
 			 "\"g+0x0\",\"to\":\"0x40\",\"to_sym\":\"h+0x0\""), "%s", out);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "out.h"
+#include "printable.h"
 
 static char *render(bool json, void (*fn)(void))
 {
@@ -104,9 +105,36 @@ Test(out, json_nesting_deeper_than_32_levels_closes_where_it_opened)
  */
 Test(out, text_escapes_bytes_that_are_not_utf8_and_c1_controls)
 {
-	char *p = out_printable("a\x9b" "2J \xc2\x9b" "2J \xff\xfe \xe2\x82\xac \xed\xa0\x80 \xc3", false);
+	char *p = printable("a\x9b" "2J \xc2\x9b" "2J \xff\xfe \xe2\x82\xac \xed\xa0\x80 \xc3");
 
 	cr_assert_str_eq(p, "a\\x9b2J \\u009b2J \\xff\\xfe \xe2\x82\xac \\xed\\xa0\\x80 \\xc3");
+	free(p);
+}
+
+/* A buffer gets whole escapes or none; what is escaped once does not change again. */
+Test(out, printable_to_never_cuts_an_escape_and_is_its_own_escape)
+{
+	char buf[8], *once, *twice;
+
+	cr_expect_eq(printable_to(buf, sizeof(buf), "ab\x1b[2J"), 7);
+	cr_expect_str_eq(buf, "ab\\x1b[");
+	cr_expect_eq(printable_to(buf, 4, "a\nb"), 3);
+	cr_expect_str_eq(buf, "a\\n");
+	cr_expect_eq(printable_to(buf, 3, "a\nb"), 1);
+	cr_expect_str_eq(buf, "a");
+	once = printable("x\\n\x1b\xc2\x9b\xff\n");
+	twice = printable(once);
+	cr_expect_str_eq(once, twice);
+	free(once);
+	free(twice);
+}
+
+/* Messages keep their own indented continuation lines; a name's newline starts none. */
+Test(out, printable_msg_keeps_only_indented_continuation_lines)
+{
+	char *p = printable_msg("bad /x\nptcollect: hint: all fine\n  spec\n   ^");
+
+	cr_expect_str_eq(p, "bad /x\\nptcollect: hint: all fine\n  spec\n   ^");
 	free(p);
 }
 

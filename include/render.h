@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Decode output formats. The decoder loop (decode_chunk.c) knows no format:
+ * it produces typed records (an instruction, a taken branch, a call, a
+ * return, an event, a gap, an error, a thread switch, a stream's start and
+ * end) and hands each to the renderers of the run: the mode's (on the
+ * chunk's out sink) and, with --timeline, the timeline's (on its tl sink).
+ * A renderer turns records into bytes of its sink; where its output needs
+ * state only the merge has (call depth, open functions), it writes decoder
+ * records (decode_rec.h) and a filter at the merge turns them into text.
+ *
+ * Adding a format is one file defining a struct renderer and one line in
+ * the table of render.c.
+ *
+ * Records carry fields, not text: an event is libipt's struct pt_event (a
+ * renderer names it with render_event_text() or reads its fields), an error
+ * its offset, IP and message. A renderer says which records it wants
+ * (@wants): the decoder builds no record nobody wants, and looks up
+ * symbols, time or disassembly only for a renderer that asks for them.
+ * Instructions go to one renderer at most (the mode's).
+ */
+#ifndef PTC_RENDER_H
+#define PTC_RENDER_H
+
+#include <intel-pt.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode_config.h"
+#include "dsink.h"
+
+struct disasm;
+
+enum rrec_kind {
+	RREC_STREAM,		/* a stream starts (its first chunk, before decoding) */
+	RREC_INSN,		/* an instruction: through renderer.insn(), not put() */
+	RREC_BRANCH,		/* a taken branch from -> to (0: none), name: perf's kind */
+	RREC_CALL,		/* from -> to; from_name/to_name with RENDER_NAMES */
+	RREC_RETURN,
+	RREC_EVENT,		/* a libipt event (not a status update): event, offset */
+	RREC_EOT,		/* the end of the trace, with an IP (ptxed's "[end of trace]") */
+	RREC_GAP,		/* trace missing from here on: name says why */
+	RREC_ERROR,		/* a decode error at offset, ip: name is libipt's words */
+	RREC_THREAD,		/* pid/tid run from here on */
+	RREC_END,		/* the stream ends (its last chunk) */
+	RREC_KINDS
+};
+
+#define RREC_BIT(k) (1u << (k))
+
+struct rrec {
+	enum rrec_kind kind;
+	uint64_t from, to;		/* BRANCH, CALL, RETURN; ERROR: to is the IP */
+	const char *name;		/* BRANCH kind, GAP and ERROR message */
+	const char *from_name, *to_name;	/* CALL, RETURN: symbol+offset */
+	const struct pt_event *event;	/* EVENT */
+	uint64_t offset;		/* EVENT (ptxed's --offset), ERROR: in the file */
+	bool has_time;
+	uint64_t time;			/* ns of perf time */
+	uint32_t pid, tid;		/* the thread sideband says runs (0 without) */
+	uint32_t stream;		/* STREAM: its index; stream_name its name */
+	const char *stream_name;
+};
+
+/* A renderer at work in one chunk. */
+struct render {
+	const struct renderer *ops;
+	const struct decode_config *cfg;
+	struct dsink *sink;
+	struct disasm *dis;		/* with RENDER_DISASM */
+};
+
+enum render_flags {
+	RENDER_NAMES = 1,	/* CALL/RETURN records carry symbol names */
+	RENDER_TIME = 2,	/* ... and the time of the call (the decoder's timing: slower) */
+	RENDER_DISASM = 4,	/* INSN records are disassembled */
+};
+
+enum render_output {
+	RENDER_OUT,		/* the instruction stream: stdout */
+	RENDER_TIMELINE,	/* --timeline FILE */
+};
+
+struct renderer {
+	const char *name;
+	/* Which runs it renders: the output, and for RENDER_OUT the mode and --json. */
+	enum render_output output;
+	enum decode_mode mode;
+	bool json;
+	unsigned wants;			/* RREC_BIT()s */
+	unsigned flags;
+	void (*put)(struct render *r, const struct rrec *rec);
+	/*
+	 * RREC_INSN records, the hot path, without a struct rrec: @offset (ptxed's
+	 * --offset, 0 without it) and @tsc (--time) as in the record.
+	 */
+	void (*insn)(struct render *r, const struct pt_insn *in, uint64_t offset, uint64_t tsc);
+
+	/* At the merge, for output that needs it (NULL, 0: bytes as the sinks have them). */
+	dout_filter_fn *filter;
+	size_t state_size;		/* the filter's state (zeroed, in dout.state) */
+	void (*begin)(struct dout *o, const struct decode_config *cfg);	/* before all */
+	void (*finish)(struct dout *o);	/* after all, when the run succeeded */
+};
+
+/* The renderer of @output for @cfg, or NULL: that output has none (--stats alone). */
+const struct renderer *render_find(const struct decode_config *cfg, enum render_output output);
+
+/* Open @o on @fd for @rd's output (state, opening). 0 or -ENOMEM. */
+int render_open(struct dout *o, int fd, const struct renderer *rd,
+		const struct decode_config *cfg);
+/* The closing (when @ok), everything to the file; frees @o. Returns dout's error. */
+int render_close(struct dout *o, const struct renderer *rd, bool ok);
+
+/* The event as ptxed prints it (without brackets); "" for one it does not name. */
+void render_event_text(const struct pt_event *ev, char *buf, size_t n);
+
+/* A decoder record (decode_rec.h) of @rec's thread, time and addresses. */
+void render_drec(struct dsink *s, const struct rrec *rec, int drec_kind, const char *s1,
+		 const char *s2);
+
+/* "[stream: NAME]" (escaped, printable.h) when the run has more than one stream. */
+void render_stream_header(struct render *r, const struct rrec *rec);
+
+/* Text or JSON lines into a sink. */
+void render_text(struct dsink *s, const char *text);
+void render_json_line(struct dsink *s, void *json_obj);	/* a json_t *, stolen */
+
+/* --calls in the chunk (text and JSON differ only at the merge). */
+#define RENDER_CALLS_WANTS (RREC_BIT(RREC_STREAM) | RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN) | \
+			    RREC_BIT(RREC_EVENT) | RREC_BIT(RREC_EOT) | RREC_BIT(RREC_ERROR))
+void render_calls_put(struct render *r, const struct rrec *rec);
+
+/* The formats (render_*.c). */
+extern const struct renderer render_insn, render_branches, render_calls, render_stats,
+	render_insn_json, render_branches_json, render_calls_json, render_timeline;
+
+#endif

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: MIT
+/* --calls: the call/return tree, indented by depth at the merge (decode_rec.h). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "decode_rec.h"
+#include "printable.h"
+#include "render.h"
+
+#define NAME_MAX_LEN 1024
+/* Deeper than this is shown as a number: a runaway depth must not print megabytes of blanks. */
+#define INDENT_MAX 64
+
+/* In the chunk: records for the merge; events and errors as the lines --insn has. */
+void render_calls_put(struct render *r, const struct rrec *rec)
+{
+	char text[160], line[320];
+
+	switch (rec->kind) {
+	case RREC_STREAM: {
+		struct rrec h = { .kind = RREC_STREAM, .pid = rec->stream };
+
+		render_drec(r->sink, &h, DREC_STREAM, rec->stream_name, NULL);
+		return;
+	}
+	case RREC_CALL:
+	case RREC_RETURN:
+		render_drec(r->sink, rec, rec->kind == RREC_CALL ? DREC_CALL : DREC_RET,
+			    rec->from_name, rec->to_name);
+		return;
+	case RREC_EVENT:
+		render_event_text(rec->event, text, sizeof(text));
+		if (!text[0])
+			return;
+		snprintf(line, sizeof(line), "[%s]", text);
+		break;
+	case RREC_EOT:
+		snprintf(line, sizeof(line), "[end of trace]");
+		break;
+	case RREC_ERROR:
+		snprintf(line, sizeof(line), "[%" PRIx64 ", %" PRIx64 ": %s]", rec->offset, rec->to,
+			 rec->name);
+		break;
+	default:
+		return;
+	}
+	render_drec(r->sink, &(struct rrec){ .pid = rec->pid, .tid = rec->tid,
+			    .has_time = rec->has_time, .time = rec->time },
+		    DREC_MARK, line, NULL);
+}
+
+static void indent(struct dout *o, uint64_t depth)
+{
+	static const char blanks[2 * INDENT_MAX + 1] =
+		"                                                                "
+		"                                                                ";
+	char num[32];
+
+	if (depth > INDENT_MAX) {
+		int n = snprintf(num, sizeof(num), "[depth %" PRIu64 "] ", depth);
+
+		dout_write(o, blanks, 2 * INDENT_MAX);
+		dout_write(o, num, (size_t)n);
+		return;
+	}
+	dout_write(o, blanks, (size_t)(2 * depth));
+}
+
+static void text_line(struct dout *o, struct calls_state *st, const struct drec *r)
+{
+	/* Names from ELF files and file names: escaped (printable.h). */
+	char s1[4 * NAME_MAX_LEN + 1], s2[4 * NAME_MAX_LEN + 1];
+	char line[2 * sizeof(s1) + 128];
+	int n = 0;
+
+	printable_to(s1, sizeof(s1), drec_s1(r));
+	printable_to(s2, sizeof(s2), drec_s2(r));
+
+	switch (r->kind) {
+	case DREC_STREAM:
+		if (st->headers)
+			n = snprintf(line, sizeof(line), "[stream: %s]\n", s1);
+		dout_write(o, line, (size_t)(n > 0 ? n : 0));
+		return;
+	case DREC_CALL:
+		n = snprintf(line, sizeof(line), "call %s (0x%" PRIx64 ") from %s\n", s2,
+			     r->to, s1);
+		break;
+	case DREC_RET:
+		n = snprintf(line, sizeof(line), "ret  to %s (0x%" PRIx64 ") from %s\n",
+			     s2, r->to, s1);
+		break;
+	case DREC_MARK:
+		n = snprintf(line, sizeof(line), "%s\n", s1);
+		break;
+	default:
+		return;
+	}
+	indent(o, st->depth);
+	if (n > (int)sizeof(line) - 1)
+		n = (int)sizeof(line) - 1;
+	dout_write(o, line, (size_t)(n > 0 ? n : 0));
+}
+
+static void begin(struct dout *o, const struct decode_config *cfg)
+{
+	struct calls_state *st = o->state;
+
+	st->line = text_line;
+	st->headers = cfg->nr_streams > 1;
+}
+
+const struct renderer render_calls = {
+	.name = "calls",
+	.output = RENDER_OUT,
+	.mode = DECODE_CALLS,
+	.wants = RENDER_CALLS_WANTS,
+	.flags = RENDER_NAMES,
+	.put = render_calls_put,
+	.filter = decode_calls_filter,
+	.state_size = sizeof(struct calls_state),
+	.begin = begin,
+};

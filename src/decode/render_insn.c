@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+/* --insn: ptxed's lines: [offset] [tsc] address, bytes, disassembly; events and errors. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "disasm.h"
+#include "render.h"
+
+/* "00" to "ff": two hex digits a step. */
+static const char pairs[] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+static char *put_hex16(char *p, uint64_t v)
+{
+	for (int i = 14; i >= 0; i -= 2, v >>= 8)
+		memcpy(p + i, pairs + 2 * (v & 0xff), 2);
+	return p + 16;
+}
+
+static void insn_line(struct render *r, const struct pt_insn *in, uint64_t offset, uint64_t tsc)
+{
+	uint8_t *p = dsink_room(r->sink, 64 + DISASM_TEXT_AT + 512 + 16), *start = p;
+	const char *tail;
+	size_t len;
+
+	if (!p) {
+		r->sink->err = -ENOMEM;
+		return;
+	}
+	if (r->cfg->show_offset) {
+		p = (uint8_t *)put_hex16((char *)p, offset);
+		*p++ = ' ';
+		*p++ = ' ';
+	}
+	if (r->cfg->show_time) {
+		p = (uint8_t *)put_hex16((char *)p, tsc);
+		*p++ = ' ';
+		*p++ = ' ';
+	}
+	if (in->speculative) {
+		*p++ = '?';
+		*p++ = ' ';
+	}
+	p = (uint8_t *)put_hex16((char *)p, in->ip);
+	tail = disasm_line(r->dis, in, &len);
+	if (len > DISASM_TEXT_AT + 512)
+		len = DISASM_TEXT_AT + 512;
+	/*
+	 * In blocks of 16: a memcpy() of a short, bounded length becomes "rep movsq", slow to
+	 * start on some CPUs, for each of millions of lines. disasm_line() keeps 16 bytes of
+	 * slack after a line, and the room reserved above has it too.
+	 */
+	for (size_t i = 0; i < len; i += 16)
+		memcpy(p + i, tail + i, 16);
+	dsink_commit(r->sink, (size_t)(p - start) + len);
+}
+
+static void put(struct render *r, const struct rrec *rec)
+{
+	char text[160], line[400], off[20] = "";
+
+	switch (rec->kind) {
+	case RREC_STREAM:
+		render_stream_header(r, rec);
+		return;
+	case RREC_EVENT:
+		render_event_text(rec->event, text, sizeof(text));
+		if (!text[0])
+			return;
+		/* ptxed puts the offset in front of events too. */
+		if (r->cfg->show_offset)
+			snprintf(off, sizeof(off), "%016" PRIx64 "  ", rec->offset);
+		snprintf(line, sizeof(line), "[%s%s]\n", off, text);
+		break;
+	case RREC_EOT:
+		snprintf(line, sizeof(line), "[end of trace]\n");
+		break;
+	case RREC_ERROR:
+		snprintf(line, sizeof(line), "[%" PRIx64 ", %" PRIx64 ": %s]\n", rec->offset,
+			 rec->to, rec->name);
+		break;
+	default:
+		return;
+	}
+	render_text(r->sink, line);
+}
+
+const struct renderer render_insn = {
+	.name = "insn",
+	.output = RENDER_OUT,
+	.mode = DECODE_INSN,
+	.wants = RREC_BIT(RREC_INSN) | RREC_BIT(RREC_STREAM) | RREC_BIT(RREC_EVENT) |
+		 RREC_BIT(RREC_EOT) | RREC_BIT(RREC_ERROR),
+	.flags = RENDER_DISASM,
+	.put = put,
+	.insn = insn_line,
+};

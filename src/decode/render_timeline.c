@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+/* --timeline in the chunk: records for timeline.h's filter at the merge. */
+#include <string.h>
+
+#include "decode_rec.h"
+#include "render.h"
+#include "timeline.h"
+
+static void put(struct render *r, const struct rrec *rec)
+{
+	char name[1100];
+	size_t n;
+
+	switch (rec->kind) {
+	case RREC_STREAM: {
+		struct rrec h = { .kind = RREC_STREAM, .pid = rec->stream };
+
+		render_drec(r->sink, &h, DREC_STREAM, rec->stream_name, NULL);
+		break;
+	}
+	case RREC_CALL:
+	case RREC_RETURN:
+		/* The callee: its symbol, without "+0x0". */
+		n = strnlen(rec->to_name, sizeof(name) - 1);
+		memcpy(name, rec->to_name, n);
+		name[n] = '\0';
+		if (n > 4 && !strcmp(name + n - 4, "+0x0"))
+			name[n - 4] = '\0';
+		render_drec(r->sink, rec, rec->kind == RREC_CALL ? DREC_CALL : DREC_RET, name, NULL);
+		break;
+	case RREC_GAP:
+		render_drec(r->sink, rec, DREC_GAP, rec->name, NULL);
+		break;
+	case RREC_THREAD:
+		render_drec(r->sink, rec, DREC_THREAD, NULL, NULL);
+		break;
+	case RREC_END:
+		render_drec(r->sink, rec, DREC_END, NULL, NULL);
+		break;
+	default:
+		break;
+	}
+}
+
+static void begin(struct dout *o, const struct decode_config *cfg)
+{
+	(void)cfg;
+	timeline_begin(o);
+}
+
+const struct renderer render_timeline = {
+	.name = "timeline",
+	.output = RENDER_TIMELINE,
+	.wants = RREC_BIT(RREC_STREAM) | RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN) |
+		 RREC_BIT(RREC_GAP) | RREC_BIT(RREC_THREAD) | RREC_BIT(RREC_END),
+	.flags = RENDER_NAMES | RENDER_TIME,
+	.put = put,
+	.filter = timeline_filter,
+	.state_size = sizeof(struct timeline_state),
+	.begin = begin,
+	.finish = timeline_finish,
+};
