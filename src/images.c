@@ -180,7 +180,7 @@ static int scan(int dirfd, const char *file, struct manifest *m, struct path_tab
 	int fd = file_open_input(dirfd, file, e), ret = 0;
 	struct stat st;
 	uint8_t *buf;
-	size_t off = 0;
+	size_t off = 0, dropped = 0;
 
 	if (fd < 0)
 		return fd;
@@ -202,6 +202,7 @@ static int scan(int dirfd, const char *file, struct manifest *m, struct path_tab
 		if (read_mapping(&r, &mp))
 			ret = add(m, t, &mp);
 		off += (size_t)n;
+		map_drop_behind(buf, off, &dropped);	/* a 4 GiB file: not 4 GiB resident */
 	}
 	munmap(buf, (size_t)st.st_size);
 	return ret ? err_runtime(e, ret, "out of memory") : 0;
