@@ -32,12 +32,17 @@ struct archiver {
 __attribute__((format(printf, 3, 4)))
 static int item(struct archiver *a, bool refused, const char *fmt, ...)
 {
-	struct archive_item *n = realloc(a->r->items, ((size_t)a->r->nr_items + 1) * sizeof(*n));
+	size_t have = (size_t)a->r->nr_items;
+	struct archive_item *n = a->r->items;
 	va_list ap;
 	int ret;
 
-	if (!n)
-		return err_runtime(a->e, -ENOMEM, "out of memory");
+	/* room for the next power of two: one item per file of 80,000 is no quadratic copy */
+	if (!have || !(have & (have - 1))) {
+		n = realloc(a->r->items, (have ? 2 * have : 1) * sizeof(*n));
+		if (!n)
+			return err_runtime(a->e, -ENOMEM, "out of memory");
+	}
 	a->r->items = n;
 	va_start(ap, fmt);
 	ret = vasprintf(&n[a->r->nr_items].msg, fmt, ap);

@@ -116,3 +116,34 @@ Test(bounded_memory, dump_skips_a_256_MiB_stretch_without_a_psb_in_bounded_memor
 	run_free(&r);
 	unlink(pt);
 }
+
+/*
+ * decode of a trace whose 256 MiB before its one PSB hold no PSB (PAD bytes, a sparse
+ * file): the search for the first PSB goes in bounded steps, dropped behind, and the
+ * decoder is synchronized at the PSB it finds; libipt's own search kept all 256 MiB.
+ */
+Test(bounded_memory, decode_skips_a_256_MiB_stretch_without_a_psb_in_bounded_memory)
+{
+	static const uint8_t psb_psbend[] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					      0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					      0x02, 0x23 };
+	char pt[] = "/tmp/ptc-bigpad-XXXXXX";
+	const char *decode[] = { "decode", "--pt", pt, "--stats", NULL };
+	struct run_result r;
+	int fd = mkstemp(pt), status;
+	long kb;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, psb_psbend, sizeof(psb_psbend), BIG), (ssize_t)sizeof(psb_psbend));
+	close(fd);
+	kb = peak_rss_kb(decode, &status);
+	cr_expect_eq(status, 0);
+	cr_expect_lt(kb, BOUND_KB, "decode of a %u MiB stretch without a PSB: %ld KiB resident "
+		     "at its peak (bound %u KiB)", BIG >> 20, kb, BOUND_KB);
+	/* It synchronized at the PSB past the stretch: one PSB, no error. */
+	cr_assert_eq(run_ptcollect(NULL, &r, "decode", "--pt", pt, "--stats", NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_empty(r.err);
+	run_free(&r);
+	unlink(pt);
+}
