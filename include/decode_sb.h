@@ -53,6 +53,8 @@ struct dsb_file {
 	struct dsb_pevent pev;
 	uint8_t *buf;		/* dsb_file_load(): shared read-only by every decoder */
 	size_t len;
+	void *map;		/* the file's mapping that buf lies in, map_len bytes */
+	size_t map_len;
 };
 
 enum dsb_diag_kind {
@@ -73,7 +75,11 @@ typedef void dsb_diag_fn(void *ctx, const struct dsb_diag *d);
 
 struct dsb;
 
-/* Read @f's bytes (its range) into f->buf. 0 or a negative errno with @e. */
+/*
+ * Map @f's bytes (its range) at f->buf. 0 or a negative errno with @e. The file is
+ * mapped, not read: its pages are dropped behind each reader (dsb_next() and on), so
+ * that resident memory does not grow with the sideband.
+ */
 int dsb_file_load(struct dsb_file *f, struct error *e);
 void dsb_file_release(struct dsb_file *f);
 

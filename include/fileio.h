@@ -30,6 +30,16 @@ int file_read_all(int dirfd, const char *path, size_t max, char **buf, size_t *l
 /* The same from an open descriptor (read from its current offset). */
 int fd_read_all(int fd, size_t max, char **buf, size_t *len);
 
+/*
+ * A file mapping read once, front to back (a trace or a sideband file): its
+ * pages before @cur, less MAP_KEEP_BEHIND, are dropped from *@dropped on (both
+ * offsets from @base; *@dropped is advanced), so that resident memory stays
+ * bounded whatever the file's size. Only for a MAP_PRIVATE mapping of a file
+ * that is never written: a dropped page is read from the file again if touched.
+ */
+#define MAP_KEEP_BEHIND (1u << 20)
+void map_drop_behind(const void *base, size_t cur, size_t *dropped);
+
 /* Write all @len bytes; EINTR and short writes are retried. 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
 

@@ -40,8 +40,21 @@ enum image_verdict {
 /* Whether the file open at @fd is @img as it was mapped; for IMAGE_CHANGED @why says how. */
 enum image_verdict images_verify_fd(const struct mimage *img, int fd, char *why, size_t len);
 
-/* The index of the next image after @from (-1: the first) with the path of image @i, or -1. */
-int images_same_path(const struct manifest *m, int i, int from);
+/*
+ * The images grouped by path (a path mapped as two files was replaced while
+ * it was traced), built in O(n log n) for the lists of 100,000 files a
+ * long recording has. For image i: @first[i] the lowest index of its path,
+ * @next[i] the next higher one (-1 after the last), @count[i] how many.
+ */
+struct image_paths {
+	int *first;
+	int *next;
+	int *count;
+};
+
+/* Fill @ip for @m's images: 0, or -ENOMEM. */
+int images_paths(const struct manifest *m, struct image_paths *ip);
+void images_paths_free(struct image_paths *ip);
 
 /* Whether @path names a file that `archive` may place below the sysroot. */
 bool images_path_ok(const char *path);

@@ -65,6 +65,7 @@ struct ptdump_opts {
 	bool no_cyc;		/* --no-cyc */
 	bool no_sync;		/* --no-sync: decode from offset 0, no PSB search first */
 	bool quiet;		/* --quiet: errors only */
+	bool mapped;		/* the buffer maps a file privately: pages behind may be dropped */
 };
 
 #define PTDUMP_LINE_MAX 160

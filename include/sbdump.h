@@ -26,6 +26,7 @@
 struct sbdump_opts {
 	uint64_t sample_type;	/* the sample_id trailer's layout (0x10086 in ptcollect's files) */
 	bool no_offset;		/* without ptdump's --sb:offset column */
+	bool mapped;		/* buf maps a file privately: pages behind may be dropped */
 };
 
 struct sbdump_item {

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -103,6 +104,18 @@ int file_read_all(int dirfd, const char *path, size_t max, char **buf, size_t *l
 	if (ret)
 		return err_runtime(e, ret, "%s: %s", path, strerror(-ret));
 	return 0;
+}
+
+void map_drop_behind(const void *base, size_t cur, size_t *dropped)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), b = (uintptr_t)base, from, to;
+
+	if (cur < *dropped + 2 * (size_t)MAP_KEEP_BEHIND)
+		return;
+	from = (b + *dropped) & ~(page - 1);
+	to = (b + cur - MAP_KEEP_BEHIND) & ~(page - 1);
+	if (to > from && !madvise((void *)from, to - from, MADV_DONTNEED))
+		*dropped = to - b;
 }
 
 int write_all(int fd, const void *buf, size_t len)

@@ -2,6 +2,7 @@
 /* perf.data, file mode and pipe mode: header, attrs, features, records; nothing trusted. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -462,6 +463,22 @@ static int feature(struct perfdata *pd, int feat, const uint8_t *p, size_t len, 
 	}
 }
 
+/* perf's names of its header features (HEADER_*), as `perf report --header` lists them. */
+static const char *feat_perf_name(int feat)
+{
+	static const char *const names[] = {
+		"RESERVED", "TRACING_DATA", "BUILD_ID", "HOSTNAME", "OSRELEASE", "VERSION",
+		"ARCH", "NRCPUS", "CPUDESC", "CPUID", "TOTAL_MEM", "CMDLINE", "EVENT_DESC",
+		"CPU_TOPOLOGY", "NUMA_TOPOLOGY", "BRANCH_STACK", "PMU_MAPPINGS", "GROUP_DESC",
+		"AUXTRACE", "STAT", "CACHE", "SAMPLE_TIME", "MEM_TOPOLOGY", "CLOCKID",
+		"DIR_FORMAT", "BPF_PROG_INFO", "BPF_BTF", "COMPRESSED", "CPU_PMU_CAPS",
+		"CLOCK_DATA", "HYBRID_TOPOLOGY", "PMU_CAPS",
+	};
+
+	return feat >= 0 && feat < (int)(sizeof(names) / sizeof(names[0])) ? names[feat] :
+	       "unknown to ptcollect";
+}
+
 /* File mode: a section table after the data, one entry per feature bit set, in bit order. */
 static int read_features(struct perfdata *pd, const uint64_t bits[4], uint64_t table,
 			 struct error *e)
@@ -481,14 +498,26 @@ static int read_features(struct perfdata *pd, const uint64_t bits[4], uint64_t t
 		if (!(bits[b / 64] & (1ull << (b % 64))))
 			continue;
 		ret = read_at(pd, sec, sizeof(sec), table + 16 * (uint64_t)i++, e);
-		if (ret || !feat_name(b))
+		if (ret)
 			continue;
-		if (sec[0] > pd->file_size || sec[1] > pd->file_size - sec[0] ||
-		    sec[1] > PD_MAX_FEATURE)
+		/*
+		 * Every section inside the file, those not read too: a file cut in
+		 * the features perf writes last (CPU_TOPOLOGY and on) was cut short
+		 * like any other, and is refused like any other cut.
+		 */
+		if (sec[0] > pd->file_size || sec[1] > pd->file_size - sec[0])
 			return err_usage(e, "at offset %" PRIu64 ": feature %s: %" PRIu64 " bytes at "
-					 "%" PRIu64 " are not inside the file (%" PRIu64 " bytes, "
-					 "features up to %u)", table + 16 * (uint64_t)(i - 1),
-					 feat_name(b), sec[1], sec[0], pd->file_size, PD_MAX_FEATURE);
+					 "%" PRIu64 " run past the end of the file (%" PRIu64 " bytes: "
+					 "cut short?)", table + 16 * (uint64_t)(i - 1),
+					 feat_name(b) ? feat_name(b) : feat_perf_name(b), sec[1],
+					 sec[0], pd->file_size);
+		if (!feat_name(b))
+			continue;
+		if (sec[1] > PD_MAX_FEATURE)
+			return err_usage(e, "at offset %" PRIu64 ": feature %s: %" PRIu64 " bytes at "
+					 "%" PRIu64 " are more than features are (up to %u bytes)",
+					 table + 16 * (uint64_t)(i - 1), feat_name(b), sec[1], sec[0],
+					 PD_MAX_FEATURE);
 		p = malloc(sec[1] + 1);
 		if (!p)
 			return err_runtime(e, -ENOMEM, "out of memory");

@@ -3,10 +3,13 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "pmu.h"
 
@@ -27,19 +30,50 @@ bool pmu_sysfs_is_fixture(void)
 	return !(n == 4 && !strncmp(r, "/sys", 4));
 }
 
-/* Read a small sysfs file, trailing newline removed. -errno when unreadable. */
-static int read_small(const char *dir, const char *name, char *buf, size_t len)
+/*
+ * Read a small sysfs file, trailing newline removed. -errno when it cannot be
+ * opened (the callers treat most of these as absent). A file that is there
+ * but not a regular file (a FIFO planted in a fixture, a device) is refused
+ * through @e, with -EFBIG kept apart: opening is O_NONBLOCK, so a FIFO without
+ * a writer never hangs the read.
+ */
+#define READ_SMALL_REFUSED (-ENOTSUP)
+
+static int read_small(const char *dir, const char *name, char *buf, size_t len,
+		      struct error *e)
 {
 	char path[4200];
-	FILE *f;
-	size_t n;
+	struct stat st;
+	ssize_t n;
+	int fd, ret;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "re");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
 		return -errno;
-	n = fread(buf, 1, len - 1, f);
-	fclose(f);
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		err_runtime(e, READ_SMALL_REFUSED, "%s: not a regular file (%s)", path,
+			    S_ISDIR(st.st_mode) ? "a directory" :
+			    S_ISFIFO(st.st_mode) ? "a FIFO" :
+			    S_ISCHR(st.st_mode) ? "a character device" :
+			    S_ISSOCK(st.st_mode) ? "a socket" : "a special file");
+		err_hint(e, "a sysfs attribute is a regular file: check PTCOLLECT_SYSFS (%s)",
+			 pmu_sysfs_root());
+		return READ_SMALL_REFUSED;
+	}
+	do
+		n = read(fd, buf, len - 1);
+	while (n < 0 && errno == EINTR);
+	ret = n < 0 ? -errno : 0;
+	close(fd);
+	if (ret)
+		return ret;
 	buf[n] = '\0';
 	while (n && isspace((unsigned char)buf[n - 1]))
 		buf[--n] = '\0';
@@ -118,8 +152,13 @@ static int load_terms(struct pmu *pmu, struct error *e)
 			break;
 		}
 		t = &pmu->terms[pmu->nr_terms];
-		if (read_small(dir, de->d_name, val, sizeof(val)) < 0)
+		ret = read_small(dir, de->d_name, val, sizeof(val), e);
+		if (ret == READ_SMALL_REFUSED)
+			break;
+		if (ret < 0) {
+			ret = 0;	/* unreadable: perf skips it too */
 			continue;
+		}
 		if (parse_format(val, t)) {
 			ret = err_runtime(e, -EINVAL, "%s/%s: cannot parse '%s' "
 					  "(expected config[12]:BIT[-BIT][,...])", dir, de->d_name, val);
@@ -153,8 +192,13 @@ static int load_caps(struct pmu *pmu, struct error *e)
 			ret = err_runtime(e, -E2BIG, "%s: too many or too long capability names", dir);
 			break;
 		}
-		if (read_small(dir, de->d_name, val, sizeof(val)) < 0)
+		ret = read_small(dir, de->d_name, val, sizeof(val), e);
+		if (ret == READ_SMALL_REFUSED)
+			break;
+		if (ret < 0) {
+			ret = 0;
 			continue;
+		}
 		c = &pmu->caps[pmu->nr_caps];
 		errno = 0;
 		c->value = strtoull(val, &end, 16);
@@ -174,8 +218,11 @@ static int load_int(const char *dir, const char *name, int *out, struct error *e
 {
 	char val[64], *end;
 	long v;
+	int ret = read_small(dir, name, val, sizeof(val), e);
 
-	if (read_small(dir, name, val, sizeof(val)) < 0)
+	if (ret == READ_SMALL_REFUSED)
+		return ret;
+	if (ret < 0)
 		return 0;	/* optional: keep the default */
 	errno = 0;
 	v = strtol(val, &end, 10);
@@ -209,7 +256,9 @@ int pmu_load(struct pmu *pmu, const char *name, struct error *e)
 	strcpy(pmu->name, name);
 	snprintf(pmu->sysfs, sizeof(pmu->sysfs), "%s/bus/event_source/devices/%s",
 		 pmu_sysfs_root(), name);
-	ret = read_small(pmu->sysfs, "type", val, sizeof(val));
+	ret = read_small(pmu->sysfs, "type", val, sizeof(val), e);
+	if (ret == READ_SMALL_REFUSED)
+		return ret;
 	if (ret == -ENOENT || ret == -ENOTDIR)
 		return err_runtime(e, -ENOENT, "no %s PMU in %s/bus/event_source/devices", name,
 				   pmu_sysfs_root());
@@ -228,7 +277,10 @@ int pmu_load(struct pmu *pmu, const char *name, struct error *e)
 		ret = load_int(pmu->sysfs, "max_nonturbo_ratio", &pmu->max_nonturbo_ratio, e);
 	if (ret)
 		return ret;
-	if (!read_small(pmu->sysfs, "tsc_art_ratio", val, sizeof(val)) &&
+	ret = read_small(pmu->sysfs, "tsc_art_ratio", val, sizeof(val), e);
+	if (ret == READ_SMALL_REFUSED)
+		return ret;
+	if (!ret &&
 	    sscanf(val, "%" SCNu64 ":%" SCNu64, &pmu->tsc_art_ratio_num,
 		   &pmu->tsc_art_ratio_den) != 2)
 		return err_runtime(e, -EINVAL, "%s/tsc_art_ratio: '%s' is not N:D", pmu->sysfs, val);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "ptpacket.h"
 
 /* Opcodes libipt 2.0.5 does not know (Intel SDM, "Intel PT packets"; libipt 2.1/2.2). */
@@ -625,7 +626,49 @@ struct walk {
 	int stop;		/* the callback's non-zero return */
 	struct lastip lastip;
 	struct ptpkt cur;	/* the packet being read (the unknown-packet callback fills it) */
+	const uint8_t *buf;	/* the trace, len bytes */
+	size_t len;
+	bool mapped;		/* a file's private mapping: pages behind are dropped */
+	size_t dropped;		/* up to here */
 };
+
+/* A search for the next PSB in steps of this many bytes, each dropped after it. */
+#define PSB_STEP (1u << 20)
+
+static const uint8_t psb_bytes[16] = {
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+};
+
+/*
+ * Before libipt's PSB search from @from: a stretch without a PSB (1 GiB of garbage) is
+ * searched here in bounded steps, its pages dropped behind; libipt would keep every
+ * page it read. When the PSB is far, the decoder is set just before it, and libipt's
+ * search that follows reads a few bytes only (it finds the same PSB: the first after
+ * the position it starts from).
+ */
+static void skip_to_psb(struct walk *w, struct pt_packet_decoder *d, uint64_t from)
+{
+	size_t at = (size_t)from, found = w->len;
+
+	if (!w->mapped || from >= w->len)
+		return;
+	while (at < w->len) {
+		size_t n = w->len - at < PSB_STEP + 15 ? w->len - at : PSB_STEP + 15;
+		const uint8_t *p = memmem(w->buf + at, n, psb_bytes, sizeof(psb_bytes));
+
+		if (p) {
+			found = (size_t)(p - w->buf);
+			break;
+		}
+		if (n < PSB_STEP + 15)
+			break;
+		at += PSB_STEP;
+		map_drop_behind(w->buf, at, &w->dropped);
+	}
+	if (found - (size_t)from > 2 * PSB_STEP && found > 0)
+		pt_pkt_sync_set(d, found - 1);
+}
 
 static void emit(struct walk *w, const struct ptdump_line *l)
 {
@@ -753,6 +796,8 @@ static int walk_packets(struct walk *w, struct pt_packet_decoder *d, const uint8
 		p->raw = begin + off;
 		p->size = (uint8_t)ret;
 		one_packet(w, p);
+		if (w->mapped)
+			map_drop_behind(begin, off, &w->dropped);
 	}
 	return 0;
 }
@@ -765,15 +810,23 @@ static int sync_error(struct walk *w, int ret)
 /* Synchronize, dump, and after each error resynchronize at the next PSB. */
 static int walk_sync(struct walk *w, struct pt_packet_decoder *d, const uint8_t *begin)
 {
-	int ret = w->o->no_sync ? pt_pkt_sync_set(d, 0) : pt_pkt_sync_forward(d);
+	int ret;
 
+	if (!w->o->no_sync)
+		skip_to_psb(w, d, 0);
+	ret = w->o->no_sync ? pt_pkt_sync_set(d, 0) : pt_pkt_sync_forward(d);
 	if (ret < 0)
 		return w->o->no_sync ? diag(w, "sync error", 0, ret) : sync_error(w, ret);
 	w->st->synced = true;
 	for (;;) {
+		uint64_t off = 0;
+
 		ret = walk_packets(w, d, begin);
 		if (!ret || w->stop)
 			return ret;
+		/* libipt searches from 15 bytes back (a PSB the bad packet began in) */
+		if (pt_pkt_get_offset(d, &off) >= 0)
+			skip_to_psb(w, d, off >= 15 ? off - 15 : 0);
 		ret = pt_pkt_sync_forward(d);
 		if (ret < 0)
 			return sync_error(w, ret);
@@ -822,6 +875,9 @@ int ptdump_walk(const uint8_t *buf, size_t len, const struct ptdump_opts *o,
 	cfg.end = (uint8_t *)buf + len;
 	cfg.decode.callback = decode_unknown;
 	cfg.decode.context = &w.cur;
+	w.buf = buf;
+	w.len = len;
+	w.mapped = o->mapped && !copy;
 	d = pt_pkt_alloc_decoder(&cfg);
 	if (!d) {
 		free(copy);

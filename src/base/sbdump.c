@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "sbdump.h"
 
 static uint64_t u64_at(const struct sb_record *r, size_t off)
@@ -285,7 +286,7 @@ int sbdump_walk(const uint8_t *buf, size_t len, const struct sbdump_opts *o, sbd
 		void *ctx, uint64_t *records, struct error *e)
 {
 	char *line = malloc(SBDUMP_LINE_MAX);
-	size_t off = 0;
+	size_t off = 0, dropped = 0;
 	int ret = 0;
 
 	*records = 0;
@@ -305,6 +306,8 @@ int sbdump_walk(const uint8_t *buf, size_t len, const struct sbdump_opts *o, sbd
 		ret = fn(&item, ctx);
 		*records += !ret;
 		off += (size_t)n;
+		if (o->mapped)
+			map_drop_behind(buf, off, &dropped);
 	}
 	free(line);
 	return ret;

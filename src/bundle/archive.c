@@ -32,12 +32,17 @@ struct archiver {
 __attribute__((format(printf, 3, 4)))
 static int item(struct archiver *a, bool refused, const char *fmt, ...)
 {
-	struct archive_item *n = realloc(a->r->items, ((size_t)a->r->nr_items + 1) * sizeof(*n));
+	size_t have = (size_t)a->r->nr_items;
+	struct archive_item *n = a->r->items;
 	va_list ap;
 	int ret;
 
-	if (!n)
-		return err_runtime(a->e, -ENOMEM, "out of memory");
+	/* room for the next power of two: one item per file of 80,000 is no quadratic copy */
+	if (!have || !(have & (have - 1))) {
+		n = realloc(a->r->items, (have ? 2 * have : 1) * sizeof(*n));
+		if (!n)
+			return err_runtime(a->e, -ENOMEM, "out of memory");
+	}
 	a->r->items = n;
 	va_start(ap, fmt);
 	ret = vasprintf(&n[a->r->nr_items].msg, fmt, ap);
@@ -194,41 +199,38 @@ static int place(struct archiver *a, int dirfd, const char *name, int src, const
 	return ret ? ret : PLACED_UNREADABLE;
 }
 
-/* Which of the @n images named alike (@idx) the file open at @fd is; *@v says how sure. */
-static int match(const struct manifest *m, const int *idx, int n, int fd,
-		 enum image_verdict *v, char *why, size_t len)
+/*
+ * Which of the images mapped at @i's path (all of them, @ip's chain from @i) the file
+ * open at @fd is; *@v says how sure, *@nth which of them it is (1: the first).
+ */
+static int match(const struct manifest *m, const struct image_paths *ip, int i, int fd,
+		 enum image_verdict *v, int *nth, char *why, size_t len)
 {
-	int unchecked = -1;
+	int unchecked = -1, unchecked_nth = 0, k = 0;
 
 	*v = IMAGE_CHANGED;
-	for (int k = 0; k < n; k++) {
-		enum image_verdict got = images_verify_fd(&m->images[idx[k]], fd, why, len);
+	for (int j = i; j >= 0; j = ip->next[j]) {
+		enum image_verdict got = images_verify_fd(&m->images[j], fd, why, len);
 
+		k++;
 		if (got == IMAGE_SAME) {
 			*v = got;
-			return k;
+			*nth = k;
+			return j;
 		}
-		if (got == IMAGE_UNCHECKED && unchecked < 0)
-			unchecked = k;
+		if (got == IMAGE_UNCHECKED && unchecked < 0) {
+			unchecked = j;
+			unchecked_nth = k;
+		}
 	}
 	if (unchecked >= 0) {
 		*v = IMAGE_UNCHECKED;
+		*nth = unchecked_nth;
 		return unchecked;
 	}
-	if (n > 1)
-		snprintf(why, len, "it is none of the %d files mapped at that path", n);
+	if (k > 1)
+		snprintf(why, len, "it is none of the %d files mapped at that path", k);
 	return -1;
-}
-
-/* Image @i and the later ones with its path (a path mapped as two files was replaced). */
-static int same_path(const struct manifest *m, int i, int *idx, int max)
-{
-	int n = 0;
-
-	idx[n++] = i;
-	for (int j = images_same_path(m, i, i); j >= 0 && n < max; j = images_same_path(m, i, j))
-		idx[n++] = j;
-	return n;
 }
 
 /* What became of the file once it was checked: copied, kept, or why not. */
@@ -247,18 +249,41 @@ static int record_outcome(struct archiver *a, int placed, int src, int dir, cons
 		    "for it to be held against", path);
 }
 
-static int archive_file(struct archiver *a, const struct manifest *m, int i)
+/*
+ * Files of the running system that are not what was mapped: /proc/self/exe or
+ * /proc/self/environ, named by a crafted sideband, would be ptcollect's own
+ * binary or environment; /sys and /dev hold no code either.
+ */
+static const char *pseudo_fs(const char *path)
 {
-	const char *path = m->images[i].path, *base = NULL;
-	int idx[16], n = same_path(m, i, idx, 16), src, dir, ret, k;
+	static const char *const roots[] = { "/proc", "/sys", "/dev" };
+
+	for (size_t r = 0; r < sizeof(roots) / sizeof(roots[0]); r++) {
+		size_t n = strlen(roots[r]);
+
+		if (!strncmp(path, roots[r], n) && (path[n] == '/' || !path[n]))
+			return roots[r];
+	}
+	return NULL;
+}
+
+static int archive_file(struct archiver *a, const struct manifest *m,
+			const struct image_paths *ip, int i)
+{
+	const char *path = m->images[i].path, *base = NULL, *pseudo = pseudo_fs(path);
+	int n = ip->count[i], src, dir, ret, k, nth = 0;
 	enum image_verdict v;
 	char why[512];
 
+	if (pseudo)
+		return item(a, true, "%s: not archived: a file under %s is the running system's, "
+			    "not one a program maps from disk; a sideband that names it was not "
+			    "recorded by the kernel", path, pseudo);
 	src = file_open_input(AT_FDCWD, path, NULL);
 	if (src < 0)
 		return item(a, true, "%s: not archived: %s", path,
 			    src == -ENOENT ? "it is gone" : strerror(-src));
-	k = match(m, idx, n, src, &v, why, sizeof(why));
+	k = match(m, ip, i, src, &v, &nth, why, sizeof(why));
 	if (k < 0) {
 		close(src);
 		return item(a, true, "%s: not archived: %s: it was replaced after it was mapped",
@@ -280,7 +305,7 @@ static int archive_file(struct archiver *a, const struct manifest *m, int i)
 	if (!ret && n > 1)
 		ret = item(a, true, "%s was mapped as %d different files (it was replaced while "
 			   "it was traced): the sysroot holds the %d. of them, the one there now; "
-			   "the code of the others will not decode", path, n, k + 1);
+			   "the code of the others will not decode", path, n, nth);
 	close(dir);
 	close(src);
 	return ret;
@@ -349,18 +374,19 @@ int archive_bundle(int dirfd, const char *dir, struct manifest *m, struct archiv
 		   struct error *e)
 {
 	struct archiver a = { .dirfd = dirfd, .dir = dir, .root = -1, .r = r, .e = e };
+	struct image_paths ip = { 0 };
 	int ret;
 
 	memset(r, 0, sizeof(*r));
 	ret = images_collect(dirfd, m, e);
+	if (!ret && images_paths(m, &ip))
+		ret = err_runtime(e, -ENOMEM, "out of memory");
 	if (!ret)
 		ret = open_sysroot(&a);
-	for (int i = 0; !ret && i < m->nr_images; i++) {
-		int j = images_same_path(m, i, -1);
-
-		if (j < 0 || j > i)	/* the first image of its path */
-			ret = archive_file(&a, m, i);
-	}
+	for (int i = 0; !ret && i < m->nr_images; i++)
+		if (ip.first[i] == i)	/* the first image of its path */
+			ret = archive_file(&a, m, &ip, i);
+	images_paths_free(&ip);
 	if (!ret)
 		ret = archive_kernel(&a, m);
 	if (a.root >= 0)

@@ -57,20 +57,90 @@ static bool same_file(const struct mimage *img, const struct mapping *mp)
 	return true;
 }
 
-static int add(struct manifest *m, const struct mapping *mp)
+/*
+ * The images collected so far, by path: a chained hash table over
+ * m->images, so that each record is held against the images of its own
+ * path only (a scan of every image made `archive` quadratic in them).
+ */
+struct path_table {
+	int *head;		/* bucket -> an image index, -1 */
+	int *chain;		/* image index -> the next one in its bucket, -1 */
+	size_t mask;		/* buckets - 1 */
+	int cap;		/* room in chain */
+};
+
+static size_t path_hash(const char *s)
+{
+	size_t h = 14695981039346656037ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+static void table_link(struct path_table *t, const struct manifest *m, int i)
+{
+	size_t b = path_hash(m->images[i].path) & t->mask;
+
+	t->chain[i] = t->head[b];
+	t->head[b] = i;
+}
+
+/* Room for one more image (the table grows with the list, half full at most). */
+static int table_grow(struct path_table *t, const struct manifest *m)
+{
+	size_t buckets;
+	int *n;
+
+	if (m->nr_images >= t->cap) {
+		int cap = t->cap ? t->cap * 2 : 256;
+
+		n = realloc(t->chain, (size_t)cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		t->chain = n;
+		t->cap = cap;
+	}
+	if (t->head && ((size_t)m->nr_images + 1) * 2 <= t->mask + 1)
+		return 0;
+	buckets = t->head ? (t->mask + 1) * 2 : 512;
+	n = realloc(t->head, buckets * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	t->head = n;
+	t->mask = buckets - 1;
+	memset(t->head, 0xff, buckets * sizeof(*n));
+	for (int i = 0; i < m->nr_images; i++)
+		table_link(t, m, i);
+	return 0;
+}
+
+static void table_free(struct path_table *t)
+{
+	free(t->head);
+	free(t->chain);
+}
+
+static int add(struct manifest *m, struct path_table *t, const struct mapping *mp)
 {
 	struct mimage *img;
+	int first = -1;
 
-	for (int i = 0; i < m->nr_images; i++) {
-		img = &m->images[i];
-		if (!same_file(img, mp))
-			continue;
+	/* the first image in the list that is this file, as a scan of the list finds it */
+	if (t->head)
+		for (int i = t->head[path_hash(mp->path) & t->mask]; i >= 0; i = t->chain[i])
+			if ((first < 0 || i < first) && same_file(&m->images[i], mp))
+				first = i;
+	if (first >= 0) {
+		img = &m->images[first];
 		if (!img->build_id && mp->build_id[0]) {
 			img->has_inode = false;
 			return manifest_set(&img->build_id, mp->build_id);
 		}
 		return 0;
 	}
+	if (table_grow(t, m))
+		return -ENOMEM;
 	img = manifest_add_image(m);
 	if (!img || manifest_set(&img->path, mp->path) ||
 	    (mp->build_id[0] && manifest_set(&img->build_id, mp->build_id)))
@@ -79,6 +149,7 @@ static int add(struct manifest *m, const struct mapping *mp)
 	img->maj = mp->maj;
 	img->min = mp->min;
 	img->ino = mp->ino;
+	table_link(t, m, m->nr_images - 1);
 	return 0;
 }
 
@@ -103,12 +174,13 @@ static bool read_mapping(const struct sb_record *r, struct mapping *mp)
 	return true;
 }
 
-static int scan(int dirfd, const char *file, struct manifest *m, struct error *e)
+static int scan(int dirfd, const char *file, struct manifest *m, struct path_table *t,
+		struct error *e)
 {
 	int fd = file_open_input(dirfd, file, e), ret = 0;
 	struct stat st;
 	uint8_t *buf;
-	size_t off = 0;
+	size_t off = 0, dropped = 0;
 
 	if (fd < 0)
 		return fd;
@@ -128,8 +200,9 @@ static int scan(int dirfd, const char *file, struct manifest *m, struct error *e
 		if (n < 0)
 			break;	/* a file cut short: what came before is listed */
 		if (read_mapping(&r, &mp))
-			ret = add(m, &mp);
+			ret = add(m, t, &mp);
 		off += (size_t)n;
+		map_drop_behind(buf, off, &dropped);	/* a 4 GiB file: not 4 GiB resident */
 	}
 	munmap(buf, (size_t)st.st_size);
 	return ret ? err_runtime(e, ret, "out of memory") : 0;
@@ -137,6 +210,7 @@ static int scan(int dirfd, const char *file, struct manifest *m, struct error *e
 
 int images_collect(int dirfd, struct manifest *m, struct error *e)
 {
+	struct path_table t = { 0 };
 	int ret = 0;
 
 	for (int i = 0; i < m->nr_images; i++) {
@@ -145,30 +219,79 @@ int images_collect(int dirfd, struct manifest *m, struct error *e)
 	}
 	m->nr_images = 0;
 	if (m->proc_sideband)
-		ret = scan(dirfd, m->proc_sideband, m, e);
+		ret = scan(dirfd, m->proc_sideband, m, &t, e);
 	for (int i = 0; !ret && i < m->nr_streams; i++)
-		ret = scan(dirfd, m->streams[i].sideband, m, e);
+		ret = scan(dirfd, m->streams[i].sideband, m, &t, e);
+	table_free(&t);
 	return ret;
 }
 
-int images_same_path(const struct manifest *m, int i, int from)
+static int cmp_path(const void *a, const void *b, void *arg)
 {
-	for (int j = from + 1; j < m->nr_images; j++)
-		if (j != i && !strcmp(m->images[j].path, m->images[i].path))
-			return j;
-	return -1;
+	const struct manifest *m = arg;
+	int i = *(const int *)a, j = *(const int *)b;
+	int c = strcmp(m->images[i].path, m->images[j].path);
+
+	return c ? c : (i > j) - (i < j);
+}
+
+int images_paths(const struct manifest *m, struct image_paths *ip)
+{
+	int n = m->nr_images, *order;
+
+	memset(ip, 0, sizeof(*ip));
+	order = malloc(((size_t)n + 1) * sizeof(*order));
+	ip->first = malloc(((size_t)n + 1) * sizeof(*ip->first));
+	ip->next = malloc(((size_t)n + 1) * sizeof(*ip->next));
+	ip->count = malloc(((size_t)n + 1) * sizeof(*ip->count));
+	if (!order || !ip->first || !ip->next || !ip->count) {
+		free(order);
+		images_paths_free(ip);
+		return -ENOMEM;
+	}
+	for (int i = 0; i < n; i++)
+		order[i] = i;
+	qsort_r(order, (size_t)n, sizeof(*order), cmp_path, (void *)m);
+	for (int k = 0; k < n;) {
+		int end = k + 1;
+
+		while (end < n && !strcmp(m->images[order[end]].path, m->images[order[k]].path))
+			end++;
+		for (int l = k; l < end; l++) {
+			ip->first[order[l]] = order[k];
+			ip->next[order[l]] = l + 1 < end ? order[l + 1] : -1;
+			ip->count[order[l]] = end - k;
+		}
+		k = end;
+	}
+	free(order);
+	return 0;
+}
+
+void images_paths_free(struct image_paths *ip)
+{
+	free(ip->first);
+	free(ip->next);
+	free(ip->count);
+	memset(ip, 0, sizeof(*ip));
 }
 
 void images_check(const struct manifest *m, struct warnings *w)
 {
+	struct image_paths ip;
+
+	if (images_paths(m, &ip)) {
+		warn_add(w, "out of memory: the mapped files were not checked");
+		return;
+	}
 	for (int i = 0; i < m->nr_images; i++) {
 		const struct mimage *img = &m->images[i];
 		char why[256];
-		int fd, j = images_same_path(m, i, -1);
+		int fd;
 
-		if (j >= 0 && j < i)
+		if (ip.first[i] != i)
 			continue;	/* said with the first */
-		if (j >= 0) {
+		if (ip.count[i] > 1) {
 			warn_add(w, "%s was replaced while it was traced: it was mapped as two "
 				 "different files; a sysroot can hold only one of them", img->path);
 			continue;
@@ -181,6 +304,7 @@ void images_check(const struct manifest *m, struct warnings *w)
 				 "file that was traced", img->path, why);
 		close(fd);
 	}
+	images_paths_free(&ip);
 }
 
 enum image_verdict images_verify_fd(const struct mimage *img, int fd, char *why, size_t len)

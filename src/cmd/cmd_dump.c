@@ -147,7 +147,8 @@ static int print_record(const struct sbdump_item *it, void *ctx)
 
 static int dump_pevent(const struct dump_args *a, const struct mapped *m)
 {
-	struct sbdump_opts o = { .sample_type = a->sample_type, .no_offset = a->pt.no_offset };
+	struct sbdump_opts o = { .sample_type = a->sample_type, .no_offset = a->pt.no_offset,
+				   .mapped = m->p != NULL };
 	struct error e = { 0 };
 	uint64_t records = 0;
 	int ret;
@@ -204,16 +205,18 @@ static int print_packet(const struct ptdump_line *l, void *ctx)
 
 static int dump_pt(const struct dump_args *a, const struct mapped *m)
 {
+	struct ptdump_opts o = a->pt;
 	struct ptdump_stats st;
 	struct error e = { 0 };
 	int ret;
 
+	o.mapped = m->p != NULL;
 	out_obj_begin(NULL, NULL);
 	if (out_json) {
 		out_str("file", NULL, a->path);
 		out_arr_begin("packets", NULL);
 	}
-	ret = ptdump_walk(m->p, m->len, &a->pt, print_packet, NULL, &st, &e);
+	ret = ptdump_walk(m->p, m->len, &o, print_packet, NULL, &st, &e);
 	if (ret > 0)
 		ret = 0;	/* stdout failed: main says so */
 	if (out_json) {

@@ -105,18 +105,22 @@ static void check_streams(int dirfd, const struct manifest *m, struct problems *
 static void check_images(int dirfd, const struct manifest *m, struct problems *p)
 {
 	int missing = 0, first = -1;
+	struct image_paths ip;
 
+	if (images_paths(m, &ip)) {
+		problem(p, "out of memory: the mapped files were not checked");
+		return;
+	}
 	for (int i = 0; i < m->nr_images; i++) {
 		const struct mimage *img = &m->images[i];
-		int j = images_same_path(m, i, -1);
 		struct stat st;
 		char *at;
 
-		if (j >= 0 && j > i)
+		if (ip.first[i] == i && ip.count[i] > 1)
 			problem(p, "%s was replaced while it was traced (it was mapped as two "
 				"different files): decoders have only one of them, and the code of "
 				"the other decodes wrong or not at all", img->path);
-		if (!m->sysroot || (j >= 0 && j < i))
+		if (!m->sysroot || ip.first[i] != i)
 			continue;
 		if (asprintf(&at, "%s%s", m->sysroot, img->path) < 0)
 			continue;
@@ -126,6 +130,7 @@ static void check_images(int dirfd, const struct manifest *m, struct problems *p
 		}
 		free(at);
 	}
+	images_paths_free(&ip);
 	if (missing)
 		problem(p, "%d of the mapped files are not in %s (%s among them): 'ptcollect "
 			"archive' could not copy them, and ptxed will not find their code", missing,

@@ -15,6 +15,7 @@
 #include "decode_chunk.h"
 #include "decode_sb.h"
 #include "disasm.h"
+#include "fileio.h"
 #include "memimage.h"
 #include "render.h"
 
@@ -672,12 +673,54 @@ static int flow(struct dec *x, int status)
 	return status;
 }
 
+/* A search for the next PSB over a mapped trace goes in steps of this many bytes. */
+#define PSB_STEP (1u << 20)
+
+/*
+ * libipt's search for the next PSB keeps every page it reads resident: over a stretch
+ * without a PSB (1 GiB of garbage or PAD) the search is done here, in bounded steps,
+ * each dropped behind, and the decoder is synchronized at the PSB found. It is the one
+ * libipt's search finds (the first from where it starts, at most 15 bytes before the
+ * decoder's offset @off): this acts only when there is none in the first 2 MiB.
+ */
+static int sync_forward(struct dec *x, uint64_t off)
+{
+	static const uint8_t psb[16] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	};
+	const uint8_t *base = x->c->pt + x->c->begin;
+	size_t len = (size_t)(x->c->end - x->c->begin), from = off >= 15 ? off - 15 : 0;
+	size_t at = from, found = len, dropped = (size_t)x->dropped;
+
+	if (!x->c->mapped || from >= len)
+		return pt_insn_sync_forward(x->d);
+	while (at < len) {
+		size_t n = len - at < PSB_STEP + 15 ? len - at : PSB_STEP + 15;
+		const uint8_t *p = memmem(base + at, n, psb, sizeof(psb));
+
+		if (p) {
+			found = (size_t)(p - base);
+			break;
+		}
+		if (n < PSB_STEP + 15)
+			break;
+		at += PSB_STEP;
+		if (at > from + PSB_STEP)
+			map_drop_behind(base, at, &dropped);
+	}
+	x->dropped = dropped;
+	if (found - from <= 2 * PSB_STEP)
+		return pt_insn_sync_forward(x->d);
+	return found < len ? pt_insn_sync_set(x->d, found) : -pte_eos;
+}
+
 static void run(struct dec *x)
 {
 	uint64_t sync = 0;
 
 	for (;;) {
-		int status = pt_insn_sync_forward(x->d);
+		int status = sync_forward(x, offset_now(x));
 
 		if (status < 0) {
 			uint64_t off;

@@ -83,7 +83,7 @@ void decode_config_free(struct decode_config *c)
 		for (size_t i = 0; i < st->nr_sb; i++) {
 			free(st->sb[i].path);
 			decode_pevent_free(&st->sb[i].pev);
-			free(st->sb[i].buf);
+			dsb_file_release(&st->sb[i]);
 		}
 		free(st->sb);
 		free(st->name);

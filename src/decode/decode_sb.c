@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "decode_sb.h"
 #include "fileio.h"
@@ -34,6 +37,7 @@ struct sbf {
 	uint64_t tsc;
 	bool have;		/* rec holds a record not applied yet */
 	bool done;		/* end of file, or removed after an error */
+	size_t dropped;		/* the mapping's pages before this are dropped */
 	/* Primary only: the process running, and one waiting for the right moment. */
 	enum loc loc;
 	struct image_proc *ctx, *next_ctx;
@@ -49,31 +53,57 @@ struct dsb {
 	void *ctx;
 };
 
+/* An empty file (or range) still gets a buffer to point at. */
+static const uint8_t no_bytes[8];
+
 int dsb_file_load(struct dsb_file *f, struct error *e)
 {
-	size_t len = 0;
-	char *buf = NULL;
-	int ret;
+	int fd = file_open_input(AT_FDCWD, f->path, e);
+	struct stat st;
+	size_t len;
 
-	ret = file_read_all(AT_FDCWD, f->path, SIZE_MAX / 2, &buf, &len, e);
-	if (ret)
-		return ret;
+	f->map = NULL;
+	f->map_len = 0;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st)) {
+		int ret = -errno;
+
+		close(fd);
+		return err_runtime(e, ret, "%s: %s", f->path, strerror(-ret));
+	}
+	len = (size_t)st.st_size;
 	if (f->from > len || (f->to && (f->to > len || f->to <= f->from))) {
-		free(buf);
+		close(fd);
 		return err_usage(e, "%s: range 0x%" PRIx64 "-0x%" PRIx64 " is not inside the file "
 				 "(%zu bytes)", f->path, f->from, f->to, len);
 	}
+	if (len) {
+		f->map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (f->map == MAP_FAILED) {
+			int ret = -errno;
+
+			f->map = NULL;
+			close(fd);
+			return err_runtime(e, ret, "%s: %s", f->path, strerror(-ret));
+		}
+		f->map_len = len;
+		madvise(f->map, len, MADV_SEQUENTIAL);
+	}
+	close(fd);
 	if (f->to)
 		len = (size_t)f->to;
-	memmove(buf, buf + f->from, len - (size_t)f->from);
-	f->buf = (uint8_t *)buf;
+	f->buf = f->map ? (uint8_t *)f->map + f->from : (uint8_t *)no_bytes;
 	f->len = len - (size_t)f->from;
 	return 0;
 }
 
 void dsb_file_release(struct dsb_file *f)
 {
-	free(f->buf);
+	if (f->map)
+		munmap(f->map, f->map_len);
+	f->map = NULL;
+	f->map_len = 0;
 	f->buf = NULL;
 	f->len = 0;
 }
@@ -142,6 +172,9 @@ static bool fetch(struct dsb *sb, struct sbf *f)
 	f->have = false;
 	for (;;) {
 		f->cur = f->next;
+		/* Read once, front to back: resident memory does not grow with the file. */
+		if (f->cfg->map)
+			map_drop_behind(f->cfg->buf, f->cur, &f->dropped);
 		if (f->done || f->cfg->len - f->cur < sizeof(h)) {
 			f->done = true;
 			return false;

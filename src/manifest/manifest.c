@@ -138,14 +138,21 @@ int manifest_set_argv(char ***dst, int *dst_argc, char *const *argv, int argc)
 	return 0;
 }
 
-/* Grow @arr of @nr elements of @size by one zeroed element. */
+/*
+ * Grow @arr of @nr elements of @size by one zeroed element. The array has room for the
+ * next power of two of @nr: it grows when @nr is one (80,000 images, not 80,000 copies).
+ */
 static void *append(void *arrp, int *nr, size_t size)
 {
 	void **arr = arrp;
-	char *n = realloc(*arr, ((size_t)*nr + 1) * size);
+	size_t have = (size_t)*nr;
+	char *n = *arr;
 
-	if (!n)
-		return NULL;
+	if (!have || !(have & (have - 1))) {
+		n = realloc(*arr, (have ? 2 * have : 1) * size);
+		if (!n)
+			return NULL;
+	}
 	*arr = n;
 	memset(n + (size_t)*nr * size, 0, size);
 	return n + (size_t)(*nr)++ * size;

@@ -69,6 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t cut = size ? data[0] * (size - 1) / 256 : 0;
 	struct error e = { 0 };
 	struct manifest m, back;
+	struct image_paths ip;
 	struct mstream *s;
 	json_t *j;
 	char *text;
@@ -87,11 +88,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (images_collect(dirfd, &m, &e) && !e.why[0])
 		abort();
+	if (images_paths(&m, &ip))
+		abort();
 	for (int i = 0; i < m.nr_images; i++) {
 		if (images_path_ok(m.images[i].path))
 			check_path(m.images[i].path);
-		images_same_path(&m, i, -1);
+		if (ip.first[i] > i || strcmp(m.images[ip.first[i]].path, m.images[i].path))
+			abort();
 	}
+	images_paths_free(&ip);
 	j = manifest_to_json(&m);
 	text = j ? json_dumps(j, 0) : NULL;
 	if (!text || manifest_parse(text, strlen(text), &back, &e))

@@ -507,3 +507,29 @@ Test(import, a_vdso_that_is_not_elf_is_refused)
 	free(dir);
 	free(data);
 }
+
+/*
+ * hase's perf.data cut at 33548 of its 37756 bytes, inside CPU_TOPOLOGY (a feature
+ * import does not read): refused as any other cut, naming the feature (issue 22,
+ * item 13); it was imported without a word before.
+ */
+Test(import, a_file_cut_inside_its_feature_sections_is_refused)
+{
+	char *data = shared(HASE "/perf.data"), *cut = in_base("cut.data"), *dir = in_base("cut");
+	char *cmd;
+	struct run_result r;
+
+	cr_assert(asprintf(&cmd, "head -c 33548 '%s' > '%s'", data, cut) > 0);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+	cr_assert_eq(run_ptcollect(NULL, &r, "import", cut, dir, NULL), 0);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "cut.data: at offset 14664: feature CPU_TOPOLOGY: 380 bytes at "
+			 "33308 run past the end of the file (33548 bytes: cut short?)"), "%s",
+		  r.err);
+	cr_expect(access(dir, F_OK), "%s was left", dir);
+	run_free(&r);
+	free(dir);
+	free(cut);
+	free(data);
+}

@@ -149,3 +149,52 @@ Test(input_fifo, info_refuses_a_fifo_manifest_without_waiting_for_a_writer)
 	unlink(manifest);
 	remove_fifo(&f);
 }
+
+/*
+ * A FIFO in the sysfs tree PTCOLLECT_SYSFS names (a fixture, as the tests use): each
+ * sysfs file is opened O_NONBLOCK and refused unless regular, so `caps` and
+ * `record --dry-run` end at once, naming it (issue 22, item 14). They hung before.
+ */
+static void expect_sysfs_fifo_refused(const char *rel)
+{
+	char root[64], cmd[600], fifo[512], env_var[128], limit[16];
+	char *env[] = { env_var, NULL };
+	char *caps[] = { "timeout", "-s", "KILL", limit, NULL, "caps", NULL };
+	char *dry[] = { "timeout", "-s", "KILL", limit, NULL, "record", "--dry-run", "-o",
+			"/tmp/ptc-dry-run-never-created", "--", "true", NULL };
+	char **runs[] = { caps, dry };
+	char *fx = oracle_fixture("skylake");
+	struct run_result r;
+
+	snprintf(limit, sizeof(limit), "%d", LIMIT_S);
+	strcpy(root, "/tmp/ptc-sysfs-fifo-XXXXXX");
+	cr_assert(mkdtemp(root));
+	snprintf(cmd, sizeof(cmd), "cp -r %s/. %s", fx, root);
+	free(fx);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(fifo, sizeof(fifo), "%s/%s", root, rel);
+	cr_assert_eq(unlink(fifo), 0, "%s", fifo);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	snprintf(env_var, sizeof(env_var), "PTCOLLECT_SYSFS=%s", root);
+	for (int i = 0; i < 2; i++) {
+		runs[i][4] = (char *)run_bin();
+		cr_assert_eq(run_argv(runs[i], env, &r), 0);
+		cr_expect_neq(r.status, 128 + 9, "%s: hung on %s (killed after %d s)", runs[i][5],
+			      fifo, LIMIT_S);
+		cr_expect_eq(r.status, 1, "%s: exit %d; stderr:\n%s", runs[i][5], r.status, r.err);
+		cr_expect(strstr(r.err, "not a regular file (a FIFO)") && strstr(r.err, fifo),
+			  "%s: stderr lacks \"%s: not a regular file (a FIFO)\":\n%s", runs[i][5],
+			  fifo, r.err);
+		run_free(&r);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	cr_assert_eq(system(cmd), 0);
+}
+
+Test(input_fifo, a_sysfs_fifo_is_refused_by_caps_and_dry_run_without_waiting)
+{
+	expect_sysfs_fifo_refused("bus/event_source/devices/intel_pt/caps/mtc_periods");
+	expect_sysfs_fifo_refused("bus/event_source/devices/intel_pt/type");
+	expect_sysfs_fifo_refused("bus/event_source/devices/intel_pt/nr_addr_filters");
+	expect_sysfs_fifo_refused("bus/event_source/devices/intel_pt/format/pt");
+}

@@ -61,6 +61,7 @@ Test(images, one_entry_per_file_the_records_name)
 	char dir[] = "/tmp/ptc-images-XXXXXX", path[64];
 	uint8_t buf[4096];
 	struct error e = { 0 };
+	struct image_paths ip;
 	struct manifest m;
 	size_t n = 0;
 	int fd, dirfd;
@@ -91,13 +92,18 @@ Test(images, one_entry_per_file_the_records_name)
 	cr_expect_str_eq(m.images[0].build_id, "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
 	cr_expect_str_eq(m.images[1].path, "/a/prog");
 	cr_expect_str_eq(m.images[1].build_id, "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb");
-	cr_expect_eq(images_same_path(&m, 0, -1), 1, "replaced while traced");
-	cr_expect_eq(images_same_path(&m, 1, -1), 0);
+	cr_assert_eq(images_paths(&m, &ip), 0);
+	cr_expect_eq(ip.next[0], 1, "replaced while traced");
+	cr_expect_eq(ip.count[0], 2);
+	cr_expect_eq(ip.first[1], 0);
+	cr_expect_eq(ip.next[1], -1);
 	cr_expect_str_eq(m.images[2].path, "/lib/x");
 	cr_expect(!m.images[2].build_id && m.images[2].has_inode && m.images[2].maj == 8 &&
 		  m.images[2].min == 1 && m.images[2].ino == 7);
 	cr_expect_eq(m.images[3].ino, 9);
-	cr_expect_eq(images_same_path(&m, 2, -1), 3);
+	cr_expect_eq(ip.next[2], 3);
+	cr_expect_eq(ip.first[3], 2);
+	images_paths_free(&ip);
 	/* Collected again (archive does), the list is the same, not doubled. */
 	cr_assert_eq(images_collect(dirfd, &m, &e), 0, "%s", e.why);
 	cr_expect_eq(m.nr_images, 4);
