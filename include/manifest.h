@@ -25,7 +25,14 @@
 #define MANIFEST_FILE		"manifest.json"
 #define MANIFEST_FORMAT		"ptcollect-bundle"
 #define MANIFEST_VERSION	2
-#define MANIFEST_MAX_BYTES	(64u << 20)	/* a larger file is not ours */
+/*
+ * What a reader accepts, so that reading takes bounded memory (jansson keeps
+ * every value as a node): the largest manifest ptcollect writes (MANIFEST_MAX_FIRES
+ * fires at their widest, ~22 MiB) fits. man/ptcollect-bundle.5 says so.
+ */
+#define MANIFEST_MAX_BYTES	(32u << 20)
+#define MANIFEST_MAX_OBJECTS	250000	/* objects and arrays */
+#define MANIFEST_MAX_VALUES	2500000	/* every value: objects, arrays, strings, numbers, ... */
 
 enum target_kind {
 	TARGET_NONE,
@@ -250,5 +257,10 @@ int manifest_write(const struct manifest *m, int dirfd, struct error *e);
 int manifest_read(int dirfd, const char *dir, struct manifest *m, struct error *e);
 /* The same from text (the fuzz target's entry). */
 int manifest_parse(const char *text, size_t len, struct manifest *m, struct error *e);
+/*
+ * Does @text stay within MANIFEST_MAX_BYTES, _OBJECTS and _VALUES? 0, or a
+ * usage error naming the bound passed (manifest_parse checks it first).
+ */
+int manifest_check_bounds(const char *text, size_t len, struct error *e);
 
 #endif

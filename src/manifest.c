@@ -1130,13 +1130,60 @@ static void rd_all(struct rd *r, const json_t *m, struct manifest *out)
 	rd_bool(r, m, "complete", "complete", &out->complete);
 }
 
+/*
+ * Count the values of @text without building them: outside strings, each '{'
+ * and '[' opens a container, and a value starts at the text's start, after
+ * ':' or ',', and after '['. A malformed text is counted loosely; jansson
+ * refuses it later. Linear, no allocation.
+ */
+int manifest_check_bounds(const char *text, size_t len, struct error *e)
+{
+	size_t objects = 0, values = 0;
+	bool in_str = false, expect = true;
+
+	if (len > MANIFEST_MAX_BYTES)
+		return err_usage(e, "larger than %u bytes, the most a manifest has: not a "
+				 "ptcollect manifest", MANIFEST_MAX_BYTES);
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+
+		if (in_str) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_str = false;
+			continue;
+		}
+		if (c == ' ' || c == '\n' || c == '\t' || c == '\r')
+			continue;
+		if (expect && c != ']' && c != '}')
+			values++;
+		expect = c == ':' || c == ',' || c == '[';
+		if (c == '{' || c == '[')
+			objects++;
+		else if (c == '"')
+			in_str = true;
+		if (objects > MANIFEST_MAX_OBJECTS)
+			return err_usage(e, "more than %u objects and arrays, the most a manifest "
+					 "has: not a ptcollect manifest", MANIFEST_MAX_OBJECTS);
+		if (values > MANIFEST_MAX_VALUES)
+			return err_usage(e, "more than %u values, the most a manifest has: not a "
+					 "ptcollect manifest", MANIFEST_MAX_VALUES);
+	}
+	return 0;
+}
+
 int manifest_parse(const char *text, size_t len, struct manifest *out, struct error *e)
 {
 	struct rd r = { .e = e };
 	json_error_t je;
 	json_t *m, *fmt, *ver;
+	int ret;
 
 	manifest_init(out);
+	ret = manifest_check_bounds(text, len, e);
+	if (ret)
+		return ret;
 	m = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
 	if (!m)
 		return err_usage(e, "not valid JSON: line %d, column %d: %s", je.line, je.column,
