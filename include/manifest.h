@@ -243,10 +243,19 @@ json_t *manifest_mark_to_json(const struct mmark *k);
 json_t *manifest_u64_json(uint64_t v);
 
 /*
- * Write @m to @dirfd/manifest.json atomically (a temporary file, fsync,
- * rename): a reader sees the old or the new manifest. The file is 0600.
+ * Write @m to @dirfd/manifest.json atomically (a temporary file of a new,
+ * random name, created O_EXCL, fsync, rename): a reader sees the old or the
+ * new manifest. The file is 0600. The writer holds manifest_lock().
  */
 int manifest_write(const struct manifest *m, int dirfd, struct error *e);
+
+/*
+ * One writer at a time: lock the bundle @dirfd (named @dir), exclusively,
+ * without waiting, until the returned descriptor is closed. A bundle that
+ * another record, archive or import holds is refused (-EBUSY, runtime
+ * error saying so). The descriptor, or a negative code.
+ */
+int manifest_lock(int dirfd, const char *dir, struct error *e);
 
 /*
  * Read @dirfd/manifest.json (@dir names it in messages). Every field is

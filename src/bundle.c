@@ -17,6 +17,7 @@ struct bundle {
 	int parent_fd;		/* the directory that holds it */
 	char *name;		/* its name in there */
 	int dir_fd;
+	int lock_fd;		/* manifest_lock(): one writer at a time */
 	char *aside;		/* the replaced bundle's name while it waits, or NULL */
 };
 
@@ -145,7 +146,7 @@ int bundle_create(struct bundle **bp, const char *path, bool replace, struct err
 	*bp = NULL;
 	if (!b)
 		return err_runtime(e, -ENOMEM, "out of memory");
-	b->parent_fd = b->dir_fd = -1;
+	b->parent_fd = b->dir_fd = b->lock_fd = -1;
 	if (!(b->path = strdup(path)) || !(copy = strdup(path)))
 		goto nomem;
 	n = strlen(copy);
@@ -176,6 +177,12 @@ int bundle_create(struct bundle **bp, const char *path, bool replace, struct err
 			   O_CLOEXEC);
 	if (b->dir_fd < 0) {
 		ret = err_runtime(e, -errno, "-o %s: %s", path, strerror(errno));
+		goto fail;
+	}
+	/* Made by us just now: only an archive or import run meanwhile can hold it. */
+	b->lock_fd = manifest_lock(b->dir_fd, path, e);
+	if (b->lock_fd < 0) {
+		ret = b->lock_fd;
 		goto fail;
 	}
 	free(copy);
@@ -310,6 +317,8 @@ void bundle_free(struct bundle *b)
 {
 	if (!b)
 		return;
+	if (b->lock_fd >= 0)
+		close(b->lock_fd);
 	if (b->dir_fd >= 0)
 		close(b->dir_fd);
 	if (b->parent_fd >= 0)

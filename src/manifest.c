@@ -9,13 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "fileio.h"
 #include "manifest.h"
 #include "utf8.h"
 
-#define TMP_FILE ".manifest.json.tmp"
+#define TMP_PREFIX	".manifest.json."	/* + 8 random letters: a temporary name */
+#define TMP_TRIES	64
 
 static const char *const target_names[] = {
 	[TARGET_NONE] = "none",
@@ -453,21 +456,50 @@ fail:
 	return NULL;
 }
 
+/*
+ * Create a temporary file in @dirfd under a new name (@name, TMP_PREFIX and
+ * random letters): O_EXCL, so nothing already there, a planted link
+ * included, is opened or written through. The descriptor, or -errno.
+ */
+static int create_tmp(int dirfd, char name[static sizeof(TMP_PREFIX) + 8])
+{
+	static const char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ";
+	static unsigned int seq;
+
+	for (int t = 0; t < TMP_TRIES; t++) {
+		unsigned char r[8];
+		int fd;
+
+		if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+			for (size_t i = 0; i < sizeof(r); i++)
+				r[i] = (unsigned char)(getpid() * 31 + seq++ * 7 + i * 13);
+		memcpy(name, TMP_PREFIX, sizeof(TMP_PREFIX) - 1);
+		for (size_t i = 0; i < sizeof(r); i++)
+			name[sizeof(TMP_PREFIX) - 1 + i] = letters[r[i] % (sizeof(letters) - 1)];
+		name[sizeof(TMP_PREFIX) - 1 + sizeof(r)] = '\0';
+		fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd >= 0 ? fd : -errno;
+	}
+	return -EEXIST;
+}
+
 int manifest_write(const struct manifest *m, int dirfd, struct error *e)
 {
 	json_t *j = manifest_to_json(m);
 	char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+	char tmp[sizeof(TMP_PREFIX) + 8];
 	int fd, ret = 0;
 
 	json_decref(j);
 	if (!text)
 		return err_runtime(e, -ENOMEM, "out of memory");
 	/* No planted link is followed, and nobody else may read a trace's description. */
-	fd = openat(dirfd, TMP_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = create_tmp(dirfd, tmp);
 	if (fd < 0) {
-		ret = -errno;
 		free(text);
-		return err_runtime(e, ret, "%s: %s", MANIFEST_FILE, strerror(-ret));
+		return err_runtime(e, fd, "%s: a temporary file for it cannot be created: %s",
+				   MANIFEST_FILE, strerror(-fd));
 	}
 	ret = write_all(fd, text, strlen(text));
 	if (!ret)
@@ -476,14 +508,34 @@ int manifest_write(const struct manifest *m, int dirfd, struct error *e)
 		ret = -errno;
 	if (close(fd) && !ret)
 		ret = -errno;
-	if (!ret && renameat(dirfd, TMP_FILE, dirfd, MANIFEST_FILE))
+	if (!ret && renameat(dirfd, tmp, dirfd, MANIFEST_FILE))
 		ret = -errno;
 	free(text);
 	if (ret) {
-		unlinkat(dirfd, TMP_FILE, 0);
+		unlinkat(dirfd, tmp, 0);
 		return err_runtime(e, ret, "%s: %s", MANIFEST_FILE, strerror(-ret));
 	}
 	return 0;
+}
+
+int manifest_lock(int dirfd, const char *dir, struct error *e)
+{
+	/* A descriptor of our own: flock belongs to the open file, not to the process. */
+	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return err_runtime(e, -errno, "%s: %s", dir, strerror(errno));
+	if (!flock(fd, LOCK_EX | LOCK_NB))
+		return fd;
+	ret = -errno;
+	close(fd);
+	if (ret == -EWOULDBLOCK) {
+		err_runtime(e, -EBUSY, "%s: another ptcollect is writing this bundle (a record, "
+			    "archive or import still running)", dir);
+		err_hint(e, "run it again when that one has ended");
+		return -EBUSY;
+	}
+	return err_runtime(e, ret, "%s: cannot lock it: %s", dir, strerror(-ret));
 }
 
 /* ---- reading ---------------------------------------------------------- */
