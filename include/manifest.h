@@ -239,6 +239,15 @@ json_t *manifest_snapshot_to_json(const struct msnapshot *s);
 json_t *manifest_trigger_to_json(const struct mtrigger *t);
 json_t *manifest_fire_to_json(const struct mfire *f);
 json_t *manifest_mark_to_json(const struct mmark *k);
+/*
+ * The most bytes manifest.json takes once @m has grown by what a recording
+ * adds: every stream's and trigger's counts at their widest, @fires more
+ * fires (MANIFEST_MAX_FIRES at most are listed), @snapshots more snapshots
+ * of a window per stream, and the closing fields. Not the mapped files'
+ * list, which the end collects (a writer short of room drops it first), nor
+ * marks. 0 on ENOMEM.
+ */
+size_t manifest_size_bound(const struct manifest *m, uint64_t fires, uint64_t snapshots);
 /* A u64 in the type rule: a decimal string (it can pass 2^53). */
 json_t *manifest_u64_json(uint64_t v);
 

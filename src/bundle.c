@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "bundle.h"
@@ -254,17 +255,29 @@ int bundle_close_stream(struct bundle *b, struct stream *s, struct error *e)
 
 #define RESERVE ".reserve"
 
-void bundle_reserve(struct bundle *b, unsigned int bytes)
+int bundle_reserve(struct bundle *b, size_t bytes, struct error *e)
 {
 	int fd = openat(b->dir_fd, RESERVE, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			0600);
+			0600), ret;
+	struct statvfs sv;
 
-	/* Best effort: without it, a full disk may leave the previous manifest. */
-	if (fd >= 0) {
-		if (posix_fallocate(fd, 0, bytes))
-			unlinkat(b->dir_fd, RESERVE, 0);
-		close(fd);
-	}
+	if (fd < 0)
+		return err_runtime(e, -errno, "%s/%s: %s", b->path, RESERVE, strerror(errno));
+	ret = posix_fallocate(fd, 0, (off_t)bytes);
+	close(fd);
+	if (!ret)
+		return 0;
+	unlinkat(b->dir_fd, RESERVE, 0);
+	if (ret != ENOSPC)
+		return err_runtime(e, -ret, "%s: %zu bytes cannot be kept for the last manifest: %s",
+				   b->path, bytes, strerror(ret));
+	if (fstatvfs(b->dir_fd, &sv))
+		sv.f_bavail = 0, sv.f_frsize = 0;
+	err_runtime(e, -ENOSPC, "%s: the last manifest needs %zu bytes kept free, and the "
+		    "disk has %llu bytes free: nothing was recorded", b->path, bytes,
+		    (unsigned long long)sv.f_bavail * sv.f_frsize);
+	err_hint(e, "free some room, or give -o a directory on another disk");
+	return -ENOSPC;
 }
 
 void bundle_unreserve(struct bundle *b)

@@ -165,3 +165,87 @@ Test(manifest_bounds, the_densest_text_inside_the_bounds_reads_in_bounded_memory
 	cr_log_info("peak %ld KiB", ru.ru_maxrss);
 #endif
 }
+
+/* The room a recording keeps: the manifest grown to every limit still fits in it. */
+Test(manifest_bounds, the_size_bound_holds_the_manifest_grown_to_its_limits)
+{
+	char *argv[] = { "ptcollect", "record", "-S", "--trigger", "uprobe:/bin/p:main" };
+	struct manifest m;
+	size_t bound, len;
+	char *text;
+	json_t *j;
+
+	manifest_init(&m);
+	cr_assert_eq(manifest_set_argv(&m.command, &m.command_argc, argv, 5), 0);
+	m.target.pids = calloc(1, sizeof(pid_t));
+	manifest_set(&m.cpu.vendor, "GenuineIntel");
+	m.snapshot_mode = true;
+	for (int i = 0; i < 3; i++) {
+		struct mstream *s = manifest_add_stream(&m);
+		char f[32];
+
+		snprintf(f, sizeof(f), "cpu%d.pevent", i);
+		manifest_set(&s->sideband, f);
+		s->cpu = i;
+	}
+	{
+		struct mtrigger *t = manifest_add_trigger(&m);
+
+		manifest_set(&t->spec, "uprobe:/bin/p:main");
+		manifest_set(&t->kind, "uprobe");
+		manifest_set(&t->action, "snapshot");
+		manifest_set(&t->path, "/bin/p");
+		t->limit = 50;
+	}
+	bound = manifest_size_bound(&m, 50, 50 + 64);
+	cr_assert_gt(bound, 0);
+	/* Grow it: every count at its widest, 50 fires, 114 snapshots, the closing fields. */
+	for (int i = 0; i < m.nr_streams; i++) {
+		struct mstream *s = &m.streams[i];
+
+		s->bytes = s->sideband_bytes = s->restarts = s->itrace_start = UINT64_MAX;
+		s->lost = (struct mlosses){ UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
+					    UINT64_MAX, UINT64_MAX };
+	}
+	m.triggers[0].fires = m.triggers[0].dropped = m.triggers[0].throttled = UINT64_MAX;
+	for (int i = 0; i < 50; i++)
+		*manifest_add_fire(&m) = (struct mfire){ 0, UINT64_MAX, UINT64_MAX, INT32_MIN,
+							 INT32_MIN, INT32_MIN, UINT32_MAX };
+	for (int i = 0; i < 114; i++) {
+		struct msnapshot *s = manifest_add_snapshot(&m);
+		char d[64];
+
+		snprintf(d, sizeof(d), "snap-%d", 1000000000 + i);
+		manifest_set(&s->dir, d);
+		manifest_set(&s->cause, "trigger");
+		s->number = UINT32_MAX;
+		s->trigger = 0;
+		s->time_ns = s->perf_time = UINT64_MAX;
+		for (int k = 0; k < m.nr_streams; k++) {
+			struct mwindow *w = manifest_add_window(s);
+			char f[96];
+
+			snprintf(f, sizeof(f), "%s/cpu%d.pt", d, 1000000000 + k);
+			manifest_set(&w->file, f);
+			w->cpu = w->tid = INT32_MIN;
+			w->bytes = w->aux_head = UINT64_MAX;
+			w->wrapped = true;
+		}
+	}
+	m.clock.known = true;
+	m.clock.perf_minus_monotonic = INT64_MIN;
+	m.clock.error_ns = UINT64_MAX;
+	m.end_time.tv_sec = 4102444800;
+	m.target.exited = true;
+	m.target.exit_status = 255;
+	manifest_set(&m.stop_reason, "the disk is full: the bundle holds what was written");
+	m.complete = true;
+	j = manifest_to_json(&m);
+	text = json_dumps(j, JSON_INDENT(2));
+	cr_assert(text);
+	len = strlen(text) + 1;
+	cr_expect_leq(len, bound, "written %zu bytes, bound %zu", len, bound);
+	free(text);
+	json_decref(j);
+	manifest_free(&m);
+}
