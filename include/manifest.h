@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * manifest.json, the bundle's description: one struct, written and read by
- * this module alone (jansson underneath), so the schema exists once.
+ * this module alone (jansson underneath). The schema exists once, as the
+ * field tables of manifest_schema.c that the writer and the reader walk.
  * man/ptcollect-bundle.5 documents it. The type rule, everywhere:
  *	- a 64-bit count or time (bytes, records, TSC, time_zero) is a decimal
  *	  string, since JSON readers lose integers past 2^53;
