@@ -7,12 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "manifest_schema.h"
-
-const char *target_kind_name(enum target_kind k)
-{
-	return k <= TARGET_CPU ? manifest_target_names[k] : "none";
-}
+#include "manifest.h"
 
 void manifest_init(struct manifest *m)
 {

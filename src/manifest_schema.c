@@ -36,6 +36,11 @@ const char *const manifest_target_names[] = {
 	[TARGET_CPU] = "cpu",
 };
 
+const char *target_kind_name(enum target_kind k)
+{
+	return k <= TARGET_CPU ? manifest_target_names[k] : "none";
+}
+
 /* ---- the streams, images and a session's lists ------------------------- */
 
 #define T struct mstream
