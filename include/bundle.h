@@ -59,8 +59,9 @@ int bundle_close_stream(struct bundle *b, struct stream *s, struct error *e);
 /*
  * Keep @bytes of the disk for the last manifest: a recording that fills the
  * disk can still say what it holds. bundle_unreserve() gives them back.
+ * 0, or an error naming the room needed and the room free (-ENOSPC).
  */
-void bundle_reserve(struct bundle *b, unsigned int bytes);
+int bundle_reserve(struct bundle *b, size_t bytes, struct error *e);
 void bundle_unreserve(struct bundle *b);
 
 int bundle_write_manifest(struct bundle *b, const struct manifest *m, struct error *e);

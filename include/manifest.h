@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * manifest.json, the bundle's description: one struct, written and read by
- * this module alone (jansson underneath), so the schema exists once.
+ * this module alone (jansson underneath). The schema exists once, as the
+ * field tables of manifest_schema.c that the writer and the reader walk.
  * man/ptcollect-bundle.5 documents it. The type rule, everywhere:
  *	- a 64-bit count or time (bytes, records, TSC, time_zero) is a decimal
  *	  string, since JSON readers lose integers past 2^53;
@@ -25,7 +26,14 @@
 #define MANIFEST_FILE		"manifest.json"
 #define MANIFEST_FORMAT		"ptcollect-bundle"
 #define MANIFEST_VERSION	2
-#define MANIFEST_MAX_BYTES	(64u << 20)	/* a larger file is not ours */
+/*
+ * What a reader accepts, so that reading takes bounded memory (jansson keeps
+ * every value as a node): the largest manifest ptcollect writes (MANIFEST_MAX_FIRES
+ * fires at their widest, ~22 MiB) fits. man/ptcollect-bundle.5 says so.
+ */
+#define MANIFEST_MAX_BYTES	(32u << 20)
+#define MANIFEST_MAX_OBJECTS	250000	/* objects and arrays */
+#define MANIFEST_MAX_VALUES	2500000	/* every value: objects, arrays, strings, numbers, ... */
 
 enum target_kind {
 	TARGET_NONE,
@@ -232,14 +240,32 @@ json_t *manifest_snapshot_to_json(const struct msnapshot *s);
 json_t *manifest_trigger_to_json(const struct mtrigger *t);
 json_t *manifest_fire_to_json(const struct mfire *f);
 json_t *manifest_mark_to_json(const struct mmark *k);
+/*
+ * The most bytes manifest.json takes once @m has grown by what a recording
+ * adds: every stream's and trigger's counts at their widest, @fires more
+ * fires (MANIFEST_MAX_FIRES at most are listed), @snapshots more snapshots
+ * of a window per stream, and the closing fields. Not the mapped files'
+ * list, which the end collects (a writer short of room drops it first), nor
+ * marks. 0 on ENOMEM.
+ */
+size_t manifest_size_bound(const struct manifest *m, uint64_t fires, uint64_t snapshots);
 /* A u64 in the type rule: a decimal string (it can pass 2^53). */
 json_t *manifest_u64_json(uint64_t v);
 
 /*
- * Write @m to @dirfd/manifest.json atomically (a temporary file, fsync,
- * rename): a reader sees the old or the new manifest. The file is 0600.
+ * Write @m to @dirfd/manifest.json atomically (a temporary file of a new,
+ * random name, created O_EXCL, fsync, rename): a reader sees the old or the
+ * new manifest. The file is 0600. The writer holds manifest_lock().
  */
 int manifest_write(const struct manifest *m, int dirfd, struct error *e);
+
+/*
+ * One writer at a time: lock the bundle @dirfd (named @dir), exclusively,
+ * without waiting, until the returned descriptor is closed. A bundle that
+ * another record, archive or import holds is refused (-EBUSY, runtime
+ * error saying so). The descriptor, or a negative code.
+ */
+int manifest_lock(int dirfd, const char *dir, struct error *e);
 
 /*
  * Read @dirfd/manifest.json (@dir names it in messages). Every field is
@@ -250,5 +276,10 @@ int manifest_write(const struct manifest *m, int dirfd, struct error *e);
 int manifest_read(int dirfd, const char *dir, struct manifest *m, struct error *e);
 /* The same from text (the fuzz target's entry). */
 int manifest_parse(const char *text, size_t len, struct manifest *m, struct error *e);
+/*
+ * Does @text stay within MANIFEST_MAX_BYTES, _OBJECTS and _VALUES? 0, or a
+ * usage error naming the bound passed (manifest_parse checks it first).
+ */
+int manifest_check_bounds(const char *text, size_t len, struct error *e);
 
 #endif

@@ -35,6 +35,7 @@ struct session_result {
 	struct stream *streams;	/* with their final counts; session_result_free() */
 	int nr_streams;
 	struct manifest manifest;	/* as last written: snapshots, fires, marks */
+	bool manifest_written;	/* the last manifest is on disk: it says what the files hold */
 };
 
 /*

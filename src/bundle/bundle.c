@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@ struct bundle {
 	int parent_fd;		/* the directory that holds it */
 	char *name;		/* its name in there */
 	int dir_fd;
+	int lock_fd;		/* manifest_lock(): one writer at a time */
 	char *aside;		/* the replaced bundle's name while it waits, or NULL */
 	char *final;		/* staged: the name it gets when published, else NULL */
 };
@@ -257,7 +259,7 @@ static int create(struct bundle **bp, const char *path, bool replace, bool stage
 	*bp = NULL;
 	if (!b)
 		return err_runtime(e, -ENOMEM, "out of memory");
-	b->parent_fd = b->dir_fd = -1;
+	b->parent_fd = b->dir_fd = b->lock_fd = -1;
 	if (!(b->path = strdup(path)) || !(copy = strdup(path)))
 		goto nomem;
 	n = strlen(copy);
@@ -315,6 +317,12 @@ static int create(struct bundle **bp, const char *path, bool replace, bool stage
 	if (staged) {
 		snprintf(staged_name, sizeof(staged_name), "%s", b->name);
 		staged_parent = b->parent_fd;
+	}
+	/* Made by us just now: only an archive or import run meanwhile can hold it. */
+	b->lock_fd = manifest_lock(b->dir_fd, path, e);
+	if (b->lock_fd < 0) {
+		ret = b->lock_fd;
+		goto fail;
 	}
 	free(copy);
 	*bp = b;
@@ -465,17 +473,29 @@ int bundle_close_stream(struct bundle *b, struct stream *s, struct error *e)
 
 #define RESERVE ".reserve"
 
-void bundle_reserve(struct bundle *b, unsigned int bytes)
+int bundle_reserve(struct bundle *b, size_t bytes, struct error *e)
 {
 	int fd = openat(b->dir_fd, RESERVE, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			0600);
+			0600), ret;
+	struct statvfs sv;
 
-	/* Best effort: without it, a full disk may leave the previous manifest. */
-	if (fd >= 0) {
-		if (posix_fallocate(fd, 0, bytes))
-			unlinkat(b->dir_fd, RESERVE, 0);
-		close(fd);
-	}
+	if (fd < 0)
+		return err_runtime(e, -errno, "%s/%s: %s", b->path, RESERVE, strerror(errno));
+	ret = posix_fallocate(fd, 0, (off_t)bytes);
+	close(fd);
+	if (!ret)
+		return 0;
+	unlinkat(b->dir_fd, RESERVE, 0);
+	if (ret != ENOSPC)
+		return err_runtime(e, -ret, "%s: %zu bytes cannot be kept for the last manifest: %s",
+				   b->path, bytes, strerror(ret));
+	if (fstatvfs(b->dir_fd, &sv))
+		sv.f_bavail = 0, sv.f_frsize = 0;
+	err_runtime(e, -ENOSPC, "%s: the last manifest needs %zu bytes kept free, and the "
+		    "disk has %llu bytes free: nothing was recorded", b->path, bytes,
+		    (unsigned long long)sv.f_bavail * sv.f_frsize);
+	err_hint(e, "free some room, or give -o a directory on another disk");
+	return -ENOSPC;
 }
 
 void bundle_unreserve(struct bundle *b)
@@ -530,6 +550,8 @@ void bundle_free(struct bundle *b)
 {
 	if (!b)
 		return;
+	if (b->lock_fd >= 0)
+		close(b->lock_fd);
 	if (b->final)
 		staged_parent = -1;
 	if (b->dir_fd >= 0)

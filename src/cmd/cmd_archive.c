@@ -58,7 +58,7 @@ static int archive_dir(const char *dir, bool report)
 	struct archive_result r;
 	struct error e = { 0 };
 	struct manifest m;
-	int fd, ret;
+	int fd, lock, ret;
 
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
@@ -66,9 +66,14 @@ static int archive_dir(const char *dir, bool report)
 			"not a directory (give the bundle directory, e.g. ptcollect.data)");
 		return EXIT_USAGE;
 	}
-	ret = manifest_read(fd, dir, &m, &e);
+	/* Held from the read to the write: no other writer's manifest is overwritten. */
+	lock = manifest_lock(fd, dir, &e);
+	manifest_init(&m);
+	ret = lock < 0 ? lock : manifest_read(fd, dir, &m, &e);
 	if (!ret)
 		ret = archive_bundle(fd, dir, &m, &r, &e);
+	if (lock >= 0)
+		close(lock);
 	close(fd);
 	manifest_free(&m);
 	if (ret)

@@ -528,14 +528,19 @@ static int record_run(const struct plan *p)
 
 	if (rep.printed)
 		report_tick(&rep, res.seconds, res.bytes, res.losses), fputc('\n', stderr);
-	if (res.began)
+	/* A summary only of what the manifest on disk says. */
+	if (res.began && res.manifest_written)
 		summary(p, &res);
 	if (ret) {
 		status = cmd_error("record", &e);
-		if (res.began)
+		if (res.began && res.manifest_written)
 			msg_note("record: %s keeps the %" PRIu64 " bytes of trace captured before the "
 				 "failure; its manifest says what is missing", p->opts.output,
 				 res.bytes);
+		else if (res.began)
+			msg_note("record: %s keeps trace files, but its last manifest could not be "
+				 "written: manifest.json describes an earlier moment and says less "
+				 "than the files hold", p->opts.output);
 	} else {
 		/* As perf: the workload's status when the recording itself succeeded. */
 		status = res.workload_ran ? res.workload_status : EXIT_OK;

@@ -35,7 +35,7 @@
 
 #define RESCANS		8	/* passes over /proc for threads a -p target starts meanwhile */
 #define GRACE_SECONDS	5	/* a workload gets this long between SIGTERM and SIGKILL */
-#define RESERVE_BYTES	(1u << 20)	/* kept free for the last manifest of a full disk */
+#define SNAPSHOTS_UNTRIGGERED 64	/* room kept for snapshots by signal and control */
 
 struct session {
 	const struct plan *p;
@@ -707,9 +707,47 @@ static int finish(struct session *s, int ret, struct error *e)
 	s->m.target.exit_status = s->w.status;
 	/* The room kept for this manifest, in case the disk filled. */
 	bundle_unreserve(s->bundle);
-	if (sync_manifest(s, &fe) && !ret)
+	if (sync_manifest(s, &fe) && fe.code == -ENOSPC && s->m.nr_images) {
+		/* The room kept did not count the mapped files: the sideband still names them. */
+		warn(s, fe.code, "%s: the disk is full: the list of mapped files is left out of "
+		     "the manifest", bundle_path(s->bundle));
+		err_clear(&fe);
+		for (int i = 0; i < s->m.nr_images; i++) {
+			free(s->m.images[i].path);
+			free(s->m.images[i].build_id);
+		}
+		s->m.nr_images = 0;
+		sync_manifest(s, &fe);
+	}
+	s->res->manifest_written = !fe.code;
+	if (fe.code && !ret)
 		ret = fe.code, *e = fe;
 	return ret;
+}
+
+/*
+ * The room the last manifest needs at most (manifest_size_bound): the fires
+ * the triggers' limits allow (MANIFEST_MAX_FIRES without one), and in
+ * snapshot mode a snapshot per fire and SNAPSHOTS_UNTRIGGERED more.
+ */
+static size_t last_manifest_room(const struct session *s)
+{
+	uint64_t fires = 0, snaps;
+
+	for (int i = 0; i < s->m.nr_triggers; i++)
+		fires += s->m.triggers[i].limit ? s->m.triggers[i].limit : MANIFEST_MAX_FIRES;
+	if (fires > MANIFEST_MAX_FIRES)
+		fires = MANIFEST_MAX_FIRES;
+	snaps = s->p->opts.script.snapshot ? fires + SNAPSHOTS_UNTRIGGERED : 0;
+	return manifest_size_bound(&s->m, fires, snaps);
+}
+
+static int reserve(struct session *s, struct error *e)
+{
+	size_t room = last_manifest_room(s);
+
+	return room ? bundle_reserve(s->bundle, room, e) : err_runtime(e, -ENOMEM,
+								    "out of memory");
 }
 
 /* The streams' events, rings and files: the sideband alone in snapshot mode. */
@@ -842,7 +880,6 @@ static int run(struct session *s, struct error *e)
 	if (ret)
 		return ret;
 	s->snaps.size = p->script.snapshot_size;
-	bundle_reserve(s->bundle, RESERVE_BYTES);
 	clock_gettime(CLOCK_MONOTONIC, &s->t0);
 	clock_gettime(CLOCK_REALTIME, &s->m.start_time);
 	note_time_conv(s);
@@ -852,6 +889,9 @@ static int run(struct session *s, struct error *e)
 			save_kernel(s);
 	}
 	ret = sync_manifest(s, e);
+	/* A disk without room for the last manifest is refused before tracing. */
+	if (!ret)
+		ret = reserve(s, e);
 	if (!ret)
 		ret = begin(s, e);
 	if (ret)

@@ -400,3 +400,38 @@ Test(dump, a_libipt_encoded_stream_dumps_packet_for_packet)
 	run_free(&r);
 	unlink(path);
 }
+
+/* Past the bounds of ptcollect-bundle(5): refused at once, exit 2, the file and the bound named. */
+Test(bundle, a_manifest_past_the_size_bounds_is_refused_naming_the_bound)
+{
+	char *dir = testbundle_dir(), path[512];
+	struct run_result r;
+	FILE *f;
+
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	f = fopen(path, "w");
+	cr_assert(f);
+	cr_assert_eq(fseek(f, MANIFEST_MAX_BYTES, SEEK_SET), 0);
+	fputc(' ', f);
+	fclose(f);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "manifest.json") && strstr(r.err, "larger than 33554432 bytes"),
+		  "%s", r.err);
+	run_free(&r);
+	f = fopen(path, "w");
+	cr_assert(f);
+	fputs("{\"format\": \"ptcollect-bundle\", \"version\": 2, \"x\": [", f);
+	for (int i = 0; i < MANIFEST_MAX_OBJECTS; i++)
+		fputs("{},", f);
+	fputs("{}]}", f);
+	fclose(f);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "manifest.json") && strstr(r.err, "more than 250000 objects"),
+		  "%s", r.err);
+	run_free(&r);
+	testbundle_remove(dir);
+	free(dir);
+}

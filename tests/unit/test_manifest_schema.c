@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The manifest's one schema: a manifest with every field set, each to a
+ * value no other field has (mfill), is written and read back field for
+ * field; nothing in it is written as null; and a second write gives the
+ * same bytes. The sizes of the structures are pinned here, so that a field
+ * added to one of them is added to mfill and to this comparison too.
+ */
+#include <criterion/criterion.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "manifest.h"
+#include "mfill.h"
+
+/* A field added to a structure changes its size: fill it in mfill, compare it below. */
+_Static_assert(sizeof(struct manifest) == 576, "struct manifest changed: see mfill.c");
+_Static_assert(sizeof(struct mstream) == 104, "struct mstream changed: see mfill.c");
+_Static_assert(sizeof(struct mimage) == 40, "struct mimage changed: see mfill.c");
+_Static_assert(sizeof(struct msnapshot) == 64, "struct msnapshot changed: see mfill.c");
+_Static_assert(sizeof(struct mwindow) == 40, "struct mwindow changed: see mfill.c");
+_Static_assert(sizeof(struct mtrigger) == 72, "struct mtrigger changed: see mfill.c");
+_Static_assert(sizeof(struct mfire) == 40, "struct mfire changed: see mfill.c");
+_Static_assert(sizeof(struct mmark) == 24, "struct mmark changed: see mfill.c");
+
+#define EQ(f) cr_expect_eq(a->f, b->f, #f)
+#define STREQ(f) str_eq(a->f, b->f, #f)
+
+static void str_eq(const char *a, const char *b, const char *what)
+{
+	if (!a || !b)
+		cr_expect(a == b, "%s: %s, %s", what, a ? a : "NULL", b ? b : "NULL");
+	else
+		cr_expect_str_eq(a, b, "%s", what);
+}
+
+static void argv_eq(char **a, int na, char **b, int nb, const char *what)
+{
+	cr_assert_eq(na, nb, "%s", what);
+	for (int i = 0; i < na; i++)
+		cr_expect_str_eq(a[i], b[i], "%s[%d]", what, i);
+}
+
+static void same(const struct manifest *a, const struct manifest *b)
+{
+	EQ(version);
+	STREQ(tool_version);
+	argv_eq(a->command, a->command_argc, b->command, b->command_argc, "command");
+	STREQ(source.tool); STREQ(source.version); STREQ(source.file); STREQ(source.format);
+	STREQ(source.hostname); STREQ(source.os_release); STREQ(source.arch);
+	STREQ(source.cpuid); STREQ(source.cpudesc);
+	EQ(source.nr_cpus_online); EQ(source.nr_cpus_avail);
+	argv_eq(a->source.command, a->source.command_argc, b->source.command,
+		b->source.command_argc, "source.command");
+	STREQ(source.filter); EQ(source.snapshot);
+	EQ(target.kind);
+	cr_assert_eq(a->target.nr_pids, b->target.nr_pids);
+	for (int i = 0; i < a->target.nr_pids; i++)
+		EQ(target.pids[i]);
+	argv_eq(a->target.command, a->target.command_argc, b->target.command,
+		b->target.command_argc, "target.command");
+	EQ(target.exited); EQ(target.exit_status);
+	EQ(per_thread); EQ(no_trace);
+	STREQ(event); STREQ(pmu_name); EQ(pmu_type);
+	EQ(attr.config); EQ(attr.config1); EQ(attr.config2);
+	EQ(attr.exclude_user); EQ(attr.exclude_kernel); EQ(attr.exclude_hv);
+	EQ(attr.sample_type);
+	STREQ(filter);
+	STREQ(cpu.vendor); EQ(cpu.family); EQ(cpu.model); EQ(cpu.stepping);
+	EQ(time_conv.cap_user_time_zero); EQ(time_conv.time_zero);
+	EQ(time_conv.time_mult); EQ(time_conv.time_shift);
+	EQ(nom_freq); EQ(has_cpuid_0x15); EQ(cpuid_0x15_eax); EQ(cpuid_0x15_ebx); EQ(mtc_freq);
+	EQ(kernel.start); STREQ(kernel.kallsyms); STREQ(kernel.kcore); EQ(kernel.kcore_base);
+	STREQ(proc_sideband); STREQ(vdso); STREQ(sysroot);
+	cr_assert_eq(a->nr_streams, b->nr_streams);
+	for (int i = 0; i < a->nr_streams; i++) {
+		STREQ(streams[i].file); STREQ(streams[i].sideband);
+		EQ(streams[i].cpu); EQ(streams[i].tid);
+		EQ(streams[i].bytes); EQ(streams[i].sideband_bytes);
+		EQ(streams[i].lost.truncated); EQ(streams[i].lost.lost);
+		EQ(streams[i].lost.lost_records); EQ(streams[i].lost.partial);
+		EQ(streams[i].lost.collision); EQ(streams[i].lost.sideband_full);
+		EQ(streams[i].restarts); EQ(streams[i].itrace_start);
+	}
+	cr_assert_eq(a->nr_images, b->nr_images);
+	for (int i = 0; i < a->nr_images; i++) {
+		STREQ(images[i].path);
+		STREQ(images[i].build_id);
+		EQ(images[i].has_inode); EQ(images[i].maj); EQ(images[i].min); EQ(images[i].ino);
+	}
+	EQ(snapshot_mode); EQ(snapshot_size);
+	EQ(clock.known); EQ(clock.perf_minus_monotonic); EQ(clock.error_ns);
+	cr_assert_eq(a->nr_snapshots, b->nr_snapshots);
+	for (int i = 0; i < a->nr_snapshots; i++) {
+		EQ(snapshots[i].number); STREQ(snapshots[i].dir); STREQ(snapshots[i].cause);
+		EQ(snapshots[i].trigger); EQ(snapshots[i].time_ns); EQ(snapshots[i].perf_time);
+		cr_assert_eq(a->snapshots[i].nr_windows, b->snapshots[i].nr_windows);
+		for (int k = 0; k < a->snapshots[i].nr_windows; k++) {
+			STREQ(snapshots[i].windows[k].file);
+			EQ(snapshots[i].windows[k].cpu); EQ(snapshots[i].windows[k].tid);
+			EQ(snapshots[i].windows[k].bytes); EQ(snapshots[i].windows[k].aux_head);
+			EQ(snapshots[i].windows[k].wrapped);
+		}
+	}
+	cr_assert_eq(a->nr_triggers, b->nr_triggers);
+	for (int i = 0; i < a->nr_triggers; i++) {
+		STREQ(triggers[i].spec); STREQ(triggers[i].kind); STREQ(triggers[i].action);
+		STREQ(triggers[i].path); EQ(triggers[i].offset); EQ(triggers[i].limit);
+		EQ(triggers[i].fires); EQ(triggers[i].dropped); EQ(triggers[i].throttled);
+	}
+	cr_assert_eq(a->nr_fires, b->nr_fires);
+	for (int i = 0; i < a->nr_fires; i++) {
+		EQ(fires[i].trigger); EQ(fires[i].time_ns); EQ(fires[i].perf_time);
+		EQ(fires[i].pid); EQ(fires[i].tid); EQ(fires[i].cpu); EQ(fires[i].snapshot);
+	}
+	cr_assert_eq(a->nr_marks, b->nr_marks);
+	for (int i = 0; i < a->nr_marks; i++) {
+		EQ(marks[i].time_ns); EQ(marks[i].perf_time); STREQ(marks[i].text);
+	}
+	EQ(start_time.tv_sec); EQ(start_time.tv_nsec);
+	EQ(end_time.tv_sec); EQ(end_time.tv_nsec);
+	STREQ(stop_reason); EQ(complete);
+}
+
+static char *text_of(const struct manifest *m)
+{
+	json_t *j = manifest_to_json(m);
+	char *t;
+
+	cr_assert(j, "written");
+	t = json_dumps(j, JSON_INDENT(2));
+	json_decref(j);
+	cr_assert(t);
+	return t;
+}
+
+Test(manifest_schema, every_field_is_written_and_read_back_the_same)
+{
+	struct manifest m, back;
+	struct error e = { 0 };
+	char *text, *again;
+
+	mfill(&m);
+	text = text_of(&m);
+	cr_assert_eq(manifest_parse(text, strlen(text), &back, &e), 0, "%s: %s", e.what, e.why);
+	same(&m, &back);
+	again = text_of(&back);
+	cr_expect_str_eq(again, text, "a second write gives the same bytes");
+	free(again);
+	free(text);
+	manifest_free(&back);
+	manifest_free(&m);
+}
+
+/* Every field set: a null in the text is a field the writer left out of the fill. */
+Test(manifest_schema, a_full_manifest_has_no_null_but_an_images_other_identity)
+{
+	struct manifest m;
+	char *text, *p;
+	int nulls = 0;
+
+	mfill(&m);
+	text = text_of(&m);
+	for (p = text; (p = strstr(p, "null")); p++)
+		nulls++;
+	/* An image has a build-id or a device and inode: mfill's first the one, its second the other. */
+	cr_expect_eq(nulls, 3, "%s", text);
+	free(text);
+	manifest_free(&m);
+}
+
+/* One schema for writer and reader: a manifest with nothing set reads back too. */
+Test(manifest_schema, the_empty_manifest_reads_back)
+{
+	struct manifest m, back;
+	struct error e = { 0 };
+	char *argv[] = { "ptcollect" };
+	char *text;
+
+	manifest_init(&m);
+	cr_assert_eq(manifest_set_argv(&m.command, &m.command_argc, argv, 1), 0);
+	cr_assert_eq(manifest_set(&m.cpu.vendor, "v"), 0);
+	m.target.pids = calloc(1, sizeof(pid_t));
+	text = text_of(&m);
+	cr_assert_eq(manifest_parse(text, strlen(text), &back, &e), 0, "%s: %s", e.what, e.why);
+	same(&m, &back);
+	free(text);
+	manifest_free(&back);
+	manifest_free(&m);
+}
