@@ -265,7 +265,10 @@ bench-kernel: $(BIN) $(BUILD)/bench/trigwatch
 demo: deps $(BIN)
 	scripts/demo.sh $(abspath $(BIN))
 
+# The oracle tests fail, rather than skip, when the reference data is missing.
+test: export PTCOLLECT_REQUIRE_SHARED = 1
 test: deps
+	@scripts/need-shared.sh
 	$(MAKE) check
 	$(MAKE) check-asan
 	$(MAKE) fuzz
