@@ -27,7 +27,7 @@
 #include "testbundle.h"
 #include "workload.h"
 
-#define HASE_DATA "../shared/traces/hase-loopy-skylake/perf.data"
+#define HASE_DATA "traces/hase-loopy-skylake/perf.data"
 
 static char *base;
 
@@ -78,11 +78,9 @@ static void sh_run(const char *script, const char *const *args, struct run_resul
 /* The hase perf.data imported as @dir (no vdso: its decode has errors). */
 static void import_hase(const char *dir)
 {
-	char *data = run_srcpath(HASE_DATA);
+	char *data = run_shared(HASE_DATA);
 	struct run_result r;
 
-	if (access(data, R_OK))
-		cr_skip_test("%s is not here: the hase trace comes with ../shared", data);
 	cr_assert_eq(run_ptcollect(NULL, &r, "import", data, dir, NULL), 0);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
@@ -116,10 +114,8 @@ static void expect_modes(const char *dir)
 Test(hostile, the_bundle_is_0700_and_0600_whatever_the_umask)
 {
 	static const char *const masks[] = { "0200", "0777", "0000", "0022" };
-	char *data = run_srcpath(HASE_DATA);
+	char *data = run_shared(HASE_DATA);
 
-	if (access(data, R_OK))
-		cr_skip_test("%s is not here: the hase trace comes with ../shared", data);
 	for (size_t i = 0; i < sizeof(masks) / sizeof(masks[0]); i++) {
 		char name[32], *dir, script[64];
 		struct run_result r;
@@ -310,11 +306,9 @@ Test(hostile, force_refuses_the_working_directory_and_its_ancestors_by_any_name)
 
 Test(hostile, import_refuses_a_dir_without_parent_or_name_as_bad_input_in_its_own_words)
 {
-	char *data = run_srcpath(HASE_DATA), *orphan = in_base("none/dir");
+	char *data = run_shared(HASE_DATA), *orphan = in_base("none/dir");
 	static const char *const names[] = { NULL, "" };
 
-	if (access(data, R_OK))
-		cr_skip_test("%s is not here: the hase trace comes with ../shared", data);
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const char *dir = names[i] ? names[i] : orphan;
 		struct run_result r;
@@ -424,7 +418,7 @@ Test(hostile, force_replaces_a_bundle_with_a_250_character_name)
 
 /* ---- 4: decode --timeline FILE ----------------------------------------------------------- */
 
-#define HASE_PT "../shared/traces/hase-loopy-skylake/aux.aux-idx2-cpu2-tid19233.pt"
+#define HASE_PT "traces/hase-loopy-skylake/aux.aux-idx2-cpu2-tid19233.pt"
 
 static void decode_timeline(const char *pt, const char *file, struct run_result *r)
 {
@@ -434,15 +428,13 @@ static void decode_timeline(const char *pt, const char *file, struct run_result 
 
 Test(hostile, decode_timeline_refuses_an_input_and_a_link_and_replaces_a_file_0600)
 {
-	char *src = run_srcpath(HASE_PT), *pt = in_base("t.pt"), *link = in_base("link");
+	char *src = run_shared(HASE_PT), *pt = in_base("t.pt"), *link = in_base("link");
 	char *victim = in_base("victim"), *old = in_base("old.json"), *fresh = in_base("new.json");
 	const char *args[] = { src, pt, NULL };
 	struct run_result r;
 	struct stat st;
 	int fd;
 
-	if (access(src, R_OK))
-		cr_skip_test("%s is not here: the hase trace comes with ../shared", src);
 	sh_run("cp \"$1\" \"$2\"", args, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
