@@ -248,7 +248,7 @@ static void scan_dir(const char *rel, const char *folder, const char *ext)
 /* src/ holds one folder per layer and nothing else with code in it. */
 static void scan_tree(void)
 {
-	char *src = run_srcpath("src"), rel[128];
+	char *src = run_srcpath("src"), rel[sizeof(((struct dirent *)0)->d_name) + 8];
 	struct dirent *de;
 	DIR *d = opendir(src);
 
