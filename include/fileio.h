@@ -43,4 +43,11 @@ void map_drop_behind(const void *base, size_t cur, size_t *dropped);
 /* Write all @len bytes; EINTR and short writes are retried. 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
 
+/*
+ * Can names @len bytes long be made in @dir? Tried, not guessed: a directory
+ * of that length's name is made there and removed at once (permissions, a
+ * read-only mount, /proc, /sys, a name too long). 0, or -errno.
+ */
+int fileio_try_create_in(const char *dir, size_t len);
+
 #endif

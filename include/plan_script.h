@@ -105,10 +105,4 @@ void script_plan_free(struct script_plan *sp);
 int script_describe(const struct script_opts *o, const struct script_plan *sp,
 		    struct manifest *m);
 
-/*
- * Can the recording make a name @len bytes long in @dir? Tried (plan.c), as
- * for -o: 0, or -errno.
- */
-int plan_try_create_in(const char *dir, size_t len);
-
 #endif

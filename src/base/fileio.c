@@ -2,6 +2,8 @@
 /* Whole-file reads of regular files, and writes that finish. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -135,4 +137,32 @@ int write_all(int fd, const void *buf, size_t len)
 		len -= (size_t)w;
 	}
 	return 0;
+}
+
+/*
+ * Can names @len bytes long be made in @dir, as the recording will make them
+ * (the bundle's directory, the old one's aside name, --ready's temporary
+ * file)? Tried, not guessed: a directory of that length's name is made there and
+ * removed at once. Permissions, a read-only mount, /proc, /sys and a name
+ * too long all fail here as they would in the recording. 0, or -errno.
+ */
+int fileio_try_create_in(const char *dir, size_t len)
+{
+	char name[NAME_MAX + 2];
+	int n = snprintf(name, sizeof(name), ".ptcollect-probe-%d-", (int)getpid());
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (len > NAME_MAX + 1)
+		len = NAME_MAX + 1;
+	while ((size_t)n < len)
+		name[n++] = 'x';
+	name[n] = '\0';
+	if (mkdirat(fd, name, 0700))
+		ret = -errno;
+	else
+		unlinkat(fd, name, AT_REMOVEDIR);
+	close(fd);
+	return ret;
 }

@@ -15,6 +15,7 @@
 #include "bundle.h"
 #include "cpu.h"
 #include "cpuset.h"
+#include "fileio.h"
 #include "filter.h"
 #include "plan.h"
 #include "privs.h"
@@ -389,34 +390,6 @@ static char *output_path(const char *o)
 	return s;
 }
 
-/*
- * Can the recording make names @len bytes long in @dir, as it will (the
- * bundle's directory, the old one's aside name, --ready's temporary file)?
- * Tried, not guessed: a directory of that length's name is made there and
- * removed at once. Permissions, a read-only mount, /proc, /sys and a name
- * too long all fail here as they would in the recording. 0, or -errno.
- */
-int plan_try_create_in(const char *dir, size_t len)
-{
-	char name[NAME_MAX + 2];
-	int n = snprintf(name, sizeof(name), ".ptcollect-probe-%d-", (int)getpid());
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (len > NAME_MAX + 1)
-		len = NAME_MAX + 1;
-	while ((size_t)n < len)
-		name[n++] = 'x';
-	name[n] = '\0';
-	if (mkdirat(fd, name, 0700))
-		ret = -errno;
-	else
-		unlinkat(fd, name, AT_REMOVEDIR);
-	close(fd);
-	return ret;
-}
-
 /* Is @st the working directory, or a directory it is in? By device and inode, up to /. */
 static bool cwd_or_ancestor(const struct stat *st)
 {
@@ -467,7 +440,7 @@ static int check_output(struct plan *p, struct error *e)
 		if (stat(dir, &st) || !S_ISDIR(st.st_mode))
 			ret = err_usage_code(e, -ENOENT, "-o %s: the directory %s does not exist",
 					     o, dir);
-		else if ((ret = plan_try_create_in(dir, len)))
+		else if ((ret = fileio_try_create_in(dir, len)))
 			err_usage_code(e, ret, "-o %s: cannot create a directory in %s: %s", o,
 				       dir, strerror(-ret));
 		p->output = PLAN_OUTPUT_NEW;
@@ -499,7 +472,7 @@ static int check_output(struct plan *p, struct error *e)
 	close(fd);
 	/* The old one is moved aside beside it, and the new one made there. */
 	len = strlen(base);
-	if (!ret && (ret = plan_try_create_in(dirname(path), len)))
+	if (!ret && (ret = fileio_try_create_in(dirname(path), len)))
 		err_usage_code(e, ret, "-o %s: cannot replace it: %s", o, strerror(-ret));
 	if (!ret)
 		p->output = PLAN_OUTPUT_REPLACE;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "fileio.h"
 #include "plan_script.h"
 #include "procfs.h"
 
@@ -278,7 +279,7 @@ static int resolve_ready(const struct script_opts *o, struct script_plan *sp, st
 	/* The file comes whole, through a temporary one named FILE.tmp-PID beside it. */
 	len = strlen(basename(copy)) + strlen(".tmp-") + 10;
 	dir = dirname(copy);
-	ret = plan_try_create_in(dir, len);
+	ret = fileio_try_create_in(dir, len);
 	if (ret) {
 		err_usage_code(e, ret, "cannot create it in the directory %s: %s", dir,
 			       strerror(-ret));
