@@ -41,9 +41,23 @@ static void spec(const uint8_t *data, size_t size)
 		abort();
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+/* Every line read so far (control_next() takes CONTROL_BATCH at a time), each answered. */
+static void take_all(struct control *c)
 {
 	struct control_cmd cmd;
+
+	do {
+		while (control_next(c, &cmd) == 1) {
+			control_ack(c);
+			if ((unsigned)cmd.word > CONTROL_MARK ||
+			    strlen(cmd.text) >= CONTROL_LINE_MAX)
+				abort();
+		}
+	} while (control_pending(c));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
 	struct control_stats st;
 	struct error e = { 0 };
 	struct control *c;
@@ -67,17 +81,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (write(ctl[1], data + pos, n) != (ssize_t)n)
 			abort();
 		pos += n;
-		while (control_next(c, &cmd) == 1) {
-			control_ack(c);
-			if ((unsigned)cmd.word > CONTROL_MARK ||
-			    strlen(cmd.text) >= CONTROL_LINE_MAX)
-				abort();
-		}
+		take_all(c);
 		replies += drain(ack[0]);
 	}
 	close(ctl[1]);
-	while (control_next(c, &cmd) == 1)
-		control_ack(c);
+	take_all(c);
 	replies += drain(ack[0]);
 	control_get_stats(c, &st);
 	if (st.commands + st.refused != replies || st.replies_lost || !st.ctl_closed)
