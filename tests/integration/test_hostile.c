@@ -33,28 +33,19 @@ static char *base;
 
 static void make_base(void)
 {
-	base = strdup("/tmp/ptc-hostile-XXXXXX");
-	cr_assert(mkdtemp(base));
+	base = temp_dir("ptc-hostile");
 }
 
 static void remove_base(void)
 {
-	char *cmd;
-
-	cr_assert(asprintf(&cmd, "rm -rf '%s'", base) > 0);
-	cr_assert_eq(system(cmd), 0);
-	free(cmd);
-	free(base);
+	temp_dir_remove(base);
 }
 
 TestSuite(hostile, .init = make_base, .fini = remove_base, .timeout = 60);
 
 static char *in_base(const char *name)
 {
-	char *p;
-
-	cr_assert(asprintf(&p, "%s/%s", base, name) > 0);
-	return p;
+	return temp_path(base, name);
 }
 
 /* `sh -c SCRIPT` with $0 = ptcollect and $1... = @args (NULL-terminated). */

@@ -20,3 +20,30 @@ char *temp_file(const char *suffix, const void *data, size_t len)
 	close(fd);
 	return path;
 }
+
+char *temp_dir(const char *prefix)
+{
+	char *dir;
+
+	cr_assert(asprintf(&dir, "/tmp/%s-XXXXXX", prefix) > 0);
+	cr_assert(mkdtemp(dir), "%s", dir);
+	return dir;
+}
+
+char *temp_path(const char *dir, const char *name)
+{
+	char *p;
+
+	cr_assert(asprintf(&p, "%s/%s", dir, name) > 0);
+	return p;
+}
+
+void temp_dir_remove(char *dir)
+{
+	char *cmd;
+
+	cr_assert(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
+	cr_assert_eq(system(cmd), 0);
+	free(cmd);
+	free(dir);
+}

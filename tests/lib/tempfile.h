@@ -8,4 +8,11 @@
 /* A new /tmp file named ...@suffix holding @len bytes of @data; its path, malloc'd. */
 char *temp_file(const char *suffix, const void *data, size_t len);
 
+/* A new directory /tmp/@prefix-XXXXXX; its path, malloc'd. */
+char *temp_dir(const char *prefix);
+/* @dir/@name, malloc'd. */
+char *temp_path(const char *dir, const char *name);
+/* Remove @dir and all below it, and free @dir. */
+void temp_dir_remove(char *dir);
+
 #endif

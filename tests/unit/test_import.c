@@ -19,23 +19,19 @@
 #include "manifest.h"
 #include "perfgen.h"
 #include "sideband.h"
+#include "tempfile.h"
 
 static char *base;
 
 static void make_base(void)
 {
-	base = strdup("/tmp/ptc-import-XXXXXX");
-	cr_assert(mkdtemp(base));
+	base = temp_dir("ptc-import");
 }
 
 /* Remove the bundles under base and base itself. */
 static void remove_base(void)
 {
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
-	cr_assert_eq(system(cmd), 0);
-	free(base);
+	temp_dir_remove(base);
 }
 
 TestSuite(import, .init = make_base, .fini = remove_base);
