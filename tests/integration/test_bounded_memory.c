@@ -87,6 +87,19 @@ Test(bounded_memory, a_256_MiB_sideband_is_read_in_bounded_memory, .timeout = 12
 	free(dir);
 }
 
+/* @pt (a mkstemp template): BIG bytes without a PSB (a sparse file: PAD), then PSB, PSBEND. */
+static void pad_then_psb(char *pt)
+{
+	static const uint8_t psb_psbend[] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					      0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					      0x02, 0x23 };
+	int fd = mkstemp(pt);
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(pwrite(fd, psb_psbend, sizeof(psb_psbend), BIG), (ssize_t)sizeof(psb_psbend));
+	close(fd);
+}
+
 /*
  * A trace of 256 MiB without a PSB (a sparse file: PAD bytes), then one PSB at its
  * end: dump searches the stretch in bounded steps, dropping them, and libipt's search
@@ -94,18 +107,13 @@ Test(bounded_memory, a_256_MiB_sideband_is_read_in_bounded_memory, .timeout = 12
  */
 Test(bounded_memory, dump_skips_a_256_MiB_stretch_without_a_psb_in_bounded_memory)
 {
-	static const uint8_t psb_psbend[] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-					      0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-					      0x02, 0x23 };
 	char pt[] = "/tmp/ptc-bigpad-XXXXXX";
 	const char *dump[] = { "dump", "--format", "pt", pt, NULL };
 	struct run_result r;
-	int fd = mkstemp(pt), status;
+	int status;
 	long kb;
 
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(pwrite(fd, psb_psbend, sizeof(psb_psbend), BIG), (ssize_t)sizeof(psb_psbend));
-	close(fd);
+	pad_then_psb(pt);
 	kb = peak_rss_kb(dump, &status);
 	cr_expect_eq(status, 0);
 	cr_expect_lt(kb, BOUND_KB, "dump of a %u MiB stretch without a PSB: %ld KiB resident at "
@@ -124,18 +132,13 @@ Test(bounded_memory, dump_skips_a_256_MiB_stretch_without_a_psb_in_bounded_memor
  */
 Test(bounded_memory, decode_skips_a_256_MiB_stretch_without_a_psb_in_bounded_memory)
 {
-	static const uint8_t psb_psbend[] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-					      0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
-					      0x02, 0x23 };
 	char pt[] = "/tmp/ptc-bigpad-XXXXXX";
 	const char *decode[] = { "decode", "--pt", pt, "--stats", NULL };
 	struct run_result r;
-	int fd = mkstemp(pt), status;
+	int status;
 	long kb;
 
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(pwrite(fd, psb_psbend, sizeof(psb_psbend), BIG), (ssize_t)sizeof(psb_psbend));
-	close(fd);
+	pad_then_psb(pt);
 	kb = peak_rss_kb(decode, &status);
 	cr_expect_eq(status, 0);
 	cr_expect_lt(kb, BOUND_KB, "decode of a %u MiB stretch without a PSB: %ld KiB resident "
