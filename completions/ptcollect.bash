@@ -133,7 +133,7 @@ _ptcollect()
 		--elf|--raw|--pevent:kcore|--pevent:vdso-x64|--pevent:vdso-x32|--pevent:vdso-ia32|--timeline)
 			_filedir; return ;;
 		--pevent:primary|--pevent:secondary) _filedir pevent; return ;;
-		--pevent:sysroot) _filedir -d; return ;;
+		--pevent:sysroot|--sysroot) _filedir -d; return ;;
 		--cpu) COMPREPLY=($(compgen -W "none" -- "$cur")); return ;;
 		-J|--jobs) COMPREPLY=($(compgen -W "$(seq 1 $(nproc --all))" -- "$cur")); return ;;
 		--mtc-freq|--nom-freq|--cpuid-0x15.eax|--cpuid-0x15.ebx|--chunk-size|--pevent:*)
@@ -143,7 +143,7 @@ _ptcollect()
 			_filedir -d
 			return
 		fi
-		COMPREPLY=($(compgen -W "--pt --elf --raw --cpu --mtc-freq --nom-freq
+		COMPREPLY=($(compgen -W "--pt --elf --raw --sysroot --cpu --mtc-freq --nom-freq
 			--cpuid-0x15.eax --cpuid-0x15.ebx --pevent:primary --pevent:secondary
 			--pevent:sample-type --pevent:time-zero --pevent:time-shift --pevent:time-mult
 			--pevent:tsc-offset --pevent:kernel-start --pevent:sysroot --pevent:kcore

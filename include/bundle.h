@@ -21,6 +21,7 @@
 #define BUNDLE_VDSO	"sysroot/vdso-x64.so"
 #define BUNDLE_KALLSYMS	"kallsyms"
 #define BUNDLE_KCORE	"kcore.text"	/* --kcore: the running kernel's text, raw */
+#define BUNDLE_PERF_MAPS "perf-maps"	/* JIT perf maps of the traced processes: perf-PID.map */
 
 struct bundle;
 

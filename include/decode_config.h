@@ -54,6 +54,9 @@ struct decode_config {
 	/* perf time <-> TSC for timestamps; have_conv: given (else nominal frequency or ticks) */
 	struct dsb_pevent conv;
 	bool have_conv;
+	/* Where symbols come from beyond the mapped files (memimage.h's symcache_set_paths) */
+	char *sysroot;		/* --sysroot DIR: mapped files, debug files, perf maps under it */
+	char *perfmap_dir;	/* a bundle's perf-maps/ */
 
 	enum decode_mode mode;
 	bool json;		/* JSON lines instead of text */
@@ -84,6 +87,7 @@ enum decode_diag_kind {
 	DECODE_DIAG_SB_ERROR,	/* sideband error: decoding goes on */
 	DECODE_DIAG_WARNING,	/* sideband warning, loss */
 	DECODE_DIAG_MORE,	/* more diagnostics were dropped: count in offset */
+	DECODE_DIAG_NOTE,	/* about the run, not a place in a stream: symbols' notes */
 };
 
 struct decode_diag {
@@ -101,6 +105,13 @@ void decode_config_free(struct decode_config *c);
 int decode_stream_add_sb(struct decode_stream *s, const char *path, uint64_t from, uint64_t to,
 			 bool primary, const struct dsb_pevent *pev);
 int decode_pevent_copy(struct dsb_pevent *dst, const struct dsb_pevent *src);
+/*
+ * --sysroot @dir (perf's --symfs): every sideband file of @c reads the files
+ * its records map under @dir first, then where it did before (a bundle's
+ * sysroot, the recorded path); debug files and perf maps are looked for
+ * under it too. Call after the streams are known. 0 or -ENOMEM.
+ */
+int decode_config_set_sysroot(struct decode_config *c, const char *dir);
 void decode_pevent_free(struct dsb_pevent *p);
 
 #endif

@@ -40,6 +40,7 @@ struct dsb_pevent {
 	uint16_t time_shift;
 	uint64_t tsc_offset;	/* apply records this many ticks early */
 	uint64_t kernel_start;	/* addresses from here up are the kernel's */
+	char *symfs;		/* --sysroot: tried before sysroot and the recorded path */
 	char *sysroot;
 	bool sysroot_fallback;	/* a file not under the sysroot is read where it is named */
 	char *vdso[4];		/* by enum image_abi */

@@ -35,9 +35,15 @@ enum image_abi {
 
 /* Where mapped file names lead: a sysroot in front of them, the vdso of each ABI. */
 struct image_paths {
+	const char *symfs;	/* --sysroot: tried first, where it has the file; NULL: none */
 	const char *sysroot;	/* NULL: names as recorded */
 	bool fallback;		/* a file not under the sysroot is read where it is named */
 	const char *vdso[4];	/* by enum image_abi; NULL: not given */
+};
+
+/* An anonymous executable mapping ("//anon", "[anon:...]", "/memfd:..."): JIT code. */
+struct image_anon {
+	uint64_t start, end;
 };
 
 /* A process: its image, the ABI its files have, and how many hold it. */
@@ -45,6 +51,8 @@ struct image_proc {
 	uint32_t pid;
 	enum image_abi abi;
 	struct pt_image *image;
+	struct image_anon *anon;	/* where its perf map may name code, newest last */
+	size_t nr_anon;
 	int refs;
 	struct image_proc *next;
 };
@@ -63,6 +71,20 @@ enum image_map_result {
 /* A symbol cache shared by the decoders of one run (thread-safe). */
 struct symcache *symcache_new(void);
 void symcache_free(struct symcache *c);
+/*
+ * Where symbols are looked for beyond the mapped files themselves: @sysroot
+ * (--sysroot; NULL: none) is searched for their separate debug files before
+ * this machine's /usr/lib/debug, and for perf maps (SYSROOT/tmp/perf-PID.map);
+ * @perfmap_dir (a bundle's perf-maps/; NULL: none) holds perf-PID.map files
+ * too. Without either, no perf map is read: this machine's /tmp/perf-PID.map
+ * is of whatever process has that pid now. Copied. 0 or -ENOMEM.
+ */
+int symcache_set_paths(struct symcache *c, const char *sysroot, const char *perfmap_dir);
+/*
+ * The notes loading symbols gave (a debug file of another build refused, a
+ * perf map with bad lines), for the command to print; @w is overwritten.
+ */
+void symcache_notes(struct symcache *c, struct warnings *w);
 
 int image_store_new(struct image_store **s, struct symcache *syms, struct error *e);
 void image_store_free(struct image_store *s);
@@ -113,9 +135,19 @@ enum image_map_result image_proc_map(struct image_store *s, struct image_proc *p
 				     size_t tried_len);
 
 /*
- * "symbol+0xoff" for @ip in the section @isid came from (perf's spelling),
- * "file+0xoff" where no symbol covers it, "[unknown]" without a section.
+ * "symbol+0xoff" for @ip in the section @isid came from (perf's spelling);
+ * "[unknown] (file+0xoff)" where no symbol covers it, "[unknown]" without a
+ * section: never a name that is not known to be the code's.
  */
 void image_symbolize(struct image_store *s, int isid, uint64_t ip, char *buf, size_t len);
+/*
+ * The same for an address of process @pid: outside any section, in one of its
+ * anonymous executable mappings, the process's perf map names it
+ * ("name+0xoff"), else "[unknown] (//anon+0xoff)" from the mapping's start.
+ */
+/* Whether @ip lies in an anonymous executable mapping of process @pid (JIT code). */
+bool image_in_anon(struct image_store *s, uint32_t pid, uint64_t ip);
+void image_symbolize_pid(struct image_store *s, uint32_t pid, int isid, uint64_t ip, char *buf,
+			 size_t len);
 
 #endif

@@ -48,6 +48,14 @@ struct symtab {
  * @file) go to @w, which may be NULL.
  */
 int symbols_load(struct symtab *t, const char *file, struct error *e, struct warnings *w);
+/*
+ * The same, with the separate debug file looked for under @root (a sysroot:
+ * ROOT/usr/lib/debug/.build-id/..., ROOT/usr/lib/debug/DIR/NAME for the
+ * .gnu_debuglink, DIR the file's own below ROOT) before this machine's; NULL
+ * as symbols_load().
+ */
+int symbols_load_root(struct symtab *t, const char *file, const char *root, struct error *e,
+		      struct warnings *w);
 void symbols_free(struct symtab *t);
 
 /*

@@ -296,30 +296,44 @@ static bool foreign_debug_file(const char *id, struct elf_file *dbg, const struc
 /*
  * A separate debug file with .symtab: the build-id path first, then the
  * places gdb and perf look for the .gnu_debuglink name (beside the file,
- * .debug/, the debug tree). A candidate of another build is passed over,
- * with a warning.
+ * .debug/, the debug tree); with a @root (a sysroot, realpath'd), its debug
+ * tree before this machine's, and the file's directory there taken as the
+ * one it was recorded at. A candidate of another build is passed over, with
+ * a warning.
  */
-static int open_debug_file(Elf *elf, const char *path, struct elf_file *dbg, char *where,
-			   size_t len, struct warnings *w)
+static int open_debug_file(Elf *elf, const char *path, const char *root, struct elf_file *dbg,
+			   char *where, size_t len, struct warnings *w)
 {
-	char id[128], cand[4][4096], dir[3000], why[512];
+	char id[128], cand[6][4096], dir[3000], why[512];
+	const char *recorded_dir = dir;
 	struct debuglink dl;
 	int n = 0, first_link;
 
 	build_id(elf, id, sizeof(id));
-	if (strlen(id) > 2)
-		snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "/.build-id/%.2s/%s.debug", id, id + 2);
+	if (strlen(id) > 2) {
+		if (root)
+			snprintf(cand[n++], sizeof(cand[0]), "%.3000s" DEBUG_DIR
+				 "/.build-id/%.2s/%s.debug", root, id, id + 2);
+		snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "/.build-id/%.2s/%s.debug", id,
+			 id + 2);
+	}
 	first_link = n;
 	if (read_debuglink(elf, &dl)) {
+		size_t rl = root ? strlen(root) : 0;
 		char *slash;
 
-		snprintf(dir, sizeof(dir), "%s", path);
+		snprintf(dir, sizeof(dir), "%.2999s", path);
 		slash = strrchr(dir, '/');
 		if (slash)
 			*slash = '\0';
+		if (rl && !strncmp(dir, root, rl) && dir[rl] == '/')
+			recorded_dir = dir + rl;
 		snprintf(cand[n++], sizeof(cand[0]), "%s/%s", dir, dl.name);
 		snprintf(cand[n++], sizeof(cand[0]), "%s/.debug/%s", dir, dl.name);
-		snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "%s/%s", dir, dl.name);
+		if (root)
+			snprintf(cand[n++], sizeof(cand[0]), "%.1000s" DEBUG_DIR "%.2000s/%s", root,
+				 recorded_dir, dl.name);
+		snprintf(cand[n++], sizeof(cand[0]), DEBUG_DIR "%s/%s", recorded_dir, dl.name);
 	}
 	for (int i = 0; i < n; i++) {
 		if (elf_file_open(dbg, cand[i], NULL))
@@ -421,8 +435,14 @@ static int read_table(struct symtab *t, Elf *symelf, Elf_Scn *scn, Elf *runtime)
 
 int symbols_load(struct symtab *t, const char *file, struct error *e, struct warnings *w)
 {
+	return symbols_load_root(t, file, NULL, e, w);
+}
+
+int symbols_load_root(struct symtab *t, const char *file, const char *root, struct error *e,
+		      struct warnings *w)
+{
 	struct elf_file ef, dbg = { .fd = -1, .elf = NULL };
-	char why[256];
+	char why[256], real_root[PATH_MAX];
 	Elf_Scn *scn;
 	struct stat st;
 	int ret;
@@ -448,7 +468,8 @@ int symbols_load(struct symtab *t, const char *file, struct error *e, struct war
 	if (scn) {
 		strcpy(t->table, ".symtab");
 		ret = read_table(t, ef.elf, scn, ef.elf);
-	} else if (!open_debug_file(ef.elf, t->path, &dbg, t->debug_file, sizeof(t->debug_file),
+	} else if (!open_debug_file(ef.elf, t->path, root && realpath(root, real_root) ?
+				    real_root : NULL, &dbg, t->debug_file, sizeof(t->debug_file),
 				    w)) {
 		strcpy(t->table, ".symtab");
 		ret = read_table(t, dbg.elf, find_section(dbg.elf, SHT_SYMTAB, NULL), ef.elf);

@@ -27,6 +27,7 @@
 
 struct opts {
 	struct decode_config cfg;
+	char *sysroot;			/* --sysroot DIR */
 	struct dsb_pevent pev;		/* the --pevent:* settings so far */
 	bool have_pt;
 	bool want_stats;
@@ -306,7 +307,7 @@ enum {
 	O_PT = 256, O_ELF, O_RAW, O_CPU, O_MTC, O_NOM, O_EAX, O_EBX, O_PRIMARY, O_SECONDARY,
 	O_SAMPLE_TYPE, O_TIME_ZERO, O_TIME_SHIFT, O_TIME_MULT, O_TSC_OFFSET, O_KERNEL_START,
 	O_SYSROOT, O_KCORE, O_VDSO64, O_VDSO32, O_VDSOIA32, O_INSN, O_BRANCHES, O_CALLS,
-	O_STATS, O_TIMELINE, O_ATT, O_TIME, O_OFFSET, O_CHUNK,
+	O_STATS, O_TIMELINE, O_ATT, O_TIME, O_OFFSET, O_CHUNK, O_SYMFS,
 };
 
 static const struct cmd_option decode_options[] = {
@@ -329,6 +330,8 @@ static const struct cmd_option decode_options[] = {
 	CMD_OPT(0, "elf", REQUIRED, "FILE[:BASE]", O_ELF, "an ELF's PT_LOAD segments (the "
 		"lowest moved\nto BASE)"),
 	CMD_OPT(0, "raw", REQUIRED, "FILE[:FROM[-TO]]:ADDR", O_RAW, "raw bytes of FILE at ADDR"),
+	CMD_OPT(0, "sysroot", REQUIRED, "DIR", O_SYMFS, "mapped files, debug files and perf "
+		"maps under DIR\nfirst (perf's --symfs; any bundle)"),
 	CMD_OPT_TEXT("\nConfiguration (libipt's):"),
 	CMD_OPT(0, "cpu", REQUIRED, "F/M[/S]|none", O_CPU, "the CPU the trace came from "
 		"(errata)"),
@@ -529,6 +532,7 @@ static int decode_option(void *opts, int c, char *arg)
 	case O_ATT: o->cfg.att = true; return 0;
 	case O_TIME: o->cfg.show_time = true; return 0;
 	case O_OFFSET: o->cfg.show_offset = true; return 0;
+	case O_SYMFS: return opt_path(&o->sysroot, "--sysroot", arg, true);
 	case 'q': msg_quiet = true; return 0;
 	default: break;
 	}
@@ -555,6 +559,8 @@ static int check_config(struct opts *o)
 			 o->cfg.cpu.model, o->cfg.cpu.stepping, LIBIPT_VERSION_MAJOR,
 			 LIBIPT_VERSION_MINOR);
 	o->cfg.json = out_json;
+	if (o->sysroot && decode_config_set_sysroot(&o->cfg, o->sysroot))
+		return bad("out of memory");
 	if (o->have_pt) {
 		o->cfg.have_conv = o->conv_given;
 		if (decode_pevent_copy(&o->cfg.conv, &o->pev))
@@ -662,6 +668,11 @@ static void on_diag(void *ctx, size_t stream, const struct decode_diag *d)
 		break;
 	case DECODE_DIAG_MORE:
 		r->hidden[stream] += d->offset;
+		break;
+	case DECODE_DIAG_NOTE:
+		if (r->progress_shown)
+			fputs("\r\033[K", stderr);
+		msg_warn("decode: %s: %s", d->where, d->msg);
 		break;
 	}
 }
@@ -859,5 +870,6 @@ int do_decode(int argc, char **argv)
 		ret = EXIT_OK;
 	decode_pevent_free(&o.pev);
 	decode_config_free(&o.cfg);
+	free(o.sysroot);
 	return ret;
 }

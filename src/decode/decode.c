@@ -286,6 +286,28 @@ static void report(struct run *r, const struct decode_chunk *c)
 	}
 }
 
+/* What loading symbols found wrong (a stale debug file, a perf map's bad lines): warnings. */
+static void symbol_notes(struct run *r)
+{
+	struct decode_diag d;
+	struct warnings w;
+
+	if (!r->syms || !r->io->diag)
+		return;
+	symcache_notes(r->syms, &w);
+	memset(&d, 0, sizeof(d));
+	d.kind = DECODE_DIAG_NOTE;
+	d.where = "symbols";
+	for (int i = 0; i < w.nr; i++) {
+		snprintf(d.msg, sizeof(d.msg), "%s", w.msg[i]);
+		r->io->diag(r->io->ctx, 0, &d);
+	}
+	if (w.dropped) {
+		snprintf(d.msg, sizeof(d.msg), "... and %d more such notes", w.dropped);
+		r->io->diag(r->io->ctx, 0, &d);
+	}
+}
+
 static void add_stats(struct decode_stats *t, const struct decode_stats *s)
 {
 	t->insns += s->insns;
@@ -415,7 +437,8 @@ static int prepare(struct run *r, struct error *e)
 		}
 	r->maps = calloc(cfg->nr_streams ? cfg->nr_streams : 1, sizeof(*r->maps));
 	r->syms = symcache_new();
-	if (!r->maps || !r->syms)
+	if (!r->maps || !r->syms ||
+	    symcache_set_paths(r->syms, cfg->sysroot, cfg->perfmap_dir))
 		return err_runtime(e, -ENOMEM, "out of memory");
 	for (size_t s = 0; s < cfg->nr_streams; s++) {
 		ret = map_stream(&cfg->streams[s], &r->maps[s], e);
@@ -501,6 +524,7 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	free(threads);
 	if (r.have_out || r.have_tl)
 		ret = outputs_close(&r, ret, e);
+	symbol_notes(&r);
 	cleanup(&r);
 	pthread_cond_destroy(&r.cond);
 	pthread_mutex_destroy(&r.lock);

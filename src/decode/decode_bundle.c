@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bundle.h"
 #include "decode_bundle.h"
 #include "decoders.h"
 #include "manifest.h"
@@ -182,6 +183,23 @@ static int fill(struct decode_config *c, const struct manifest *m, const char *d
 	return 0;
 }
 
+/* The JIT perf maps record copied (perf-maps/perf-PID.map), when there are. */
+static int perfmap_dir(struct decode_config *c, const char *dir)
+{
+	char *maps = in_dir(dir, BUNDLE_PERF_MAPS);
+	struct stat st;
+
+	if (!maps)
+		return -ENOMEM;
+	if (!lstat(maps, &st) && S_ISDIR(st.st_mode)) {
+		free(c->perfmap_dir);
+		c->perfmap_dir = maps;
+	} else {
+		free(maps);
+	}
+	return 0;
+}
+
 int decode_bundle(struct decode_config *c, const char *dir, char *const *names, size_t nr,
 		  struct error *e)
 {
@@ -211,7 +229,11 @@ int decode_bundle(struct decode_config *c, const char *dir, char *const *names, 
 	}
 	ret = fill(c, &m, dir, names, nr, e);
 	if (!ret)
+		ret = perfmap_dir(c, dir);
+	if (!ret)
 		ret = (int)c->nr_streams;
+	else if (ret == -ENOMEM)
+		err_runtime(e, ret, "out of memory");
 out:
 	manifest_free(&m);
 	return ret;

@@ -252,8 +252,11 @@ static void resolve_next(struct dec *x, uint64_t to, int to_isid)
 		struct rrec r;
 
 		if (x->flags & RENDER_NAMES) {
-			image_symbolize(x->img, p->isid, p->ip, from_name, sizeof(from_name));
-			image_symbolize(x->img, to_isid, to, to_name, sizeof(to_name));
+			uint32_t pid = x->thread_known ? x->pid : UINT32_MAX;
+
+			image_symbolize_pid(x->img, pid, p->isid, p->ip, from_name,
+					    sizeof(from_name));
+			image_symbolize_pid(x->img, pid, to_isid, to, to_name, sizeof(to_name));
 		}
 		if (x->flags & RENDER_TIME)
 			update_time(x);
@@ -583,6 +586,13 @@ static void on_error(struct dec *x, const char *what, int err, const struct pt_i
 	char msg[200];
 
 	snprintf(msg, sizeof(msg), "%s: %s", what, pt_errstr(pt_errcode(err)));
+	/*
+	 * A branch into JIT code (an anonymous executable mapping, whose bytes no file
+	 * holds): where it went is known, and its perf map may name it; the call is shown.
+	 */
+	if (in && pt_errcode(err) == pte_nomap && x->have_prev && x->thread_known &&
+	    image_in_anon(x->img, x->pid, in->ip))
+		resolve_next(x, in->ip, 0);
 	error_at(x, msg, error_ip(in, err));
 }
 

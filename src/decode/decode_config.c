@@ -17,6 +17,7 @@ void decode_config_init(struct decode_config *c)
 void decode_pevent_free(struct dsb_pevent *p)
 {
 	free(p->sysroot);
+	free(p->symfs);
 	for (int i = 0; i < 4; i++)
 		free(p->vdso[i]);
 	memset(p, 0, sizeof(*p));
@@ -34,8 +35,9 @@ int decode_pevent_copy(struct dsb_pevent *dst, const struct dsb_pevent *src)
 {
 	*dst = *src;
 	dst->sysroot = NULL;
+	dst->symfs = NULL;
 	memset(dst->vdso, 0, sizeof(dst->vdso));
-	if (dup_or_null(&dst->sysroot, src->sysroot))
+	if (dup_or_null(&dst->sysroot, src->sysroot) || dup_or_null(&dst->symfs, src->symfs))
 		goto nomem;
 	for (int i = 0; i < 4; i++)
 		if (dup_or_null(&dst->vdso[i], src->vdso[i]))
@@ -93,5 +95,23 @@ void decode_config_free(struct decode_config *c)
 	free_files(c->files, c->nr_files);
 	free_files(c->kcore, c->nr_kcore);
 	decode_pevent_free(&c->conv);
+	free(c->sysroot);
+	free(c->perfmap_dir);
 	memset(c, 0, sizeof(*c));
+}
+
+int decode_config_set_sysroot(struct decode_config *c, const char *dir)
+{
+	free(c->sysroot);
+	if (dup_or_null(&c->sysroot, dir))
+		return -ENOMEM;
+	for (size_t s = 0; s < c->nr_streams; s++)
+		for (size_t i = 0; i < c->streams[s].nr_sb; i++) {
+			struct dsb_pevent *p = &c->streams[s].sb[i].pev;
+
+			free(p->symfs);
+			if (dup_or_null(&p->symfs, dir))
+				return -ENOMEM;
+		}
+	return 0;
 }

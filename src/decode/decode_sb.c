@@ -314,6 +314,7 @@ static void apply_mmap(struct dsb *sb, struct sbf *f)
 	p = proc(sb, f, m.pid);
 	if (!p)
 		return;
+	paths.symfs = f->cfg->pev.symfs;
 	paths.sysroot = f->cfg->pev.sysroot;
 	paths.fallback = f->cfg->pev.sysroot_fallback;
 	memcpy(paths.vdso, f->cfg->pev.vdso, sizeof(paths.vdso));
@@ -333,8 +334,8 @@ static void apply_mmap(struct dsb *sb, struct sbf *f)
 		break;
 	case IMAGE_BAD_FILE:
 		say(sb, f, DSB_ERROR, "sideband error: bad file: %s (mapped by pid %u at 0x%"
-		    PRIx64 ")%s", tried, m.pid, m.addr, f->cfg->pev.sysroot ? "" :
-		    "; --pevent:sysroot may say where the files are");
+		    PRIx64 ")%s", tried, m.pid, m.addr, f->cfg->pev.sysroot ||
+		    f->cfg->pev.symfs ? "" : "; --sysroot DIR may say where the files are");
 		break;
 	}
 }

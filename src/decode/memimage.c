@@ -13,6 +13,7 @@
 
 #include "fileio.h"
 #include "memimage.h"
+#include "perfmap.h"
 #include "symbols.h"
 
 /* Sections kept mapped between uses: bounded, whatever the trace's length. */
@@ -45,9 +46,21 @@ struct symfile {
 	struct symfile *next;
 };
 
+/* One process's perf map, loaded on first use (status -ENOENT: it has none). */
+struct pmfile {
+	uint32_t pid;
+	int status;
+	struct perfmap map;
+	struct pmfile *next;
+};
+
 struct symcache {
 	pthread_mutex_t lock;
 	struct symfile *files;
+	struct pmfile *maps;
+	char *sysroot;		/* debug files and perf maps under it first */
+	char *perfmap_dir;
+	struct warnings notes;
 };
 
 struct symcache *symcache_new(void)
@@ -57,6 +70,29 @@ struct symcache *symcache_new(void)
 	if (c)
 		pthread_mutex_init(&c->lock, NULL);
 	return c;
+}
+
+int symcache_set_paths(struct symcache *c, const char *sysroot, const char *perfmap_dir)
+{
+	free(c->sysroot);
+	free(c->perfmap_dir);
+	c->sysroot = sysroot ? strdup(sysroot) : NULL;
+	c->perfmap_dir = perfmap_dir ? strdup(perfmap_dir) : NULL;
+	return (sysroot && !c->sysroot) || (perfmap_dir && !c->perfmap_dir) ? -ENOMEM : 0;
+}
+
+void symcache_notes(struct symcache *c, struct warnings *w)
+{
+	pthread_mutex_lock(&c->lock);
+	*w = c->notes;
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void add_notes(struct symcache *c, const struct warnings *w)
+{
+	for (int i = 0; i < w->nr; i++)
+		warn_add(&c->notes, "%s", w->msg[i]);
+	c->notes.dropped += w->dropped;
 }
 
 void symcache_free(struct symcache *c)
@@ -73,6 +109,15 @@ void symcache_free(struct symcache *c)
 		free(f->path);
 		free(f);
 	}
+	while (c->maps) {
+		struct pmfile *m = c->maps;
+
+		c->maps = m->next;
+		perfmap_free(&m->map);
+		free(m);
+	}
+	free(c->sysroot);
+	free(c->perfmap_dir);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -139,15 +184,62 @@ static struct symfile *symcache_get(struct symcache *c, const char *path)
 			/* A file without symbols is named by file and offset: nothing to report. */
 			memset(&w, 0, sizeof(w));
 			err_clear(&e);
-			f->status = symbols_load(&f->tab, path, &e, &w);
+			f->status = symbols_load_root(&f->tab, path, c->sysroot, &e, &w);
 			if (!f->status)
 				symfile_index(f);
+			add_notes(c, &w);
 			f->next = c->files;
 			c->files = f;
 		}
 	}
 	pthread_mutex_unlock(&c->lock);
 	return f && !f->status ? f : NULL;
+}
+
+/*
+ * The perf map of @pid: SYSROOT/tmp/perf-PID.map, else PERFMAP_DIR/perf-PID.map;
+ * loaded on first use, bad lines said once. NULL when there is none.
+ */
+static const struct perfmap *symcache_perfmap(struct symcache *c, uint32_t pid)
+{
+	char path[4200];
+	struct pmfile *m;
+	struct error e;
+
+	pthread_mutex_lock(&c->lock);
+	for (m = c->maps; m; m = m->next)
+		if (m->pid == pid)
+			break;
+	if (!m && (m = calloc(1, sizeof(*m)))) {
+		m->pid = pid;
+		m->status = -ENOENT;
+		for (int i = 0; i < 2 && m->status == -ENOENT; i++) {
+			const char *dir = i ? c->perfmap_dir : c->sysroot;
+
+			if (!dir)
+				continue;
+			snprintf(path, sizeof(path), "%s%s/perf-%u.map", dir, i ? "" : "/tmp", pid);
+			err_clear(&e);
+			m->status = perfmap_load_at(&m->map, AT_FDCWD, path, &e);
+			if (m->status && m->status != -ENOENT)
+				warn_add(&c->notes, "perf map not used: %s", e.why);
+			else if (!m->status && m->map.bad_lines)
+				warn_add(&c->notes, "%s: %zu line(s) skipped, not \"START SIZE NAME\" "
+					 "in hex within bounds (line %zu: %s)", path,
+					 m->map.bad_lines, m->map.first_bad, m->map.first_why);
+			if (!m->status && m->map.overlapping)
+				warn_add(&c->notes, "%s: %zu entries overlap (the JIT reused their "
+					 "memory): addresses there are [unknown]", path,
+					 m->map.overlapping);
+			if (!m->status && m->map.truncated)
+				warn_add(&c->notes, "%s: only its first %llu MiB were read", path,
+					 PERFMAP_MAX_FILE >> 20);
+		}
+		m->next = c->maps;
+		c->maps = m;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return m && !m->status ? &m->map : NULL;
 }
 
 /* The symbol covering file offset @off (the first of its aliases), or NULL. */
@@ -411,6 +503,7 @@ void image_proc_put(struct image_proc *p)
 	if (!p || --p->refs > 0)
 		return;
 	pt_image_free(p->image);
+	free(p->anon);
 	free(p);
 }
 
@@ -443,7 +536,41 @@ int image_proc_fork(struct image_store *s, uint32_t ppid, uint32_t pid)
 		return -ENOMEM;
 	if (parent)
 		child->abi = parent->abi;
+	if (parent && parent->nr_anon) {
+		child->anon = malloc(parent->nr_anon * sizeof(*child->anon));
+		if (!child->anon)
+			return -ENOMEM;
+		memcpy(child->anon, parent->anon, parent->nr_anon * sizeof(*child->anon));
+		child->nr_anon = parent->nr_anon;
+	}
 	return 0;
+}
+
+/* Anonymous code: what a JIT maps and names in its perf map. */
+static bool anon_code(const char *file)
+{
+	return !strcmp(file, "//anon") || !strncmp(file, "[anon:", 6) ||
+	       !strncmp(file, "/memfd:", 7);
+}
+
+/* Remember an anonymous executable mapping (bounded: the oldest are forgotten). */
+static void note_anon(struct image_proc *p, uint64_t addr, uint64_t len)
+{
+	struct image_anon *n;
+
+	if (!len || addr + len < addr)
+		return;
+	if (p->nr_anon >= 4096) {
+		memmove(p->anon, p->anon + 1, (p->nr_anon - 1) * sizeof(*p->anon));
+		p->nr_anon--;
+	}
+	n = realloc(p->anon, (p->nr_anon + 1) * sizeof(*n));
+	if (!n)
+		return;
+	p->anon = n;
+	n[p->nr_anon].start = addr;
+	n[p->nr_anon].end = addr + len;
+	p->nr_anon++;
 }
 
 /* The ABI of an ELF file from its header, as libipt-sb reads it. */
@@ -478,6 +605,10 @@ enum image_map_result image_proc_map(struct image_store *s, struct image_proc *p
 	char buf[4096 + 256];
 
 	snprintf(tried, tried_len, "%s", file);
+	if (anon_code(file)) {
+		note_anon(p, addr, len);
+		return IMAGE_SKIPPED_SPECIAL;
+	}
 	if (file[0] == '[') {
 		if (strcmp(file, "[vdso]"))
 			return IMAGE_SKIPPED_SPECIAL;
@@ -486,6 +617,9 @@ enum image_map_result image_proc_map(struct image_store *s, struct image_proc *p
 			return IMAGE_NO_VDSO;
 	} else if (!strcmp(file, "//anon") || strstr(file, " (deleted)")) {
 		return IMAGE_SKIPPED_SPECIAL;
+	} else if (paths->symfs && (snprintf(buf, sizeof(buf), "%s%s", paths->symfs, file),
+				    !access(buf, F_OK))) {
+		path = buf;	/* --sysroot: before the bundle's and the recorded path */
 	} else if (paths->sysroot) {
 		snprintf(buf, sizeof(buf), "%s%s", paths->sysroot, file);
 		/* A bundle's sysroot holds what was archived; the rest is where it was. */
@@ -500,16 +634,42 @@ enum image_map_result image_proc_map(struct image_store *s, struct image_proc *p
 	return IMAGE_MAPPED;
 }
 
-void image_symbolize(struct image_store *s, int isid, uint64_t ip, char *buf, size_t len)
+/* The newest anonymous executable mapping of @p holding @ip, or NULL. */
+static const struct image_anon *find_anon(const struct image_proc *p, uint64_t ip)
+{
+	for (size_t i = p ? p->nr_anon : 0; i > 0; i--)
+		if (ip >= p->anon[i - 1].start && ip < p->anon[i - 1].end)
+			return &p->anon[i - 1];
+	return NULL;
+}
+
+bool image_in_anon(struct image_store *s, uint32_t pid, uint64_t ip)
+{
+	return find_anon(image_proc_find(s, pid), ip);
+}
+
+void image_symbolize_pid(struct image_store *s, uint32_t pid, int isid, uint64_t ip, char *buf,
+			 size_t len)
 {
 	const struct section_info *sec;
+	const struct perfmap_sym *jit;
+	const struct image_anon *anon;
+	const struct perfmap *map;
 	const struct symbol *sym;
 	const struct symfile *f;
 	const char *base;
 	uint64_t off;
 
 	if (isid <= 0 || (size_t)isid >= s->nr_secs || !s->secs[isid].path) {
-		snprintf(buf, len, "[unknown]");
+		anon = pid != UINT32_MAX ? find_anon(image_proc_find(s, pid), ip) : NULL;
+		map = anon && s->syms ? symcache_perfmap(s->syms, pid) : NULL;
+		jit = map ? perfmap_find(map, ip) : NULL;
+		if (jit)
+			snprintf(buf, len, "%s+0x%" PRIx64, jit->name, ip - jit->start);
+		else if (anon)
+			snprintf(buf, len, "[unknown] (//anon+0x%" PRIx64 ")", ip - anon->start);
+		else
+			snprintf(buf, len, "[unknown]");
 		return;
 	}
 	sec = &s->secs[isid];
@@ -521,5 +681,10 @@ void image_symbolize(struct image_store *s, int isid, uint64_t ip, char *buf, si
 		return;
 	}
 	base = strrchr(sec->path, '/');
-	snprintf(buf, len, "%s+0x%" PRIx64, base ? base + 1 : sec->path, off);
+	snprintf(buf, len, "[unknown] (%s+0x%" PRIx64 ")", base ? base + 1 : sec->path, off);
+}
+
+void image_symbolize(struct image_store *s, int isid, uint64_t ip, char *buf, size_t len)
+{
+	image_symbolize_pid(s, UINT32_MAX, isid, ip, buf, len);
 }

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Symbols from wherever they are (issue 26), through decode --calls: the
+ * mapped files under --sysroot DIR before their recorded path (perf's
+ * --symfs), separate debug files by build-id and .gnu_debuglink under it
+ * (checked: another build's is refused with a note), JIT code named by the
+ * bundle's perf maps; and every miss is "[unknown] (object+0xoff)", never a
+ * wrong name.
+ *
+ * The bundles are ptgen's program and trace with a sideband that maps the
+ * program from /gone/prog.elf, a path that exists only under a sysroot.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "manifest.h"
+#include "run.h"
+
+#define PID 4242
+
+static void watchdog(void)
+{
+	alarm(300);
+}
+
+TestSuite(symsource, .init = watchdog);
+
+static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void sh(const char *fmt, ...)
+{
+	char cmd[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+/* A perf record with the trailer of sample_type 0x10086, appended to @f. */
+static void sb_record(FILE *f, uint32_t type, const void *body, size_t len, uint64_t time)
+{
+	uint16_t hdr[4] = { 0 };
+	uint32_t tid[2] = { PID, PID }, cpu[2] = { 0, 0 };
+	uint64_t id = 1;
+
+	memcpy(hdr, &type, 4);
+	hdr[3] = (uint16_t)(8 + len + 32);
+	cr_assert(fwrite(hdr, 8, 1, f) == 1 && fwrite(body, len, 1, f) == 1);
+	cr_assert(fwrite(tid, 8, 1, f) == 1 && fwrite(&time, 8, 1, f) == 1);
+	cr_assert(fwrite(cpu, 8, 1, f) == 1 && fwrite(&id, 8, 1, f) == 1);
+}
+
+static void mmap2(FILE *f, uint64_t addr, uint64_t len, const char *file, uint64_t time)
+{
+	uint8_t body[64 + 32] = { 0 };
+	uint32_t pid[2] = { PID, PID };
+
+	cr_assert_lt(strlen(file), 32);
+	memcpy(body, pid, 8);
+	memcpy(body + 8, &addr, 8);
+	memcpy(body + 16, &len, 8);
+	memcpy(body + 64, file, strlen(file));
+	/* The name with its NUL, padded to 8 bytes, as the kernel writes it. */
+	sb_record(f, 10 /* MMAP2 */, body, 64 + ((strlen(file) + 8) & ~7ul), time);
+}
+
+/*
+ * A bundle in @dir (made here) whose one stream's sideband maps /gone/prog.elf
+ * (@file_len bytes of it from 0x400000) and, with @anon, "//anon" at f and g
+ * (0x401010..0x402000): JIT code. The program is left in DIR/root/gone, not
+ * in the bundle. Returns @dir.
+ */
+static char *jit_bundle(uint64_t file_len, bool anon)
+{
+	char *dir = strdup("/tmp/ptc-symsrc-XXXXXX"), path[4200];
+	char *argv[] = { run_testprog("ptgen"), "-n", "300", "-p", "2", dir, NULL };
+	uint32_t pid[2] = { PID, PID };
+	struct error e = { 0 };
+	struct run_result r;
+	struct mstream *st;
+	struct manifest m;
+	struct stat sb;
+	FILE *f;
+	int fd;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	free(argv[0]);
+	sh("mkdir -p '%s/root/gone' && mv '%s/prog.elf' '%s/root/gone/' && mv '%s/trace.pt' "
+	   "'%s/cpu0.pt' && rm '%s/prog.bin'", dir, dir, dir, dir, dir, dir);
+	snprintf(path, sizeof(path), "%s/cpu0.pevent", dir);
+	f = fopen(path, "w");
+	cr_assert(f);
+	sb_record(f, 12 /* ITRACE_START */, pid, 8, 1);
+	mmap2(f, 0x400000, file_len, "/gone/prog.elf", 2);
+	if (anon)
+		mmap2(f, 0x401010, 0xff0, "//anon", 3);
+	fclose(f);
+	manifest_init(&m);
+	cr_assert_eq(manifest_set(&m.tool_version, "test"), 0);
+	cr_assert_eq(manifest_set_argv(&m.command, &m.command_argc,
+				       (char *[]){ "ptcollect", "record", "-a" }, 3), 0);
+	m.target.kind = TARGET_CPU;
+	cr_assert_eq(manifest_set(&m.pmu_name, "intel_pt"), 0);
+	cr_assert_eq(manifest_set(&m.event, "intel_pt//u"), 0);
+	cr_assert_eq(manifest_set(&m.cpu.vendor, "GenuineIntel"), 0);
+	m.cpu.family = 6;
+	m.cpu.model = 85;
+	m.cpu.stepping = 4;
+	m.nom_freq = -1;
+	m.attr.sample_type = 0x10086;
+	st = manifest_add_stream(&m);
+	cr_assert(st);
+	cr_assert_eq(manifest_set(&st->file, "cpu0.pt"), 0);
+	cr_assert_eq(manifest_set(&st->sideband, "cpu0.pevent"), 0);
+	st->cpu = 0;
+	st->tid = -1;
+	snprintf(path, sizeof(path), "%s/cpu0.pt", dir);
+	cr_assert_eq(stat(path, &sb), 0);
+	st->bytes = (uint64_t)sb.st_size;
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_eq(manifest_write(&m, fd, &e), 0, "%s", e.why);
+	close(fd);
+	manifest_free(&m);
+	return dir;
+}
+
+/* decode DIR --calls [--sysroot DIR/root] [EXTRA]. */
+static void calls(const char *dir, bool sysroot, const char *extra, struct run_result *r)
+{
+	char root[4200];
+
+	snprintf(root, sizeof(root), "%s/root", dir);
+	if (sysroot && extra)
+		cr_assert_eq(run_ptcollect(NULL, r, "decode", dir, "--calls", "--sysroot", root,
+					   extra, NULL), 0);
+	else if (sysroot)
+		cr_assert_eq(run_ptcollect(NULL, r, "decode", dir, "--calls", "--sysroot", root,
+					   NULL), 0);
+	else
+		cr_assert_eq(run_ptcollect(NULL, r, "decode", dir, "--calls", NULL), 0);
+}
+
+static void cleanup(char *dir)
+{
+	sh("rm -rf '%s'", dir);
+	free(dir);
+}
+
+Test(symsource, sysroot_gives_a_bundle_the_program_its_sideband_maps)
+{
+	char *dir = jit_bundle(0x2000, false);
+	struct run_result r;
+
+	calls(dir, false, NULL, &r);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.err, "bad file: /gone/prog.elf") &&
+		  strstr(r.err, "--sysroot DIR may say where the files are"), "%s", r.err);
+	run_free(&r);
+	calls(dir, true, NULL, &r);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "call f+0x0 (0x401010) from _start+0x0\n"), "%.2000s", r.out);
+	cr_expect(strstr(r.out, "call g+0x0 (0x401020) from f+0x0\n"), "%.2000s", r.out);
+	run_free(&r);
+	/* Before the bundle's own sysroot: an empty file there is never read. */
+	sh("mkdir -p '%s/sysroot/gone' && : > '%s/sysroot/gone/prog.elf'", dir, dir);
+	calls(dir, true, NULL, &r);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "call f+0x0 (0x401010) from _start+0x0\n"), "%.2000s", r.out);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "decode", dir, "--sysroot", "/nonexistent-root",
+				   NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "--sysroot '/nonexistent-root'"), "%s", r.err);
+	run_free(&r);
+	cleanup(dir);
+}
+
+/*
+ * The issue's acceptance: hase-loopy's perf.data imported, its program (recorded at
+ * /home/joerg/...) only under --sysroot DIR: decoded without an error.
+ */
+Test(symsource, sysroot_decodes_the_imported_hase_trace_without_errors)
+{
+	static const char recorded[] = "/home/joerg/git/angr/hase/tests/bin/loopy";
+	char *data = run_shared("traces/hase-loopy-skylake/perf.data");
+	char *loopy = run_shared("traces/hase-loopy-skylake/loopy");
+	char dir[] = "/tmp/ptc-symsrc-hase-XXXXXX", bundle[64], root[64];
+	struct run_result r;
+
+	cr_assert(mkdtemp(dir));
+	snprintf(bundle, sizeof(bundle), "%s/bundle", dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	cr_assert_eq(run_ptcollect(NULL, &r, "import", data, bundle, NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "decode", bundle, "cpu2", "--stats", NULL), 0);
+	cr_expect_eq(r.status, 2, "without the program: %s", r.err);
+	run_free(&r);
+	sh("mkdir -p '%s%s' && cp '%s' '%s%s/'", root, recorded, loopy, root, recorded);
+	cr_assert_eq(run_ptcollect(NULL, &r, "decode", bundle, "cpu2", "--stats", "--sysroot",
+				   root, NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "decode errors: 0"), "%s", r.out);
+	cr_expect(strstr(r.out, "instructions: 57"), "%s", r.out);
+	run_free(&r);
+	sh("rm -rf '%s'", dir);
+	free(data);
+	free(loopy);
+}
+
+/*
+ * JIT code: f and g lie in an anonymous executable mapping, so the trace's image has
+ * no bytes there (each call into it is a decode error); the bundle's perf map names
+ * them. Without a map, or where its entries overlap, they are [unknown].
+ */
+Test(symsource, a_perf_map_names_jit_code_in_an_anonymous_mapping)
+{
+	char *dir = jit_bundle(0x1010, true);
+	struct run_result r;
+
+	calls(dir, true, NULL, &r);
+	cr_expect_eq(r.status, 2, "the calls into JIT code cannot be decoded further: %s", r.err);
+	cr_expect(strstr(r.out, "call [unknown] (//anon+0x0) (0x401010) from _start+0x0\n"),
+		  "%.2000s", r.out);
+	run_free(&r);
+	sh("mkdir '%s/perf-maps' && printf '401010 10 jit_f\\n401020 10 jit_g\\n' > "
+	   "'%s/perf-maps/perf-%d.map'", dir, dir, PID);
+	calls(dir, true, NULL, &r);
+	cr_expect(strstr(r.out, "call jit_f+0x0 (0x401010) from _start+0x0\n"), "%.2000s", r.out);
+	cr_expect(!strstr(r.out, "[unknown]"), "%.2000s", r.out);
+	run_free(&r);
+	/* Without --sysroot too: the bundle's maps are the bundle's. */
+	sh("mkdir -p '%s/sysroot' && mv '%s/root/gone' '%s/sysroot/'", dir, dir, dir);
+	calls(dir, false, NULL, &r);
+	cr_expect(strstr(r.out, "call jit_f+0x0 (0x401010) from _start+0x0\n"), "%.2000s", r.out);
+	run_free(&r);
+	cleanup(dir);
+}
+
+/* A perf map of garbage lines, overlapping entries, huge sizes: notes and [unknown]. */
+Test(symsource, a_perf_map_of_garbage_gives_a_note_and_unknown)
+{
+	char *dir = jit_bundle(0x1010, true);
+	struct run_result r;
+
+	sh("mkdir '%s/perf-maps' && { printf '401010 zz bad\\n40101g 10 nothex\\n"
+	   "401010 ffffffffffffffff huge\\n0 401020 covers\\n'; head -c 9000 /dev/zero | tr '\\0' a;"
+	   " printf '\\n401010 10 old\\n401018 10 new\\n'; } > '%s/perf-maps/perf-%d.map'",
+	   dir, dir, PID);
+	calls(dir, true, NULL, &r);
+	cr_expect_eq(r.status, 2, "%s", r.err);
+	cr_expect(strstr(r.out, "call [unknown] (//anon+0x0) (0x401010) from _start+0x0\n"),
+		  "%.2000s", r.out);
+	cr_expect(!strstr(r.out, "old") && !strstr(r.out, "new") && !strstr(r.out, "huge") &&
+		  !strstr(r.out, "covers"), "%.2000s", r.out);
+	cr_expect(strstr(r.err, "perf-4242.map: 4 line(s) skipped") &&
+		  strstr(r.err, "(line 1: START and SIZE are not hex"), "%s", r.err);
+	cr_expect(strstr(r.err, "perf-4242.map: 3 entries overlap"), "%s", r.err);
+	run_free(&r);
+	cleanup(dir);
+}
+
+/* A perf map planted as a link (to a map that would name the code) is not read. */
+Test(symsource, a_perf_map_that_is_a_link_is_not_followed)
+{
+	char *dir = jit_bundle(0x1010, true);
+	struct run_result r;
+
+	sh("mkdir '%s/perf-maps' && printf '401010 10 planted\\n' > '%s/elsewhere.map' && "
+	   "ln -s '%s/elsewhere.map' '%s/perf-maps/perf-%d.map'", dir, dir, dir, dir, PID);
+	calls(dir, true, NULL, &r);
+	cr_expect(strstr(r.out, "call [unknown] (//anon+0x0) (0x401010)"), "%.2000s", r.out);
+	cr_expect(!strstr(r.out, "planted"), "%.2000s", r.out);
+	cr_expect(strstr(r.err, "perf map not used: ") && strstr(r.err, "a symbolic link"), "%s",
+		  r.err);
+	run_free(&r);
+	cleanup(dir);
+}
+
+/* The program under the sysroot stripped, its symbols in prog.elf.debug beside it (linked). */
+static char *stripped_bundle(void)
+{
+	char *dir = jit_bundle(0x2000, false);
+
+	sh("cd '%s/root/gone' && objcopy --only-keep-debug prog.elf prog.elf.debug && "
+	   "objcopy --strip-all --add-gnu-debuglink=prog.elf.debug prog.elf stripped && "
+	   "mv stripped prog.elf", dir);
+	return dir;
+}
+
+Test(symsource, a_stripped_binary_without_a_debug_file_is_unknown)
+{
+	char *dir = stripped_bundle();
+	struct run_result r;
+
+	sh("rm '%s/root/gone/prog.elf.debug'", dir);
+	calls(dir, true, NULL, &r);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "call [unknown] (prog.elf+0x1010) (0x401010) from [unknown] "
+			 "(prog.elf+0x1000)\n"), "%.2000s", r.out);
+	run_free(&r);
+	cleanup(dir);
+}
+
+Test(symsource, the_debuglink_file_under_the_sysroots_debug_tree_names_a_stripped_binary)
+{
+	char *dir = stripped_bundle();
+	struct run_result r;
+
+	sh("mkdir -p '%s/root/usr/lib/debug/gone' && mv '%s/root/gone/prog.elf.debug' "
+	   "'%s/root/usr/lib/debug/gone/'", dir, dir, dir);
+	calls(dir, true, NULL, &r);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "call f+0x0 (0x401010) from _start+0x0\n"), "%.2000s", r.out);
+	cr_expect(!strstr(r.err, "warning"), "%s", r.err);
+	run_free(&r);
+	/* The same file changed (another build's): its CRC differs, it is refused. */
+	sh("printf x >> '%s/root/usr/lib/debug/gone/prog.elf.debug'", dir);
+	calls(dir, true, NULL, &r);
+	cr_expect(strstr(r.out, "call [unknown] (prog.elf+0x1010) (0x401010) from [unknown] "
+			 "(prog.elf+0x1000)\n"), "%.2000s", r.out);
+	cr_expect(strstr(r.err, "usr/lib/debug/gone/prog.elf.debug: not used as the debug file") &&
+		  strstr(r.err, "CRC mismatch"), "%s", r.err);
+	run_free(&r);
+	cleanup(dir);
+}
+
+/* A GNU build-id note of 20 bytes, the last @last, into @path. */
+static void add_build_id(const char *path, int last)
+{
+	char note[4300];
+
+	snprintf(note, sizeof(note), "%s.note", path);
+	sh("printf '\\004\\000\\000\\000\\024\\000\\000\\000\\003\\000\\000\\000GNU\\000"
+	   "\\001\\002\\003\\004\\005\\006\\007\\010\\011\\012\\013\\014\\015\\016\\017\\020"
+	   "\\021\\022\\023\\%03o' > '%s' && objcopy --add-section .note.gnu.build-id='%s' '%s' && "
+	   "rm '%s'", last, note, note, path, note);
+}
+
+Test(symsource, the_build_id_debug_file_is_used_and_another_builds_refused)
+{
+	char *dir = jit_bundle(0x2000, false), dbg[4200];
+	struct run_result r;
+
+	sh("cd '%s/root/gone' && objcopy --only-keep-debug prog.elf prog.debug && "
+	   "objcopy --strip-all prog.elf stripped && mv stripped prog.elf", dir);
+	snprintf(dbg, sizeof(dbg), "%s/root/gone/prog.elf", dir);
+	add_build_id(dbg, 024);
+	snprintf(dbg, sizeof(dbg), "%s/root/gone/prog.debug", dir);
+	add_build_id(dbg, 024);
+	sh("mkdir -p '%s/root/usr/lib/debug/.build-id/01' && mv '%s' "
+	   "'%s/root/usr/lib/debug/.build-id/01/02030405060708090a0b0c0d0e0f1011121314.debug'",
+	   dir, dbg, dir);
+	calls(dir, true, NULL, &r);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "call g+0x0 (0x401020) from f+0x0\n"), "%.2000s", r.out);
+	run_free(&r);
+	/* A debug file at that path whose own build-id is another build's. */
+	sh("cd '%s/root/gone' && cp '%s/root/usr/lib/debug/.build-id/01/"
+	   "02030405060708090a0b0c0d0e0f1011121314.debug' good.debug", dir, dir);
+	snprintf(dbg, sizeof(dbg), "%s/root/gone/good.debug", dir);
+	sh("objcopy --remove-section .note.gnu.build-id '%s'", dbg);
+	add_build_id(dbg, 025);
+	sh("mv '%s' '%s/root/usr/lib/debug/.build-id/01/02030405060708090a0b0c0d0e0f1011121314."
+	   "debug'", dbg, dir);
+	calls(dir, true, NULL, &r);
+	cr_expect(strstr(r.out, "call [unknown] (prog.elf+0x1020) (0x401020) from [unknown] "
+			 "(prog.elf+0x1010)\n"), "%.2000s", r.out);
+	cr_expect(strstr(r.err, "build-id mismatch: it belongs to another build"), "%s", r.err);
+	run_free(&r);
+	cleanup(dir);
+}
