@@ -125,6 +125,16 @@ struct mimage {
 	uint64_t ino;
 };
 
+/* A JIT's perf map (/tmp/perf-PID.map) of a traced process, copied at the end of record. */
+#define MANIFEST_MAX_PERF_MAPS 64	/* copied at most: the manifest's room counts them */
+
+struct mperfmap {
+	int pid;
+	char *file;		/* in the bundle: perf-maps/perf-PID.map */
+	uint64_t bytes;
+	bool cut;		/* longer than the copy's bound: its first bytes, whole lines */
+};
+
 /* Where a bundle that ptcollect did not record came from (import): all NULL or -1 when unknown. */
 struct msource {
 	char *tool;		/* "perf"; NULL: ptcollect recorded the bundle itself */
@@ -194,6 +204,8 @@ struct manifest {
 	int nr_streams;
 	struct mimage *images;
 	int nr_images;
+	struct mperfmap *perf_maps;
+	int nr_perf_maps;
 	bool snapshot_mode;	/* -S: the streams' bytes are in snapshots[] */
 	uint64_t snapshot_size;	/* the window per stream at most */
 	struct {
@@ -224,6 +236,7 @@ int manifest_set_argv(char ***dst, int *dst_argc, char *const *argv, int argc);
 /* Append a stream / an image; returns it zeroed (names NULL), or NULL on ENOMEM. */
 struct mstream *manifest_add_stream(struct manifest *m);
 struct mimage *manifest_add_image(struct manifest *m);
+struct mperfmap *manifest_add_perf_map(struct manifest *m);
 struct msnapshot *manifest_add_snapshot(struct manifest *m);
 struct mwindow *manifest_add_window(struct msnapshot *s);
 struct mtrigger *manifest_add_trigger(struct manifest *m);
@@ -240,11 +253,13 @@ json_t *manifest_snapshot_to_json(const struct msnapshot *s);
 json_t *manifest_trigger_to_json(const struct mtrigger *t);
 json_t *manifest_fire_to_json(const struct mfire *f);
 json_t *manifest_mark_to_json(const struct mmark *k);
+json_t *manifest_perf_map_to_json(const struct mperfmap *p);
 /*
  * The most bytes manifest.json takes once @m has grown by what a recording
  * adds: every stream's and trigger's counts at their widest, @fires more
  * fires (MANIFEST_MAX_FIRES at most are listed), @snapshots more snapshots
- * of a window per stream, and the closing fields. Not the mapped files'
+ * of a window per stream, MANIFEST_MAX_PERF_MAPS copied perf maps, and
+ * the closing fields. Not the mapped files'
  * list, which the end collects (a writer short of room drops it first), nor
  * marks. 0 on ENOMEM.
  */

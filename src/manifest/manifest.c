@@ -62,6 +62,9 @@ void manifest_free(struct manifest *m)
 		free(m->images[i].build_id);
 	}
 	free(m->images);
+	for (int i = 0; i < m->nr_perf_maps; i++)
+		free(m->perf_maps[i].file);
+	free(m->perf_maps);
 	for (int i = 0; i < m->nr_snapshots; i++) {
 		struct msnapshot *sn = &m->snapshots[i];
 
@@ -149,6 +152,11 @@ struct mstream *manifest_add_stream(struct manifest *m)
 struct mimage *manifest_add_image(struct manifest *m)
 {
 	return append(&m->images, &m->nr_images, sizeof(struct mimage));
+}
+
+struct mperfmap *manifest_add_perf_map(struct manifest *m)
+{
+	return append(&m->perf_maps, &m->nr_perf_maps, sizeof(struct mperfmap));
 }
 
 struct msnapshot *manifest_add_snapshot(struct manifest *m)

@@ -58,14 +58,24 @@ static size_t widest_snapshot(int windows)
 	return none + (size_t)windows * (one - none + 4 * 8);
 }
 
+/* A copied perf map's entry, every value at its widest. */
+static size_t widest_perf_map(void)
+{
+	char file[] = "perf-maps/perf-2147483647.map";
+	struct mperfmap p = { .pid = INT32_MAX, .file = file, .bytes = UINT64_MAX, .cut = false };
+
+	return entry_size(manifest_perf_map_to_json(&p));
+}
+
 size_t manifest_size_bound(const struct manifest *m, uint64_t fires, uint64_t snapshots)
 {
 	json_t *j = manifest_to_json(m);
 	char *t = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
 	size_t n, fire = widest_fire(), snap = widest_snapshot(m->nr_streams);
+	size_t pmap = widest_perf_map();
 
 	json_decref(j);
-	if (!t || !fire || !snap) {
+	if (!t || !fire || !snap || !pmap) {
 		free(t);
 		return 0;
 	}
@@ -77,5 +87,6 @@ size_t manifest_size_bound(const struct manifest *m, uint64_t fires, uint64_t sn
 		fires = MANIFEST_MAX_FIRES;
 	n += (size_t)fires * fire;
 	n += (size_t)snapshots * snap;
+	n += (size_t)MANIFEST_MAX_PERF_MAPS * pmap;
 	return n;
 }

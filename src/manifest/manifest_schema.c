@@ -82,6 +82,17 @@ static void *add_image(void *m) { return manifest_add_image(m); }
 SCHEMA(mschema_image, image_fields, T, add_image);
 #undef T
 
+#define T struct mperfmap
+static const struct mfield perf_map_fields[] = {
+	INT("pid", pid, 0, INT_MAX, 0),
+	RELPATH("file", file, 0),
+	U64("bytes", bytes, 0),
+	BOOL("cut", cut),
+};
+static void *add_perf_map(void *m) { return manifest_add_perf_map(m); }
+SCHEMA(mschema_perf_map, perf_map_fields, T, add_perf_map);
+#undef T
+
 #define T struct mwindow
 static const struct mfield window_fields[] = {
 	RELPATH("file", file, 0),
@@ -270,6 +281,8 @@ static const struct mfield manifest_fields[] = {
 	RELPATH("sysroot", sysroot, MF_NULLABLE),
 	ARRAY("streams", streams, nr_streams, mschema_stream, 0),
 	ARRAY("images", images, nr_images, mschema_image, 0),
+	/* Absent in bundles older than the copies of JIT perf maps. */
+	ARRAY("perf_maps", perf_maps, nr_perf_maps, mschema_perf_map, MF_OPTIONAL),
 	/* A scripted session's: absent in bundles older than sessions. */
 	{ .key = "snapshot", .type = MT_OBJECT, .flags = MF_OPTIONAL | MF_IF_BOOL,
 	  .cond_off = offsetof(T, snapshot_mode), .sub = &snapshot_mode_schema },

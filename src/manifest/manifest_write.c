@@ -204,6 +204,11 @@ json_t *manifest_mark_to_json(const struct mmark *k)
 	return mschema_write(&mschema_mark, k);
 }
 
+json_t *manifest_perf_map_to_json(const struct mperfmap *p)
+{
+	return mschema_write(&mschema_perf_map, p);
+}
+
 /*
  * Create a temporary file in @dirfd under a new name (@name, TMP_PREFIX and
  * random letters): O_EXCL, so nothing already there, a planted link

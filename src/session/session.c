@@ -24,6 +24,7 @@
 #include "freeze.h"
 #include "images.h"
 #include "kimage.h"
+#include "perfmaps.h"
 #include "privs.h"
 #include "procfs.h"
 #include "session.h"
@@ -696,6 +697,11 @@ static int finish(struct session *s, int ret, struct error *e)
 	if (iw.dropped)
 		warn(s, -ESTALE, "... and %d more warning(s) about the mapped files, not shown",
 		     iw.dropped);
+	/* JIT code's names: its perf maps live in /tmp only as long as nobody cleans it. */
+	memset(&iw, 0, sizeof(iw));
+	perfmaps_copy(bundle_dirfd(s->bundle), "/tmp", &s->m, &iw);
+	for (int i = 0; i < iw.nr; i++)
+		warn(s, -EPERM, "%s", iw.msg[i]);
 	clock_gettime(CLOCK_REALTIME, &s->m.end_time);
 	/* No failure ends a recording without a word in its manifest. */
 	if (ret && !s->res->stop_reason)

@@ -20,7 +20,9 @@
 #include <unistd.h>
 
 #include "manifest.h"
+#include "perfmaps.h"
 #include "run.h"
+#include "sideband.h"
 
 #define PID 4242
 
@@ -379,5 +381,107 @@ Test(symsource, the_build_id_debug_file_is_used_and_another_builds_refused)
 			 "(prog.elf+0x1010)\n"), "%.2000s", r.out);
 	cr_expect(strstr(r.err, "build-id mismatch: it belongs to another build"), "%s", r.err);
 	run_free(&r);
+	cleanup(dir);
+}
+
+/*
+ * record's copy of the perf maps, on a real process: jitprog's JIT code is in its
+ * /proc maps (as the sideband synthesized from /proc shows it); its map is copied into
+ * perf-maps/ (0700, the file 0600, the same bytes) and listed in the manifest. A map
+ * planted as a symbolic link is not followed: a warning, nothing copied.
+ */
+static void copy_from_live(const char *how, struct manifest *m, struct warnings *w, char **dir,
+			   int *pid)
+{
+	char *prog = run_testprog("jitprog"), path[4200];
+	char *argv[] = { prog, (char *)how, "stdin", NULL };
+	struct error e = { 0 };
+	struct run_child c;
+	int dfd, fd;
+
+	*dir = strdup("/tmp/ptc-symsrc-rec-XXXXXX");
+	cr_assert(mkdtemp(*dir));
+	cr_assert_eq(run_start(argv, &c), 0);
+	cr_assert_eq(run_wait_line(&c, "ready", 30), 0);
+	*pid = c.pid;
+	snprintf(path, sizeof(path), "%s/proc.pevent", *dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_gt(sideband_synthesize_proc(c.pid, fd, &e), 0, "%s", e.why);
+	close(fd);
+	manifest_init(m);
+	cr_assert_eq(manifest_set(&m->proc_sideband, "proc.pevent"), 0);
+	dfd = open(*dir, O_RDONLY | O_DIRECTORY);
+	memset(w, 0, sizeof(*w));
+	perfmaps_copy(dfd, "/tmp", m, w);
+	close(dfd);
+	cr_expect_eq(run_end(&c, 10), 0, "jitprog %s: its exit status", how);
+	free(prog);
+}
+
+Test(symsource, record_copies_the_perf_map_of_a_process_with_jit_code)
+{
+	char *dir, path[4200], map[64], cmd[8600];
+	struct manifest m;
+	struct warnings w;
+	struct stat st;
+	int pid;
+
+	copy_from_live("map", &m, &w, &dir, &pid);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", pid);
+	cr_expect_eq(w.nr, 0, "%s", w.msg[0]);
+	cr_assert_eq(m.nr_perf_maps, 1);
+	cr_expect_eq(m.perf_maps[0].pid, pid);
+	snprintf(path, sizeof(path), "perf-maps/perf-%d.map", pid);
+	cr_expect_str_eq(m.perf_maps[0].file, path);
+	cr_expect(!m.perf_maps[0].cut);
+	snprintf(path, sizeof(path), "%s/perf-maps/perf-%d.map", dir, pid);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_mode & 07777, 0600);
+	cr_expect_eq((uint64_t)st.st_size, m.perf_maps[0].bytes);
+	snprintf(cmd, sizeof(cmd), "cmp -s '%s' '%s' && grep -q ' 6 jit_answer$' '%s'", map,
+		 path, path);
+	cr_expect_eq(system(cmd), 0, "%s", cmd);
+	snprintf(path, sizeof(path), "%s/perf-maps", dir);
+	cr_assert_eq(stat(path, &st), 0);
+	cr_expect_eq(st.st_mode & 07777, 0700);
+	unlink(map);
+	manifest_free(&m);
+	cleanup(dir);
+}
+
+Test(symsource, record_does_not_follow_a_perf_map_planted_as_a_link)
+{
+	char *dir, path[4200], map[64];
+	struct manifest m;
+	struct warnings w;
+	struct stat st;
+	int pid;
+
+	copy_from_live("link", &m, &w, &dir, &pid);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", pid);
+	cr_expect_eq(m.nr_perf_maps, 0);
+	cr_expect_eq(w.nr, 1);
+	cr_expect(strstr(w.msg[0], map) && strstr(w.msg[0], "not copied: a symbolic link"), "%s",
+		  w.msg[0]);
+	snprintf(path, sizeof(path), "%s/perf-maps", dir);
+	cr_expect_neq(stat(path, &st), 0, "an empty perf-maps/ is not left");
+	unlink(map);
+	manifest_free(&m);
+	cleanup(dir);
+}
+
+/* A process with JIT code that wrote no map: nothing copied, nothing said. */
+Test(symsource, record_copies_nothing_for_a_process_without_a_perf_map)
+{
+	struct manifest m;
+	struct warnings w;
+	char *dir;
+	int pid;
+
+	copy_from_live("none", &m, &w, &dir, &pid);
+	cr_expect_eq(m.nr_perf_maps, 0);
+	cr_expect_eq(w.nr, 0, "%s", w.msg[0]);
+	manifest_free(&m);
 	cleanup(dir);
 }

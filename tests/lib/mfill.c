@@ -129,6 +129,14 @@ void mfill(struct manifest *m)
 		img->min = i ? 0x2a : 0;
 		img->ino = i ? u64() : 0;
 	}
+	for (int i = 0; i < 2; i++) {
+		struct mperfmap *pm = manifest_add_perf_map(m);
+
+		pm->pid = num();
+		pm->file = str("perf-maps/perf");
+		pm->bytes = u64();
+		pm->cut = i;
+	}
 	m->snapshot_mode = true;
 	m->snapshot_size = u64();
 	m->clock.known = true;

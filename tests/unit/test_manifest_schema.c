@@ -14,7 +14,7 @@
 #include "mfill.h"
 
 /* A field added to a structure changes its size: fill it in mfill, compare it below. */
-_Static_assert(sizeof(struct manifest) == 576, "struct manifest changed: see mfill.c");
+_Static_assert(sizeof(struct manifest) == 592, "struct manifest changed: see mfill.c");
 _Static_assert(sizeof(struct mstream) == 104, "struct mstream changed: see mfill.c");
 _Static_assert(sizeof(struct mimage) == 40, "struct mimage changed: see mfill.c");
 _Static_assert(sizeof(struct msnapshot) == 64, "struct msnapshot changed: see mfill.c");
@@ -22,6 +22,7 @@ _Static_assert(sizeof(struct mwindow) == 40, "struct mwindow changed: see mfill.
 _Static_assert(sizeof(struct mtrigger) == 72, "struct mtrigger changed: see mfill.c");
 _Static_assert(sizeof(struct mfire) == 40, "struct mfire changed: see mfill.c");
 _Static_assert(sizeof(struct mmark) == 24, "struct mmark changed: see mfill.c");
+_Static_assert(sizeof(struct mperfmap) == 32, "struct mperfmap changed: see mfill.c");
 
 #define EQ(f) cr_expect_eq(a->f, b->f, #f)
 #define STREQ(f) str_eq(a->f, b->f, #f)
@@ -112,6 +113,11 @@ static void same(const struct manifest *a, const struct manifest *b)
 	for (int i = 0; i < a->nr_fires; i++) {
 		EQ(fires[i].trigger); EQ(fires[i].time_ns); EQ(fires[i].perf_time);
 		EQ(fires[i].pid); EQ(fires[i].tid); EQ(fires[i].cpu); EQ(fires[i].snapshot);
+	}
+	cr_assert_eq(a->nr_perf_maps, b->nr_perf_maps);
+	for (int i = 0; i < a->nr_perf_maps; i++) {
+		EQ(perf_maps[i].pid); STREQ(perf_maps[i].file); EQ(perf_maps[i].bytes);
+		EQ(perf_maps[i].cut);
 	}
 	cr_assert_eq(a->nr_marks, b->nr_marks);
 	for (int i = 0; i < a->nr_marks; i++) {

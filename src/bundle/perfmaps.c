@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: MIT
+/* Copies of the traced processes' JIT perf maps (/tmp/perf-PID.map) into the bundle. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bundle.h"
+#include "fileio.h"
+#include "perfmap.h"
+#include "perfmaps.h"
+#include "sideband.h"
+
+#define MAX_PIDS 4096	/* processes with JIT code remembered from the sideband */
+
+struct pidset {
+	int pids[MAX_PIDS];
+	int nr;
+	bool full;
+};
+
+static bool anon_code(const char *file)
+{
+	return !strcmp(file, "//anon") || !strncmp(file, "[anon:", 6) ||
+	       !strncmp(file, "/memfd:", 7);
+}
+
+static void pid_add(struct pidset *s, int pid)
+{
+	for (int i = 0; i < s->nr; i++)
+		if (s->pids[i] == pid)
+			return;
+	if (s->nr == MAX_PIDS) {
+		s->full = true;
+		return;
+	}
+	s->pids[s->nr++] = pid;
+}
+
+/* The pids of the user-space mappings of JIT code in the sideband file @file. */
+static void scan(int dirfd, const char *file, struct pidset *s)
+{
+	int fd = file_open_input(dirfd, file, NULL);
+	size_t off = 0, dropped = 0;
+	struct stat st;
+	uint8_t *buf;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !st.st_size) {
+		close(fd);
+		return;
+	}
+	buf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (buf == MAP_FAILED)
+		return;
+	while (off < (size_t)st.st_size) {
+		struct sb_record r;
+		int n = sideband_parse(buf, (size_t)st.st_size, off, SIDEBAND_SAMPLE_TYPE, &r, NULL);
+		const char *name;
+		uint32_t pid;
+
+		if (n < 0)
+			break;
+		off += (size_t)n;
+		map_drop_behind(buf, off, &dropped);
+		name = sideband_mmap_file(&r);
+		if (!name || !anon_code(name) || r.body_len < 4 ||
+		    (r.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+			continue;
+		memcpy(&pid, r.body, 4);
+		if (pid && pid <= INT32_MAX)
+			pid_add(s, (int)pid);
+	}
+	munmap(buf, (size_t)st.st_size);
+}
+
+/*
+ * Copy @in (open, a regular file) to @out: at most PERFMAP_MAX_FILE bytes, cut
+ * after the last whole line within them. 0 or -errno; *@bytes copied.
+ */
+static int copy(int in, int out, uint64_t *bytes, bool *cut)
+{
+	static char buf[1 << 16];
+	uint64_t total = 0, last_nl = 0;
+	int ret;
+
+	*cut = false;
+	for (;;) {
+		size_t want = sizeof(buf);
+		ssize_t n;
+		char *nl;
+
+		if (total + want > PERFMAP_MAX_FILE)
+			want = (size_t)(PERFMAP_MAX_FILE - total);
+		if (!want) {
+			char c;
+
+			*cut = pread(in, &c, 1, (off_t)total) == 1;
+			break;
+		}
+		n = read(in, buf, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (!n)
+			break;
+		ret = write_all(out, buf, (size_t)n);
+		if (ret)
+			return ret;
+		nl = memrchr(buf, '\n', (size_t)n);
+		if (nl)
+			last_nl = total + (uint64_t)(nl - buf) + 1;
+		total += (uint64_t)n;
+	}
+	if (*cut && ftruncate(out, (off_t)last_nl))
+		return -errno;
+	*bytes = *cut ? last_nl : total;
+	return 0;
+}
+
+/* Copy /tmp/perf-PID.map; 1 when copied, 0 when there is none, -errno (said in @w). */
+static int copy_one(int dirfd, int tmpfd, const char *tmpdir, int pid, struct manifest *m,
+		    struct warnings *w)
+{
+	char name[64], dst[96];
+	struct mperfmap *pm;
+	struct stat st;
+	uint64_t bytes = 0;
+	int in, out, ret;
+	bool cut;
+
+	snprintf(name, sizeof(name), "perf-%d.map", pid);
+	in = openat(tmpfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (in < 0 && errno == ENOENT)
+		return 0;
+	if (in < 0) {
+		ret = -errno;
+		warn_add(w, "%s/%s: not copied: %s", tmpdir, name, ret == -ELOOP ?
+			 "a symbolic link (a perf map is read only from a regular file)" :
+			 strerror(-ret));
+		return ret;
+	}
+	if (fstat(in, &st) || !S_ISREG(st.st_mode)) {
+		close(in);
+		warn_add(w, "%s/%s: not copied: not a regular file", tmpdir, name);
+		return -EINVAL;
+	}
+	snprintf(dst, sizeof(dst), BUNDLE_PERF_MAPS "/%s", name);
+	out = openat(dirfd, dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0) {
+		ret = -errno;
+		close(in);
+		warn_add(w, "%s: not copied into the bundle: %s", name, strerror(-ret));
+		return ret;
+	}
+	ret = copy(in, out, &bytes, &cut);
+	close(in);
+	if (close(out) && !ret)
+		ret = -errno;
+	pm = ret ? NULL : manifest_add_perf_map(m);
+	if (pm) {
+		pm->pid = pid;
+		pm->bytes = bytes;
+		pm->cut = cut;
+		pm->file = strdup(dst);
+	}
+	if (!pm || !pm->file) {
+		ret = ret ? ret : -ENOMEM;
+		if (pm)
+			m->nr_perf_maps--;
+		unlinkat(dirfd, dst, 0);
+		warn_add(w, "%s/%s: not copied: %s", tmpdir, name, strerror(-ret));
+		return ret;
+	}
+	if (cut)
+		warn_add(w, "%s/%s: longer than %llu MiB: its first %llu bytes (whole lines) were "
+			 "copied", tmpdir, name, PERFMAP_MAX_FILE >> 20, (unsigned long long)bytes);
+	return 1;
+}
+
+int perfmaps_copy(int dirfd, const char *tmpdir, struct manifest *m, struct warnings *w)
+{
+	struct pidset *s = calloc(1, sizeof(*s));
+	int tmpfd, copied = 0, skipped = 0;
+
+	if (!s) {
+		warn_add(w, "JIT perf maps not copied: out of memory");
+		return 0;
+	}
+	if (m->proc_sideband)
+		scan(dirfd, m->proc_sideband, s);
+	for (int i = 0; i < m->nr_streams; i++)
+		scan(dirfd, m->streams[i].sideband, s);
+	tmpfd = s->nr ? open(tmpdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (tmpfd >= 0 && mkdirat(dirfd, BUNDLE_PERF_MAPS, 0700) && errno != EEXIST) {
+		warn_add(w, "%s: JIT perf maps not copied: %s", BUNDLE_PERF_MAPS, strerror(errno));
+		close(tmpfd);
+		tmpfd = -1;
+	}
+	for (int i = 0; tmpfd >= 0 && i < s->nr; i++) {
+		if (m->nr_perf_maps >= MANIFEST_MAX_PERF_MAPS) {
+			skipped++;
+			continue;
+		}
+		if (copy_one(dirfd, tmpfd, tmpdir, s->pids[i], m, w) > 0)
+			copied++;
+	}
+	if (skipped)
+		warn_add(w, "%d more processes had JIT code: only %d perf maps are copied", skipped,
+			 MANIFEST_MAX_PERF_MAPS);
+	if (s->full)
+		warn_add(w, "more than %d processes had JIT code: the perf maps of the others are "
+			 "not copied", MAX_PIDS);
+	if (tmpfd >= 0) {
+		close(tmpfd);
+		if (!copied)
+			unlinkat(dirfd, BUNDLE_PERF_MAPS, AT_REMOVEDIR);
+	}
+	free(s);
+	return copied;
+}
