@@ -242,6 +242,13 @@ Test(symsource, a_perf_map_names_jit_code_in_an_anonymous_mapping)
 	cr_expect(strstr(r.out, "call jit_f+0x0 (0x401010) from _start+0x0\n"), "%.2000s", r.out);
 	cr_expect(!strstr(r.out, "[unknown]"), "%.2000s", r.out);
 	run_free(&r);
+	/* --sysroot DIR's own DIR/tmp/perf-PID.map comes first. */
+	sh("mkdir '%s/root/tmp' && printf '401010 10 root_f\\n' > '%s/root/tmp/perf-%d.map'",
+	   dir, dir, PID);
+	calls(dir, true, NULL, &r);
+	cr_expect(strstr(r.out, "call root_f+0x0 (0x401010) from _start+0x0\n"), "%.2000s",
+		  r.out);
+	run_free(&r);
 	/* Without --sysroot too: the bundle's maps are the bundle's. */
 	sh("mkdir -p '%s/sysroot' && mv '%s/root/gone' '%s/sysroot/'", dir, dir, dir);
 	calls(dir, false, NULL, &r);
