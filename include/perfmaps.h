@@ -5,7 +5,8 @@
  * executable memory (JIT code: "//anon", "[anon:...]", "/memfd:...") into
  * the bundle's perf-maps/ (0700), each file 0600, and lists them in the
  * manifest (perf_maps). A map is read only from a regular file opened
- * without following a link, up to PERFMAP_MAX_FILE bytes (whole lines);
+ * without following a link and with no other name (no hard link), up to
+ * PERFMAP_MAX_FILE bytes (whole lines);
  * MANIFEST_MAX_PERF_MAPS maps at most.
  */
 #ifndef PTC_PERFMAPS_H

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Copies of the traced processes' JIT perf maps (/tmp/perf-PID.map) into the bundle. */
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -152,6 +153,13 @@ static int copy_one(int dirfd, int tmpfd, const char *tmpdir, int pid, struct ma
 		close(in);
 		warn_add(w, "%s/%s: not copied: not a regular file", tmpdir, name);
 		return -EINVAL;
+	}
+	/* A JIT writes its map new; a second name is a hard link someone made to another file. */
+	if (st.st_nlink != 1) {
+		close(in);
+		warn_add(w, "%s/%s: not copied: it has %ju names (a hard link)", tmpdir, name,
+			 (uintmax_t)st.st_nlink);
+		return -EPERM;
 	}
 	snprintf(dst, sizeof(dst), BUNDLE_PERF_MAPS "/%s", name);
 	out = openat(dirfd, dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);

@@ -397,8 +397,8 @@ Test(symsource, the_build_id_debug_file_is_used_and_another_builds_refused)
  * perf-maps/ (0700, the file 0600, the same bytes) and listed in the manifest. A map
  * planted as a symbolic link is not followed: a warning, nothing copied.
  */
-static void copy_from_live(const char *how, struct manifest *m, struct warnings *w, char **dir,
-			   int *pid)
+static void copy_from_live(const char *how, bool hardlink, struct manifest *m,
+			   struct warnings *w, char **dir, int *pid)
 {
 	char *prog = run_testprog("jitprog"), path[4200];
 	char *argv[] = { prog, (char *)how, "stdin", NULL };
@@ -411,6 +411,13 @@ static void copy_from_live(const char *how, struct manifest *m, struct warnings 
 	cr_assert_eq(run_start(argv, &c), 0);
 	cr_assert_eq(run_wait_line(&c, "ready", 30), 0);
 	*pid = c.pid;
+	if (hardlink) {
+		char map[64];
+
+		snprintf(map, sizeof(map), "/tmp/perf-%d.map", c.pid);
+		snprintf(path, sizeof(path), "%s/second-name", *dir);
+		cr_assert_eq(link(map, path), 0);
+	}
 	snprintf(path, sizeof(path), "%s/proc.pevent", *dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	cr_assert_geq(fd, 0);
@@ -434,7 +441,7 @@ Test(symsource, record_copies_the_perf_map_of_a_process_with_jit_code)
 	struct stat st;
 	int pid;
 
-	copy_from_live("map", &m, &w, &dir, &pid);
+	copy_from_live("map", false, &m, &w, &dir, &pid);
 	snprintf(map, sizeof(map), "/tmp/perf-%d.map", pid);
 	cr_expect_eq(w.nr, 0, "%s", w.msg[0]);
 	cr_assert_eq(m.nr_perf_maps, 1);
@@ -465,7 +472,7 @@ Test(symsource, record_does_not_follow_a_perf_map_planted_as_a_link)
 	struct stat st;
 	int pid;
 
-	copy_from_live("link", &m, &w, &dir, &pid);
+	copy_from_live("link", false, &m, &w, &dir, &pid);
 	snprintf(map, sizeof(map), "/tmp/perf-%d.map", pid);
 	cr_expect_eq(m.nr_perf_maps, 0);
 	cr_expect_eq(w.nr, 1);
@@ -486,9 +493,28 @@ Test(symsource, record_copies_nothing_for_a_process_without_a_perf_map)
 	char *dir;
 	int pid;
 
-	copy_from_live("none", &m, &w, &dir, &pid);
+	copy_from_live("none", false, &m, &w, &dir, &pid);
 	cr_expect_eq(m.nr_perf_maps, 0);
 	cr_expect_eq(w.nr, 0, "%s", w.msg[0]);
+	manifest_free(&m);
+	cleanup(dir);
+}
+
+/* A map with a second name (a hard link to it, made by someone else) is not copied. */
+Test(symsource, record_does_not_copy_a_perf_map_with_a_second_name)
+{
+	struct manifest m;
+	struct warnings w;
+	char *dir, map[64];
+	int pid;
+
+	copy_from_live("map", true, &m, &w, &dir, &pid);
+	snprintf(map, sizeof(map), "/tmp/perf-%d.map", pid);
+	cr_expect_eq(m.nr_perf_maps, 0);
+	cr_expect_eq(w.nr, 1);
+	cr_expect(strstr(w.msg[0], map) && strstr(w.msg[0], "has 2 names (a hard link)"), "%s",
+		  w.msg[0]);
+	unlink(map);
 	manifest_free(&m);
 	cleanup(dir);
 }
