@@ -228,7 +228,7 @@ Test(symsource, sysroot_decodes_the_imported_hase_trace_without_errors)
  */
 Test(symsource, a_perf_map_names_jit_code_in_an_anonymous_mapping)
 {
-	char *dir = jit_bundle(0x1010, true);
+	char *dir = jit_bundle(0x1010, true), tl[4200], root[4200];
 	struct run_result r;
 
 	calls(dir, true, NULL, &r);
@@ -242,6 +242,13 @@ Test(symsource, a_perf_map_names_jit_code_in_an_anonymous_mapping)
 	cr_expect(strstr(r.out, "call jit_f+0x0 (0x401010) from _start+0x0\n"), "%.2000s", r.out);
 	cr_expect(!strstr(r.out, "[unknown]"), "%.2000s", r.out);
 	run_free(&r);
+	/* The timeline names the JIT function too. */
+	snprintf(tl, sizeof(tl), "%s/t.json", dir);
+	snprintf(root, sizeof(root), "%s/root", dir);
+	cr_assert_eq(run_ptcollect(NULL, &r, "decode", dir, "--sysroot", root, "--timeline", tl,
+				   NULL), 0);
+	run_free(&r);
+	sh("grep -q '\"name\": *\"jit_f\"' '%s'", tl);
 	/* --sysroot DIR's own DIR/tmp/perf-PID.map comes first. */
 	sh("mkdir '%s/root/tmp' && printf '401010 10 root_f\\n' > '%s/root/tmp/perf-%d.map'",
 	   dir, dir, PID);
