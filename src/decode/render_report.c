@@ -879,6 +879,12 @@ static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const
 {
 	struct thr *t;
 
+	/* The clock: the trace's time when it has any before the first call. */
+	if (!s->clock_known && p->has_time) {
+		s->clock_known = true;
+		s->clock_time = true;
+	}
+
 	switch (p->kind) {
 	case P_STREAM:
 		streams_end(s);
