@@ -64,8 +64,10 @@ static void put_rec(struct dsink *s, const struct rrec *rec, enum prec_kind k, u
 	p.len2 = (uint16_t)l2;
 	d[0] = T_REC;
 	memcpy(d + 1, &p, sizeof(p));
-	memcpy(d + 1 + sizeof(p), s1, l1);
-	memcpy(d + 1 + sizeof(p) + l1, s2, l2);
+	if (l1)
+		memcpy(d + 1 + sizeof(p), s1, l1);
+	if (l2)
+		memcpy(d + 1 + sizeof(p) + l1, s2, l2);
 	dsink_commit(s, 1 + sizeof(p) + l1 + l2);
 }
 
@@ -689,8 +691,7 @@ static struct thr *thread_get(struct rstate *s, uint32_t pid, uint32_t tid)
 	t->pid = pid;
 	t->tid = tid;
 	t->base = NONE;
-	if (tid || pid)
-		snprintf(label, sizeof(label), "%" PRIu32 "/%" PRIu32, pid, tid);
+	snprintf(label, sizeof(label), "%" PRIu32 "/%" PRIu32, pid, tid);
 	t->root = node_get(s, NONE, tid || pid ? intern_str(s, label) : s->stream_name);
 	if (s->rc->per_thread && s->rc->per_stream)
 		snprintf(label, sizeof(label), "%s %" PRIu32 "/%" PRIu32,
@@ -985,6 +986,8 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			char s1[NAME_LEN + 1], s2[NAME_LEN + 1];
 			const char *d = (const char *)data + i + 1 + sizeof(p);
 
+			if (p.len1 > NAME_LEN || p.len2 > NAME_LEN)
+				break;
 			memcpy(s1, d, p.len1);
 			s1[p.len1] = '\0';
 			memcpy(s2, d + p.len1, p.len2);
@@ -1217,7 +1220,8 @@ static void functions(struct dout *o, struct rstate *s)
 			json_object_set_new(j, "max", u64s(mx));
 			json_object_set_new(j, "exact", json_boolean(!f->d.hist));
 			if (rc->outliers) {
-				qsort(f->out, f->nout, sizeof(*f->out), cmp_out);
+				if (f->nout)
+					qsort(f->out, f->nout, sizeof(*f->out), cmp_out);
 				json_object_set_new(j, "outliers", outliers_json(s, f));
 			}
 			json_array_append_new(list, j);
@@ -1244,7 +1248,8 @@ static void functions(struct dout *o, struct rstate *s)
 			}
 			if ((rc->top && shown2++ >= rc->top) || !f->nout)
 				continue;
-			qsort(f->out, f->nout, sizeof(*f->out), cmp_out);
+			if (f->nout)
+				qsort(f->out, f->nout, sizeof(*f->out), cmp_out);
 			printable_to(name, sizeof(name), s->str[f->name]);
 			outf(o, "\nslowest calls of %s:\n%12s %20s %16s  %s\n", name, "duration",
 			     s->clock_time ? "start (ns)" : "start (insn)", "pid/tid", "called");

@@ -477,6 +477,8 @@ Test(report, jobs_two_with_small_chunks_reports_what_one_job_does)
 	cr_assert_eq(r1.status, 0, "%s", r1.err);
 	cr_assert_eq(r2.status, 0, "%s", r2.err);
 	cr_expect(strstr(r1.out, "\"calls\": \"100000\""), "%s", r1.out);
+	/* Without sideband the one thread is 0/0. */
+	cr_expect(strstr(r1.out, "\"group\": \"0/0\""), "%s", r1.out);
 	cr_expect_str_eq(r2.out, r1.out);
 	run_free(&r1);
 	run_free(&r2);
