@@ -79,20 +79,17 @@ static size_t callee_len(const char *name)
 	return n > 4 && !strcmp(name + n - 4, "+0x0") ? n - 4 : n;
 }
 
-/* "sym+0x1f": sym, the function a return leaves or goes to. */
-static void func_of(const char *name, char *out, size_t size)
+/* "sym+0x1f": sym, the function a return leaves or goes to; its length. */
+static size_t func_len(const char *name)
 {
-	const char *plus = strstr(name, "+0x");
-	size_t n = strnlen(name, NAME_LEN);
+	size_t n = strnlen(name, NAME_LEN), i = n;
 
-	while (plus && strstr(plus + 1, "+0x"))
-		plus = strstr(plus + 1, "+0x");
-	if (plus && strspn(plus + 3, "0123456789abcdef") == strlen(plus + 3))
-		n = (size_t)(plus - name);
-	if (n >= size)
-		n = size - 1;
-	memcpy(out, name, n);
-	out[n] = '\0';
+	while (i > 0 && ((name[i - 1] >= '0' && name[i - 1] <= '9') ||
+			 (name[i - 1] >= 'a' && name[i - 1] <= 'f')))
+		i--;
+	if (i < n && i >= 3 && name[i - 1] == 'x' && name[i - 2] == '0' && name[i - 3] == '+')
+		return i - 3;
+	return n;
 }
 
 static void put(struct render *r, const struct rrec *rec)
@@ -114,11 +111,16 @@ static void put(struct render *r, const struct rrec *rec)
 			NULL);
 		break;
 	}
-	case RREC_RETURN:
-		func_of(rec->from_name, f1, sizeof(f1));
-		func_of(rec->to_name, f2, sizeof(f2));
+	case RREC_RETURN: {
+		size_t n1 = func_len(rec->from_name), n2 = func_len(rec->to_name);
+
+		memcpy(f1, rec->from_name, n1);
+		f1[n1] = '\0';
+		memcpy(f2, rec->to_name, n2);
+		f2[n2] = '\0';
 		put_rec(r->sink, rec, P_RET, rec->from, rec->to, f1, f2);
 		break;
+	}
 	case RREC_GAP:
 		put_rec(r->sink, rec, P_GAP, 0, 0, rec->name, NULL);
 		break;
