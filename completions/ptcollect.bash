@@ -161,7 +161,7 @@ _ptcollect()
 		--pevent:sysroot) _filedir -d; return ;;
 		--cpu) COMPREPLY=($(compgen -W "none" -- "$cur")); return ;;
 		--sort) COMPREPLY=($(compgen -W "calls self total p99 max insns" -- "$cur")); return ;;
-		--weight) COMPREPLY=($(compgen -W "time insns" -- "$cur")); return ;;
+		--weight|--clock) COMPREPLY=($(compgen -W "time insns" -- "$cur")); return ;;
 		-J|--jobs) COMPREPLY=($(compgen -W "$(seq 1 $(nproc --all))" -- "$cur")); return ;;
 		--top|--function|--outliers|--mtc-freq|--nom-freq|--cpuid-0x15.eax|--cpuid-0x15.ebx|\
 		--chunk-size|--pevent:*)
@@ -171,7 +171,7 @@ _ptcollect()
 			_filedir -d
 			return
 		fi
-		COMPREPLY=($(compgen -W "--sort --top --function --outliers --folded --weight
+		COMPREPLY=($(compgen -W "--sort --top --function --outliers --folded --weight --clock
 			--per-thread --per-stream --json --pt --elf --raw --cpu --mtc-freq --nom-freq
 			--cpuid-0x15.eax --cpuid-0x15.ebx --pevent:primary --pevent:secondary
 			--pevent:sample-type --pevent:time-zero --pevent:time-shift --pevent:time-mult

@@ -57,6 +57,7 @@ struct report_config {
 	const char *function;		/* fnmatch(3) glob of the names shown, NULL: all */
 	uint64_t outliers;		/* the N longest calls of each function shown */
 	bool weight_insns;		/* --folded weights: instructions (else time) */
+	bool clock_insns;		/* --clock insns: durations in instructions */
 	bool per_thread;		/* a group of rows per thread */
 	bool per_stream;		/* a group per stream (a snapshot's window) */
 	bool json;

@@ -18,7 +18,7 @@
 
 enum {
 	R_SORT = 512, R_TOP, R_FUNCTION, R_OUTLIERS, R_FOLDED, R_WEIGHT, R_PER_THREAD,
-	R_PER_STREAM,
+	R_PER_STREAM, R_CLOCK,
 };
 
 static const struct cmd_option report_options[] = {
@@ -33,6 +33,8 @@ static const struct cmd_option report_options[] = {
 		"(flame graphs)"),
 	CMD_OPT(0, "weight", REQUIRED, "time|insns", R_WEIGHT, "--folded's weight (default "
 		"time)"),
+	CMD_OPT(0, "clock", REQUIRED, "time|insns", R_CLOCK, "durations in perf time (default, "
+		"where the trace\nhas timing) or in instructions"),
 	CMD_OPT(0, "per-thread", NONE, NULL, R_PER_THREAD, "a table per thread (default: "
 		"merged)"),
 	CMD_OPT(0, "per-stream", NONE, NULL, R_PER_STREAM, "a table per stream or snapshot "
@@ -119,6 +121,12 @@ static int report_option(void *ctx, int c, char *arg)
 			return 0;
 		}
 		return bad_value("--weight", arg, "give time or insns");
+	case R_CLOCK:
+		if (!strcmp(arg, "insns") || !strcmp(arg, "time")) {
+			r->rc.clock_insns = !strcmp(arg, "insns");
+			return 0;
+		}
+		return bad_value("--clock", arg, "give time or insns");
 	case R_PER_THREAD:
 		r->rc.per_thread = true;
 		return 0;

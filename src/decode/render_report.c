@@ -804,7 +804,7 @@ static void on_call(struct rstate *s, const struct prec *p, const char *name)
 
 	if (!s->clock_known) {
 		s->clock_known = true;
-		s->clock_time = p->has_time;
+		s->clock_time = p->has_time && !s->rc->clock_insns;
 	}
 	set_time(t, p);
 	func = func_get(s, t->group, n);
@@ -883,7 +883,7 @@ static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const
 	struct thr *t;
 
 	/* The clock: the trace's time when it has any before the first call. */
-	if (!s->clock_known && p->has_time) {
+	if (!s->clock_known && p->has_time && !s->rc->clock_insns) {
 		s->clock_known = true;
 		s->clock_time = true;
 	}
@@ -1171,6 +1171,7 @@ static void functions(struct dout *o, struct rstate *s)
 	} else {
 		outf(o, "# %" PRIu64 " instructions, %" PRIu64 " calls; durations in %s%s\n",
 		     s->insns, s->calls, unit, s->clock_time ? " of perf time" :
+		     s->rc->clock_insns ? " (--clock insns)" :
 		     " (the trace has no timing: instructions stand in for time)");
 		outf(o, "# quantiles %s (exact up to %u calls per function, then within 3.2%%); "
 		     "incomplete calls (cut by a trace gap) enter no duration\n",

@@ -429,6 +429,7 @@ Test(report, bad_values_are_refused_by_name)
 		{ "--outliers", "", "--outliers '': not a whole number" },
 		{ "--function", "", "--function '': an empty pattern matches no function" },
 		{ "--weight", "bytes", "--weight 'bytes': give time or insns" },
+		{ "--clock", "tsc", "--clock 'tsc': give time or insns" },
 		{ "--jobs", "0", "--jobs '0': at least 1" },
 		{ "--pt", "/nonexistent/t.pt", "/nonexistent/t.pt" },
 	};
@@ -482,5 +483,51 @@ Test(report, jobs_two_with_small_chunks_reports_what_one_job_does)
 	cr_expect_str_eq(r2.out, r1.out);
 	run_free(&r1);
 	run_free(&r2);
+	cleanup(dir);
+}
+
+/* --sort, --top, --function choose the rows; --clock insns measures a TSC-only trace. */
+Test(report, sort_top_function_and_clock_choose_what_is_shown)
+{
+	static const char *const top[] = { "--sort", "calls", "--top", "1", "--clock", "insns",
+					   NULL };
+	static const char *const glob[] = { "--function", "f*", "--clock", "insns", NULL };
+	static const char *const json[] = { "--json", "--sort", "insns", NULL };
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptgen")), "-n", "1000", "-p", "4", dir, NULL };
+	struct args in = { .n = 0 };
+	struct run_result r;
+	json_error_t je;
+	json_t *doc, *rows;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	run_free(&r);
+	add(&in, "--elf");
+	add(&in, path_in(dir, "prog.elf"));
+	add(&in, "--pt");
+	add(&in, path_in(dir, "trace.pt"));
+	/* f and g are called 1000 times each; g has more instructions, so it sorts first. */
+	run_tool("report", &in, top, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "(--clock insns)"), "%s", r.out);
+	cr_expect(strstr(r.out, "  g\n") && !strstr(r.out, "  f\n"), "%s", r.out);
+	run_free(&r);
+	run_tool("report", &in, glob, &r);
+	cr_expect(strstr(r.out, "  f\n") && !strstr(r.out, "  g\n"), "%s", r.out);
+	/* f's call: call g, g's 4 (a third of them) or 5, ret: 6 or 7 instructions. */
+	cr_expect(strstr(r.out, "         6          7          7          7          7  f\n"),
+		  "%s", r.out);
+	run_free(&r);
+	run_tool("report", &in, json, &r);
+	doc = json_loads(r.out, 0, &je);
+	cr_assert(doc, "%s", je.text);
+	cr_expect_str_eq(json_string_value(json_object_get(doc, "clock")), "time");
+	rows = json_object_get(json_array_get(json_object_get(doc, "groups"), 0), "functions");
+	cr_assert_eq(json_array_size(rows), 3, "%s", r.out);
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(rows, 0), "function")),
+			 "g");
+	json_decref(doc);
+	run_free(&r);
 	cleanup(dir);
 }
