@@ -531,3 +531,50 @@ Test(report, sort_top_function_and_clock_choose_what_is_shown)
 	run_free(&r);
 	cleanup(dir);
 }
+
+/* A call cut by a decode error is incomplete: it enters no duration, and no duration spans it. */
+Test(report, calls_cut_by_a_decode_error_are_incomplete_and_enter_no_duration)
+{
+	static const char *const json_opts[] = { "--json", "--outliers", "20", NULL };
+	static const char *const stats[] = { "--stats", NULL };
+	char *dir = generate("2000", "10", "40");
+	struct args in = { .n = 0 };
+	struct run_result rr, rs;
+	unsigned long long insns = 0;
+	json_error_t je;
+	json_t *doc, *f, *o;
+	size_t i;
+	FILE *t;
+
+	add(&in, "--elf");
+	add(&in, path_in(dir, "prog.elf"));
+	add(&in, "--pt");
+	add(&in, path_in(dir, "trace.pt"));
+	/* Flip a byte in the middle of the trace: one decode error, resumed at the next PSB. */
+	t = fopen(path_in(dir, "trace.pt"), "r+b");
+	cr_assert(t);
+	cr_assert_eq(fseek(t, 0, SEEK_END), 0);
+	cr_assert_eq(fseek(t, ftell(t) / 2, SEEK_SET), 0);
+	cr_assert_eq(fputc(0x9c, t), 0x9c);
+	cr_assert_eq(fclose(t), 0);
+	run_tool("report", &in, json_opts, &rr);
+	run_tool("decode", &in, stats, &rs);
+	cr_expect_eq(rr.status, 2, "%s", rr.err);
+	cr_expect(strstr(rr.err, "resuming at the next PSB"), "%s", rr.err);
+	cr_assert(sscanf(strstr(rs.out, "instructions: "), "instructions: %llu", &insns) == 1);
+	doc = json_loads(rr.out, 0, &je);
+	cr_assert(doc, "%s: %s", je.text, rr.out);
+	cr_expect_eq(num(doc, "instructions"), insns);
+	f = function(doc, "f");
+	cr_assert(f, "%s", rr.out);
+	cr_expect_gt(num(f, "incomplete"), 0, "%s", rr.out);
+	cr_expect_lt(num(f, "calls"), 2000);
+	/* Every duration is a whole call: 3 instructions, or 3 + 2 * 40. */
+	cr_expect_eq(num(f, "max"), 83);
+	json_array_foreach(json_object_get(f, "outliers"), i, o)
+		cr_expect(num(o, "duration") == 83 || num(o, "duration") == 3, "%s", rr.out);
+	json_decref(doc);
+	run_free(&rr);
+	run_free(&rs);
+	cleanup(dir);
+}
