@@ -11,7 +11,8 @@
  *
  * -s EVERY -w WORK writes another program, for the report tests: the loop calls f, whose
  * call is fast (cmp, jl taken, ret) except every EVERY-th (iterations 0, EVERY, ...), which
- * runs WORK turns of a dec/jnz loop (2 * WORK more instructions) before its ret. -z: no TSC
+ * runs WORK turns of a dec/jnz loop (2 * WORK more instructions) before its ret; a slow call
+ * has a TSC packet (TSC_STEP later each) where its loop starts and where it ends. -z: no TSC
  * packets (a trace without timing).
  *
  * writes OUTDIR/trace.pt, OUTDIR/prog.bin (raw, at 0x401000), OUTDIR/prog.elf and prints
@@ -238,6 +239,21 @@ static void tnt_bit(struct gen *g, struct tnt *t, bool bit)
 		tnt_flush(g, t);
 }
 
+/* Time passes inside a slow call: a TSC packet, TSC_STEP later. */
+static void slow_tsc(struct gen *g, struct tnt *t)
+{
+	struct pt_packet p;
+
+	if (no_tsc)
+		return;
+	tnt_flush(g, t);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tsc;
+	g->tsc += g->tsc_step;
+	p.payload.tsc.tsc = g->tsc;
+	emit(g, &p);
+}
+
 /* -s: f is slow (WORK turns) at iterations 0, EVERY, 2 EVERY, ... */
 static void write_slow_trace(struct gen *g, uint64_t iters, unsigned per_psb, uint64_t every,
 			     uint64_t work)
@@ -260,8 +276,10 @@ static void write_slow_trace(struct gen *g, uint64_t iters, unsigned per_psb, ui
 		g->calls++;
 		if (slow) {
 			tnt_bit(g, &t, 0);		/* jl not taken */
+			slow_tsc(g, &t);
 			for (uint64_t k = 0; k < work; k++)
 				tnt_bit(g, &t, k + 1 < work);
+			slow_tsc(g, &t);
 			g->insns += 6 + 2 * work;
 			g->branches += 2 + (work - 1) + (last ? 0 : 1);
 		} else {

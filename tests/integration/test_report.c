@@ -578,3 +578,54 @@ Test(report, calls_cut_by_a_decode_error_are_incomplete_and_enter_no_duration)
 	run_free(&rs);
 	cleanup(dir);
 }
+
+/*
+ * Time: ptgen's slow calls hold two TSC packets, 0x1000 ticks apart each (no time conversion
+ * given: a tick is a unit), the fast ones none. Each slow call lasts 0x2000, each fast one 0,
+ * and the durations add up to f's total. (ptxed --time prints the time of the last event,
+ * not of these packets, so it cannot be the reference here.)
+ */
+Test(report, durations_are_the_time_the_trace_encoded_and_add_up)
+{
+	static const char *const json_opts[] = { "--json", "--outliers", "11", NULL };
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptgen")), "-n", "1000", "-p", "4", "-s", "100", "-w",
+			 "50", dir, NULL };
+	struct args in = { .n = 0 };
+	struct run_result r;
+	json_error_t je;
+	json_t *doc, *f, *o;
+	uint64_t sum = 0, last_start = 0;
+	size_t i;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	add(&in, "--elf");
+	add(&in, path_in(dir, "prog.elf"));
+	add(&in, "--pt");
+	add(&in, path_in(dir, "trace.pt"));
+	run_tool("report", &in, json_opts, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_loads(r.out, 0, &je);
+	cr_assert(doc, "%s", je.text);
+	cr_expect_str_eq(json_string_value(json_object_get(doc, "clock")), "time");
+	f = function(doc, "f");
+	cr_assert(f, "%s", r.out);
+	json_array_foreach(json_object_get(f, "outliers"), i, o) {
+		cr_expect_eq(num(o, "duration"), i < 10 ? 0x2000 : 0, "outlier %zu: %s", i, r.out);
+		if (i < 10) {
+			cr_expect_gt(num(o, "start"), last_start);
+			last_start = num(o, "start");
+		}
+		sum += num(o, "duration");
+	}
+	cr_expect_eq(num(f, "total"), sum);
+	cr_expect_eq(num(f, "self"), sum);
+	cr_expect_eq(num(f, "p99"), 0);
+	cr_expect_eq(num(f, "max"), 0x2000);
+	json_decref(doc);
+	run_free(&r);
+	cleanup(dir);
+}
