@@ -9,10 +9,13 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "manifest.h"
 #include "run.h"
 
 #define MAX_ARGS 64
@@ -627,5 +630,155 @@ Test(report, durations_are_the_time_the_trace_encoded_and_add_up)
 	cr_expect_eq(num(f, "max"), 0x2000);
 	json_decref(doc);
 	run_free(&r);
+	cleanup(dir);
+}
+
+/* A perf record with the trailer of sample_type 0x10086 (pid/tid 4242), appended to @f. */
+static void sb_record(FILE *f, uint32_t type, const void *body, size_t len, uint64_t time)
+{
+	uint16_t hdr[4] = { 0 };
+	uint32_t tid[2] = { 4242, 4242 }, cpu[2] = { 0, 0 };
+	uint64_t id = 1;
+
+	memcpy(hdr, &type, 4);
+	hdr[3] = (uint16_t)(8 + len + 32);
+	cr_assert(fwrite(hdr, 8, 1, f) == 1 && fwrite(body, len, 1, f) == 1);
+	cr_assert(fwrite(tid, 8, 1, f) == 1 && fwrite(&time, 8, 1, f) == 1);
+	cr_assert(fwrite(cpu, 8, 1, f) == 1 && fwrite(&id, 8, 1, f) == 1);
+}
+
+/*
+ * A snapshot-mode bundle (as test_decode's): ptgen's f/g program (300 iterations) mapped by
+ * cpu0's sideband for pid 4242, and two snapshots whose cpu0 window holds that trace.
+ */
+static char *snapshot_bundle(void)
+{
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptgen")), "-n", "300", "-p", "2", dir, NULL };
+	static const char mapped[] = "/prog.elf";
+	uint8_t mmap2[64 + 16] = { 0 }, start[8] = { 0 };
+	uint64_t addr = 0x400000, len = 0x2000;
+	uint32_t pid[2] = { 4242, 4242 };
+	struct run_result r;
+	struct manifest m;
+	struct mstream *st;
+	struct error e = { 0 };
+	char cmd[8192];
+	FILE *f;
+	int fd;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/sysroot' && cp '%s/prog.elf' '%s/sysroot/' && "
+		 ": > '%s/cpu1.pevent'", dir, dir, dir, dir);
+	cr_assert_eq(system(cmd), 0);
+	memcpy(start, pid, 8);
+	memcpy(mmap2, pid, 8);
+	memcpy(mmap2 + 8, &addr, 8);
+	memcpy(mmap2 + 16, &len, 8);
+	memcpy(mmap2 + 64, mapped, sizeof(mapped));
+	f = fopen(path_in(dir, "cpu0.pevent"), "w");
+	cr_assert(f);
+	sb_record(f, 12 /* ITRACE_START */, start, 8, 1);
+	sb_record(f, 10 /* MMAP2 */, mmap2, sizeof(mmap2), 2);
+	fclose(f);
+	manifest_init(&m);
+	cr_assert_eq(manifest_set(&m.tool_version, "test"), 0);
+	cr_assert_eq(manifest_set_argv(&m.command, &m.command_argc,
+				       (char *[]){ "ptcollect", "record", "-a", "-S" }, 4), 0);
+	m.target.kind = TARGET_CPU;
+	cr_assert_eq(manifest_set(&m.pmu_name, "intel_pt"), 0);
+	cr_assert_eq(manifest_set(&m.event, "intel_pt//u"), 0);
+	cr_assert_eq(manifest_set(&m.cpu.vendor, "GenuineIntel"), 0);
+	m.cpu.family = 6;
+	m.cpu.model = 85;
+	m.cpu.stepping = 4;
+	m.nom_freq = -1;
+	m.attr.sample_type = 0x10086;
+	for (int i = 0; i < 2; i++) {
+		st = manifest_add_stream(&m);
+		cr_assert(st);
+		cr_assert_eq(manifest_set(&st->sideband, i ? "cpu1.pevent" : "cpu0.pevent"), 0);
+		st->cpu = i;
+		st->tid = -1;
+	}
+	for (int k = 1; k <= 2; k++) {
+		struct msnapshot *sn = manifest_add_snapshot(&m);
+		struct stat sb;
+
+		cr_assert(sn);
+		sn->number = (unsigned int)k;
+		sn->trigger = -1;
+		cr_assert_eq(manifest_set(&sn->cause, "signal"), 0);
+		cr_assert(asprintf(&sn->dir, "snap-%d", k) > 0);
+		snprintf(cmd, sizeof(cmd), "mkdir '%s/snap-%d' && cp '%s/trace.pt' "
+			 "'%s/snap-%d/cpu0.pt'", dir, k, dir, dir, k);
+		cr_assert_eq(system(cmd), 0);
+		cr_assert_eq(stat(path_in(dir, "trace.pt"), &sb), 0);
+		struct mwindow *w = manifest_add_window(sn);
+
+		cr_assert(w);
+		cr_assert(asprintf(&w->file, "snap-%d/cpu0.pt", k) > 0);
+		w->cpu = 0;
+		w->tid = -1;
+		w->bytes = (uint64_t)sb.st_size;
+	}
+	cr_assert_eq(manifest_set(&m.sysroot, "sysroot"), 0);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_eq(manifest_write(&m, fd, &e), 0, "%s", e.why);
+	close(fd);
+	manifest_free(&m);
+	return dir;
+}
+
+static uint64_t calls_in(json_t *doc, const char *group, const char *name)
+{
+	json_t *g, *f;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(doc, "groups"), i, g) {
+		if (strcmp(json_string_value(json_object_get(g, "group")), group))
+			continue;
+		json_array_foreach(json_object_get(g, "functions"), j, f)
+			if (!strcmp(json_string_value(json_object_get(f, "function")), name))
+				return num(f, "calls");
+	}
+	return UINT64_MAX;
+}
+
+/* A snapshot bundle: each window on its own (--per-stream), merged, or per thread. */
+Test(report, snapshot_windows_on_their_own_or_merged_and_per_thread)
+{
+	char *dir = snapshot_bundle();
+	struct args in = { .n = 0 };
+	struct run_result r;
+	json_error_t je;
+	json_t *doc;
+	struct {
+		const char *opt, *group;
+		uint64_t calls;
+	} cases[] = {
+		{ "--per-stream", "snap-1/cpu0.pt", 300 },
+		{ "--per-stream", "snap-2/cpu0.pt", 300 },
+		{ "--per-thread", "4242/4242", 600 },
+		{ "--json", "", 600 },
+	};
+
+	add(&in, dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const opts[] = { "--json", cases[i].opt, NULL };
+
+		run_tool("report", &in, opts, &r);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		doc = json_loads(r.out, 0, &je);
+		cr_assert(doc, "%s", je.text);
+		cr_expect_eq(calls_in(doc, cases[i].group, "f"), cases[i].calls, "%s %s: %s",
+			     cases[i].opt, cases[i].group, r.out);
+		cr_expect_eq(calls_in(doc, cases[i].group, "g"), cases[i].calls, "%s", r.out);
+		json_decref(doc);
+		run_free(&r);
+	}
 	cleanup(dir);
 }
