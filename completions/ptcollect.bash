@@ -65,7 +65,7 @@ _ptcollect()
 	# ':' stays inside a word: decode's options are --pevent:primary and the like.
 	_init_completion -n : || return
 
-	local cmds="record caps info archive dump symbols import decode help"
+	local cmds="record caps info archive dump symbols import decode report help"
 	local global_opts="--help --version --json"
 	local cmd="" i
 	for ((i = 1; i < cword; i++)); do
@@ -149,6 +149,34 @@ _ptcollect()
 			--pevent:tsc-offset --pevent:kernel-start --pevent:sysroot --pevent:kcore
 			--pevent:vdso-x64 --pevent:vdso-x32 --pevent:vdso-ia32 --insn --branches --calls
 			--stats --timeline --json --att --time --offset --jobs --chunk-size --quiet
+			--help" -- "$cur"))
+		__ltrim_colon_completions "$cur"
+		;;
+	report)
+		case $prev in
+		--pt) _filedir '@(pt|bin)'; return ;;
+		--elf|--raw|--pevent:kcore|--pevent:vdso-x64|--pevent:vdso-x32|--pevent:vdso-ia32)
+			_filedir; return ;;
+		--pevent:primary|--pevent:secondary) _filedir pevent; return ;;
+		--pevent:sysroot|--sysroot) _filedir -d; return ;;
+		--cpu) COMPREPLY=($(compgen -W "none" -- "$cur")); return ;;
+		--sort) COMPREPLY=($(compgen -W "calls self total p99 max insns" -- "$cur")); return ;;
+		--weight|--clock) COMPREPLY=($(compgen -W "time insns" -- "$cur")); return ;;
+		-J|--jobs) COMPREPLY=($(compgen -W "$(seq 1 $(nproc --all))" -- "$cur")); return ;;
+		--top|--function|--outliers|--mtc-freq|--nom-freq|--cpuid-0x15.eax|--cpuid-0x15.ebx|\
+		--chunk-size|--pevent:*)
+			return ;;
+		esac
+		if [[ $cur != -* ]]; then
+			_filedir -d
+			return
+		fi
+		COMPREPLY=($(compgen -W "--sort --top --function --outliers --folded --weight --clock
+			--per-thread --per-stream --json --pt --elf --raw --sysroot --cpu --mtc-freq --nom-freq
+			--cpuid-0x15.eax --cpuid-0x15.ebx --pevent:primary --pevent:secondary
+			--pevent:sample-type --pevent:time-zero --pevent:time-shift --pevent:time-mult
+			--pevent:tsc-offset --pevent:kernel-start --pevent:sysroot --pevent:kcore
+			--pevent:vdso-x64 --pevent:vdso-x32 --pevent:vdso-ia32 --jobs --chunk-size --quiet
 			--help" -- "$cur"))
 		__ltrim_colon_completions "$cur"
 		;;

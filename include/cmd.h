@@ -106,6 +106,9 @@ extern const struct cmd_spec import_spec;
 int do_decode(int argc, char **argv);
 void usage_decode(FILE *f);
 extern const struct cmd_spec decode_spec;
+int do_report(int argc, char **argv);
+void usage_report(FILE *f);
+extern const struct cmd_spec report_spec;
 
 /* "ptcollect CMD: ..." + "see 'ptcollect help CMD'"; returns EXIT_USAGE. */
 int cmd_bad_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -20,7 +20,10 @@ enum decode_mode {
 	DECODE_INSN,		/* address, bytes, disassembly (capstone) */
 	DECODE_BRANCHES,	/* from => to, as perf script --itrace=b -F ip,addr */
 	DECODE_CALLS,		/* an indented call/return tree with symbol+offset names */
+	DECODE_REPORT,		/* per-function calls, instructions, time (render_report.h) */
 };
+
+struct report_config;
 
 /* A file given by hand: --elf FILE[:BASE], --raw FILE[:FROM[-TO]]:ADDR, --pevent:kcore. */
 struct decode_file {
@@ -66,6 +69,7 @@ struct decode_config {
 	unsigned jobs;
 	uint64_t chunk_size;	/* bytes per parallel chunk; 0: picked from the size and jobs */
 	uint64_t stall_limit;	/* instructions without reading trace: an error (0: 4M) */
+	const struct report_config *report;	/* DECODE_REPORT's settings (not owned) */
 };
 
 struct decode_stats {

@@ -134,6 +134,7 @@ void render_calls_put(struct render *r, const struct rrec *rec);
 
 /* The formats (render_*.c). */
 extern const struct renderer render_insn, render_branches, render_calls, render_stats,
-	render_insn_json, render_branches_json, render_calls_json, render_timeline;
+	render_insn_json, render_branches_json, render_calls_json, render_timeline,
+	render_report;
 
 #endif

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "fileio.h"
 #include "cmd.h"
+#include "cmd_decode.h"
 #include "decode.h"
 #include "decode_bundle.h"
 #include "msg.h"
@@ -35,7 +36,11 @@ struct opts {
 	int modes;			/* --insn, --branches, --calls given */
 	bool conv_given;
 	const char *config_opt;		/* the first a bundle's manifest gives instead */
+	const struct decode_variant *v;	/* NULL: decode itself */
 };
+
+/* The command at work: "decode" or "report". */
+static const char *cmd_name = "decode";
 
 static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -47,7 +52,7 @@ static int bad(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	return cmd_bad_usage("decode", "%s", buf);
+	return cmd_bad_usage(cmd_name, "%s", buf);
 }
 
 /* A number as ptxed reads one (strtoull, base 0), no larger than @max. */
@@ -303,13 +308,6 @@ static int opt_path(char **dst, const char *opt, const char *arg, bool dir)
 	return *dst ? 0 : bad("out of memory");
 }
 
-enum {
-	O_PT = 256, O_ELF, O_RAW, O_CPU, O_MTC, O_NOM, O_EAX, O_EBX, O_PRIMARY, O_SECONDARY,
-	O_SAMPLE_TYPE, O_TIME_ZERO, O_TIME_SHIFT, O_TIME_MULT, O_TSC_OFFSET, O_KERNEL_START,
-	O_SYSROOT, O_KCORE, O_VDSO64, O_VDSO32, O_VDSOIA32, O_INSN, O_BRANCHES, O_CALLS,
-	O_STATS, O_TIMELINE, O_ATT, O_TIME, O_OFFSET, O_CHUNK, O_SYMFS,
-};
-
 static const struct cmd_option decode_options[] = {
 	CMD_OPT_TEXT("Modes (default --insn):"),
 	CMD_OPT(0, "insn", NONE, NULL, O_INSN, "address, bytes and disassembly of every "
@@ -324,50 +322,7 @@ static const struct cmd_option decode_options[] = {
 	CMD_OPT(0, "att", NONE, NULL, O_ATT, "AT&T syntax (default Intel)"),
 	CMD_OPT(0, "time", NONE, NULL, O_TIME, "the TSC in front (ptxed's)"),
 	CMD_OPT(0, "offset", NONE, NULL, O_OFFSET, "the trace offset in front (ptxed's)"),
-	CMD_OPT_TEXT("\nThe trace and its memory image:"),
-	CMD_OPT(0, "pt", REQUIRED, "FILE[:FROM[-TO]]", O_PT, "the trace (instead of a bundle "
-		"DIR)"),
-	CMD_OPT(0, "elf", REQUIRED, "FILE[:BASE]", O_ELF, "an ELF's PT_LOAD segments (the "
-		"lowest moved\nto BASE)"),
-	CMD_OPT(0, "raw", REQUIRED, "FILE[:FROM[-TO]]:ADDR", O_RAW, "raw bytes of FILE at ADDR"),
-	CMD_OPT(0, "sysroot", REQUIRED, "DIR", O_SYMFS, "mapped files, debug files and perf "
-		"maps under DIR\nfirst (perf's --symfs; any bundle)"),
-	CMD_OPT_TEXT("\nConfiguration (libipt's):"),
-	CMD_OPT(0, "cpu", REQUIRED, "F/M[/S]|none", O_CPU, "the CPU the trace came from "
-		"(errata)"),
-	CMD_OPT(0, "mtc-freq", REQUIRED, "N", O_MTC, "IA32_RTIT_CTL.MTCFreq"),
-	CMD_OPT(0, "nom-freq", REQUIRED, "N", O_NOM, "the nominal frequency ratio"),
-	CMD_OPT(0, "cpuid-0x15.eax", REQUIRED, "N", O_EAX, "CPUID leaf 0x15's eax"),
-	CMD_OPT(0, "cpuid-0x15.ebx", REQUIRED, "N", O_EBX, "CPUID leaf 0x15's ebx"),
-	CMD_OPT_TEXT("\nSideband (applied in order: settings come before the files they apply "
-		     "to):"),
-	CMD_OPT(0, "pevent:primary", REQUIRED, "FILE[:FROM[-TO]]", O_PRIMARY, "this stream's "
-		".pevent"),
-	CMD_OPT(0, "pevent:secondary", REQUIRED, "FILE[:FROM[-TO]]", O_SECONDARY, "other "
-		"CPUs' .pevent, proc.pevent"),
-	CMD_OPT(0, "pevent:sample-type", REQUIRED, "N", O_SAMPLE_TYPE, "the records' "
-		"sample_type"),
-	CMD_OPT(0, "pevent:time-zero", REQUIRED, "N", O_TIME_ZERO, "perf's time conversion"),
-	CMD_OPT(0, "pevent:time-shift", REQUIRED, "N", O_TIME_SHIFT, "perf's time conversion"),
-	CMD_OPT(0, "pevent:time-mult", REQUIRED, "N", O_TIME_MULT, "perf's time conversion"),
-	CMD_OPT(0, "pevent:tsc-offset", REQUIRED, "N", O_TSC_OFFSET, "apply records N ticks "
-		"early"),
-	CMD_OPT(0, "pevent:kernel-start", REQUIRED, "ADDR", O_KERNEL_START, "where the kernel's "
-		"addresses start"),
-	CMD_OPT(0, "pevent:sysroot", REQUIRED, "DIR", O_SYSROOT, "prepended to the files the "
-		"records map"),
-	CMD_OPT(0, "pevent:kcore", REQUIRED, "FILE[:BASE]", O_KCORE, "the kernel's code"),
-	CMD_OPT(0, "pevent:vdso-x64", REQUIRED, "FILE", O_VDSO64, "the vdso of 64-bit "
-		"processes"),
-	CMD_OPT(0, "pevent:vdso-x32", REQUIRED, "FILE", O_VDSO32, "the vdso of x32 processes"),
-	CMD_OPT(0, "pevent:vdso-ia32", REQUIRED, "FILE", O_VDSOIA32, "the vdso of 32-bit "
-		"processes"),
-	CMD_OPT_TEXT("\nOther:"),
-	CMD_OPT('J', "jobs", REQUIRED, "N", 'J', "N threads (streams and PSB chunks), the same "
-		"output"),
-	CMD_OPT(0, "chunk-size", REQUIRED, "SIZE", O_CHUNK, "bytes of trace per parallel chunk\n"
-		"(default: size/4N)"),
-	CMD_OPT('q', "quiet", NONE, NULL, 'q', "no sideband warnings, no progress"),
+	DECODE_INPUT_OPTIONS,
 	CMD_OPT_HELP,
 	CMD_OPT_END,
 };
@@ -522,7 +477,14 @@ static int config_opt(struct opts *o, int c, const char *arg)
 static int decode_option(void *opts, int c, char *arg)
 {
 	struct opts *o = opts;
+	const struct cmd_option *table = o->v ? o->v->spec->options : decode_options;
 
+	if (o->v) {
+		int ret = o->v->option(o->v->ctx, c, arg);
+
+		if (ret != 1)
+			return ret;
+	}
 	switch (c) {
 	case O_INSN: return set_mode(o, DECODE_INSN);
 	case O_BRANCHES: return set_mode(o, DECODE_BRANCHES);
@@ -538,7 +500,7 @@ static int decode_option(void *opts, int c, char *arg)
 	}
 	/* What a bundle's manifest says; the image may still get files by hand. */
 	if (!o->config_opt && c != 'J' && c != O_CHUNK && c != O_ELF && c != O_RAW) {
-		for (const struct cmd_option *opt = decode_options; opt->name || opt->help; opt++)
+		for (const struct cmd_option *opt = table; opt->name || opt->help; opt++)
 			if (opt->name && opt->val == c)
 				o->config_opt = opt->name;
 	}
@@ -553,9 +515,15 @@ static int check_config(struct opts *o)
 		return bad("no trace: give a bundle DIR, or --pt FILE");
 	if (!o->modes)
 		o->cfg.mode = o->want_stats || o->timeline ? DECODE_NONE : DECODE_INSN;
+	if (o->v) {
+		int ret = o->v->configure(o->v->ctx, &o->cfg);
+
+		if (ret)
+			return ret;
+	}
 	if (o->cfg.cpu.vendor && pt_cpu_errata(&errata, &o->cfg.cpu) < 0)
-		msg_warn("decode: --cpu %u/%u/%u: libipt %d.%d knows no errata of this CPU "
-			 "(unknown cpu): decoding as the specification says", o->cfg.cpu.family,
+		msg_warn("%s: --cpu %u/%u/%u: libipt %d.%d knows no errata of this CPU "
+			 "(unknown cpu): decoding as the specification says", cmd_name, o->cfg.cpu.family,
 			 o->cfg.cpu.model, o->cfg.cpu.stepping, LIBIPT_VERSION_MAJOR,
 			 LIBIPT_VERSION_MINOR);
 	o->cfg.json = out_json;
@@ -585,8 +553,8 @@ static int bundle(struct opts *o, char *dir, char *const *names, size_t nr)
 	ret = decode_bundle(&o->cfg, dir, names, nr, &e);
 	if (ret < 0) {
 		if (e.usage && !e.hint[0])
-			err_hint(&e, "see '%s help decode'", PTC_PROG);
-		return cmd_error("decode", &e);
+			err_hint(&e, "see '%s help %s'", PTC_PROG, cmd_name);
+		return cmd_error(cmd_name, &e);
 	}
 	if (!ret)
 		return bad("%s: no stream of the bundle holds trace", dir);
@@ -625,7 +593,7 @@ static int parse(struct opts *o, int argc, char **argv)
 	if (ret)
 		return ret;
 	/* Options may follow DIR and its streams. */
-	ret = cmd_parse_options(&decode_spec, argc, argv, decode_option, o);
+	ret = cmd_parse_options(o->v ? o->v->spec : &decode_spec, argc, argv, decode_option, o);
 	if (ret != CMD_GO_ON)
 		return ret == EXIT_OK ? -1 : ret;	/* -1: --help */
 	if (optind < argc) {
@@ -659,12 +627,12 @@ static void on_diag(void *ctx, size_t stream, const struct decode_diag *d)
 		r->shown[stream]++;
 		if (r->progress_shown)
 			fputs("\r\033[K", stderr);
-		msg_err("decode: %s: offset 0x%" PRIx64 ", ip 0x%" PRIx64 ": %s (resuming at the "
-			"next PSB)", d->where, d->offset, d->ip, d->msg);
+		msg_err("%s: %s: offset 0x%" PRIx64 ", ip 0x%" PRIx64 ": %s (resuming at the "
+			"next PSB)", cmd_name, d->where, d->offset, d->ip, d->msg);
 		break;
 	case DECODE_DIAG_SB_ERROR:
 	case DECODE_DIAG_WARNING:
-		msg_warn("decode: %s: offset 0x%" PRIx64 ": %s", d->where, d->offset, d->msg);
+		msg_warn("%s: %s: offset 0x%" PRIx64 ": %s", cmd_name, d->where, d->offset, d->msg);
 		break;
 	case DECODE_DIAG_MORE:
 		r->hidden[stream] += d->offset;
@@ -683,7 +651,7 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 
 	if (!r->progress || !total)
 		return;
-	fprintf(stderr, "\rdecode: %3u%% of %.1f MB", (unsigned)(done * 100 / total),
+	fprintf(stderr, "\r%s: %3u%% of %.1f MB", cmd_name, (unsigned)(done * 100 / total),
 		(double)total / 1e6);
 	r->progress_shown = true;
 }
@@ -761,32 +729,32 @@ static int open_timeline(const struct opts *o, char **tmp)
 	*tmp = NULL;
 	if (!lstat(path, &st)) {
 		if (S_ISLNK(st.st_mode) || !S_ISREG(st.st_mode)) {
-			msg_err("decode: --timeline '%s': %s: the timeline replaces only a regular "
-				"file", path, S_ISLNK(st.st_mode) ? "a symbolic link" :
+			msg_err("%s: --timeline '%s': %s: the timeline replaces only a regular "
+				"file", cmd_name, path, S_ISLNK(st.st_mode) ? "a symbolic link" :
 				S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
 			msg_hint("name the file itself, or a new one");
 			return -1;
 		}
 		in = input_named(&o->cfg, &st);
 		if (in) {
-			msg_err("decode: --timeline '%s': it is '%s', an input of this decode", path,
+			msg_err("%s: --timeline '%s': it is '%s', an input of this decode", cmd_name, path,
 				in);
 			msg_hint("name a new file for the timeline");
 			return -1;
 		}
 	} else if (errno != ENOENT) {
-		msg_err("decode: --timeline '%s': %s", path, strerror(errno));
+		msg_err("%s: --timeline '%s': %s", cmd_name, path, strerror(errno));
 		return -1;
 	}
 	if (asprintf(tmp, "%s.tmp-XXXXXX", path) < 0) {
 		*tmp = NULL;
-		msg_err("decode: out of memory");
+		msg_err("%s: out of memory", cmd_name);
 		return -1;
 	}
 	/* mkostemp: O_CREAT | O_EXCL, 0600, whatever the umask. */
 	fd = mkostemp(*tmp, O_CLOEXEC);
 	if (fd < 0) {
-		msg_err("decode: --timeline '%s': %s", path, strerror(errno));
+		msg_err("%s: --timeline '%s': %s", cmd_name, path, strerror(errno));
 		free(*tmp);
 		*tmp = NULL;
 	}
@@ -807,7 +775,7 @@ static int run(struct opts *o)
 	if (!stats || !counts) {
 		free(stats);
 		free(counts);
-		msg_err("decode: out of memory");
+		msg_err("%s: out of memory", cmd_name);
 		return EXIT_RUNTIME;
 	}
 	rep.shown = counts;
@@ -833,18 +801,18 @@ static int run(struct opts *o)
 	free(timeline_tmp);
 	if (ret) {
 		if (e.usage && !e.hint[0])
-			err_hint(&e, "see '%s help decode'", PTC_PROG);
-		status = cmd_error("decode", &e);
+			err_hint(&e, "see '%s help %s'", PTC_PROG, cmd_name);
+		status = cmd_error(cmd_name, &e);
 	} else {
 		for (size_t i = 0; i < o->cfg.nr_streams; i++) {
 			errors += stats[i].errors;
 			if (rep.hidden[i])
-				msg_err("decode: %s: %" PRIu64 " more decode errors not shown",
-					o->cfg.streams[i].name, rep.hidden[i]);
+				msg_err("%s: %s: %" PRIu64 " more decode errors not shown",
+					cmd_name, o->cfg.streams[i].name, rep.hidden[i]);
 			if (stats[i].errors)
-				msg_note("decode: %s: %" PRIu64 " decode errors: the trace between "
+				msg_note("%s: %s: %" PRIu64 " decode errors: the trace between "
 					 "each and the next PSB is missing from the output",
-					 o->cfg.streams[i].name, stats[i].errors);
+					 cmd_name, o->cfg.streams[i].name, stats[i].errors);
 		}
 		if (o->want_stats)
 			print_stats(&o->cfg, stats);
@@ -855,12 +823,14 @@ static int run(struct opts *o)
 	return status;
 }
 
-int do_decode(int argc, char **argv)
+static int decode_main(int argc, char **argv, const struct decode_variant *v)
 {
 	struct opts o;
 	int ret;
 
 	memset(&o, 0, sizeof(o));
+	o.v = v;
+	cmd_name = v ? v->spec->name : "decode";
 	decode_config_init(&o.cfg);
 	o.pev.time_mult = 1;
 	ret = parse(&o, argc, argv);
@@ -872,4 +842,14 @@ int do_decode(int argc, char **argv)
 	decode_config_free(&o.cfg);
 	free(o.sysroot);
 	return ret;
+}
+
+int do_decode(int argc, char **argv)
+{
+	return decode_main(argc, argv, NULL);
+}
+
+int cmd_decode_run(int argc, char **argv, const struct decode_variant *v)
+{
+	return decode_main(argc, argv, v);
 }

@@ -30,6 +30,7 @@ static const struct cmd cmds[] = {
 	{ "symbols", do_symbols, &symbols_spec, "list the functions of an ELF file that --filter can name" },
 	{ "import",  do_import,  &import_spec,  "make a bundle from a perf.data recorded with intel_pt" },
 	{ "decode",  do_decode,  &decode_spec,  "decode a trace: instructions, branches, calls, timeline" },
+	{ "report",  do_report,  &report_spec,  "where the time went, per function: calls, instructions, latency" },
 	{ "help",    do_help,    &help_spec,    "show help for a command" },
 };
 

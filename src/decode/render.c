@@ -21,6 +21,7 @@ static const struct renderer *const table[] = {
 	&render_calls_json,
 	&render_stats,
 	&render_timeline,
+	&render_report,
 };
 
 const struct renderer *render_find(const struct decode_config *cfg, enum render_output output)
@@ -32,7 +33,8 @@ const struct renderer *render_find(const struct decode_config *cfg, enum render_
 			continue;
 		if (output == RENDER_TIMELINE)
 			return rd;
-		if (rd->mode == cfg->mode && (rd->json == cfg->json || cfg->mode == DECODE_NONE))
+		if (rd->mode == cfg->mode && (rd->json == cfg->json || cfg->mode == DECODE_NONE ||
+						 cfg->mode == DECODE_REPORT))
 			return rd;
 	}
 	return NULL;

@@ -17,6 +17,7 @@
 #include "decode_chunk.h"
 #include "decode_config.h"
 #include "render.h"
+#include "render_report.h"
 #include "memimage.h"
 
 /* A page of code at 0x401000: direct and indirect branches, returns, far transfers. */
@@ -94,6 +95,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.mode = modes[flags & 3];
 	cfg.json = flags & 4;
 	cfg.att = flags & 8;
+	/* --stats with the AT&T bit (which it does not use): the report instead, table or folded. */
+	if ((flags & 3) == 3 && (flags & 8)) {
+		static struct report_config rc = { .outliers = 3, .per_thread = true };
+
+		rc.view = flags & 4 ? REPORT_FOLDED : REPORT_FUNCTIONS;
+		rc.json = flags & 4 ? false : true;
+		cfg.mode = DECODE_REPORT;
+		cfg.report = &rc;
+	}
 	cfg.files = &file;
 	cfg.nr_files = 1;
 	cfg.streams = &st;

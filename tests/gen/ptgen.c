@@ -7,7 +7,13 @@
  * few KiB, TIP.PGE at the start and TIP.PGD at the final syscall. libipt's encoder writes
  * the packets; the program comes as a raw binary and as a minimal ELF with symbols.
  *
- *	ptgen [-n ITERATIONS] [-p TNT_PACKETS_PER_PSB] [-t TSC_STEP] OUTDIR
+ *	ptgen [-n ITERATIONS] [-p TNT_PACKETS_PER_PSB] [-t TSC_STEP] [-s EVERY -w WORK] [-z] OUTDIR
+ *
+ * -s EVERY -w WORK writes another program, for the report tests: the loop calls f, whose
+ * call is fast (cmp, jl taken, ret) except every EVERY-th (iterations 0, EVERY, ...), which
+ * runs WORK turns of a dec/jnz loop (2 * WORK more instructions) before its ret; a slow call
+ * has a TSC packet (TSC_STEP later each) where its loop starts and where it ends. -z: no TSC
+ * packets (a trace without timing).
  *
  * writes OUTDIR/trace.pt, OUTDIR/prog.bin (raw, at 0x401000), OUTDIR/prog.elf and prints
  * "instructions N branches N calls N psbs N" (branches: taken near branches): what a
@@ -46,6 +52,24 @@ static const uint8_t code[] = {
 	0x90,				/* 0x27 nop */
 	0xc3,				/* 0x28 ret */
 };
+
+/* -s: loop: call f; dec ecx; jnz loop; syscall.  f: cmp; jl 1f; w: dec edx; jnz w; 1: ret */
+static const uint8_t slow_code[] = {
+	0xe8, 0x0b, 0x00, 0x00, 0x00,	/* 0x00 call f */
+	0xff, 0xc9,			/* 0x05 dec ecx */
+	0x75, 0xf7,			/* 0x07 jnz loop */
+	0x0f, 0x05,			/* 0x09 syscall */
+	0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	0x39, 0xd8,			/* 0x10 f: cmp eax, ebx */
+	0x7c, 0x04,			/* 0x12 jl 0x18 */
+	0xff, 0xca,			/* 0x14 w: dec edx */
+	0x75, 0xfc,			/* 0x16 jnz w */
+	0xc3,				/* 0x18 ret */
+};
+
+static const uint8_t *prog = code;
+static size_t prog_size = sizeof(code);
+static bool no_tsc;
 
 #define ITER_BITS 4		/* jl, ret g, ret f, jnz */
 #define ITER_PER_TNT 11		/* 44 of a TNT.64's 47 bits: whole iterations per packet */
@@ -114,9 +138,11 @@ static void emit_psb(struct gen *g, bool enabled)
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_psb;
 	emit(g, &p);
-	p.type = ppt_tsc;
-	p.payload.tsc.tsc = g->tsc;
-	emit(g, &p);
+	if (!no_tsc) {
+		p.type = ppt_tsc;
+		p.payload.tsc.tsc = g->tsc;
+		emit(g, &p);
+	}
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_mode;
 	p.payload.mode.leaf = pt_mol_exec;
@@ -182,6 +208,94 @@ static void write_trace(struct gen *g, uint64_t iters, unsigned per_psb)
 	flush(g);
 }
 
+/* TNT bits, oldest first, in TNT.64 packets of up to 47 bits; a PSB every per_psb packets. */
+struct tnt {
+	uint64_t payload;
+	unsigned n, packets, per_psb;
+};
+
+/* A PSB+ (its FUP at the loop) goes between iterations only: none is due in the middle. */
+
+static void tnt_flush(struct gen *g, struct tnt *t)
+{
+	struct pt_packet p;
+
+	if (!t->n)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tnt_64;
+	p.payload.tnt.bit_size = (uint8_t)t->n;
+	p.payload.tnt.payload = t->payload;
+	emit(g, &p);
+	t->packets++;
+	t->payload = 0;
+	t->n = 0;
+}
+
+static void tnt_bit(struct gen *g, struct tnt *t, bool bit)
+{
+	t->payload = (t->payload << 1) | bit;
+	if (++t->n == 47)
+		tnt_flush(g, t);
+}
+
+/* Time passes inside a slow call: a TSC packet, TSC_STEP later. */
+static void slow_tsc(struct gen *g, struct tnt *t)
+{
+	struct pt_packet p;
+
+	if (no_tsc)
+		return;
+	tnt_flush(g, t);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tsc;
+	g->tsc += g->tsc_step;
+	p.payload.tsc.tsc = g->tsc;
+	emit(g, &p);
+}
+
+/* -s: f is slow (WORK turns) at iterations 0, EVERY, 2 EVERY, ... */
+static void write_slow_trace(struct gen *g, uint64_t iters, unsigned per_psb, uint64_t every,
+			     uint64_t work)
+{
+	struct tnt t = { .per_psb = per_psb };
+
+	emit_psb(g, false);
+	emit_ip(g, ppt_tip_pge, pt_ipc_sext_48, LOOP);
+	for (uint64_t i = 0; i < iters; i++) {
+		bool slow = i % every == 0, last = i + 1 == iters;
+
+		if (t.packets >= t.per_psb) {
+			tnt_flush(g, &t);
+			t.packets = 0;
+			g->tsc += g->tsc_step;
+			emit_psb(g, true);
+		}
+
+		/* call f, cmp, jl, [work: dec, jnz], ret, dec, jnz */
+		g->calls++;
+		if (slow) {
+			tnt_bit(g, &t, 0);		/* jl not taken */
+			slow_tsc(g, &t);
+			for (uint64_t k = 0; k < work; k++)
+				tnt_bit(g, &t, k + 1 < work);
+			slow_tsc(g, &t);
+			g->insns += 6 + 2 * work;
+			g->branches += 2 + (work - 1) + (last ? 0 : 1);
+		} else {
+			tnt_bit(g, &t, 1);		/* jl taken */
+			g->insns += 6;
+			g->branches += 3 + (last ? 0 : 1);
+		}
+		tnt_bit(g, &t, 1);			/* ret (compressed) */
+		tnt_bit(g, &t, !last);			/* jnz loop */
+	}
+	tnt_flush(g, &t);
+	g->insns += 1;
+	emit_ip(g, ppt_tip_pgd, pt_ipc_suppressed, 0);
+	flush(g);
+}
+
 static void write_file(const char *dir, const char *name, const void *p, size_t len)
 {
 	char path[4096];
@@ -198,7 +312,7 @@ static void write_elf(const char *dir)
 {
 	static const char strtab[] = "\0_start\0f\0g\0";
 	static const char shstrtab[] = "\0.text\0.symtab\0.strtab\0.shstrtab\0";
-	size_t symoff = TEXT_OFF + sizeof(code), stroff, shstroff, shoff, size;
+	size_t symoff = TEXT_OFF + prog_size, stroff, shstroff, shoff, size;
 	Elf64_Sym syms[4];
 	Elf64_Ehdr *eh;
 	Elf64_Phdr *ph;
@@ -234,14 +348,14 @@ static void write_elf(const char *dir)
 	ph->p_type = PT_LOAD;
 	ph->p_flags = PF_R | PF_X;
 	ph->p_vaddr = ph->p_paddr = TEXT_ADDR - TEXT_OFF;
-	ph->p_filesz = ph->p_memsz = TEXT_OFF + sizeof(code);
+	ph->p_filesz = ph->p_memsz = TEXT_OFF + prog_size;
 	ph->p_align = 0x1000;
-	memcpy(img + TEXT_OFF, code, sizeof(code));
+	memcpy(img + TEXT_OFF, prog, prog_size);
 	memset(syms, 0, sizeof(syms));
 	syms[1] = (Elf64_Sym){ .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
 			       .st_shndx = 1, .st_value = LOOP, .st_size = 0x10 };
 	syms[2] = (Elf64_Sym){ .st_name = 8, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-			       .st_shndx = 1, .st_value = F, .st_size = 0x06 };
+			       .st_shndx = 1, .st_value = F, .st_size = prog == code ? 0x06 : 0x09 };
 	syms[3] = (Elf64_Sym){ .st_name = 10, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
 			       .st_shndx = 1, .st_value = G, .st_size = 0x09 };
 	memcpy(img + symoff, syms, sizeof(syms));
@@ -250,9 +364,10 @@ static void write_elf(const char *dir)
 	sh = (Elf64_Shdr *)(img + shoff);
 	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC |
 			      SHF_EXECINSTR, .sh_addr = TEXT_ADDR, .sh_offset = TEXT_OFF,
-			      .sh_size = sizeof(code), .sh_addralign = 16 };
+			      .sh_size = prog_size, .sh_addralign = 16 };
+	/* -s: f and _start (g is not in the program). */
 	sh[2] = (Elf64_Shdr){ .sh_name = 7, .sh_type = SHT_SYMTAB, .sh_offset = symoff,
-			      .sh_size = sizeof(syms), .sh_link = 3, .sh_info = 1,
+			      .sh_size = sizeof(syms) - (prog == code ? 0 : sizeof(syms[0])), .sh_link = 3, .sh_info = 1,
 			      .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) };
 	sh[3] = (Elf64_Shdr){ .sh_name = 15, .sh_type = SHT_STRTAB, .sh_offset = stroff,
 			      .sh_size = sizeof(strtab), .sh_addralign = 1 };
@@ -278,7 +393,7 @@ static uint64_t number(const char *s, const char *what)
 
 int main(int argc, char **argv)
 {
-	uint64_t iters = 1000, per_psb = 64;
+	uint64_t iters = 1000, per_psb = 64, every = 0, work = 0;
 	struct pt_config cfg;
 	struct gen g;
 	char path[4096];
@@ -287,8 +402,11 @@ int main(int argc, char **argv)
 	memset(&g, 0, sizeof(g));
 	g.tsc = 0x100000;
 	g.tsc_step = 0x1000;
-	while ((c = getopt(argc, argv, "n:p:t:")) != -1) {
+	while ((c = getopt(argc, argv, "n:p:t:s:w:z")) != -1) {
 		switch (c) {
+		case 's': every = number(optarg, "-s"); break;
+		case 'w': work = number(optarg, "-w"); break;
+		case 'z': no_tsc = true; break;
 		case 'n': iters = number(optarg, "-n"); break;
 		case 'p': per_psb = number(optarg, "-p"); break;
 		case 't': g.tsc_step = number(optarg, "-t"); break;
@@ -300,7 +418,15 @@ int main(int argc, char **argv)
 			"OUTDIR\n");
 		return 2;
 	}
-	write_file(argv[optind], "prog.bin", code, sizeof(code));
+	if (!every != !work) {
+		fprintf(stderr, "ptgen: -s and -w go together\n");
+		return 2;
+	}
+	if (every) {
+		prog = slow_code;
+		prog_size = sizeof(slow_code);
+	}
+	write_file(argv[optind], "prog.bin", prog, prog_size);
 	write_elf(argv[optind]);
 	snprintf(path, sizeof(path), "%s/trace.pt", argv[optind]);
 	g.out = fopen(path, "wb");
@@ -316,7 +442,10 @@ int main(int argc, char **argv)
 	g.enc = pt_alloc_encoder(&cfg);
 	if (!g.enc)
 		die("encoder", ENOMEM);
-	write_trace(&g, iters, (unsigned)per_psb);
+	if (every)
+		write_slow_trace(&g, iters, (unsigned)per_psb, every, work);
+	else
+		write_trace(&g, iters, (unsigned)per_psb);
 	if (fclose(g.out))
 		die(path, errno);
 	pt_free_encoder(g.enc);

@@ -41,7 +41,7 @@ Test(completion, bash_completes_commands_and_record_options)
 	cr_expect(strstr(s, "record\n") && strstr(s, "caps\n") && strstr(s, "symbols\n") &&
 		  strstr(s, "help\n"), "%s", s);
 	free(s);
-	s = bash_complete("ptcollect re");
+	s = bash_complete("ptcollect rec");
 	cr_expect_str_eq(s, "record\n");
 	free(s);
 	s = bash_complete("ptcollect record --");

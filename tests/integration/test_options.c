@@ -189,6 +189,7 @@ static void same(const char *cmd, const char *where, const struct names *table,
 
 static const char *const commands[] = {
 	"ptcollect", "record", "caps", "info", "archive", "dump", "symbols", "import", "decode",
+	"report",
 };
 
 Test(options, every_option_is_in_the_man_page_and_both_completions)

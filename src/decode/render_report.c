@@ -1,0 +1,1372 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptcollect report (render_report.h): in the chunk, one byte per instruction and a
+ * record per call, return and trace event (append-only, so that a chunk's
+ * trimmed end takes its instructions with it); at the merge, call stacks per
+ * thread and one row per function.
+ */
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "printable.h"
+#include "render.h"
+#include "render_report.h"
+#include "utf8.h"
+
+/* ---- in the chunk ---- */
+
+enum {
+	T_INSN,			/* an instruction */
+	T_FARRET,		/* a far return (iret, sysret): the end of an interrupt */
+	T_REC,			/* a struct prec and its strings follow */
+};
+
+enum prec_kind { P_STREAM, P_CALL, P_RET, P_GAP, P_THREAD, P_END, P_OFF, P_ON, P_INTR };
+
+struct prec {
+	uint8_t kind, has_time;
+	uint16_t len1, len2;
+	uint32_t pid, tid;
+	uint64_t a, b, time;
+	/* char s1[len1], s2[len2] */
+};
+
+#define NAME_LEN 1024
+
+/* The last instruction this thread decoded: a call's return address, where tracing resumes. */
+static __thread uint64_t last_ip, last_next;
+
+static void put_rec(struct dsink *s, const struct rrec *rec, enum prec_kind k, uint64_t a,
+		    uint64_t b, const char *s1, const char *s2)
+{
+	struct prec p;
+	size_t l1 = s1 ? strnlen(s1, NAME_LEN) : 0, l2 = s2 ? strnlen(s2, NAME_LEN) : 0;
+	uint8_t *d = dsink_room(s, 1 + sizeof(p) + l1 + l2);
+
+	if (!d) {
+		s->err = s->err ? s->err : -12;
+		return;
+	}
+	memset(&p, 0, sizeof(p));
+	p.kind = (uint8_t)k;
+	p.has_time = rec->has_time;
+	p.time = rec->has_time ? rec->time : 0;
+	p.pid = rec->pid;
+	p.tid = rec->tid;
+	p.a = a;
+	p.b = b;
+	p.len1 = (uint16_t)l1;
+	p.len2 = (uint16_t)l2;
+	d[0] = T_REC;
+	memcpy(d + 1, &p, sizeof(p));
+	if (l1)
+		memcpy(d + 1 + sizeof(p), s1, l1);
+	if (l2)
+		memcpy(d + 1 + sizeof(p) + l1, s2, l2);
+	dsink_commit(s, 1 + sizeof(p) + l1 + l2);
+}
+
+/* "sym+0x0" is the function sym; any other offset stays (a call into the middle of one). */
+static size_t callee_len(const char *name)
+{
+	size_t n = strnlen(name, NAME_LEN);
+
+	return n > 4 && !strcmp(name + n - 4, "+0x0") ? n - 4 : n;
+}
+
+/* "sym+0x1f": sym, the function a return leaves or goes to; its length. */
+static size_t func_len(const char *name)
+{
+	size_t n = strnlen(name, NAME_LEN), i = n;
+
+	while (i > 0 && ((name[i - 1] >= '0' && name[i - 1] <= '9') ||
+			 (name[i - 1] >= 'a' && name[i - 1] <= 'f')))
+		i--;
+	if (i < n && i >= 3 && name[i - 1] == 'x' && name[i - 2] == '0' && name[i - 3] == '+')
+		return i - 3;
+	return n;
+}
+
+static void put(struct render *r, const struct rrec *rec)
+{
+	char f1[NAME_LEN + 1], f2[NAME_LEN + 1];
+	const struct pt_event *ev;
+
+	switch (rec->kind) {
+	case RREC_STREAM:
+		put_rec(r->sink, rec, P_STREAM, rec->stream, 0, rec->stream_name, NULL);
+		break;
+	case RREC_CALL: {
+		size_t n = callee_len(rec->to_name);
+
+		memcpy(f1, rec->to_name, n);
+		f1[n] = '\0';
+		/* The call is the last instruction decoded: the return comes back after it. */
+		put_rec(r->sink, rec, P_CALL, rec->from == last_ip ? last_next : 0, rec->to, f1,
+			NULL);
+		break;
+	}
+	case RREC_RETURN: {
+		size_t n1 = func_len(rec->from_name), n2 = func_len(rec->to_name);
+
+		memcpy(f1, rec->from_name, n1);
+		f1[n1] = '\0';
+		memcpy(f2, rec->to_name, n2);
+		f2[n2] = '\0';
+		put_rec(r->sink, rec, P_RET, rec->from, rec->to, f1, f2);
+		break;
+	}
+	case RREC_GAP:
+		put_rec(r->sink, rec, P_GAP, 0, 0, rec->name, NULL);
+		break;
+	case RREC_ERROR:
+		put_rec(r->sink, rec, P_GAP, rec->offset, 0, rec->name, NULL);
+		break;
+	case RREC_THREAD:
+		put_rec(r->sink, rec, P_THREAD, 0, 0, NULL, NULL);
+		break;
+	case RREC_END:
+		put_rec(r->sink, rec, P_END, 0, 0, NULL, NULL);
+		break;
+	case RREC_EVENT:
+		ev = rec->event;
+		switch (ev->type) {
+		case ptev_disabled:
+			/* Tracing resumes after the instruction that stopped it (a syscall). */
+			put_rec(r->sink, rec, P_OFF, last_next, 0, NULL, NULL);
+			break;
+		case ptev_async_disabled:
+			put_rec(r->sink, rec, P_OFF, ev->variant.async_disabled.at, 0, NULL, NULL);
+			break;
+		case ptev_enabled:
+			put_rec(r->sink, rec, P_ON, ev->variant.enabled.ip,
+				ev->variant.enabled.resumed, NULL, NULL);
+			break;
+		case ptev_async_branch:
+			put_rec(r->sink, rec, P_INTR, 0, 0, NULL, NULL);
+			break;
+		case ptev_overflow:
+			put_rec(r->sink, rec, P_GAP, 0, 0, "overflow", NULL);
+			break;
+		default:
+			break;
+		}
+		break;
+	default:
+		break;
+	}
+}
+
+static void insn(struct render *r, const struct pt_insn *in, uint64_t offset, uint64_t tsc)
+{
+	struct dsink *s = r->sink;
+	uint8_t tag = in->iclass == ptic_far_return ? T_FARRET : T_INSN;
+
+	(void)offset;
+	(void)tsc;
+	last_ip = in->ip;
+	last_next = in->ip + in->size;
+	if (s->len < s->cap)
+		s->buf[s->len++] = tag;
+	else
+		dsink_put(s, &tag, 1);
+}
+
+/* ---- at the merge ---- */
+
+#define NONE UINT32_MAX
+#define CALLEES 4
+
+struct dist {
+	uint64_t n, min, max;
+	uint64_t *exact;		/* up to REPORT_EXACT_MAX, then NULL and hist */
+	uint32_t nexact, cap;
+	uint64_t *hist;
+};
+
+struct outlier {
+	uint64_t dur, start;
+	uint32_t pid, tid;
+	uint32_t callee[CALLEES], ncalls[CALLEES];
+	uint32_t more;			/* calls to other functions */
+};
+
+struct func {
+	uint32_t name, group;		/* interned strings */
+	uint64_t calls, incomplete, insns_self, insns_total, time_self, time_total;
+	struct dist d;
+	struct outlier *out;		/* a min-heap of the longest, cfg->outliers */
+	uint32_t nout;
+};
+
+struct frame {
+	uint32_t func, node;
+	uint64_t ret;			/* return address; UINT64_MAX: an interrupt */
+	uint64_t start, paused0, insns0, intr0;
+	uint64_t child_dur;
+	uint32_t callee[CALLEES], ncalls[CALLEES], more;
+	bool outer;			/* no frame of its function below */
+};
+
+struct thr {
+	bool used, paused;
+	uint32_t pid, tid, group, root;
+	uint64_t lru;
+	struct frame *st;
+	uint32_t depth, cap, over, intr;
+	uint64_t insns, intr_insns, paused_total, pause_at, resume_ip, last_time;
+	uint32_t base;			/* the function at depth 0, NONE: not known */
+	uint64_t pending;		/* its instructions while not known */
+};
+
+struct node {
+	uint32_t parent, name;
+	uint64_t insns, time;
+};
+
+/* An open-addressing table of 64-bit keys to 32-bit values. */
+struct map {
+	uint64_t *keys;
+	uint32_t *vals;
+	size_t cap, n;
+};
+
+struct rstate {
+	const struct report_config *rc;
+	size_t nr_streams;
+	/* interned strings */
+	char **str;
+	uint32_t nstr, capstr;
+	struct map strmap;		/* hash -> first id (chained through strnext) */
+	uint32_t *strnext;
+	struct func *funcs;
+	uint32_t nfuncs, capfuncs;
+	struct map funcmap;		/* group << 32 | name */
+	bool funcs_full;
+	struct node *nodes;
+	uint32_t nnodes, capnodes;
+	struct map nodemap;		/* parent << 32 | name */
+	struct thr thr[REPORT_THREADS_MAX];
+	struct thr *cur;
+	uint64_t lru;
+	uint32_t stream, stream_name, unknown;
+	bool clock_known, clock_time;
+	uint64_t insns, calls, cut, evicted, deep;
+	bool oom;
+};
+
+struct report_state {
+	struct rstate *s;
+};
+
+static uint64_t hash64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	return k ^ (k >> 33);
+}
+
+static uint32_t map_get(const struct map *m, uint64_t key)
+{
+	if (!m->cap)
+		return NONE;
+	for (size_t i = hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->vals[i] == NONE)
+			return NONE;
+		if (m->keys[i] == key)
+			return m->vals[i];
+	}
+}
+
+static bool map_set(struct map *m, uint64_t key, uint32_t val)
+{
+	if (2 * (m->n + 1) > m->cap) {
+		struct map n = { .cap = m->cap ? 2 * m->cap : 1024 };
+
+		n.keys = malloc(n.cap * sizeof(*n.keys));
+		n.vals = malloc(n.cap * sizeof(*n.vals));
+		if (!n.keys || !n.vals) {
+			free(n.keys);
+			free(n.vals);
+			return false;
+		}
+		memset(n.vals, 0xff, n.cap * sizeof(*n.vals));
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->vals[i] != NONE)
+				map_set(&n, m->keys[i], m->vals[i]);
+		free(m->keys);
+		free(m->vals);
+		*m = n;
+	}
+	for (size_t i = hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->vals[i] == NONE) {
+			m->keys[i] = key;
+			m->vals[i] = val;
+			m->n++;
+			return true;
+		}
+		if (m->keys[i] == key) {
+			m->vals[i] = val;
+			return true;
+		}
+	}
+}
+
+static void map_free(struct map *m)
+{
+	free(m->keys);
+	free(m->vals);
+}
+
+static bool grow(void **p, uint32_t *cap, uint32_t need, size_t size)
+{
+	uint32_t n;
+	void *q;
+
+	if (need <= *cap)
+		return true;
+	n = *cap ? 2 * *cap : 64;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, (size_t)n * size);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = n;
+	return true;
+}
+
+static uint64_t str_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h;
+}
+
+/* The id of a string (@n bytes), NONE when out of memory. */
+static uint32_t intern(struct rstate *s, const char *p, size_t n)
+{
+	uint64_t h = str_hash(p, n);
+	uint32_t id = map_get(&s->strmap, h);
+
+	for (uint32_t i = id; i != NONE; i = s->strnext[i])
+		if (!strncmp(s->str[i], p, n) && !s->str[i][n])
+			return i;
+	if (s->nstr + 1 > s->capstr) {
+		uint32_t cap = s->capstr;
+		uint32_t *next;
+
+		if (!grow((void **)&s->str, &cap, s->nstr + 1, sizeof(*s->str)))
+			goto oom;
+		next = realloc(s->strnext, cap * sizeof(*next));
+		if (!next)
+			goto oom;
+		s->strnext = next;
+		s->capstr = cap;
+	}
+	s->str[s->nstr] = strndup(p, n);
+	if (!s->str[s->nstr] || !map_set(&s->strmap, h, s->nstr))
+		goto oom;
+	s->strnext[s->nstr] = id;
+	return s->nstr++;
+oom:
+	s->oom = true;
+	return NONE;
+}
+
+static uint32_t intern_str(struct rstate *s, const char *p)
+{
+	return intern(s, p, strlen(p));
+}
+
+/* The row of @name in @group; rows past REPORT_FUNCS_MAX go to "[other]". */
+static uint32_t func_get(struct rstate *s, uint32_t group, uint32_t name)
+{
+	uint64_t key = (uint64_t)group << 32 | name;
+	uint32_t id = map_get(&s->funcmap, key);
+	struct func *f;
+
+	if (id != NONE)
+		return id;
+	if (name == NONE || group == NONE)
+		return NONE;
+	if (s->nfuncs >= REPORT_FUNCS_MAX) {
+		s->funcs_full = true;
+		name = intern_str(s, "[other]");
+		key = (uint64_t)group << 32 | name;
+		id = map_get(&s->funcmap, key);
+		if (id != NONE || s->nfuncs >= REPORT_FUNCS_MAX + 256)
+			return id;
+	}
+	if (!grow((void **)&s->funcs, &s->capfuncs, s->nfuncs + 1, sizeof(*s->funcs)) ||
+	    !map_set(&s->funcmap, key, s->nfuncs)) {
+		s->oom = true;
+		return NONE;
+	}
+	f = &s->funcs[s->nfuncs];
+	memset(f, 0, sizeof(*f));
+	f->name = name;
+	f->group = group;
+	f->d.min = UINT64_MAX;
+	return s->nfuncs++;
+}
+
+static uint32_t node_get(struct rstate *s, uint32_t parent, uint32_t name)
+{
+	uint64_t key = (uint64_t)parent << 32 | name;
+	uint32_t id = map_get(&s->nodemap, key);
+
+	if (id != NONE)
+		return id;
+	if (s->nnodes >= REPORT_NODES_MAX || name == NONE)
+		return parent;
+	if (!grow((void **)&s->nodes, &s->capnodes, s->nnodes + 1, sizeof(*s->nodes)) ||
+	    !map_set(&s->nodemap, key, s->nnodes)) {
+		s->oom = true;
+		return parent;
+	}
+	s->nodes[s->nnodes] = (struct node){ .parent = parent, .name = name };
+	return s->nnodes++;
+}
+
+/* ---- durations ---- */
+
+static size_t bucket(uint64_t v)
+{
+	int e;
+
+	if (v < 2 * REPORT_HIST_SUB)
+		return (size_t)v;
+	e = 63 - __builtin_clzll(v);	/* >= 6 */
+	return 2 * REPORT_HIST_SUB + (size_t)(e - 6) * REPORT_HIST_SUB +
+	       ((v >> (e - 5)) & (REPORT_HIST_SUB - 1));
+}
+
+#define BUCKETS (2 * REPORT_HIST_SUB + 58 * REPORT_HIST_SUB)
+
+/* The middle of bucket @b. */
+static uint64_t bucket_value(size_t b)
+{
+	size_t e, sub;
+	uint64_t lo;
+
+	if (b < 2 * REPORT_HIST_SUB)
+		return b;
+	e = (b - 2 * REPORT_HIST_SUB) / REPORT_HIST_SUB + 6;
+	sub = (b - 2 * REPORT_HIST_SUB) % REPORT_HIST_SUB;
+	lo = (1ull << e) | ((uint64_t)sub << (e - 5));
+	return lo + (1ull << (e - 6));
+}
+
+static void dist_add(struct rstate *s, struct dist *d, uint64_t v)
+{
+	d->n++;
+	d->min = v < d->min ? v : d->min;
+	d->max = v > d->max ? v : d->max;
+	if (!d->hist) {
+		if (d->nexact < REPORT_EXACT_MAX) {
+			if (!grow((void **)&d->exact, &d->cap, d->nexact + 1, sizeof(*d->exact))) {
+				s->oom = true;
+				return;
+			}
+			d->exact[d->nexact++] = v;
+			return;
+		}
+		d->hist = calloc(BUCKETS, sizeof(*d->hist));
+		if (!d->hist) {
+			s->oom = true;
+			return;
+		}
+		for (uint32_t i = 0; i < d->nexact; i++)
+			d->hist[bucket(d->exact[i])]++;
+		free(d->exact);
+		d->exact = NULL;
+		d->nexact = d->cap = 0;
+	}
+	d->hist[bucket(v)]++;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Quantiles @q (per mille) into @v: nearest rank; exact, or a bucket's middle in [min, max]. */
+static void dist_quantiles(struct dist *d, const unsigned *q, uint64_t *v, size_t nq)
+{
+	for (size_t i = 0; i < nq; i++) {
+		uint64_t rank = d->n ? (d->n * q[i] + 999) / 1000 : 0, seen = 0;
+
+		rank = rank ? rank - 1 : 0;
+		v[i] = 0;
+		if (!d->n)
+			continue;
+		if (!d->hist) {
+			qsort(d->exact, d->nexact, sizeof(*d->exact), cmp_u64);
+			v[i] = d->exact[rank];
+			continue;
+		}
+		for (size_t b = 0; b < BUCKETS; b++) {
+			seen += d->hist[b];
+			if (seen > rank) {
+				v[i] = bucket_value(b);
+				break;
+			}
+		}
+		v[i] = v[i] < d->min ? d->min : v[i] > d->max ? d->max : v[i];
+	}
+}
+
+/* ---- outliers ---- */
+
+static void heap_down(struct outlier *h, uint32_t n, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		struct outlier t;
+
+		if (l < n && h[l].dur < h[m].dur)
+			m = l;
+		if (r < n && h[r].dur < h[m].dur)
+			m = r;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void outlier_add(struct rstate *s, struct func *f, const struct frame *fr,
+			const struct thr *t, uint64_t dur)
+{
+	uint64_t n = s->rc->outliers;
+	struct outlier o;
+
+	if (!n || (f->nout == n && dur <= f->out[0].dur))
+		return;
+	if (!f->out && !(f->out = calloc(n, sizeof(*f->out)))) {
+		s->oom = true;
+		return;
+	}
+	o.dur = dur;
+	o.start = fr->start;
+	o.pid = t->pid;
+	o.tid = t->tid;
+	memcpy(o.callee, fr->callee, sizeof(o.callee));
+	memcpy(o.ncalls, fr->ncalls, sizeof(o.ncalls));
+	o.more = fr->more;
+	if (f->nout < n) {
+		uint32_t i = f->nout++;
+
+		f->out[i] = o;
+		/* up */
+		while (i && f->out[(i - 1) / 2].dur > f->out[i].dur) {
+			struct outlier tmp = f->out[i];
+
+			f->out[i] = f->out[(i - 1) / 2];
+			f->out[(i - 1) / 2] = tmp;
+			i = (i - 1) / 2;
+		}
+		return;
+	}
+	f->out[0] = o;
+	heap_down(f->out, f->nout, 0);
+}
+
+/* ---- stacks ---- */
+
+static uint64_t now(const struct rstate *s, const struct thr *t)
+{
+	return s->clock_time ? t->last_time : t->insns;
+}
+
+static uint64_t paused_now(const struct rstate *s, const struct thr *t)
+{
+	return s->clock_time ? t->paused_total : t->intr_insns;
+}
+
+static void cut_frame(struct rstate *s, struct thr *t)
+{
+	struct frame *f = &t->st[--t->depth];
+
+	if (f->ret == UINT64_MAX) {
+		t->intr--;
+		return;
+	}
+	if (f->func != NONE)
+		s->funcs[f->func].incomplete++;
+}
+
+/* Trace is missing: every open call of @t is incomplete, what runs next is not known. */
+static void cut_all(struct rstate *s, struct thr *t)
+{
+	if (t->depth || t->over)
+		s->cut++;
+	while (t->depth)
+		cut_frame(s, t);
+	t->over = 0;
+	t->intr = 0;
+	if (t->pending) {
+		uint32_t u = func_get(s, t->group, s->unknown);
+
+		if (u != NONE)
+			s->funcs[u].insns_self += t->pending;
+		t->pending = 0;
+	}
+	t->base = NONE;
+	t->paused = false;
+}
+
+static void pop_complete(struct rstate *s, struct thr *t)
+{
+	struct frame *f = &t->st[--t->depth];
+	struct frame *parent = t->depth ? &t->st[t->depth - 1] : NULL;
+	uint64_t dur, incl, self;
+	struct func *fn;
+
+	dur = now(s, t) - f->start - (paused_now(s, t) - f->paused0);
+	if (now(s, t) < f->start + (paused_now(s, t) - f->paused0))
+		dur = 0;
+	if (f->ret == UINT64_MAX) {
+		/* An interrupt ends: its time is not the interrupted function's. */
+		t->intr--;
+		if (s->clock_time)
+			t->paused_total += dur;
+		return;
+	}
+	incl = (t->insns - f->insns0) - (t->intr_insns - f->intr0);
+	self = dur > f->child_dur ? dur - f->child_dur : 0;
+	if (parent && parent->ret != UINT64_MAX)
+		parent->child_dur += dur;
+	if (f->func == NONE)
+		return;
+	fn = &s->funcs[f->func];
+	if (f->outer) {
+		fn->insns_total += incl;
+		fn->time_total += dur;
+	}
+	fn->time_self += self;
+	s->nodes[f->node].time += self;
+	dist_add(s, &fn->d, dur);
+	outlier_add(s, fn, f, t, dur);
+}
+
+static struct thr *thread_get(struct rstate *s, uint32_t pid, uint32_t tid)
+{
+	struct thr *t, *old = NULL, *free_one = NULL;
+	char label[128];
+
+	for (size_t i = 0; i < REPORT_THREADS_MAX; i++) {
+		t = &s->thr[i];
+		if (!t->used) {
+			free_one = free_one ? free_one : t;
+			continue;
+		}
+		if (t->pid == pid && t->tid == tid)
+			return t;
+		if (!old || t->lru < old->lru)
+			old = t;
+	}
+	t = free_one;
+	if (!t) {
+		/* The longest idle thread's stack is given up. */
+		t = old;
+		cut_all(s, t);
+		s->evicted++;
+	}
+	free(t->st);
+	memset(t, 0, sizeof(*t));
+	t->used = true;
+	t->pid = pid;
+	t->tid = tid;
+	t->base = NONE;
+	snprintf(label, sizeof(label), "%" PRIu32 "/%" PRIu32, pid, tid);
+	t->root = node_get(s, NONE, tid || pid ? intern_str(s, label) : s->stream_name);
+	if (s->rc->per_thread && s->rc->per_stream)
+		snprintf(label, sizeof(label), "%s %" PRIu32 "/%" PRIu32,
+			 s->str[s->stream_name], pid, tid);
+	else if (s->rc->per_stream)
+		snprintf(label, sizeof(label), "%s", s->str[s->stream_name]);
+	else if (!s->rc->per_thread)
+		label[0] = '\0';
+	t->group = intern_str(s, label);
+	return t;
+}
+
+static void streams_end(struct rstate *s)
+{
+	for (size_t i = 0; i < REPORT_THREADS_MAX; i++) {
+		if (s->thr[i].used)
+			cut_all(s, &s->thr[i]);
+		free(s->thr[i].st);
+		memset(&s->thr[i], 0, sizeof(s->thr[i]));
+	}
+	s->cur = NULL;
+}
+
+static struct thr *current(struct rstate *s)
+{
+	if (!s->cur)
+		s->cur = thread_get(s, 0, 0);
+	return s->cur;
+}
+
+static void account(struct rstate *s, uint64_t n)
+{
+	struct thr *t = current(s);
+
+	s->insns += n;
+	t->insns += n;
+	if (t->intr)
+		t->intr_insns += n;
+	if (t->depth) {
+		struct frame *f = &t->st[t->depth - 1];
+
+		s->nodes[f->node].insns += n;
+		if (f->func != NONE)
+			s->funcs[f->func].insns_self += n;
+		return;
+	}
+	if (t->root != NONE)
+		s->nodes[t->root].insns += n;
+	if (t->base != NONE)
+		s->funcs[t->base].insns_self += n;
+	else
+		t->pending += n;
+}
+
+static void set_time(struct thr *t, const struct prec *p)
+{
+	if (p->has_time && p->time > t->last_time)
+		t->last_time = p->time;
+}
+
+static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, uint64_t ret)
+{
+	struct frame *f, *parent = t->depth ? &t->st[t->depth - 1] : NULL;
+	uint32_t pnode = parent ? parent->node : t->root;
+
+	if (t->depth >= REPORT_DEPTH_MAX) {
+		t->over++;
+		s->deep++;
+		if (func != NONE)
+			s->funcs[func].incomplete++;
+		return;
+	}
+	if (!grow((void **)&t->st, &t->cap, t->depth + 1, sizeof(*t->st))) {
+		s->oom = true;
+		return;
+	}
+	if (parent && func != NONE) {
+		int i;
+
+		for (i = 0; i < CALLEES && parent->ncalls[i] && parent->callee[i] != func; i++)
+			;
+		if (i == CALLEES) {
+			parent->more++;
+		} else {
+			parent->callee[i] = func;
+			parent->ncalls[i]++;
+		}
+	}
+	f = &t->st[t->depth++];
+	memset(f, 0, sizeof(*f));
+	f->func = func;
+	f->ret = ret;
+	f->node = pnode == NONE ? NONE : node_get(s, pnode, name);
+	f->start = now(s, t);
+	f->paused0 = paused_now(s, t);
+	f->insns0 = t->insns;
+	f->intr0 = t->intr_insns;
+	f->outer = true;
+	for (uint32_t i = 0; i + 1 < t->depth && func != NONE; i++)
+		if (t->st[i].func == func)
+			f->outer = false;
+}
+
+static void on_call(struct rstate *s, const struct prec *p, const char *name)
+{
+	struct thr *t = current(s);
+	uint32_t n = intern(s, name, p->len1), func;
+
+	if (!s->clock_known) {
+		s->clock_known = true;
+		s->clock_time = p->has_time && !s->rc->clock_insns;
+	}
+	set_time(t, p);
+	func = func_get(s, t->group, n);
+	if (func != NONE)
+		s->funcs[func].calls++;
+	s->calls++;
+	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1);
+}
+
+static void on_ret(struct rstate *s, const struct prec *p, const char *from, const char *to)
+{
+	struct thr *t = current(s);
+	uint32_t i, fn;
+
+	set_time(t, p);
+	if (t->over) {
+		t->over--;
+		return;
+	}
+	for (i = t->depth; i > 0; i--) {
+		if (t->st[i - 1].ret == UINT64_MAX)
+			break;
+		if (t->st[i - 1].ret == p->b) {
+			/* What is above it returns with it (the stack unwinds). */
+			while (t->depth >= i)
+				pop_complete(s, t);
+			return;
+		}
+	}
+	/* A return from a call before the trace (or a gap): its function is now known. */
+	if (t->depth)
+		cut_all(s, t);
+	fn = func_get(s, t->group, intern(s, from, p->len1));
+	if (fn != NONE) {
+		if (t->base != fn)
+			s->funcs[fn].incomplete++;
+		s->funcs[fn].insns_self += t->pending;
+		t->pending = 0;
+	}
+	t->base = func_get(s, t->group, intern(s, to, p->len2));
+	if (t->base != NONE && t->base != fn)
+		s->funcs[t->base].incomplete++;
+	if (t->base == NONE) {
+		uint32_t u = func_get(s, t->group, s->unknown);
+
+		if (u != NONE)
+			s->funcs[u].insns_self += t->pending;
+		t->pending = 0;
+	}
+}
+
+static void on_thread(struct rstate *s, const struct prec *p)
+{
+	struct thr *t = current(s), *n;
+
+	set_time(t, p);
+	if (t->pid == p->pid && t->tid == p->tid)
+		return;
+	if (!t->paused) {
+		t->paused = true;
+		t->pause_at = t->last_time;
+	}
+	n = thread_get(s, p->pid, p->tid);
+	n->lru = ++s->lru;
+	if (p->has_time && p->time > n->last_time)
+		n->last_time = p->time;
+	if (n->paused) {
+		n->paused = false;
+		n->paused_total += n->last_time - n->pause_at;
+	}
+	s->cur = n;
+}
+
+static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const char *s2)
+{
+	struct thr *t;
+
+	/* The clock: the trace's time when it has any before the first call. */
+	if (!s->clock_known && p->has_time && !s->rc->clock_insns) {
+		s->clock_known = true;
+		s->clock_time = true;
+	}
+
+	switch (p->kind) {
+	case P_STREAM:
+		streams_end(s);
+		s->stream = (uint32_t)p->a;
+		s->stream_name = intern(s, s1, p->len1);
+		break;
+	case P_CALL:
+		on_call(s, p, s1);
+		break;
+	case P_RET:
+		on_ret(s, p, s1, s2);
+		break;
+	case P_GAP:
+		t = current(s);
+		set_time(t, p);
+		cut_all(s, t);
+		break;
+	case P_THREAD:
+		on_thread(s, p);
+		break;
+	case P_END:
+		streams_end(s);
+		break;
+	case P_OFF:
+		t = current(s);
+		set_time(t, p);
+		t->paused = true;
+		t->pause_at = t->last_time;
+		t->resume_ip = p->a;
+		break;
+	case P_ON:
+		t = current(s);
+		set_time(t, p);
+		if (!t->paused)
+			break;
+		t->paused = false;
+		/* Where it stopped: the thread goes on (the time between is not its). */
+		if (p->b || p->a == t->resume_ip)
+			t->paused_total += t->last_time - t->pause_at;
+		else
+			cut_all(s, t);
+		break;
+	case P_INTR:
+		t = current(s);
+		set_time(t, p);
+		push(s, t, func_get(s, t->group, intern_str(s, "[interrupt]")),
+		     intern_str(s, "[interrupt]"), UINT64_MAX);
+		if (t->depth && t->st[t->depth - 1].ret == UINT64_MAX)
+			t->intr++;
+		break;
+	default:
+		break;
+	}
+}
+
+static void far_return(struct rstate *s)
+{
+	struct thr *t = current(s);
+
+	if (!t->intr)
+		return;
+	while (t->depth && t->st[t->depth - 1].ret != UINT64_MAX)
+		cut_frame(s, t);
+	if (t->depth)
+		pop_complete(s, t);
+}
+
+static void report_filter(struct dout *o, const uint8_t *data, size_t len)
+{
+	struct rstate *s = ((struct report_state *)o->state)->s;
+	size_t i = 0;
+
+	if (!s)
+		return;
+	while (i < len) {
+		struct prec p;
+		size_t run = i;
+
+		while (run < len && data[run] == T_INSN)
+			run++;
+		if (run > i) {
+			account(s, run - i);
+			i = run;
+			continue;
+		}
+		if (data[i] == T_FARRET) {
+			account(s, 1);
+			far_return(s);
+			i++;
+			continue;
+		}
+		if (data[i] != T_REC || len - i < 1 + sizeof(p))
+			break;
+		memcpy(&p, data + i + 1, sizeof(p));
+		if (len - i - 1 - sizeof(p) < (size_t)p.len1 + p.len2)
+			break;
+		{
+			char s1[NAME_LEN + 1], s2[NAME_LEN + 1];
+			const char *d = (const char *)data + i + 1 + sizeof(p);
+
+			if (p.len1 > NAME_LEN || p.len2 > NAME_LEN)
+				break;
+			memcpy(s1, d, p.len1);
+			s1[p.len1] = '\0';
+			memcpy(s2, d + p.len1, p.len2);
+			s2[p.len2] = '\0';
+			on_rec(s, &p, s1, s2);
+		}
+		i += 1 + sizeof(p) + p.len1 + p.len2;
+	}
+}
+
+/* ---- output ---- */
+
+static void outf(struct dout *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void outf(struct dout *o, const char *fmt, ...)
+{
+	char buf[8192];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		dout_write(o, buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+}
+
+static const unsigned quant[] = { 500, 900, 990 };
+
+struct row {
+	uint32_t func;
+	uint64_t q[3];
+};
+
+static const struct rstate *sort_state;
+
+static uint64_t sort_key(const struct row *r)
+{
+	const struct func *f = &sort_state->funcs[r->func];
+
+	switch (sort_state->rc->sort) {
+	case REPORT_SORT_CALLS: return f->calls;
+	case REPORT_SORT_SELF: return f->time_self;
+	case REPORT_SORT_P99: return r->q[2];
+	case REPORT_SORT_MAX: return f->d.n ? f->d.max : 0;
+	case REPORT_SORT_INSNS: return f->insns_self;
+	default: return f->time_total;
+	}
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	const struct func *fx = &sort_state->funcs[x->func], *fy = &sort_state->funcs[y->func];
+	uint64_t kx = sort_key(x), ky = sort_key(y);
+	int c;
+
+	if (fx->group != fy->group)
+		return strcmp(sort_state->str[fx->group], sort_state->str[fy->group]);
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	if (fx->insns_self != fy->insns_self)
+		return fx->insns_self > fy->insns_self ? -1 : 1;
+	c = strcmp(sort_state->str[fx->name], sort_state->str[fy->name]);
+	return c;
+}
+
+static int cmp_out(const void *a, const void *b)
+{
+	const struct outlier *x = a, *y = b;
+
+	if (x->dur != y->dur)
+		return x->dur > y->dur ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static json_t *u64s(uint64_t v)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "%" PRIu64, v);
+	return json_string(b);
+}
+
+static void emit_json(struct dout *o, json_t *j)
+{
+	char *t = json_dumps(j, JSON_INDENT(1));
+
+	json_decref(j);
+	if (t) {
+		dout_write(o, t, strlen(t));
+		dout_write(o, "\n", 1);
+		free(t);
+	}
+}
+
+static void called_text(const struct rstate *s, const struct outlier *x, char *buf, size_t n)
+{
+	size_t at = 0;
+	char name[4 * 128 + 1];
+
+	buf[0] = '\0';
+	for (int i = 0; i < CALLEES && x->ncalls[i]; i++) {
+		printable_to(name, sizeof(name), s->str[s->funcs[x->callee[i]].name]);
+		at += (size_t)snprintf(buf + at, at < n ? n - at : 0, "%s%s x%" PRIu32,
+				       i ? ", " : "", name, x->ncalls[i]);
+	}
+	if (x->more && at < n)
+		snprintf(buf + at, n - at, ", %" PRIu32 " more", x->more);
+	if (!buf[0])
+		snprintf(buf, n, "-");
+}
+
+static json_t *outliers_json(const struct rstate *s, struct func *f)
+{
+	json_t *a = json_array();
+
+	for (uint32_t k = 0; k < f->nout; k++) {
+		const struct outlier *x = &f->out[k];
+		json_t *o = json_object(), *c = json_array();
+
+		json_object_set_new(o, "duration", u64s(x->dur));
+		json_object_set_new(o, "start", u64s(x->start));
+		json_object_set_new(o, "pid", json_integer(x->pid));
+		json_object_set_new(o, "tid", json_integer(x->tid));
+		for (int i = 0; i < CALLEES && x->ncalls[i]; i++) {
+			json_t *e = json_object();
+
+			json_object_set_new(e, "function",
+					    utf8_json_string(s->str[s->funcs[x->callee[i]].name]));
+			json_object_set_new(e, "calls", json_integer(x->ncalls[i]));
+			json_array_append_new(c, e);
+		}
+		json_object_set_new(o, "called", c);
+		json_object_set_new(o, "called_other", json_integer(x->more));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static void functions(struct dout *o, struct rstate *s)
+{
+	const struct report_config *rc = s->rc;
+	const char *unit = s->clock_time ? "ns" : "insns";
+	struct row *rows = calloc(s->nfuncs + 1, sizeof(*rows));
+	json_t *doc = NULL, *groups = NULL, *g = NULL, *list = NULL;
+	uint32_t n = 0, shown = 0, group = NONE;
+	bool exact = true;
+
+	if (!rows) {
+		s->oom = true;
+		return;
+	}
+	for (uint32_t i = 0; i < s->nfuncs; i++) {
+		struct func *f = &s->funcs[i];
+
+		if (rc->function && fnmatch(rc->function, s->str[f->name], 0))
+			continue;
+		if (!f->calls && !f->insns_self && !f->incomplete)
+			continue;
+		rows[n].func = i;
+		dist_quantiles(&f->d, quant, rows[n].q, 3);
+		exact = exact && !f->d.hist;
+		n++;
+	}
+	sort_state = s;
+	qsort(rows, n, sizeof(*rows), cmp_rows);
+	if (rc->json) {
+		doc = json_object();
+		json_object_set_new(doc, "clock", json_string(s->clock_time ? "time" :
+							       "instructions"));
+		json_object_set_new(doc, "unit", json_string(unit));
+		json_object_set_new(doc, "quantiles", json_string(exact ? "exact" : "histogram"));
+		json_object_set_new(doc, "exact_max", json_integer(REPORT_EXACT_MAX));
+		json_object_set_new(doc, "instructions", u64s(s->insns));
+		json_object_set_new(doc, "calls", u64s(s->calls));
+		groups = json_array();
+		json_object_set_new(doc, "groups", groups);
+	} else {
+		outf(o, "# %" PRIu64 " instructions, %" PRIu64 " calls; durations in %s%s\n",
+		     s->insns, s->calls, unit, s->clock_time ? " of perf time" :
+		     s->rc->clock_insns ? " (--clock insns)" :
+		     " (the trace has no timing: instructions stand in for time)");
+		outf(o, "# quantiles %s (exact up to %u calls per function, then within 3.2%%); "
+		     "incomplete calls (cut by a trace gap) enter no duration\n",
+		     exact ? "exact" : "from a histogram for some", REPORT_EXACT_MAX);
+		if (s->funcs_full)
+			outf(o, "# more than %u functions: the rest are [other]\n", REPORT_FUNCS_MAX);
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		struct func *f = &s->funcs[rows[k].func];
+		char name[4 * NAME_LEN + 1];
+		uint64_t mn = f->d.n ? f->d.min : 0, mx = f->d.n ? f->d.max : 0;
+
+		if (f->group != group) {
+			group = f->group;
+			shown = 0;
+			if (rc->json) {
+				g = json_object();
+				json_object_set_new(g, "group", utf8_json_string(s->str[group]));
+				list = json_array();
+				json_object_set_new(g, "functions", list);
+				json_array_append_new(groups, g);
+			} else {
+				if (s->str[group][0]) {
+					printable_to(name, sizeof(name), s->str[group]);
+					outf(o, "\n[%s]\n", name);
+				}
+				outf(o, "%10s %10s %12s %12s %12s %12s %10s %10s %10s %10s %10s  %s\n",
+				     "calls", "incomplete", "self-insns", "total-insns", "self", "total",
+				     "min", "p50", "p90", "p99", "max", "function");
+			}
+		}
+		if (rc->top && shown >= rc->top)
+			continue;
+		shown++;
+		if (rc->json) {
+			json_t *j = json_object();
+
+			json_object_set_new(j, "function", utf8_json_string(s->str[f->name]));
+			json_object_set_new(j, "calls", u64s(f->calls));
+			json_object_set_new(j, "incomplete", u64s(f->incomplete));
+			json_object_set_new(j, "insns_self", u64s(f->insns_self));
+			json_object_set_new(j, "insns_total", u64s(f->insns_total));
+			json_object_set_new(j, "self", u64s(f->time_self));
+			json_object_set_new(j, "total", u64s(f->time_total));
+			json_object_set_new(j, "min", u64s(mn));
+			json_object_set_new(j, "p50", u64s(rows[k].q[0]));
+			json_object_set_new(j, "p90", u64s(rows[k].q[1]));
+			json_object_set_new(j, "p99", u64s(rows[k].q[2]));
+			json_object_set_new(j, "max", u64s(mx));
+			json_object_set_new(j, "exact", json_boolean(!f->d.hist));
+			if (rc->outliers) {
+				if (f->nout)
+					qsort(f->out, f->nout, sizeof(*f->out), cmp_out);
+				json_object_set_new(j, "outliers", outliers_json(s, f));
+			}
+			json_array_append_new(list, j);
+			continue;
+		}
+		printable_to(name, sizeof(name), s->str[f->name]);
+		outf(o, "%10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64
+		     " %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
+		     " %10" PRIu64 "  %s%s\n", f->calls, f->incomplete, f->insns_self,
+		     f->insns_total, f->time_self, f->time_total, mn, rows[k].q[0], rows[k].q[1],
+		     rows[k].q[2], mx, name, f->d.hist ? " ~" : "");
+	}
+	if (rc->json) {
+		emit_json(o, doc);
+	} else if (rc->outliers) {
+		group = NONE;
+		for (uint32_t k = 0, shown2 = 0; k < n; k++) {
+			struct func *f = &s->funcs[rows[k].func];
+			char name[4 * NAME_LEN + 1], called[2048];
+
+			if (f->group != group) {
+				group = f->group;
+				shown2 = 0;
+			}
+			if ((rc->top && shown2++ >= rc->top) || !f->nout)
+				continue;
+			if (f->nout)
+				qsort(f->out, f->nout, sizeof(*f->out), cmp_out);
+			printable_to(name, sizeof(name), s->str[f->name]);
+			outf(o, "\nslowest calls of %s:\n%12s %20s %16s  %s\n", name, "duration",
+			     s->clock_time ? "start (ns)" : "start (insn)", "pid/tid", "called");
+			for (uint32_t i = 0; i < f->nout; i++) {
+				char thr[32];
+
+				snprintf(thr, sizeof(thr), "%" PRIu32 "/%" PRIu32, f->out[i].pid,
+					 f->out[i].tid);
+				called_text(s, &f->out[i], called, sizeof(called));
+				outf(o, "%12" PRIu64 " %20" PRIu64 " %16s  %s\n", f->out[i].dur,
+				     f->out[i].start, thr, called);
+			}
+		}
+	}
+	free(rows);
+}
+
+/* Names in a folded stack: printable, and no ';' (the separator). */
+static void folded_name(char *buf, size_t n, const char *s)
+{
+	printable_to(buf, n, s);
+	for (char *p = buf; *p; p++)
+		if (*p == ';')
+			*p = ':';
+}
+
+static void folded(struct dout *o, struct rstate *s)
+{
+	uint32_t path[REPORT_DEPTH_MAX + 2];
+	char name[4 * NAME_LEN + 1];
+
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		uint64_t w = s->rc->weight_insns ? s->nodes[i].insns : s->nodes[i].time;
+		uint32_t d = 0;
+
+		if (!w)
+			continue;
+		for (uint32_t k = i; k != NONE && d < REPORT_DEPTH_MAX + 2; k = s->nodes[k].parent)
+			path[d++] = k;
+		while (d--) {
+			folded_name(name, sizeof(name), s->str[s->nodes[path[d]].name]);
+			dout_write(o, name, strlen(name));
+			dout_write(o, d ? ";" : " ", 1);
+		}
+		outf(o, "%" PRIu64 "\n", w);
+	}
+}
+
+static void begin(struct dout *o, const struct decode_config *cfg)
+{
+	struct report_state *rs = o->state;
+	struct rstate *s = calloc(1, sizeof(*s));
+
+	rs->s = s;
+	if (!s)
+		return;
+	s->rc = cfg->report;
+	s->nr_streams = cfg->nr_streams;
+	s->unknown = intern_str(s, "[unknown]");
+	s->stream_name = intern_str(s, "");
+}
+
+static void free_state(struct rstate *s)
+{
+	streams_end(s);
+	for (uint32_t i = 0; i < s->nfuncs; i++) {
+		free(s->funcs[i].d.exact);
+		free(s->funcs[i].d.hist);
+		free(s->funcs[i].out);
+	}
+	for (uint32_t i = 0; i < s->nstr; i++)
+		free(s->str[i]);
+	free(s->str);
+	free(s->strnext);
+	free(s->funcs);
+	free(s->nodes);
+	map_free(&s->strmap);
+	map_free(&s->funcmap);
+	map_free(&s->nodemap);
+	free(s);
+}
+
+static void finish(struct dout *o)
+{
+	struct report_state *rs = o->state;
+	struct rstate *s = rs->s;
+
+	if (!s) {
+		o->err = o->err ? o->err : -12;
+		return;
+	}
+	streams_end(s);
+	if (s->rc->view == REPORT_FOLDED)
+		folded(o, s);
+	else
+		functions(o, s);
+	if (s->oom)
+		o->err = o->err ? o->err : -12;
+	free_state(s);
+	rs->s = NULL;
+}
+
+const struct renderer render_report = {
+	.name = "report",
+	.output = RENDER_OUT,
+	.mode = DECODE_REPORT,
+	.wants = RREC_BIT(RREC_STREAM) | RREC_BIT(RREC_INSN) | RREC_BIT(RREC_CALL) |
+		 RREC_BIT(RREC_RETURN) | RREC_BIT(RREC_EVENT) | RREC_BIT(RREC_GAP) |
+		 RREC_BIT(RREC_ERROR) | RREC_BIT(RREC_THREAD) | RREC_BIT(RREC_END),
+	.flags = RENDER_NAMES | RENDER_TIME,
+	.put = put,
+	.insn = insn,
+	.filter = report_filter,
+	.state_size = sizeof(struct report_state),
+	.begin = begin,
+	.finish = finish,
+};

@@ -1,0 +1,784 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptcollect report against what libipt's ptxed lists on the same input: each
+ * function's calls and instructions are counted from ptxed's instruction list,
+ * the slowest calls found there are report's --outliers, --folded weights add
+ * up to decode --stats' instructions and each stack is a path of decode --calls.
+ */
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "manifest.h"
+#include "run.h"
+
+#define MAX_ARGS 64
+
+static char *owned[256];
+static size_t nr_owned;
+
+static char *own(char *p)
+{
+	cr_assert(p);
+	cr_assert_lt(nr_owned, sizeof(owned) / sizeof(owned[0]));
+	owned[nr_owned++] = p;
+	return p;
+}
+
+static void free_owned(void)
+{
+	while (nr_owned)
+		free(owned[--nr_owned]);
+}
+
+static void watchdog(void)
+{
+	alarm(300);
+}
+
+TestSuite(report, .init = watchdog, .fini = free_owned);
+
+struct args {
+	char *v[MAX_ARGS];
+	int n;
+};
+
+static void add(struct args *a, const char *s)
+{
+	cr_assert_lt(a->n, MAX_ARGS - 1);
+	a->v[a->n++] = (char *)s;
+	a->v[a->n] = NULL;
+}
+
+/* @tool ("ptxed", or ptcollect's command "report", "decode") with @in, then @extra. */
+static void run_tool(const char *tool, const struct args *in, const char *const *extra,
+		     struct run_result *r)
+{
+	struct args full = { .n = 0 };
+
+	if (!strcmp(tool, "ptxed")) {
+		add(&full, own(run_shared("oracle/ptxed")));
+	} else {
+		add(&full, run_bin());
+		add(&full, tool);
+	}
+	for (int i = 0; i < in->n; i++)
+		add(&full, in->v[i]);
+	for (; extra && *extra; extra++)
+		add(&full, *extra);
+	cr_assert_eq(run_argv(full.v, NULL, r), 0);
+}
+
+/* ptgen's slow program: f called @iters times, every @every-th call @work turns longer. */
+static char *generate(const char *iters, const char *every, const char *work)
+{
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	struct run_result r;
+	char *argv[] = { own(run_testprog("ptgen")), "-n", (char *)iters, "-p", "4", "-z",
+			 "-s", (char *)every, "-w", (char *)work, dir, NULL };
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	return dir;
+}
+
+static void cleanup(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
+}
+
+static char *path_in(const char *dir, const char *name)
+{
+	char *p;
+
+	cr_assert(asprintf(&p, "%s/%s", dir, name) > 0);
+	return own(p);
+}
+
+/* ---- ptxed's instruction list ---- */
+
+struct insn_line {
+	uint64_t ip;
+	bool call;
+};
+
+static size_t ptxed_list(const char *text, struct insn_line *out, size_t max)
+{
+	size_t n = 0;
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (strspn(l, "0123456789abcdef") != 16 || l[16] != ' ')
+			continue;
+		cr_assert_lt(n, max);
+		out[n].ip = strtoull(l, NULL, 16);
+		out[n].call = !strncmp(l + 16 + strspn(l + 16, " "), "call", 4);
+		n++;
+	}
+	return n;
+}
+
+/* Entries into [from, to): instructions there right after a call. */
+static uint64_t entries(const struct insn_line *l, size_t n, uint64_t at)
+{
+	uint64_t c = 0;
+
+	for (size_t i = 1; i < n; i++)
+		c += l[i].ip == at && l[i - 1].call;
+	return c;
+}
+
+static uint64_t inside(const struct insn_line *l, size_t n, uint64_t from, uint64_t to)
+{
+	uint64_t c = 0;
+
+	for (size_t i = 0; i < n; i++)
+		c += l[i].ip >= from && l[i].ip < to;
+	return c;
+}
+
+/* ---- report's JSON ---- */
+
+static uint64_t num(json_t *o, const char *key)
+{
+	json_t *v = json_object_get(o, key);
+
+	cr_assert(json_is_string(v), "%s is not a decimal string", key);
+	return strtoull(json_string_value(v), NULL, 10);
+}
+
+static json_t *function(json_t *doc, const char *name)
+{
+	json_t *groups = json_object_get(doc, "groups"), *g, *f;
+	size_t i, j;
+
+	json_array_foreach(groups, i, g) {
+		json_array_foreach(json_object_get(g, "functions"), j, f) {
+			if (!strcmp(json_string_value(json_object_get(f, "function")), name))
+				return f;
+		}
+	}
+	return NULL;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+#define F 0x401010ull
+#define F_END 0x401019ull
+#define F_RET 0x401018ull
+
+Test(report, f_called_1000_times_counts_equal_ptxed_and_slow_calls_are_the_outliers)
+{
+	static const char *const json_opts[] = { "--json", "--outliers", "10", NULL };
+	char *dir = generate("1000", "100", "500");
+	struct args in = { .n = 0 };
+	struct run_result rr, rx;
+	struct insn_line *list = calloc(40000, sizeof(*list));
+	uint64_t durs[1000];
+	size_t n, nd = 0, i;
+	json_error_t je;
+	json_t *doc, *f, *out, *o;
+
+	cr_assert(list);
+	add(&in, "--elf");
+	add(&in, path_in(dir, "prog.elf"));
+	add(&in, "--pt");
+	add(&in, path_in(dir, "trace.pt"));
+	run_tool("report", &in, json_opts, &rr);
+	cr_assert_eq(rr.status, 0, "%s", rr.err);
+	run_tool("ptxed", &in, NULL, &rx);
+	cr_assert_eq(rx.status, 0, "%s", rx.err);
+	n = ptxed_list(rx.out, list, 40000);
+	doc = json_loads(rr.out, 0, &je);
+	cr_assert(doc, "%s: %s", je.text, rr.out);
+	cr_expect_str_eq(json_string_value(json_object_get(doc, "clock")), "instructions");
+	cr_expect_eq(num(doc, "instructions"), n);
+	f = function(doc, "f");
+	cr_assert(f, "%s", rr.out);
+	cr_expect_eq(entries(list, n, F), 1000);
+	cr_expect_eq(num(f, "calls"), entries(list, n, F));
+	cr_expect_eq(num(f, "incomplete"), 0);
+	cr_expect_eq(num(f, "insns_self"), inside(list, n, F, F_END));
+	cr_expect_eq(num(f, "insns_total"), inside(list, n, F, F_END));
+	/* Each call's length in ptxed's list: from f's entry to its ret, inclusive. */
+	for (i = 1; i < n; i++) {
+		if (list[i].ip != F || !list[i - 1].call)
+			continue;
+		size_t k = i;
+
+		while (k < n && list[k].ip != F_RET)
+			k++;
+		cr_assert_lt(k, n);
+		cr_assert_lt(nd, 1000);
+		durs[nd++] = k - i + 1;
+	}
+	qsort(durs, nd, sizeof(*durs), cmp_desc);
+	cr_expect_eq(durs[9], 1003);
+	cr_expect_eq(durs[10], 3);
+	out = json_object_get(f, "outliers");
+	cr_assert_eq(json_array_size(out), 10);
+	json_array_foreach(out, i, o)
+		cr_expect_eq(num(o, "duration"), durs[i], "outlier %zu: %" PRIu64 ", ptxed %" PRIu64,
+			     i, num(o, "duration"), durs[i]);
+	cr_expect_eq(num(f, "max"), durs[0]);
+	cr_expect_eq(num(f, "min"), durs[nd - 1]);
+	cr_expect_eq(num(f, "p50"), 3);
+	json_decref(doc);
+	free(list);
+	run_free(&rr);
+	run_free(&rx);
+	cleanup(dir);
+}
+
+/* ---- folded stacks against --stats and the --calls tree ---- */
+
+/* The --calls tree's paths: "a;b;c" for each call line, at its depth. */
+static char *call_paths(const char *calls)
+{
+	size_t cap = strlen(calls) * 4 + 16, len = 0;
+	char *paths = calloc(1, cap), *stack[256];
+	int depth = 0;
+
+	cr_assert(paths);
+	paths[len++] = '\n';
+	for (const char *l = calls; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t ind = strspn(l, " ");
+		char name[1100];
+		int d = (int)ind / 2;
+
+		if (strncmp(l + ind, "call ", 5))
+			continue;
+		cr_assert_lt(d, 256);
+		cr_assert_eq(sscanf(l + ind + 5, "%1099s", name), 1);
+		if (strlen(name) > 4 && !strcmp(name + strlen(name) - 4, "+0x0"))
+			name[strlen(name) - 4] = '\0';
+		for (int k = d; k < depth; k++)
+			free(stack[k]);
+		if (d > depth)
+			continue;	/* a deeper call whose caller the tree did not show */
+		stack[d] = strdup(name);
+		depth = d + 1;
+		for (int k = 0; k < depth; k++) {
+			size_t m = strlen(stack[k]);
+
+			cr_assert_lt(len + m + 2, cap);
+			memcpy(paths + len, stack[k], m);
+			len += m;
+			paths[len++] = k + 1 < depth ? ';' : '\n';
+		}
+	}
+	for (int k = 0; k < depth; k++)
+		free(stack[k]);
+	return paths;
+}
+
+static void folded_matches(const struct args *in)
+{
+	static const char *const folded[] = { "--folded", "--weight", "insns", NULL };
+	static const char *const stats[] = { "--stats", NULL };
+	static const char *const calls[] = { "--calls", NULL };
+	struct run_result rf, rs, rc;
+	unsigned long long total = 0, insns = 0;
+	char *paths;
+	size_t lines = 0;
+
+	run_tool("report", in, folded, &rf);
+	run_tool("decode", in, stats, &rs);
+	run_tool("decode", in, calls, &rc);
+	cr_assert_eq(rf.status, rs.status, "%s", rf.err);
+	cr_assert(sscanf(strstr(rs.out, "instructions: "), "instructions: %llu", &insns) == 1);
+	paths = call_paths(rc.out);
+	for (char *l = rf.out; *l; l = strchr(l, '\n') + 1) {
+		char *nl = strchr(l, '\n'), *sp, *semi, want[4096];
+
+		cr_assert(nl);
+		*nl = '\0';
+		sp = strrchr(l, ' ');
+		cr_assert(sp, "%s", l);
+		total += strtoull(sp + 1, NULL, 10);
+		*sp = '\0';
+		/* The thread, then the stack: a path of the call tree. */
+		semi = strchr(l, ';');
+		if (semi) {
+			snprintf(want, sizeof(want), "\n%s\n", semi + 1);
+			cr_expect(strstr(paths, want), "stack '%s' is not a path of --calls", semi + 1);
+		}
+		*sp = ' ';
+		*nl = '\n';
+		lines++;
+	}
+	cr_expect_gt(lines, 0);
+	cr_expect_eq(total, insns, "folded weights add up to %llu, --stats %llu", total, insns);
+	free(paths);
+	run_free(&rf);
+	run_free(&rs);
+	run_free(&rc);
+}
+
+Test(report, folded_weights_add_up_to_stats_and_stacks_are_call_paths)
+{
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptgen")), "-n", "3000", "-p", "4", dir, NULL };
+	struct args in = { .n = 0 };
+	struct run_result r;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	add(&in, "--elf");
+	add(&in, path_in(dir, "prog.elf"));
+	add(&in, "--pt");
+	add(&in, path_in(dir, "trace.pt"));
+	folded_matches(&in);
+	cleanup(dir);
+}
+
+static const char *const dynamorio_cfg[] = {
+	"--cpu", "6/85/4", "--mtc-freq", "3", "--nom-freq", "37", "--cpuid-0x15.eax", "2",
+	"--cpuid-0x15.ebx", "308", "--pevent:sample-type", "0x10086", "--pevent:time-shift", "31",
+	"--pevent:time-mult", "581029125", "--pevent:time-zero", "18444502336406842448", NULL,
+};
+
+static void shared_args(struct args *a, const char *set)
+{
+	if (!strcmp(set, "hase")) {
+		add(a, "--cpu");
+		add(a, "6/94/3");
+		add(a, "--elf");
+		add(a, own(run_shared("traces/hase-loopy-skylake/loopy")));
+		add(a, "--pt");
+		add(a, own(run_shared("traces/hase-loopy-skylake/aux.aux-idx2-cpu2-tid19233.pt")));
+		return;
+	}
+	char *dir = own(run_shared(set));
+
+	for (const char *const *o = dynamorio_cfg; *o; o++)
+		add(a, *o);
+	add(a, "--pevent:sysroot");
+	add(a, dir);
+	add(a, "--pevent:primary");
+	add(a, path_in(dir, "primary.sideband.pevent"));
+	add(a, "--pevent:secondary");
+	add(a, path_in(dir, "secondary.sideband.pevent"));
+	add(a, "--pt");
+	add(a, path_in(dir, "pt.bin"));
+}
+
+/* Every shared trace: calls and instructions as ptxed lists them; folded as --stats. */
+Test(report, shared_traces_count_what_ptxed_lists)
+{
+	static const char *const sets[] = { "hase", "traces/dynamorio-hello64-asm-2023/test_simple.raw",
+					    "traces/dynamorio-hello32-asm-2022/test_simple.raw" };
+	static const char *const json_opts[] = { "--json", NULL };
+
+	for (size_t s = 0; s < sizeof(sets) / sizeof(sets[0]); s++) {
+		struct args in = { .n = 0 };
+		struct run_result rr, rx;
+		struct insn_line list[4096];
+		uint64_t calls = 0, sum = 0;
+		json_error_t je;
+		json_t *doc, *g, *f;
+		size_t n, i, j;
+
+		shared_args(&in, sets[s]);
+		run_tool("report", &in, json_opts, &rr);
+		cr_assert_eq(rr.status, 0, "%s: %s", sets[s], rr.err);
+		run_tool("ptxed", &in, NULL, &rx);
+		n = ptxed_list(rx.out, list, 4096);
+		for (i = 1; i < n; i++)
+			calls += list[i - 1].call;
+		doc = json_loads(rr.out, 0, &je);
+		cr_assert(doc, "%s: %s", sets[s], je.text);
+		cr_expect_eq(num(doc, "instructions"), n, "%s", sets[s]);
+		cr_expect_eq(num(doc, "calls"), calls, "%s", sets[s]);
+		json_array_foreach(json_object_get(doc, "groups"), i, g)
+			json_array_foreach(json_object_get(g, "functions"), j, f)
+				sum += num(f, "insns_self");
+		cr_expect_eq(sum, n, "%s: self instructions add up to %" PRIu64 ", ptxed %zu",
+			     sets[s], sum, n);
+		json_decref(doc);
+		run_free(&rr);
+		run_free(&rx);
+		folded_matches(&in);
+	}
+}
+
+Test(report, bad_values_are_refused_by_name)
+{
+	static const struct {
+		const char *opt, *val, *says;
+	} bad[] = {
+		{ "--sort", "speed", "--sort 'speed': give calls, self, total, p99, max or insns" },
+		{ "--top", "0", "--top '0': give a whole number from 1 to" },
+		{ "--top", "-3", "--top '-3': not a whole number" },
+		{ "--top", "ten", "--top 'ten': give a whole number" },
+		{ "--outliers", "1001", "--outliers '1001': give a whole number from 1 to 1000" },
+		{ "--outliers", "", "--outliers '': not a whole number" },
+		{ "--function", "", "--function '': an empty pattern matches no function" },
+		{ "--weight", "bytes", "--weight 'bytes': give time or insns" },
+		{ "--clock", "tsc", "--clock 'tsc': give time or insns" },
+		{ "--jobs", "0", "--jobs '0': at least 1" },
+		{ "--pt", "/nonexistent/t.pt", "/nonexistent/t.pt" },
+	};
+	char *file = own(run_srcpath("Makefile"));
+	struct run_result r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		cr_assert_eq(run_ptcollect(NULL, &r, "report", bad[i].opt, bad[i].val, NULL), 0);
+		cr_expect_eq(r.status, 2, "%s %s: exit %d", bad[i].opt, bad[i].val, r.status);
+		cr_expect(strstr(r.err, bad[i].says), "%s %s: %s", bad[i].opt, bad[i].val, r.err);
+		cr_expect_str_eq(r.out, "");
+		run_free(&r);
+	}
+	cr_assert_eq(run_ptcollect(NULL, &r, "report", "--pt", file, "--weight", "insns",
+				   NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "--weight applies to --folded"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "report", "--pt", file, "--folded", "--json",
+				   NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "--folded prints every stack"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "report", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "no trace"), "%s", r.err);
+	run_free(&r);
+}
+
+/* Chunks decoded in parallel give the report one pass gives: the merge keeps the stacks. */
+Test(report, jobs_two_with_small_chunks_reports_what_one_job_does)
+{
+	static const char *const one[] = { "--json", "--outliers", "3", "--per-thread", NULL };
+	static const char *const two[] = { "--json", "--outliers", "3", "--per-thread", "-J", "2",
+					   "--chunk-size", "8K", NULL };
+	char *dir = generate("100000", "100", "50");
+	struct args in = { .n = 0 };
+	struct run_result r1, r2;
+
+	add(&in, "--elf");
+	add(&in, path_in(dir, "prog.elf"));
+	add(&in, "--pt");
+	add(&in, path_in(dir, "trace.pt"));
+	run_tool("report", &in, one, &r1);
+	run_tool("report", &in, two, &r2);
+	cr_assert_eq(r1.status, 0, "%s", r1.err);
+	cr_assert_eq(r2.status, 0, "%s", r2.err);
+	cr_expect(strstr(r1.out, "\"calls\": \"100000\""), "%s", r1.out);
+	/* Without sideband the one thread is 0/0. */
+	cr_expect(strstr(r1.out, "\"group\": \"0/0\""), "%s", r1.out);
+	cr_expect_str_eq(r2.out, r1.out);
+	run_free(&r1);
+	run_free(&r2);
+	cleanup(dir);
+}
+
+/* --sort, --top, --function choose the rows; --clock insns measures a TSC-only trace. */
+Test(report, sort_top_function_and_clock_choose_what_is_shown)
+{
+	static const char *const top[] = { "--sort", "calls", "--top", "1", "--clock", "insns",
+					   NULL };
+	static const char *const glob[] = { "--function", "f*", "--clock", "insns", NULL };
+	static const char *const json[] = { "--json", "--sort", "insns", NULL };
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptgen")), "-n", "1000", "-p", "4", dir, NULL };
+	struct args in = { .n = 0 };
+	struct run_result r;
+	json_error_t je;
+	json_t *doc, *rows;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	run_free(&r);
+	add(&in, "--elf");
+	add(&in, path_in(dir, "prog.elf"));
+	add(&in, "--pt");
+	add(&in, path_in(dir, "trace.pt"));
+	/* f and g are called 1000 times each; g has more instructions, so it sorts first. */
+	run_tool("report", &in, top, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "(--clock insns)"), "%s", r.out);
+	cr_expect(strstr(r.out, "  g\n") && !strstr(r.out, "  f\n"), "%s", r.out);
+	run_free(&r);
+	run_tool("report", &in, glob, &r);
+	cr_expect(strstr(r.out, "  f\n") && !strstr(r.out, "  g\n"), "%s", r.out);
+	/* f's call: call g, g's 4 (a third of them) or 5, ret: 6 or 7 instructions. */
+	cr_expect(strstr(r.out, "         6          7          7          7          7  f\n"),
+		  "%s", r.out);
+	run_free(&r);
+	run_tool("report", &in, json, &r);
+	doc = json_loads(r.out, 0, &je);
+	cr_assert(doc, "%s", je.text);
+	cr_expect_str_eq(json_string_value(json_object_get(doc, "clock")), "time");
+	rows = json_object_get(json_array_get(json_object_get(doc, "groups"), 0), "functions");
+	cr_assert_eq(json_array_size(rows), 3, "%s", r.out);
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(rows, 0), "function")),
+			 "g");
+	json_decref(doc);
+	run_free(&r);
+	cleanup(dir);
+}
+
+/* A call cut by a decode error is incomplete: it enters no duration, and no duration spans it. */
+Test(report, calls_cut_by_a_decode_error_are_incomplete_and_enter_no_duration)
+{
+	static const char *const json_opts[] = { "--json", "--outliers", "20", NULL };
+	static const char *const stats[] = { "--stats", NULL };
+	char *dir = generate("2000", "10", "40");
+	struct args in = { .n = 0 };
+	struct run_result rr, rs;
+	unsigned long long insns = 0;
+	json_error_t je;
+	json_t *doc, *f, *o;
+	size_t i;
+	FILE *t;
+
+	add(&in, "--elf");
+	add(&in, path_in(dir, "prog.elf"));
+	add(&in, "--pt");
+	add(&in, path_in(dir, "trace.pt"));
+	/* Flip a byte in the middle of the trace: one decode error, resumed at the next PSB. */
+	t = fopen(path_in(dir, "trace.pt"), "r+b");
+	cr_assert(t);
+	cr_assert_eq(fseek(t, 0, SEEK_END), 0);
+	cr_assert_eq(fseek(t, ftell(t) / 2, SEEK_SET), 0);
+	cr_assert_eq(fputc(0x9c, t), 0x9c);
+	cr_assert_eq(fclose(t), 0);
+	run_tool("report", &in, json_opts, &rr);
+	run_tool("decode", &in, stats, &rs);
+	cr_expect_eq(rr.status, 2, "%s", rr.err);
+	cr_expect(strstr(rr.err, "resuming at the next PSB"), "%s", rr.err);
+	cr_assert(sscanf(strstr(rs.out, "instructions: "), "instructions: %llu", &insns) == 1);
+	doc = json_loads(rr.out, 0, &je);
+	cr_assert(doc, "%s: %s", je.text, rr.out);
+	cr_expect_eq(num(doc, "instructions"), insns);
+	f = function(doc, "f");
+	cr_assert(f, "%s", rr.out);
+	cr_expect_gt(num(f, "incomplete"), 0, "%s", rr.out);
+	cr_expect_lt(num(f, "calls"), 2000);
+	/* Every duration is a whole call: 3 instructions, or 3 + 2 * 40. */
+	cr_expect_eq(num(f, "max"), 83);
+	json_array_foreach(json_object_get(f, "outliers"), i, o)
+		cr_expect(num(o, "duration") == 83 || num(o, "duration") == 3, "%s", rr.out);
+	json_decref(doc);
+	run_free(&rr);
+	run_free(&rs);
+	cleanup(dir);
+}
+
+/*
+ * Time: ptgen's slow calls hold two TSC packets, 0x1000 ticks apart each (no time conversion
+ * given: a tick is a unit), the fast ones none. Each slow call lasts 0x2000, each fast one 0,
+ * and the durations add up to f's total. (ptxed --time prints the time of the last event,
+ * not of these packets, so it cannot be the reference here.)
+ */
+Test(report, durations_are_the_time_the_trace_encoded_and_add_up)
+{
+	static const char *const json_opts[] = { "--json", "--outliers", "11", NULL };
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptgen")), "-n", "1000", "-p", "4", "-s", "100", "-w",
+			 "50", dir, NULL };
+	struct args in = { .n = 0 };
+	struct run_result r;
+	json_error_t je;
+	json_t *doc, *f, *o;
+	uint64_t sum = 0, last_start = 0;
+	size_t i;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	add(&in, "--elf");
+	add(&in, path_in(dir, "prog.elf"));
+	add(&in, "--pt");
+	add(&in, path_in(dir, "trace.pt"));
+	run_tool("report", &in, json_opts, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_loads(r.out, 0, &je);
+	cr_assert(doc, "%s", je.text);
+	cr_expect_str_eq(json_string_value(json_object_get(doc, "clock")), "time");
+	f = function(doc, "f");
+	cr_assert(f, "%s", r.out);
+	json_array_foreach(json_object_get(f, "outliers"), i, o) {
+		cr_expect_eq(num(o, "duration"), i < 10 ? 0x2000 : 0, "outlier %zu: %s", i, r.out);
+		if (i < 10) {
+			cr_expect_gt(num(o, "start"), last_start);
+			last_start = num(o, "start");
+		}
+		sum += num(o, "duration");
+	}
+	cr_expect_eq(num(f, "total"), sum);
+	cr_expect_eq(num(f, "self"), sum);
+	cr_expect_eq(num(f, "p99"), 0);
+	cr_expect_eq(num(f, "max"), 0x2000);
+	json_decref(doc);
+	run_free(&r);
+	cleanup(dir);
+}
+
+/* A perf record with the trailer of sample_type 0x10086 (pid/tid 4242), appended to @f. */
+static void sb_record(FILE *f, uint32_t type, const void *body, size_t len, uint64_t time)
+{
+	uint16_t hdr[4] = { 0 };
+	uint32_t tid[2] = { 4242, 4242 }, cpu[2] = { 0, 0 };
+	uint64_t id = 1;
+
+	memcpy(hdr, &type, 4);
+	hdr[3] = (uint16_t)(8 + len + 32);
+	cr_assert(fwrite(hdr, 8, 1, f) == 1 && fwrite(body, len, 1, f) == 1);
+	cr_assert(fwrite(tid, 8, 1, f) == 1 && fwrite(&time, 8, 1, f) == 1);
+	cr_assert(fwrite(cpu, 8, 1, f) == 1 && fwrite(&id, 8, 1, f) == 1);
+}
+
+/*
+ * A snapshot-mode bundle (as test_decode's): ptgen's f/g program (300 iterations) mapped by
+ * cpu0's sideband for pid 4242, and two snapshots whose cpu0 window holds that trace.
+ */
+static char *snapshot_bundle(void)
+{
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptgen")), "-n", "300", "-p", "2", dir, NULL };
+	static const char mapped[] = "/prog.elf";
+	uint8_t mmap2[64 + 16] = { 0 }, start[8] = { 0 };
+	uint64_t addr = 0x400000, len = 0x2000;
+	uint32_t pid[2] = { 4242, 4242 };
+	struct run_result r;
+	struct manifest m;
+	struct mstream *st;
+	struct error e = { 0 };
+	char cmd[8192];
+	FILE *f;
+	int fd;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/sysroot' && cp '%s/prog.elf' '%s/sysroot/' && "
+		 ": > '%s/cpu1.pevent'", dir, dir, dir, dir);
+	cr_assert_eq(system(cmd), 0);
+	memcpy(start, pid, 8);
+	memcpy(mmap2, pid, 8);
+	memcpy(mmap2 + 8, &addr, 8);
+	memcpy(mmap2 + 16, &len, 8);
+	memcpy(mmap2 + 64, mapped, sizeof(mapped));
+	f = fopen(path_in(dir, "cpu0.pevent"), "w");
+	cr_assert(f);
+	sb_record(f, 12 /* ITRACE_START */, start, 8, 1);
+	sb_record(f, 10 /* MMAP2 */, mmap2, sizeof(mmap2), 2);
+	fclose(f);
+	manifest_init(&m);
+	cr_assert_eq(manifest_set(&m.tool_version, "test"), 0);
+	cr_assert_eq(manifest_set_argv(&m.command, &m.command_argc,
+				       (char *[]){ "ptcollect", "record", "-a", "-S" }, 4), 0);
+	m.target.kind = TARGET_CPU;
+	cr_assert_eq(manifest_set(&m.pmu_name, "intel_pt"), 0);
+	cr_assert_eq(manifest_set(&m.event, "intel_pt//u"), 0);
+	cr_assert_eq(manifest_set(&m.cpu.vendor, "GenuineIntel"), 0);
+	m.cpu.family = 6;
+	m.cpu.model = 85;
+	m.cpu.stepping = 4;
+	m.nom_freq = -1;
+	m.attr.sample_type = 0x10086;
+	for (int i = 0; i < 2; i++) {
+		st = manifest_add_stream(&m);
+		cr_assert(st);
+		cr_assert_eq(manifest_set(&st->sideband, i ? "cpu1.pevent" : "cpu0.pevent"), 0);
+		st->cpu = i;
+		st->tid = -1;
+	}
+	for (int k = 1; k <= 2; k++) {
+		struct msnapshot *sn = manifest_add_snapshot(&m);
+		struct stat sb;
+
+		cr_assert(sn);
+		sn->number = (unsigned int)k;
+		sn->trigger = -1;
+		cr_assert_eq(manifest_set(&sn->cause, "signal"), 0);
+		cr_assert(asprintf(&sn->dir, "snap-%d", k) > 0);
+		snprintf(cmd, sizeof(cmd), "mkdir '%s/snap-%d' && cp '%s/trace.pt' "
+			 "'%s/snap-%d/cpu0.pt'", dir, k, dir, dir, k);
+		cr_assert_eq(system(cmd), 0);
+		cr_assert_eq(stat(path_in(dir, "trace.pt"), &sb), 0);
+		struct mwindow *w = manifest_add_window(sn);
+
+		cr_assert(w);
+		cr_assert(asprintf(&w->file, "snap-%d/cpu0.pt", k) > 0);
+		w->cpu = 0;
+		w->tid = -1;
+		w->bytes = (uint64_t)sb.st_size;
+	}
+	cr_assert_eq(manifest_set(&m.sysroot, "sysroot"), 0);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_eq(manifest_write(&m, fd, &e), 0, "%s", e.why);
+	close(fd);
+	manifest_free(&m);
+	return dir;
+}
+
+static uint64_t calls_in(json_t *doc, const char *group, const char *name)
+{
+	json_t *g, *f;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(doc, "groups"), i, g) {
+		if (strcmp(json_string_value(json_object_get(g, "group")), group))
+			continue;
+		json_array_foreach(json_object_get(g, "functions"), j, f)
+			if (!strcmp(json_string_value(json_object_get(f, "function")), name))
+				return num(f, "calls");
+	}
+	return UINT64_MAX;
+}
+
+/* A snapshot bundle: each window on its own (--per-stream), merged, or per thread. */
+Test(report, snapshot_windows_on_their_own_or_merged_and_per_thread)
+{
+	char *dir = snapshot_bundle();
+	struct args in = { .n = 0 };
+	struct run_result r;
+	json_error_t je;
+	json_t *doc;
+	struct {
+		const char *opt, *group;
+		uint64_t calls;
+	} cases[] = {
+		{ "--per-stream", "snap-1/cpu0.pt", 300 },
+		{ "--per-stream", "snap-2/cpu0.pt", 300 },
+		{ "--per-thread", "4242/4242", 600 },
+		{ "--json", "", 600 },
+	};
+
+	add(&in, dir);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *const opts[] = { "--json", cases[i].opt, NULL };
+
+		run_tool("report", &in, opts, &r);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		doc = json_loads(r.out, 0, &je);
+		cr_assert(doc, "%s", je.text);
+		cr_expect_eq(calls_in(doc, cases[i].group, "f"), cases[i].calls, "%s %s: %s",
+			     cases[i].opt, cases[i].group, r.out);
+		cr_expect_eq(calls_in(doc, cases[i].group, "g"), cases[i].calls, "%s", r.out);
+		json_decref(doc);
+		run_free(&r);
+	}
+	cleanup(dir);
+}
