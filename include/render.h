@@ -113,8 +113,16 @@ int render_open(struct dout *o, int fd, const struct renderer *rd,
 /* The closing (when @ok), everything to the file; frees @o. Returns dout's error. */
 int render_close(struct dout *o, const struct renderer *rd, bool ok);
 
-/* The event as ptxed prints it (without brackets); "" for one it does not name. */
-void render_event_text(const struct pt_event *ev, char *buf, size_t n);
+/* What ptxed's --event:* options add to an event's line. */
+enum render_event_flags {
+	RENDER_EV_IP = 1,	/* --event:ip: its IPs */
+};
+
+/*
+ * The event as ptxed (libipt 2.2) prints it, without brackets and the offset and time in
+ * front; "" for one it does not name.
+ */
+void render_event_text(const struct pt_event *ev, unsigned flags, char *buf, size_t n);
 
 /* A decoder record (decode_rec.h) of @rec's thread, time and addresses. */
 void render_drec(struct dsink *s, const struct rrec *rec, int drec_kind, const char *s1,

@@ -626,7 +626,7 @@ static int drain_events(struct dec *x, int status)
 }
 
 /* From a sync point until the end or an error. Returns -pte_eos at the end. */
-static int flow(struct dec *x, int status)
+static int flow_once(struct dec *x, int status, struct pt_insn *inp)
 {
 	struct pt_insn in;
 
@@ -667,10 +667,72 @@ static int flow(struct dec *x, int status)
 			return -pte_internal;
 		}
 	}
+	*inp = in;
 	if (status == -pte_eos)
 		return status;
 	on_error(x, "error", status, &in);
 	return status;
+}
+
+#if LIBIPT_VERSION >= 0x202
+/*
+ * --resync-on-error: libipt 2.2's pt_insn_resync() instead of a search for the next PSB,
+ * as ptxed does it: events it meets on the way are reported, and "[disabled]" where it
+ * resumes with tracing off.
+ */
+static int resync(struct dec *x)
+{
+	int status;
+
+	for (;;) {
+		struct pt_event ev;
+
+		note_offset(x);
+		status = pt_insn_resync(x->d);
+		if (status >= 0)
+			break;
+		if (status != -pte_event_ignored)
+			return status;
+		status = pt_insn_event(x->d, &ev, sizeof(ev));
+		if (status < 0)
+			return status;
+		on_event(x, &ev);
+	}
+	if ((status & pts_ip_suppressed) && wants(x, RREC_EVENT)) {
+		struct pt_event ev;
+		struct rrec r;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.type = ptev_disabled;
+		ev.ip_suppressed = 1;
+		rec_init(x, &r, RREC_EVENT);
+		r.event = &ev;
+		r.offset = file_offset(x, x->at);
+		emit(x, &r);
+	}
+	return status;
+}
+#endif
+
+static int flow(struct dec *x, int status)
+{
+	struct pt_insn in;
+
+	for (;;) {
+		status = flow_once(x, status, &in);
+#if LIBIPT_VERSION >= 0x202
+		if (status == -pte_eos || !x->cfg->resync_on_error)
+			return status;
+		status = resync(x);
+		if (status < 0) {
+			if (status != -pte_eos)
+				on_error(x, "resync error", status, &in);
+			return status;
+		}
+#else
+		return status;
+#endif
+	}
 }
 
 /* A search for the next PSB over a mapped trace goes in steps of this many bytes. */
@@ -783,6 +845,12 @@ static void setup_config(const struct dec *x, struct pt_config *pc)
 	pc->nom_freq = cfg->nom_freq;
 	pc->cpuid_0x15_eax = cfg->cpuid_0x15_eax;
 	pc->cpuid_0x15_ebx = cfg->cpuid_0x15_ebx;
+	pc->addr_filter = cfg->addr_filter;
+	pc->flags.variant.insn.enable_tick_events = cfg->event_tick;
+#if LIBIPT_VERSION >= 0x201
+	pc->flags.variant.insn.enable_iflags_events = cfg->event_iflags;
+	pc->flags.variant.insn.keep_tcal_on_ovf = cfg->keep_tcal_on_ovf;
+#endif
 	/* A CPU libipt does not know has no errata to work around (ptxed goes on too). */
 	if (cfg->cpu.vendor && pt_cpu_errata(&pc->errata, &pc->cpu) < 0)
 		memset(&pc->errata, 0, sizeof(pc->errata));

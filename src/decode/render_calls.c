@@ -15,7 +15,7 @@
 /* In the chunk: records for the merge; events and errors as the lines --insn has. */
 void render_calls_put(struct render *r, const struct rrec *rec)
 {
-	char text[160], line[320];
+	char text[320], line[400];
 
 	switch (rec->kind) {
 	case RREC_STREAM: {
@@ -30,7 +30,8 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 			    rec->from_name, rec->to_name);
 		return;
 	case RREC_EVENT:
-		render_event_text(rec->event, text, sizeof(text));
+		render_event_text(rec->event, r->cfg->event_ip ? RENDER_EV_IP : 0, text,
+				  sizeof(text));
 		if (!text[0])
 			return;
 		snprintf(line, sizeof(line), "[%s]", text);

@@ -74,10 +74,10 @@ static void insn_line(struct render *r, const struct pt_insn *in, uint64_t offse
 static void event_line(struct render *r, const struct pt_event *ev)
 {
 	json_t *o;
-	char name[64], text[160];
+	char name[64], text[320];
 	size_t i;
 
-	render_event_text(ev, text, sizeof(text));
+	render_event_text(ev, 0, text, sizeof(text));
 	if (!text[0])
 		return;
 	o = json_object();

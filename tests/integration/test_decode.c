@@ -845,6 +845,20 @@ Test(decode, bad_inputs_are_refused_by_name)
 		"--chunk-size 'lots'");
 	refused((const char *[]){ "--pt", pt, "--timeline", "/nonexistent/dir/t.json", NULL },
 		"--timeline '/nonexistent/dir/t.json'");
+	/* ptxed's --filter:* options. */
+	refused((const char *[]){ "--pt", pt, "--filter:addr0_cfg", "3", NULL },
+		"--filter:addr0_cfg '3': give 0 (the range is off), 1 (trace only in it) or 2");
+	refused((const char *[]){ "--pt", pt, "--filter:addr3_cfg", "one", NULL },
+		"--filter:addr3_cfg 'one'");
+	refused((const char *[]){ "--pt", pt, "--filter:addr1_a", "0x1g", NULL },
+		"--filter:addr1_a '0x1g': not a number");
+	refused((const char *[]){ "--pt", pt, "--filter:addr2_b", "-1", NULL },
+		"--filter:addr2_b '-1': not a number");
+	refused((const char *[]){ "--pt", pt, "--filter:addr0_cfg", NULL }, "needs a value");
+	refused((const char *[]){ "--pt", pt, "--event:tick=1", NULL },
+		"option '--event:tick' takes no value");
+	refused((const char *[]){ dir, "--filter:addr0_cfg", "1", NULL },
+		"--filter:addr0_cfg: ");
 	refused((const char *[]){ "--pt", pt, "--frob", NULL }, "unknown option '--frob'");
 	refused((const char *[]){ "--pt", pt, "--elf", NULL }, "needs a value");
 	refused((const char *[]){ "--pt", pt, "--insn=3", NULL }, "option '--insn' takes no value");
@@ -865,6 +879,38 @@ Test(decode, bad_inputs_are_refused_by_name)
 		run_free(&r);
 	}
 	cleanup(dir);
+}
+
+/*
+ * The decode half of libipt's own suite (tests/libipt/decode): every .ptt that expects ptxed
+ * output, decoded by ptcollect and held against the .exp; the listed exceptions aside.
+ */
+Test(decode, libipt_suite_decode_half_passes, .timeout = 300)
+{
+	char *pttc = own(run_oracle("pttc")), *ptts = shared("libipt-tests");
+	char *runner = own(run_srcpath("tests/libipt/decode"));
+	char env1[4200], env2[4200], env3[4200];
+	char *env[] = { env1, env2, env3, NULL };
+	struct run_result r;
+	const char *last;
+
+	if (system("command -v yasm >/dev/null 2>&1")) {
+		cr_assert(!getenv("PTCOLLECT_REQUIRE_SHARED") ||
+			  strcmp(getenv("PTCOLLECT_REQUIRE_SHARED"), "1"),
+			  "pttc needs yasm: apt-get install yasm (scripts/deps.sh)");
+		cr_skip_test("pttc needs yasm: apt-get install yasm");
+	}
+	snprintf(env1, sizeof(env1), "PTCOLLECT=%s", run_bin());
+	snprintf(env2, sizeof(env2), "ORACLE=%.*s", (int)(strlen(pttc) - strlen("/pttc")), pttc);
+	snprintf(env3, sizeof(env3), "PTT_DIR=%s", ptts);
+	cr_assert_eq(run_argv((char *[]){ runner, NULL }, env, &r), 0);
+	last = strstr(r.out, "libipt decode: ");
+	cr_assert(last, "%s\n%s", r.out, r.err);
+	cr_expect_eq(r.status, 0, "%s\n%s", r.out, r.err);
+	cr_expect(strstr(last, " 0 failed"), "%s", last);
+	/* 440 runs: 242 files, one run per `; cpu` line; most pass. */
+	cr_expect(atoi(last + strlen("libipt decode: ")) >= 400, "%s", last);
+	run_free(&r);
 }
 
 Test(decode, help_names_every_mode)
