@@ -59,6 +59,7 @@ struct rrec {
 	bool has_time;
 	uint64_t time;			/* ns of perf time */
 	uint32_t pid, tid;		/* the thread sideband says runs (0 without) */
+	unsigned how;			/* CALL, RETURN: what opened or closed it (drec_how) */
 	uint32_t stream;		/* STREAM: its index; stream_name its name */
 	const char *stream_name;
 };
@@ -123,6 +124,14 @@ enum render_event_flags {
  * front; "" for one it does not name.
  */
 void render_event_text(const struct pt_event *ev, unsigned flags, char *buf, size_t n);
+
+/*
+ * The event as a JSON object (a json_t *, NULL for one ptxed does not name): "event" is
+ * libipt's name of its type (ptev_ without the prefix: "async_branch", "interrupt",
+ * "vmexit", ...), "text" ptxed's line, then its fields by name (addresses as "0x..."
+ * strings, numbers as numbers, flags true when set), and "tsc" where it has one.
+ */
+void *render_event_json(const struct pt_event *ev);
 
 /* A decoder record (decode_rec.h) of @rec's thread, time and addresses. */
 void render_drec(struct dsink *s, const struct rrec *rec, int drec_kind, const char *s1,

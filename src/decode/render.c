@@ -339,6 +339,219 @@ void render_event_text(const struct pt_event *ev, unsigned flags, char *b, size_
 	}
 }
 
+static void jhex(json_t *o, const char *key, uint64_t v)
+{
+	char b[24];
+
+	snprintf(b, sizeof(b), "0x%" PRIx64, v);
+	json_object_set_new(o, key, json_string(b));
+}
+
+static void jint(json_t *o, const char *key, uint64_t v)
+{
+	json_object_set_new(o, key, json_integer((json_int_t)v));
+}
+
+static void jbool(json_t *o, const char *key, bool v)
+{
+	if (v)
+		json_object_set_new(o, key, json_true());
+}
+
+/* The event's IP, where libipt did not suppress it. */
+static void jip(json_t *o, const struct pt_event *ev, uint64_t ip)
+{
+	if (!ev->ip_suppressed)
+		jhex(o, "ip", ip);
+}
+
+/* libipt's name of the event type: its enum without "ptev_". */
+static const char *event_type_name(enum pt_event_type t)
+{
+	switch (t) {
+	case ptev_enabled: return "enabled";
+	case ptev_disabled: return "disabled";
+	case ptev_async_disabled: return "async_disabled";
+	case ptev_async_branch: return "async_branch";
+	case ptev_paging: return "paging";
+	case ptev_async_paging: return "async_paging";
+	case ptev_overflow: return "overflow";
+	case ptev_exec_mode: return "exec_mode";
+	case ptev_tsx: return "tsx";
+	case ptev_stop: return "stop";
+	case ptev_vmcs: return "vmcs";
+	case ptev_async_vmcs: return "async_vmcs";
+	case ptev_exstop: return "exstop";
+	case ptev_mwait: return "mwait";
+	case ptev_pwre: return "pwre";
+	case ptev_pwrx: return "pwrx";
+	case ptev_ptwrite: return "ptwrite";
+	case ptev_tick: return "tick";
+	case ptev_cbr: return "cbr";
+	case ptev_mnt: return "mnt";
+#if LIBIPT_VERSION >= 0x201
+	case ptev_tip: return "tip";
+	case ptev_tnt: return "tnt";
+	case ptev_iflags: return "iflags";
+	case ptev_interrupt: return "interrupt";
+	case ptev_iret: return "iret";
+	case ptev_smi: return "smi";
+	case ptev_rsm: return "rsm";
+	case ptev_sipi: return "sipi";
+	case ptev_init: return "init";
+	case ptev_vmentry: return "vmentry";
+	case ptev_vmexit: return "vmexit";
+	case ptev_shutdown: return "shutdown";
+	case ptev_uintr: return "uintr";
+	case ptev_uiret: return "uiret";
+#endif
+#if LIBIPT_VERSION >= 0x202
+	case ptev_trig: return "trig";
+	case ptev_swintr: return "swintr";
+	case ptev_syscall: return "syscall";
+#endif
+	default: return NULL;
+	}
+}
+
+void *render_event_json(const struct pt_event *ev)
+{
+	const char *name = event_type_name(ev->type);
+	char text[320];
+	json_t *o;
+
+	render_event_text(ev, 0, text, sizeof(text));
+	if (!name || !text[0])
+		return NULL;
+	o = json_object();
+	json_object_set_new(o, "event", json_string(name));
+	json_object_set_new(o, "text", json_string(text));
+	switch (ev->type) {
+	case ptev_enabled:
+		jhex(o, "ip", ev->variant.enabled.ip);
+		jbool(o, "resumed", ev->variant.enabled.resumed);
+		break;
+	case ptev_disabled: jip(o, ev, ev->variant.disabled.ip); break;
+	case ptev_async_disabled:
+		jhex(o, "at", ev->variant.async_disabled.at);
+		jip(o, ev, ev->variant.async_disabled.ip);
+		break;
+	case ptev_async_branch:
+		jhex(o, "from", ev->variant.async_branch.from);
+		if (!ev->ip_suppressed)
+			jhex(o, "to", ev->variant.async_branch.to);
+		break;
+	case ptev_paging:
+		jhex(o, "cr3", ev->variant.paging.cr3);
+		jbool(o, "non_root", ev->variant.paging.non_root);
+		break;
+	case ptev_async_paging:
+		jhex(o, "cr3", ev->variant.async_paging.cr3);
+		jbool(o, "non_root", ev->variant.async_paging.non_root);
+		jhex(o, "ip", ev->variant.async_paging.ip);
+		break;
+	case ptev_overflow: jip(o, ev, ev->variant.overflow.ip); break;
+	case ptev_exec_mode:
+		jint(o, "mode", ev->variant.exec_mode.mode == ptem_16bit ? 16 :
+		     ev->variant.exec_mode.mode == ptem_32bit ? 32 :
+		     ev->variant.exec_mode.mode == ptem_64bit ? 64 : 0);
+		jip(o, ev, ev->variant.exec_mode.ip);
+		break;
+	case ptev_tsx:
+		jbool(o, "speculative", ev->variant.tsx.speculative);
+		jbool(o, "aborted", ev->variant.tsx.aborted);
+		jip(o, ev, ev->variant.tsx.ip);
+		break;
+	case ptev_vmcs: jhex(o, "base", ev->variant.vmcs.base); break;
+	case ptev_async_vmcs:
+		jhex(o, "base", ev->variant.async_vmcs.base);
+		jhex(o, "ip", ev->variant.async_vmcs.ip);
+		break;
+	case ptev_exstop: jip(o, ev, ev->variant.exstop.ip); break;
+	case ptev_mwait:
+		jint(o, "hints", ev->variant.mwait.hints);
+		jint(o, "ext", ev->variant.mwait.ext);
+		jip(o, ev, ev->variant.mwait.ip);
+		break;
+	case ptev_pwre:
+		jint(o, "state", ev->variant.pwre.state);
+		jint(o, "sub_state", ev->variant.pwre.sub_state);
+		jbool(o, "hw", ev->variant.pwre.hw);
+		break;
+	case ptev_pwrx:
+		jint(o, "last", ev->variant.pwrx.last);
+		jint(o, "deepest", ev->variant.pwrx.deepest);
+		jbool(o, "interrupt", ev->variant.pwrx.interrupt);
+		jbool(o, "store", ev->variant.pwrx.store);
+		jbool(o, "autonomous", ev->variant.pwrx.autonomous);
+		break;
+	case ptev_ptwrite:
+		jhex(o, "payload", ev->variant.ptwrite.payload);
+		jip(o, ev, ev->variant.ptwrite.ip);
+		break;
+	case ptev_tick: jip(o, ev, ev->variant.tick.ip); break;
+	case ptev_cbr: jint(o, "ratio", ev->variant.cbr.ratio); break;
+	case ptev_mnt: jhex(o, "payload", ev->variant.mnt.payload); break;
+#if LIBIPT_VERSION >= 0x201
+	case ptev_tip: jhex(o, "ip", ev->variant.tip.ip); break;
+	case ptev_tnt:
+		jint(o, "bits", ev->variant.tnt.bits);
+		jint(o, "size", ev->variant.tnt.size);
+		break;
+	case ptev_iflags:
+		json_object_set_new(o, "iflag", json_boolean(ev->variant.iflags.iflag));
+		jip(o, ev, ev->variant.iflags.ip);
+		break;
+	case ptev_interrupt:
+		jint(o, "vector", ev->variant.interrupt.vector);
+		if (ev->variant.interrupt.has_cr2)
+			jhex(o, "cr2", ev->variant.interrupt.cr2);
+		jip(o, ev, ev->variant.interrupt.ip);
+		break;
+	case ptev_iret: jip(o, ev, ev->variant.iret.ip); break;
+	case ptev_smi: jip(o, ev, ev->variant.smi.ip); break;
+	case ptev_rsm: jip(o, ev, ev->variant.rsm.ip); break;
+	case ptev_sipi: jint(o, "vector", ev->variant.sipi.vector); break;
+	case ptev_init: jip(o, ev, ev->variant.init.ip); break;
+	case ptev_vmentry: jip(o, ev, ev->variant.vmentry.ip); break;
+	case ptev_vmexit:
+		if (ev->variant.vmexit.has_vector)
+			jint(o, "vector", ev->variant.vmexit.vector);
+		if (ev->variant.vmexit.has_vmxr)
+			jhex(o, "vmxr", ev->variant.vmexit.vmxr);
+		if (ev->variant.vmexit.has_vmxq)
+			jhex(o, "vmxq", ev->variant.vmexit.vmxq);
+		jip(o, ev, ev->variant.vmexit.ip);
+		break;
+	case ptev_shutdown: jip(o, ev, ev->variant.shutdown.ip); break;
+	case ptev_uintr:
+		jint(o, "vector", ev->variant.uintr.vector);
+		jip(o, ev, ev->variant.uintr.ip);
+		break;
+	case ptev_uiret: jip(o, ev, ev->variant.uiret.ip); break;
+#endif
+#if LIBIPT_VERSION >= 0x202
+	case ptev_trig:
+		jint(o, "trbv", ev->variant.trig.trbv);
+		jbool(o, "mult", ev->variant.trig.mult);
+		if (ev->variant.trig.icnt)
+			jint(o, "icnt", ev->variant.trig.icnt);
+		jip(o, ev, ev->variant.trig.ip);
+		break;
+	case ptev_swintr:
+		jint(o, "vector", ev->variant.swintr.vector);
+		jip(o, ev, ev->variant.swintr.ip);
+		break;
+	case ptev_syscall: jip(o, ev, ev->variant.syscall.ip); break;
+#endif
+	default:
+		break;
+	}
+	if (ev->has_tsc)
+		jint(o, "tsc", ev->tsc);
+	return o;
+}
+
 void render_drec(struct dsink *s, const struct rrec *rec, int drec_kind, const char *s1,
 		 const char *s2)
 {
@@ -346,6 +559,7 @@ void render_drec(struct dsink *s, const struct rrec *rec, int drec_kind, const c
 
 	memset(&r, 0, sizeof(r));
 	r.kind = (uint8_t)drec_kind;
+	r.how = rec->how;
 	r.from = rec->from;
 	r.to = rec->to;
 	r.pid = rec->pid;
