@@ -792,6 +792,7 @@ static int flow_once(struct dec *x, int status, struct pt_insn *inp)
 				 "reading trace: a jump to itself?", x->stall_insns);
 			error_at(x, msg, in.ip);
 			x->stall_insns = 0;
+			*inp = in;
 			return -pte_internal;
 		}
 	}
@@ -846,6 +847,8 @@ static int flow(struct dec *x, int status)
 {
 	struct pt_insn in;
 
+	memset(&in, 0, sizeof(in));
+	in.iclass = ptic_error;
 	for (;;) {
 		status = flow_once(x, status, &in);
 #if LIBIPT_VERSION >= 0x202
