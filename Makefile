@@ -23,9 +23,22 @@ BUILD     ?= build
 PKGS      := libelf jansson capstone libbpf
 OPT       ?= -O2 -g
 
-CFLAGS    += $(OPT) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude \
+# libipt: the system's when it is 2.2 or newer, else Debian's 2.2 that `make deps` fetched
+# into $(IPT_DIR) (scripts/libipt.sh), found through an rpath (`make install` puts it beside
+# the binary). LIBIPT=system builds against the system's whatever its version (2.0.5, 2.1).
+IPT_DIR   ?= $(CURDIR)/build/libipt
+LIBIPT    ?= auto
+ifeq ($(LIBIPT)$(wildcard $(IPT_DIR)/root/usr/include/intel-pt.h),auto$(IPT_DIR)/root/usr/include/intel-pt.h)
+IPT_LIBDIR := $(IPT_DIR)/root/usr/lib/$(shell $(CC) -print-multiarch)
+IPT_CFLAGS := -I$(IPT_DIR)/root/usr/include
+IPT_LIBS   := -L$(IPT_LIBDIR) -Wl,-rpath,'$$ORIGIN/../lib/ptcollect' -Wl,-rpath,$(IPT_LIBDIR) -lipt
+endif
+IPT_LIBS  ?= -lipt
+export IPT_CFLAGS IPT_LIBS
+
+CFLAGS    += $(OPT) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude $(IPT_CFLAGS) \
 	     -DPTC_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lipt
+LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(IPT_LIBS)
 
 ifeq ($(SAN),1)
 CFLAGS    += -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
@@ -171,7 +184,7 @@ $(BUILD)/tests/progs/zerosize: tests/progs/zerosize/main.c tests/progs/zerosize/
 $(BUILD)/tests/progs/ptgen: tests/gen/ptgen.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror -o $@ $< -lipt
+	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror $(IPT_CFLAGS) -o $@ $< $(IPT_LIBS)
 # C++: overloads whose demangled names differ only in their parameters.
 $(BUILD)/tests/progs/cxx: tests/progs/cxx/main.cc
 	@mkdir -p $(dir $@)
@@ -186,7 +199,7 @@ $(BUILD)/tests/progs/ptplay: tests/kernel/play/ptplay.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) $(CFLAGS) $(shell pkg-config --cflags capstone) $(LDFLAGS) -o $@ $< \
-		$(shell pkg-config --libs capstone) -lipt
+		$(shell pkg-config --libs capstone) $(IPT_LIBS)
 
 TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
 	$(addprefix $(BUILD)/tests/progs/,ptgen trigtarget-nopie filtertarget-nopie filtertarget-static \
@@ -195,6 +208,9 @@ TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/
 
 deps:
 	@scripts/deps.sh
+ifneq ($(LIBIPT),system)
+	@scripts/libipt.sh $(IPT_DIR)
+endif
 
 # Criterion runs the tests of one binary in parallel; the integration tests drive the
 # built binary and the fixture PMUs under tests/fixtures.
@@ -276,13 +292,16 @@ test: deps
 
 install: $(BIN)
 	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/ptcollect
+ifneq ($(IPT_LIBDIR),)
+	install -D -m 0644 $(IPT_LIBDIR)/libipt.so.2 $(DESTDIR)$(PREFIX)/lib/ptcollect/libipt.so.2
+endif
 	for m in $(MANPAGES); do \
 		s=$${m##*.}; install -D -m 0644 $$m $(DESTDIR)$(MANDIR)/man$$s/$${m#man/}; done
 	install -D -m 0644 completions/ptcollect.bash $(DESTDIR)$(BASHCOMPDIR)/ptcollect
 	install -D -m 0644 completions/_ptcollect $(DESTDIR)$(ZSHCOMPDIR)/_ptcollect
 
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/ptcollect
+	rm -f $(DESTDIR)$(BINDIR)/ptcollect $(DESTDIR)$(PREFIX)/lib/ptcollect/libipt.so.2
 	for m in $(MANPAGES); do \
 		s=$${m##*.}; rm -f $(DESTDIR)$(MANDIR)/man$$s/$${m#man/}; done
 	rm -f $(DESTDIR)$(BASHCOMPDIR)/ptcollect $(DESTDIR)$(ZSHCOMPDIR)/_ptcollect

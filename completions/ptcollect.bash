@@ -138,6 +138,8 @@ _ptcollect()
 		-J|--jobs) COMPREPLY=($(compgen -W "$(seq 1 $(nproc --all))" -- "$cur")); return ;;
 		--mtc-freq|--nom-freq|--cpuid-0x15.eax|--cpuid-0x15.ebx|--chunk-size|--pevent:*)
 			return ;;
+		--filter:addr[0-3]_cfg) COMPREPLY=($(compgen -W "0 1 2" -- "$cur")); return ;;
+		--filter:*) return ;;
 		esac
 		if [[ $cur != -* ]]; then
 			_filedir -d
@@ -148,8 +150,12 @@ _ptcollect()
 			--pevent:sample-type --pevent:time-zero --pevent:time-shift --pevent:time-mult
 			--pevent:tsc-offset --pevent:kernel-start --pevent:sysroot --pevent:kcore
 			--pevent:vdso-x64 --pevent:vdso-x32 --pevent:vdso-ia32 --insn --branches --calls
-			--stats --timeline --json --att --time --offset --jobs --chunk-size --quiet
-			--help" -- "$cur"))
+			--stats --timeline --json --att --time --offset --event:ip --event:time
+			--event:tick --event:iflags --resync-on-error --insn:keep-tcal-on-ovf
+			--filter:addr0_cfg --filter:addr0_a --filter:addr0_b --filter:addr1_cfg
+			--filter:addr1_a --filter:addr1_b --filter:addr2_cfg --filter:addr2_a
+			--filter:addr2_b --filter:addr3_cfg --filter:addr3_a --filter:addr3_b
+			--jobs --chunk-size --quiet --help" -- "$cur"))
 		__ltrim_colon_completions "$cur"
 		;;
 	report)

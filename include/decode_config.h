@@ -66,6 +66,14 @@ struct decode_config {
 	bool att;		/* AT&T syntax */
 	bool show_time;		/* --insn: the TSC in front of each line (ptxed --time) */
 	bool show_offset;	/* --insn: the trace offset in front (ptxed --offset) */
+	/* ptxed's --event:* options: what event lines show, which events libipt reports. */
+	bool event_ip;		/* their IPs */
+	bool event_time;	/* their TSC in front, where they have one */
+	bool event_tick;	/* timing updates as "tick" events */
+	bool event_iflags;	/* Event Tracing's interrupt-flag changes (libipt >= 2.1) */
+	bool keep_tcal_on_ovf;	/* timing calibration kept over an overflow (libipt >= 2.1) */
+	bool resync_on_error;	/* resume after an error where libipt can (libipt >= 2.2) */
+	struct pt_conf_addr_filter addr_filter;	/* --filter:addrN_*: IA32_RTIT_CTL's */
 	unsigned jobs;
 	uint64_t chunk_size;	/* bytes per parallel chunk; 0: picked from the size and jobs */
 	uint64_t stall_limit;	/* instructions without reading trace: an error (0: 4M) */

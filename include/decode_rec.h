@@ -24,6 +24,19 @@ enum drec_kind {
 	DREC_END,		/* the stream ends at time */
 };
 
+/* What opened or closed a frame (CALL, RET; a RET below DREC_HOW_IRET is a return). */
+enum drec_how {
+	DREC_HOW_CALL,		/* a call instruction */
+	DREC_HOW_INTR,		/* an interrupt or exception: an asynchronous branch */
+	DREC_HOW_INT,		/* a software interrupt (int N) */
+	DREC_HOW_VMEXIT,	/* a VM exit (Event Trace says so) */
+	DREC_HOW_OFF,		/* an asynchronous disable: out of traced code (timeline only) */
+	DREC_HOW_RET,		/* RET: a return instruction */
+	DREC_HOW_IRET,		/* iret */
+	DREC_HOW_VMENTRY,	/* vmlaunch, vmresume */
+	DREC_HOW_ON,		/* tracing is back after DREC_HOW_OFF (timeline only) */
+};
+
 struct drec {
 	uint16_t len;		/* the whole record: header and both strings with their NULs */
 	uint8_t kind;
@@ -32,7 +45,7 @@ struct drec {
 	uint64_t from, to;
 	uint64_t time;		/* ns of perf time (or TSC-derived, see decode.h) */
 	uint16_t len1, len2;	/* string lengths without NUL */
-	uint32_t pad;
+	uint32_t how;		/* CALL, RET: enum drec_how */
 	/* char s1[len1 + 1], s2[len2 + 1] */
 };
 
@@ -45,6 +58,9 @@ static inline const char *drec_s2(const struct drec *r)
 {
 	return (const char *)(r + 1) + r->len1 + 1;
 }
+
+/* The word --calls shows for a frame's opening or closing: "call", "interrupt", "iret", ... */
+const char *decode_how_word(unsigned how);
 
 /* Append a record to @s (strings may be NULL: empty). */
 void drec_put(struct dsink *s, const struct drec *hdr, const char *s1, const char *s2);

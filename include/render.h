@@ -59,6 +59,7 @@ struct rrec {
 	bool has_time;
 	uint64_t time;			/* ns of perf time */
 	uint32_t pid, tid;		/* the thread sideband says runs (0 without) */
+	unsigned how;			/* CALL, RETURN: what opened or closed it (drec_how) */
 	uint32_t stream;		/* STREAM: its index; stream_name its name */
 	const char *stream_name;
 };
@@ -113,8 +114,24 @@ int render_open(struct dout *o, int fd, const struct renderer *rd,
 /* The closing (when @ok), everything to the file; frees @o. Returns dout's error. */
 int render_close(struct dout *o, const struct renderer *rd, bool ok);
 
-/* The event as ptxed prints it (without brackets); "" for one it does not name. */
-void render_event_text(const struct pt_event *ev, char *buf, size_t n);
+/* What ptxed's --event:* options add to an event's line. */
+enum render_event_flags {
+	RENDER_EV_IP = 1,	/* --event:ip: its IPs */
+};
+
+/*
+ * The event as ptxed (libipt 2.2) prints it, without brackets and the offset and time in
+ * front; "" for one it does not name.
+ */
+void render_event_text(const struct pt_event *ev, unsigned flags, char *buf, size_t n);
+
+/*
+ * The event as a JSON object (a json_t *, NULL for one ptxed does not name): "event" is
+ * libipt's name of its type (ptev_ without the prefix: "async_branch", "interrupt",
+ * "vmexit", ...), "text" ptxed's line, then its fields by name (addresses as "0x..."
+ * strings, numbers as numbers, flags true when set), and "tsc" where it has one.
+ */
+void *render_event_json(const struct pt_event *ev);
 
 /* A decoder record (decode_rec.h) of @rec's thread, time and addresses. */
 void render_drec(struct dsink *s, const struct rrec *rec, int drec_kind, const char *s1,

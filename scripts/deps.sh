@@ -38,7 +38,7 @@ find_missing() {
 	pkgs="make gcc g++ clang pkg-config libelf-dev libjansson-dev libcapstone-dev libipt-dev libbpf-dev
 libcriterion-dev bpftool linux-perf util-linux binutils elfutils file man-db
 qemu-system-x86 busybox-static cpio kmod libc6-dev xz-utils bash-completion zsh
-libclang-rt-14-dev llvm-14 $(kernel_headers)
+libclang-rt-14-dev llvm-14 yasm $(kernel_headers)
 ${PTC_DEPS_EXTRA:-}"
 	missing=""
 	for p in $pkgs; do

@@ -776,6 +776,46 @@ static void one_packet(struct walk *w, struct ptpkt *p)
 	emit(w, &l);
 }
 
+/*
+ * libipt 2.1 and later decode CFE and EVD, 2.2 and later TRIG, themselves:
+ * their fields go where this module's own decoding puts them, and the same
+ * code prints them.
+ */
+static void adopt_newer(struct ptpkt *p)
+{
+#if LIBIPT_VERSION >= 0x201
+	const __typeof__(p->pkt.payload) *q = &p->pkt.payload;
+
+	switch (p->pkt.type) {
+	case ppt_cfe:
+		p->kind = PTPKT_CFE;
+		p->x.cfe.type = (uint8_t)q->cfe.type;
+		p->x.cfe.vector = q->cfe.vector;
+		p->x.cfe.ip = q->cfe.ip;
+		break;
+	case ppt_evd:
+		p->kind = PTPKT_EVD;
+		p->x.evd.type = (uint8_t)q->evd.type;
+		p->x.evd.payload = q->evd.payload;
+		break;
+#if LIBIPT_VERSION >= 0x202
+	case ppt_trig:
+		p->kind = PTPKT_TRIG;
+		p->x.trig.trbv = q->trig.trbv;
+		p->x.trig.icnt = q->trig.icnt;
+		p->x.trig.ip = q->trig.ip;
+		p->x.trig.icntv = q->trig.icntv;
+		p->x.trig.mult = q->trig.mult;
+		break;
+#endif
+	default:
+		break;
+	}
+#else
+	(void)p;
+#endif
+}
+
 /* Packets until the end (0) or an error (negative, reported). */
 static int walk_packets(struct walk *w, struct pt_packet_decoder *d, const uint8_t *begin)
 {
@@ -795,6 +835,8 @@ static int walk_packets(struct walk *w, struct pt_packet_decoder *d, const uint8
 		p->offset = off;
 		p->raw = begin + off;
 		p->size = (uint8_t)ret;
+		if (p->kind == PTPKT_LIBIPT)
+			adopt_newer(p);
 		one_packet(w, p);
 		if (w->mapped)
 			map_drop_behind(begin, off, &w->dropped);

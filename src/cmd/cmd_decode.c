@@ -308,6 +308,15 @@ static int opt_path(char **dst, const char *opt, const char *arg, bool dir)
 	return *dst ? 0 : bad("out of memory");
 }
 
+#define FILTER_OPT(n)										\
+	CMD_OPT(0, "filter:addr" #n "_cfg", REQUIRED, "N", O_FILTER + 3 * (n),			\
+		"address range " #n ": 0 off, 1 trace in it,\n2 stop in it "			\
+		"(IA32_RTIT_CTL.ADDR" #n "_CFG)"),						\
+	CMD_OPT(0, "filter:addr" #n "_a", REQUIRED, "ADDR", O_FILTER + 3 * (n) + 1,		\
+		"address range " #n "'s first byte"),						\
+	CMD_OPT(0, "filter:addr" #n "_b", REQUIRED, "ADDR", O_FILTER + 3 * (n) + 2,		\
+		"address range " #n "'s last byte")
+
 static const struct cmd_option decode_options[] = {
 	CMD_OPT_TEXT("Modes (default --insn):"),
 	CMD_OPT(0, "insn", NONE, NULL, O_INSN, "address, bytes and disassembly of every "
@@ -322,6 +331,22 @@ static const struct cmd_option decode_options[] = {
 	CMD_OPT(0, "att", NONE, NULL, O_ATT, "AT&T syntax (default Intel)"),
 	CMD_OPT(0, "time", NONE, NULL, O_TIME, "the TSC in front (ptxed's)"),
 	CMD_OPT(0, "offset", NONE, NULL, O_OFFSET, "the trace offset in front (ptxed's)"),
+	CMD_OPT(0, "event:ip", NONE, NULL, O_EV_IP, "events with their IPs (ptxed's)"),
+	CMD_OPT(0, "event:time", NONE, NULL, O_EV_TIME, "events with their TSC in front "
+		"(ptxed's)"),
+	CMD_OPT(0, "event:tick", NONE, NULL, O_EV_TICK, "a 'tick' event at each timing "
+		"update\n(ptxed's)"),
+	CMD_OPT(0, "event:iflags", NONE, NULL, O_EV_IFLAGS, "Event Tracing's interrupt flag "
+		"changes\n(ptxed's; libipt 2.1 or newer)"),
+	CMD_OPT(0, "resync-on-error", NONE, NULL, O_RESYNC, "after an error, resume where "
+		"libipt can\ninstead of at the next PSB (ptxed's; libipt 2.2)"),
+	CMD_OPT_TEXT("\nlibipt's decoder (ptxed's):"),
+	CMD_OPT(0, "insn:keep-tcal-on-ovf", NONE, NULL, O_KEEP_TCAL, "keep the timing "
+		"calibration over\nan overflow (libipt 2.1 or newer)"),
+	FILTER_OPT(0),
+	FILTER_OPT(1),
+	FILTER_OPT(2),
+	FILTER_OPT(3),
 	DECODE_INPUT_OPTIONS,
 	CMD_OPT_HELP,
 	CMD_OPT_END,
@@ -448,6 +473,56 @@ static int timing_opt(struct opts *o, int c, const char *arg)
 	return 0;
 }
 
+/* An option this build's libipt is too old for. */
+__attribute__((unused))
+static int too_old(const char *opt, const char *version)
+{
+	return bad("%s: needs libipt %s or newer; this ptcollect is built with %d.%d (build with "
+		   "scripts/libipt.sh, see README)", opt, version, LIBIPT_VERSION_MAJOR,
+		   LIBIPT_VERSION_MINOR);
+}
+
+/* ptxed's --filter:addrN_cfg N, --filter:addrN_a ADDR, --filter:addrN_b ADDR. */
+static int filter_opt(struct opts *o, int which, const char *arg)
+{
+	struct pt_conf_addr_filter *f = &o->cfg.addr_filter;
+	unsigned n = (unsigned)which / 3;
+	char name[32];
+	uint64_t v;
+	int ret;
+
+	switch (which % 3) {
+	case 0:
+		snprintf(name, sizeof(name), "--filter:addr%u_cfg", n);
+		if (!parse_num(arg, UINT64_MAX, &v) || v > 2)
+			return bad("%s '%s': give 0 (the range is off), 1 (trace only in it) or 2 "
+				   "(stop tracing in it)", name, arg);
+		f->config.addr_cfg &= ~(0xfull << (4 * n));
+		f->config.addr_cfg |= v << (4 * n);
+		return 0;
+	case 1:
+		snprintf(name, sizeof(name), "--filter:addr%u_a", n);
+		break;
+	default:
+		snprintf(name, sizeof(name), "--filter:addr%u_b", n);
+		break;
+	}
+	ret = num_opt(name, arg, UINT64_MAX, &v);
+	if (ret)
+		return ret;
+	switch (which) {
+	case 1: f->addr0_a = v; break;
+	case 2: f->addr0_b = v; break;
+	case 4: f->addr1_a = v; break;
+	case 5: f->addr1_b = v; break;
+	case 7: f->addr2_a = v; break;
+	case 8: f->addr2_b = v; break;
+	case 10: f->addr3_a = v; break;
+	default: f->addr3_b = v; break;
+	}
+	return 0;
+}
+
 static int config_opt(struct opts *o, int c, const char *arg)
 {
 	uint64_t v;
@@ -470,7 +545,17 @@ static int config_opt(struct opts *o, int c, const char *arg)
 		o->cfg.jobs = (unsigned)v;
 		return ret;
 	case O_CHUNK: return parse_size("--chunk-size", arg, &o->cfg.chunk_size);
-	default: return pevent_opt(o, c, arg);
+	case O_KEEP_TCAL:
+#if LIBIPT_VERSION >= 0x201
+		o->cfg.keep_tcal_on_ovf = true;
+		return 0;
+#else
+		return too_old("--insn:keep-tcal-on-ovf", "2.1");
+#endif
+	default:
+		if (c >= O_FILTER && c < O_FILTER + 12)
+			return filter_opt(o, c - O_FILTER, arg);
+		return pevent_opt(o, c, arg);
 	}
 }
 
@@ -495,6 +580,23 @@ static int decode_option(void *opts, int c, char *arg)
 	case O_TIME: o->cfg.show_time = true; return 0;
 	case O_OFFSET: o->cfg.show_offset = true; return 0;
 	case O_SYMFS: return opt_path(&o->sysroot, "--sysroot", arg, true);
+	case O_EV_IP: o->cfg.event_ip = true; return 0;
+	case O_EV_TIME: o->cfg.event_time = true; return 0;
+	case O_EV_TICK: o->cfg.event_tick = true; return 0;
+	case O_EV_IFLAGS:
+#if LIBIPT_VERSION >= 0x201
+		o->cfg.event_iflags = true;
+		return 0;
+#else
+		return too_old("--event:iflags", "2.1");
+#endif
+	case O_RESYNC:
+#if LIBIPT_VERSION >= 0x202
+		o->cfg.resync_on_error = true;
+		return 0;
+#else
+		return too_old("--resync-on-error", "2.2");
+#endif
 	case 'q': msg_quiet = true; return 0;
 	default: break;
 	}

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "decode_chunk.h"
+#include "decode_rec.h"
 #include "decode_sb.h"
 #include "disasm.h"
 #include "fileio.h"
@@ -48,7 +49,7 @@ struct last {
 	int isid;
 	enum pt_insn_class iclass;
 	uint8_t size;
-	uint8_t b0, b1;		/* its first bytes: which far transfer it is */
+	uint8_t b[4];		/* its first bytes: which far transfer it is */
 };
 
 struct dec {
@@ -83,6 +84,21 @@ struct dec {
 	struct render *insn_rend;	/* the one that wants instructions (only one can) */
 	unsigned wants;		/* RREC_BIT()s */
 	unsigned flags;		/* RENDER_* */
+	/* What the next asynchronous branch is (Event Trace says it before): perf's word. */
+	const char *async_kind;
+	enum drec_how async_how;
+	/* An asynchronous disable opened a timeline frame that the next enable closes. */
+	bool off_open;
+	/*
+	 * The frame an asynchronous branch opens, until the next instruction names the
+	 * section of its target (the first instruction of the handler).
+	 */
+	struct {
+		bool valid;
+		enum drec_how how;
+		uint64_t from, to;
+		int from_isid;
+	} pend;
 };
 
 static uint64_t offset_now(const struct dec *x)
@@ -200,24 +216,91 @@ static bool taken(const struct last *in, uint64_t to)
 /* perf's name for the kind of a branch (its flags column). */
 static const char *branch_kind(const struct last *in)
 {
-	const uint8_t b[2] = { in->b0, in->b1 };
+	const uint8_t *b = in->b;
+	size_t n = in->size < sizeof(in->b) ? in->size : sizeof(in->b);
 
+	/* A REX prefix (iretq, sysretq: 48 cf, 48 0f 07) says nothing about which it is. */
+	if (n > 1 && (b[0] & 0xf0) == 0x40) {
+		b++;
+		n--;
+	}
 	switch (in->iclass) {
 	case ptic_call: return "call";
 	case ptic_return: return "return";
 	case ptic_jump: return "jmp";
 	case ptic_cond_jump: return "jcc";
 	case ptic_far_call:
-		if (in->size >= 2 && b[0] == 0x0f && (b[1] == 0x05 || b[1] == 0x34))
+		if (n >= 2 && b[0] == 0x0f && (b[1] == 0x05 || b[1] == 0x34))
 			return "syscall";
-		return b[0] == 0xcd || b[0] == 0xcc || b[0] == 0xce ? "int" : "far call";
+		return b[0] == 0xcd || b[0] == 0xcc || b[0] == 0xce || b[0] == 0xf1 ? "int" :
+		       "far call";
 	case ptic_far_return:
-		if (in->size >= 2 && b[0] == 0x0f && (b[1] == 0x07 || b[1] == 0x35))
+		if (n >= 2 && b[0] == 0x0f && (b[1] == 0x07 || b[1] == 0x35))
 			return "sysret";
+		/* vmlaunch, vmresume: libipt's far returns. */
+		if (n >= 3 && b[0] == 0x0f && b[1] == 0x01 && (b[2] == 0xc2 || b[2] == 0xc3))
+			return "vmentry";
 		return b[0] == 0xcf ? "iret" : "far return";
 	case ptic_far_jump: return "far jmp";
 	default: return "";
 	}
+}
+
+/* A frame the branch of perf's @kind opens or closes in --calls and --timeline. */
+static bool flow_how(enum pt_insn_class ic, const char *kind, enum rrec_kind *rk,
+		     enum drec_how *how)
+{
+	switch (ic) {
+	case ptic_call: *rk = RREC_CALL; *how = DREC_HOW_CALL; return true;
+	case ptic_return: *rk = RREC_RETURN; *how = DREC_HOW_RET; return true;
+	case ptic_far_call:
+		if (strcmp(kind, "int"))
+			return false;
+		*rk = RREC_CALL;
+		*how = DREC_HOW_INT;
+		return true;
+	case ptic_far_return:
+		if (!strcmp(kind, "iret")) {
+			*how = DREC_HOW_IRET;
+		} else if (!strcmp(kind, "vmentry")) {
+			*how = DREC_HOW_VMENTRY;
+		} else {
+			return false;
+		}
+		*rk = RREC_RETURN;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A CALL or RETURN record (a frame opens or closes) from -> to. */
+static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64_t from,
+		     int from_isid, uint64_t to, int to_isid)
+{
+	char from_name[512] = "", to_name[512] = "";
+	struct rrec r;
+
+	if (!(x->wants & (RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN))))
+		return;
+	if (x->flags & RENDER_NAMES) {
+		uint32_t pid = x->thread_known ? x->pid : UINT32_MAX;
+
+		if (from)
+			image_symbolize_pid(x->img, pid, from_isid, from, from_name,
+					    sizeof(from_name));
+		if (to)
+			image_symbolize_pid(x->img, pid, to_isid, to, to_name, sizeof(to_name));
+	}
+	if (x->flags & RENDER_TIME)
+		update_time(x);
+	rec_init(x, &r, rk);
+	r.how = how;
+	r.from = from;
+	r.to = to;
+	r.from_name = from_name;
+	r.to_name = to_name;
+	emit(x, &r);
 }
 
 static void branch(struct dec *x, uint64_t from, uint64_t to, const char *kind)
@@ -234,10 +317,23 @@ static void branch(struct dec *x, uint64_t from, uint64_t to, const char *kind)
 	emit(x, &r);
 }
 
+/* The pending interrupt frame, its target in section @to_isid (0: not known). */
+static void flush_pending(struct dec *x, int to_isid)
+{
+	if (!x->pend.valid)
+		return;
+	x->pend.valid = false;
+	flow_rec(x, RREC_CALL, x->pend.how, x->pend.from, x->pend.from_isid, x->pend.to,
+		 to_isid);
+}
+
 /* The successor of the last instruction is known: what was it, a branch taken, a call? */
 static void resolve_next(struct dec *x, uint64_t to, int to_isid)
 {
 	const struct last *p = &x->prev;
+	const char *kind;
+	enum rrec_kind rk;
+	enum drec_how how;
 
 	if (!x->have_prev)
 		return;
@@ -245,28 +341,10 @@ static void resolve_next(struct dec *x, uint64_t to, int to_isid)
 	if (!taken(p, to))
 		return;
 	x->c->stats.branches++;
-	branch(x, p->ip, to, branch_kind(p));
-	if ((p->iclass == ptic_call || p->iclass == ptic_return) &&
-	    (x->wants & (RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN)))) {
-		char from_name[512] = "", to_name[512] = "";
-		struct rrec r;
-
-		if (x->flags & RENDER_NAMES) {
-			uint32_t pid = x->thread_known ? x->pid : UINT32_MAX;
-
-			image_symbolize_pid(x->img, pid, p->isid, p->ip, from_name,
-					    sizeof(from_name));
-			image_symbolize_pid(x->img, pid, to_isid, to, to_name, sizeof(to_name));
-		}
-		if (x->flags & RENDER_TIME)
-			update_time(x);
-		rec_init(x, &r, p->iclass == ptic_call ? RREC_CALL : RREC_RETURN);
-		r.from = p->ip;
-		r.to = to;
-		r.from_name = from_name;
-		r.to_name = to_name;
-		emit(x, &r);
-	}
+	kind = branch_kind(p);
+	branch(x, p->ip, to, kind);
+	if (flow_how(p->iclass, kind, &rk, &how))
+		flow_rec(x, rk, how, p->ip, p->isid, to, to_isid);
 }
 
 /* Tracing stopped after the last instruction: perf's "tr end" row from it. */
@@ -391,6 +469,8 @@ static void on_insn(struct dec *x, const struct pt_insn *in, bool ok)
 {
 	if (!x->c->last && x->c->have_next_ip)
 		check_mark(x, in, ok);
+	if (x->pend.valid)
+		flush_pending(x, in->ip == x->pend.to ? in->isid : 0);
 	resolve_next(x, in->ip, in->isid);
 	count_insn(&x->c->stats, in);
 	if (x->insn_rend)
@@ -400,8 +480,7 @@ static void on_insn(struct dec *x, const struct pt_insn *in, bool ok)
 	x->prev.isid = in->isid;
 	x->prev.iclass = in->iclass;
 	x->prev.size = in->size;
-	x->prev.b0 = in->raw[0];
-	x->prev.b1 = in->raw[1];
+	memcpy(x->prev.b, in->raw, sizeof(x->prev.b));
 	x->have_prev = true;
 	maybe_flush(x);
 	progress(x);
@@ -426,9 +505,24 @@ static void branch_effects(struct dec *x, const struct pt_event *ev)
 {
 	switch (ev->type) {
 	case ptev_enabled:
+	case ptev_disabled:
+	case ptev_async_disabled:
+	case ptev_async_branch:
+	case ptev_overflow:
+		flush_pending(x, 0);
+		break;
+	default:
+		break;
+	}
+	switch (ev->type) {
+	case ptev_enabled:
 		drop_prev(x);
 		x->c->stats.enables++;
 		branch(x, 0, ev->variant.enabled.ip, "tr strt");
+		if (x->off_open) {
+			x->off_open = false;
+			flow_rec(x, RREC_RETURN, DREC_HOW_ON, 0, 0, ev->variant.enabled.ip, 0);
+		}
 		break;
 	case ptev_disabled:
 		x->c->stats.disables++;
@@ -439,13 +533,46 @@ static void branch_effects(struct dec *x, const struct pt_event *ev)
 		/* The instruction at "at" did not execute: it is where the last one went. */
 		resolve_next(x, ev->variant.async_disabled.at, 0);
 		branch(x, ev->variant.async_disabled.at, 0, "tr end async");
+		/* Out of traced code at an interrupt, exception or VM exit until it is back. */
+		if (!x->off_open) {
+			x->off_open = true;
+			flow_rec(x, RREC_CALL, DREC_HOW_OFF, ev->variant.async_disabled.at,
+				 x->prev.isid, 0, 0);
+		}
 		break;
 	case ptev_async_branch:
 		resolve_next(x, ev->variant.async_branch.from, 0);
 		x->c->stats.branches++;
 		branch(x, ev->variant.async_branch.from,
-			   ev->ip_suppressed ? 0 : ev->variant.async_branch.to, "interrupt");
+		       ev->ip_suppressed ? 0 : ev->variant.async_branch.to,
+		       x->async_kind ? x->async_kind : "hw int");
+		if (!ev->ip_suppressed) {
+			x->pend.valid = true;
+			x->pend.how = x->async_kind ? x->async_how : DREC_HOW_INTR;
+			x->pend.from = ev->variant.async_branch.from;
+			/* The interrupted code: where the last instruction was. */
+			x->pend.from_isid = x->prev.isid;
+			x->pend.to = ev->variant.async_branch.to;
+		}
+		x->async_kind = NULL;
 		break;
+#if LIBIPT_VERSION >= 0x201
+	/* Event Trace says what the asynchronous branch that follows is. */
+	case ptev_interrupt:
+		x->async_kind = "hw int";
+		x->async_how = DREC_HOW_INTR;
+		break;
+	case ptev_vmexit:
+		x->async_kind = "vmexit";
+		x->async_how = DREC_HOW_VMEXIT;
+		break;
+#endif
+#if LIBIPT_VERSION >= 0x202
+	case ptev_swintr:
+		x->async_kind = "int";
+		x->async_how = DREC_HOW_INT;
+		break;
+#endif
 	case ptev_overflow:
 		drop_prev(x);
 		x->c->stats.overflows++;
@@ -567,6 +694,7 @@ static void error_at(struct dec *x, const char *msg, uint64_t ip)
 	uint64_t off = file_offset(x, offset_now(x));
 	struct rrec r;
 
+	flush_pending(x, 0);
 	drop_prev(x);
 	x->c->stats.errors++;
 	add_diag(x, DECODE_DIAG_ERROR, x->cfg->streams[x->c->stream].name, off, true, ip, msg);
@@ -636,7 +764,7 @@ static int drain_events(struct dec *x, int status)
 }
 
 /* From a sync point until the end or an error. Returns -pte_eos at the end. */
-static int flow(struct dec *x, int status)
+static int flow_once(struct dec *x, int status, struct pt_insn *inp)
 {
 	struct pt_insn in;
 
@@ -674,13 +802,78 @@ static int flow(struct dec *x, int status)
 				 "reading trace: a jump to itself?", x->stall_insns);
 			error_at(x, msg, in.ip);
 			x->stall_insns = 0;
+			*inp = in;
 			return -pte_internal;
 		}
 	}
+	*inp = in;
 	if (status == -pte_eos)
 		return status;
 	on_error(x, "error", status, &in);
 	return status;
+}
+
+#if LIBIPT_VERSION >= 0x202
+/*
+ * --resync-on-error: libipt 2.2's pt_insn_resync() instead of a search for the next PSB,
+ * as ptxed does it: events it meets on the way are reported, and "[disabled]" where it
+ * resumes with tracing off.
+ */
+static int resync(struct dec *x)
+{
+	int status;
+
+	for (;;) {
+		struct pt_event ev;
+
+		note_offset(x);
+		status = pt_insn_resync(x->d);
+		if (status >= 0)
+			break;
+		if (status != -pte_event_ignored)
+			return status;
+		status = pt_insn_event(x->d, &ev, sizeof(ev));
+		if (status < 0)
+			return status;
+		on_event(x, &ev);
+	}
+	if ((status & pts_ip_suppressed) && wants(x, RREC_EVENT)) {
+		struct pt_event ev;
+		struct rrec r;
+
+		memset(&ev, 0, sizeof(ev));
+		ev.type = ptev_disabled;
+		ev.ip_suppressed = 1;
+		rec_init(x, &r, RREC_EVENT);
+		r.event = &ev;
+		r.offset = file_offset(x, x->at);
+		emit(x, &r);
+	}
+	return status;
+}
+#endif
+
+static int flow(struct dec *x, int status)
+{
+	struct pt_insn in;
+
+	memset(&in, 0, sizeof(in));
+	in.iclass = ptic_error;
+	for (;;) {
+		status = flow_once(x, status, &in);
+#if LIBIPT_VERSION >= 0x202
+		if (status == -pte_eos || !x->cfg->resync_on_error)
+			return status;
+		status = resync(x);
+		if (status < 0) {
+			if (status != -pte_eos)
+				on_error(x, "resync error", status, &in);
+			return status;
+		}
+#else
+		return status;
+#endif
+	}
 }
 
 /* A search for the next PSB over a mapped trace goes in steps of this many bytes. */
@@ -748,6 +941,7 @@ static void run(struct dec *x)
 		if (flow(x, status) == -pte_eos)
 			break;
 	}
+	flush_pending(x, 0);
 }
 
 /* ---- setup ---- */
@@ -793,6 +987,12 @@ static void setup_config(const struct dec *x, struct pt_config *pc)
 	pc->nom_freq = cfg->nom_freq;
 	pc->cpuid_0x15_eax = cfg->cpuid_0x15_eax;
 	pc->cpuid_0x15_ebx = cfg->cpuid_0x15_ebx;
+	pc->addr_filter = cfg->addr_filter;
+	pc->flags.variant.insn.enable_tick_events = cfg->event_tick;
+#if LIBIPT_VERSION >= 0x201
+	pc->flags.variant.insn.enable_iflags_events = cfg->event_iflags;
+	pc->flags.variant.insn.keep_tcal_on_ovf = cfg->keep_tcal_on_ovf;
+#endif
 	/* A CPU libipt does not know has no errata to work around (ptxed goes on too). */
 	if (cfg->cpu.vendor && pt_cpu_errata(&pc->errata, &pc->cpu) < 0)
 		memset(&pc->errata, 0, sizeof(pc->errata));

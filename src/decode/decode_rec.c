@@ -61,3 +61,19 @@ void decode_calls_filter(struct dout *o, const uint8_t *data, size_t len)
 {
 	drec_each(o, data, len, calls_one);
 }
+
+const char *decode_how_word(unsigned how)
+{
+	switch (how) {
+	case DREC_HOW_CALL: return "call";
+	case DREC_HOW_INTR: return "interrupt";
+	case DREC_HOW_INT: return "int";
+	case DREC_HOW_VMEXIT: return "vmexit";
+	case DREC_HOW_OFF: return "trace off";
+	case DREC_HOW_RET: return "ret";
+	case DREC_HOW_IRET: return "iret";
+	case DREC_HOW_VMENTRY: return "vmentry";
+	case DREC_HOW_ON: return "trace on";
+	default: return "?";
+	}
+}

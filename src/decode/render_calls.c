@@ -15,7 +15,7 @@
 /* In the chunk: records for the merge; events and errors as the lines --insn has. */
 void render_calls_put(struct render *r, const struct rrec *rec)
 {
-	char text[160], line[320];
+	char text[320], line[400];
 
 	switch (rec->kind) {
 	case RREC_STREAM: {
@@ -26,11 +26,15 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 	}
 	case RREC_CALL:
 	case RREC_RETURN:
+		/* Out of traced code and back: the [disabled] and [resumed] lines say so. */
+		if (rec->how == DREC_HOW_OFF || rec->how == DREC_HOW_ON)
+			return;
 		render_drec(r->sink, rec, rec->kind == RREC_CALL ? DREC_CALL : DREC_RET,
 			    rec->from_name, rec->to_name);
 		return;
 	case RREC_EVENT:
-		render_event_text(rec->event, text, sizeof(text));
+		render_event_text(rec->event, r->cfg->event_ip ? RENDER_EV_IP : 0, text,
+				  sizeof(text));
 		if (!text[0])
 			return;
 		snprintf(line, sizeof(line), "[%s]", text);
@@ -84,12 +88,13 @@ static void text_line(struct dout *o, struct calls_state *st, const struct drec 
 		dout_write(o, line, (size_t)(n > 0 ? n : 0));
 		return;
 	case DREC_CALL:
-		n = snprintf(line, sizeof(line), "call %s (0x%" PRIx64 ") from %s\n", s2,
-			     r->to, s1);
+		n = snprintf(line, sizeof(line), "%s %s (0x%" PRIx64 ") from %s\n",
+			     decode_how_word(r->how), s2, r->to, s1);
 		break;
 	case DREC_RET:
-		n = snprintf(line, sizeof(line), "ret  to %s (0x%" PRIx64 ") from %s\n",
-			     s2, r->to, s1);
+		n = snprintf(line, sizeof(line), "%s to %s (0x%" PRIx64 ") from %s\n",
+			     r->how < DREC_HOW_IRET ? "ret " : decode_how_word(r->how), s2, r->to,
+			     s1);
 		break;
 	case DREC_MARK:
 		n = snprintf(line, sizeof(line), "%s\n", s1);

@@ -66,20 +66,23 @@ static void insn_line(struct render *r, const struct pt_insn *in, uint64_t offse
 
 static void put(struct render *r, const struct rrec *rec)
 {
-	char text[160], line[400], off[20] = "";
+	char text[320], line[400], off[20] = "", tsc[20] = "";
 
 	switch (rec->kind) {
 	case RREC_STREAM:
 		render_stream_header(r, rec);
 		return;
 	case RREC_EVENT:
-		render_event_text(rec->event, text, sizeof(text));
+		render_event_text(rec->event, r->cfg->event_ip ? RENDER_EV_IP : 0, text,
+				  sizeof(text));
 		if (!text[0])
 			return;
-		/* ptxed puts the offset in front of events too. */
+		/* ptxed puts the offset in front of events too, and with --event:time the TSC. */
 		if (r->cfg->show_offset)
 			snprintf(off, sizeof(off), "%016" PRIx64 "  ", rec->offset);
-		snprintf(line, sizeof(line), "[%s%s]\n", off, text);
+		if (r->cfg->event_time && rec->event->has_tsc)
+			snprintf(tsc, sizeof(tsc), "%016" PRIx64 "  ", rec->event->tsc);
+		snprintf(line, sizeof(line), "[%s%s%s]\n", off, tsc, text);
 		break;
 	case RREC_EOT:
 		snprintf(line, sizeof(line), "[end of trace]\n");

@@ -73,24 +73,7 @@ static void insn_line(struct render *r, const struct pt_insn *in, uint64_t offse
 
 static void event_line(struct render *r, const struct pt_event *ev)
 {
-	json_t *o;
-	char name[64], text[160];
-	size_t i;
-
-	render_event_text(ev, text, sizeof(text));
-	if (!text[0])
-		return;
-	o = json_object();
-	/* The event's name: ptxed's words up to a comma or colon. */
-	for (i = 0; text[i] && text[i] != ',' && text[i] != ':' && i < sizeof(name) - 1; i++)
-		name[i] = text[i];
-	name[i] = '\0';
-	json_object_set_new(o, "event", json_string(name));
-	if (strcmp(name, text))
-		json_object_set_new(o, "detail", json_string(text));
-	if (ev->has_tsc)
-		json_object_set_new(o, "tsc", json_integer((json_int_t)ev->tsc));
-	render_json_line(r->sink, o);
+	render_json_line(r->sink, render_event_json(ev));
 }
 
 static void insn_put(struct render *r, const struct rrec *rec)
@@ -167,8 +150,10 @@ static void json_line(struct dout *o, struct calls_state *st, const struct drec 
 		break;
 	case DREC_CALL:
 	case DREC_RET:
-		json_object_set_new(j, "type", json_string(r->kind == DREC_CALL ? "call" :
-							   "return"));
+		/* "call", "return", or what else opened or closed the frame ("interrupt"). */
+		json_object_set_new(j, "type", json_string(r->kind == DREC_RET &&
+							   r->how < DREC_HOW_IRET ? "return" :
+							   decode_how_word(r->how)));
 		json_object_set_new(j, "depth", json_integer((json_int_t)st->depth));
 		snprintf(hex, sizeof(hex), "0x%" PRIx64, r->from);
 		json_object_set_new(j, "from", json_string(hex));

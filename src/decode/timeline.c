@@ -124,7 +124,23 @@ static void one(struct dout *o, const struct drec *r)
 		when(st, r);
 		end_gap(o, st);
 		ev = event(st, "B", st->last);
-		json_object_set_new(ev, "name", utf8_json_string(drec_s1(r)));
+		if (r->how == DREC_HOW_CALL) {
+			json_object_set_new(ev, "name", utf8_json_string(drec_s1(r)));
+		} else {
+			/* An interrupt, a VM exit, untraced time: a frame of its own, named so. */
+			char name[1200];
+
+			if (drec_s1(r)[0])
+				snprintf(name, sizeof(name), "%s: %s", decode_how_word(r->how),
+					 drec_s1(r));
+			else
+				snprintf(name, sizeof(name), "%s", r->how == DREC_HOW_OFF ?
+					 "trace off (interrupt, exception or VM exit)" :
+					 decode_how_word(r->how));
+			json_object_set_new(ev, "name", utf8_json_string(name));
+			json_object_set_new(ev, "cat", json_string(r->how == DREC_HOW_VMEXIT ?
+								    "vm" : "interrupt"));
+		}
 		emit(o, st, ev);
 		st->depth++;
 		break;

@@ -845,6 +845,25 @@ Test(decode, bad_inputs_are_refused_by_name)
 		"--chunk-size 'lots'");
 	refused((const char *[]){ "--pt", pt, "--timeline", "/nonexistent/dir/t.json", NULL },
 		"--timeline '/nonexistent/dir/t.json'");
+	/* ptxed's --filter:* options. */
+	refused((const char *[]){ "--pt", pt, "--filter:addr0_cfg", "3", NULL },
+		"--filter:addr0_cfg '3': give 0 (the range is off), 1 (trace only in it) or 2");
+	refused((const char *[]){ "--pt", pt, "--filter:addr3_cfg", "one", NULL },
+		"--filter:addr3_cfg 'one'");
+	refused((const char *[]){ "--pt", pt, "--filter:addr1_a", "0x1g", NULL },
+		"--filter:addr1_a '0x1g': not a number");
+	refused((const char *[]){ "--pt", pt, "--filter:addr2_b", "-1", NULL },
+		"--filter:addr2_b '-1': not a number");
+	refused((const char *[]){ "--pt", pt, "--filter:addr0_cfg", NULL }, "needs a value");
+	refused((const char *[]){ "--pt", pt, "--event:tick=1", NULL },
+		"option '--event:tick' takes no value");
+	refused((const char *[]){ dir, "--filter:addr0_cfg", "1", NULL },
+		"--filter:addr0_cfg: ");
+#if LIBIPT_VERSION < 0x202
+	/* Built with an older libipt (LIBIPT=system, Debian 12's 2.0.5). */
+	refused((const char *[]){ "--pt", pt, "--resync-on-error", NULL },
+		"--resync-on-error: needs libipt 2.2 or newer");
+#endif
 	refused((const char *[]){ "--pt", pt, "--frob", NULL }, "unknown option '--frob'");
 	refused((const char *[]){ "--pt", pt, "--elf", NULL }, "needs a value");
 	refused((const char *[]){ "--pt", pt, "--insn=3", NULL }, "option '--insn' takes no value");
@@ -865,6 +884,235 @@ Test(decode, bad_inputs_are_refused_by_name)
 		run_free(&r);
 	}
 	cleanup(dir);
+}
+
+/*
+ * The decode half of libipt's own suite (tests/libipt/decode): every .ptt that expects ptxed
+ * output, decoded by ptcollect and held against the .exp; the listed exceptions aside.
+ */
+Test(decode, libipt_suite_decode_half_passes, .timeout = 300)
+{
+	char *pttc = own(run_oracle("pttc")), *ptts = shared("libipt-tests");
+	char *runner = own(run_srcpath("tests/libipt/decode"));
+	char env1[4200], env2[4200], env3[4200];
+	char *env[] = { env1, env2, env3, NULL };
+	struct run_result r;
+	const char *last;
+
+#if LIBIPT_VERSION < 0x202
+	cr_skip_test("built with libipt %d.%d: the suite's expectations are libipt 2.2's (Event "
+		     "Trace, TRIG, resync)", LIBIPT_VERSION_MAJOR, LIBIPT_VERSION_MINOR);
+#endif
+	if (system("command -v yasm >/dev/null 2>&1")) {
+		cr_assert(!getenv("PTCOLLECT_REQUIRE_SHARED") ||
+			  strcmp(getenv("PTCOLLECT_REQUIRE_SHARED"), "1"),
+			  "pttc needs yasm: apt-get install yasm (scripts/deps.sh)");
+		cr_skip_test("pttc needs yasm: apt-get install yasm");
+	}
+	snprintf(env1, sizeof(env1), "PTCOLLECT=%s", run_bin());
+	snprintf(env2, sizeof(env2), "ORACLE=%.*s", (int)(strlen(pttc) - strlen("/pttc")), pttc);
+	snprintf(env3, sizeof(env3), "PTT_DIR=%s", ptts);
+	cr_assert_eq(run_argv((char *[]){ runner, NULL }, env, &r), 0);
+	last = strstr(r.out, "libipt decode: ");
+	cr_assert(last, "%s\n%s", r.out, r.err);
+	cr_expect_eq(r.status, 0, "%s\n%s", r.out, r.err);
+	cr_expect(strstr(last, " 0 failed"), "%s", last);
+	/* 440 runs: 242 files, one run per `; cpu` line; most pass. */
+	cr_expect(atoi(last + strlen("libipt decode: ")) >= 400, "%s", last);
+	run_free(&r);
+}
+
+/* pttc (with yasm) makes NAME.pt and NAME.bin of @ptt in a new folder, returned. */
+static char *pttc_make(const char *name, const char *ptt)
+{
+	char *pttc = own(run_oracle("pttc")), *dir = strdup("/tmp/ptc-decode-pttc.XXXXXX");
+	char *path;
+	struct run_result r;
+	FILE *f;
+
+	if (system("command -v yasm >/dev/null 2>&1"))
+		cr_skip_test("pttc needs yasm: apt-get install yasm");
+	cr_assert(dir && mkdtemp(dir));
+	path = path_in(dir, name);
+	f = fopen(path, "w");
+	cr_assert(f);
+	fputs(ptt, f);
+	fclose(f);
+	cr_assert_eq(run_argv((char *[]){ "sh", "-c", "cd \"$1\" && \"$2\" \"$3\"", "sh", dir, pttc,
+				(char *)name, NULL }, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "pttc: %s", r.err);
+	run_free(&r);
+	return dir;
+}
+
+/*
+ * An interrupt, its iretq, a syscall and its sysretq, then an interrupt out of traced code
+ * (no Event Trace): perf's words in --branches, frames in --calls and the timeline.
+ */
+static const char interrupts_ptt[] =
+	"org 0x100000\n"
+	"bits 64\n"
+	"; @pt p0: psb()\n"
+	"; @pt p1: fup(3: %l0)\n"
+	"; @pt p2: mode.exec(64bit)\n"
+	"; @pt p3: psbend()\n"
+	"; @pt p4: fup(1: %l1)\n"	/* the interrupt, before l1 */
+	"; @pt p5: tip(3: %l5)\n"
+	"; @pt p6: tip(3: %l1)\n"	/* its iretq */
+	"; @pt p7: tip(3: %l6)\n"	/* the syscall */
+	"; @pt p8: tip(3: %l3)\n"	/* its sysretq */
+	"; @pt p9: fup(1: %l4)\n"	/* an interrupt out of traced code */
+	"; @pt p10: tip.pgd(0: %l4)\n"
+	"l0: nop\n"
+	"l1: nop\n"
+	"l2: syscall\n"
+	"l3: nop\n"
+	"l4: hlt\n"
+	"l5: db 0x48, 0xcf\n"		/* iretq */
+	"l6: db 0x48, 0x0f, 0x07\n";	/* sysretq */
+
+Test(decode, interrupts_are_branches_frames_and_timeline_slices)
+{
+	char *dir = pttc_make("intr.ptt", interrupts_ptt);
+	char *pt = path_in(dir, "intr.pt"), *raw = path_in(dir, "intr.bin:0x100000");
+	char *tl = path_in(dir, "t.json");
+	struct args a = { .n = 0 };
+	struct run_result r;
+	json_t *doc, *evs;
+	const char *want_b[] = { "hw int", "iret", "syscall", "sysret", "tr end async" };
+	size_t i, n = 0, slices = 0;
+	const char *l;
+
+	addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--branches", "--json", NULL });
+	decode(&a, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	for (l = r.out; *l; l = strchr(l, '\n') + 1, n++) {
+		json_t *o = json_loadb(l, (size_t)(strchr(l, '\n') - l), 0, NULL);
+
+		cr_assert(o && n < 5, "%s", r.out);
+		cr_expect_str_eq(json_string_value(json_object_get(o, "type")), want_b[n], "%s",
+				 r.out);
+		json_decref(o);
+	}
+	cr_expect_eq(n, 5, "%s", r.out);
+	cr_expect(strstr(r.out, "{\"from\":\"0x100001\",\"to\":\"0x100006\",\"type\":\"hw int\"}"),
+		  "%s", r.out);
+	cr_expect(strstr(r.out, "{\"from\":\"0x100008\",\"to\":\"0x100004\",\"type\":\"sysret\"}"),
+		  "%s", r.out);
+	run_free(&r);
+
+	a.n = 0;
+	addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--calls", NULL });
+	decode(&a, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect_str_eq(r.out,
+		"[interrupt]\n"
+		"interrupt intr.bin+0x6 (0x100006) from intr.bin+0x1\n"
+		"iret to intr.bin+0x1 (0x100001) from intr.bin+0x6\n"
+		"[disabled]\n", "%s", r.out);
+	run_free(&r);
+
+	a.n = 0;
+	addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--timeline", tl, NULL });
+	decode(&a, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	doc = json_load_file(tl, 0, NULL);
+	cr_assert(doc);
+	evs = json_object_get(doc, "traceEvents");
+	for (i = 0; i < json_array_size(evs); i++) {
+		json_t *ev = json_array_get(evs, i);
+		const char *ph = json_string_value(json_object_get(ev, "ph"));
+		const char *name = json_string_value(json_object_get(ev, "name"));
+
+		if (strcmp(ph, "B"))
+			continue;
+		cr_expect_str_eq(json_string_value(json_object_get(ev, "cat")), "interrupt");
+		cr_expect_str_eq(name, slices ? "trace off (interrupt, exception or VM exit)" :
+				 "interrupt: intr.bin+0x6");
+		slices++;
+	}
+	cr_expect_eq(slices, 2);
+	json_decref(doc);
+	cleanup(dir);
+}
+
+/* Event Trace (libipt 2.1 and newer): what each transfer is, from libipt's own test. */
+Test(decode, event_trace_says_what_interrupts_and_vm_exits_are)
+{
+#if LIBIPT_VERSION >= 0x202
+	static const char *const names[] = { "ptet-int-iret", "ptet-vmexit-vmentry" };
+	static const char *const want[][2] = {
+		{ "{\"from\":\"0x100001\",\"to\":\"0x100008\",\"type\":\"hw int\"}",
+		  "{\"from\":\"0x100004\",\"to\":\"0x10000a\",\"type\":\"int\"}" },
+		{ "{\"from\":\"0x100001\",\"to\":\"0x100008\",\"type\":\"vmexit\"}",
+		  "{\"from\":\"0x100008\",\"to\":\"0x100001\",\"type\":\"vmentry\"}" },
+	};
+	static const char *const calls[] = {
+		"[interrupt 14, cr2: 0000000000f00baa]\n"
+		"[interrupt]\n"
+		"interrupt ptet-int-iret.bin+0x8 (0x100008) from ptet-int-iret.bin+0x1\n"
+		"  [iret]\n"
+		"iret to ptet-int-iret.bin+0x1 (0x100001) from ptet-int-iret.bin+0x8\n"
+		"[swintr 128]\n"
+		"[interrupt]\n"
+		"int ptet-int-iret.bin+0xa (0x10000a) from ptet-int-iret.bin+0x4\n"
+		"  [iret]\n"
+		"iret to ptet-int-iret.bin+0x6 (0x100006) from ptet-int-iret.bin+0xa\n"
+		"[disabled]\n",
+		"[vmexit, intr: 14, vmxr: 0000000000000000, vmxq: 0000000000f00baa]\n"
+		"[interrupt]\n"
+		"[paging, cr3: 0000000000000f00]\n"
+		"vmexit ptet-vmexit-vmentry.bin+0x8 (0x100008) from ptet-vmexit-vmentry.bin+0x1\n"
+		"  [vmentry]\n"
+		"  [paging, cr3: 0000000000000b00, nr]\n"
+		"vmentry to ptet-vmexit-vmentry.bin+0x1 (0x100001) from "
+		"ptet-vmexit-vmentry.bin+0x8\n",
+	};
+
+	for (size_t k = 0; k < 2; k++) {
+		char *src = shared("libipt-tests"), file[4200], *text, *dir, *pt, *raw;
+		struct args a = { .n = 0 };
+		struct run_result r;
+
+		snprintf(file, sizeof(file), "%s/%s.ptt", src, names[k]);
+		text = own(slurp(file));
+		snprintf(file, sizeof(file), "%s.ptt", names[k]);
+		dir = pttc_make(file, text);
+		snprintf(file, sizeof(file), "%s.pt", names[k]);
+		pt = path_in(dir, file);
+		snprintf(file, sizeof(file), "%s.bin:0x100000", names[k]);
+		raw = path_in(dir, file);
+		addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--branches", "--json", NULL });
+		decode(&a, &r);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		cr_expect(strstr(r.out, want[k][0]), "%s", r.out);
+		cr_expect(strstr(r.out, want[k][1]), "%s", r.out);
+		run_free(&r);
+		a.n = 0;
+		addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--calls", NULL });
+		decode(&a, &r);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		cr_expect(!strncmp(r.out, calls[k], strlen(calls[k])), "%s", r.out);
+		run_free(&r);
+		a.n = 0;
+		addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--insn", "--json", NULL });
+		decode(&a, &r);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		cr_expect(strstr(r.out, k ? "{\"event\":\"vmexit\",\"text\":\"vmexit, intr: 14, "
+				 "vmxr: 0000000000000000, vmxq: 0000000000f00baa\",\"vector\":14,"
+				 "\"vmxr\":\"0x0\",\"vmxq\":\"0xf00baa\",\"ip\":\"0x100001\"}" :
+				 "{\"event\":\"interrupt\",\"text\":\"interrupt 14, cr2: "
+				 "0000000000f00baa\",\"vector\":14,\"cr2\":\"0xf00baa\""), "%s", r.out);
+		cr_expect(strstr(r.out, "{\"event\":\"async_branch\",\"text\":\"interrupt\","
+				 "\"from\":\"0x100001\",\"to\":\"0x100008\"}"), "%s", r.out);
+		run_free(&r);
+		cleanup(dir);
+	}
+#else
+	cr_skip_test("libipt %d.%d has no Event Trace events", LIBIPT_VERSION_MAJOR,
+		     LIBIPT_VERSION_MINOR);
+#endif
 }
 
 Test(decode, help_names_every_mode)

@@ -74,12 +74,12 @@ static bool man_options(const char *page, struct names *s)
 			size_t n = 0;
 
 			p += 4;
-			/* A name is letters, digits, '.', ':' and "\-". */
+			/* A name is letters, digits, '.', ':', '_' and "\-". */
 			while (n < sizeof(name) - 1) {
 				if (!strncmp(p, "\\-", 2)) {
 					name[n++] = '-';
 					p += 2;
-				} else if (strchr("abcdefghijklmnopqrstuvwxyz0123456789.:", *p) &&
+				} else if (strchr("abcdefghijklmnopqrstuvwxyz0123456789.:_", *p) &&
 					   *p) {
 					name[n++] = *p++;
 				} else {
