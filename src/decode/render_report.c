@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode_rec.h"
 #include "printable.h"
 #include "render.h"
 #include "render_report.h"
@@ -97,6 +98,14 @@ static void put(struct render *r, const struct rrec *rec)
 	char f1[NAME_LEN + 1], f2[NAME_LEN + 1];
 	const struct pt_event *ev;
 
+	/*
+	 * Only call and return instructions open and close a function's call:
+	 * interrupts, VM exits and tracing switched off come as events, which
+	 * take their time out of the function (below).
+	 */
+	if ((rec->kind == RREC_CALL && rec->how != DREC_HOW_CALL) ||
+	    (rec->kind == RREC_RETURN && rec->how != DREC_HOW_RET))
+		return;
 	switch (rec->kind) {
 	case RREC_STREAM:
 		put_rec(r->sink, rec, P_STREAM, rec->stream, 0, rec->stream_name, NULL);

@@ -1007,8 +1007,8 @@ Test(decode, interrupts_are_branches_frames_and_timeline_slices)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_expect_str_eq(r.out,
 		"[interrupt]\n"
-		"interrupt intr.bin+0x6 (0x100006) from intr.bin+0x1\n"
-		"iret to intr.bin+0x1 (0x100001) from intr.bin+0x6\n"
+		"interrupt [unknown] (intr.bin+0x6) (0x100006) from [unknown] (intr.bin+0x1)\n"
+		"iret to [unknown] (intr.bin+0x1) (0x100001) from [unknown] (intr.bin+0x6)\n"
 		"[disabled]\n", "%s", r.out);
 	run_free(&r);
 
@@ -1029,7 +1029,7 @@ Test(decode, interrupts_are_branches_frames_and_timeline_slices)
 			continue;
 		cr_expect_str_eq(json_string_value(json_object_get(ev, "cat")), "interrupt");
 		cr_expect_str_eq(name, slices ? "trace off (interrupt, exception or VM exit)" :
-				 "interrupt: intr.bin+0x6");
+				 "interrupt: [unknown] (intr.bin+0x6)");
 		slices++;
 	}
 	cr_expect_eq(slices, 2);
