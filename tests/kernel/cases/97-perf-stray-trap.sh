@@ -5,6 +5,7 @@
 # waits for its go (blocked in read()) and more while its thread makes the calls: it lives,
 # exits 0, every call is a fire and ptcollect's warning counts each trap kept from it. The same
 # traps kill a plain trigtarget and perf record -e mem:ADDR:x's workload (exit 133, SIGTRAP).
+# The same with record -p on a running trigtarget: its threads are ptcollect's tracees.
 . /lib.sh
 trap '' PIPE	# the go byte to a program the trap killed fails, and does not kill the case
 TRAPS=5
@@ -98,6 +99,34 @@ if [ "$kept" = $((before + during)) ]; then
 else
 	fail stray_trap_guard_counts "ptcollect says ${kept:-no} trap(s) kept, $((before + during)) sent"
 	cat g.err
+fi
+
+# -p: a running trigtarget, every thread seized by ptcollect before the breakpoint is armed
+start pt /trigtarget $CALLS
+/ptcollect record -o pg --ready pg.ready -p "$pid" --trigger breakpoint:/trigtarget:trig_hit=mark \
+	>/dev/null 2>pg.err &
+rec=$!
+_t=0
+while [ ! -e pg.ready ] && [ $_t -lt 600 ] && kill -0 $rec 2>/dev/null; do
+	sleep 0.05
+	_t=$((_t + 1))
+done
+inject "$pid" $TRAPS
+before=$sent
+release
+finish pt
+wait $rec
+prc=$?
+rc=$(cat pt.rc)
+fires=$(grep -c '"trigger": 0,' pg/manifest.json 2>/dev/null)
+kept=$(grep -o "the kernel sent process $pid [0-9]* debug trap" pg.err | awk '{ print $6 }')
+echo "ptcollect -p: $before traps; target exit $rc, record exit $prc, $fires fires, kept ${kept:-0}"
+if [ "$rc" = 0 ] && [ "$prc" = 0 ] && [ "$before" = $TRAPS ] && [ "$fires" = $CALLS ] &&
+	[ "$kept" = $TRAPS ]; then
+	pass pid_stray_trap_guard_survives
+else
+	fail pid_stray_trap_guard_survives "target exit $rc, record exit $prc, $before of $TRAPS traps sent, $fires of $CALLS fires, ${kept:-no} kept"
+	cat pg.err
 fi
 
 # a plain program, no tracer: the first trap kills it
