@@ -112,11 +112,16 @@ static void rec_wait_ready(struct rec *r)
 		  r->err);
 }
 
+static bool file_has(const char *path, const char *word);
+
+/* record's exit status; a sanitizer report on its stderr fails the test. */
 static int rec_wait(struct rec *r)
 {
 	int st;
 
 	cr_assert_eq(waitpid(r->pid, &st, 0), r->pid);
+	cr_expect(!file_has(r->err, "runtime error") && !file_has(r->err, "Sanitizer"),
+		  "a sanitizer report from record (%s)", r->err);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
