@@ -102,7 +102,7 @@ else
 fi
 
 # -p: a running trigtarget, every thread seized by ptcollect before the breakpoint is armed
-start pt /trigtarget $CALLS
+start pt /trigtarget --spaced 500 $CALLS
 /ptcollect record -o pg --ready pg.ready -p "$pid" --trigger breakpoint:/trigtarget:trig_hit=mark \
 	>/dev/null 2>pg.err &
 rec=$!
@@ -114,18 +114,30 @@ done
 inject "$pid" $TRAPS
 before=$sent
 release
+# and into the thread it starts for the calls, a tracee from its clone (PTRACE_O_TRACECLONE)
+_t=0 worker=
+while [ -z "$worker" ] && [ $_t -lt 200 ] && [ ! -s pt.rc ]; do
+	worker=$(ls /proc/"$pid"/task 2>/dev/null | grep -vx "$pid" | head -1)
+	[ -n "$worker" ] || sleep 0.01
+	_t=$((_t + 1))
+done
+during=0
+if [ -n "$worker" ]; then
+	inject "$worker" $TRAPS
+	during=$sent
+fi
 finish pt
 wait $rec
 prc=$?
 rc=$(cat pt.rc)
 fires=$(grep -c '"trigger": 0,' pg/manifest.json 2>/dev/null)
 kept=$(grep -o "the kernel sent process $pid [0-9]* debug trap" pg.err | awk '{ print $6 }')
-echo "ptcollect -p: $before traps; target exit $rc, record exit $prc, $fires fires, kept ${kept:-0}"
+echo "ptcollect -p: $before traps while waiting, $during while calling; target exit $rc, record exit $prc, $fires fires, kept ${kept:-0}"
 if [ "$rc" = 0 ] && [ "$prc" = 0 ] && [ "$before" = $TRAPS ] && [ "$fires" = $CALLS ] &&
-	[ "$kept" = $TRAPS ]; then
+	[ "$kept" = $((before + during)) ]; then
 	pass pid_stray_trap_guard_survives
 else
-	fail pid_stray_trap_guard_survives "target exit $rc, record exit $prc, $before of $TRAPS traps sent, $fires of $CALLS fires, ${kept:-no} kept"
+	fail pid_stray_trap_guard_survives "target exit $rc, record exit $prc, $((before + during)) traps sent, $fires of $CALLS fires, ${kept:-no} kept"
 	cat pg.err
 fi
 
