@@ -439,6 +439,17 @@ static void report_warn(void *arg, const struct error *e)
 	msg_warn("record: %s", e->why);
 }
 
+static void report_note(void *arg, const char *text)
+{
+	struct reporter *r = arg;
+
+	if (r->printed && !msg_quiet) {
+		fputc('\n', stderr);	/* off the status line */
+		r->printed = false;
+	}
+	msg_note("record: %s", text);
+}
+
 static void report_tick(void *arg, double t, uint64_t bytes, uint64_t losses)
 {
 	struct reporter *r = arg;
@@ -525,16 +536,14 @@ static void print_result(const struct plan *p, const struct session_result *res)
 static int record_run(const struct plan *p)
 {
 	struct reporter rep = { .status_line = !p->opts.quiet && isatty(STDERR_FILENO) };
-	struct session_ops ops = { .arg = &rep, .warn = report_warn, .tick = report_tick };
+	struct session_ops ops = { .arg = &rep, .warn = report_warn, .note = report_note,
+				   .tick = report_tick };
 	const struct script_plan *sp = &p->script;
 	struct session_result res;
 	struct error e = { 0 };
 	int ret, status;
 
-	if (sp->scope == SCOPE_PROCESS && sp->guard)
-		msg_note("record: breakpoint triggers: every thread of process %d is ptcollect's "
-			 "tracee until the end (stray debug traps are kept from it)", (int)sp->pid);
-	else if (sp->fallback[0])
+	if (sp->fallback[0])
 		msg_warn("record: %s: breakpoint trigger(s) armed as uprobes instead, which make "
 			 "no debug traps", sp->fallback);
 	ret = session_run(p, &ops, &res, &e);

@@ -213,16 +213,21 @@ static pid_t tracer_of(pid_t tid)
 	return tracer;
 }
 
-static void refused_why(pid_t tid, int err, char *why, size_t len)
+static void refused_why(pid_t pid, pid_t tid, int err, char *why, size_t len)
 {
 	pid_t tracer = tracer_of(tid);
+	char who[64];
 
-	if (tracer > 0)
-		snprintf(why, len, "process %d is already traced (by process %d: a debugger or "
-			 "strace)", (int)tid, (int)tracer);
+	if (tid == pid)
+		snprintf(who, sizeof(who), "process %d", (int)pid);
 	else
-		snprintf(why, len, "ptrace refused to seize process %d: %s (kernel.yama."
-			 "ptrace_scope, or a security module)", (int)tid, strerror(err));
+		snprintf(who, sizeof(who), "thread %d of process %d", (int)tid, (int)pid);
+	if (tracer > 0)
+		snprintf(why, len, "%s is already traced (by process %d: a debugger or strace)",
+			 who, (int)tracer);
+	else
+		snprintf(why, len, "ptrace refused to seize %s: %s (kernel.yama.ptrace_scope, or a "
+			 "security module)", who, strerror(err));
 }
 
 int exechold_group_check(pid_t pid, char *why, size_t len)
@@ -234,7 +239,7 @@ int exechold_group_check(pid_t pid, char *why, size_t len)
 
 	tracer = tracer_of(pid);
 	if (tracer > 0 && tracer != getpid()) {
-		refused_why(pid, EPERM, why, len);
+		refused_why(pid, pid, EPERM, why, len);
 		return -EPERM;
 	}
 	f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
@@ -287,7 +292,7 @@ int exechold_group_seize(struct exechold_group **out, pid_t pid, char *why, size
 			if (errno == ESRCH || (errno == EPERM && procfs_state(tids[i]) == 'Z'))
 				continue;
 			ret = -errno;
-			refused_why(tids[i], errno, why, len);
+			refused_why(pid, tids[i], -ret, why, len);
 			err_runtime(e, ret, "%s", why);
 		}
 		free(tids);

@@ -867,6 +867,15 @@ static int guard_process(struct session *s, struct error *e)
 	char why[sizeof(s->p->script.fallback)] = "";
 	int ret = exechold_group_seize(&s->pg, s->p->script.pid, why, sizeof(why), e);
 
+	if (!ret) {
+		if (s->ops && s->ops->note) {
+			snprintf(why, sizeof(why), "breakpoint triggers: every thread of process %d "
+				 "is ptcollect's tracee until the end (stray debug traps are kept "
+				 "from it)", (int)s->p->script.pid);
+			s->ops->note(s->ops->arg, why);
+		}
+		return 0;
+	}
 	if (ret != -EPERM || !why[0])
 		return ret;
 	err_clear(e);

@@ -70,8 +70,9 @@ struct rec {
 	char dir[64], out[96], err[96], ready[96];
 };
 
-/* record --no-trace -p @pid --trigger @kind:trigtarget:trig_hit=mark --ready FILE. */
-static void rec_start(struct rec *r, const char *kind, const char *prog, pid_t pid)
+/* record --no-trace -p @pid --trigger @kind:@prog:@fn=mark --ready FILE. */
+static void rec_start_fn(struct rec *r, const char *kind, const char *prog, const char *fn,
+			 pid_t pid)
 {
 	char *bin = (char *)run_bin(), *trig, pidtext[16];
 
@@ -81,7 +82,7 @@ static void rec_start(struct rec *r, const char *kind, const char *prog, pid_t p
 	snprintf(r->err, sizeof(r->err), "%s/rec.err", r->dir);
 	snprintf(r->ready, sizeof(r->ready), "%s/ready", r->dir);
 	snprintf(pidtext, sizeof(pidtext), "%d", (int)pid);
-	cr_assert_gt(asprintf(&trig, "%s:%s:trig_hit=mark", kind, prog), 0);
+	cr_assert_gt(asprintf(&trig, "%s:%s:%s=mark", kind, prog, fn), 0);
 	r->pid = fork();
 	cr_assert_geq(r->pid, 0);
 	if (!r->pid) {
@@ -95,6 +96,11 @@ static void rec_start(struct rec *r, const char *kind, const char *prog, pid_t p
 		_exit(127);
 	}
 	free(trig);
+}
+
+static void rec_start(struct rec *r, const char *kind, const char *prog, pid_t pid)
+{
+	rec_start_fn(r, kind, prog, "trig_hit", pid);
 }
 
 static bool exists(int pid, const void *arg)
@@ -330,4 +336,70 @@ Test(trigger_pid, dry_run_says_guard_or_uprobe)
 		cr_expect_eq(target_go(&t), 0);
 		free(t.prog);
 	}
+}
+
+/* A thread of @pid other than its leader, or 0. */
+static pid_t other_thread(pid_t pid)
+{
+	char name[64];
+	struct dirent *d;
+	pid_t tid = 0;
+	DIR *dir;
+
+	snprintf(name, sizeof(name), "/proc/%d/task", (int)pid);
+	dir = opendir(name);
+	if (!dir)
+		return 0;
+	while ((d = readdir(dir)) && !tid)
+		if (d->d_name[0] != '.' && atoi(d->d_name) != pid)
+			tid = atoi(d->d_name);
+	closedir(dir);
+	return tid;
+}
+
+/*
+ * The plan looks at the leader only; here one other thread is traced (by
+ * this test), so the seize itself is refused once record runs: the threads
+ * seized already are let go, the breakpoint is armed as a uprobe, and stderr
+ * and the manifest say why.
+ */
+Test(trigger_pid, a_refused_seize_falls_back_at_the_start)
+{
+	char *prog = run_testprog("threads"), guard[32], kind[32], path[128];
+	char *argv[] = { prog, "sleep", "3", "stdin", NULL };
+	struct run_child c;
+	struct rec r;
+	pid_t tid;
+	int st;
+	json_t *j;
+	const char *why;
+
+	cr_assert_eq(run_start(argv, &c), 0);
+	cr_assert_eq(run_wait_line(&c, "ready", 10), 0, "threads did not say ready");
+	tid = other_thread(c.pid);
+	cr_assert_gt(tid, 0);
+	cr_assert_eq(ptrace(PTRACE_SEIZE, tid, NULL, NULL), 0, "seize: %s", strerror(errno));
+	rec_start_fn(&r, "breakpoint", prog, "sleep_until", c.pid);
+	rec_wait_ready(&r);
+	cr_assert_eq(kill(r.pid, SIGTERM), 0);
+	cr_expect_eq(rec_wait(&r), 0, "record (%s)", r.err);
+	cr_expect(file_has(r.err, "is already traced"), "record did not say why (%s)", r.err);
+	cr_expect(file_has(r.err, "armed as uprobes"), "record did not say what (%s)", r.err);
+	manifest_trigger(r.out, guard, kind, sizeof(guard));
+	cr_expect_str_eq(guard, "uprobe");
+	cr_expect_str_eq(kind, "uprobe");
+	snprintf(path, sizeof(path), "%s/manifest.json", r.out);
+	j = json_load_file(path, 0, NULL);
+	why = json_string_value(json_object_get(json_array_get(json_object_get(j, "triggers"), 0),
+						"fallback"));
+	cr_expect(why && strstr(why, "thread"), "the manifest's fallback: %s", why);
+	json_decref(j);
+	/* The threads it had seized before the refusal are let go. */
+	cr_expect(tracer_of(c.pid) == 0, "the leader is still traced by %d", tracer_of(c.pid));
+	/* Our own tracee goes too, so that the process can end. */
+	cr_assert_eq(ptrace(PTRACE_INTERRUPT, tid, NULL, NULL), 0);
+	cr_assert_eq(waitpid(tid, &st, __WALL), tid);
+	cr_assert_eq(ptrace(PTRACE_DETACH, tid, NULL, NULL), 0);
+	cr_expect_eq(run_end(&c, 20), 0);
+	free(prog);
 }
