@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "tempfile.h"
 
 static void watchdog(void)
 {
@@ -131,6 +132,15 @@ static int rec_wait(struct rec *r)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* The bundle and record's stderr go. */
+static void rec_remove(struct rec *r)
+{
+	char *dir = strdup(r->dir);
+
+	cr_assert(dir);
+	temp_dir_remove(dir);
+}
+
 /* TracerPid of @pid, -1 unknown. */
 static int tracer_of(int pid)
 {
@@ -226,6 +236,7 @@ Test(trigger_pid, breakpoint_on_a_running_process_is_guarded)
 	cr_expect_eq(manifest_trigger(r.out, guard, kind, sizeof(guard)), 1200);
 	cr_expect_str_eq(guard, "tracee");
 	cr_expect_str_eq(kind, "breakpoint");
+	rec_remove(&r);
 	free(t.prog);
 }
 
@@ -251,6 +262,7 @@ Test(trigger_pid, a_stop_signal_lets_every_thread_go)
 		cr_expect(run_proc_state(t.c.pid, "S"), "%s: the target is not waiting for its go",
 			  strsignal(sigs[i]));
 		cr_expect_eq(target_go(&t), 0, "%s: the target did not run on", strsignal(sigs[i]));
+		rec_remove(&r);
 		free(t.prog);
 	}
 }
@@ -269,6 +281,7 @@ Test(trigger_pid, the_processs_own_signals_reach_it)
 		rec_wait_ready(&r);
 		cr_expect_eq(target_go(&t), 128 + atoi(sigs[i]), "signal %s", sigs[i]);
 		cr_expect_eq(rec_wait(&r), 0, "record (%s)", r.err);
+		rec_remove(&r);
 		free(t.prog);
 	}
 }
@@ -304,6 +317,7 @@ Test(trigger_pid, a_traced_process_gets_a_uprobe_instead)
 						"fallback"));
 	cr_expect(why && strstr(why, "already traced"), "the manifest's fallback: %s", why);
 	json_decref(j);
+	rec_remove(&r);
 	free(t.prog);
 }
 
@@ -401,5 +415,6 @@ Test(trigger_pid, a_refused_seize_falls_back_at_the_start)
 	cr_assert_eq(waitpid(tid, &st, __WALL), tid);
 	cr_assert_eq(ptrace(PTRACE_DETACH, tid, NULL, NULL), 0);
 	cr_expect_eq(run_end(&c, 20), 0);
+	rec_remove(&r);
 	free(prog);
 }
