@@ -20,6 +20,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -55,6 +56,39 @@ struct exechold_traps {
  * *@status. Swallowed traps are counted in @t.
  */
 bool exechold_poll(pid_t pid, int *status, struct exechold_traps *t);
+
+/*
+ * A running process (-p), guarded the same way: every thread seized with
+ * PTRACE_SEIZE (the threads and children it starts later follow by
+ * PTRACE_O_TRACECLONE, TRACEFORK, TRACEVFORK), its stops resumed by
+ * exechold_group_poll() as exechold_poll() does, and every thread detached
+ * by exechold_group_release(), each at a stop of its own, its pending
+ * signal passed on (a stray trap's swallowed), a group-stop kept.
+ */
+struct exechold_group;
+
+/*
+ * Whether seizing @pid looks possible, without touching it: -EPERM with
+ * @why when it is traced already (a debugger, strace) or ptrace_scope is 3;
+ * -ESRCH when it is gone; else 0 (the seize itself can still be refused).
+ */
+int exechold_group_check(pid_t pid, char *why, size_t len);
+/*
+ * Seize every thread of @pid, rescanning its threads until no new one comes
+ * (a zombie leader is skipped). On error nothing stays seized: -EPERM with
+ * @why (traced already, ptrace_scope, no permission), -ESRCH, -ENOMEM.
+ */
+int exechold_group_seize(struct exechold_group **g, pid_t pid, char *why, size_t len,
+			 struct error *e);
+/* Resume every stop waiting now, never blocking (the caller has no other child). */
+void exechold_group_poll(struct exechold_group *g, struct exechold_traps *t);
+/*
+ * Detach every thread: each is interrupted and let go at its next stop, for
+ * two seconds at most. Returns how many could not be (the kernel detaches
+ * them when we exit). @t (may be NULL) counts stray traps met on the way.
+ */
+int exechold_group_release(struct exechold_group *g, struct exechold_traps *t);
+void exechold_group_free(struct exechold_group *g);
 
 /* Whether this SIGTRAP's siginfo is a hardware breakpoint's trap (to swallow). */
 bool exechold_is_hwbkpt(const siginfo_t *si);

@@ -98,6 +98,13 @@ struct mtrigger {
 	uint64_t offset;	/* the probe's file offset */
 	uint64_t limit;		/* fires at most (--trigger-count), 0: none */
 	uint64_t fires, dropped, throttled;
+	/*
+	 * Breakpoints: "tracee" (the process is ptcollect's tracee, stray debug
+	 * traps kept from it), or "uprobe" (armed as a uprobe: @fallback says
+	 * why); NULL for a uprobe. stray_traps: those kept, for every guarded one.
+	 */
+	char *guard, *fallback;
+	uint64_t stray_traps;
 };
 
 /* One fire of a trigger. */

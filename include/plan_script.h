@@ -57,7 +57,9 @@ struct script_plan {
 	int nr_specs;
 	enum script_scope scope;
 	pid_t pid;			/* SCOPE_PROCESS */
-	bool guard;			/* breakpoints on the workload: it stays our tracee */
+	bool guard;			/* breakpoints: the workload, or every thread of the -p
+					   process, stays our tracee (exechold.h) */
+	char fallback[256];		/* why breakpoints are armed as uprobes; "" when not */
 	bool start_off;			/* a trigger starts tracing: it begins stopped */
 	uint64_t trigger_count;		/* fires in all, then the recording ends; 0: no limit */
 	bool has_control;
@@ -68,6 +70,12 @@ struct script_plan {
 	uint64_t snapshot_size;		/* the window per stream; 0 when not in snapshot mode */
 	bool snapshot;			/* snapshot mode (-S): the verdict session and steer read */
 };
+
+/*
+ * A running process cannot be seized (@why): its breakpoint triggers are
+ * armed as uprobes instead, which make no debug traps; guard is off.
+ */
+void script_fall_back(struct script_plan *sp, const char *why);
 
 /*
  * A snapshot was asked for (a trigger, the control, SIGUSR2): 0 in snapshot

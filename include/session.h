@@ -20,6 +20,8 @@ struct session_ops {
 	void *arg;
 	/* A problem that does not stop the recording (it is also in the manifest). */
 	void (*warn)(void *arg, const struct error *e);
+	/* What the recording does that the caller should say (may be NULL). */
+	void (*note)(void *arg, const char *text);
 	/* Once a second while tracing. */
 	void (*tick)(void *arg, double seconds, uint64_t bytes, uint64_t losses);
 };

@@ -34,7 +34,8 @@ int trigger_bpf_attach(struct trigger_bpf *b, unsigned int idx, const char *path
 void trigger_bpf_detach(struct trigger_bpf *b, unsigned int idx);
 /*
  * A trigger attached for one process counts it and its descendants, each
- * added at its fork (a BPF program on sched_process_fork, which needs the
+ * added at its fork and removed when it exits (BPF programs on
+ * sched_process_fork and sched_process_exit, which need the
  * kernel's BTF): whether that hook is on, and the children the map of
  * TRIGGER_BPF_FOLLOW_MAX processes had no room for.
  */

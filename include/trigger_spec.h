@@ -47,6 +47,7 @@ struct trigger_spec {
 	char *path;		/* realpath of FILE */
 	uint64_t offset;	/* file offset of the probe (symbol's + OFF) */
 	uint64_t addr;		/* its link-time address (st_value + OFF) */
+	bool fallback;		/* written breakpoint:, armed as a uprobe (script_fall_back()) */
 };
 
 /*

@@ -343,13 +343,10 @@ static void print_script(const struct plan *p)
 		out_obj_end();
 	}
 	if (sp->nr_specs) {
-		bool breakpoints = false;
-
 		out_arr_begin("triggers", "triggers");
 		for (int i = 0; i < sp->nr_specs; i++) {
 			const struct trigger_spec *t = &sp->specs[i];
 
-			breakpoints |= t->kind == TRIGGER_BREAKPOINT;
 			out_obj_begin(NULL, NULL);
 			out_str("spec", NULL, t->text);
 			out_str("kind", NULL, trigger_kind_name(t->kind));
@@ -360,12 +357,19 @@ static void print_script(const struct plan *p)
 		}
 		out_arr_end();
 		out_str("trigger_scope", "triggers watch", scopes[sp->scope]);
-		if (sp->guard)
+		if (sp->guard && sp->scope == SCOPE_PROCESS)
+			out_str("breakpoint_guard", "stray debug traps",
+				"swallowed (every thread of the process is ptcollect's tracee "
+				"until the end)");
+		else if (sp->guard)
 			out_str("breakpoint_guard", "stray debug traps",
 				"swallowed (the workload stays ptcollect's tracee)");
-		else if (sp->scope == SCOPE_PROCESS && breakpoints)
+		else if (sp->fallback[0])
 			out_str("breakpoint_guard", "stray debug traps",
-				"not caught (-p: ptcollect is not the process's tracer)");
+				"none: breakpoint triggers armed as uprobes (the process cannot "
+				"be seized)");
+		if (sp->fallback[0])
+			out_str("breakpoint_fallback", "armed as uprobes because", sp->fallback);
 		if (sp->trigger_count)
 			out_u64s("trigger_count", "fires before the end", sp->trigger_count);
 		out_bool("starts_stopped", "tracing waits for a start trigger", sp->start_off);
@@ -433,6 +437,17 @@ static void report_warn(void *arg, const struct error *e)
 		r->printed = false;
 	}
 	msg_warn("record: %s", e->why);
+}
+
+static void report_note(void *arg, const char *text)
+{
+	struct reporter *r = arg;
+
+	if (r->printed && !msg_quiet) {
+		fputc('\n', stderr);	/* off the status line */
+		r->printed = false;
+	}
+	msg_note("record: %s", text);
 }
 
 static void report_tick(void *arg, double t, uint64_t bytes, uint64_t losses)
@@ -521,10 +536,17 @@ static void print_result(const struct plan *p, const struct session_result *res)
 static int record_run(const struct plan *p)
 {
 	struct reporter rep = { .status_line = !p->opts.quiet && isatty(STDERR_FILENO) };
-	struct session_ops ops = { .arg = &rep, .warn = report_warn, .tick = report_tick };
+	struct session_ops ops = { .arg = &rep, .warn = report_warn, .note = report_note,
+				   .tick = report_tick };
+	const struct script_plan *sp = &p->script;
 	struct session_result res;
 	struct error e = { 0 };
-	int ret = session_run(p, &ops, &res, &e), status;
+	int ret, status;
+
+	if (sp->fallback[0])
+		msg_warn("record: %s: breakpoint trigger(s) armed as uprobes instead, which make "
+			 "no debug traps", sp->fallback);
+	ret = session_run(p, &ops, &res, &e);
 
 	if (rep.printed)
 		report_tick(&rep, res.seconds, res.bytes, res.losses), fputc('\n', stderr);

@@ -6,11 +6,15 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "exechold.h"
+#include "procfs.h"
 
 #ifndef TRAP_HWBKPT
 #define TRAP_HWBKPT 4
@@ -147,4 +151,250 @@ bool exechold_poll(pid_t pid, int *status, struct exechold_traps *t)
 		}
 	}
 	return ended;
+}
+
+/* ---- a running process (-p): every thread seized, and let go at the end ---------- */
+
+struct exechold_group {
+	pid_t pid;
+	pid_t *tids;		/* the threads and children seized (or auto-attached) */
+	int nr, cap;
+};
+
+static bool group_has(const struct exechold_group *g, pid_t tid)
+{
+	for (int i = 0; i < g->nr; i++)
+		if (g->tids[i] == tid)
+			return true;
+	return false;
+}
+
+static int group_add(struct exechold_group *g, pid_t tid)
+{
+	if (group_has(g, tid))
+		return 0;
+	if (g->nr == g->cap) {
+		int cap = g->cap ? 2 * g->cap : 64;
+		pid_t *t = realloc(g->tids, (size_t)cap * sizeof(*t));
+
+		if (!t)
+			return -ENOMEM;
+		g->tids = t;
+		g->cap = cap;
+	}
+	g->tids[g->nr++] = tid;
+	return 0;
+}
+
+static void group_remove(struct exechold_group *g, pid_t tid)
+{
+	for (int i = 0; i < g->nr; i++)
+		if (g->tids[i] == tid) {
+			g->tids[i] = g->tids[--g->nr];
+			return;
+		}
+}
+
+/* TracerPid of @tid (0: none, -1: unknown). */
+static pid_t tracer_of(pid_t tid)
+{
+	char name[64], line[256];
+	int tracer = -1;
+	FILE *f;
+
+	snprintf(name, sizeof(name), "/proc/%d/status", (int)tid);
+	f = fopen(name, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	fclose(f);
+	return tracer;
+}
+
+static void refused_why(pid_t pid, pid_t tid, int err, char *why, size_t len)
+{
+	pid_t tracer = tracer_of(tid);
+	char who[64];
+
+	if (tid == pid)
+		snprintf(who, sizeof(who), "process %d", (int)pid);
+	else
+		snprintf(who, sizeof(who), "thread %d of process %d", (int)tid, (int)pid);
+	if (tracer > 0)
+		snprintf(why, len, "%s is already traced (by process %d: a debugger or strace)",
+			 who, (int)tracer);
+	else
+		snprintf(why, len, "ptrace refused to seize %s: %s (kernel.yama.ptrace_scope, or a "
+			 "security module)", who, strerror(err));
+}
+
+int exechold_group_check(pid_t pid, char *why, size_t len)
+{
+	char name[64];
+	pid_t tracer;
+	FILE *f;
+	int scope = 0;
+
+	tracer = tracer_of(pid);
+	if (tracer > 0 && tracer != getpid()) {
+		refused_why(pid, pid, EPERM, why, len);
+		return -EPERM;
+	}
+	f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = 0;
+		fclose(f);
+	}
+	if (scope >= 3) {
+		snprintf(why, len, "kernel.yama.ptrace_scope is %d: no process may be traced",
+			 scope);
+		return -EPERM;
+	}
+	snprintf(name, sizeof(name), "/proc/%d", (int)pid);
+	if (access(name, F_OK))
+		return -ESRCH;
+	return 0;
+}
+
+int exechold_group_seize(struct exechold_group **out, pid_t pid, char *why, size_t len,
+			 struct error *e)
+{
+	struct exechold_group *g = calloc(1, sizeof(*g));
+	int ret = 0, added;
+
+	if (!g)
+		return err_runtime(e, -ENOMEM, "out of memory");
+	g->pid = pid;
+	/* Threads started by one not seized yet escape a scan: scan until none is new. */
+	do {
+		pid_t *tids = NULL;
+		int n = 0;
+
+		added = 0;
+		ret = procfs_tasks(pid, &tids, &n);
+		if (ret) {
+			err_runtime(e, ret, "the threads of process %d: %s", (int)pid,
+				    strerror(-ret));
+			break;
+		}
+		for (int i = 0; i < n && !ret; i++) {
+			if (group_has(g, tids[i]))
+				continue;
+			if (!ptrace(PTRACE_SEIZE, tids[i], NULL, (void *)(long)FOLLOW)) {
+				ret = group_add(g, tids[i]);
+				added++;
+				continue;
+			}
+			/* One that ended since the scan, or a zombie leader, has nothing to guard. */
+			if (errno == ESRCH || (errno == EPERM && procfs_state(tids[i]) == 'Z'))
+				continue;
+			ret = -errno;
+			refused_why(pid, tids[i], -ret, why, len);
+			err_runtime(e, ret, "%s", why);
+		}
+		free(tids);
+		if (ret == -ENOMEM)
+			err_runtime(e, ret, "out of memory");
+	} while (!ret && added);
+	if (!ret && !g->nr)
+		ret = err_runtime(e, -ESRCH, "process %d has no live thread to seize", (int)pid);
+	if (ret) {
+		exechold_group_release(g, NULL);
+		exechold_group_free(g);
+		return ret;
+	}
+	*out = g;
+	return 0;
+}
+
+void exechold_group_poll(struct exechold_group *g, struct exechold_traps *t)
+{
+	pid_t r;
+	int st;
+
+	/* -p has no workload: our only children are the tracees. */
+	while ((r = waitpid(-1, &st, __WALL | WNOHANG)) > 0) {
+		if (!WIFSTOPPED(st)) {
+			group_remove(g, r);
+			continue;
+		}
+		/* A thread or child auto-attached (clone, fork) reports here first. */
+		group_add(g, r);
+		resume(r, st, t);
+	}
+}
+
+/* Let one stopped tracee go, its signal (but a stray trap) passed on. */
+static void detach_stopped(struct exechold_group *g, pid_t tid, int st, struct exechold_traps *t)
+{
+	int sig = WSTOPSIG(st), event = st >> 16;
+	unsigned long msg = 0;
+	siginfo_t si;
+
+	if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
+	    event == PTRACE_EVENT_VFORK) {
+		/* The new one is a tracee too, stopped or about to: let it go below. */
+		if (!ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) && msg)
+			group_add(g, (pid_t)msg);
+	}
+	if (event) {
+		sig = 0;	/* an event stop, or a group-stop (which the detach keeps) */
+	} else if (sig == SIGTRAP && !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) &&
+		   exechold_is_hwbkpt(&si)) {
+		if (t) {
+			t->swallowed++;
+			t->last_addr = (uint64_t)(uintptr_t)si.si_addr;
+			t->last_tid = tid;
+			t->last_cpu = last_cpu(tid);
+		}
+		sig = 0;
+	}
+	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
+	group_remove(g, tid);
+}
+
+#define RELEASE_MS 2000		/* a thread that does not stop by then is left to exit() */
+
+int exechold_group_release(struct exechold_group *g, struct exechold_traps *t)
+{
+	struct timespec nap = { 0, 1000000 };
+	int waited = 0;
+
+	if (!g)
+		return 0;
+	/* Each thread stops (PTRACE_INTERRUPT) and is detached at that stop. */
+	for (int i = 0; i < g->nr; i++)
+		ptrace(PTRACE_INTERRUPT, g->tids[i], NULL, NULL);
+	while (g->nr && waited < RELEASE_MS) {
+		pid_t r;
+		int st;
+
+		r = waitpid(-1, &st, __WALL | WNOHANG);
+		if (r < 0 && errno == ECHILD)
+			break;
+		if (r <= 0) {
+			nanosleep(&nap, NULL);
+			waited++;
+			continue;
+		}
+		if (!WIFSTOPPED(st)) {
+			group_remove(g, r);
+			continue;
+		}
+		if (!group_has(g, r))
+			group_add(g, r);
+		detach_stopped(g, r, st, t);
+	}
+	return g->nr;
+}
+
+void exechold_group_free(struct exechold_group *g)
+{
+	if (!g)
+		return;
+	free(g->tids);
+	free(g);
 }

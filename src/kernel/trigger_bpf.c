@@ -105,6 +105,7 @@ int trigger_bpf_open(struct trigger_bpf **out, int epfd, struct error *e)
 	/* Following children needs the kernel's BTF (the fork hook reads task_struct). */
 	b->follows = !access("/sys/kernel/btf/vmlinux", R_OK);
 	bpf_program__set_autoload(b->skel->progs.trigger_fork, b->follows);
+	bpf_program__set_autoload(b->skel->progs.trigger_exit, b->follows);
 	if (trigbpf__load(b->skel)) {
 		ret = load_error(e, -errno);
 		goto fail;
@@ -113,6 +114,9 @@ int trigger_bpf_open(struct trigger_bpf **out, int epfd, struct error *e)
 	if (b->follows)
 		b->skel->links.trigger_fork = bpf_program__attach(b->skel->progs.trigger_fork);
 	b->follows = b->follows && b->skel->links.trigger_fork;
+	/* Processes that exited leave the map (were this refused, they would stay). */
+	if (b->follows)
+		b->skel->links.trigger_exit = bpf_program__attach(b->skel->progs.trigger_exit);
 	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.fires), on_record, b, NULL);
 	if (!b->rb) {
 		ret = err_runtime(e, -errno, "uprobe triggers: BPF ring buffer: %s",

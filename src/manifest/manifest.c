@@ -80,6 +80,8 @@ void manifest_free(struct manifest *m)
 		free(m->triggers[i].kind);
 		free(m->triggers[i].action);
 		free(m->triggers[i].path);
+		free(m->triggers[i].guard);
+		free(m->triggers[i].fallback);
 	}
 	free(m->triggers);
 	free(m->fires);

@@ -131,6 +131,9 @@ static const struct mfield trigger_fields[] = {
 	U64("fires", fires, 0),
 	U64("dropped", dropped, 0),
 	U64("throttled", throttled, 0),
+	STR("guard", guard, MF_OPTIONAL),
+	STR("fallback", fallback, MF_OPTIONAL),
+	U64("stray_traps", stray_traps, MF_OPTIONAL),
 };
 static void *add_trigger(void *m) { return manifest_add_trigger(m); }
 SCHEMA(mschema_trigger, trigger_fields, T, add_trigger);

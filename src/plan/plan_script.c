@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "exechold.h"
 #include "fileio.h"
 #include "plan_script.h"
 #include "procfs.h"
@@ -88,6 +89,18 @@ static const char *scope_why(const struct script_target *t)
 	return "several processes are traced";
 }
 
+void script_fall_back(struct script_plan *sp, const char *why)
+{
+	for (int i = 0; i < sp->nr_specs; i++) {
+		if (sp->specs[i].kind != TRIGGER_BREAKPOINT)
+			continue;
+		sp->specs[i].kind = TRIGGER_UPROBE;
+		sp->specs[i].fallback = true;
+	}
+	snprintf(sp->fallback, sizeof(sp->fallback), "%s", why);
+	sp->guard = false;
+}
+
 /* Which processes the triggers watch: the workload, one process, or every one. */
 static int resolve_scope(const struct script_target *t, struct script_plan *out,
 			 struct error *e)
@@ -112,8 +125,15 @@ static int resolve_scope(const struct script_target *t, struct script_plan *out,
 			pid = p;
 	}
 	if (!t->whole_system && pid > 0) {
+		char why[sizeof(out->fallback)];
+
 		out->scope = SCOPE_PROCESS;
 		out->pid = pid;
+		/* Its threads become our tracees at the start, or uprobes stand in. */
+		if (breakpoints && exechold_group_check(pid, why, sizeof(why)) == -EPERM)
+			script_fall_back(out, why);
+		else
+			out->guard = breakpoints;
 		return 0;
 	}
 	if (breakpoints) {
@@ -365,6 +385,11 @@ int script_describe(const struct script_opts *o, const struct script_plan *sp,
 		    manifest_set(&t->kind, trigger_kind_name(s->kind)) ||
 		    manifest_set(&t->action, trigger_action_name(s->action)) ||
 		    manifest_set(&t->path, s->path))
+			return -ENOMEM;
+		if (s->kind == TRIGGER_BREAKPOINT && sp->guard && manifest_set(&t->guard, "tracee"))
+			return -ENOMEM;
+		if (s->fallback && (manifest_set(&t->guard, "uprobe") ||
+				    manifest_set(&t->fallback, sp->fallback)))
 			return -ENOMEM;
 		t->offset = s->offset;
 		t->limit = o->trigger_count;

@@ -51,6 +51,9 @@ struct session {
 	int nr_tids;
 	struct workload w;
 	struct steer *steer;	/* triggers, control, ready */
+	const struct script_plan *sp;	/* the plan's, or script when -p could not be seized */
+	struct script_plan *script;	/* a copy with breakpoints armed as uprobes, or NULL */
+	struct exechold_group *pg;	/* -p with breakpoints: its threads, our tracees */
 	struct freezer *fz;	/* early freezes for snapshot triggers, or NULL */
 	struct snapshots snaps;
 	bool tracing;		/* the events are on (not stopped by a trigger or the control) */
@@ -449,6 +452,8 @@ static void check_limits(struct session *s)
 	uint64_t bytes, losses;
 	bool live = false;
 
+	if (s->pg)
+		exechold_group_poll(s->pg, &s->w.traps);
 	if (s->w.pid > 0 && workload_reap(&s->w))
 		stop(s, "the workload exited");
 	if (o->duration > 0 && elapsed(s) >= o->duration)
@@ -650,10 +655,10 @@ static void end_workload(struct session *s)
 	}
 }
 
-static bool uprobes(const struct plan *p)
+static bool uprobes(const struct script_plan *sp)
 {
-	for (int i = 0; i < p->script.nr_specs; i++)
-		if (p->script.specs[i].kind == TRIGGER_UPROBE)
+	for (int i = 0; i < sp->nr_specs; i++)
+		if (sp->specs[i].kind == TRIGGER_UPROBE)
 			return true;
 	return false;
 }
@@ -668,7 +673,7 @@ static int finish(struct session *s, int ret, struct error *e)
 		uint64_t missed;
 		int follows = steer_children(s->steer, &missed);
 
-		if (!follows && uprobes(s->p))
+		if (!follows && uprobes(s->sp))
 			warn(s, -EOPNOTSUPP, "uprobe triggers counted the traced process only, not "
 			     "its children: following them needs the kernel's BTF "
 			     "(/sys/kernel/btf/vmlinux)");
@@ -676,11 +681,19 @@ static int finish(struct session *s, int ret, struct error *e)
 			warn(s, -E2BIG, "uprobe triggers missed %" PRIu64 " child process(es) of "
 			     "the traced one: the BPF map of followed processes was full", missed);
 	}
-	if (t->swallowed)
+	if (t->swallowed && s->sp->scope == SCOPE_PROCESS)
+		warn(s, -EINTR, "the kernel sent process %d %" PRIu64 " debug trap(s) no "
+		     "breakpoint claimed (SIGTRAP TRAP_HWBKPT, the last at 0x%" PRIx64 " in "
+		     "thread %d on CPU %d): kept from it, which would have died of them",
+		     (int)s->sp->pid, t->swallowed, t->last_addr, (int)t->last_tid, t->last_cpu);
+	else if (t->swallowed)
 		warn(s, -EINTR, "the kernel sent the workload %" PRIu64 " debug trap(s) no "
 		     "breakpoint claimed (SIGTRAP TRAP_HWBKPT, the last at 0x%" PRIx64 " in "
 		     "thread %d on CPU %d): kept from it, which would have died of them",
 		     t->swallowed, t->last_addr, (int)t->last_tid, t->last_cpu);
+	for (int i = 0; i < s->m.nr_triggers; i++)
+		if (s->m.triggers[i].guard && !strcmp(s->m.triggers[i].guard, "tracee"))
+			s->m.triggers[i].stray_traps = t->swallowed;
 
 	for (int i = 0; i < s->nr_streams; i++)
 		if (bundle_close_stream(s->bundle, &s->streams[i], &fe) && !ret)
@@ -849,6 +862,65 @@ static int begin(struct session *s, struct error *e)
 	return 0;
 }
 
+/*
+ * -p with breakpoint triggers: every thread of the process becomes our
+ * tracee before they are armed, so that a stray debug trap is kept from it.
+ * When ptrace refuses (traced already, ptrace_scope, permission), the
+ * breakpoints are armed as uprobes instead, and the manifest says so.
+ */
+static int guard_process(struct session *s, struct error *e)
+{
+	char why[sizeof(s->p->script.fallback)] = "";
+	int ret = exechold_group_seize(&s->pg, s->p->script.pid, why, sizeof(why), e);
+
+	if (!ret) {
+		if (s->ops && s->ops->note) {
+			snprintf(why, sizeof(why), "breakpoint triggers: every thread of process %d "
+				 "is ptcollect's tracee until the end (stray debug traps are kept "
+				 "from it)", (int)s->p->script.pid);
+			s->ops->note(s->ops->arg, why);
+		}
+		return 0;
+	}
+	if (ret != -EPERM || !why[0])
+		return ret;
+	err_clear(e);
+	s->script = malloc(sizeof(*s->script));
+	if (!s->script)
+		return err_runtime(e, -ENOMEM, "out of memory");
+	/* A shallow copy: the specs' strings stay the plan's. */
+	*s->script = s->p->script;
+	script_fall_back(s->script, why);
+	s->sp = s->script;
+	for (int i = 0; i < s->sp->nr_specs && i < s->m.nr_triggers; i++) {
+		struct mtrigger *t = &s->m.triggers[i];
+
+		if (!s->sp->specs[i].fallback)
+			continue;
+		if (manifest_set(&t->kind, "uprobe") || manifest_set(&t->guard, "uprobe") ||
+		    manifest_set(&t->fallback, why))
+			return err_runtime(e, -ENOMEM, "out of memory");
+	}
+	warn(s, -EPERM, "%s: breakpoint trigger(s) armed as uprobes instead, which make no "
+	     "debug traps", why);
+	return 0;
+}
+
+static void release_process(struct session *s)
+{
+	int left;
+
+	if (!s->pg)
+		return;
+	left = exechold_group_release(s->pg, &s->w.traps);
+	if (left)
+		warn(s, -ETIMEDOUT, "%d thread(s) of process %d did not stop to be let go within "
+		     "2 s: they stay ptcollect's tracees until it exits", left,
+		     (int)s->sp->pid);
+	exechold_group_free(s->pg);
+	s->pg = NULL;
+}
+
 /* The last snapshot, then stop the hardware and take what it wrote before it stopped. */
 static void end(struct session *s)
 {
@@ -858,6 +930,8 @@ static void end(struct session *s)
 	freeze_stop(s->fz);
 	s->fz = NULL;
 	steer_quiet(s->steer);
+	/* The breakpoints are off: the -p process's threads are let go. */
+	release_process(s);
 	if (o->snapshot && !o->no_final_snapshot && !s->write_err.code)
 		act_snapshot(s, &(struct snapshot_cause){ .what = "final", .trigger = -1, .cpu = -1 },
 			     &e);
@@ -874,9 +948,12 @@ static int run(struct session *s, struct error *e)
 		.arg = s, .snapshot = act_snapshot, .tracing = act_tracing, .stop = act_stop,
 		.status = act_status, .warn = act_warn,
 	};
-	int ret;
+	int ret = 0;
 
-	ret = steer_open(&s->steer, &p->script, &ops, &s->m, e);
+	if (p->script.scope == SCOPE_PROCESS && p->script.guard)
+		ret = guard_process(s, e);
+	if (!ret)
+		ret = steer_open(&s->steer, s->sp, &ops, &s->m, e);
 	if (!ret && p->opts.command)
 		ret = workload_start(&s->w, p->exec_path, p->opts.command, &s->old_mask,
 				     p->script.scope == SCOPE_WORKLOAD,
@@ -918,7 +995,7 @@ int session_run(const struct plan *p, const struct session_ops *ops,
 		struct session_result *res, struct error *e)
 {
 	struct session s = {
-		.p = p, .ops = ops, .res = res, .proc_fd = -1, .sig_fd = -1, .timer_fd = -1,
+		.p = p, .sp = &p->script, .ops = ops, .res = res, .proc_fd = -1, .sig_fd = -1, .timer_fd = -1,
 		.w = { .go_fd = -1, .exec_err_fd = -1 },
 	};
 	int ret;
@@ -964,6 +1041,8 @@ out:
 	bundle_free(s.bundle);
 	free(s.tids);
 	steer_close(s.steer);
+	release_process(&s);
+	free(s.script);
 	/* The caller reports from it (record --json). */
 	res->manifest = s.m;
 	if (s.sig_fd >= 0)

@@ -353,6 +353,23 @@ Test(trigger_guard, uprobe_counts_calls_in_the_workloads_children)
 	cr_expect_eq(n, 400, "100 calls in the workload and in each of its 3 children");
 }
 
+/*
+ * A process that exited leaves the uprobes' follow map (sched_process_exit):
+ * 8200 children come and go one after another, more than the map holds
+ * (TRIGGER_BPF_FOLLOW_MAX, 8192); the child made after them is followed
+ * still, its calls counted. Were the dead kept, it would find the map full
+ * (and a reused pid would be counted as the workload's).
+ */
+Test(trigger_guard, uprobe_follow_map_forgets_exited_processes)
+{
+	long w, n;
+	int rc = one("uprobe", "trigtarget", "trig_hit",
+		     (const char *[]){ "--churn", "8200", "--fork", "1", "5", NULL }, &w, &n);
+
+	cr_expect_eq(rc, 0);
+	cr_expect_eq(n, 10, "5 calls in the workload and 5 in the child made after 8200 others");
+}
+
 /* The case: -- sh -c 'prog 5; true' recorded 0 fires. */
 Test(trigger_guard, uprobe_counts_calls_of_a_program_a_shell_runs)
 {

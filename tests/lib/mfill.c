@@ -174,6 +174,9 @@ void mfill(struct manifest *m)
 		t->fires = u64();
 		t->dropped = u64();
 		t->throttled = u64();
+		t->guard = str("guard");
+		t->fallback = str("fallback");
+		t->stray_traps = u64();
 	}
 	for (int i = 0; i < 2; i++) {
 		struct mfire *f = manifest_add_fire(m);

@@ -12,7 +12,10 @@
  * --fork K makes the calls in K child processes too (each N times, the
  * parent waiting for them); --exec-self execs itself afterwards to make the
  * calls again (at the same addresses when built non-PIE), once;
- * --say-tracer prints "tracer PID" (TracerPid, 0: none) on stderr first.
+ * --say-tracer prints "tracer PID" (TracerPid, 0: none) on stderr first;
+ * --churn K first forks K children one after another, each exiting at once
+ * (reaped before the next), so that a tracer's table of processes that does
+ * not forget the dead ones fills up.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -62,7 +65,7 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	bool wait = true, stop = false, exec_self = false, say_tracer = false;
-	int a = 1, threads = 1, raise_sig = 0, forks = 0, bad = 0;
+	int a = 1, threads = 1, raise_sig = 0, forks = 0, bad = 0, churn = 0;
 	pthread_t tid[64];
 	char go;
 
@@ -81,10 +84,12 @@ int main(int argc, char **argv)
 			exec_self = true;
 		else if (!strcmp(argv[a], "--say-tracer"))
 			say_tracer = true;
+		else if (!strcmp(argv[a], "--churn") && a + 1 < argc)
+			churn = atoi(argv[++a]);
 	}
 	if (a >= argc) {
 		fprintf(stderr, "usage: trigtarget [--no-wait] [--spaced USEC] [--stop] "
-			"[--raise SIG] [--fork K] [--exec-self] N [THREADS]\n");
+			"[--raise SIG] [--fork K] [--churn K] [--exec-self] N [THREADS]\n");
 		return 2;
 	}
 	calls = atol(argv[a]);
@@ -114,6 +119,17 @@ int main(int argc, char **argv)
 	if (stop) {
 		fprintf(stderr, "stopping\n");
 		raise(SIGSTOP);
+	}
+	for (int k = 0; k < churn; k++) {
+		pid_t c = fork();
+		int st;
+
+		if (c < 0)
+			return 5;
+		if (!c)
+			_exit(0);
+		if (waitpid(c, &st, 0) != c || !WIFEXITED(st))
+			return 6;
 	}
 	for (int k = 0; k < forks; k++) {
 		pid_t c = fork();

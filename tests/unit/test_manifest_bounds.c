@@ -208,6 +208,7 @@ Test(manifest_bounds, the_size_bound_holds_the_manifest_grown_to_its_limits)
 					    UINT64_MAX, UINT64_MAX };
 	}
 	m.triggers[0].fires = m.triggers[0].dropped = m.triggers[0].throttled = UINT64_MAX;
+	m.triggers[0].stray_traps = UINT64_MAX;
 	for (int i = 0; i < 50; i++)
 		*manifest_add_fire(&m) = (struct mfire){ 0, UINT64_MAX, UINT64_MAX, INT32_MIN,
 							 INT32_MIN, INT32_MIN, UINT32_MAX };

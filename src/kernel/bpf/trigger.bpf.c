@@ -38,10 +38,19 @@ struct {
 /* Children the follow map had no room for. */
 __u64 unfollowed;
 
-/* The two fields read, relocated against the kernel's BTF (CO-RE). */
+/* The fields read, relocated against the kernel's BTF (CO-RE). */
+typedef struct {
+	int counter;
+} atomic_t;
+
+struct signal_struct {
+	atomic_t live;		/* the process's threads that have not begun to exit */
+} __attribute__((preserve_access_index));
+
 struct task_struct {
 	int pid;
 	int tgid;
+	struct signal_struct *signal;
 } __attribute__((preserve_access_index));
 
 /*
@@ -58,6 +67,24 @@ int BPF_PROG(trigger_fork, struct task_struct *parent, struct task_struct *child
 		return 0;
 	if (bpf_map_update_elem(&follow, &ctgid, &one, BPF_ANY))
 		__sync_fetch_and_add(&unfollowed, 1);
+	return 0;
+}
+
+/*
+ * A followed process leaves the map when its last thread exits, so that a
+ * later process given its pid is not counted. The tracepoint runs in each
+ * exiting thread after do_exit() has counted it out of signal->live: 0 there
+ * means the whole process is going (a leader that exits first, leaving its
+ * threads running, keeps it followed).
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(trigger_exit, struct task_struct *p)
+{
+	__u32 tgid = p->tgid;
+
+	if (p->signal->live.counter)
+		return 0;
+	bpf_map_delete_elem(&follow, &tgid);
 	return 0;
 }
 
