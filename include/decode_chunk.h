@@ -41,7 +41,7 @@ struct decode_chunk {
 	size_t nr_diags;
 	uint64_t more_diags;		/* dropped beyond CHUNK_DIAG_MAX */
 	int ret;			/* a failure that stopped it: negative errno, with error */
-	struct error error;
+	struct error *error;		/* what it was (allocated; NULL: no memory to say) */
 };
 
 /* Load the files given by hand once, to find a bad one before any chunk starts. */

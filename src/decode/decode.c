@@ -41,7 +41,7 @@ struct run {
 	const struct decode_io *io;
 	struct mapped *maps;
 	struct decode_chunk *chunks;
-	size_t nr_chunks;
+	size_t nr_chunks, cap_chunks;
 	bool *done;
 	struct symcache *syms;
 	struct dout out, tl;
@@ -196,12 +196,18 @@ static uint64_t chunk_size(const struct decode_config *cfg, uint64_t len)
 
 static int add_chunk(struct run *r, size_t stream, uint64_t begin, uint64_t end)
 {
-	struct decode_chunk *c, *n = realloc(r->chunks, (r->nr_chunks + 1) * sizeof(*n));
+	struct decode_chunk *c;
 
-	if (!n)
-		return -ENOMEM;
-	r->chunks = n;
-	c = &n[r->nr_chunks++];
+	if (r->nr_chunks == r->cap_chunks) {
+		size_t cap = r->cap_chunks ? 2 * r->cap_chunks : 16;
+		struct decode_chunk *n = realloc(r->chunks, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->chunks = n;
+		r->cap_chunks = cap;
+	}
+	c = &r->chunks[r->nr_chunks++];
 	memset(c, 0, sizeof(*c));
 	c->cfg = r->cfg;
 	c->stream = stream;
@@ -327,6 +333,32 @@ static void wait_done(struct run *r, size_t k)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/*
+ * A chunk's decoder lets go of its pages as it goes, but a page fault maps the pages
+ * around it too (the kernel's fault-around, and since Linux 6.18 the whole large folio
+ * of the page cache, up to 2 MiB): a chunk's first faults map again pages of the chunks
+ * before it, let go of already. Small chunks (--chunk-size 16K) kept the whole trace
+ * so. Once a chunk is merged, its range and the 4 MiB before it are let go of again:
+ * what a later chunk maps back is let go of at that chunk's merge.
+ */
+#define SWEEP_BEHIND (4u << 20)
+
+static void drop_merged(struct run *r, const struct decode_chunk *c)
+{
+	const struct mapped *m = &r->maps[c->stream];
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo, from, to;
+
+	if (!m->map || !c->mapped)
+		return;
+	lo = (uintptr_t)m->map;
+	from = (uintptr_t)(m->p + c->begin);
+	from = from - lo > SWEEP_BEHIND ? from - SWEEP_BEHIND : lo;
+	from &= ~(page - 1);
+	to = (uintptr_t)(m->p + c->end) & ~(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
 /* The merge: chunk after chunk, each one's turn as the one before finishes. */
 static int merge(struct run *r, struct decode_stats *stats, struct error *e)
 {
@@ -344,9 +376,16 @@ static int merge(struct run *r, struct decode_stats *stats, struct error *e)
 		}
 		wait_done(r, k);
 		if (!ret && c->ret) {
-			*e = c->error;
+			if (c->error)
+				*e = *c->error;
+			else
+				err_runtime(e, c->ret, "%s: %s", r->cfg->streams[c->stream].name,
+					    strerror(-c->ret));
 			ret = c->ret;
 		}
+		free(c->error);
+		c->error = NULL;
+		drop_merged(r, c);
 		if (!ret)
 			report(r, c);
 		add_stats(&stats[c->stream], &c->stats);
@@ -447,6 +486,7 @@ static void cleanup(struct run *r)
 		dsink_destroy(&r->chunks[k].out);
 		dsink_destroy(&r->chunks[k].tl);
 		free(r->chunks[k].diags);
+		free(r->chunks[k].error);
 	}
 	free(r->chunks);
 	free(r->done);
