@@ -131,8 +131,17 @@ static size_t plan_read(const struct mapped *m, uint64_t at, uint8_t *buf, size_
 static uint64_t find_psb(const struct mapped *m, uint64_t from, uint8_t *buf)
 {
 	while (from < m->len) {
-		size_t n = plan_read(m, from, buf, PLAN_READ);
-		const uint8_t *p = n >= PSB_LEN ? memmem(buf, n, psb, PSB_LEN) : NULL;
+		uint64_t data = file_next_data(m->fd, m->from + from);
+		size_t n;
+		const uint8_t *p;
+
+		/* A hole of a sparse file is zeroes, no PSB: passed without a read. */
+		if (data > m->from + from) {
+			from = data - m->from;
+			continue;
+		}
+		n = plan_read(m, from, buf, PLAN_READ);
+		p = n >= PSB_LEN ? memmem(buf, n, psb, PSB_LEN) : NULL;
 
 		if (p)
 			return from + (uint64_t)(p - buf);
@@ -213,6 +222,7 @@ static int add_chunk(struct run *r, size_t stream, uint64_t begin, uint64_t end)
 	c->stream = stream;
 	c->pt = r->maps[stream].p;
 	c->mapped = true;
+	c->fd = r->maps[stream].fd;
 	c->begin = begin;
 	c->end = end;
 	c->syms = r->syms;

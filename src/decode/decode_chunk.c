@@ -813,7 +813,15 @@ static int sync_forward(struct dec *x, uint64_t off)
 		return pt_insn_sync_forward(x->d);
 	while (at < len) {
 		size_t n = len - at < PSB_STEP + 15 ? len - at : PSB_STEP + 15;
-		const uint8_t *p = memmem(base + at, n, psb, sizeof(psb));
+		uint64_t data = file_next_data(x->c->fd, file_offset(x, at));
+		const uint8_t *p;
+
+		/* A hole of a sparse file is zeroes, no PSB: passed without a read. */
+		if (data > file_offset(x, at) + PSB_STEP) {
+			at = data - file_offset(x, 0) < len ? (size_t)(data - file_offset(x, 0)) : len;
+			continue;
+		}
+		p = memmem(base + at, n, psb, sizeof(psb));
 
 		if (p) {
 			found = (size_t)(p - base);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -182,21 +183,29 @@ static void put(int fd, const void *p, size_t len, uint64_t at)
 }
 
 /*
- * @path: PSB, PSBEND, then @bad (if any) at 18 or, with @bad_last, after the stretch;
- * STRETCH bytes of PAD (a hole), a PSB+ at the end. Returns where the PSB+ is.
+ * @path: PSB, PSBEND, then STRETCH bytes of PAD (a hole), or of @bad when not @bad_last
+ * (written: a search must read them), or of PAD then @bad; a PSB+ at the end.
  */
-static uint64_t psb_then_stretch(const char *path, const uint8_t *bad, bool bad_last)
+static void psb_then_stretch(const char *path, const uint8_t *bad, bool bad_last)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	uint64_t end = sizeof(psb_psbend) + STRETCH;
 
 	cr_assert_geq(fd, 0, "%s", path);
 	put(fd, psb_psbend, sizeof(psb_psbend), 0);
-	if (bad)
-		put(fd, bad, 1, bad_last ? end++ : sizeof(psb_psbend));
+	if (bad && bad_last) {
+		put(fd, bad, 1, end++);
+	} else if (bad) {
+		uint8_t *block = malloc(1u << 20);
+
+		cr_assert_not_null(block);
+		memset(block, *bad, 1u << 20);
+		for (uint64_t at = sizeof(psb_psbend); at < end; at += 1u << 20)
+			put(fd, block, end - at < (1u << 20) ? end - at : 1u << 20, at);
+		free(block);
+	}
 	put(fd, psb_plus, sizeof(psb_plus), end);
 	close(fd);
-	return end;
 }
 
 /* decode @pt with @mode (then @more), under the bound; exit @want. */
@@ -250,9 +259,10 @@ Test(bounded_memory, pad_after_a_psb_is_read_in_bounded_memory_by_every_mode, .t
 }
 
 /*
- * Garbage after a PSB: a bad byte right after its PSBEND (the resync's search crosses the
- * stretch), or after the stretch of PAD (libipt reads the PAD in one call, then fails).
- * Both are reported where ptxed reports them, in bounded memory, by decode and dump.
+ * Garbage after a PSB: 96 MiB of it right after its PSBEND (the resync's search crosses
+ * the stretch, in steps dropped behind), or a bad byte after a stretch of PAD (libipt
+ * reads the PAD in one call, then fails). Both are reported where ptxed reports them,
+ * in bounded memory, by decode and dump.
  */
 Test(bounded_memory, garbage_after_a_psb_is_read_in_bounded_memory, .timeout = 240)
 {
@@ -324,4 +334,51 @@ Test(bounded_memory, small_chunks_on_two_threads_decode_in_bounded_memory, .time
 	free(src);
 	free(pt);
 	temp_dir_remove(dir);
+}
+
+/* Pages of @path's first @len bytes in the page cache (mincore of a mapping of it). */
+static size_t cached_pages(const char *path, size_t len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), n = 0;
+	int fd = open(path, O_RDONLY);
+	unsigned char *vec = malloc(len / page + 1);
+	void *p;
+
+	cr_assert_geq(fd, 0, "%s", path);
+	cr_assert_not_null(vec);
+	p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	cr_assert_neq(p, MAP_FAILED);
+	cr_assert_eq(mincore(p, len, vec), 0);
+	for (size_t i = 0; i < len / page; i++)
+		n += vec[i] & 1;
+	munmap(p, len);
+	free(vec);
+	close(fd);
+	return n;
+}
+
+/*
+ * A stretch without a PSB that is a hole of a sparse file (the 1 GiB of PAD of the
+ * issue, made with truncate) holds zeroes only: decode and dump pass it with SEEK_DATA,
+ * never reading it. The search read every page of it before (0.4 to 8 s of filling the
+ * page cache with zeroes for 1 GiB, against 0.01 s now): none of its pages is cached.
+ */
+Test(bounded_memory, a_hole_of_a_sparse_trace_is_passed_without_reading_it)
+{
+	char pt[] = "/tmp/ptc-bigpad-XXXXXX";
+	struct run_result r;
+
+	pad_then_psb(pt);
+	cr_assert_eq(run_ptcollect(NULL, &r, "decode", "--pt", pt, "--stats", NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "decode", "--pt", pt, "-J", "2", "--stats", NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--format", "pt", pt, NULL), 0);
+	cr_expect_str_eq(r.out, "0000000010000000  psb\n0000000010000010  psbend\n", "%s", r.err);
+	run_free(&r);
+	/* The hole's first 255 MiB: the last MiB is near the PSB, which libipt reads. */
+	cr_expect_eq(cached_pages(pt, BIG - (1u << 20)), 0, "pages of the hole were read");
+	unlink(pt);
 }
