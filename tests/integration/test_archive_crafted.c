@@ -160,8 +160,8 @@ static void run_bounded(const char *cmd, const char *dir, struct run_result *r)
 	char opts[512], *env[] = { opts, NULL };
 	struct rusage ru;
 
-	/* Under ASan, freed memory waits in a quarantine (256 MB): a small one here. */
-	snprintf(opts, sizeof(opts), "ASAN_OPTIONS=%s%squarantine_size_mb=16",
+	/* Under ASan, freed memory waits in a quarantine (256 MB): none here. */
+	snprintf(opts, sizeof(opts), "ASAN_OPTIONS=%s%squarantine_size_mb=0",
 		 asan ? asan : "", asan && *asan ? ":" : "");
 	cr_assert_eq(run_argv(argv, env, r), 0);
 	cr_expect_neq(r->status, 128 + 24, "%s: %s s of CPU time were not enough (SIGXCPU) "
