@@ -29,7 +29,7 @@ struct mapped {
 	uint8_t *map;
 	size_t map_len;
 	uint64_t len;
-	int fd;			/* open while the stream is planned */
+	int fd;			/* open until the run ends: planning reads it, chunks find holes */
 	uint64_t from;		/* where the range starts in the file */
 };
 
@@ -191,7 +191,14 @@ static void psb_state(const struct decode_config *cfg, const struct mapped *m, u
 	pt_qry_free_decoder(q);
 }
 
-static uint64_t chunk_size(const struct decode_config *cfg, uint64_t len)
+/*
+ * A chunk is planned before the run (440 bytes each): a run has at most MAX_CHUNKS
+ * (and one more per stream), a larger --chunk-size taken when the traces are longer
+ * than MAX_CHUNKS of it (14 MB of chunks at most, 1 GiB in 32 KiB chunks).
+ */
+#define MAX_CHUNKS 32768
+
+static uint64_t chunk_size(const struct decode_config *cfg, uint64_t len, uint64_t total)
 {
 	uint64_t size = cfg->chunk_size;
 
@@ -200,6 +207,8 @@ static uint64_t chunk_size(const struct decode_config *cfg, uint64_t len)
 		if (size < MIN_CHUNK)
 			size = MIN_CHUNK;
 	}
+	if (size < total / MAX_CHUNKS + 1)
+		size = total / MAX_CHUNKS + 1;
 	return size;
 }
 
@@ -235,7 +244,7 @@ static int add_chunk(struct run *r, size_t stream, uint64_t begin, uint64_t end)
 static int plan_stream(struct run *r, size_t s)
 {
 	const struct mapped *m = &r->maps[s];
-	uint64_t size = chunk_size(r->cfg, m->len), begin = 0;
+	uint64_t size = chunk_size(r->cfg, m->len, r->total), begin = 0;
 	size_t first = r->nr_chunks;
 	uint8_t *buf = malloc(PLAN_READ);
 	int ret = buf ? 0 : -ENOMEM;
@@ -471,6 +480,8 @@ static int prepare(struct run *r, struct error *e)
 		if (ret)
 			return ret;
 		r->total += r->maps[s].len;
+	}
+	for (size_t s = 0; s < cfg->nr_streams; s++) {
 		ret = plan_stream(r, s);
 		if (ret)
 			return err_runtime(e, ret, "out of memory");
