@@ -290,6 +290,7 @@ static void read_object(struct rd *r, const struct mschema *s, const json_t *obj
 
 static void read_object(struct rd *r, const struct mschema *s, const json_t *obj, void *b,
 			const char *at);
+static size_t skip_ws(const char *t, size_t len, size_t i);
 
 /*
  * The elements of @sp's array, each parsed alone (its text checked already by
@@ -305,8 +306,7 @@ static void read_span(struct rd *r, const struct span *sp, void *b, const char *
 		void *elem;
 		json_t *x;
 
-		while (i < sp->end && strchr(" \t\n\r", r->text[i]))
-			i++;
+		i = skip_ws(r->text, sp->end, i);
 		if (r->failed || i >= sp->end || r->text[i] == ']')
 			return;
 		x = r->text[i] == '{' ? json_loadb(r->text + i, sp->end - i,
@@ -329,8 +329,7 @@ static void read_span(struct rd *r, const struct span *sp, void *b, const char *
 		}
 		read_object(r, sp->f->sub, x, elem, at);
 		json_decref(x);
-		while (i < sp->end && strchr(" \t\n\r", r->text[i]))
-			i++;
+		i = skip_ws(r->text, sp->end, i);
 		if (i < sp->end && r->text[i] == ',') {
 			i++;
 		} else if (i >= sp->end || r->text[i] != ']') {
