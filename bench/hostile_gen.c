@@ -4,6 +4,7 @@
  * ptcollect's memory or time grow with them.
  *
  *	hostile_gen pt FILE BYTES        BYTES of PAD (a hole), then PSB, PSBEND
+ *	hostile_gen padafter FILE BYTES  PSB, PSBEND, BYTES of PAD (a hole), PSB, PSBEND
  *	hostile_gen sideband FILE BYTES  records of an unknown type, 65528 bytes each, sparse
  *	hostile_gen mmaps FILE N         MMAP2 records of N files, each its own path
  */
@@ -31,7 +32,7 @@ int main(int argc, char **argv)
 	int fd;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: hostile_gen pt|sideband|mmaps FILE N\n");
+		fprintf(stderr, "usage: hostile_gen pt|padafter|sideband|mmaps FILE N\n");
 		return 2;
 	}
 	n = strtoull(argv[3], NULL, 0);
@@ -42,6 +43,9 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "pt")) {
 		put(fd, psb, sizeof(psb), (off_t)n);
+	} else if (!strcmp(argv[1], "padafter")) {
+		put(fd, psb, sizeof(psb), 0);
+		put(fd, psb, sizeof(psb), (off_t)(n + sizeof(psb)));
 	} else if (!strcmp(argv[1], "sideband")) {
 		struct perf_event_header h = { .type = 80, .size = 65528 };
 		unsigned long long off;
@@ -68,7 +72,7 @@ int main(int argc, char **argv)
 			off += sizeof(rec);
 		}
 	} else {
-		fprintf(stderr, "hostile_gen: %s: not pt, sideband or mmaps\n", argv[1]);
+		fprintf(stderr, "hostile_gen: %s: not pt, padafter, sideband or mmaps\n", argv[1]);
 		return 2;
 	}
 	close(fd);

@@ -24,6 +24,7 @@ struct decode_chunk {
 	size_t stream;
 	const uint8_t *pt;		/* the stream's bytes */
 	bool mapped;			/* pt maps a file privately: pages may be dropped */
+	int fd;				/* with mapped: that file, for its holes, or -1 */
 	uint64_t begin, end;		/* this chunk's range of them (begin: a PSB, or 0) */
 	bool first, last;		/* of its stream */
 	bool have_next_ip;		/* the next chunk starts at next_ip (its PSB+'s FUP) */
@@ -41,7 +42,7 @@ struct decode_chunk {
 	size_t nr_diags;
 	uint64_t more_diags;		/* dropped beyond CHUNK_DIAG_MAX */
 	int ret;			/* a failure that stopped it: negative errno, with error */
-	struct error error;
+	struct error *error;		/* what it was (allocated; NULL: no memory to say) */
 };
 
 /* Load the files given by hand once, to find a bad one before any chunk starts. */

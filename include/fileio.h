@@ -40,6 +40,13 @@ int fd_read_all(int fd, size_t max, char **buf, size_t *len);
 #define MAP_KEEP_BEHIND (1u << 20)
 void map_drop_behind(const void *base, size_t cur, size_t *dropped);
 
+/*
+ * Where the data of @fd resumes at or after @off: past a hole of a sparse file
+ * (SEEK_DATA), which holds zeroes only, no read needed. @off itself when @fd has no
+ * hole there (or cannot tell), UINT64_MAX when the rest of the file is a hole.
+ */
+uint64_t file_next_data(int fd, uint64_t off);
+
 /* Write all @len bytes; EINTR and short writes are retried. 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);
 

@@ -66,6 +66,7 @@ struct ptdump_opts {
 	bool no_sync;		/* --no-sync: decode from offset 0, no PSB search first */
 	bool quiet;		/* --quiet: errors only */
 	bool mapped;		/* the buffer maps a file privately: pages behind may be dropped */
+	int fd;			/* with mapped: the file, from offset 0, for its holes; or -1 */
 };
 
 #define PTDUMP_LINE_MAX 160

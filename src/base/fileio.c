@@ -120,6 +120,18 @@ void map_drop_behind(const void *base, size_t cur, size_t *dropped)
 		*dropped = to - b;
 }
 
+uint64_t file_next_data(int fd, uint64_t off)
+{
+	off_t d;
+
+	if (fd < 0 || off > (uint64_t)INT64_MAX)
+		return off;
+	d = lseek(fd, (off_t)off, SEEK_DATA);
+	if (d < 0)
+		return errno == ENXIO ? UINT64_MAX : off;
+	return (uint64_t)d > off ? (uint64_t)d : off;
+}
+
 int write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

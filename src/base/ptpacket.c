@@ -629,6 +629,7 @@ struct walk {
 	const uint8_t *buf;	/* the trace, len bytes */
 	size_t len;
 	bool mapped;		/* a file's private mapping: pages behind are dropped */
+	int fd;			/* that file, for its holes, or -1 */
 	size_t dropped;		/* up to here */
 };
 
@@ -655,7 +656,15 @@ static void skip_to_psb(struct walk *w, struct pt_packet_decoder *d, uint64_t fr
 		return;
 	while (at < w->len) {
 		size_t n = w->len - at < PSB_STEP + 15 ? w->len - at : PSB_STEP + 15;
-		const uint8_t *p = memmem(w->buf + at, n, psb_bytes, sizeof(psb_bytes));
+		uint64_t data = file_next_data(w->fd, at);
+		const uint8_t *p;
+
+		/* A hole of a sparse file is zeroes, no PSB: passed without a read. */
+		if (data > (uint64_t)at + PSB_STEP) {
+			at = data < w->len ? (size_t)data : w->len;
+			continue;
+		}
+		p = memmem(w->buf + at, n, psb_bytes, sizeof(psb_bytes));
 
 		if (p) {
 			found = (size_t)(p - w->buf);
@@ -920,6 +929,7 @@ int ptdump_walk(const uint8_t *buf, size_t len, const struct ptdump_opts *o,
 	w.buf = buf;
 	w.len = len;
 	w.mapped = o->mapped && !copy;
+	w.fd = w.mapped ? o->fd : -1;
 	d = pt_pkt_alloc_decoder(&cfg);
 	if (!d) {
 		free(copy);

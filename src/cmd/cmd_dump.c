@@ -42,6 +42,7 @@ struct dump_args {
 struct mapped {
 	uint8_t *p;
 	size_t len;
+	int fd;		/* kept open for the holes of a sparse trace */
 };
 
 static int map_file(const char *path, struct mapped *m, struct error *e)
@@ -52,6 +53,7 @@ static int map_file(const char *path, struct mapped *m, struct error *e)
 
 	m->p = NULL;
 	m->len = 0;
+	m->fd = -1;
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st)) {
@@ -67,7 +69,10 @@ static int map_file(const char *path, struct mapped *m, struct error *e)
 		}
 	}
 out:
-	close(fd);
+	if (m->p)
+		m->fd = fd;
+	else
+		close(fd);
 	return ret;
 }
 
@@ -211,6 +216,7 @@ static int dump_pt(const struct dump_args *a, const struct mapped *m)
 	int ret;
 
 	o.mapped = m->p != NULL;
+	o.fd = m->fd;
 	out_obj_begin(NULL, NULL);
 	if (out_json) {
 		out_str("file", NULL, a->path);
@@ -367,5 +373,7 @@ int do_dump(int argc, char **argv)
 	ret = !strcmp(a.format, "pevent") ? dump_pevent(&a, &m) : dump_pt(&a, &m);
 	if (m.p)
 		munmap(m.p, m.len);
+	if (m.fd >= 0)
+		close(m.fd);
 	return ret;
 }

@@ -230,9 +230,21 @@ static json_t *snapshots(const struct manifest *m, const char *dir)
 }
 
 /* The manifest's own values, in its types; what info adds beside them. */
+/* The manifest's JSON less its long lists, which info does not print (80,000 images: 50 MB). */
+static json_t *manifest_head_json(const struct manifest *m)
+{
+	struct manifest head = *m;
+
+	head.images = NULL;
+	head.nr_images = 0;
+	head.fires = NULL;
+	head.nr_fires = 0;
+	return manifest_to_json(&head);
+}
+
 static json_t *describe(const struct manifest *m, const char *dir, const struct problems *p)
 {
-	json_t *mj = manifest_to_json(m), *info, *streams, *problems;
+	json_t *mj = manifest_head_json(m), *info, *streams, *problems;
 	static const char *const keys[] = {
 		"complete", "stop_reason", "target", "mode", "event", "attr", "filter",
 		"start_time", "end_time", "snapshot", "triggers", "marks",

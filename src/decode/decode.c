@@ -29,7 +29,7 @@ struct mapped {
 	uint8_t *map;
 	size_t map_len;
 	uint64_t len;
-	int fd;			/* open while the stream is planned */
+	int fd;			/* open until the run ends: planning reads it, chunks find holes */
 	uint64_t from;		/* where the range starts in the file */
 };
 
@@ -41,7 +41,7 @@ struct run {
 	const struct decode_io *io;
 	struct mapped *maps;
 	struct decode_chunk *chunks;
-	size_t nr_chunks;
+	size_t nr_chunks, cap_chunks;
 	bool *done;
 	struct symcache *syms;
 	struct dout out, tl;
@@ -131,8 +131,17 @@ static size_t plan_read(const struct mapped *m, uint64_t at, uint8_t *buf, size_
 static uint64_t find_psb(const struct mapped *m, uint64_t from, uint8_t *buf)
 {
 	while (from < m->len) {
-		size_t n = plan_read(m, from, buf, PLAN_READ);
-		const uint8_t *p = n >= PSB_LEN ? memmem(buf, n, psb, PSB_LEN) : NULL;
+		uint64_t data = file_next_data(m->fd, m->from + from);
+		size_t n;
+		const uint8_t *p;
+
+		/* A hole of a sparse file is zeroes, no PSB: passed without a read. */
+		if (data > m->from + from) {
+			from = data - m->from;
+			continue;
+		}
+		n = plan_read(m, from, buf, PLAN_READ);
+		p = n >= PSB_LEN ? memmem(buf, n, psb, PSB_LEN) : NULL;
 
 		if (p)
 			return from + (uint64_t)(p - buf);
@@ -182,7 +191,14 @@ static void psb_state(const struct decode_config *cfg, const struct mapped *m, u
 	pt_qry_free_decoder(q);
 }
 
-static uint64_t chunk_size(const struct decode_config *cfg, uint64_t len)
+/*
+ * A chunk is planned before the run (440 bytes each): a run has at most MAX_CHUNKS
+ * (and one more per stream), a larger --chunk-size taken when the traces are longer
+ * than MAX_CHUNKS of it (14 MB of chunks at most, 1 GiB in 32 KiB chunks).
+ */
+#define MAX_CHUNKS 32768
+
+static uint64_t chunk_size(const struct decode_config *cfg, uint64_t len, uint64_t total)
 {
 	uint64_t size = cfg->chunk_size;
 
@@ -191,22 +207,31 @@ static uint64_t chunk_size(const struct decode_config *cfg, uint64_t len)
 		if (size < MIN_CHUNK)
 			size = MIN_CHUNK;
 	}
+	if (size < total / MAX_CHUNKS + 1)
+		size = total / MAX_CHUNKS + 1;
 	return size;
 }
 
 static int add_chunk(struct run *r, size_t stream, uint64_t begin, uint64_t end)
 {
-	struct decode_chunk *c, *n = realloc(r->chunks, (r->nr_chunks + 1) * sizeof(*n));
+	struct decode_chunk *c;
 
-	if (!n)
-		return -ENOMEM;
-	r->chunks = n;
-	c = &n[r->nr_chunks++];
+	if (r->nr_chunks == r->cap_chunks) {
+		size_t cap = r->cap_chunks ? 2 * r->cap_chunks : 16;
+		struct decode_chunk *n = realloc(r->chunks, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->chunks = n;
+		r->cap_chunks = cap;
+	}
+	c = &r->chunks[r->nr_chunks++];
 	memset(c, 0, sizeof(*c));
 	c->cfg = r->cfg;
 	c->stream = stream;
 	c->pt = r->maps[stream].p;
 	c->mapped = true;
+	c->fd = r->maps[stream].fd;
 	c->begin = begin;
 	c->end = end;
 	c->syms = r->syms;
@@ -219,7 +244,7 @@ static int add_chunk(struct run *r, size_t stream, uint64_t begin, uint64_t end)
 static int plan_stream(struct run *r, size_t s)
 {
 	const struct mapped *m = &r->maps[s];
-	uint64_t size = chunk_size(r->cfg, m->len), begin = 0;
+	uint64_t size = chunk_size(r->cfg, m->len, r->total), begin = 0;
 	size_t first = r->nr_chunks;
 	uint8_t *buf = malloc(PLAN_READ);
 	int ret = buf ? 0 : -ENOMEM;
@@ -349,6 +374,32 @@ static void wait_done(struct run *r, size_t k)
 	pthread_mutex_unlock(&r->lock);
 }
 
+/*
+ * A chunk's decoder lets go of its pages as it goes, but a page fault maps the pages
+ * around it too (the kernel's fault-around, and since Linux 6.18 the whole large folio
+ * of the page cache, up to 2 MiB): a chunk's first faults map again pages of the chunks
+ * before it, let go of already. Small chunks (--chunk-size 16K) kept the whole trace
+ * so. Once a chunk is merged, its range and the 4 MiB before it are let go of again:
+ * what a later chunk maps back is let go of at that chunk's merge.
+ */
+#define SWEEP_BEHIND (4u << 20)
+
+static void drop_merged(struct run *r, const struct decode_chunk *c)
+{
+	const struct mapped *m = &r->maps[c->stream];
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo, from, to;
+
+	if (!m->map || !c->mapped)
+		return;
+	lo = (uintptr_t)m->map;
+	from = (uintptr_t)(m->p + c->begin);
+	from = from - lo > SWEEP_BEHIND ? from - SWEEP_BEHIND : lo;
+	from &= ~(page - 1);
+	to = (uintptr_t)(m->p + c->end) & ~(page - 1);
+	if (to > from)
+		madvise((void *)from, to - from, MADV_DONTNEED);
+}
+
 /* The merge: chunk after chunk, each one's turn as the one before finishes. */
 static int merge(struct run *r, struct decode_stats *stats, struct error *e)
 {
@@ -366,9 +417,16 @@ static int merge(struct run *r, struct decode_stats *stats, struct error *e)
 		}
 		wait_done(r, k);
 		if (!ret && c->ret) {
-			*e = c->error;
+			if (c->error)
+				*e = *c->error;
+			else
+				err_runtime(e, c->ret, "%s: %s", r->cfg->streams[c->stream].name,
+					    strerror(-c->ret));
 			ret = c->ret;
 		}
+		free(c->error);
+		c->error = NULL;
+		drop_merged(r, c);
 		if (!ret)
 			report(r, c);
 		add_stats(&stats[c->stream], &c->stats);
@@ -445,6 +503,8 @@ static int prepare(struct run *r, struct error *e)
 		if (ret)
 			return ret;
 		r->total += r->maps[s].len;
+	}
+	for (size_t s = 0; s < cfg->nr_streams; s++) {
 		ret = plan_stream(r, s);
 		if (ret)
 			return err_runtime(e, ret, "out of memory");
@@ -470,6 +530,7 @@ static void cleanup(struct run *r)
 		dsink_destroy(&r->chunks[k].out);
 		dsink_destroy(&r->chunks[k].tl);
 		free(r->chunks[k].diags);
+		free(r->chunks[k].error);
 	}
 	free(r->chunks);
 	free(r->done);

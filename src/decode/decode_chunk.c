@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -446,6 +448,120 @@ static void drop_behind(struct dec *x, uint64_t off, uint64_t keep)
 	to = (base + off - keep + (keep ? 0 : page - 1)) & ~(page - 1);
 	if (to > from && !madvise((void *)from, to - from, MADV_DONTNEED))
 		x->dropped = to - base;
+}
+
+/*
+ * libipt reads a run of PAD or timing packets in one call (1 GiB of PAD after a PSB is
+ * one pt_insn_next()), and a trace of errors returns no instruction between its
+ * resyncs: dropping pages between the decoder's calls does not bound what it touches.
+ * So a guard page, made unreadable, lies a step ahead of the decoder. Its first touch
+ * (a SIGSEGV in the decoder's own thread, within libipt or not) drops the pages behind
+ * it, moves it a step on and lets the read go on: the bytes read are the file's, the
+ * offsets libipt reports its own. Guards lie only in pages wholly inside the chunk's
+ * range: the reader of a neighbouring chunk never touches them.
+ */
+#define GUARD_STEP (1u << 20)
+
+struct guard {
+	uintptr_t lo, hi;		/* the pages wholly inside the chunk's range */
+	volatile uintptr_t at;		/* the guard page, or 0 */
+	volatile uintptr_t dropped;	/* the pages before it were dropped */
+};
+
+static __thread struct guard *thread_guard;
+static struct sigaction next_segv;
+static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
+static bool guard_ready;
+static uintptr_t guard_page;
+
+static void guard_set(struct guard *g, uintptr_t at)
+{
+	g->at = 0;
+	if (at >= g->lo && at + guard_page <= g->hi &&
+	    !mprotect((void *)at, guard_page, PROT_NONE))
+		g->at = at;
+}
+
+/* The decoder (or a search) read @addr, in the guard page: drop behind, guard ahead. */
+static void guard_passed(struct guard *g, uintptr_t addr)
+{
+	uintptr_t cur = addr & ~(guard_page - 1), to;
+
+	if (mprotect((void *)g->at, guard_page, PROT_READ)) {
+		/* The read cannot go on: the fault again, without this handler. */
+		signal(SIGSEGV, SIG_DFL);
+		return;
+	}
+	g->at = 0;
+	if (cur >= g->dropped + KEEP_BEHIND) {
+		to = (cur - KEEP_BEHIND) & ~(guard_page - 1);
+		if (to > g->dropped && !madvise((void *)g->dropped, to - g->dropped, MADV_DONTNEED))
+			g->dropped = to;
+	}
+	guard_set(g, cur + GUARD_STEP);
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	struct guard *g = thread_guard;
+	uintptr_t a = (uintptr_t)si->si_addr;
+	int saved = errno;
+
+	if (g && g->at && a - g->at < guard_page) {
+		guard_passed(g, a);
+		errno = saved;
+		return;
+	}
+	/* Not a guard: whatever handled SIGSEGV before does (the default: the fault again). */
+	if (next_segv.sa_flags & SA_SIGINFO)
+		next_segv.sa_sigaction(sig, si, uc);
+	else if (next_segv.sa_handler != SIG_DFL && next_segv.sa_handler != SIG_IGN)
+		next_segv.sa_handler(sig);
+	else
+		signal(SIGSEGV, SIG_DFL);
+}
+
+static void guard_install(void)
+{
+	struct sigaction sa, now;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	guard_page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	if (sigaction(SIGSEGV, &sa, &next_segv) || sigaction(SIGSEGV, NULL, &now))
+		return;
+	/* A sanitizer may keep its own handler: then there are no guards. */
+	guard_ready = (now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_segv;
+}
+
+static void guard_begin(struct dec *x, struct guard *g)
+{
+	uintptr_t base = (uintptr_t)(x->c->pt + x->c->begin);
+
+	memset(g, 0, sizeof(*g));
+	if (!x->c->mapped || pthread_once(&guard_once, guard_install) || !guard_ready)
+		return;
+	g->lo = (base + guard_page - 1) & ~(guard_page - 1);
+	g->hi = (base + (uintptr_t)(x->c->end - x->c->begin)) & ~(guard_page - 1);
+	g->dropped = base & ~(guard_page - 1);
+	thread_guard = g;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	guard_set(g, g->dropped + GUARD_STEP);
+}
+
+static void guard_end(struct dec *x, struct guard *g)
+{
+	uintptr_t base = (uintptr_t)(x->c->pt + x->c->begin);
+
+	if (g->at)
+		mprotect((void *)g->at, guard_page, PROT_READ);
+	g->at = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	thread_guard = NULL;
+	if (g->dropped > base && g->dropped - base > x->dropped)
+		x->dropped = g->dropped - base;
 }
 
 static void progress(struct dec *x)
@@ -900,7 +1016,15 @@ static int sync_forward(struct dec *x, uint64_t off)
 		return pt_insn_sync_forward(x->d);
 	while (at < len) {
 		size_t n = len - at < PSB_STEP + 15 ? len - at : PSB_STEP + 15;
-		const uint8_t *p = memmem(base + at, n, psb, sizeof(psb));
+		uint64_t data = file_next_data(x->c->fd, file_offset(x, at));
+		const uint8_t *p;
+
+		/* A hole of a sparse file is zeroes, no PSB: passed without a read. */
+		if (data > file_offset(x, at) + PSB_STEP) {
+			at = data - file_offset(x, 0) < len ? (size_t)(data - file_offset(x, 0)) : len;
+			continue;
+		}
+		p = memmem(base + at, n, psb, sizeof(psb));
 
 		if (p) {
 			found = (size_t)(p - base);
@@ -1123,6 +1247,7 @@ static void add_render(struct dec *x, enum render_output output, struct dsink *s
 
 int decode_chunk(struct decode_chunk *c)
 {
+	struct error err;
 	struct dec x;
 
 	memset(&x, 0, sizeof(x));
@@ -1131,13 +1256,17 @@ int decode_chunk(struct decode_chunk *c)
 	add_render(&x, RENDER_OUT, &c->out);
 	if (c->tl.out)
 		add_render(&x, RENDER_TIMELINE, &c->tl);
-	err_clear(&c->error);
+	err_clear(&err);
 	/* A stream's header comes first, even when its decoder cannot start. */
 	if (c->first)
 		stream_start(&x);
-	c->ret = setup(&x, &c->error);
+	c->ret = setup(&x, &err);
 	if (!c->ret) {
+		struct guard g;
+
+		guard_begin(&x, &g);
 		run(&x);
+		guard_end(&x, &g);
 		if (!c->last)
 			trim(&x);
 		/* Sideband due before the next chunk's first event is this chunk's to report. */
@@ -1162,8 +1291,14 @@ int decode_chunk(struct decode_chunk *c)
 		int b = dsink_flush(&c->tl, dsink_pos(&c->tl));
 
 		if (a || b)
-			c->ret = err_runtime(&c->error, a ? a : b, "cannot write the output: %s",
+			c->ret = err_runtime(&err, a ? a : b, "cannot write the output: %s",
 					     strerror(-(a ? a : b)));
+	}
+	/* A chunk's error is rare and large: kept only when there is one. */
+	if (c->ret) {
+		c->error = malloc(sizeof(*c->error));
+		if (c->error)
+			*c->error = err;
 	}
 	return c->ret;
 }

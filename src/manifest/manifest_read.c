@@ -17,10 +17,22 @@
 
 #define AT(type, base, off) ((type *)((char *)(base) + (off)))
 
+/* A top-level array read from the text, one element at a time (no tree of it all). */
+struct span {
+	const struct mfield *f;
+	size_t begin, end;	/* its '[' and after its ']' in the text */
+};
+
+#define MAX_SPANS 8
+
 struct rd {
 	struct error *e;
 	struct manifest *top;	/* MF_TRIGGER_IDX counts its triggers */
 	int failed;
+	const char *text;
+	struct span spans[MAX_SPANS];
+	size_t nr_spans;
+	bool reparse;		/* a span did not read alone: read the text whole */
 };
 
 __attribute__((format(printf, 3, 4)))
@@ -276,9 +288,67 @@ static void read_time(struct rd *r, const char *s, struct timespec *t, const cha
 static void read_object(struct rd *r, const struct mschema *s, const json_t *obj, void *b,
 			const char *at);
 
+static void read_object(struct rd *r, const struct mschema *s, const json_t *obj, void *b,
+			const char *at);
+static size_t skip_ws(const char *t, size_t len, size_t i);
+
+/*
+ * The elements of @sp's array, each parsed alone (its text checked already by
+ * span_elements()): an element's tree lives while it is read, never all of them.
+ */
+static void read_span(struct rd *r, const struct span *sp, void *b, const char *path)
+{
+	size_t i = sp->begin + 1, n = 0;
+
+	for (;;) {
+		json_error_t je;
+		char at[224];
+		void *elem;
+		json_t *x;
+
+		i = skip_ws(r->text, sp->end, i);
+		if (r->failed || i >= sp->end || r->text[i] == ']')
+			return;
+		x = r->text[i] == '{' ? json_loadb(r->text + i, sp->end - i,
+						    JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
+						    &je) : NULL;
+		if (!x || je.position <= 0 || r->text[i + (size_t)je.position - 1] != '}') {
+			/* Not an object that parses alone: the text is read whole instead. */
+			json_decref(x);
+			r->reparse = true;
+			r->failed = 1;
+			return;
+		}
+		i += (size_t)je.position;
+		snprintf(at, sizeof(at), "%s[%zu]", path, n++);
+		elem = sp->f->sub->add(b);
+		if (!elem) {
+			json_decref(x);
+			nomem(r);
+			return;
+		}
+		read_object(r, sp->f->sub, x, elem, at);
+		json_decref(x);
+		i = skip_ws(r->text, sp->end, i);
+		if (i < sp->end && r->text[i] == ',') {
+			i++;
+		} else if (i >= sp->end || r->text[i] != ']') {
+			r->reparse = true;
+			r->failed = 1;
+			return;
+		}
+	}
+}
+
 static void read_array(struct rd *r, const struct mfield *f, const json_t *v, void *b,
 		       const char *path)
 {
+	for (size_t k = 0; k < r->nr_spans; k++)
+		if (r->spans[k].f == f && f->sub && b == (void *)r->top) {
+			read_span(r, &r->spans[k], b, path);
+			return;
+		}
+	{
 	size_t i;
 	json_t *x;
 
@@ -299,6 +369,7 @@ static void read_array(struct rd *r, const struct mfield *f, const json_t *v, vo
 			return;
 		}
 		read_object(r, f->sub, x, elem, at);
+	}
 	}
 }
 
@@ -458,21 +529,170 @@ int manifest_check_bounds(const char *text, size_t len, struct error *e)
 	return 0;
 }
 
-int manifest_parse(const char *text, size_t len, struct manifest *out, struct error *e)
-{
-	struct rd r = { .e = e };
-	json_error_t je;
-	json_t *m, *fmt, *ver;
-	int ret;
+/* ---- the large arrays, read from the text ---- */
 
-	manifest_init(out);
-	ret = manifest_check_bounds(text, len, e);
-	if (ret)
-		return ret;
-	m = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
-	if (!m)
-		return err_usage(e, "not valid JSON: line %d, column %d: %s", je.line, je.column,
-				 je.text);
+static size_t skip_ws(const char *t, size_t len, size_t i)
+{
+	while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\n' || t[i] == '\r'))
+		i++;
+	return i;
+}
+
+/* After the string that starts at @i (its '"'), or @len. */
+static size_t str_end(const char *t, size_t len, size_t i)
+{
+	for (i++; i < len; i++) {
+		if (t[i] == '\\')
+			i++;
+		else if (t[i] == '"')
+			return i + 1;
+	}
+	return len;
+}
+
+/* After the array or object that starts at @i, or @len. */
+static size_t value_end(const char *t, size_t len, size_t i)
+{
+	int depth = 0;
+
+	for (; i < len; i++) {
+		if (t[i] == '"') {
+			i = str_end(t, len, i) - 1;
+		} else if (t[i] == '[' || t[i] == '{') {
+			depth++;
+		} else if (t[i] == ']' || t[i] == '}') {
+			if (!--depth)
+				return i + 1;
+		}
+	}
+	return len;
+}
+
+/* The top object's member @key, if its value is an array: its span. */
+static bool find_span(const char *t, size_t len, const char *key, struct span *sp)
+{
+	size_t klen = strlen(key), i = skip_ws(t, len, 0);
+	int depth = 0;
+	char prev = 0;
+
+	if (i >= len || t[i] != '{')
+		return false;
+	for (; i < len; i++) {
+		char c = t[i];
+
+		if (c == '"') {
+			size_t end = str_end(t, len, i), j;
+
+			if (depth == 1 && (prev == '{' || prev == ',') && end - i == klen + 2 &&
+			    !memcmp(t + i + 1, key, klen)) {
+				j = skip_ws(t, len, end);
+				if (j >= len || t[j] != ':')
+					return false;
+				j = skip_ws(t, len, j + 1);
+				if (j >= len || t[j] != '[')
+					return false;
+				sp->begin = j;
+				sp->end = value_end(t, len, j);
+				return sp->end < len;
+			}
+			i = end - 1;
+			prev = '"';
+			continue;
+		}
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r')
+			continue;
+		if (c == '{' || c == '[')
+			depth++;
+		else if (c == '}' || c == ']')
+			depth--;
+		prev = c;
+	}
+	return false;
+}
+
+/* Is @sp an array of objects that each parse alone, with nothing else between them? */
+static bool span_elements(const char *t, const struct span *sp)
+{
+	size_t i = skip_ws(t, sp->end, sp->begin + 1);
+
+	if (i < sp->end && t[i] == ']')
+		return i + 1 == sp->end;
+	for (;;) {
+		json_error_t je;
+		json_t *x;
+
+		if (i >= sp->end || t[i] != '{')
+			return false;
+		x = json_loadb(t + i, sp->end - i, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES,
+			       &je);
+		if (!x)
+			return false;
+		json_decref(x);
+		if (je.position <= 0 || t[i + (size_t)je.position - 1] != '}')
+			return false;
+		i = skip_ws(t, sp->end, i + (size_t)je.position);
+		if (i < sp->end && t[i] == ']')
+			return i + 1 == sp->end;
+		if (i >= sp->end || t[i] != ',')
+			return false;
+		i = skip_ws(t, sp->end, i + 1);
+	}
+}
+
+/*
+ * jansson's tree of a manifest of 80,000 images takes 50 MB: the top level's arrays of
+ * objects (images, fires, ...) are cut out of the text, the rest parsed with each of
+ * them as [], and their elements parsed one at a time as the schema reaches them. A text
+ * that does not cut cleanly (a syntax error, a duplicate key) is parsed whole, as before,
+ * for jansson's own message. Returns the tree of the rest, or NULL (then parse whole).
+ */
+static json_t *parse_cut(struct rd *r, const char *text, size_t len)
+{
+	const struct mschema *s = &mschema_manifest;
+	size_t at = 0, n = 0;
+	json_error_t je;
+	char *rest;
+	json_t *m;
+
+	for (size_t i = 0; i < s->nr && r->nr_spans < MAX_SPANS; i++) {
+		struct span sp = { .f = &s->fields[i] };
+
+		if (sp.f->type != MT_ARRAY || !find_span(text, len, sp.f->key, &sp))
+			continue;
+		/* In the order of the text. */
+		size_t k = r->nr_spans++;
+
+		while (k && r->spans[k - 1].begin > sp.begin) {
+			r->spans[k] = r->spans[k - 1];
+			k--;
+		}
+		r->spans[k] = sp;
+	}
+	if (!r->nr_spans)
+		return NULL;
+	rest = malloc(len + 2 * r->nr_spans);
+	if (!rest)
+		return NULL;
+	for (size_t k = 0; k < r->nr_spans; k++) {
+		memcpy(rest + n, text + at, r->spans[k].begin - at);
+		n += r->spans[k].begin - at;
+		memcpy(rest + n, "[]", 2);
+		n += 2;
+		at = r->spans[k].end;
+	}
+	memcpy(rest + n, text + at, len - at);
+	n += len - at;
+	m = json_loadb(rest, n, JSON_REJECT_DUPLICATES, &je);
+	free(rest);
+	r->text = text;
+	return m;
+}
+
+/* A parsed manifest @m (taken) into @out: its format, version and schema checked. */
+static int read_tree(struct rd *r, json_t *m, struct manifest *out, struct error *e)
+{
+	json_t *fmt, *ver;
+
 	fmt = json_object_get(m, "format");
 	if (!json_is_object(m) || !json_is_string(fmt) ||
 	    strcmp(json_string_value(fmt), MANIFEST_FORMAT)) {
@@ -492,14 +712,55 @@ int manifest_parse(const char *text, size_t len, struct manifest *out, struct er
 		json_decref(m);
 		return -EINVAL;
 	}
-	r.top = out;
-	read_object(&r, &mschema_manifest, m, out, "");
+	r->top = out;
+	read_object(r, &mschema_manifest, m, out, "");
 	json_decref(m);
-	if (r.failed) {
+	if (r->failed) {
 		manifest_free(out);
-		return e ? e->code : -EINVAL;
+		manifest_init(out);
+		return e && e->code ? e->code : -EINVAL;
 	}
 	return 0;
+}
+
+/* Did the cut text fail where the whole would have failed first (its syntax)? */
+static bool spans_bad(const struct rd *r)
+{
+	if (r->reparse)
+		return true;
+	for (size_t k = 0; k < r->nr_spans; k++)
+		if (!span_elements(r->text, &r->spans[k]))
+			return true;
+	return false;
+}
+
+int manifest_parse(const char *text, size_t len, struct manifest *out, struct error *e)
+{
+	struct rd r = { .e = e };
+	json_error_t je;
+	json_t *m;
+	int ret;
+
+	manifest_init(out);
+	ret = manifest_check_bounds(text, len, e);
+	if (ret)
+		return ret;
+	m = parse_cut(&r, text, len);
+	if (m) {
+		ret = read_tree(&r, m, out, e);
+		if (!ret || !spans_bad(&r))
+			return ret;
+		/* The whole text says what is wrong, as it did before the cut. */
+		if (e)
+			err_clear(e);
+	}
+	memset(&r, 0, sizeof(r));
+	r.e = e;
+	m = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+	if (!m)
+		return err_usage(e, "not valid JSON: line %d, column %d: %s", je.line, je.column,
+				 je.text);
+	return read_tree(&r, m, out, e);
 }
 
 int manifest_read(int dirfd, const char *dir, struct manifest *m, struct error *e)

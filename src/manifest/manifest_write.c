@@ -237,33 +237,133 @@ static int create_tmp(int dirfd, char name[static sizeof(TMP_PREFIX) + 8])
 	return -EEXIST;
 }
 
-int manifest_write(const struct manifest *m, int dirfd, struct error *e)
-{
-	json_t *j = manifest_to_json(m);
-	char *text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
-	char tmp[sizeof(TMP_PREFIX) + 8];
-	int fd, ret = 0;
+/* Writes to a file through a buffer; the first error is kept. */
+struct wbuf {
+	int fd, err;
+	size_t n;
+	char b[64u << 10];
+};
 
+static void wb_flush(struct wbuf *w)
+{
+	if (!w->err && w->n)
+		w->err = write_all(w->fd, w->b, w->n);
+	w->n = 0;
+}
+
+static void wb_put(struct wbuf *w, const char *p, size_t len)
+{
+	while (len) {
+		size_t k = sizeof(w->b) - w->n < len ? sizeof(w->b) - w->n : len;
+
+		memcpy(w->b + w->n, p, k);
+		w->n += k;
+		p += k;
+		len -= k;
+		if (w->n == sizeof(w->b))
+			wb_flush(w);
+	}
+}
+
+/* @text, each line after the first indented by @indent more. */
+static void wb_indented(struct wbuf *w, const char *text, const char *indent)
+{
+	for (const char *nl; (nl = strchr(text, '\n')); text = nl + 1) {
+		wb_put(w, text, (size_t)(nl - text) + 1);
+		wb_put(w, indent, strlen(indent));
+	}
+	wb_put(w, text, strlen(text));
+}
+
+#define IMAGES_EMPTY "\n  \"images\": []"
+
+/*
+ * The manifest's text, as json_dumps(JSON_INDENT(2)) of it all writes it, but its
+ * images each dumped alone into their place: the tree of 80,000 images (50 MB) and its
+ * text whole (10 MB) are never held. Returns 0 or a negative errno.
+ */
+static int write_text(struct wbuf *w, const struct manifest *m)
+{
+	struct manifest head = *m;
+	json_t *j;
+	char *text, *at;
+
+	head.images = NULL;
+	head.nr_images = 0;
+	j = manifest_to_json(&head);
+	text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
 	json_decref(j);
 	if (!text)
+		return -ENOMEM;
+	/* A member of the top object is the only "images" a newline and two spaces begin. */
+	at = m->nr_images ? strstr(text, IMAGES_EMPTY) : NULL;
+	if (!at) {
+		free(text);
+		j = manifest_to_json(m);
+		text = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
+		json_decref(j);
+		if (!text)
+			return -ENOMEM;
+		wb_put(w, text, strlen(text));
+		free(text);
+		return 0;
+	}
+	wb_put(w, text, (size_t)(at - text) + sizeof(IMAGES_EMPTY) - 2);	/* to its '[' */
+	for (int i = 0; i < m->nr_images; i++) {
+		json_t *x = mschema_write(&mschema_image, &m->images[i]);
+		char *s = x ? json_dumps(x, JSON_INDENT(2)) : NULL;
+
+		json_decref(x);
+		if (!s) {
+			free(text);
+			return -ENOMEM;
+		}
+		wb_put(w, i ? ",\n    " : "\n    ", i ? 6 : 5);
+		wb_indented(w, s, "    ");
+		free(s);
+	}
+	wb_put(w, "\n  ]", 4);
+	wb_put(w, at + sizeof(IMAGES_EMPTY) - 1, strlen(at + sizeof(IMAGES_EMPTY) - 1));
+	free(text);
+	return 0;
+}
+
+int manifest_write(const struct manifest *m, int dirfd, struct error *e)
+{
+	char tmp[sizeof(TMP_PREFIX) + 8];
+	struct wbuf *w = malloc(sizeof(*w));
+	int fd, ret = 0;
+
+	if (!w)
 		return err_runtime(e, -ENOMEM, "out of memory");
 	/* No planted link is followed, and nobody else may read a trace's description. */
 	fd = create_tmp(dirfd, tmp);
 	if (fd < 0) {
-		free(text);
+		free(w);
 		return err_runtime(e, fd, "%s: a temporary file for it cannot be created: %s",
 				   MANIFEST_FILE, strerror(-fd));
 	}
-	ret = write_all(fd, text, strlen(text));
-	if (!ret)
-		ret = write_all(fd, "\n", 1);
+	w->fd = fd;
+	w->err = 0;
+	w->n = 0;
+	ret = write_text(w, m);
+	if (!ret) {
+		wb_put(w, "\n", 1);
+		wb_flush(w);
+		ret = w->err;
+	}
+	free(w);
+	if (ret == -ENOMEM) {
+		close(fd);
+		unlinkat(dirfd, tmp, 0);
+		return err_runtime(e, ret, "out of memory");
+	}
 	if (!ret && fsync(fd))
 		ret = -errno;
 	if (close(fd) && !ret)
 		ret = -errno;
 	if (!ret && renameat(dirfd, tmp, dirfd, MANIFEST_FILE))
 		ret = -errno;
-	free(text);
 	if (ret) {
 		unlinkat(dirfd, tmp, 0);
 		return err_runtime(e, ret, "%s: %s", MANIFEST_FILE, strerror(-ret));

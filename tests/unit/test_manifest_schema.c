@@ -7,8 +7,12 @@
  * added to one of them is added to mfill and to this comparison too.
  */
 #include <criterion/criterion.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "manifest.h"
 #include "mfill.h"
@@ -193,5 +197,121 @@ Test(manifest_schema, the_empty_manifest_reads_back)
 	same(&m, &back);
 	free(text);
 	manifest_free(&back);
+	manifest_free(&m);
+}
+
+/*
+ * The writer dumps each image alone into its place (issue 22: the tree of 80,000 of
+ * them took 50 MB): the file holds the bytes json_dumps() gives of the whole tree.
+ */
+Test(manifest_schema, the_write_of_images_one_by_one_gives_the_bytes_of_the_whole_tree)
+{
+	char dir[] = "/tmp/ptc-mwrite-XXXXXX", path[64], *text, *file;
+	struct manifest m;
+	struct error e = { 0 };
+	size_t len;
+	FILE *f;
+	int fd;
+
+	mfill(&m);
+	text = text_of(&m);
+	cr_assert_not_null(mkdtemp(dir));
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(manifest_write(&m, fd, &e), 0, "%s", e.why);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/%s", dir, MANIFEST_FILE);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	file = calloc(1, strlen(text) + 16);
+	len = fread(file, 1, strlen(text) + 8, f);
+	fclose(f);
+	cr_expect_eq(len, strlen(text) + 1);
+	cr_expect_eq(file[strlen(text)], '\n');
+	file[strlen(text)] = '\0';
+	cr_expect_str_eq(file, text);
+	unlink(path);
+	rmdir(dir);
+	free(file);
+	free(text);
+	manifest_free(&m);
+}
+
+/* @text with the first @old after @after replaced by @new. */
+static char *edit(const char *text, const char *after, const char *old, const char *new)
+{
+	const char *a = strstr(text, after), *p = a ? strstr(a, old) : NULL;
+	char *out;
+
+	cr_assert_not_null(p, "no '%s' after '%s'", old, after);
+	cr_assert(asprintf(&out, "%.*s%s%s", (int)(p - text), text, new, p + strlen(old)) > 0);
+	return out;
+}
+
+/* What the reader says of @text, against what jansson says of it whole (@syntax) or @want. */
+static void reads_as(const char *text, bool syntax, const char *want)
+{
+	struct manifest m;
+	struct error e = { 0 };
+	json_error_t je;
+	char msg[sizeof(e.what) + sizeof(e.why) + 2];
+
+	cr_assert_neq(manifest_parse(text, strlen(text), &m, &e), 0, "%s", text);
+	if (syntax) {
+		cr_assert_null(json_loadb(text, strlen(text), JSON_REJECT_DUPLICATES, &je));
+		snprintf(msg, sizeof(msg), "not valid JSON: line %d, column %d: %s", je.line,
+			 je.column, je.text);
+		cr_expect_str_eq(e.why, msg);
+	} else {
+		snprintf(msg, sizeof(msg), "%s: %s", e.what, e.why);
+		cr_expect_str_eq(msg, want);
+	}
+}
+
+/*
+ * The reader cuts the top level's arrays (images, fires, ...) out of the text and reads
+ * their elements one at a time: what it says of a bad manifest is what it said reading
+ * the text whole (jansson's syntax message first, then the first key wrong).
+ */
+Test(manifest_schema, a_cut_manifest_reads_as_the_whole_text)
+{
+	struct manifest m, back;
+	struct error e = { 0 };
+	char *text, *t, *u;
+
+	mfill(&m);
+	text = text_of(&m);
+	/* Read cut, it is what it was. */
+	cr_assert_eq(manifest_parse(text, strlen(text), &back, &e), 0, "%s: %s", e.what, e.why);
+	same(&m, &back);
+	manifest_free(&back);
+	/* A syntax error inside an image; a duplicate key in one; a second "images". */
+	t = edit(text, "\"images\"", "\"path\":", "\"path\" ");
+	reads_as(t, true, NULL);
+	free(t);
+	t = edit(text, "\"images\"", "\"path\":", "\"path\": \"/x\", \"path\":");
+	reads_as(t, true, NULL);
+	free(t);
+	t = edit(text, "\"images\"", "\"images\":", "\"images\": [], \"images\":");
+	reads_as(t, true, NULL);
+	free(t);
+	/* A key wrong before the images, and a syntax error in them: the syntax first. */
+	t = edit(text, "\"format\"", "\"mode\": \"", "\"mode\": \"x");
+	u = edit(t, "\"images\"", "\"path\":", "\"path\" ");
+	reads_as(u, true, NULL);
+	free(u);
+	reads_as(t, false, "\"mode\": 'xper-thread' is not per-cpu, per-thread or none");
+	free(t);
+	/* Not objects; a bad value in the second image; a trailing comma. */
+	t = edit(text, "\"images\"", "\"images\": [", "\"images\": [1, ");
+	reads_as(t, false, "\"images[0]\": expected an object, found an integer");
+	free(t);
+	t = edit(text, "\"images\"", "}", "}, 7");
+	reads_as(t, false, "\"images[1]\": expected an object, found an integer");
+	free(t);
+	t = edit(text, "\"inode\": null", "\"path\": \"/image-", "\"path\": \"image-");
+	reads_as(t, false, "\"images[1].path\": 'image-74' is not an absolute path");
+	free(t);
+	free(text);
 	manifest_free(&m);
 }
