@@ -880,10 +880,13 @@ Test(decode, help_names_every_mode)
 	run_free(&r);
 }
 
-/* A jump to itself needs no trace and would run for ever: an error, then the next PSB. */
-Test(decode, a_jump_to_itself_is_an_error_not_a_hang)
+/*
+ * A loop that needs no trace would run for ever: an error, then the next PSB. libipt 2.1
+ * and later recurse once per lap of it (up to 65535 frames: src/decode/decode.c,
+ * DECODER_STACK), which overflowed a thread's default stack: every shape of such a loop.
+ */
+static void loop_is_an_error(const uint8_t *code, size_t len, const char *what)
 {
-	static const uint8_t jmp_self[] = { 0xeb, 0xfe };
 	char dir[] = "/tmp/ptc-decode-XXXXXX", *bin, *pt, *raw;
 	uint8_t buf[256];
 	struct pt_config cfg;
@@ -901,7 +904,7 @@ Test(decode, a_jump_to_itself_is_an_error_not_a_hang)
 	bin = path_in(dir, "loop.bin");
 	pt = path_in(dir, "loop.pt");
 	f = fopen(bin, "w");
-	cr_assert(f && fwrite(jmp_self, 1, 2, f) == 2 && !fclose(f));
+	cr_assert(f && fwrite(code, 1, len, f) == len && !fclose(f));
 	p[1].payload.mode.leaf = pt_mol_exec;
 	p[1].payload.mode.bits.exec.csl = 1;
 	p[3].payload.ip.ipc = pt_ipc_sext_48;
@@ -923,10 +926,37 @@ Test(decode, a_jump_to_itself_is_an_error_not_a_hang)
 	raw = path_in(dir, "loop.bin:0x401000");
 	addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--stats", NULL });
 	decode(&a, &r);
-	cr_expect_eq(r.status, 2, "%s", r.err);
-	cr_expect(strstr(r.err, "instructions without reading trace"), "%s", r.err);
+	cr_expect_eq(r.status, 2, "%s: %s", what, r.err);
+	cr_expect(strstr(r.err, "instructions without reading trace"), "%s: %s", what, r.err);
 	run_free(&r);
 	cleanup(strdup(dir));
+}
+
+Test(decode, a_jump_to_itself_is_an_error_not_a_hang)
+{
+	static const uint8_t jmp_self[] = { 0xeb, 0xfe };
+
+	loop_is_an_error(jmp_self, sizeof(jmp_self), "jmp .");
+}
+
+Test(decode, every_loop_without_trace_is_an_error_not_a_crash)
+{
+	static const uint8_t call_self[] = { 0xe8, 0xfb, 0xff, 0xff, 0xff };
+	static const uint8_t nop_jmp[] = { 0x90, 0xeb, 0xfd };
+	static const uint8_t two_jmps[] = { 0xeb, 0x00, 0xeb, 0xfc };
+	uint8_t chain[2 + 2 * 60];
+
+	loop_is_an_error(call_self, sizeof(call_self), "call .");
+	loop_is_an_error(nop_jmp, sizeof(nop_jmp), "nop; jmp back");
+	loop_is_an_error(two_jmps, sizeof(two_jmps), "jmp forward; jmp back");
+	/* A jump to the end, then 60 jumps each back to the one before. */
+	chain[0] = 0xeb;
+	chain[1] = 2 * 60 - 2;
+	for (size_t k = 1; k <= 60; k++) {
+		chain[2 * k] = 0xeb;
+		chain[2 * k + 1] = 0xfc;
+	}
+	loop_is_an_error(chain, sizeof(chain), "a chain of jumps back");
 }
 
 /* A perf record with the trailer of sample_type 0x10086, appended to @f. */
