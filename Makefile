@@ -23,17 +23,21 @@ BUILD     ?= build
 PKGS      := libelf jansson capstone libbpf
 OPT       ?= -O2 -g
 
-# libipt: the system's when it is 2.2 or newer, else Debian's 2.2 that `make deps` fetched
-# into $(IPT_DIR) (scripts/libipt.sh), found through an rpath (`make install` puts it beside
-# the binary). LIBIPT=system builds against the system's whatever its version (2.0.5, 2.1).
+# libipt: 2.2 or newer by default (Event Trace, TRIG, the errata of current CPUs): the
+# system's when it is new enough, else Debian's 2.2, which scripts/libipt.sh fetches into
+# $(IPT_DIR) the first time (a private apt configuration; make reads the $(IPT_DIR)/libipt.mk
+# it writes), found through an rpath (`make install` puts it beside the binary).
+# LIBIPT=system builds against the system's whatever its version (2.0.5, 2.1).
+.DEFAULT_GOAL := all
 IPT_DIR   ?= $(CURDIR)/build/libipt
 LIBIPT    ?= auto
-ifeq ($(LIBIPT)$(wildcard $(IPT_DIR)/root/usr/include/intel-pt.h),auto$(IPT_DIR)/root/usr/include/intel-pt.h)
-IPT_LIBDIR := $(IPT_DIR)/root/usr/lib/$(shell $(CC) -print-multiarch)
-IPT_CFLAGS := -I$(IPT_DIR)/root/usr/include
-IPT_LIBS   := -L$(IPT_LIBDIR) -Wl,-rpath,'$$ORIGIN/../lib/ptcollect' -Wl,-rpath,$(IPT_LIBDIR) -lipt
+ifeq ($(LIBIPT),system)
+IPT_LIBS  := -lipt
+else ifneq ($(filter-out clean uninstall deps,$(or $(MAKECMDGOALS),all)),)
+include $(IPT_DIR)/libipt.mk
+$(IPT_DIR)/libipt.mk: scripts/libipt.sh
+	@scripts/libipt.sh $(IPT_DIR)
 endif
-IPT_LIBS  ?= -lipt
 export IPT_CFLAGS IPT_LIBS
 
 CFLAGS    += $(OPT) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude $(IPT_CFLAGS) \
@@ -207,10 +211,7 @@ TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/
 		filtertarget-staleid dupsyms zerosize cxx playprog ptplay pollfail.so)
 
 deps:
-	@scripts/deps.sh
-ifneq ($(LIBIPT),system)
-	@scripts/libipt.sh $(IPT_DIR)
-endif
+	@LIBIPT=$(LIBIPT) IPT_DIR=$(IPT_DIR) scripts/deps.sh
 
 # Criterion runs the tests of one binary in parallel; the integration tests drive the
 # built binary and the fixture PMUs under tests/fixtures.

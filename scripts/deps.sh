@@ -1,8 +1,18 @@
 #!/bin/sh
 # Install the Debian packages ptcollect needs to build, test and run its kernel rig,
-# but only those that are missing (no apt-get at all when everything is there).
-# Set PTC_DEPS_EXTRA to add packages; PTC_DEPS_DRYRUN=1 only lists what is missing.
+# but only those that are missing (no apt-get at all when everything is there); then
+# libipt 2.2 or newer: the system's when it is new enough, else Debian's 2.2 fetched into
+# IPT_DIR (build/libipt) by scripts/libipt.sh; LIBIPT=system keeps the system's, whatever
+# its version. Set PTC_DEPS_EXTRA to add packages; PTC_DEPS_DRYRUN=1 only lists what is
+# missing.
 set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+libipt() {
+	[ "${LIBIPT:-auto}" = system ] && return 0
+	[ "${PTC_DEPS_DRYRUN:-0}" = 1 ] && return 0
+	"$top/scripts/libipt.sh" "${IPT_DIR:-$top/build/libipt}"
+}
 
 # The kernel rig builds ptsim.ko against the headers of the kernel pinned in the tree
 # (tests/kernel/rig setup then checks their version against the image it downloads).
@@ -38,7 +48,7 @@ find_missing() {
 	pkgs="make gcc g++ clang pkg-config libelf-dev libjansson-dev libcapstone-dev libipt-dev libbpf-dev
 libcriterion-dev bpftool linux-perf util-linux binutils elfutils file man-db
 qemu-system-x86 busybox-static cpio kmod libc6-dev xz-utils bash-completion zsh
-libclang-rt-14-dev llvm-14 $(kernel_headers)
+libclang-rt-14-dev llvm-14 yasm $(kernel_headers)
 ${PTC_DEPS_EXTRA:-}"
 	missing=""
 	for p in $pkgs; do
@@ -47,7 +57,10 @@ ${PTC_DEPS_EXTRA:-}"
 }
 
 find_missing
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	libipt
+	exit 0
+fi
 echo "ptcollect: installing missing packages:$missing" >&2
 [ "${PTC_DEPS_DRYRUN:-0}" = 1 ] && exit 0
 
@@ -68,3 +81,4 @@ if ! $sudo apt-get install -y -q --no-install-recommends $missing; then
 	find_missing
 	$sudo apt-get install -y -q --no-install-recommends $missing
 fi
+libipt

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "iptcaps.h"
 #include "ptpacket.h"
 
 /* Opcodes libipt 2.0.5 does not know (Intel SDM, "Intel PT packets"; libipt 2.1/2.2). */
@@ -783,7 +784,7 @@ static void one_packet(struct walk *w, struct ptpkt *p)
  */
 static void adopt_newer(struct ptpkt *p)
 {
-#if LIBIPT_VERSION >= 0x201
+#if PTC_LIBIPT >= 0x201
 	const __typeof__(p->pkt.payload) *q = &p->pkt.payload;
 
 	switch (p->pkt.type) {
@@ -798,7 +799,7 @@ static void adopt_newer(struct ptpkt *p)
 		p->x.evd.type = (uint8_t)q->evd.type;
 		p->x.evd.payload = q->evd.payload;
 		break;
-#if LIBIPT_VERSION >= 0x202
+#if PTC_LIBIPT >= 0x202
 	case ppt_trig:
 		p->kind = PTPKT_TRIG;
 		p->x.trig.trbv = q->trig.trbv;
