@@ -55,6 +55,12 @@ int iptcaps_newer_packet(const uint8_t *p, size_t len);
  */
 size_t iptcaps_cpus(uint8_t *models, size_t max);
 
+/*
+ * One line for --version: "libipt 2.2.0: decodes Event Trace, decodes TRIG; the errata of
+ * 46 Intel CPU models".
+ */
+void iptcaps_summary(const struct iptcaps *c, char *buf, size_t size);
+
 /* The errata libipt knows by name (pt_errata's fields), NULL-terminated. */
 extern const char *const iptcaps_errata[];
 

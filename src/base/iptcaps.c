@@ -81,3 +81,16 @@ size_t iptcaps_cpus(uint8_t *models, size_t max)
 	}
 	return n;
 }
+
+void iptcaps_summary(const struct iptcaps *c, char *buf, size_t size)
+{
+	uint8_t models[256];
+	size_t n = iptcaps_cpus(models, sizeof(models));
+	char built[48] = "";
+
+	if (strcmp(c->built, c->loaded))
+		snprintf(built, sizeof(built), " (built with %s)", c->built);
+	snprintf(buf, size, "libipt %s%s: %s Event Trace, %s TRIG; the errata of %zu Intel CPU "
+		 "models", c->loaded, built, c->event_trace ? "decodes" : "no",
+		 c->trig ? "decodes" : "no", n);
+}
