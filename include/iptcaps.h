@@ -45,9 +45,9 @@ void iptcaps_lacks(const struct iptcaps *c, enum iptcaps_pkt pkt, char *buf, siz
 
 /*
  * The packet at @p (@len bytes left) is one that libipt decodes only from some version on:
- * that packet kind, or -1.
+ * that packet kind, or -1; @name gets the packet's ("CFE", "EVD", "TRIG").
  */
-int iptcaps_newer_packet(const uint8_t *p, size_t len);
+int iptcaps_newer_packet(const uint8_t *p, size_t len, const char **name);
 
 /*
  * The CPU models (family 6) for which the loaded libipt knows errata, ascending, into

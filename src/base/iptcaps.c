@@ -54,12 +54,16 @@ void iptcaps_lacks(const struct iptcaps *c, enum iptcaps_pkt pkt, char *buf, siz
 		 newer[pkt].since & 0xff);
 }
 
-int iptcaps_newer_packet(const uint8_t *p, size_t len)
+int iptcaps_newer_packet(const uint8_t *p, size_t len, const char **name)
 {
-	if (len >= 1 && p[0] == 0xd9)
+	if (len >= 1 && p[0] == 0xd9) {
+		*name = "TRIG";
 		return IPTCAPS_TRIG;
-	if (len >= 2 && p[0] == 0x02 && (p[1] == 0x13 || p[1] == 0x53))
+	}
+	if (len >= 2 && p[0] == 0x02 && (p[1] == 0x13 || p[1] == 0x53)) {
+		*name = p[1] == 0x13 ? "CFE" : "EVD";
 		return IPTCAPS_EVENT_TRACE;
+	}
 	return -1;
 }
 

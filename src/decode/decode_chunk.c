@@ -17,6 +17,7 @@
 #include "disasm.h"
 #include "fileio.h"
 #include "memimage.h"
+#include "iptcaps.h"
 #include "render.h"
 
 /* A sink lets go of its bytes past this (the output goes on while decoding does). */
@@ -577,12 +578,36 @@ static void error_at(struct dec *x, const char *msg, uint64_t ip)
 	emit(x, &r);
 }
 
+/*
+ * An opcode this libipt does not know, where a newer one decodes a packet (2.0.5 and
+ * Event Trace): the packet and what decodes it, in @msg.
+ */
+static bool newer_packet(struct dec *x, const char *what, char *msg, size_t size)
+{
+	uint64_t off = offset_now(x);
+	struct iptcaps caps;
+	const char *name;
+	int kind;
+
+	if (off >= x->c->end - x->c->begin)
+		return false;
+	kind = iptcaps_newer_packet(x->c->pt + x->c->begin + off,
+				    (size_t)(x->c->end - x->c->begin - off), &name);
+	iptcaps_get(&caps);
+	if (kind < 0 || iptcaps_decodes(&caps, (enum iptcaps_pkt)kind))
+		return false;
+	snprintf(msg, size, "%s: %s packet: ", what, name);
+	iptcaps_lacks(&caps, (enum iptcaps_pkt)kind, msg + strlen(msg), size - strlen(msg));
+	return true;
+}
+
 /* A libipt error, in its words, at ptxed's IP. */
 static void on_error(struct dec *x, const char *what, int err, const struct pt_insn *in)
 {
-	char msg[200];
+	char msg[240];
 
-	snprintf(msg, sizeof(msg), "%s: %s", what, pt_errstr(pt_errcode(err)));
+	if (pt_errcode(err) != pte_bad_opc || !newer_packet(x, what, msg, sizeof(msg)))
+		snprintf(msg, sizeof(msg), "%s: %s", what, pt_errstr(pt_errcode(err)));
 	error_at(x, msg, error_ip(in, err));
 }
 

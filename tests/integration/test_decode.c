@@ -959,6 +959,81 @@ Test(decode, every_loop_without_trace_is_an_error_not_a_crash)
 	loop_is_an_error(chain, sizeof(chain), "a chain of jumps back");
 }
 
+/*
+ * Event Trace's CFE and TRIG decoded by a libipt that does not know them (2.0.5, a build
+ * with LIBIPT=system): the error names the packet and what decodes it.
+ */
+Test(decode, a_packet_this_libipt_cannot_decode_is_named)
+{
+	static const uint8_t nops[16] = {
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+	};
+	static const struct { uint8_t raw[4]; size_t len; const char *name, *what, *since; } pkt[] = {
+		{ { 0x02, 0x13, 0x01, 0x0e }, 4, "CFE", "Event Trace", "2.1" },
+		{ { 0xd9, 0x00, 0x1a }, 3, "TRIG", "TRIG", "2.2" },
+	};
+	struct pt_version v = pt_library_version();
+	unsigned have = (unsigned)v.major << 8 | v.minor;
+
+	if (have > (LIBIPT_VERSION_MAJOR << 8 | LIBIPT_VERSION_MINOR))
+		have = LIBIPT_VERSION_MAJOR << 8 | LIBIPT_VERSION_MINOR;
+	for (size_t k = 0; k < sizeof(pkt) / sizeof(pkt[0]); k++) {
+		char dir[] = "/tmp/ptc-decode-XXXXXX", *bin, *pt, want[200];
+		uint8_t buf[256];
+		struct pt_config cfg;
+		struct pt_encoder *enc;
+		struct pt_packet p[] = {
+			{ .type = ppt_psb }, { .type = ppt_mode }, { .type = ppt_psbend },
+			{ .type = ppt_tip_pge },
+		};
+		struct args a = { .n = 0 };
+		struct run_result r;
+		uint64_t off = 0;
+		unsigned since = (unsigned)(pkt[k].since[0] - '0') << 8 |
+				 (unsigned)(pkt[k].since[2] - '0');
+		FILE *f;
+
+		cr_assert(mkdtemp(dir));
+		bin = path_in(dir, "nops.bin");
+		pt = path_in(dir, "new.pt");
+		f = fopen(bin, "w");
+		cr_assert(f && fwrite(nops, 1, sizeof(nops), f) == sizeof(nops) && !fclose(f));
+		p[1].payload.mode.leaf = pt_mol_exec;
+		p[1].payload.mode.bits.exec.csl = 1;
+		p[3].payload.ip.ipc = pt_ipc_sext_48;
+		p[3].payload.ip.ip = 0x401000;
+		pt_config_init(&cfg);
+		cfg.begin = buf;
+		cfg.end = buf + sizeof(buf);
+		enc = pt_alloc_encoder(&cfg);
+		cr_assert(enc);
+		for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+			cr_assert_gt(pt_enc_next(enc, &p[i]), 0);
+		pt_enc_get_offset(enc, &off);
+		pt_free_encoder(enc);
+		memcpy(buf + off, pkt[k].raw, pkt[k].len);
+		f = fopen(pt, "w");
+		cr_assert(f && fwrite(buf, 1, off + pkt[k].len, f) == off + pkt[k].len &&
+			  !fclose(f));
+		addv(&a, (const char *[]){ "--raw", path_in(dir, "nops.bin:0x401000"), "--pt", pt,
+					   "--insn", NULL });
+		decode(&a, &r);
+		snprintf(want, sizeof(want), "%s packet: this libipt %u.%u.%u does not decode %s "
+			 "packets; ptcollect built with libipt \u2265 %s does", pkt[k].name, v.major,
+			 v.minor, v.patch, pkt[k].what, pkt[k].since);
+		if (have < since) {
+			cr_expect_eq(r.status, 2, "%s", r.err);
+			cr_expect(strstr(r.err, want), "%s in %s", want, r.err);
+			cr_expect(strstr(r.out, want), "%s in %s", want, r.out);
+		} else {
+			cr_expect(!strstr(r.err, "does not decode"), "%s", r.err);
+		}
+		run_free(&r);
+		cleanup(strdup(dir));
+	}
+}
+
 /* A perf record with the trailer of sample_type 0x10086, appended to @f. */
 static void sb_record(FILE *f, uint32_t type, const void *body, size_t len, uint64_t time)
 {
