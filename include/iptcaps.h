@@ -21,6 +21,12 @@ enum iptcaps_pkt {
 	IPTCAPS_TRIG,		/* TRIG: libipt 2.2 */
 };
 
+/*
+ * intel_pt's event term (RTIT_CTL.EventEn): the kernel's format/event is config:31. A
+ * bundle's attr.config with it set holds Event Trace packets.
+ */
+#define IPTCAPS_CONFIG_EVENT (1ull << 31)
+
 struct iptcaps {
 	char loaded[32];	/* pt_library_version(): "2.2.0" */
 	char built[32];		/* the headers': "2.2.0" */
