@@ -108,11 +108,11 @@ _ptcollect()
 	dump)
 		case $prev in
 		--format) COMPREPLY=($(compgen -W "pevent pt" -- "$cur")); return ;;
-		--sample-type) return ;;
+		--sample-type | --cpu) return ;;
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--json --format --sample-type --no-offset --raw --lastip
-				--exec-mode --no-pad --no-timing --no-cyc --no-sync --quiet --help" -- "$cur"))
+				--exec-mode --no-pad --no-timing --no-cyc --no-sync --quiet --cpu --help" -- "$cur"))
 		else
 			_filedir '@(pevent|pt)'
 		fi

@@ -65,6 +65,8 @@ struct ptdump_opts {
 	bool no_cyc;		/* --no-cyc */
 	bool no_sync;		/* --no-sync: decode from offset 0, no PSB search first */
 	bool quiet;		/* --quiet: errors only */
+	bool has_cpu;		/* --cpu F/M[/S]: libipt's errata for @cpu */
+	struct pt_cpu cpu;
 	bool mapped;		/* the buffer maps a file privately: pages behind may be dropped */
 };
 

@@ -445,6 +445,8 @@ const char *ptpacket_name(const struct ptpkt *p)
 		[ppt_tma] = "tma", [ppt_mtc] = "mtc", [ppt_cyc] = "cyc", [ppt_stop] = "stop",
 		[ppt_ovf] = "ovf", [ppt_mnt] = "mnt", [ppt_exstop] = "exstop",
 		[ppt_mwait] = "mwait", [ppt_pwre] = "pwre", [ppt_pwrx] = "pwrx", [ppt_ptw] = "ptw",
+		/* libipt's for a packet an erratum made unreliable (skz84), as ptdump prints it */
+		[ppt_invalid] = "<invalid>", [ppt_unknown] = "<unknown>",
 	};
 	unsigned int t = (unsigned int)p->pkt.type;
 
@@ -695,6 +697,18 @@ static int diag(struct walk *w, const char *what, uint64_t off, int code)
 	return code;
 }
 
+/* ptdump's line for a configuration error: printed as an error, not counted as one. */
+static void config_line(struct walk *w, const char *what, int code)
+{
+	char text[PTDUMP_LINE_MAX];
+	struct ptdump_line l = {
+		.kind = PTDUMP_ERROR, .offset = 0, .text = text, .context = what, .code = code,
+	};
+
+	snprintf(text, sizeof(text), "[0: %s: %s]", what, pt_errstr(pt_errcode(code)));
+	emit(w, &l);
+}
+
 /* libipt's last-IP rules (pt_last_ip_update_ip()). */
 static void lastip_update(struct lastip *l, const struct pt_packet_ip *ip)
 {
@@ -921,6 +935,13 @@ int ptdump_walk(const uint8_t *buf, size_t len, const struct ptdump_opts *o,
 	w.buf = buf;
 	w.len = len;
 	w.mapped = o->mapped && !copy;
+	if (o->has_cpu) {
+		cfg.cpu = o->cpu;
+		/* ptdump's line for a CPU libipt cannot tell the errata of; it goes on. */
+		ret = pt_cpu_errata(&cfg.errata, &cfg.cpu);
+		if (ret < 0)
+			config_line(&w, "failed to determine errata", ret);
+	}
 	d = pt_pkt_alloc_decoder(&cfg);
 	if (!d) {
 		free(copy);

@@ -252,7 +252,7 @@ static bool ends_with(const char *s, const char *suffix)
 
 enum {
 	OPT_FORMAT = 256, OPT_SAMPLE_TYPE, OPT_NO_OFFSET, OPT_RAW, OPT_LASTIP, OPT_EXEC_MODE,
-	OPT_NO_PAD, OPT_NO_TIMING, OPT_NO_CYC, OPT_NO_SYNC, OPT_QUIET,
+	OPT_NO_PAD, OPT_NO_TIMING, OPT_NO_CYC, OPT_NO_SYNC, OPT_QUIET, OPT_CPU,
 };
 
 static const struct cmd_option dump_options[] = {
@@ -272,6 +272,8 @@ static const struct cmd_option dump_options[] = {
 	CMD_OPT(0, "no-cyc", NONE, NULL, OPT_NO_CYC, "no CYC packets"),
 	CMD_OPT(0, "no-sync", NONE, NULL, OPT_NO_SYNC, "decode from offset 0, no sync at a PSB"),
 	CMD_OPT(0, "quiet", NONE, NULL, OPT_QUIET, "error lines only"),
+	CMD_OPT(0, "cpu", REQUIRED, "F/M[/S]", OPT_CPU, "the CPU the trace came from (libipt's "
+		"errata\nfor it)"),
 	CMD_OPT_END,
 };
 
@@ -291,6 +293,27 @@ static bool *pt_flag(struct ptdump_opts *o, int c)
 	case OPT_QUIET: return &o->quiet;
 	default: return NULL;
 	}
+}
+
+/* --cpu F/M[/S] in decimal, as ptdump reads it; 0, else the exit status. */
+static int opt_cpu(struct ptdump_opts *o, const char *arg)
+{
+	unsigned f, m, s = 0;
+	int n = 0;
+	char end;
+
+	if ((sscanf(arg, "%u/%u/%u%c", &f, &m, &s, &end) != 3 &&
+	     (s = 0, sscanf(arg, "%u/%u%n", &f, &m, &n) != 2 || arg[n])) ||
+	    f > 0xffff || m > 0xff || s > 0xff || strchr(arg, '-') || strchr(arg, '+') ||
+	    strchr(arg, ' '))
+		return cmd_bad_usage("dump", "--cpu '%s': give family/model[/stepping] in decimal "
+				     "(e.g. 6/85 or 6/85/4)", arg);
+	o->has_cpu = true;
+	o->cpu.vendor = pcv_intel;
+	o->cpu.family = (uint16_t)f;
+	o->cpu.model = (uint8_t)m;
+	o->cpu.stepping = (uint8_t)s;
+	return 0;
 }
 
 /* 0 to go on, else the exit status. */
@@ -321,6 +344,9 @@ static int parse_option(void *args, int c, char *arg)
 	case OPT_NO_OFFSET:
 		a->pt.no_offset = true;
 		return 0;
+	case OPT_CPU:
+		a->pt_only = "--cpu";
+		return opt_cpu(&a->pt, arg);
 	default:
 		return 0;
 	}

@@ -65,6 +65,54 @@ Test(dump_input, pt_options_on_a_pevent_file_are_refused_by_name)
 	run_free(&r);
 }
 
+/* --cpu F/M[/S] as ptdump takes it: bad values refused by name, exit 2. */
+Test(dump_input, bad_cpu_values_are_refused_by_name)
+{
+	static const char *const bad[] = { "6", "6/", "6/x", "6/256", "65536/1", "-6/85", "6/-85",
+					   "6/85/4/1", "6/85/", "auto", " 6/85", "6/+85", "" };
+	struct run_result r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[64];
+
+		cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--cpu", bad[i], "x.pt", NULL), 0);
+		cr_expect_eq(r.status, 2, "--cpu '%s': %s", bad[i], r.err);
+		snprintf(want, sizeof(want), "--cpu '%s': give family/model[/stepping]", bad[i]);
+		cr_expect(strstr(r.err, want), "%s in %s", want, r.err);
+		cr_expect_str_empty(r.out);
+		run_free(&r);
+	}
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--cpu=6/85", "x.pevent", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "--cpu applies to a .pt trace"), "%s", r.err);
+	run_free(&r);
+}
+
+/* A CPU libipt knows no errata for: ptdump's line first, then the packets; exit 0. */
+Test(dump, a_cpu_without_errata_is_ptdumps_line_and_the_dump_goes_on)
+{
+	char *dir = temp_dir("ptc-dump"), *pt = temp_path(dir, "t.pt");
+	uint8_t buf[256];
+	size_t len = small_trace(buf, sizeof(buf), false);
+	struct run_result r;
+	FILE *f = fopen(pt, "w");
+
+	cr_assert(f && fwrite(buf, 1, len, f) == len && !fclose(f));
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--cpu", "3/2", pt, NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(!strncmp(r.out, "[0: failed to determine errata: unknown cpu]\n"
+			   "0000000000000000  psb\n", 64), "%s", r.out);
+	cr_expect(!strstr(r.err, "decoding errors"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--cpu", "6/85/4", pt, NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(!strncmp(r.out, "0000000000000000  psb\n", 22), "%s", r.out);
+	run_free(&r);
+	unlink(pt);
+	free(pt);
+	temp_dir_remove(dir);
+}
+
 Test(dump_input, a_fifo_is_refused_without_waiting_for_a_writer, .timeout = 10)
 {
 	char path[] = "/tmp/ptc-dump-fifo-XXXXXX";
