@@ -6,6 +6,7 @@
 #   make check      unit + host integration tests
 #   make check-asan the same under ASan+UBSan (separate build dir)
 #   make check-kernel  tests against the real perf core in the QEMU kernel rig
+#   make check-libipt  libipt's own test suite (../shared/libipt-tests) against dump
 #   make fuzz       run every fuzz target for FUZZ_SECONDS each
 #   make bench      speed and memory figures
 #   make bench-kernel  ptcollect vs perf on the rig's simulated PT
@@ -66,7 +67,7 @@ MANPAGES  := $(wildcard man/*.[1-8])
 TEST_CFLAGS := $(shell pkg-config --cflags criterion 2>/dev/null) -Itests/lib
 TEST_LIBS   := $(shell pkg-config --libs criterion 2>/dev/null)
 
-.PHONY: all deps demo test check check-asan check-kernel check-run fuzz fuzz-build bench bench-kernel \
+.PHONY: all deps demo test check check-asan check-kernel check-libipt check-run fuzz fuzz-build bench bench-kernel \
 	install uninstall clean
 
 all: $(BIN)
@@ -236,6 +237,11 @@ check-asan:
 check-kernel: $(BIN)
 	tests/kernel/run-tests $(abspath $(BIN))
 
+# libipt's suite run as its script/test.bash runs it (pttc makes each trace and the expected
+# output), ptcollect in the place of its tools; tests/libipt/exceptions-* list what differs.
+check-libipt: $(BIN)
+	PTCOLLECT_BIN=$(abspath $(BIN)) tests/libipt/run dump
+
 # The fuzz targets share one instrumented build of the sources (-fsanitize=fuzzer-no-link
 # objects under $(BUILD)/fuzz/obj), each linked with its tests/fuzz/fuzz_NAME.c; tests/fuzz/run
 # builds them through `make fuzz-build` (or only the targets it is given) and runs them.
@@ -287,6 +293,7 @@ test: export PTCOLLECT_REQUIRE_SHARED = 1
 test: deps
 	@scripts/need-shared.sh
 	$(MAKE) check
+	$(MAKE) check-libipt
 	$(MAKE) check-asan
 	$(MAKE) fuzz
 	$(MAKE) check-kernel
