@@ -108,11 +108,13 @@ _ptcollect()
 	dump)
 		case $prev in
 		--format) COMPREPLY=($(compgen -W "pevent pt" -- "$cur")); return ;;
-		--sample-type | --cpu) return ;;
+		--sample-type | --cpu | --mtc-freq | --nom-freq | --cpuid-0x15.eax | --cpuid-0x15.ebx) return ;;
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--json --format --sample-type --no-offset --raw --lastip
-				--exec-mode --no-pad --no-timing --no-cyc --no-sync --quiet --cpu --help" -- "$cur"))
+				--exec-mode --no-pad --no-timing --no-cyc --no-sync --quiet --cpu --time --tcal
+				--time-delta --no-tcal --no-wall-clock --keep-tcal-on-ovf --mtc-freq --nom-freq
+				--cpuid-0x15.eax --cpuid-0x15.ebx --help" -- "$cur"))
 		else
 			_filedir '@(pevent|pt)'
 		fi

@@ -9,6 +9,7 @@
 
 #include "fileio.h"
 #include "iptcaps.h"
+#include "pttime.h"
 #include "ptpacket.h"
 
 /* Opcodes libipt 2.0.5 does not know (Intel SDM, "Intel PT packets"; libipt 2.1/2.2). */
@@ -415,7 +416,7 @@ static void hex(char *out, uint64_t v, int width)
 }
 
 void ptpacket_line(const struct ptpkt *p, const struct ptdump_opts *o, const char *lastip,
-		   char *line, size_t len)
+		   const char *time_id, const char *time, char *line, size_t len)
 {
 	struct cols c;
 
@@ -431,6 +432,10 @@ void ptpacket_line(const struct ptpkt *p, const struct ptdump_opts *o, const cha
 	if (lastip && is_ip_packet(p)) {
 		field(c.track_id, sizeof(c.track_id), "ip");
 		field(c.track, sizeof(c.track), "%s", lastip);
+	}
+	if (time_id) {
+		field(c.track_id, sizeof(c.track_id), "%s", time_id);
+		field(c.track, sizeof(c.track), "%s", time);
 	}
 	render(&c, o, line, len);
 }
@@ -628,6 +633,12 @@ struct walk {
 	struct ptdump_stats *st;
 	int stop;		/* the callback's non-zero return */
 	struct lastip lastip;
+	/* --time, --tcal: ptdump's time tracking */
+	const struct pt_config *cfg;
+	struct ptime time;
+	struct ptime_cal tcal;
+	uint64_t last_tsc, last_fcr;
+	bool in_header;
 	struct ptpkt cur;	/* the packet being read (the unknown-packet callback fills it) */
 	const uint8_t *buf;	/* the trace, len bytes */
 	size_t len;
@@ -772,6 +783,149 @@ static bool hidden(const struct ptpkt *p, const struct ptdump_opts *o)
 	}
 }
 
+/* ---- --time and --tcal: ptdump's track_*() ---- */
+
+static void tracking_reset(struct walk *w)
+{
+	ptime_init(&w->time);
+	ptcal_init(&w->tcal);
+	w->last_tsc = 0;
+	w->last_fcr = 0;
+	w->in_header = false;
+}
+
+/* ptdump's print_time(): the TSC estimate, or its change. */
+static const char *time_column(struct walk *w, char *buf, size_t len)
+{
+	uint64_t tsc = 0;
+	int ret = ptime_query_tsc(&tsc, NULL, NULL, &w->time);
+
+	if (ret < 0 && !(ret == -pte_no_time && w->o->no_wall_clock)) {
+		diag(w, "error printing time", w->cur.offset, ret);
+		snprintf(buf, len, "<unavailable>");
+		return "tsc";
+	}
+	if (w->o->time_delta) {
+		if (w->last_tsc <= tsc)
+			snprintf(buf, len, "+%" PRIx64, tsc - w->last_tsc);
+		else
+			snprintf(buf, len, "-%" PRIx64, w->last_tsc - tsc);
+		w->last_tsc = tsc;
+	} else {
+		snprintf(buf, len, "%016" PRIx64, tsc);
+	}
+	return "tsc";
+}
+
+/* ptdump's print_tcal(): the fast-counter:cycles ratio, or its change. */
+static const char *tcal_column(struct walk *w, char *buf, size_t len)
+{
+	uint64_t fcr = 0;
+	int ret = ptcal_fcr(&fcr, &w->tcal);
+	double d = (double)fcr / (double)(1ull << ptcal_fcr_shr);
+
+	if (ret < 0) {
+		diag(w, "error printing time", w->cur.offset, ret);
+		snprintf(buf, len, "<unavailable>");
+		return "fcr";
+	}
+	if (w->o->time_delta) {
+		snprintf(buf, len, "%+.3f", d - (double)w->last_fcr / (double)(1ull << ptcal_fcr_shr));
+		w->last_fcr = fcr;
+	} else {
+		snprintf(buf, len, "%.3f", d);
+	}
+	return "fcr";
+}
+
+static void tcal_diag(struct walk *w, const char *what, int ret)
+{
+	if (ret < 0)
+		diag(w, what, w->cur.offset, ret);
+}
+
+/*
+ * The time tracking of a timing packet (ptdump's track_tsc() ... track_cyc(), and its
+ * PSB, PSBEND and OVF cases): the column's name and text in @buf, or NULL for none.
+ */
+static const char *track_time(struct walk *w, struct ptpkt *p, char *buf, size_t len)
+{
+	const struct pt_config *cfg = w->cfg;
+	bool skip_time = false, skip_tcal = false;
+	uint64_t fcr = 0;
+	int ret;
+
+	switch (p->pkt.type) {
+	case ppt_psb:
+		tcal_diag(w, "error calibrating time", ptcal_update_psb(&w->tcal, cfg));
+		w->in_header = true;
+		return NULL;
+	case ppt_psbend:
+		w->in_header = false;
+		return NULL;
+	case ppt_ovf:
+		if (w->o->keep_tcal_on_ovf)
+			tcal_diag(w, "error calibrating time", ptcal_update_ovf(&w->tcal, cfg));
+		else
+			ptcal_init(&w->tcal);
+		return NULL;
+	case ppt_tsc:
+		if (!w->o->no_tcal)
+			tcal_diag(w, "error calibrating time", w->in_header ?
+				  ptcal_header_tsc(&w->tcal, &p->pkt.payload.tsc, cfg) :
+				  ptcal_update_tsc(&w->tcal, &p->pkt.payload.tsc, cfg));
+		tcal_diag(w, "error updating time",
+			  ptime_update_tsc(&w->time, &p->pkt.payload.tsc, cfg));
+		break;
+	case ppt_cbr:
+		if (!w->o->no_tcal)
+			tcal_diag(w, "error calibrating time", w->in_header ?
+				  ptcal_header_cbr(&w->tcal, &p->pkt.payload.cbr, cfg) :
+				  ptcal_update_cbr(&w->tcal, &p->pkt.payload.cbr, cfg));
+		tcal_diag(w, "error updating time",
+			  ptime_update_cbr(&w->time, &p->pkt.payload.cbr, cfg));
+		skip_time = true;	/* no timing update at this packet */
+		break;
+	case ppt_tma:
+		if (!w->o->no_tcal)
+			tcal_diag(w, "error calibrating time",
+				  ptcal_update_tma(&w->tcal, &p->pkt.payload.tma, cfg));
+		tcal_diag(w, "error updating time",
+			  ptime_update_tma(&w->time, &p->pkt.payload.tma, cfg));
+		skip_tcal = true;	/* no calibration update at this packet */
+		break;
+	case ppt_mtc:
+		if (!w->o->no_tcal)
+			tcal_diag(w, "error calibrating time",
+				  ptcal_update_mtc(&w->tcal, &p->pkt.payload.mtc, cfg));
+		tcal_diag(w, "error updating time",
+			  ptime_update_mtc(&w->time, &p->pkt.payload.mtc, cfg));
+		break;
+	case ppt_cyc:
+		if (w->o->no_cyc)
+			return NULL;
+		if (!w->o->no_tcal) {
+			tcal_diag(w, "calibration error", ptcal_fcr(&fcr, &w->tcal));
+			tcal_diag(w, "error calibrating time",
+				  ptcal_update_cyc(&w->tcal, &p->pkt.payload.cyc, cfg));
+		}
+		ret = ptime_update_cyc(&w->time, &p->pkt.payload.cyc, cfg, fcr);
+		if (ret < 0)
+			diag(w, "error updating time", p->offset, ret);
+		else if (!fcr)
+			diag(w, "error updating time: no calibration", p->offset, 0);
+		skip_tcal = true;
+		break;
+	default:
+		return NULL;
+	}
+	if (w->o->tcal && !skip_tcal)
+		return tcal_column(w, buf, len);
+	if (w->o->time && !skip_time)
+		return time_column(w, buf, len);
+	return NULL;
+}
+
 static void one_packet(struct walk *w, struct ptpkt *p)
 {
 	char text[PTDUMP_LINE_MAX], ipbuf[20];
@@ -781,11 +935,16 @@ static void one_packet(struct walk *w, struct ptpkt *p)
 	if (p->kind == PTPKT_LIBIPT && p->pkt.type == ppt_mode &&
 	    p->pkt.payload.mode.leaf == pt_mol_exec)
 		p->exec_if = p->raw[1] & MODE_EXEC_IF;
+	char timebuf[24];
+	const char *time_id = NULL;
+
 	if (w->o->lastip && is_ip_packet(p))
 		lastip = lastip_column(w, p, ipbuf, sizeof(ipbuf));
+	if ((w->o->time || w->o->tcal) && p->kind == PTPKT_LIBIPT)
+		time_id = track_time(w, p, timebuf, sizeof(timebuf));
 	if (hidden(p, w->o))
 		return;
-	ptpacket_line(p, w->o, lastip, text, sizeof(text));
+	ptpacket_line(p, w->o, lastip, time_id, timebuf, text, sizeof(text));
 	l.text = text;
 	w->st->packets++;
 	emit(w, &l);
@@ -889,6 +1048,7 @@ static int walk_sync(struct walk *w, struct pt_packet_decoder *d, const uint8_t 
 			return sync_error(w, ret);
 		w->st->resyncs++;
 		memset(&w->lastip, 0, sizeof(w->lastip));
+		tracking_reset(w);
 	}
 }
 
@@ -935,6 +1095,12 @@ int ptdump_walk(const uint8_t *buf, size_t len, const struct ptdump_opts *o,
 	w.buf = buf;
 	w.len = len;
 	w.mapped = o->mapped && !copy;
+	cfg.mtc_freq = o->mtc_freq;
+	cfg.nom_freq = o->nom_freq;
+	cfg.cpuid_0x15_eax = o->cpuid_0x15_eax;
+	cfg.cpuid_0x15_ebx = o->cpuid_0x15_ebx;
+	w.cfg = &cfg;
+	tracking_reset(&w);
 	if (o->has_cpu) {
 		cfg.cpu = o->cpu;
 		/* ptdump's line for a CPU libipt cannot tell the errata of; it goes on. */

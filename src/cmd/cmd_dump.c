@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* ptcollect dump FILE: libipt's ptdump lines for a .pt trace or a .pevent sideband file. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -252,7 +253,9 @@ static bool ends_with(const char *s, const char *suffix)
 
 enum {
 	OPT_FORMAT = 256, OPT_SAMPLE_TYPE, OPT_NO_OFFSET, OPT_RAW, OPT_LASTIP, OPT_EXEC_MODE,
-	OPT_NO_PAD, OPT_NO_TIMING, OPT_NO_CYC, OPT_NO_SYNC, OPT_QUIET, OPT_CPU,
+	OPT_NO_PAD, OPT_NO_TIMING, OPT_NO_CYC, OPT_NO_SYNC, OPT_QUIET, OPT_CPU, OPT_TIME,
+	OPT_TCAL, OPT_TIME_DELTA, OPT_NO_TCAL, OPT_NO_WALL_CLOCK, OPT_KEEP_TCAL, OPT_MTC_FREQ,
+	OPT_NOM_FREQ, OPT_EAX, OPT_EBX,
 };
 
 static const struct cmd_option dump_options[] = {
@@ -274,6 +277,21 @@ static const struct cmd_option dump_options[] = {
 	CMD_OPT(0, "quiet", NONE, NULL, OPT_QUIET, "error lines only"),
 	CMD_OPT(0, "cpu", REQUIRED, "F/M[/S]", OPT_CPU, "the CPU the trace came from (libipt's "
 		"errata\nfor it)"),
+	CMD_OPT(0, "time", NONE, NULL, OPT_TIME, "libipt's TSC estimate after each timing "
+		"packet"),
+	CMD_OPT(0, "tcal", NONE, NULL, OPT_TCAL, "its time calibration (fast counter:cycles) "
+		"instead"),
+	CMD_OPT(0, "time-delta", NONE, NULL, OPT_TIME_DELTA, "the change since the last, not "
+		"the value"),
+	CMD_OPT(0, "no-tcal", NONE, NULL, OPT_NO_TCAL, "no time calibration"),
+	CMD_OPT(0, "no-wall-clock", NONE, NULL, OPT_NO_WALL_CLOCK, "time from 0 where no TSC "
+		"came yet"),
+	CMD_OPT(0, "keep-tcal-on-ovf", NONE, NULL, OPT_KEEP_TCAL, "keep the calibration over "
+		"an OVF"),
+	CMD_OPT(0, "mtc-freq", REQUIRED, "N", OPT_MTC_FREQ, "the MTC frequency (mtc_period)"),
+	CMD_OPT(0, "nom-freq", REQUIRED, "N", OPT_NOM_FREQ, "the nominal core:bus ratio"),
+	CMD_OPT(0, "cpuid-0x15.eax", REQUIRED, "N", OPT_EAX, "CPUID leaf 0x15's eax"),
+	CMD_OPT(0, "cpuid-0x15.ebx", REQUIRED, "N", OPT_EBX, "CPUID leaf 0x15's ebx"),
 	CMD_OPT_END,
 };
 
@@ -291,6 +309,12 @@ static bool *pt_flag(struct ptdump_opts *o, int c)
 	case OPT_NO_CYC: return &o->no_cyc;
 	case OPT_NO_SYNC: return &o->no_sync;
 	case OPT_QUIET: return &o->quiet;
+	case OPT_TIME: return &o->time;
+	case OPT_TCAL: return &o->tcal;
+	case OPT_TIME_DELTA: return &o->time_delta;
+	case OPT_NO_TCAL: return &o->no_tcal;
+	case OPT_NO_WALL_CLOCK: return &o->no_wall_clock;
+	case OPT_KEEP_TCAL: return &o->keep_tcal_on_ovf;
 	default: return NULL;
 	}
 }
@@ -313,6 +337,32 @@ static int opt_cpu(struct ptdump_opts *o, const char *arg)
 	o->cpu.family = (uint16_t)f;
 	o->cpu.model = (uint8_t)m;
 	o->cpu.stepping = (uint8_t)s;
+	return 0;
+}
+
+/* --mtc-freq, --nom-freq (0-255), --cpuid-0x15.eax/ebx (32 bits); 0, else the exit status. */
+static int opt_number(struct dump_args *a, int c, const char *arg)
+{
+	const char *name = c == OPT_MTC_FREQ ? "--mtc-freq" : c == OPT_NOM_FREQ ? "--nom-freq" :
+			   c == OPT_EAX ? "--cpuid-0x15.eax" : "--cpuid-0x15.ebx";
+	uint64_t max = c == OPT_MTC_FREQ || c == OPT_NOM_FREQ ? 0xff : 0xffffffff;
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (errno || *end || !*arg || !isdigit((unsigned char)*arg) || v > max)
+		return cmd_bad_usage("dump", "%s '%s': give a number from 0 to %" PRIu64, name, arg,
+				     max);
+	a->pt_only = name;
+	if (c == OPT_MTC_FREQ)
+		a->pt.mtc_freq = (uint8_t)v;
+	else if (c == OPT_NOM_FREQ)
+		a->pt.nom_freq = (uint8_t)v;
+	else if (c == OPT_EAX)
+		a->pt.cpuid_0x15_eax = (uint32_t)v;
+	else
+		a->pt.cpuid_0x15_ebx = (uint32_t)v;
 	return 0;
 }
 
@@ -347,6 +397,11 @@ static int parse_option(void *args, int c, char *arg)
 	case OPT_CPU:
 		a->pt_only = "--cpu";
 		return opt_cpu(&a->pt, arg);
+	case OPT_MTC_FREQ:
+	case OPT_NOM_FREQ:
+	case OPT_EAX:
+	case OPT_EBX:
+		return opt_number(a, c, arg);
 	default:
 		return 0;
 	}
@@ -374,6 +429,14 @@ static int parse_args(int argc, char **argv, struct dump_args *a)
 	if (!strcmp(a->format, "pevent") && a->pt_only)
 		return cmd_bad_usage("dump", "%s applies to a .pt trace, not to a .pevent file",
 				     a->pt_only);
+	if (a->pt.time && a->pt.tcal)
+		return cmd_bad_usage("dump", "--time and --tcal share one column: give one of them "
+				     "(as ptdump)");
+	if ((a->pt.time_delta || a->pt.no_wall_clock || a->pt.keep_tcal_on_ovf) &&
+	    !a->pt.time && !a->pt.tcal)
+		return cmd_bad_usage("dump", "%s changes the time column: give --time or --tcal "
+				     "with it", a->pt.time_delta ? "--time-delta" :
+				     a->pt.no_wall_clock ? "--no-wall-clock" : "--keep-tcal-on-ovf");
 	return -1;
 }
 
