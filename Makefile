@@ -246,7 +246,7 @@ check-libipt: $(BIN)
 # objects under $(BUILD)/fuzz/obj), each linked with its tests/fuzz/fuzz_NAME.c; tests/fuzz/run
 # builds them through `make fuzz-build` (or only the targets it is given) and runs them.
 FUZZ_CC     ?= clang
-FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DPTC_VERSION='"fuzz"' -Iinclude \
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DPTC_VERSION='"fuzz"' -Iinclude $(IPT_CFLAGS) \
 	       -I$(BUILD)/bpf -Isrc/kernel/bpf $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
 	       -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_OBJS   := $(LIBOBJS:$(BUILD)/obj/%.o=$(BUILD)/fuzz/obj/%.o)

@@ -1006,6 +1006,13 @@ static int walk_packets(struct walk *w, struct pt_packet_decoder *d, const uint8
 			return 0;
 		if (ret < 0)
 			return diag(w, "error decoding packet", off, ret);
+		/*
+		 * libipt 2.1 and later (SKZ84) make a TMA with reserved bits set an 8-byte
+		 * <invalid> packet even where the trace ends before its 8th byte: its bytes
+		 * are not there to print (ptdump's line for it), its line is.
+		 */
+		if (off + (uint64_t)ret > w->len && w->o->raw)
+			return diag(w, "bad packet size", off, -pte_bad_packet);
 		p->offset = off;
 		p->raw = begin + off;
 		p->size = (uint8_t)ret;
