@@ -74,6 +74,7 @@ struct ptdump_opts {
 	uint8_t mtc_freq;	/* --mtc-freq, --nom-freq, --cpuid-0x15.eax/ebx: libipt's config */
 	uint8_t nom_freq;
 	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx;
+	bool track_sb;		/* track time for sideband (ptdump's --pevent:*): sb_due lines */
 	bool has_cpu;		/* --cpu F/M[/S]: libipt's errata for @cpu */
 	struct pt_cpu cpu;
 	bool mapped;		/* the buffer maps a file privately: pages behind may be dropped */
@@ -84,6 +85,7 @@ struct ptdump_opts {
 enum ptdump_kind {
 	PTDUMP_PACKET,
 	PTDUMP_ERROR,
+	PTDUMP_TIME,	/* a hidden timing packet's time update (sideband due): no text */
 };
 
 /* One line of the dump, as the walker reports it. */
@@ -94,6 +96,8 @@ struct ptdump_line {
 	const struct ptpkt *pkt;	/* PTDUMP_PACKET */
 	const char *context;		/* PTDUMP_ERROR: "error decoding packet", ... */
 	int code;			/* PTDUMP_ERROR: libipt's error code (negative), or 0 */
+	bool sb_due;			/* sideband up to @tsc is due before this line */
+	uint64_t tsc;
 };
 
 /* Returns 0 to go on; anything else stops the walk and is returned by it. */

@@ -639,6 +639,8 @@ struct walk {
 	struct ptime_cal tcal;
 	uint64_t last_tsc, last_fcr;
 	bool in_header;
+	bool sb_due;		/* a timing update: sideband up to sb_tsc is due */
+	uint64_t sb_tsc;
 	struct ptpkt cur;	/* the packet being read (the unknown-packet callback fills it) */
 	const uint8_t *buf;	/* the trace, len bytes */
 	size_t len;
@@ -919,6 +921,10 @@ static const char *track_time(struct walk *w, struct ptpkt *p, char *buf, size_t
 	default:
 		return NULL;
 	}
+	/* ptdump's sb_track_time(): the estimate, also while there is no TSC yet (0) */
+	w->sb_tsc = 0;
+	ptime_query_tsc(&w->sb_tsc, NULL, NULL, &w->time);
+	w->sb_due = w->o->track_sb;
 	if (w->o->tcal && !skip_tcal)
 		return tcal_column(w, buf, len);
 	if (w->o->time && !skip_time)
@@ -940,10 +946,18 @@ static void one_packet(struct walk *w, struct ptpkt *p)
 
 	if (w->o->lastip && is_ip_packet(p))
 		lastip = lastip_column(w, p, ipbuf, sizeof(ipbuf));
-	if ((w->o->time || w->o->tcal) && p->kind == PTPKT_LIBIPT)
+	w->sb_due = false;
+	if ((w->o->time || w->o->tcal || w->o->track_sb) && p->kind == PTPKT_LIBIPT)
 		time_id = track_time(w, p, timebuf, sizeof(timebuf));
-	if (hidden(p, w->o))
+	l.sb_due = w->sb_due;
+	l.tsc = w->sb_tsc;
+	if (hidden(p, w->o)) {
+		if (l.sb_due) {
+			l.kind = PTDUMP_TIME;
+			emit(w, &l);
+		}
 		return;
+	}
 	ptpacket_line(p, w->o, lastip, time_id, timebuf, text, sizeof(text));
 	l.text = text;
 	w->st->packets++;

@@ -55,9 +55,9 @@ Test(dump_input, pt_options_on_a_pevent_file_are_refused_by_name)
 	cr_expect_eq(r.status, 2);
 	cr_expect(strstr(r.err, "--sample-type '-1' is not a number"), "%s", r.err);
 	run_free(&r);
-	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--sb:compact", "x.pt", NULL), 0);
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--sb:filename", "x.pt", NULL), 0);
 	cr_expect_eq(r.status, 2);
-	cr_expect(strstr(r.err, "unknown option '--sb:compact'"), "%s", r.err);
+	cr_expect(strstr(r.err, "unknown option '--sb:filename'"), "%s", r.err);
 	run_free(&r);
 	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--format", "perf", "x.pt", NULL), 0);
 	cr_expect_eq(r.status, 2);
@@ -147,6 +147,45 @@ Test(dump, time_columns_follow_the_tsc)
 				   NULL), 0);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "tsc  +2fa1088fac05e2\n"), "%s", r.out);
+	run_free(&r);
+	unlink(pt);
+	free(pt);
+	temp_dir_remove(dir);
+}
+
+/* ptdump's sideband options: bad values and combinations refused by name, exit 2. */
+Test(dump_input, bad_sideband_options_are_refused_by_name)
+{
+	static const struct { const char *argv[3]; const char *says; } bad[] = {
+		{ { "--pevent:time-mult", "0" }, "--pevent:time-mult '0': give a number from 1" },
+		{ { "--pevent:time-shift", "64" }, "--pevent:time-shift '64': give a number from 0 to 63" },
+		{ { "--pevent:time-zero", "-1" }, "--pevent:time-zero '-1': give a number" },
+		{ { "--pevent:sample-type", "x" }, "--pevent:sample-type 'x': give a number" },
+		{ { "--pevent:tsc-offset", "" }, "--pevent:tsc-offset '': give a number" },
+		{ { "--pevent:primary", "/nonexistent/x.pevent" }, "/nonexistent/x.pevent" },
+		{ { "--sb:verbose" }, "unknown option '--sb:verbose'" },
+	};
+	char *dir = temp_dir("ptc-dump"), *pt = temp_path(dir, "t.pt");
+	uint8_t buf[256];
+	size_t len = small_trace(buf, sizeof(buf), false);
+	struct run_result r;
+	FILE *f = fopen(pt, "w");
+
+	cr_assert(f && fwrite(buf, 1, len, f) == len && !fclose(f));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (bad[i].argv[1])
+			cr_assert_eq(run_ptcollect(NULL, &r, "dump", bad[i].argv[0], bad[i].argv[1],
+						   pt, NULL), 0);
+		else
+			cr_assert_eq(run_ptcollect(NULL, &r, "dump", bad[i].argv[0], pt, NULL), 0);
+		cr_expect_eq(r.status, 2, "%s: %s", bad[i].says, r.err);
+		cr_expect(strstr(r.err, bad[i].says), "%s in %s", bad[i].says, r.err);
+		cr_expect_str_empty(r.out);
+		run_free(&r);
+	}
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--json", "--pevent:primary", pt, pt, NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "with --json dump each .pevent file by itself"), "%s", r.err);
 	run_free(&r);
 	unlink(pt);
 	free(pt);
