@@ -298,8 +298,19 @@ test: deps
 	$(MAKE) fuzz
 	$(MAKE) check-kernel
 
-install: $(BIN)
-	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/ptcollect
+# With the fetched libipt, the installed binary is linked again with only the rpath beside it
+# (the build's binary also finds build/libipt, which an installed one must not name).
+ifneq ($(IPT_LIBDIR),)
+$(BUILD)/ptcollect.install: $(OBJS)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(filter-out $(IPT_LIBS),$(LDLIBS)) $(IPT_LIBS_INSTALL)
+INSTALL_BIN := $(BUILD)/ptcollect.install
+else
+INSTALL_BIN := $(BIN)
+endif
+
+install: $(INSTALL_BIN)
+	install -D -m 0755 $(INSTALL_BIN) $(DESTDIR)$(BINDIR)/ptcollect
 ifneq ($(IPT_LIBDIR),)
 	install -D -m 0644 $(IPT_LIBDIR)/libipt.so.2 $(DESTDIR)$(PREFIX)/lib/ptcollect/libipt.so.2
 endif

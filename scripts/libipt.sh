@@ -38,6 +38,7 @@ write_mk() {
 			echo "IPT_LIBDIR := $lib"
 			echo "IPT_CFLAGS := -I$root/usr/include"
 			echo "IPT_LIBS := -L$lib -Wl,-rpath,'\$\$ORIGIN/../lib/ptcollect' -Wl,-rpath,$lib -lipt"
+			echo "IPT_LIBS_INSTALL := -L$lib -Wl,-rpath,'\$\$ORIGIN/../lib/ptcollect' -lipt"
 		} >"$dir/libipt.mk.tmp"
 	fi
 	mv "$dir/libipt.mk.tmp" "$dir/libipt.mk"
