@@ -6,6 +6,7 @@
 #   make check      unit + host integration tests
 #   make check-asan the same under ASan+UBSan (separate build dir)
 #   make check-kernel  tests against the real perf core in the QEMU kernel rig
+#   make check-libipt  libipt's own test suite (../shared/libipt-tests) against dump
 #   make fuzz       run every fuzz target for FUZZ_SECONDS each
 #   make bench      speed and memory figures
 #   make bench-kernel  ptcollect vs perf on the rig's simulated PT
@@ -23,17 +24,21 @@ BUILD     ?= build
 PKGS      := libelf jansson capstone libbpf
 OPT       ?= -O2 -g
 
-# libipt: the system's when it is 2.2 or newer, else Debian's 2.2 that `make deps` fetched
-# into $(IPT_DIR) (scripts/libipt.sh), found through an rpath (`make install` puts it beside
-# the binary). LIBIPT=system builds against the system's whatever its version (2.0.5, 2.1).
+# libipt: 2.2 or newer by default (Event Trace, TRIG, the errata of current CPUs): the
+# system's when it is new enough, else Debian's 2.2, which scripts/libipt.sh fetches into
+# $(IPT_DIR) the first time (a private apt configuration; make reads the $(IPT_DIR)/libipt.mk
+# it writes), found through an rpath (`make install` puts it beside the binary).
+# LIBIPT=system builds against the system's whatever its version (2.0.5, 2.1).
+.DEFAULT_GOAL := all
 IPT_DIR   ?= $(CURDIR)/build/libipt
 LIBIPT    ?= auto
-ifeq ($(LIBIPT)$(wildcard $(IPT_DIR)/root/usr/include/intel-pt.h),auto$(IPT_DIR)/root/usr/include/intel-pt.h)
-IPT_LIBDIR := $(IPT_DIR)/root/usr/lib/$(shell $(CC) -print-multiarch)
-IPT_CFLAGS := -I$(IPT_DIR)/root/usr/include
-IPT_LIBS   := -L$(IPT_LIBDIR) -Wl,-rpath,'$$ORIGIN/../lib/ptcollect' -Wl,-rpath,$(IPT_LIBDIR) -lipt
+ifeq ($(LIBIPT),system)
+IPT_LIBS  := -lipt
+else ifneq ($(filter-out clean uninstall deps,$(or $(MAKECMDGOALS),all)),)
+include $(IPT_DIR)/libipt.mk
+$(IPT_DIR)/libipt.mk: scripts/libipt.sh
+	@scripts/libipt.sh $(IPT_DIR)
 endif
-IPT_LIBS  ?= -lipt
 export IPT_CFLAGS IPT_LIBS
 
 CFLAGS    += $(OPT) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude $(IPT_CFLAGS) \
@@ -62,7 +67,7 @@ MANPAGES  := $(wildcard man/*.[1-8])
 TEST_CFLAGS := $(shell pkg-config --cflags criterion 2>/dev/null) -Itests/lib
 TEST_LIBS   := $(shell pkg-config --libs criterion 2>/dev/null)
 
-.PHONY: all deps demo test check check-asan check-kernel check-run fuzz fuzz-build bench bench-kernel \
+.PHONY: all deps demo test check check-asan check-kernel check-libipt check-run fuzz fuzz-build bench bench-kernel \
 	install uninstall clean
 
 all: $(BIN)
@@ -207,10 +212,7 @@ TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/
 		filtertarget-staleid dupsyms zerosize cxx playprog ptplay pollfail.so)
 
 deps:
-	@scripts/deps.sh
-ifneq ($(LIBIPT),system)
-	@scripts/libipt.sh $(IPT_DIR)
-endif
+	@LIBIPT=$(LIBIPT) IPT_DIR=$(IPT_DIR) scripts/deps.sh
 
 # Criterion runs the tests of one binary in parallel; the integration tests drive the
 # built binary and the fixture PMUs under tests/fixtures.
@@ -235,11 +237,16 @@ check-asan:
 check-kernel: $(BIN)
 	tests/kernel/run-tests $(abspath $(BIN))
 
+# libipt's suite run as its script/test.bash runs it (pttc makes each trace and the expected
+# output), ptcollect in the place of its tools; tests/libipt/exceptions-* list what differs.
+check-libipt: $(BIN)
+	PTCOLLECT_BIN=$(abspath $(BIN)) tests/libipt/run dump
+
 # The fuzz targets share one instrumented build of the sources (-fsanitize=fuzzer-no-link
 # objects under $(BUILD)/fuzz/obj), each linked with its tests/fuzz/fuzz_NAME.c; tests/fuzz/run
 # builds them through `make fuzz-build` (or only the targets it is given) and runs them.
 FUZZ_CC     ?= clang
-FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DPTC_VERSION='"fuzz"' -Iinclude \
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -DPTC_VERSION='"fuzz"' -Iinclude $(IPT_CFLAGS) \
 	       -I$(BUILD)/bpf -Isrc/kernel/bpf $(shell pkg-config --cflags $(PKGS) 2>/dev/null) \
 	       -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_OBJS   := $(LIBOBJS:$(BUILD)/obj/%.o=$(BUILD)/fuzz/obj/%.o)
@@ -286,12 +293,24 @@ test: export PTCOLLECT_REQUIRE_SHARED = 1
 test: deps
 	@scripts/need-shared.sh
 	$(MAKE) check
+	$(MAKE) check-libipt
 	$(MAKE) check-asan
 	$(MAKE) fuzz
 	$(MAKE) check-kernel
 
-install: $(BIN)
-	install -D -m 0755 $(BIN) $(DESTDIR)$(BINDIR)/ptcollect
+# With the fetched libipt, the installed binary is linked again with only the rpath beside it
+# (the build's binary also finds build/libipt, which an installed one must not name).
+ifneq ($(IPT_LIBDIR),)
+$(BUILD)/ptcollect.install: $(OBJS)
+	@echo "  LD      $@"
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(filter-out $(IPT_LIBS),$(LDLIBS)) $(IPT_LIBS_INSTALL)
+INSTALL_BIN := $(BUILD)/ptcollect.install
+else
+INSTALL_BIN := $(BIN)
+endif
+
+install: $(INSTALL_BIN)
+	install -D -m 0755 $(INSTALL_BIN) $(DESTDIR)$(BINDIR)/ptcollect
 ifneq ($(IPT_LIBDIR),)
 	install -D -m 0644 $(IPT_LIBDIR)/libipt.so.2 $(DESTDIR)$(PREFIX)/lib/ptcollect/libipt.so.2
 endif

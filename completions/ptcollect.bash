@@ -108,11 +108,18 @@ _ptcollect()
 	dump)
 		case $prev in
 		--format) COMPREPLY=($(compgen -W "pevent pt" -- "$cur")); return ;;
-		--sample-type) return ;;
+		--sample-type | --cpu | --mtc-freq | --nom-freq | --cpuid-0x15.eax | --cpuid-0x15.ebx | \
+		--pevent:sample-type | --pevent:time-zero | --pevent:time-shift | --pevent:time-mult | \
+		--pevent:tsc-offset) return ;;
+		--pevent:primary | --pevent:secondary) _filedir '@(pevent|sb)'; return ;;
 		esac
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--json --format --sample-type --no-offset --raw --lastip
-				--exec-mode --no-pad --no-timing --no-cyc --no-sync --quiet --help" -- "$cur"))
+				--exec-mode --no-pad --no-timing --no-cyc --no-sync --quiet --cpu --time --tcal
+				--time-delta --no-tcal --no-wall-clock --keep-tcal-on-ovf --mtc-freq --nom-freq
+				--cpuid-0x15.eax --cpuid-0x15.ebx --pevent:primary --pevent:secondary
+				--pevent:sample-type --pevent:time-zero --pevent:time-shift --pevent:time-mult
+				--pevent:tsc-offset --sb:compact --sb:offset --sb:time --help" -- "$cur"))
 		else
 			_filedir '@(pevent|pt)'
 		fi

@@ -65,6 +65,18 @@ struct ptdump_opts {
 	bool no_cyc;		/* --no-cyc */
 	bool no_sync;		/* --no-sync: decode from offset 0, no PSB search first */
 	bool quiet;		/* --quiet: errors only */
+	bool time;		/* --time: libipt's TSC estimate after timing packets */
+	bool tcal;		/* --tcal: its calibration (fast counter:cycles) instead */
+	bool time_delta;	/* --time-delta: the change since the last one */
+	bool no_tcal;		/* --no-tcal: no calibration */
+	bool no_wall_clock;	/* --no-wall-clock: no error without a TSC yet */
+	bool keep_tcal_on_ovf;	/* --keep-tcal-on-ovf */
+	uint8_t mtc_freq;	/* --mtc-freq, --nom-freq, --cpuid-0x15.eax/ebx: libipt's config */
+	uint8_t nom_freq;
+	uint32_t cpuid_0x15_eax, cpuid_0x15_ebx;
+	bool track_sb;		/* track time for sideband (ptdump's --pevent:*): sb_due lines */
+	bool has_cpu;		/* --cpu F/M[/S]: libipt's errata for @cpu */
+	struct pt_cpu cpu;
 	bool mapped;		/* the buffer maps a file privately: pages behind may be dropped */
 	int fd;			/* with mapped: the file, from offset 0, for its holes; or -1 */
 };
@@ -74,6 +86,7 @@ struct ptdump_opts {
 enum ptdump_kind {
 	PTDUMP_PACKET,
 	PTDUMP_ERROR,
+	PTDUMP_TIME,	/* a hidden timing packet's time update (sideband due): no text */
 };
 
 /* One line of the dump, as the walker reports it. */
@@ -84,6 +97,8 @@ struct ptdump_line {
 	const struct ptpkt *pkt;	/* PTDUMP_PACKET */
 	const char *context;		/* PTDUMP_ERROR: "error decoding packet", ... */
 	int code;			/* PTDUMP_ERROR: libipt's error code (negative), or 0 */
+	bool sb_due;			/* sideband up to @tsc is due before this line */
+	uint64_t tsc;
 };
 
 /* Returns 0 to go on; anything else stops the walk and is returned by it. */
@@ -110,9 +125,11 @@ const char *ptpacket_name(const struct ptpkt *p);
 
 /*
  * ptdump's line for @p into @line (at least PTDUMP_LINE_MAX bytes). @lastip
- * is the text of the last-IP column (--lastip), or NULL.
+ * is the text of the last-IP column (--lastip), or NULL; @time_id and @time
+ * those of the time column (--time: "tsc", --tcal: "fcr"), or NULL.
  */
 void ptpacket_line(const struct ptpkt *p, const struct ptdump_opts *o, const char *lastip,
+		   const char *time_id, const char *time,
 		   char *line, size_t len);
 
 /* The packet's payload as typed fields (not its offset, name or size). */

@@ -1,8 +1,18 @@
 #!/bin/sh
 # Install the Debian packages ptcollect needs to build, test and run its kernel rig,
-# but only those that are missing (no apt-get at all when everything is there).
-# Set PTC_DEPS_EXTRA to add packages; PTC_DEPS_DRYRUN=1 only lists what is missing.
+# but only those that are missing (no apt-get at all when everything is there); then
+# libipt 2.2 or newer: the system's when it is new enough, else Debian's 2.2 fetched into
+# IPT_DIR (build/libipt) by scripts/libipt.sh; LIBIPT=system keeps the system's, whatever
+# its version. Set PTC_DEPS_EXTRA to add packages; PTC_DEPS_DRYRUN=1 only lists what is
+# missing.
 set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+
+libipt() {
+	[ "${LIBIPT:-auto}" = system ] && return 0
+	[ "${PTC_DEPS_DRYRUN:-0}" = 1 ] && return 0
+	"$top/scripts/libipt.sh" "${IPT_DIR:-$top/build/libipt}"
+}
 
 # The kernel rig builds ptsim.ko against the headers of the kernel pinned in the tree
 # (tests/kernel/rig setup then checks their version against the image it downloads).
@@ -47,7 +57,10 @@ ${PTC_DEPS_EXTRA:-}"
 }
 
 find_missing
-[ -z "$missing" ] && exit 0
+if [ -z "$missing" ]; then
+	libipt
+	exit 0
+fi
 echo "ptcollect: installing missing packages:$missing" >&2
 [ "${PTC_DEPS_DRYRUN:-0}" = 1 ] && exit 0
 
@@ -68,3 +81,4 @@ if ! $sudo apt-get install -y -q --no-install-recommends $missing; then
 	find_missing
 	$sudo apt-get install -y -q --no-install-recommends $missing
 fi
+libipt

@@ -7,8 +7,8 @@
 # packages (libipt2, libipt-dev; the soname is libipt.so.2, as in Debian 12) are fetched from
 # the unstable suite of the same Debian archive the system uses, with a private apt
 # configuration under DIR (the system's sources and package database are never changed),
-# and unpacked into DIR/root. The Makefile then compiles against DIR/root/usr/include and
-# links with an rpath to DIR/root's library.
+# and unpacked into DIR/root. Either way DIR/libipt.mk tells the Makefile which to use: it
+# compiles against DIR/root/usr/include and links with an rpath to DIR/root's library.
 set -eu
 dir=$1
 want_minor=2
@@ -24,10 +24,32 @@ new_enough() { # "MAJOR MINOR"
 	[ $# -eq 2 ] && { [ "$1" -gt 2 ] || { [ "$1" -eq 2 ] && [ "$2" -ge $want_minor ]; }; }
 }
 
+# DIR/libipt.mk: the system's libipt (no argument) or the one under DIR/root.
+write_mk() {
+	mkdir -p "$dir"
+	if [ $# -eq 0 ]; then
+		printf '# scripts/libipt.sh: the system libipt is new enough\nIPT_LIBS := -lipt\n' \
+			>"$dir/libipt.mk.tmp"
+	else
+		root=$(cd "$dir/root" && pwd)
+		lib=$root/usr/lib/$(${CC:-cc} -print-multiarch)
+		{
+			echo "# scripts/libipt.sh: Debian's libipt $1 under $root"
+			echo "IPT_LIBDIR := $lib"
+			echo "IPT_CFLAGS := -I$root/usr/include"
+			echo "IPT_LIBS := -L$lib -Wl,-rpath,'\$\$ORIGIN/../lib/ptcollect' -Wl,-rpath,$lib -lipt"
+			echo "IPT_LIBS_INSTALL := -L$lib -Wl,-rpath,'\$\$ORIGIN/../lib/ptcollect' -lipt"
+		} >"$dir/libipt.mk.tmp"
+	fi
+	mv "$dir/libipt.mk.tmp" "$dir/libipt.mk"
+}
+
 if new_enough "$(version_of /usr/include/intel-pt.h)"; then
+	write_mk
 	exit 0
 fi
 if new_enough "$(version_of "$dir/root/usr/include/intel-pt.h")"; then
+	write_mk "$(version_of "$dir/root/usr/include/intel-pt.h" | tr ' ' .)"
 	exit 0
 fi
 
@@ -69,4 +91,5 @@ if ! new_enough "$got"; then
 fi
 rm -rf "$dir"
 mv "$dir.tmp" "$dir"
+write_mk "$(echo "$got" | tr ' ' .)"
 echo "ptcollect: libipt: $(echo "$got" | tr ' ' .) in $dir/root" >&2

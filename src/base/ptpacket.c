@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "iptcaps.h"
+#include "pttime.h"
 #include "ptpacket.h"
 
 /* Opcodes libipt 2.0.5 does not know (Intel SDM, "Intel PT packets"; libipt 2.1/2.2). */
@@ -414,7 +416,7 @@ static void hex(char *out, uint64_t v, int width)
 }
 
 void ptpacket_line(const struct ptpkt *p, const struct ptdump_opts *o, const char *lastip,
-		   char *line, size_t len)
+		   const char *time_id, const char *time, char *line, size_t len)
 {
 	struct cols c;
 
@@ -431,6 +433,10 @@ void ptpacket_line(const struct ptpkt *p, const struct ptdump_opts *o, const cha
 		field(c.track_id, sizeof(c.track_id), "ip");
 		field(c.track, sizeof(c.track), "%s", lastip);
 	}
+	if (time_id) {
+		field(c.track_id, sizeof(c.track_id), "%s", time_id);
+		field(c.track, sizeof(c.track), "%s", time);
+	}
 	render(&c, o, line, len);
 }
 
@@ -444,6 +450,8 @@ const char *ptpacket_name(const struct ptpkt *p)
 		[ppt_tma] = "tma", [ppt_mtc] = "mtc", [ppt_cyc] = "cyc", [ppt_stop] = "stop",
 		[ppt_ovf] = "ovf", [ppt_mnt] = "mnt", [ppt_exstop] = "exstop",
 		[ppt_mwait] = "mwait", [ppt_pwre] = "pwre", [ppt_pwrx] = "pwrx", [ppt_ptw] = "ptw",
+		/* libipt's for a packet an erratum made unreliable (skz84), as ptdump prints it */
+		[ppt_invalid] = "<invalid>", [ppt_unknown] = "<unknown>",
 	};
 	unsigned int t = (unsigned int)p->pkt.type;
 
@@ -625,6 +633,14 @@ struct walk {
 	struct ptdump_stats *st;
 	int stop;		/* the callback's non-zero return */
 	struct lastip lastip;
+	/* --time, --tcal: ptdump's time tracking */
+	const struct pt_config *cfg;
+	struct ptime time;
+	struct ptime_cal tcal;
+	uint64_t last_tsc, last_fcr;
+	bool in_header;
+	bool sb_due;		/* a timing update: sideband up to sb_tsc is due */
+	uint64_t sb_tsc;
 	struct ptpkt cur;	/* the packet being read (the unknown-packet callback fills it) */
 	const uint8_t *buf;	/* the trace, len bytes */
 	size_t len;
@@ -703,6 +719,18 @@ static int diag(struct walk *w, const char *what, uint64_t off, int code)
 	return code;
 }
 
+/* ptdump's line for a configuration error: printed as an error, not counted as one. */
+static void config_line(struct walk *w, const char *what, int code)
+{
+	char text[PTDUMP_LINE_MAX];
+	struct ptdump_line l = {
+		.kind = PTDUMP_ERROR, .offset = 0, .text = text, .context = what, .code = code,
+	};
+
+	snprintf(text, sizeof(text), "[0: %s: %s]", what, pt_errstr(pt_errcode(code)));
+	emit(w, &l);
+}
+
 /* libipt's last-IP rules (pt_last_ip_update_ip()). */
 static void lastip_update(struct lastip *l, const struct pt_packet_ip *ip)
 {
@@ -766,6 +794,153 @@ static bool hidden(const struct ptpkt *p, const struct ptdump_opts *o)
 	}
 }
 
+/* ---- --time and --tcal: ptdump's track_*() ---- */
+
+static void tracking_reset(struct walk *w)
+{
+	ptime_init(&w->time);
+	ptcal_init(&w->tcal);
+	w->last_tsc = 0;
+	w->last_fcr = 0;
+	w->in_header = false;
+}
+
+/* ptdump's print_time(): the TSC estimate, or its change. */
+static const char *time_column(struct walk *w, char *buf, size_t len)
+{
+	uint64_t tsc = 0;
+	int ret = ptime_query_tsc(&tsc, NULL, NULL, &w->time);
+
+	if (ret < 0 && !(ret == -pte_no_time && w->o->no_wall_clock)) {
+		diag(w, "error printing time", w->cur.offset, ret);
+		snprintf(buf, len, "<unavailable>");
+		return "tsc";
+	}
+	if (w->o->time_delta) {
+		if (w->last_tsc <= tsc)
+			snprintf(buf, len, "+%" PRIx64, tsc - w->last_tsc);
+		else
+			snprintf(buf, len, "-%" PRIx64, w->last_tsc - tsc);
+		w->last_tsc = tsc;
+	} else {
+		snprintf(buf, len, "%016" PRIx64, tsc);
+	}
+	return "tsc";
+}
+
+/* ptdump's print_tcal(): the fast-counter:cycles ratio, or its change. */
+static const char *tcal_column(struct walk *w, char *buf, size_t len)
+{
+	uint64_t fcr = 0;
+	int ret = ptcal_fcr(&fcr, &w->tcal);
+	double d = (double)fcr / (double)(1ull << ptcal_fcr_shr);
+
+	if (ret < 0) {
+		diag(w, "error printing time", w->cur.offset, ret);
+		snprintf(buf, len, "<unavailable>");
+		return "fcr";
+	}
+	if (w->o->time_delta) {
+		snprintf(buf, len, "%+.3f", d - (double)w->last_fcr / (double)(1ull << ptcal_fcr_shr));
+		w->last_fcr = fcr;
+	} else {
+		snprintf(buf, len, "%.3f", d);
+	}
+	return "fcr";
+}
+
+static void tcal_diag(struct walk *w, const char *what, int ret)
+{
+	if (ret < 0)
+		diag(w, what, w->cur.offset, ret);
+}
+
+/*
+ * The time tracking of a timing packet (ptdump's track_tsc() ... track_cyc(), and its
+ * PSB, PSBEND and OVF cases): the column's name and text in @buf, or NULL for none.
+ */
+static const char *track_time(struct walk *w, struct ptpkt *p, char *buf, size_t len)
+{
+	const struct pt_config *cfg = w->cfg;
+	bool skip_time = false, skip_tcal = false;
+	uint64_t fcr = 0;
+	int ret;
+
+	switch (p->pkt.type) {
+	case ppt_psb:
+		tcal_diag(w, "error calibrating time", ptcal_update_psb(&w->tcal, cfg));
+		w->in_header = true;
+		return NULL;
+	case ppt_psbend:
+		w->in_header = false;
+		return NULL;
+	case ppt_ovf:
+		if (w->o->keep_tcal_on_ovf)
+			tcal_diag(w, "error calibrating time", ptcal_update_ovf(&w->tcal, cfg));
+		else
+			ptcal_init(&w->tcal);
+		return NULL;
+	case ppt_tsc:
+		if (!w->o->no_tcal)
+			tcal_diag(w, "error calibrating time", w->in_header ?
+				  ptcal_header_tsc(&w->tcal, &p->pkt.payload.tsc, cfg) :
+				  ptcal_update_tsc(&w->tcal, &p->pkt.payload.tsc, cfg));
+		tcal_diag(w, "error updating time",
+			  ptime_update_tsc(&w->time, &p->pkt.payload.tsc, cfg));
+		break;
+	case ppt_cbr:
+		if (!w->o->no_tcal)
+			tcal_diag(w, "error calibrating time", w->in_header ?
+				  ptcal_header_cbr(&w->tcal, &p->pkt.payload.cbr, cfg) :
+				  ptcal_update_cbr(&w->tcal, &p->pkt.payload.cbr, cfg));
+		tcal_diag(w, "error updating time",
+			  ptime_update_cbr(&w->time, &p->pkt.payload.cbr, cfg));
+		skip_time = true;	/* no timing update at this packet */
+		break;
+	case ppt_tma:
+		if (!w->o->no_tcal)
+			tcal_diag(w, "error calibrating time",
+				  ptcal_update_tma(&w->tcal, &p->pkt.payload.tma, cfg));
+		tcal_diag(w, "error updating time",
+			  ptime_update_tma(&w->time, &p->pkt.payload.tma, cfg));
+		skip_tcal = true;	/* no calibration update at this packet */
+		break;
+	case ppt_mtc:
+		if (!w->o->no_tcal)
+			tcal_diag(w, "error calibrating time",
+				  ptcal_update_mtc(&w->tcal, &p->pkt.payload.mtc, cfg));
+		tcal_diag(w, "error updating time",
+			  ptime_update_mtc(&w->time, &p->pkt.payload.mtc, cfg));
+		break;
+	case ppt_cyc:
+		if (w->o->no_cyc)
+			return NULL;
+		if (!w->o->no_tcal) {
+			tcal_diag(w, "calibration error", ptcal_fcr(&fcr, &w->tcal));
+			tcal_diag(w, "error calibrating time",
+				  ptcal_update_cyc(&w->tcal, &p->pkt.payload.cyc, cfg));
+		}
+		ret = ptime_update_cyc(&w->time, &p->pkt.payload.cyc, cfg, fcr);
+		if (ret < 0)
+			diag(w, "error updating time", p->offset, ret);
+		else if (!fcr)
+			diag(w, "error updating time: no calibration", p->offset, 0);
+		skip_tcal = true;
+		break;
+	default:
+		return NULL;
+	}
+	/* ptdump's sb_track_time(): the estimate, also while there is no TSC yet (0) */
+	w->sb_tsc = 0;
+	ptime_query_tsc(&w->sb_tsc, NULL, NULL, &w->time);
+	w->sb_due = w->o->track_sb;
+	if (w->o->tcal && !skip_tcal)
+		return tcal_column(w, buf, len);
+	if (w->o->time && !skip_time)
+		return time_column(w, buf, len);
+	return NULL;
+}
+
 static void one_packet(struct walk *w, struct ptpkt *p)
 {
 	char text[PTDUMP_LINE_MAX], ipbuf[20];
@@ -775,11 +950,24 @@ static void one_packet(struct walk *w, struct ptpkt *p)
 	if (p->kind == PTPKT_LIBIPT && p->pkt.type == ppt_mode &&
 	    p->pkt.payload.mode.leaf == pt_mol_exec)
 		p->exec_if = p->raw[1] & MODE_EXEC_IF;
+	char timebuf[24];
+	const char *time_id = NULL;
+
 	if (w->o->lastip && is_ip_packet(p))
 		lastip = lastip_column(w, p, ipbuf, sizeof(ipbuf));
-	if (hidden(p, w->o))
+	w->sb_due = false;
+	if ((w->o->time || w->o->tcal || w->o->track_sb) && p->kind == PTPKT_LIBIPT)
+		time_id = track_time(w, p, timebuf, sizeof(timebuf));
+	l.sb_due = w->sb_due;
+	l.tsc = w->sb_tsc;
+	if (hidden(p, w->o)) {
+		if (l.sb_due) {
+			l.kind = PTDUMP_TIME;
+			emit(w, &l);
+		}
 		return;
-	ptpacket_line(p, w->o, lastip, text, sizeof(text));
+	}
+	ptpacket_line(p, w->o, lastip, time_id, timebuf, text, sizeof(text));
 	l.text = text;
 	w->st->packets++;
 	emit(w, &l);
@@ -792,7 +980,7 @@ static void one_packet(struct walk *w, struct ptpkt *p)
  */
 static void adopt_newer(struct ptpkt *p)
 {
-#if LIBIPT_VERSION >= 0x201
+#if PTC_LIBIPT >= 0x201
 	const __typeof__(p->pkt.payload) *q = &p->pkt.payload;
 
 	switch (p->pkt.type) {
@@ -807,7 +995,7 @@ static void adopt_newer(struct ptpkt *p)
 		p->x.evd.type = (uint8_t)q->evd.type;
 		p->x.evd.payload = q->evd.payload;
 		break;
-#if LIBIPT_VERSION >= 0x202
+#if PTC_LIBIPT >= 0x202
 	case ppt_trig:
 		p->kind = PTPKT_TRIG;
 		p->x.trig.trbv = q->trig.trbv;
@@ -841,6 +1029,13 @@ static int walk_packets(struct walk *w, struct pt_packet_decoder *d, const uint8
 			return 0;
 		if (ret < 0)
 			return diag(w, "error decoding packet", off, ret);
+		/*
+		 * libipt 2.1 and later (SKZ84) make a TMA with reserved bits set an 8-byte
+		 * <invalid> packet even where the trace ends before its 8th byte: its bytes
+		 * are not there to print (ptdump's line for it), its line is.
+		 */
+		if (off + (uint64_t)ret > w->len && w->o->raw)
+			return diag(w, "bad packet size", off, -pte_bad_packet);
 		p->offset = off;
 		p->raw = begin + off;
 		p->size = (uint8_t)ret;
@@ -883,6 +1078,7 @@ static int walk_sync(struct walk *w, struct pt_packet_decoder *d, const uint8_t 
 			return sync_error(w, ret);
 		w->st->resyncs++;
 		memset(&w->lastip, 0, sizeof(w->lastip));
+		tracking_reset(w);
 	}
 }
 
@@ -930,6 +1126,19 @@ int ptdump_walk(const uint8_t *buf, size_t len, const struct ptdump_opts *o,
 	w.len = len;
 	w.mapped = o->mapped && !copy;
 	w.fd = w.mapped ? o->fd : -1;
+	cfg.mtc_freq = o->mtc_freq;
+	cfg.nom_freq = o->nom_freq;
+	cfg.cpuid_0x15_eax = o->cpuid_0x15_eax;
+	cfg.cpuid_0x15_ebx = o->cpuid_0x15_ebx;
+	w.cfg = &cfg;
+	tracking_reset(&w);
+	if (o->has_cpu) {
+		cfg.cpu = o->cpu;
+		/* ptdump's line for a CPU libipt cannot tell the errata of; it goes on. */
+		ret = pt_cpu_errata(&cfg.errata, &cfg.cpu);
+		if (ret < 0)
+			config_line(&w, "failed to determine errata", ret);
+	}
 	d = pt_pkt_alloc_decoder(&cfg);
 	if (!d) {
 		free(copy);

@@ -12,6 +12,7 @@
 #include "cpu.h"
 #include "cpuset.h"
 #include "evconfig.h"
+#include "iptcaps.h"
 #include "msg.h"
 #include "out.h"
 #include "pmu.h"
@@ -85,6 +86,48 @@ static void print_periods(const struct pmu *pmu)
 			continue;
 		evconfig_valid_values(evconfig_period_valid(pmu, terms[i]), vals, sizeof(vals));
 		out_str(terms[i], NULL, vals);
+	}
+	out_obj_end();
+}
+
+/* The libipt decode links: its version and what it decodes. */
+static void print_libipt(void)
+{
+	struct iptcaps ipt;
+	uint8_t models[256];
+	size_t n = iptcaps_cpus(models, sizeof(models));
+	char name[16];
+
+	iptcaps_get(&ipt);
+	out_obj_begin("libipt", "libipt (decode, dump)");
+	out_str("version", NULL, ipt.loaded);
+	out_str("built_with", "built with", ipt.built);
+	out_bool("event_trace", "decodes Event Trace (CFE, EVD)", ipt.event_trace);
+	out_bool("trig", "decodes TRIG", ipt.trig);
+	if (out_json) {
+		out_arr_begin("errata", NULL);
+		for (const char *const *e = iptcaps_errata; *e; e++)
+			out_str(NULL, NULL, *e);
+		out_arr_end();
+		out_arr_begin("cpus", NULL);
+		for (size_t i = 0; i < n && i < sizeof(models); i++) {
+			snprintf(name, sizeof(name), "6/%u", models[i]);
+			out_str(NULL, NULL, name);
+		}
+		out_arr_end();
+	} else {
+		char line[1024] = "";
+		size_t len = 0;
+
+		for (const char *const *e = iptcaps_errata; *e; e++)
+			len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s",
+						len ? " " : "", *e);
+		out_str(NULL, "errata it knows", line);
+		len = 0;
+		for (size_t i = 0; i < n && i < sizeof(models) && len < sizeof(line); i++)
+			len += (size_t)snprintf(line + len, sizeof(line) - len, "%s6/%u",
+						len ? " " : "", models[i]);
+		out_str(NULL, "CPUs whose errata it knows", line);
 	}
 	out_obj_end();
 }
@@ -189,6 +232,7 @@ int do_caps(int argc, char **argv)
 		out_i64("nr_addr_filters", "address filter ranges", 0);
 	}
 	print_perms(&pv);
+	print_libipt();
 	out_obj_end();
 	out_finish();
 	if (!avail) {

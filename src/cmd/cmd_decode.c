@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "iptcaps.h"
 #include "cli.h"
 #include "fileio.h"
 #include "cmd.h"
@@ -546,7 +547,7 @@ static int config_opt(struct opts *o, int c, const char *arg)
 		return ret;
 	case O_CHUNK: return parse_size("--chunk-size", arg, &o->cfg.chunk_size);
 	case O_KEEP_TCAL:
-#if LIBIPT_VERSION >= 0x201
+#if PTC_LIBIPT >= 0x201
 		o->cfg.keep_tcal_on_ovf = true;
 		return 0;
 #else
@@ -584,14 +585,14 @@ static int decode_option(void *opts, int c, char *arg)
 	case O_EV_TIME: o->cfg.event_time = true; return 0;
 	case O_EV_TICK: o->cfg.event_tick = true; return 0;
 	case O_EV_IFLAGS:
-#if LIBIPT_VERSION >= 0x201
+#if PTC_LIBIPT >= 0x201
 		o->cfg.event_iflags = true;
 		return 0;
 #else
 		return too_old("--event:iflags", "2.1");
 #endif
 	case O_RESYNC:
-#if LIBIPT_VERSION >= 0x202
+#if PTC_LIBIPT >= 0x202
 		o->cfg.resync_on_error = true;
 		return 0;
 #else

@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "decoders.h"
 #include "images.h"
+#include "iptcaps.h"
 #include "manifest.h"
 #include "msg.h"
 #include "out.h"
@@ -157,6 +158,24 @@ static void check_windows(int dirfd, const struct manifest *m, struct problems *
 	}
 }
 
+/* Packets the libipt ptcollect links cannot decode (Event Trace with libipt 2.0.5). */
+static void check_libipt(const struct manifest *m, struct problems *p)
+{
+	struct iptcaps caps;
+	char lacks[160];
+
+	if (!m->pmu_name || strcmp(m->pmu_name, "intel_pt") ||
+	    !(m->attr.config & IPTCAPS_CONFIG_EVENT))
+		return;
+	iptcaps_get(&caps);
+	if (iptcaps_decodes(&caps, IPTCAPS_EVENT_TRACE))
+		return;
+	iptcaps_lacks(&caps, IPTCAPS_EVENT_TRACE, lacks, sizeof(lacks));
+	problem(p, "the trace holds Event Trace packets (CFE, EVD: the event term, config bit "
+		"31) and %s: 'ptcollect decode' stops at the first of them until the next PSB; "
+		"perf and libipt 2.1 or later decode them", lacks);
+}
+
 static void check_bundle(int dirfd, const struct manifest *m, struct problems *p)
 {
 	if (!m->complete)
@@ -169,6 +188,7 @@ static void check_bundle(int dirfd, const struct manifest *m, struct problems *p
 		problem(p, "the libipt ptcollect links does not know CPU %u/%u/%u (%s): the decoder "
 			"lines say --cpu none, so libipt applies none of its errata workarounds",
 			m->cpu.family, m->cpu.model, m->cpu.stepping, m->cpu.vendor);
+	check_libipt(m, p);
 	if (!m->time_conv.cap_user_time_zero)
 		problem(p, "timestamps cannot be converted to TSC (the kernel reported "
 			"cap_user_time_zero 0, as on many virtual machines): decoders cannot "

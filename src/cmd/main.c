@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "cmd.h"
+#include "iptcaps.h"
 #include "msg.h"
 #include "out.h"
 #include "workload.h"
@@ -136,9 +137,15 @@ static int global_opts(int argc, char **argv, bool *json)
 		case 'h':
 			usage(stdout);
 			return -1;
-		case 'V':
-			printf("%s %s\n", PTC_PROG, PTC_VERSION);
+		case 'V': {
+			struct iptcaps ipt;
+			char line[256];
+
+			iptcaps_get(&ipt);
+			iptcaps_summary(&ipt, line, sizeof(line));
+			printf("%s %s\n%s\n", PTC_PROG, PTC_VERSION, line);
 			return -1;
+		}
 		case 'j':
 			*json = true;
 			break;

@@ -22,6 +22,16 @@
 #include "render.h"
 
 #define MIN_CHUNK (256u << 10)
+/*
+ * A decoder thread's stack. libipt 2.1 and later (pt_insn_next() runs on its block
+ * decoder) recurse in pt_blk_proceed_no_event_cached() once per lap of a loop that
+ * needs no trace (a jump or call to itself, a cycle of direct jumps: decode entries in
+ * the block cache), until the block's 16-bit instruction count would wrap: at most
+ * 65535 frames of about 550 bytes (2.2, x86-64), 36 MiB. A thread's default stack
+ * (RLIMIT_STACK, 8 MiB) overflows there; with this one the recursion ends and the
+ * stall check reports the loop as it does with 2.0.5. Pages never touched cost nothing.
+ */
+#define DECODER_STACK (64u << 20)
 #define PSB_LEN 16
 
 struct mapped {
@@ -544,6 +554,26 @@ static void cleanup(struct run *r)
 			dsb_file_release(&cfg->streams[s].sb[i]);
 }
 
+static int start_workers(struct run *r, pthread_t *threads, unsigned jobs, unsigned *n,
+			 struct error *e)
+{
+	pthread_attr_t attr;
+	int ret = 0;
+
+	if (pthread_attr_init(&attr))
+		return err_runtime(e, -ENOMEM, "cannot start a decoder thread");
+	if (pthread_attr_setstacksize(&attr, DECODER_STACK))
+		ret = err_runtime(e, -ENOMEM, "cannot give a decoder thread its stack");
+	while (!ret && *n < jobs && *n < r->nr_chunks) {
+		if (pthread_create(&threads[*n], &attr, worker, r))
+			ret = err_runtime(e, -EAGAIN, "cannot start a decoder thread");
+		else
+			(*n)++;
+	}
+	pthread_attr_destroy(&attr);
+	return ret;
+}
+
 int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	       struct decode_stats *stats, struct error *e)
 {
@@ -566,13 +596,8 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 		threads = calloc(jobs, sizeof(*threads));
 		if (!threads)
 			ret = err_runtime(e, -ENOMEM, "out of memory");
-		for (i = 0; !ret && i < jobs && i < r.nr_chunks; i++) {
-			if (pthread_create(&threads[i], NULL, worker, &r)) {
-				ret = err_runtime(e, -EAGAIN, "cannot start a decoder thread");
-				break;
-			}
-			nthreads++;
-		}
+		if (!ret)
+			ret = start_workers(&r, threads, jobs, &nthreads, e);
 	}
 	if (!ret)
 		ret = merge(&r, stats, e);

@@ -20,6 +20,7 @@
 #include "disasm.h"
 #include "fileio.h"
 #include "memimage.h"
+#include "iptcaps.h"
 #include "render.h"
 
 /* A sink lets go of its bytes past this (the output goes on while decoding does). */
@@ -672,7 +673,7 @@ static void branch_effects(struct dec *x, const struct pt_event *ev)
 		}
 		x->async_kind = NULL;
 		break;
-#if LIBIPT_VERSION >= 0x201
+#if PTC_LIBIPT >= 0x201
 	/* Event Trace says what the asynchronous branch that follows is. */
 	case ptev_interrupt:
 		x->async_kind = "hw int";
@@ -683,7 +684,7 @@ static void branch_effects(struct dec *x, const struct pt_event *ev)
 		x->async_how = DREC_HOW_VMEXIT;
 		break;
 #endif
-#if LIBIPT_VERSION >= 0x202
+#if PTC_LIBIPT >= 0x202
 	case ptev_swintr:
 		x->async_kind = "int";
 		x->async_how = DREC_HOW_INT;
@@ -824,12 +825,36 @@ static void error_at(struct dec *x, const char *msg, uint64_t ip)
 	emit(x, &r);
 }
 
+/*
+ * An opcode this libipt does not know, where a newer one decodes a packet (2.0.5 and
+ * Event Trace): the packet and what decodes it, in @msg.
+ */
+static bool newer_packet(struct dec *x, const char *what, char *msg, size_t size)
+{
+	uint64_t off = offset_now(x);
+	struct iptcaps caps;
+	const char *name;
+	int kind;
+
+	if (off >= x->c->end - x->c->begin)
+		return false;
+	kind = iptcaps_newer_packet(x->c->pt + x->c->begin + off,
+				    (size_t)(x->c->end - x->c->begin - off), &name);
+	iptcaps_get(&caps);
+	if (kind < 0 || iptcaps_decodes(&caps, (enum iptcaps_pkt)kind))
+		return false;
+	snprintf(msg, size, "%s: %s packet: ", what, name);
+	iptcaps_lacks(&caps, (enum iptcaps_pkt)kind, msg + strlen(msg), size - strlen(msg));
+	return true;
+}
+
 /* A libipt error, in its words, at ptxed's IP. */
 static void on_error(struct dec *x, const char *what, int err, const struct pt_insn *in)
 {
-	char msg[200];
+	char msg[240];
 
-	snprintf(msg, sizeof(msg), "%s: %s", what, pt_errstr(pt_errcode(err)));
+	if (pt_errcode(err) != pte_bad_opc || !newer_packet(x, what, msg, sizeof(msg)))
+		snprintf(msg, sizeof(msg), "%s: %s", what, pt_errstr(pt_errcode(err)));
 	/*
 	 * A branch into JIT code (an anonymous executable mapping, whose bytes no file
 	 * holds): where it went is known, and its perf map may name it; the call is shown.
@@ -929,7 +954,7 @@ static int flow_once(struct dec *x, int status, struct pt_insn *inp)
 	return status;
 }
 
-#if LIBIPT_VERSION >= 0x202
+#if PTC_LIBIPT >= 0x202
 /*
  * --resync-on-error: libipt 2.2's pt_insn_resync() instead of a search for the next PSB,
  * as ptxed does it: events it meets on the way are reported, and "[disabled]" where it
@@ -977,7 +1002,7 @@ static int flow(struct dec *x, int status)
 	in.iclass = ptic_error;
 	for (;;) {
 		status = flow_once(x, status, &in);
-#if LIBIPT_VERSION >= 0x202
+#if PTC_LIBIPT >= 0x202
 		if (status == -pte_eos || !x->cfg->resync_on_error)
 			return status;
 		status = resync(x);
@@ -1113,7 +1138,7 @@ static void setup_config(const struct dec *x, struct pt_config *pc)
 	pc->cpuid_0x15_ebx = cfg->cpuid_0x15_ebx;
 	pc->addr_filter = cfg->addr_filter;
 	pc->flags.variant.insn.enable_tick_events = cfg->event_tick;
-#if LIBIPT_VERSION >= 0x201
+#if PTC_LIBIPT >= 0x201
 	pc->flags.variant.insn.enable_iflags_events = cfg->event_iflags;
 	pc->flags.variant.insn.keep_tcal_on_ovf = cfg->keep_tcal_on_ovf;
 #endif

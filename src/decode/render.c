@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "iptcaps.h"
 #include "decode_rec.h"
 #include "printable.h"
 #include "render.h"
@@ -253,7 +254,7 @@ void render_event_text(const struct pt_event *ev, unsigned flags, char *b, size_
 	case ptev_mnt:
 		tput(&t, "mnt: %" PRIx64, ev->variant.mnt.payload);
 		break;
-#if LIBIPT_VERSION >= 0x201
+#if PTC_LIBIPT >= 0x201
 	case ptev_tip:
 		tput(&t, "tip: %" PRIx64, ev->variant.tip.ip);
 		break;
@@ -318,7 +319,7 @@ void render_event_text(const struct pt_event *ev, unsigned flags, char *b, size_
 		tip(&t, ev, flags, ev->variant.uiret.ip);
 		break;
 #endif
-#if LIBIPT_VERSION >= 0x202
+#if PTC_LIBIPT >= 0x202
 	case ptev_trig:
 		tput(&t, "trig %02x", ev->variant.trig.trbv);
 		if (ev->variant.trig.mult)
@@ -391,7 +392,7 @@ static const char *event_type_name(enum pt_event_type t)
 	case ptev_tick: return "tick";
 	case ptev_cbr: return "cbr";
 	case ptev_mnt: return "mnt";
-#if LIBIPT_VERSION >= 0x201
+#if PTC_LIBIPT >= 0x201
 	case ptev_tip: return "tip";
 	case ptev_tnt: return "tnt";
 	case ptev_iflags: return "iflags";
@@ -407,7 +408,7 @@ static const char *event_type_name(enum pt_event_type t)
 	case ptev_uintr: return "uintr";
 	case ptev_uiret: return "uiret";
 #endif
-#if LIBIPT_VERSION >= 0x202
+#if PTC_LIBIPT >= 0x202
 	case ptev_trig: return "trig";
 	case ptev_swintr: return "swintr";
 	case ptev_syscall: return "syscall";
@@ -494,7 +495,7 @@ void *render_event_json(const struct pt_event *ev)
 	case ptev_tick: jip(o, ev, ev->variant.tick.ip); break;
 	case ptev_cbr: jint(o, "ratio", ev->variant.cbr.ratio); break;
 	case ptev_mnt: jhex(o, "payload", ev->variant.mnt.payload); break;
-#if LIBIPT_VERSION >= 0x201
+#if PTC_LIBIPT >= 0x201
 	case ptev_tip: jhex(o, "ip", ev->variant.tip.ip); break;
 	case ptev_tnt:
 		jint(o, "bits", ev->variant.tnt.bits);
@@ -532,7 +533,7 @@ void *render_event_json(const struct pt_event *ev)
 		break;
 	case ptev_uiret: jip(o, ev, ev->variant.uiret.ip); break;
 #endif
-#if LIBIPT_VERSION >= 0x202
+#if PTC_LIBIPT >= 0x202
 	case ptev_trig:
 		jint(o, "trbv", ev->variant.trig.trbv);
 		jbool(o, "mult", ev->variant.trig.mult);

@@ -17,6 +17,7 @@
 #include "cpuset.h"
 #include "fileio.h"
 #include "filter.h"
+#include "iptcaps.h"
 #include "plan.h"
 #include "privs.h"
 #include "procfs.h"
@@ -34,6 +35,27 @@ static int check_event_syntax(const char *spec, struct error *e)
 	if (ret)
 		err_what(e, "-e %s", spec);
 	return ret;
+}
+
+/*
+ * Packets the config makes that the linked libipt does not decode (the event term's Event
+ * Trace with libipt 2.0.5): the trace is recorded all the same, other decoders read it.
+ */
+static void warn_undecodable(struct plan *p)
+{
+	const struct pmu_term *t = pmu_term_find(&p->pmu, "event");
+	struct iptcaps caps;
+	char lacks[160];
+
+	if (!t || t->field != PMU_FIELD_CONFIG || !pmu_term_extract(t, p->ev.config))
+		return;
+	iptcaps_get(&caps);
+	if (iptcaps_decodes(&caps, IPTCAPS_EVENT_TRACE))
+		return;
+	iptcaps_lacks(&caps, IPTCAPS_EVENT_TRACE, lacks, sizeof(lacks));
+	warn_add(&p->warn, "-e %s: the event term makes Event Trace packets (CFE, EVD) and %s: "
+		 "the trace is recorded (perf and libipt 2.1 or later decode it), but 'ptcollect "
+		 "decode' stops at the first of them until the next PSB", p->opts.event, lacks);
 }
 
 static int resolve_event(struct plan *p, struct error *e)
@@ -61,6 +83,7 @@ static int resolve_event(struct plan *p, struct error *e)
 	if (p->ev.forced_pt)
 		warn_add(&p->warn, "-e %s: pt=0 makes no sense; using pt=1, as perf does",
 			 o->event);
+	warn_undecodable(p);
 	if (o->kcore && p->ev.exclude_kernel)
 		return err_usage(e, "--kcore keeps the kernel's text, but -e %s does not trace the "
 				 "kernel; use a k modifier (e.g. intel_pt//k or intel_pt//uk)",

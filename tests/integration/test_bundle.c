@@ -217,6 +217,37 @@ Test(sideband, saved_vdso_equals_a_processs_vdso)
 	free(theirs);
 }
 
+/*
+ * A bundle recorded with the event term (Event Trace): a problem when the linked libipt does
+ * not decode it (2.0.5: make LIBIPT=system), none when it does.
+ */
+Test(bundle, info_names_event_trace_the_linked_libipt_cannot_decode)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
+	struct pt_version v = pt_library_version();
+	unsigned have = (unsigned)v.major << 8 | v.minor;
+	char *dir = testbundle_dir(), want[256];
+	struct manifest m;
+	struct run_result r;
+
+	if (have > (LIBIPT_VERSION_MAJOR << 8 | LIBIPT_VERSION_MINOR))
+		have = LIBIPT_VERSION_MAJOR << 8 | LIBIPT_VERSION_MINOR;
+	testbundle_describe(&m, &pc);
+	m.attr.config |= 1ull << 31;
+	testbundle_write_manifest(dir, &m, true);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	snprintf(want, sizeof(want), "the trace holds Event Trace packets (CFE, EVD: the event "
+		 "term, config bit 31) and this libipt %u.%u.%u does not decode Event Trace "
+		 "packets; ptcollect built with libipt \u2265 2.1 does", v.major, v.minor, v.patch);
+	if (have < 0x201)
+		cr_expect(strstr(r.out, want), "%s in %s", want, r.out);
+	else
+		cr_expect(!strstr(r.out, "Event Trace"), "%s", r.out);
+	run_free(&r);
+	testbundle_remove(dir);
+	free(dir);
+}
+
 Test(bundle, info_reads_back_what_the_recorder_wrote)
 {
 	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1, .time_zero = 123456789,

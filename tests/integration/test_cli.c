@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* The command table, global options and caps. */
 #include <criterion/criterion.h>
+#include <intel-pt.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,61 @@ Test(cli, version_and_help_exit_zero)
 	cr_assert_eq(run_ptcollect(NULL, &r, "help", "record", NULL), 0);
 	cr_expect_eq(r.status, 0);
 	cr_expect(strstr(r.out, "--filter") && strstr(r.out, "-m, --mmap-pages"), "%s", r.out);
+	run_free(&r);
+}
+
+/* The libipt in use, as pt_library_version() of the same library reports it. */
+static void ipt_version(char *buf, size_t size, bool *event_trace, bool *trig)
+{
+	struct pt_version v = pt_library_version();
+	unsigned n = (unsigned)v.major << 8 | v.minor;
+	unsigned h = LIBIPT_VERSION_MAJOR << 8 | LIBIPT_VERSION_MINOR;
+
+	snprintf(buf, size, "%u.%u.%u", v.major, v.minor, v.patch);
+	if (h < n)
+		n = h;
+	*event_trace = n >= 0x201;
+	*trig = n >= 0x202;
+}
+
+Test(cli, version_and_caps_name_the_libipt_and_what_it_decodes)
+{
+	char want[128], ver[32];
+	bool et, trig;
+	struct run_result r;
+	json_t *j, *ipt;
+
+	ipt_version(ver, sizeof(ver), &et, &trig);
+	cr_assert_eq(run_ptcollect(NULL, &r, "--version", NULL), 0);
+	cr_expect_eq(r.status, 0);
+	snprintf(want, sizeof(want), "\nlibipt %s", ver);
+	cr_expect(strstr(r.out, want), "%s in %s", want, r.out);
+	cr_expect(strstr(r.out, et ? "decodes Event Trace" : "no Event Trace"), "%s", r.out);
+	cr_expect(strstr(r.out, trig ? "decodes TRIG" : "no TRIG"), "%s", r.out);
+	run_free(&r);
+
+	cr_assert_eq(run_ptcollect(NULL, &r, "caps", NULL), 0);
+	snprintf(want, sizeof(want), "libipt (decode, dump):\n  version: %s\n", ver);
+	cr_expect(strstr(r.out, want), "%s in %s", want, r.out);
+	cr_expect(strstr(r.out, "errata it knows: bdm70 bdm64 "), "%s", r.out);
+	/* Skylake (6/78) is known to every libipt 2.x. */
+	cr_expect(strstr(r.out, " 6/78 "), "%s", r.out);
+	run_free(&r);
+
+	cr_assert_eq(run_ptcollect(NULL, &r, "caps", "--json", NULL), 0);
+	j = json_loads(r.out, 0, NULL);
+	cr_assert(j, "%s", r.out);
+	ipt = json_object_get(j, "libipt");
+	cr_expect_str_eq(json_string_value(json_object_get(ipt, "version")), ver);
+	cr_expect_eq(json_is_true(json_object_get(ipt, "event_trace")), et);
+	cr_expect_eq(json_is_true(json_object_get(ipt, "trig")), trig);
+	cr_expect_gt(json_array_size(json_object_get(ipt, "cpus")), 20);
+	cr_expect_str_eq(json_string_value(json_array_get(json_object_get(ipt, "errata"), 5)),
+			 "skl014");
+	/* 2.2 knows Meteor Lake's (6/170) errata, 2.0.5 does not. */
+	if (trig)
+		cr_expect(strstr(r.out, "\"6/170\""), "%s", r.out);
+	json_decref(j);
 	run_free(&r);
 }
 

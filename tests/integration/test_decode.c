@@ -1128,10 +1128,13 @@ Test(decode, help_names_every_mode)
 	run_free(&r);
 }
 
-/* A jump to itself needs no trace and would run for ever: an error, then the next PSB. */
-Test(decode, a_jump_to_itself_is_an_error_not_a_hang)
+/*
+ * A loop that needs no trace would run for ever: an error, then the next PSB. libipt 2.1
+ * and later recurse once per lap of it (up to 65535 frames: src/decode/decode.c,
+ * DECODER_STACK), which overflowed a thread's default stack: every shape of such a loop.
+ */
+static void loop_is_an_error(const uint8_t *code, size_t len, const char *what)
 {
-	static const uint8_t jmp_self[] = { 0xeb, 0xfe };
 	char dir[] = "/tmp/ptc-decode-XXXXXX", *bin, *pt, *raw;
 	uint8_t buf[256];
 	struct pt_config cfg;
@@ -1149,7 +1152,7 @@ Test(decode, a_jump_to_itself_is_an_error_not_a_hang)
 	bin = path_in(dir, "loop.bin");
 	pt = path_in(dir, "loop.pt");
 	f = fopen(bin, "w");
-	cr_assert(f && fwrite(jmp_self, 1, 2, f) == 2 && !fclose(f));
+	cr_assert(f && fwrite(code, 1, len, f) == len && !fclose(f));
 	p[1].payload.mode.leaf = pt_mol_exec;
 	p[1].payload.mode.bits.exec.csl = 1;
 	p[3].payload.ip.ipc = pt_ipc_sext_48;
@@ -1171,10 +1174,112 @@ Test(decode, a_jump_to_itself_is_an_error_not_a_hang)
 	raw = path_in(dir, "loop.bin:0x401000");
 	addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--stats", NULL });
 	decode(&a, &r);
-	cr_expect_eq(r.status, 2, "%s", r.err);
-	cr_expect(strstr(r.err, "instructions without reading trace"), "%s", r.err);
+	cr_expect_eq(r.status, 2, "%s: %s", what, r.err);
+	cr_expect(strstr(r.err, "instructions without reading trace"), "%s: %s", what, r.err);
 	run_free(&r);
 	cleanup(strdup(dir));
+}
+
+Test(decode, a_jump_to_itself_is_an_error_not_a_hang)
+{
+	static const uint8_t jmp_self[] = { 0xeb, 0xfe };
+
+	loop_is_an_error(jmp_self, sizeof(jmp_self), "jmp .");
+}
+
+Test(decode, every_loop_without_trace_is_an_error_not_a_crash)
+{
+	static const uint8_t call_self[] = { 0xe8, 0xfb, 0xff, 0xff, 0xff };
+	static const uint8_t nop_jmp[] = { 0x90, 0xeb, 0xfd };
+	static const uint8_t two_jmps[] = { 0xeb, 0x00, 0xeb, 0xfc };
+	uint8_t chain[2 + 2 * 60];
+
+	loop_is_an_error(call_self, sizeof(call_self), "call .");
+	loop_is_an_error(nop_jmp, sizeof(nop_jmp), "nop; jmp back");
+	loop_is_an_error(two_jmps, sizeof(two_jmps), "jmp forward; jmp back");
+	/* A jump to the end, then 60 jumps each back to the one before. */
+	chain[0] = 0xeb;
+	chain[1] = 2 * 60 - 2;
+	for (size_t k = 1; k <= 60; k++) {
+		chain[2 * k] = 0xeb;
+		chain[2 * k + 1] = 0xfc;
+	}
+	loop_is_an_error(chain, sizeof(chain), "a chain of jumps back");
+}
+
+/*
+ * Event Trace's CFE and TRIG decoded by a libipt that does not know them (2.0.5, a build
+ * with LIBIPT=system): the error names the packet and what decodes it.
+ */
+Test(decode, a_packet_this_libipt_cannot_decode_is_named)
+{
+	static const uint8_t nops[16] = {
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+		0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90,
+	};
+	static const struct { uint8_t raw[4]; size_t len; const char *name, *what, *since; } pkt[] = {
+		{ { 0x02, 0x13, 0x01, 0x0e }, 4, "CFE", "Event Trace", "2.1" },
+		{ { 0xd9, 0x00, 0x1a }, 3, "TRIG", "TRIG", "2.2" },
+	};
+	struct pt_version v = pt_library_version();
+	unsigned have = (unsigned)v.major << 8 | v.minor;
+
+	if (have > (LIBIPT_VERSION_MAJOR << 8 | LIBIPT_VERSION_MINOR))
+		have = LIBIPT_VERSION_MAJOR << 8 | LIBIPT_VERSION_MINOR;
+	for (size_t k = 0; k < sizeof(pkt) / sizeof(pkt[0]); k++) {
+		char dir[] = "/tmp/ptc-decode-XXXXXX", *bin, *pt, want[200];
+		uint8_t buf[256];
+		struct pt_config cfg;
+		struct pt_encoder *enc;
+		struct pt_packet p[] = {
+			{ .type = ppt_psb }, { .type = ppt_mode }, { .type = ppt_psbend },
+			{ .type = ppt_tip_pge },
+		};
+		struct args a = { .n = 0 };
+		struct run_result r;
+		uint64_t off = 0;
+		unsigned since = (unsigned)(pkt[k].since[0] - '0') << 8 |
+				 (unsigned)(pkt[k].since[2] - '0');
+		FILE *f;
+
+		cr_assert(mkdtemp(dir));
+		bin = path_in(dir, "nops.bin");
+		pt = path_in(dir, "new.pt");
+		f = fopen(bin, "w");
+		cr_assert(f && fwrite(nops, 1, sizeof(nops), f) == sizeof(nops) && !fclose(f));
+		p[1].payload.mode.leaf = pt_mol_exec;
+		p[1].payload.mode.bits.exec.csl = 1;
+		p[3].payload.ip.ipc = pt_ipc_sext_48;
+		p[3].payload.ip.ip = 0x401000;
+		pt_config_init(&cfg);
+		cfg.begin = buf;
+		cfg.end = buf + sizeof(buf);
+		enc = pt_alloc_encoder(&cfg);
+		cr_assert(enc);
+		for (size_t i = 0; i < sizeof(p) / sizeof(p[0]); i++)
+			cr_assert_gt(pt_enc_next(enc, &p[i]), 0);
+		pt_enc_get_offset(enc, &off);
+		pt_free_encoder(enc);
+		memcpy(buf + off, pkt[k].raw, pkt[k].len);
+		f = fopen(pt, "w");
+		cr_assert(f && fwrite(buf, 1, off + pkt[k].len, f) == off + pkt[k].len &&
+			  !fclose(f));
+		addv(&a, (const char *[]){ "--raw", path_in(dir, "nops.bin:0x401000"), "--pt", pt,
+					   "--insn", NULL });
+		decode(&a, &r);
+		snprintf(want, sizeof(want), "%s packet: this libipt %u.%u.%u does not decode %s "
+			 "packets; ptcollect built with libipt \u2265 %s does", pkt[k].name, v.major,
+			 v.minor, v.patch, pkt[k].what, pkt[k].since);
+		if (have < since) {
+			cr_expect_eq(r.status, 2, "%s", r.err);
+			cr_expect(strstr(r.err, want), "%s in %s", want, r.err);
+			cr_expect(strstr(r.out, want), "%s in %s", want, r.out);
+		} else {
+			cr_expect(!strstr(r.err, "does not decode"), "%s", r.err);
+		}
+		run_free(&r);
+		cleanup(strdup(dir));
+	}
 }
 
 /* A perf record with the trailer of sample_type 0x10086, appended to @f. */

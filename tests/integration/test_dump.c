@@ -55,14 +55,166 @@ Test(dump_input, pt_options_on_a_pevent_file_are_refused_by_name)
 	cr_expect_eq(r.status, 2);
 	cr_expect(strstr(r.err, "--sample-type '-1' is not a number"), "%s", r.err);
 	run_free(&r);
-	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--time", "x.pt", NULL), 0);
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--sb:filename", "x.pt", NULL), 0);
 	cr_expect_eq(r.status, 2);
-	cr_expect(strstr(r.err, "unknown option '--time'"), "%s", r.err);
+	cr_expect(strstr(r.err, "unknown option '--sb:filename'"), "%s", r.err);
 	run_free(&r);
 	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--format", "perf", "x.pt", NULL), 0);
 	cr_expect_eq(r.status, 2);
 	cr_expect(strstr(r.err, "--format 'perf': use pevent or pt"), "%s", r.err);
 	run_free(&r);
+}
+
+/* --cpu F/M[/S] as ptdump takes it: bad values refused by name, exit 2. */
+Test(dump_input, bad_cpu_values_are_refused_by_name)
+{
+	static const char *const bad[] = { "6", "6/", "6/x", "6/256", "65536/1", "-6/85", "6/-85",
+					   "6/85/4/1", "6/85/", "auto", " 6/85", "6/+85", "" };
+	struct run_result r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char want[64];
+
+		cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--cpu", bad[i], "x.pt", NULL), 0);
+		cr_expect_eq(r.status, 2, "--cpu '%s': %s", bad[i], r.err);
+		snprintf(want, sizeof(want), "--cpu '%s': give family/model[/stepping]", bad[i]);
+		cr_expect(strstr(r.err, want), "%s in %s", want, r.err);
+		cr_expect_str_empty(r.out);
+		run_free(&r);
+	}
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--cpu=6/85", "x.pevent", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "--cpu applies to a .pt trace"), "%s", r.err);
+	run_free(&r);
+}
+
+/* ptdump's time options: bad values and combinations refused by name, exit 2. */
+Test(dump_input, bad_time_options_are_refused_by_name)
+{
+	static const struct { const char *argv[4]; const char *says; } bad[] = {
+		{ { "--mtc-freq", "256" }, "--mtc-freq '256': give a number from 0 to 255" },
+		{ { "--mtc-freq", "x" }, "--mtc-freq 'x': give a number from 0 to 255" },
+		{ { "--nom-freq", "-1" }, "--nom-freq '-1': give a number from 0 to 255" },
+		{ { "--nom-freq", "" }, "--nom-freq '': give a number from 0 to 255" },
+		{ { "--cpuid-0x15.eax", "4294967296" },
+		  "--cpuid-0x15.eax '4294967296': give a number from 0 to 4294967295" },
+		{ { "--cpuid-0x15.ebx", "1x" }, "--cpuid-0x15.ebx '1x': give a number" },
+		{ { "--time", "--tcal" }, "--time and --tcal share one column" },
+		{ { "--time-delta" }, "--time-delta changes the time column: give --time or --tcal" },
+		{ { "--no-wall-clock" }, "--no-wall-clock changes the time column" },
+		{ { "--keep-tcal-on-ovf" }, "--keep-tcal-on-ovf changes the time column" },
+	};
+	struct run_result r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *a[4] = { bad[i].argv[0], bad[i].argv[1], bad[i].argv[2], "x.pt" };
+
+		/* The arguments up to the first NULL, then the file. */
+		for (int k = 0; k < 3; k++)
+			if (!a[k]) {
+				a[k] = "x.pt";
+				a[k + 1] = NULL;
+				break;
+			}
+		cr_assert_eq(run_ptcollect(NULL, &r, "dump", a[0], a[1], a[2], a[3], NULL), 0);
+		cr_expect_eq(r.status, 2, "%s: %s", bad[i].says, r.err);
+		cr_expect(strstr(r.err, bad[i].says), "%s in %s", bad[i].says, r.err);
+		cr_expect_str_empty(r.out);
+		run_free(&r);
+	}
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--time", "x.pevent", NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "--time applies to a .pt trace"), "%s", r.err);
+	run_free(&r);
+}
+
+/* --time: libipt's TSC estimate after the TSC; --time-delta: its change. */
+Test(dump, time_columns_follow_the_tsc)
+{
+	char *dir = temp_dir("ptc-dump"), *pt = temp_path(dir, "t.pt");
+	uint8_t buf[256];
+	size_t len = small_trace(buf, sizeof(buf), false);
+	struct run_result r;
+	FILE *f = fopen(pt, "w");
+
+	cr_assert(f && fwrite(buf, 1, len, f) == len && !fclose(f));
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--time", pt, NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "  tsc        2fa1088fac05e2            tsc  002fa1088fac05e2\n"),
+		  "%s", r.out);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--time", "--time-delta", "--no-tcal", pt,
+				   NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "tsc  +2fa1088fac05e2\n"), "%s", r.out);
+	run_free(&r);
+	unlink(pt);
+	free(pt);
+	temp_dir_remove(dir);
+}
+
+/* ptdump's sideband options: bad values and combinations refused by name, exit 2. */
+Test(dump_input, bad_sideband_options_are_refused_by_name)
+{
+	static const struct { const char *argv[3]; const char *says; } bad[] = {
+		{ { "--pevent:time-mult", "0" }, "--pevent:time-mult '0': give a number from 1" },
+		{ { "--pevent:time-shift", "64" }, "--pevent:time-shift '64': give a number from 0 to 63" },
+		{ { "--pevent:time-zero", "-1" }, "--pevent:time-zero '-1': give a number" },
+		{ { "--pevent:sample-type", "x" }, "--pevent:sample-type 'x': give a number" },
+		{ { "--pevent:tsc-offset", "" }, "--pevent:tsc-offset '': give a number" },
+		{ { "--pevent:primary", "/nonexistent/x.pevent" }, "/nonexistent/x.pevent" },
+		{ { "--sb:verbose" }, "unknown option '--sb:verbose'" },
+	};
+	char *dir = temp_dir("ptc-dump"), *pt = temp_path(dir, "t.pt");
+	uint8_t buf[256];
+	size_t len = small_trace(buf, sizeof(buf), false);
+	struct run_result r;
+	FILE *f = fopen(pt, "w");
+
+	cr_assert(f && fwrite(buf, 1, len, f) == len && !fclose(f));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (bad[i].argv[1])
+			cr_assert_eq(run_ptcollect(NULL, &r, "dump", bad[i].argv[0], bad[i].argv[1],
+						   pt, NULL), 0);
+		else
+			cr_assert_eq(run_ptcollect(NULL, &r, "dump", bad[i].argv[0], pt, NULL), 0);
+		cr_expect_eq(r.status, 2, "%s: %s", bad[i].says, r.err);
+		cr_expect(strstr(r.err, bad[i].says), "%s in %s", bad[i].says, r.err);
+		cr_expect_str_empty(r.out);
+		run_free(&r);
+	}
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--json", "--pevent:primary", pt, pt, NULL), 0);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "with --json dump each .pevent file by itself"), "%s", r.err);
+	run_free(&r);
+	unlink(pt);
+	free(pt);
+	temp_dir_remove(dir);
+}
+
+/* A CPU libipt knows no errata for: ptdump's line first, then the packets; exit 0. */
+Test(dump, a_cpu_without_errata_is_ptdumps_line_and_the_dump_goes_on)
+{
+	char *dir = temp_dir("ptc-dump"), *pt = temp_path(dir, "t.pt");
+	uint8_t buf[256];
+	size_t len = small_trace(buf, sizeof(buf), false);
+	struct run_result r;
+	FILE *f = fopen(pt, "w");
+
+	cr_assert(f && fwrite(buf, 1, len, f) == len && !fclose(f));
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--cpu", "3/2", pt, NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(!strncmp(r.out, "[0: failed to determine errata: unknown cpu]\n"
+			   "0000000000000000  psb\n", 64), "%s", r.out);
+	cr_expect(!strstr(r.err, "decoding errors"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "dump", "--cpu", "6/85/4", pt, NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(!strncmp(r.out, "0000000000000000  psb\n", 22), "%s", r.out);
+	run_free(&r);
+	unlink(pt);
+	free(pt);
+	temp_dir_remove(dir);
 }
 
 Test(dump_input, a_fifo_is_refused_without_waiting_for_a_writer, .timeout = 10)

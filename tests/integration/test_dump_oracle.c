@@ -495,6 +495,36 @@ Test(dump_oracle, garbage_before_the_first_psb_equals_ptdump)
  * libipt 2.0.5's PSB search reads the byte after the buffer (libipt 2.1
  * fixed that; test_ptpacket.c checks that the dump never lets it).
  */
+/*
+ * SKZ84 (--cpu 6/85): libipt 2.1 and later make a TMA with reserved bits an 8-byte <invalid>
+ * packet, also where the trace ends before its 8th byte (a fuzz finding: --raw read past the
+ * end). ptdump prints its line, or with --raw "bad packet size" and stops; so does dump.
+ */
+Test(dump_oracle, an_invalid_tma_at_the_end_equals_ptdump)
+{
+	static const uint8_t psb[16] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	};
+	uint8_t t[16 + 2 + 7];
+	struct pt_version v = pt_library_version();
+	char *path;
+
+	if (v.major == 2 && v.minor < 1)
+		cr_skip_test("libipt %u.%u.%u's packet decoder applies no errata (2.1 does)", v.major,
+			     v.minor, v.patch);
+	memcpy(t, psb, 16);
+	t[16] = 0x02;	/* PSBEND */
+	t[17] = 0x23;
+	/* TMA: 02 73, CTC 2 bytes, a reserved byte set, FC 2 bytes, cut one byte short */
+	memcpy(t + 18, (const uint8_t[]){ 0x02, 0x73, 0x34, 0x02, 0x12, 0x00, 0x4c }, 7);
+	path = temp_file(".pt", t, sizeof(t));
+	compare_pt(path, (const char *[]){ "--cpu", "6/85", NULL });
+	compare_pt(path, (const char *[]){ "--cpu", "6/85", "--raw", NULL });
+	unlink(path);
+	free(path);
+}
+
 Test(dump_oracle, a_trace_ending_in_psb_pattern_at_a_page_end_equals_ptdump)
 {
 	static uint8_t page[4096];

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* record's bad input: exit 2, a message naming the input, nothing on stdout, nothing created. */
 #include <criterion/criterion.h>
+#include <intel-pt.h>
 #include <criterion/parameterized.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -104,6 +105,36 @@ ParameterizedTest(struct bad_case *c, record_input, bad_input_exits_with_a_named
 	cr_expect_neq(stat(out, &st), 0, "the output directory was created");
 	run_free(&r);
 	rmdir(dir);
+}
+
+/*
+ * The event term (Event Trace) with a libipt that does not decode it (2.0.5): a warning,
+ * and the recording goes on; none with 2.1 or later.
+ */
+Test(record_input, the_event_term_warns_when_the_linked_libipt_cannot_decode_it)
+{
+	struct oracle_env oe;
+	char **env = oracle_fixture_env(&oe, "eventtrace");
+	struct pt_version v = pt_library_version();
+	unsigned have = (unsigned)v.major << 8 | v.minor;
+	struct run_result r;
+	char want[256];
+
+	if (have > (LIBIPT_VERSION_MAJOR << 8 | LIBIPT_VERSION_MINOR))
+		have = LIBIPT_VERSION_MAJOR << 8 | LIBIPT_VERSION_MINOR;
+	cr_assert_eq(run_ptcollect(env, &r, "record", "--dry-run", "-e", "intel_pt/event/u", "-o",
+				   "/tmp/ptc-dry-run-never-created", "--", "true", NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "event: intel_pt/event/u"), "%s", r.out);
+	snprintf(want, sizeof(want), "-e intel_pt/event/u: the event term makes Event Trace "
+		 "packets (CFE, EVD) and this libipt %u.%u.%u does not decode Event Trace packets; "
+		 "ptcollect built with libipt \u2265 2.1 does: the trace is recorded", v.major,
+		 v.minor, v.patch);
+	if (have < 0x201)
+		cr_expect(strstr(r.err, want), "%s in %s", want, r.err);
+	else
+		cr_expect(!strstr(r.err, "Event Trace"), "%s", r.err);
+	run_free(&r);
 }
 
 Test(record_input, system_wide_with_a_command_records_cpus_while_it_runs)
