@@ -6,7 +6,7 @@
 #   make check      unit + host integration tests
 #   make check-asan the same under ASan+UBSan (separate build dir)
 #   make check-kernel  tests against the real perf core in the QEMU kernel rig
-#   make check-libipt  libipt's own test suite (../shared/libipt-tests) against dump
+#   make check-libipt  libipt's own test suite (../shared/libipt-tests): dump, decode
 #   make fuzz       run every fuzz target for FUZZ_SECONDS each
 #   make bench      speed and memory figures
 #   make bench-kernel  ptcollect vs perf on the rig's simulated PT
@@ -241,6 +241,7 @@ check-kernel: $(BIN)
 # output), ptcollect in the place of its tools; tests/libipt/exceptions-* list what differs.
 check-libipt: $(BIN)
 	PTCOLLECT_BIN=$(abspath $(BIN)) tests/libipt/run dump
+	PTCOLLECT=$(abspath $(BIN)) tests/libipt/decode
 
 # The fuzz targets share one instrumented build of the sources (-fsanitize=fuzzer-no-link
 # objects under $(BUILD)/fuzz/obj), each linked with its tests/fuzz/fuzz_NAME.c; tests/fuzz/run
