@@ -1051,23 +1051,23 @@ Test(decode, event_trace_says_what_interrupts_and_vm_exits_are)
 	static const char *const calls[] = {
 		"[interrupt 14, cr2: 0000000000f00baa]\n"
 		"[interrupt]\n"
-		"interrupt ptet-int-iret.bin+0x8 (0x100008) from ptet-int-iret.bin+0x1\n"
+		"interrupt [unknown] (ptet-int-iret.bin+0x8) (0x100008) from [unknown] (ptet-int-iret.bin+0x1)\n"
 		"  [iret]\n"
-		"iret to ptet-int-iret.bin+0x1 (0x100001) from ptet-int-iret.bin+0x8\n"
+		"iret to [unknown] (ptet-int-iret.bin+0x1) (0x100001) from [unknown] (ptet-int-iret.bin+0x8)\n"
 		"[swintr 128]\n"
 		"[interrupt]\n"
-		"int ptet-int-iret.bin+0xa (0x10000a) from ptet-int-iret.bin+0x4\n"
+		"int [unknown] (ptet-int-iret.bin+0xa) (0x10000a) from [unknown] (ptet-int-iret.bin+0x4)\n"
 		"  [iret]\n"
-		"iret to ptet-int-iret.bin+0x6 (0x100006) from ptet-int-iret.bin+0xa\n"
+		"iret to [unknown] (ptet-int-iret.bin+0x6) (0x100006) from [unknown] (ptet-int-iret.bin+0xa)\n"
 		"[disabled]\n",
 		"[vmexit, intr: 14, vmxr: 0000000000000000, vmxq: 0000000000f00baa]\n"
 		"[interrupt]\n"
 		"[paging, cr3: 0000000000000f00]\n"
-		"vmexit ptet-vmexit-vmentry.bin+0x8 (0x100008) from ptet-vmexit-vmentry.bin+0x1\n"
+		"vmexit [unknown] (ptet-vmexit-vmentry.bin+0x8) (0x100008) from [unknown] (ptet-vmexit-vmentry.bin+0x1)\n"
 		"  [vmentry]\n"
 		"  [paging, cr3: 0000000000000b00, nr]\n"
-		"vmentry to ptet-vmexit-vmentry.bin+0x1 (0x100001) from "
-		"ptet-vmexit-vmentry.bin+0x8\n",
+		"vmentry to [unknown] (ptet-vmexit-vmentry.bin+0x1) (0x100001) from "
+		"[unknown] (ptet-vmexit-vmentry.bin+0x8)\n",
 	};
 
 	for (size_t k = 0; k < 2; k++) {
