@@ -13,6 +13,8 @@
  * parent waiting for them); --exec-self execs itself afterwards to make the
  * calls again (at the same addresses when built non-PIE), once;
  * --say-tracer prints "tracer PID" (TracerPid, 0: none) on stderr first.
+ * --hold: after the calls it lives until its stdin reaches its end (the test's
+ * word to end), not a fixed time.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -61,7 +63,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	bool wait = true, stop = false, exec_self = false, say_tracer = false;
+	bool wait = true, stop = false, exec_self = false, say_tracer = false, hold = false;
 	int a = 1, threads = 1, raise_sig = 0, forks = 0, bad = 0;
 	pthread_t tid[64];
 	char go;
@@ -81,10 +83,12 @@ int main(int argc, char **argv)
 			exec_self = true;
 		else if (!strcmp(argv[a], "--say-tracer"))
 			say_tracer = true;
+		else if (!strcmp(argv[a], "--hold"))
+			hold = true;
 	}
 	if (a >= argc) {
 		fprintf(stderr, "usage: trigtarget [--no-wait] [--spaced USEC] [--stop] "
-			"[--raise SIG] [--fork K] [--exec-self] N [THREADS]\n");
+			"[--raise SIG] [--fork K] [--exec-self] [--hold] N [THREADS]\n");
 		return 2;
 	}
 	calls = atol(argv[a]);
@@ -137,6 +141,8 @@ int main(int argc, char **argv)
 		return 6;
 	if (raise_sig)
 		raise(raise_sig);
+	while (hold && read(0, &go, 1) > 0)
+		;
 	if (exec_self) {
 		fflush(NULL);
 		execl("/proc/self/exe", argv[0], "--no-wait", argv[a], (char *)NULL);
