@@ -10,7 +10,8 @@
  * Prints "tid N" for every thread that lives to the end (the main thread's first)
  * and then "ready" once they all run, so a test can wait for it and compare.
  * With SECONDS "stdin" (sleep and churn modes), the process lives until its
- * stdin is closed instead: a thread reads it to its end, then all exit.
+ * stdin is closed instead: a thread reads it to its end, then all exit; churn
+ * then prints "round" after each N threads have lived and ended (its progress).
  */
 #include <math.h>
 #include <stdatomic.h>
@@ -91,6 +92,10 @@ static int churn(int nr, bool on_stdin)
 				return 1;
 		for (int i = 0; i < nr; i++)
 			pthread_join(th[i], NULL);
+		if (on_stdin) {
+			printf("round\n");
+			fflush(stdout);
+		}
 	}
 	free(th);
 	return 0;
