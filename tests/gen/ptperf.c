@@ -3,7 +3,9 @@
  * ptperf: wrap a raw Intel PT trace and the raw code it runs into a perf.data that perf
  * script decodes (the bench's perf figures): the tests' perf.data writer (tests/lib/perfgen.c)
  * lays out one per-thread intel_pt recording of process 100 (COMM, ITRACE_START, an MMAP2 of
- * CODE at ADDR) whose AUXTRACE buffers hold TRACE, cut into pieces of at most 4 MiB.
+ * CODE at ADDR) whose one AUXTRACE buffer holds TRACE. One buffer: perf 6.1 decodes each
+ * buffer from its first PSB, so a trace cut into pieces (4 MiB ones were tried) loses the
+ * branches between a cut and the next PSB.
  *
  *	ptperf CODE ADDR TRACE OUT.data
  *
@@ -15,8 +17,6 @@
 #include <string.h>
 
 #include "perfgen.h"
-
-#define PIECE (4u << 20)
 
 static void die(const char *what, const char *why)
 {
@@ -124,11 +124,7 @@ int main(int argc, char **argv)
 	/* A round ends: perf has the thread and its map before it queues the trace. */
 	pgen_raw(&g, &(struct perf_event_header){ 68, 0, 8 }, 8);
 	/* per-thread: the buffer's cpu is -1, its tid the thread's */
-	for (size_t off = 0; off < tlen; off += PIECE) {
-		size_t n = tlen - off < PIECE ? tlen - off : PIECE;
-
-		pgen_auxtrace(&g, 0, (uint32_t)-1, 100, off, trace + off, n);
-	}
+	pgen_auxtrace(&g, 0, (uint32_t)-1, 100, 0, trace, tlen);
 	memcpy(body, (uint64_t[3]){ 0, tlen, 0 }, 24);
 	s.id = pt_ids[0];
 	s.time = 1300;

@@ -193,7 +193,10 @@ static uint8_t *build(struct gen *g, struct block *b, uint32_t n, size_t *len)
 			    r < 95 ? T_IJMP : T_ICALL;
 		if (i == n - 1)	/* the last block falls through into nothing */
 			b[i].term = T_JMP;
-		b[i].target = (uint32_t)(rnd(g) % n);
+		/* never the next block: a taken jcc there is one perf prints and decode does not */
+		do
+			b[i].target = (uint32_t)(rnd(g) % n);
+		while (b[i].target == i + 1);
 		b[i].cc = (uint8_t)(rnd(g) % 16);
 		addr += term_len[b[i].term];
 	}
