@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "decode_rec.h"
+#include "memimage.h"
 #include "printable.h"
 #include "render.h"
 #include "render_report.h"
@@ -31,10 +32,11 @@ enum prec_kind { P_STREAM, P_CALL, P_RET, P_GAP, P_THREAD, P_END, P_OFF, P_ON, P
 
 struct prec {
 	uint8_t kind, has_time;
-	uint16_t len1, len2;
+	uint16_t len1, len2, len3, len4;
 	uint32_t pid, tid;
 	uint64_t a, b, time;
-	/* char s1[len1], s2[len2] */
+	/* char s1[len1], s2[len2], s3[len3], s4[len4]: CALL the callee and its object, RET the
+	 * functions it leaves and goes to, then their objects */
 };
 
 #define NAME_LEN 1024
@@ -42,12 +44,14 @@ struct prec {
 /* The last instruction this thread decoded: a call's return address, where tracing resumes. */
 static __thread uint64_t last_ip, last_next;
 
-static void put_rec(struct dsink *s, const struct rrec *rec, enum prec_kind k, uint64_t a,
-		    uint64_t b, const char *s1, const char *s2)
+static void put_rec4(struct dsink *s, const struct rrec *rec, enum prec_kind k, uint64_t a,
+		     uint64_t b, const char *s1, const char *s2, const char *s3, const char *s4)
 {
 	struct prec p;
 	size_t l1 = s1 ? strnlen(s1, NAME_LEN) : 0, l2 = s2 ? strnlen(s2, NAME_LEN) : 0;
-	uint8_t *d = dsink_room(s, 1 + sizeof(p) + l1 + l2);
+	size_t l3 = s3 ? strnlen(s3, NAME_LEN) : 0, l4 = s4 ? strnlen(s4, NAME_LEN) : 0;
+	size_t all = 1 + sizeof(p) + l1 + l2 + l3 + l4;
+	uint8_t *d = dsink_room(s, all);
 
 	if (!d) {
 		s->err = s->err ? s->err : -12;
@@ -63,34 +67,34 @@ static void put_rec(struct dsink *s, const struct rrec *rec, enum prec_kind k, u
 	p.b = b;
 	p.len1 = (uint16_t)l1;
 	p.len2 = (uint16_t)l2;
+	p.len3 = (uint16_t)l3;
+	p.len4 = (uint16_t)l4;
 	d[0] = T_REC;
 	memcpy(d + 1, &p, sizeof(p));
-	if (l1)
-		memcpy(d + 1 + sizeof(p), s1, l1);
-	if (l2)
-		memcpy(d + 1 + sizeof(p) + l1, s2, l2);
-	dsink_commit(s, 1 + sizeof(p) + l1 + l2);
+	d += 1 + sizeof(p);
+	memcpy(d, s1 ? s1 : "", l1);
+	memcpy(d + l1, s2 ? s2 : "", l2);
+	memcpy(d + l1 + l2, s3 ? s3 : "", l3);
+	memcpy(d + l1 + l2 + l3, s4 ? s4 : "", l4);
+	dsink_commit(s, all);
 }
 
-/* "sym+0x0" is the function sym; any other offset stays (a call into the middle of one). */
-static size_t callee_len(const char *name)
+static void put_rec(struct dsink *s, const struct rrec *rec, enum prec_kind k, uint64_t a,
+		    uint64_t b, const char *s1, const char *s2)
 {
-	size_t n = strnlen(name, NAME_LEN);
-
-	return n > 4 && !strcmp(name + n - 4, "+0x0") ? n - 4 : n;
+	put_rec4(s, rec, k, a, b, s1, s2, NULL, NULL);
 }
 
-/* "sym+0x1f": sym, the function a return leaves or goes to; its length. */
-static size_t func_len(const char *name)
+/*
+ * The function at @y: its symbol; a call into the middle of one keeps the offset
+ * ("sym+0x4", @callee), an address no symbol covers is "[unknown] (object+0xoff)".
+ */
+static const char *func_name(const struct image_sym *y, bool callee, char *buf, size_t n)
 {
-	size_t n = strnlen(name, NAME_LEN), i = n;
-
-	while (i > 0 && ((name[i - 1] >= '0' && name[i - 1] <= '9') ||
-			 (name[i - 1] >= 'a' && name[i - 1] <= 'f')))
-		i--;
-	if (i < n && i >= 3 && name[i - 1] == 'x' && name[i - 2] == '0' && name[i - 3] == '+')
-		return i - 3;
-	return n;
+	if (y->name && (!callee || !y->off))
+		return y->name;
+	image_sym_format(y, buf, n);
+	return buf;
 }
 
 static void put(struct render *r, const struct rrec *rec)
@@ -110,26 +114,18 @@ static void put(struct render *r, const struct rrec *rec)
 	case RREC_STREAM:
 		put_rec(r->sink, rec, P_STREAM, rec->stream, 0, rec->stream_name, NULL);
 		break;
-	case RREC_CALL: {
-		size_t n = callee_len(rec->to_name);
-
-		memcpy(f1, rec->to_name, n);
-		f1[n] = '\0';
+	case RREC_CALL:
 		/* The call is the last instruction decoded: the return comes back after it. */
-		put_rec(r->sink, rec, P_CALL, rec->from == last_ip ? last_next : 0, rec->to, f1,
-			NULL);
+		put_rec4(r->sink, rec, P_CALL, rec->from == last_ip ? last_next : 0, rec->to,
+			 func_name(rec->to_sym, true, f1, sizeof(f1)), NULL,
+			 (rec->to_sym->file ? rec->to_sym->file : ""), NULL);
 		break;
-	}
-	case RREC_RETURN: {
-		size_t n1 = func_len(rec->from_name), n2 = func_len(rec->to_name);
-
-		memcpy(f1, rec->from_name, n1);
-		f1[n1] = '\0';
-		memcpy(f2, rec->to_name, n2);
-		f2[n2] = '\0';
-		put_rec(r->sink, rec, P_RET, rec->from, rec->to, f1, f2);
+	case RREC_RETURN:
+		put_rec4(r->sink, rec, P_RET, rec->from, rec->to,
+			 func_name(rec->from_sym, false, f1, sizeof(f1)),
+			 func_name(rec->to_sym, false, f2, sizeof(f2)),
+			 (rec->from_sym->file ? rec->from_sym->file : ""), (rec->to_sym->file ? rec->to_sym->file : ""));
 		break;
-	}
 	case RREC_GAP:
 		put_rec(r->sink, rec, P_GAP, 0, 0, rec->name, NULL);
 		break;
@@ -206,7 +202,7 @@ struct outlier {
 };
 
 struct func {
-	uint32_t name, group;		/* interned strings */
+	uint32_t name, group;		/* a sym (sym_get), an interned string */
 	uint64_t calls, incomplete, insns_self, insns_total, time_self, time_total;
 	struct dist d;
 	struct outlier *out;		/* a min-heap of the longest, cfg->outliers */
@@ -234,7 +230,7 @@ struct thr {
 };
 
 struct node {
-	uint32_t parent, name;
+	uint32_t parent, name;		/* name: a sym */
 	uint64_t insns, time;
 };
 
@@ -253,6 +249,10 @@ struct rstate {
 	uint32_t nstr, capstr;
 	struct map strmap;		/* hash -> first id (chained through strnext) */
 	uint32_t *strnext;
+	/* functions by name and object (interned strings, object NONE: none) */
+	uint32_t *sym_name, *sym_obj;
+	uint32_t nsyms, capsyms;
+	struct map symmap;		/* name << 32 | object */
 	struct func *funcs;
 	uint32_t nfuncs, capfuncs;
 	struct map funcmap;		/* group << 32 | name */
@@ -397,6 +397,48 @@ static uint32_t intern_str(struct rstate *s, const char *p)
 	return intern(s, p, strlen(p));
 }
 
+/* The function @name (a string) in @obj (a string, NONE: none); NONE when out of memory. */
+static uint32_t sym_get(struct rstate *s, uint32_t name, uint32_t obj)
+{
+	uint64_t key = (uint64_t)name << 32 | obj;
+	uint32_t id = map_get(&s->symmap, key), cap = s->capsyms;
+
+	if (id != NONE || name == NONE)
+		return id;
+	if (s->nsyms + 1 > cap) {
+		if (!grow((void **)&s->sym_name, &cap, s->nsyms + 1, sizeof(*s->sym_name)))
+			goto oom;
+		cap = s->capsyms;
+		if (!grow((void **)&s->sym_obj, &cap, s->nsyms + 1, sizeof(*s->sym_obj)))
+			goto oom;
+		s->capsyms = cap;
+	}
+	if (!map_set(&s->symmap, key, s->nsyms))
+		goto oom;
+	s->sym_name[s->nsyms] = name;
+	s->sym_obj[s->nsyms] = obj;
+	return s->nsyms++;
+oom:
+	s->oom = true;
+	return NONE;
+}
+
+/* A function named @p (a C string) without an object: "[interrupt]", a thread's label. */
+static uint32_t sym_str(struct rstate *s, const char *p)
+{
+	return sym_get(s, intern_str(s, p), NONE);
+}
+
+static const char *sym_text(const struct rstate *s, uint32_t sym)
+{
+	return s->str[s->sym_name[sym]];
+}
+
+static const char *obj_text(const struct rstate *s, uint32_t sym)
+{
+	return s->sym_obj[sym] == NONE ? "" : s->str[s->sym_obj[sym]];
+}
+
 /* The row of @name in @group; rows past REPORT_FUNCS_MAX go to "[other]". */
 static uint32_t func_get(struct rstate *s, uint32_t group, uint32_t name)
 {
@@ -410,7 +452,7 @@ static uint32_t func_get(struct rstate *s, uint32_t group, uint32_t name)
 		return NONE;
 	if (s->nfuncs >= REPORT_FUNCS_MAX) {
 		s->funcs_full = true;
-		name = intern_str(s, "[other]");
+		name = sym_str(s, "[other]");
 		key = (uint64_t)group << 32 | name;
 		id = map_get(&s->funcmap, key);
 		if (id != NONE || s->nfuncs >= REPORT_FUNCS_MAX + 256)
@@ -703,7 +745,8 @@ static struct thr *thread_get(struct rstate *s, uint32_t pid, uint32_t tid)
 	t->tid = tid;
 	t->base = NONE;
 	snprintf(label, sizeof(label), "%" PRIu32 "/%" PRIu32, pid, tid);
-	t->root = node_get(s, NONE, tid || pid ? intern_str(s, label) : s->stream_name);
+	t->root = node_get(s, NONE, tid || pid ? sym_str(s, label) :
+			  sym_get(s, s->stream_name, NONE));
 	if (s->rc->per_thread && s->rc->per_stream)
 		snprintf(label, sizeof(label), "%s %" PRIu32 "/%" PRIu32,
 			 s->str[s->stream_name], pid, tid);
@@ -806,10 +849,16 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 			f->outer = false;
 }
 
-static void on_call(struct rstate *s, const struct prec *p, const char *name)
+/* An object's name (@n bytes), NONE for none. */
+static uint32_t intern_obj(struct rstate *s, const char *p, size_t n)
+{
+	return n ? intern(s, p, n) : NONE;
+}
+
+static void on_call(struct rstate *s, const struct prec *p, const char *name, const char *obj)
 {
 	struct thr *t = current(s);
-	uint32_t n = intern(s, name, p->len1), func;
+	uint32_t n = sym_get(s, intern(s, name, p->len1), intern_obj(s, obj, p->len3)), func;
 
 	if (!s->clock_known) {
 		s->clock_known = true;
@@ -823,7 +872,8 @@ static void on_call(struct rstate *s, const struct prec *p, const char *name)
 	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1);
 }
 
-static void on_ret(struct rstate *s, const struct prec *p, const char *from, const char *to)
+static void on_ret(struct rstate *s, const struct prec *p, const char *from, const char *to,
+		   const char *from_obj, const char *to_obj)
 {
 	struct thr *t = current(s);
 	uint32_t i, fn;
@@ -846,14 +896,16 @@ static void on_ret(struct rstate *s, const struct prec *p, const char *from, con
 	/* A return from a call before the trace (or a gap): its function is now known. */
 	if (t->depth)
 		cut_all(s, t);
-	fn = func_get(s, t->group, intern(s, from, p->len1));
+	fn = func_get(s, t->group,
+		      sym_get(s, intern(s, from, p->len1), intern_obj(s, from_obj, p->len3)));
 	if (fn != NONE) {
 		if (t->base != fn)
 			s->funcs[fn].incomplete++;
 		s->funcs[fn].insns_self += t->pending;
 		t->pending = 0;
 	}
-	t->base = func_get(s, t->group, intern(s, to, p->len2));
+	t->base = func_get(s, t->group,
+			   sym_get(s, intern(s, to, p->len2), intern_obj(s, to_obj, p->len4)));
 	if (t->base != NONE && t->base != fn)
 		s->funcs[t->base].incomplete++;
 	if (t->base == NONE) {
@@ -887,7 +939,8 @@ static void on_thread(struct rstate *s, const struct prec *p)
 	s->cur = n;
 }
 
-static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const char *s2)
+static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const char *s2,
+		   const char *s3, const char *s4)
 {
 	struct thr *t;
 
@@ -904,10 +957,10 @@ static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const
 		s->stream_name = intern(s, s1, p->len1);
 		break;
 	case P_CALL:
-		on_call(s, p, s1);
+		on_call(s, p, s1, s3);
 		break;
 	case P_RET:
-		on_ret(s, p, s1, s2);
+		on_ret(s, p, s1, s2, s3, s4);
 		break;
 	case P_GAP:
 		t = current(s);
@@ -942,8 +995,8 @@ static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const
 	case P_INTR:
 		t = current(s);
 		set_time(t, p);
-		push(s, t, func_get(s, t->group, intern_str(s, "[interrupt]")),
-		     intern_str(s, "[interrupt]"), UINT64_MAX);
+		push(s, t, func_get(s, t->group, sym_str(s, "[interrupt]")),
+		     sym_str(s, "[interrupt]"), UINT64_MAX);
 		if (t->depth && t->st[t->depth - 1].ret == UINT64_MAX)
 			t->intr++;
 		break;
@@ -991,21 +1044,26 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 		if (data[i] != T_REC || len - i < 1 + sizeof(p))
 			break;
 		memcpy(&p, data + i + 1, sizeof(p));
-		if (len - i - 1 - sizeof(p) < (size_t)p.len1 + p.len2)
+		if (len - i - 1 - sizeof(p) < (size_t)p.len1 + p.len2 + p.len3 + p.len4)
 			break;
 		{
-			char s1[NAME_LEN + 1], s2[NAME_LEN + 1];
+			char s1[NAME_LEN + 1], s2[NAME_LEN + 1], s3[NAME_LEN + 1], s4[NAME_LEN + 1];
 			const char *d = (const char *)data + i + 1 + sizeof(p);
 
-			if (p.len1 > NAME_LEN || p.len2 > NAME_LEN)
+			if (p.len1 > NAME_LEN || p.len2 > NAME_LEN || p.len3 > NAME_LEN ||
+			    p.len4 > NAME_LEN)
 				break;
 			memcpy(s1, d, p.len1);
 			s1[p.len1] = '\0';
 			memcpy(s2, d + p.len1, p.len2);
 			s2[p.len2] = '\0';
-			on_rec(s, &p, s1, s2);
+			memcpy(s3, d + p.len1 + p.len2, p.len3);
+			s3[p.len3] = '\0';
+			memcpy(s4, d + p.len1 + p.len2 + p.len3, p.len4);
+			s4[p.len4] = '\0';
+			on_rec(s, &p, s1, s2, s3, s4);
 		}
-		i += 1 + sizeof(p) + p.len1 + p.len2;
+		i += 1 + sizeof(p) + p.len1 + p.len2 + p.len3 + p.len4;
 	}
 }
 
@@ -1062,8 +1120,8 @@ static int cmp_rows(const void *a, const void *b)
 		return kx > ky ? -1 : 1;
 	if (fx->insns_self != fy->insns_self)
 		return fx->insns_self > fy->insns_self ? -1 : 1;
-	c = strcmp(sort_state->str[fx->name], sort_state->str[fy->name]);
-	return c;
+	c = strcmp(sym_text(sort_state, fx->name), sym_text(sort_state, fy->name));
+	return c ? c : strcmp(obj_text(sort_state, fx->name), obj_text(sort_state, fy->name));
 }
 
 static int cmp_out(const void *a, const void *b)
@@ -1102,7 +1160,7 @@ static void called_text(const struct rstate *s, const struct outlier *x, char *b
 
 	buf[0] = '\0';
 	for (int i = 0; i < CALLEES && x->ncalls[i]; i++) {
-		printable_to(name, sizeof(name), s->str[s->funcs[x->callee[i]].name]);
+		printable_to(name, sizeof(name), sym_text(s, s->funcs[x->callee[i]].name));
 		at += (size_t)snprintf(buf + at, at < n ? n - at : 0, "%s%s x%" PRIu32,
 				       i ? ", " : "", name, x->ncalls[i]);
 	}
@@ -1128,7 +1186,9 @@ static json_t *outliers_json(const struct rstate *s, struct func *f)
 			json_t *e = json_object();
 
 			json_object_set_new(e, "function",
-					    utf8_json_string(s->str[s->funcs[x->callee[i]].name]));
+					    utf8_json_string(sym_text(s, s->funcs[x->callee[i]].name)));
+			json_object_set_new(e, "object",
+					    utf8_json_string(obj_text(s, s->funcs[x->callee[i]].name)));
 			json_object_set_new(e, "calls", json_integer(x->ncalls[i]));
 			json_array_append_new(c, e);
 		}
@@ -1155,7 +1215,7 @@ static void functions(struct dout *o, struct rstate *s)
 	for (uint32_t i = 0; i < s->nfuncs; i++) {
 		struct func *f = &s->funcs[i];
 
-		if (rc->function && fnmatch(rc->function, s->str[f->name], 0))
+		if (rc->function && fnmatch(rc->function, sym_text(s, f->name), 0))
 			continue;
 		if (!f->calls && !f->insns_self && !f->incomplete)
 			continue;
@@ -1190,7 +1250,7 @@ static void functions(struct dout *o, struct rstate *s)
 	}
 	for (uint32_t k = 0; k < n; k++) {
 		struct func *f = &s->funcs[rows[k].func];
-		char name[4 * NAME_LEN + 1];
+		char name[4 * NAME_LEN + 1], obj[4 * NAME_LEN + 1];
 		uint64_t mn = f->d.n ? f->d.min : 0, mx = f->d.n ? f->d.max : 0;
 
 		if (f->group != group) {
@@ -1207,9 +1267,10 @@ static void functions(struct dout *o, struct rstate *s)
 					printable_to(name, sizeof(name), s->str[group]);
 					outf(o, "\n[%s]\n", name);
 				}
-				outf(o, "%10s %10s %12s %12s %12s %12s %10s %10s %10s %10s %10s  %s\n",
-				     "calls", "incomplete", "self-insns", "total-insns", "self", "total",
-				     "min", "p50", "p90", "p99", "max", "function");
+				outf(o, "%10s %10s %12s %12s %12s %12s %10s %10s %10s %10s %10s  "
+				     "%-16s  %s\n", "calls", "incomplete", "self-insns",
+				     "total-insns", "self", "total", "min", "p50", "p90", "p99", "max",
+				     "object", "function");
 			}
 		}
 		if (rc->top && shown >= rc->top)
@@ -1218,7 +1279,8 @@ static void functions(struct dout *o, struct rstate *s)
 		if (rc->json) {
 			json_t *j = json_object();
 
-			json_object_set_new(j, "function", utf8_json_string(s->str[f->name]));
+			json_object_set_new(j, "function", utf8_json_string(sym_text(s, f->name)));
+			json_object_set_new(j, "object", utf8_json_string(obj_text(s, f->name)));
 			json_object_set_new(j, "calls", u64s(f->calls));
 			json_object_set_new(j, "incomplete", u64s(f->incomplete));
 			json_object_set_new(j, "insns_self", u64s(f->insns_self));
@@ -1239,12 +1301,13 @@ static void functions(struct dout *o, struct rstate *s)
 			json_array_append_new(list, j);
 			continue;
 		}
-		printable_to(name, sizeof(name), s->str[f->name]);
+		printable_to(name, sizeof(name), sym_text(s, f->name));
+		printable_to(obj, sizeof(obj), obj_text(s, f->name));
 		outf(o, "%10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64
 		     " %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
-		     " %10" PRIu64 "  %s%s\n", f->calls, f->incomplete, f->insns_self,
+		     " %10" PRIu64 "  %-16s  %s%s\n", f->calls, f->incomplete, f->insns_self,
 		     f->insns_total, f->time_self, f->time_total, mn, rows[k].q[0], rows[k].q[1],
-		     rows[k].q[2], mx, name, f->d.hist ? " ~" : "");
+		     rows[k].q[2], mx, obj[0] ? obj : "-", name, f->d.hist ? " ~" : "");
 	}
 	if (rc->json) {
 		emit_json(o, doc);
@@ -1262,7 +1325,7 @@ static void functions(struct dout *o, struct rstate *s)
 				continue;
 			if (f->nout)
 				qsort(f->out, f->nout, sizeof(*f->out), cmp_out);
-			printable_to(name, sizeof(name), s->str[f->name]);
+			printable_to(name, sizeof(name), sym_text(s, f->name));
 			outf(o, "\nslowest calls of %s:\n%12s %20s %16s  %s\n", name, "duration",
 			     s->clock_time ? "start (ns)" : "start (insn)", "pid/tid", "called");
 			for (uint32_t i = 0; i < f->nout; i++) {
@@ -1302,7 +1365,15 @@ static void folded(struct dout *o, struct rstate *s)
 		for (uint32_t k = i; k != NONE && d < REPORT_DEPTH_MAX + 2; k = s->nodes[k].parent)
 			path[d++] = k;
 		while (d--) {
-			folded_name(name, sizeof(name), s->str[s->nodes[path[d]].name]);
+			uint32_t y = s->nodes[path[d]].name;
+
+			/* object`function, as DTrace's stacks and stackcollapse spell it */
+			if (s->sym_obj[y] != NONE) {
+				folded_name(name, sizeof(name), obj_text(s, y));
+				dout_write(o, name, strlen(name));
+				dout_write(o, "`", 1);
+			}
+			folded_name(name, sizeof(name), sym_text(s, y));
 			dout_write(o, name, strlen(name));
 			dout_write(o, d ? ";" : " ", 1);
 		}
@@ -1320,7 +1391,7 @@ static void begin(struct dout *o, const struct decode_config *cfg)
 		return;
 	s->rc = cfg->report;
 	s->nr_streams = cfg->nr_streams;
-	s->unknown = intern_str(s, "[unknown]");
+	s->unknown = sym_str(s, "[unknown]");
 	s->stream_name = intern_str(s, "");
 }
 
@@ -1336,6 +1407,9 @@ static void free_state(struct rstate *s)
 		free(s->str[i]);
 	free(s->str);
 	free(s->strnext);
+	free(s->sym_name);
+	free(s->sym_obj);
+	map_free(&s->symmap);
 	free(s->funcs);
 	free(s->nodes);
 	map_free(&s->strmap);
@@ -1371,7 +1445,7 @@ const struct renderer render_report = {
 	.wants = RREC_BIT(RREC_STREAM) | RREC_BIT(RREC_INSN) | RREC_BIT(RREC_CALL) |
 		 RREC_BIT(RREC_RETURN) | RREC_BIT(RREC_EVENT) | RREC_BIT(RREC_GAP) |
 		 RREC_BIT(RREC_ERROR) | RREC_BIT(RREC_THREAD) | RREC_BIT(RREC_END),
-	.flags = RENDER_NAMES | RENDER_TIME,
+	.flags = RENDER_SYMS | RENDER_TIME,
 	.put = put,
 	.insn = insn,
 	.filter = report_filter,

@@ -312,11 +312,30 @@ static void folded_matches(const struct args *in)
 		cr_assert(sp, "%s", l);
 		total += strtoull(sp + 1, NULL, 10);
 		*sp = '\0';
-		/* The thread, then the stack: a path of the call tree. */
+		/* The thread, then the stack (object`function): a path of the call tree. */
 		semi = strchr(l, ';');
 		if (semi) {
-			snprintf(want, sizeof(want), "\n%s\n", semi + 1);
-			cr_expect(strstr(paths, want), "stack '%s' is not a path of --calls", semi + 1);
+			char stack[2048];
+			size_t n = 0;
+
+			/* Each frame without its object (the file, then a backtick). */
+			for (const char *frame = semi + 1; *frame;) {
+				const char *end = strchr(frame, ';'), *tick;
+
+				end = end ? end : frame + strlen(frame);
+				tick = memchr(frame, '`', (size_t)(end - frame));
+				if (tick) {
+					cr_expect_gt(tick, frame, "an empty object in '%s'", semi + 1);
+					frame = tick + 1;
+				}
+				cr_assert_lt(n + (size_t)(end - frame) + 2, sizeof(stack));
+				memcpy(stack + n, frame, (size_t)(end - frame));
+				n += (size_t)(end - frame);
+				stack[n++] = *end ? ';' : '\0';
+				frame = *end ? end + 1 : end;
+			}
+			snprintf(want, sizeof(want), "\n%s\n", stack);
+			cr_expect(strstr(paths, want), "stack '%s' is not a path of --calls", stack);
 		}
 		*sp = ' ';
 		*nl = '\n';
@@ -519,8 +538,8 @@ Test(report, sort_top_function_and_clock_choose_what_is_shown)
 	run_tool("report", &in, glob, &r);
 	cr_expect(strstr(r.out, "  f\n") && !strstr(r.out, "  g\n"), "%s", r.out);
 	/* f's call: call g, g's 4 (a third of them) or 5, ret: 6 or 7 instructions. */
-	cr_expect(strstr(r.out, "         6          7          7          7          7  f\n"),
-		  "%s", r.out);
+	cr_expect(strstr(r.out, "         6          7          7          7          7  "
+			  "prog.elf          f\n"), "%s", r.out);
 	run_free(&r);
 	run_tool("report", &in, json, &r);
 	doc = json_loads(r.out, 0, &je);
@@ -530,6 +549,10 @@ Test(report, sort_top_function_and_clock_choose_what_is_shown)
 	cr_assert_eq(json_array_size(rows), 3, "%s", r.out);
 	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(rows, 0), "function")),
 			 "g");
+	/* Each function is a symbol in an object (perf's sym and dso). */
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(rows, 0), "object")),
+			 "prog.elf");
+	cr_expect(strstr(r.out, "\"object\": \"\""), "[unknown] has no object: %s", r.out);
 	json_decref(doc);
 	run_free(&r);
 	cleanup(dir);
