@@ -656,6 +656,94 @@ Test(report, durations_are_the_time_the_trace_encoded_and_add_up)
 	cleanup(dir);
 }
 
+/*
+ * f (at +0x7) is interrupted after its first instruction; the handler calls a function and
+ * returns with iretq; f runs 3 more instructions and returns (pttc, as libipt's tests are
+ * written). The 4 instructions of the interrupt are not f's, neither self nor total, and
+ * not in its duration; every instruction is some row's self.
+ */
+static const char intr_ptt[] =
+	"org 0x100000\n"
+	"bits 64\n"
+	"; @pt p0: psb()\n"
+	"; @pt p1: fup(3: %l0)\n"
+	"; @pt p2: mode.exec(64bit)\n"
+	"; @pt p3: psbend()\n"
+	"; @pt p4: fup(1: %l4)\n"
+	"; @pt p5: tip(3: %l7)\n"
+	"; @pt p6: tnt(t)\n"
+	"; @pt p7: tip(3: %l4)\n"
+	"; @pt p8: tnt(t)\n"
+	"; @pt p9: fup(1: %l2)\n"
+	"; @pt p10: tip.pgd(0: %l2)\n"
+	"l0: call l3\n"
+	"l1: nop\n"
+	"l2: hlt\n"
+	"l3: nop\n"
+	"l4: nop\n"
+	"l5: nop\n"
+	"l6: ret\n"
+	"l7: call l9\n"
+	"l8: db 0x48, 0xcf\n"
+	"l9: nop\n"
+	"l10: ret\n";
+
+Test(report, time_in_an_interrupt_is_not_the_interrupted_functions)
+{
+	static const char *const json_opts[] = { "--json", NULL };
+	char *pttc = own(run_shared("oracle/pttc")), *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	struct args in = { .n = 0 };
+	struct run_result r;
+	json_error_t je;
+	json_t *doc, *f, *g, *row;
+	uint64_t self_sum = 0;
+	char raw[4200];
+	size_t i, j;
+	FILE *out;
+
+	if (system("command -v yasm >/dev/null 2>&1"))
+		cr_skip_test("pttc needs yasm: apt-get install yasm");
+	cr_assert(mkdtemp(dir));
+	out = fopen(path_in(dir, "intr.ptt"), "w");
+	cr_assert(out);
+	fputs(intr_ptt, out);
+	fclose(out);
+	cr_assert_eq(run_argv((char *[]){ "sh", "-c", "cd \"$1\" && \"$2\" intr.ptt", "sh", dir,
+					  pttc, NULL }, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "pttc: %s", r.err);
+	run_free(&r);
+	add(&in, "--pt");
+	add(&in, path_in(dir, "intr.pt"));
+	add(&in, "--raw");
+	snprintf(raw, sizeof(raw), "%s:0x100000", path_in(dir, "intr.bin"));
+	add(&in, raw);
+	run_tool("report", &in, json_opts, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_loads(r.out, 0, &je);
+	cr_assert(doc, "%s", je.text);
+	cr_expect_eq(num(doc, "instructions"), 10, "%s", r.out);
+	f = function(doc, "[unknown] (intr.bin+0x7)");
+	cr_assert(f, "%s", r.out);
+	cr_expect_str_eq(json_string_value(json_object_get(f, "object")), "intr.bin");
+	cr_expect_eq(num(f, "calls"), 1, "%s", r.out);
+	cr_expect_eq(num(f, "insns_self"), 4, "%s", r.out);
+	cr_expect_eq(num(f, "insns_total"), 4, "%s", r.out);
+	cr_expect_eq(num(f, "self"), 4, "%s", r.out);
+	cr_expect_eq(num(f, "total"), 4, "%s", r.out);
+	cr_expect_eq(num(f, "max"), 4, "%s", r.out);
+	/* The handler's own instructions (call, iretq) are the interrupt's. */
+	cr_assert(function(doc, "[interrupt]"), "%s", r.out);
+	cr_expect_eq(num(function(doc, "[interrupt]"), "insns_self"), 2, "%s", r.out);
+	json_array_foreach(json_object_get(doc, "groups"), i, g) {
+		json_array_foreach(json_object_get(g, "functions"), j, row)
+			self_sum += num(row, "insns_self");
+	}
+	cr_expect_eq(self_sum, 10, "%s", r.out);
+	json_decref(doc);
+	run_free(&r);
+	cleanup(dir);
+}
+
 /* A perf record with the trailer of sample_type 0x10086 (pid/tid 4242), appended to @f. */
 static void sb_record(FILE *f, uint32_t type, const void *body, size_t len, uint64_t time)
 {
