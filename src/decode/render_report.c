@@ -224,6 +224,8 @@ struct thr {
 	uint64_t lru;
 	struct frame *st;
 	uint32_t depth, cap, over, intr;
+	/* intr_insns: the instructions of interrupts that ended (counted when they end, so
+	 * that a function the handler calls keeps its own) */
 	uint64_t insns, intr_insns, paused_total, pause_at, resume_ip, last_time;
 	uint32_t base;			/* the function at depth 0, NONE: not known */
 	uint64_t pending;		/* its instructions while not known */
@@ -691,14 +693,15 @@ static void pop_complete(struct rstate *s, struct thr *t)
 	dur = now(s, t) - f->start - (paused_now(s, t) - f->paused0);
 	if (now(s, t) < f->start + (paused_now(s, t) - f->paused0))
 		dur = 0;
+	incl = (t->insns - f->insns0) - (t->intr_insns - f->intr0);
 	if (f->ret == UINT64_MAX) {
 		/* An interrupt ends: its time is not the interrupted function's. */
 		t->intr--;
+		t->intr_insns += incl;
 		if (s->clock_time)
 			t->paused_total += dur;
 		return;
 	}
-	incl = (t->insns - f->insns0) - (t->intr_insns - f->intr0);
 	self = dur > f->child_dur ? dur - f->child_dur : 0;
 	if (parent && parent->ret != UINT64_MAX)
 		parent->child_dur += dur;
@@ -782,8 +785,6 @@ static void account(struct rstate *s, uint64_t n)
 
 	s->insns += n;
 	t->insns += n;
-	if (t->intr)
-		t->intr_insns += n;
 	if (t->depth) {
 		struct frame *f = &t->st[t->depth - 1];
 

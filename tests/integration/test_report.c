@@ -660,7 +660,8 @@ Test(report, durations_are_the_time_the_trace_encoded_and_add_up)
  * f (at +0x7) is interrupted after its first instruction; the handler calls a function and
  * returns with iretq; f runs 3 more instructions and returns (pttc, as libipt's tests are
  * written). The 4 instructions of the interrupt are not f's, neither self nor total, and
- * not in its duration; every instruction is some row's self.
+ * not in its duration; the function the handler calls keeps its own; every instruction is
+ * some row's self.
  */
 static const char intr_ptt[] =
 	"org 0x100000\n"
@@ -731,6 +732,11 @@ Test(report, time_in_an_interrupt_is_not_the_interrupted_functions)
 	cr_expect_eq(num(f, "self"), 4, "%s", r.out);
 	cr_expect_eq(num(f, "total"), 4, "%s", r.out);
 	cr_expect_eq(num(f, "max"), 4, "%s", r.out);
+	/* What the handler calls keeps its own instructions (nop, ret) and time. */
+	g = function(doc, "[unknown] (intr.bin+0x12)");
+	cr_assert(g, "%s", r.out);
+	cr_expect_eq(num(g, "insns_total"), 2, "%s", r.out);
+	cr_expect_eq(num(g, "max"), 2, "%s", r.out);
 	/* The handler's own instructions (call, iretq) are the interrupt's. */
 	cr_assert(function(doc, "[interrupt]"), "%s", r.out);
 	cr_expect_eq(num(function(doc, "[interrupt]"), "insns_self"), 2, "%s", r.out);
