@@ -656,6 +656,117 @@ Test(report, durations_are_the_time_the_trace_encoded_and_add_up)
 	cleanup(dir);
 }
 
+/* perf's conversion of a TSC to perf time (time_zero, time_shift, time_mult). */
+static uint64_t perf_time(uint64_t tsc, uint64_t zero, unsigned shift, uint64_t mult)
+{
+	return zero + (tsc >> shift) * mult + (((tsc & ((1ull << shift) - 1)) * mult) >> shift);
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/*
+ * Each call's start and end are libipt's time for its call and return instructions, as
+ * ptxed --time prints them on the same input, through the run's time conversion; the
+ * durations add up to the function's time.
+ */
+Test(report, call_times_are_libipts_for_the_call_and_ret_instructions)
+{
+	static const char *const opts[] = { "--json", "--outliers", "1000", "--pevent:time-zero",
+					    "1000", "--pevent:time-shift", "2",
+					    "--pevent:time-mult", "3", NULL };
+	static const char *const ptxed_opts[] = { "--time", NULL };
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptgen")), "-n", "400", "-p", "4", "-s", "40", "-w",
+			 "30", "-t", "0x1234", dir, NULL };
+	static uint64_t want[400][2], got[400][2];
+	struct args in = { .n = 0 }, px = { .n = 0 };
+	char raw[4200];
+	struct run_result r;
+	json_error_t je;
+	json_t *doc, *f, *o;
+	uint64_t call_t = 0, sum = 0, slow = 0;
+	size_t n = 0, i;
+	bool in_call = false;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+
+	/* ptxed: the time on each call line and on its ret line. */
+	snprintf(raw, sizeof(raw), "%s:0x401000", path_in(dir, "prog.bin"));
+	add(&px, "--raw");
+	add(&px, raw);
+	add(&px, "--pt");
+	add(&px, path_in(dir, "trace.pt"));
+	run_tool("ptxed", &px, ptxed_opts, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	for (const char *l = r.out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *insn;
+		uint64_t t;
+
+		if (strspn(l, "0123456789abcdef") != 16 || l[16] != ' ')
+			continue;
+		t = strtoull(l, NULL, 16);
+		insn = l + 18 + 16;
+		insn += strspn(insn, " ");
+		if (!strncmp(insn, "call", 4)) {
+			cr_assert(!in_call, "f calls nothing: %.60s", l);
+			call_t = t;
+			in_call = true;
+		} else if (!strncmp(insn, "ret", 3)) {
+			cr_assert(in_call && n < 400);
+			want[n][0] = perf_time(call_t, 1000, 2, 3);
+			want[n][1] = perf_time(t, 1000, 2, 3);
+			slow += t != call_t;
+			n++;
+			in_call = false;
+		}
+	}
+	run_free(&r);
+	cr_assert_eq(n, 400, "ptxed lists %zu calls", n);
+	cr_assert_eq(slow, 10, "libipt times 10 slow calls, not %" PRIu64, slow);
+
+	add(&in, "--elf");
+	add(&in, path_in(dir, "prog.elf"));
+	add(&in, "--pt");
+	add(&in, path_in(dir, "trace.pt"));
+	run_tool("report", &in, opts, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_loads(r.out, 0, &je);
+	cr_assert(doc, "%s", je.text);
+	f = function(doc, "f");
+	cr_assert(f, "%s", r.out);
+	cr_assert_eq(json_array_size(json_object_get(f, "outliers")), 400, "%s", r.out);
+	json_array_foreach(json_object_get(f, "outliers"), i, o) {
+		got[i][0] = num(o, "start");
+		got[i][1] = num(o, "start") + num(o, "duration");
+		sum += num(o, "duration");
+	}
+	qsort(want, n, sizeof(want[0]), cmp_pair);
+	qsort(got, n, sizeof(got[0]), cmp_pair);
+	for (i = 0; i < n; i++) {
+		cr_expect_eq(got[i][0], want[i][0], "call %zu starts at %" PRIu64 ", libipt %" PRIu64,
+			     i, got[i][0], want[i][0]);
+		cr_expect_eq(got[i][1], want[i][1], "call %zu ends at %" PRIu64 ", libipt %" PRIu64,
+			     i, got[i][1], want[i][1]);
+	}
+	/* Durations add up: f calls nothing, so its self and total time are its calls'. */
+	cr_expect_gt(sum, 0);
+	cr_expect_eq(num(f, "total"), sum, "%s", r.out);
+	cr_expect_eq(num(f, "self"), sum, "%s", r.out);
+	json_decref(doc);
+	run_free(&r);
+	cleanup(dir);
+}
+
 /*
  * f (at +0x7) is interrupted after its first instruction; the handler calls a function and
  * returns with iretq; f runs 3 more instructions and returns (pttc, as libipt's tests are
