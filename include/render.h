@@ -73,6 +73,7 @@ struct render {
 	const struct decode_config *cfg;
 	struct dsink *sink;
 	struct disasm *dis;		/* with RENDER_DISASM */
+	uint64_t chunk;			/* 0 in each new chunk, then the renderer's own */
 };
 
 enum render_flags {

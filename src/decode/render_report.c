@@ -26,7 +26,33 @@ enum {
 	T_INSN,			/* an instruction */
 	T_FARRET,		/* a far return (iret, sysret): the end of an interrupt */
 	T_REC,			/* a struct prec and its strings follow */
+	T_DEF,			/* a struct pdef and its string: a name's id in this chunk */
+	T_CALL,			/* a struct pcall: a call by name ids */
+	T_RET,			/* a struct pret: a return by name ids */
 };
+
+/*
+ * The names of calls and returns go once per chunk (T_DEF), then by id: a call's record is
+ * 25 bytes, not 60 to 70 with its strings. Ids are the chunk's: each chunk defines its own
+ * before it uses them (a trimmed end takes definitions and uses alike).
+ */
+#define DEF_MAX 4096		/* ids of a chunk; then records carry their strings (T_REC) */
+
+struct pdef {
+	uint16_t id, len;
+};
+
+struct pcall {
+	uint16_t name, obj;
+	uint8_t has_time;
+	uint64_t a, time;
+} __attribute__((packed));
+
+struct pret {
+	uint16_t from, to, from_obj, to_obj;
+	uint8_t has_time;
+	uint64_t b, time;
+} __attribute__((packed));
 
 enum prec_kind { P_STREAM, P_CALL, P_RET, P_GAP, P_THREAD, P_END, P_OFF, P_ON, P_INTR };
 
@@ -43,6 +69,105 @@ struct prec {
 
 /* The last instruction this thread decoded: a call's return address, where tracing resumes. */
 static __thread uint64_t last_ip, last_next;
+
+/* This thread's ids of names (by address: symbol tables and paths stay put), per chunk. */
+struct def_slot {
+	uint64_t chunk;
+	const char *p;
+	uint16_t id;
+};
+
+static __thread struct def_slot defs[2 * DEF_MAX];
+static __thread uint64_t def_chunks;
+static __thread unsigned def_count;
+
+/* The id of @p in @r's chunk, defined (T_DEF) on first use; -1: the chunk has too many. */
+static int def_id(struct render *r, const char *p)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	size_t n = strnlen(p, NAME_LEN), i;
+	struct pdef d;
+	uint8_t *w;
+
+	if (!r->chunk) {
+		r->chunk = ++def_chunks;
+		def_count = 0;
+	}
+	for (i = (h >> 40) & (2 * DEF_MAX - 1);; i = (i + 1) & (2 * DEF_MAX - 1)) {
+		if (defs[i].chunk != r->chunk)
+			break;
+		if (defs[i].p == p)
+			return defs[i].id;
+	}
+	if (def_count >= DEF_MAX)
+		return -1;
+	w = dsink_room(r->sink, 1 + sizeof(d) + n);
+	if (!w) {
+		r->sink->err = r->sink->err ? r->sink->err : -12;
+		return -1;
+	}
+	d.id = (uint16_t)def_count;
+	d.len = (uint16_t)n;
+	w[0] = T_DEF;
+	memcpy(w + 1, &d, sizeof(d));
+	memcpy(w + 1 + sizeof(d), p, n);
+	dsink_commit(r->sink, 1 + sizeof(d) + n);
+	defs[i] = (struct def_slot){ .chunk = r->chunk, .p = p, .id = d.id };
+	return def_count++;
+}
+
+static void put_fixed(struct dsink *s, uint8_t tag, const void *rec, size_t n)
+{
+	uint8_t *w = dsink_room(s, 1 + n);
+
+	if (!w) {
+		s->err = s->err ? s->err : -12;
+		return;
+	}
+	w[0] = tag;
+	memcpy(w + 1, rec, n);
+	dsink_commit(s, 1 + n);
+}
+
+/* A call by ids; false: a name without a stable address or id (then T_REC). */
+static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret, const char *name,
+		     const char *obj)
+{
+	struct pcall c;
+	int n = def_id(r, name), o = n < 0 ? -1 : def_id(r, obj);
+
+	if (o < 0)
+		return false;
+	c.name = (uint16_t)n;
+	c.obj = (uint16_t)o;
+	c.has_time = rec->has_time;
+	c.a = ret;
+	c.time = rec->has_time ? rec->time : 0;
+	put_fixed(r->sink, T_CALL, &c, sizeof(c));
+	return true;
+}
+
+static bool put_ret(struct render *r, const struct rrec *rec, const char *from, const char *to,
+		    const char *from_obj, const char *to_obj)
+{
+	int ids[4] = { def_id(r, from), -1, -1, -1 };
+	struct pret x;
+
+	ids[1] = ids[0] < 0 ? -1 : def_id(r, to);
+	ids[2] = ids[1] < 0 ? -1 : def_id(r, from_obj);
+	ids[3] = ids[2] < 0 ? -1 : def_id(r, to_obj);
+	if (ids[3] < 0)
+		return false;
+	x.from = (uint16_t)ids[0];
+	x.to = (uint16_t)ids[1];
+	x.from_obj = (uint16_t)ids[2];
+	x.to_obj = (uint16_t)ids[3];
+	x.has_time = rec->has_time;
+	x.b = rec->to;
+	x.time = rec->has_time ? rec->time : 0;
+	put_fixed(r->sink, T_RET, &x, sizeof(x));
+	return true;
+}
 
 static void put_rec4(struct dsink *s, const struct rrec *rec, enum prec_kind k, uint64_t a,
 		     uint64_t b, const char *s1, const char *s2, const char *s3, const char *s4)
@@ -114,18 +239,26 @@ static void put(struct render *r, const struct rrec *rec)
 	case RREC_STREAM:
 		put_rec(r->sink, rec, P_STREAM, rec->stream, 0, rec->stream_name, NULL);
 		break;
-	case RREC_CALL:
+	case RREC_CALL: {
 		/* The call is the last instruction decoded: the return comes back after it. */
-		put_rec4(r->sink, rec, P_CALL, rec->from == last_ip ? last_next : 0, rec->to,
-			 func_name(rec->to_sym, true, f1, sizeof(f1)), NULL,
-			 (rec->to_sym->file ? rec->to_sym->file : ""), NULL);
+		uint64_t ret = rec->from == last_ip ? last_next : 0;
+		const char *name = func_name(rec->to_sym, true, f1, sizeof(f1));
+		const char *obj = rec->to_sym->file ? rec->to_sym->file : "";
+
+		if (name == f1 || !put_call(r, rec, ret, name, obj))
+			put_rec4(r->sink, rec, P_CALL, ret, rec->to, name, NULL, obj, NULL);
 		break;
-	case RREC_RETURN:
-		put_rec4(r->sink, rec, P_RET, rec->from, rec->to,
-			 func_name(rec->from_sym, false, f1, sizeof(f1)),
-			 func_name(rec->to_sym, false, f2, sizeof(f2)),
-			 (rec->from_sym->file ? rec->from_sym->file : ""), (rec->to_sym->file ? rec->to_sym->file : ""));
+	}
+	case RREC_RETURN: {
+		const char *from = func_name(rec->from_sym, false, f1, sizeof(f1));
+		const char *to = func_name(rec->to_sym, false, f2, sizeof(f2));
+		const char *fo = rec->from_sym->file ? rec->from_sym->file : "";
+		const char *tobj = rec->to_sym->file ? rec->to_sym->file : "";
+
+		if (from == f1 || to == f2 || !put_ret(r, rec, from, to, fo, tobj))
+			put_rec4(r->sink, rec, P_RET, rec->from, rec->to, from, to, fo, tobj);
 		break;
+	}
 	case RREC_GAP:
 		put_rec(r->sink, rec, P_GAP, 0, 0, rec->name, NULL);
 		break;
@@ -269,6 +402,7 @@ struct rstate {
 	bool clock_known, clock_time;
 	uint64_t insns, calls, cut, evicted, deep;
 	bool oom;
+	uint32_t defs[DEF_MAX];		/* the chunk's name ids (T_DEF): interned, NONE: "" */
 };
 
 struct report_state {
@@ -856,10 +990,11 @@ static uint32_t intern_obj(struct rstate *s, const char *p, size_t n)
 	return n ? intern(s, p, n) : NONE;
 }
 
-static void on_call(struct rstate *s, const struct prec *p, const char *name, const char *obj)
+/* A call of the function @name in @obj (interned strings, @obj NONE: none). */
+static void on_call(struct rstate *s, const struct prec *p, uint32_t name, uint32_t obj)
 {
 	struct thr *t = current(s);
-	uint32_t n = sym_get(s, intern(s, name, p->len1), intern_obj(s, obj, p->len3)), func;
+	uint32_t n = sym_get(s, name, obj), func;
 
 	if (!s->clock_known) {
 		s->clock_known = true;
@@ -873,8 +1008,8 @@ static void on_call(struct rstate *s, const struct prec *p, const char *name, co
 	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1);
 }
 
-static void on_ret(struct rstate *s, const struct prec *p, const char *from, const char *to,
-		   const char *from_obj, const char *to_obj)
+static void on_ret(struct rstate *s, const struct prec *p, uint32_t from, uint32_t to,
+		   uint32_t from_obj, uint32_t to_obj)
 {
 	struct thr *t = current(s);
 	uint32_t i, fn;
@@ -897,16 +1032,14 @@ static void on_ret(struct rstate *s, const struct prec *p, const char *from, con
 	/* A return from a call before the trace (or a gap): its function is now known. */
 	if (t->depth)
 		cut_all(s, t);
-	fn = func_get(s, t->group,
-		      sym_get(s, intern(s, from, p->len1), intern_obj(s, from_obj, p->len3)));
+	fn = func_get(s, t->group, sym_get(s, from, from_obj));
 	if (fn != NONE) {
 		if (t->base != fn)
 			s->funcs[fn].incomplete++;
 		s->funcs[fn].insns_self += t->pending;
 		t->pending = 0;
 	}
-	t->base = func_get(s, t->group,
-			   sym_get(s, intern(s, to, p->len2), intern_obj(s, to_obj, p->len4)));
+	t->base = func_get(s, t->group, sym_get(s, to, to_obj));
 	if (t->base != NONE && t->base != fn)
 		s->funcs[t->base].incomplete++;
 	if (t->base == NONE) {
@@ -958,10 +1091,11 @@ static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const
 		s->stream_name = intern(s, s1, p->len1);
 		break;
 	case P_CALL:
-		on_call(s, p, s1, s3);
+		on_call(s, p, intern(s, s1, p->len1), intern_obj(s, s3, p->len3));
 		break;
 	case P_RET:
-		on_ret(s, p, s1, s2, s3, s4);
+		on_ret(s, p, intern(s, s1, p->len1), intern(s, s2, p->len2),
+		       intern_obj(s, s3, p->len3), intern_obj(s, s4, p->len4));
 		break;
 	case P_GAP:
 		t = current(s);
@@ -1040,6 +1174,58 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			account(s, 1);
 			far_return(s);
 			i++;
+			continue;
+		}
+		if (data[i] == T_DEF) {
+			struct pdef d;
+
+			if (len - i < 1 + sizeof(d))
+				break;
+			memcpy(&d, data + i + 1, sizeof(d));
+			if (d.id >= DEF_MAX || len - i - 1 - sizeof(d) < d.len)
+				break;
+			s->defs[d.id] = intern_obj(s, (const char *)data + i + 1 + sizeof(d), d.len);
+			i += 1 + sizeof(d) + d.len;
+			continue;
+		}
+		if (data[i] == T_CALL) {
+			struct pcall c;
+
+			if (len - i < 1 + sizeof(c))
+				break;
+			memcpy(&c, data + i + 1, sizeof(c));
+			if (c.name >= DEF_MAX || c.obj >= DEF_MAX)
+				break;
+			memset(&p, 0, sizeof(p));
+			p.kind = P_CALL;
+			p.has_time = c.has_time;
+			p.time = c.time;
+			p.a = c.a;
+			on_call(s, &p, s->defs[c.name], s->defs[c.obj]);
+			i += 1 + sizeof(c);
+			continue;
+		}
+		if (data[i] == T_RET) {
+			struct pret x;
+
+			if (len - i < 1 + sizeof(x))
+				break;
+			memcpy(&x, data + i + 1, sizeof(x));
+			if (x.from >= DEF_MAX || x.to >= DEF_MAX || x.from_obj >= DEF_MAX ||
+			    x.to_obj >= DEF_MAX)
+				break;
+			memset(&p, 0, sizeof(p));
+			p.kind = P_RET;
+			if (!s->clock_known && x.has_time && !s->rc->clock_insns) {
+				s->clock_known = true;
+				s->clock_time = true;
+			}
+			p.has_time = x.has_time;
+			p.time = x.time;
+			p.b = x.b;
+			on_ret(s, &p, s->defs[x.from], s->defs[x.to], s->defs[x.from_obj],
+			       s->defs[x.to_obj]);
+			i += 1 + sizeof(x);
 			continue;
 		}
 		if (data[i] != T_REC || len - i < 1 + sizeof(p))
