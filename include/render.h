@@ -78,7 +78,8 @@ struct render {
 
 enum render_flags {
 	RENDER_NAMES = 1,	/* CALL/RETURN records carry symbol names */
-	RENDER_TIME = 2,	/* ... and the time of the call (the decoder's timing: slower) */
+	RENDER_TIME = 2,	/* the renderer shows time (CALL/RETURN records always carry
+				 * libipt's time for the call or return instruction) */
 	RENDER_DISASM = 4,	/* INSN records are disassembled */
 	RENDER_SYMS = 8,	/* CALL/RETURN records carry symbols and objects, unformatted */
 };

@@ -36,7 +36,7 @@ enum {
  * 25 bytes, not 60 to 70 with its strings. Ids are the chunk's: each chunk defines its own
  * before it uses them (a trimmed end takes definitions and uses alike).
  */
-#define DEF_MAX 4096		/* ids of a chunk; then records carry their strings (T_REC) */
+#define DEF_MAX 1024		/* ids of a chunk; then records carry their strings (T_REC) */
 
 struct pdef {
 	uint16_t id, len;
