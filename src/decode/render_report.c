@@ -42,16 +42,19 @@ struct pdef {
 	uint16_t id, len;
 };
 
+/* How a T_CALL or T_RET names a function: its symbol's id, with +0xoff, or not at all. */
+enum { N_SYM, N_SYMOFF, N_UNKNOWN };	/* N_UNKNOWN: [unknown] (object+0xoff) */
+
 struct pcall {
 	uint16_t name, obj;
-	uint8_t has_time;
-	uint64_t a, time;
+	uint8_t has_time, how;
+	uint64_t a, time, off;
 } __attribute__((packed));
 
 struct pret {
 	uint16_t from, to, from_obj, to_obj;
-	uint8_t has_time;
-	uint64_t b, time;
+	uint8_t has_time, how;		/* how: from's N_*, to's N_* << 2 */
+	uint64_t b, time, from_off, to_off;
 } __attribute__((packed));
 
 enum prec_kind { P_STREAM, P_CALL, P_RET, P_GAP, P_THREAD, P_END, P_OFF, P_ON, P_INTR };
@@ -85,7 +88,7 @@ static __thread unsigned def_count;
 static int def_id(struct render *r, const char *p)
 {
 	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
-	size_t n = strnlen(p, NAME_LEN), i;
+	size_t n, i;
 	struct pdef d;
 	uint8_t *w;
 
@@ -101,6 +104,7 @@ static int def_id(struct render *r, const char *p)
 	}
 	if (def_count >= DEF_MAX)
 		return -1;
+	n = strnlen(p, NAME_LEN);
 	w = dsink_room(r->sink, 1 + sizeof(d) + n);
 	if (!w) {
 		r->sink->err = r->sink->err ? r->sink->err : -12;
@@ -129,42 +133,61 @@ static void put_fixed(struct dsink *s, uint8_t tag, const void *rec, size_t n)
 	dsink_commit(s, 1 + n);
 }
 
-/* A call by ids; false: a name without a stable address or id (then T_REC). */
-static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret, const char *name,
-		     const char *obj)
+/* The id of @y's symbol (@how: N_*), and of its object in @obj; false: no id left. */
+static bool sym_ids(struct render *r, const struct image_sym *y, bool callee, uint16_t *name,
+		    uint16_t *obj, uint8_t *how)
 {
-	struct pcall c;
-	int n = def_id(r, name), o = n < 0 ? -1 : def_id(r, obj);
+	int n = 0, o = def_id(r, y->file ? y->file : "");
 
 	if (o < 0)
 		return false;
-	c.name = (uint16_t)n;
-	c.obj = (uint16_t)o;
+	*how = !y->name ? N_UNKNOWN : callee && y->off ? N_SYMOFF : N_SYM;
+	if (y->name && (n = def_id(r, y->name)) < 0)
+		return false;
+	*name = (uint16_t)n;
+	*obj = (uint16_t)o;
+	return true;
+}
+
+/* A call by ids; false: none left in this chunk (then T_REC). */
+static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret)
+{
+	uint16_t name, obj;
+	struct pcall c;
+	uint8_t how;
+
+	if (!sym_ids(r, rec->to_sym, true, &name, &obj, &how))
+		return false;
+	c.name = name;
+	c.obj = obj;
+	c.how = how;
 	c.has_time = rec->has_time;
 	c.a = ret;
 	c.time = rec->has_time ? rec->time : 0;
+	c.off = rec->to_sym->off;
 	put_fixed(r->sink, T_CALL, &c, sizeof(c));
 	return true;
 }
 
-static bool put_ret(struct render *r, const struct rrec *rec, const char *from, const char *to,
-		    const char *from_obj, const char *to_obj)
+static bool put_ret(struct render *r, const struct rrec *rec)
 {
-	int ids[4] = { def_id(r, from), -1, -1, -1 };
+	uint16_t from, to, from_obj, to_obj;
+	uint8_t hf, ht;
 	struct pret x;
 
-	ids[1] = ids[0] < 0 ? -1 : def_id(r, to);
-	ids[2] = ids[1] < 0 ? -1 : def_id(r, from_obj);
-	ids[3] = ids[2] < 0 ? -1 : def_id(r, to_obj);
-	if (ids[3] < 0)
+	if (!sym_ids(r, rec->from_sym, false, &from, &from_obj, &hf) ||
+	    !sym_ids(r, rec->to_sym, false, &to, &to_obj, &ht))
 		return false;
-	x.from = (uint16_t)ids[0];
-	x.to = (uint16_t)ids[1];
-	x.from_obj = (uint16_t)ids[2];
-	x.to_obj = (uint16_t)ids[3];
+	x.from = from;
+	x.to = to;
+	x.from_obj = from_obj;
+	x.to_obj = to_obj;
+	x.how = (uint8_t)(hf | ht << 2);
 	x.has_time = rec->has_time;
 	x.b = rec->to;
 	x.time = rec->has_time ? rec->time : 0;
+	x.from_off = rec->from_sym->off;
+	x.to_off = rec->to_sym->off;
 	put_fixed(r->sink, T_RET, &x, sizeof(x));
 	return true;
 }
@@ -242,23 +265,21 @@ static void put(struct render *r, const struct rrec *rec)
 	case RREC_CALL: {
 		/* The call is the last instruction decoded: the return comes back after it. */
 		uint64_t ret = rec->from == last_ip ? last_next : 0;
-		const char *name = func_name(rec->to_sym, true, f1, sizeof(f1));
-		const char *obj = rec->to_sym->file ? rec->to_sym->file : "";
 
-		if (name == f1 || !put_call(r, rec, ret, name, obj))
-			put_rec4(r->sink, rec, P_CALL, ret, rec->to, name, NULL, obj, NULL);
+		if (!put_call(r, rec, ret))
+			put_rec4(r->sink, rec, P_CALL, ret, rec->to,
+				 func_name(rec->to_sym, true, f1, sizeof(f1)), NULL,
+				 rec->to_sym->file ? rec->to_sym->file : "", NULL);
 		break;
 	}
-	case RREC_RETURN: {
-		const char *from = func_name(rec->from_sym, false, f1, sizeof(f1));
-		const char *to = func_name(rec->to_sym, false, f2, sizeof(f2));
-		const char *fo = rec->from_sym->file ? rec->from_sym->file : "";
-		const char *tobj = rec->to_sym->file ? rec->to_sym->file : "";
-
-		if (from == f1 || to == f2 || !put_ret(r, rec, from, to, fo, tobj))
-			put_rec4(r->sink, rec, P_RET, rec->from, rec->to, from, to, fo, tobj);
+	case RREC_RETURN:
+		if (!put_ret(r, rec))
+			put_rec4(r->sink, rec, P_RET, rec->from, rec->to,
+				 func_name(rec->from_sym, false, f1, sizeof(f1)),
+				 func_name(rec->to_sym, false, f2, sizeof(f2)),
+				 rec->from_sym->file ? rec->from_sym->file : "",
+				 rec->to_sym->file ? rec->to_sym->file : "");
 		break;
-	}
 	case RREC_GAP:
 		put_rec(r->sink, rec, P_GAP, 0, 0, rec->name, NULL);
 		break;
@@ -1008,16 +1029,16 @@ static void on_call(struct rstate *s, const struct prec *p, uint32_t name, uint3
 	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1);
 }
 
-static void on_ret(struct rstate *s, const struct prec *p, uint32_t from, uint32_t to,
-		   uint32_t from_obj, uint32_t to_obj)
+/* A return that closes an open call (true); false: on_ret_unmatched() with its names. */
+static bool on_ret_match(struct rstate *s, const struct prec *p)
 {
 	struct thr *t = current(s);
-	uint32_t i, fn;
+	uint32_t i;
 
 	set_time(t, p);
 	if (t->over) {
 		t->over--;
-		return;
+		return true;
 	}
 	for (i = t->depth; i > 0; i--) {
 		if (t->st[i - 1].ret == UINT64_MAX)
@@ -1026,9 +1047,18 @@ static void on_ret(struct rstate *s, const struct prec *p, uint32_t from, uint32
 			/* What is above it returns with it (the stack unwinds). */
 			while (t->depth >= i)
 				pop_complete(s, t);
-			return;
+			return true;
 		}
 	}
+	return false;
+}
+
+static void on_ret_unmatched(struct rstate *s, uint32_t from, uint32_t to, uint32_t from_obj,
+			     uint32_t to_obj)
+{
+	struct thr *t = current(s);
+	uint32_t fn;
+
 	/* A return from a call before the trace (or a gap): its function is now known. */
 	if (t->depth)
 		cut_all(s, t);
@@ -1049,6 +1079,32 @@ static void on_ret(struct rstate *s, const struct prec *p, uint32_t from, uint32
 			s->funcs[u].insns_self += t->pending;
 		t->pending = 0;
 	}
+}
+
+static void on_ret(struct rstate *s, const struct prec *p, uint32_t from, uint32_t to,
+		   uint32_t from_obj, uint32_t to_obj)
+{
+	if (!on_ret_match(s, p))
+		on_ret_unmatched(s, from, to, from_obj, to_obj);
+}
+
+/* The name a T_CALL or T_RET gives by @how (N_*): formatted here, only when it is needed. */
+static uint32_t name_of(struct rstate *s, unsigned how, uint16_t id, uint32_t obj, uint64_t off)
+{
+	char b[4 * NAME_LEN];
+
+	if (how == N_SYM)
+		return s->defs[id];
+	if (how == N_SYMOFF) {
+		if (s->defs[id] == NONE)
+			return NONE;
+		snprintf(b, sizeof(b), "%s+0x%" PRIx64, s->str[s->defs[id]], off);
+	} else if (obj == NONE) {
+		snprintf(b, sizeof(b), "[unknown]");
+	} else {
+		snprintf(b, sizeof(b), "[unknown] (%s+0x%" PRIx64 ")", s->str[obj], off);
+	}
+	return intern_str(s, b);
 }
 
 static void on_thread(struct rstate *s, const struct prec *p)
@@ -1201,7 +1257,8 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			p.has_time = c.has_time;
 			p.time = c.time;
 			p.a = c.a;
-			on_call(s, &p, s->defs[c.name], s->defs[c.obj]);
+			on_call(s, &p, name_of(s, c.how, c.name, s->defs[c.obj], c.off),
+				s->defs[c.obj]);
 			i += 1 + sizeof(c);
 			continue;
 		}
@@ -1223,8 +1280,12 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			p.has_time = x.has_time;
 			p.time = x.time;
 			p.b = x.b;
-			on_ret(s, &p, s->defs[x.from], s->defs[x.to], s->defs[x.from_obj],
-			       s->defs[x.to_obj]);
+			if (!on_ret_match(s, &p))
+				on_ret_unmatched(s, name_of(s, x.how & 3, x.from, s->defs[x.from_obj],
+							    x.from_off),
+						 name_of(s, x.how >> 2, x.to, s->defs[x.to_obj],
+							 x.to_off),
+						 s->defs[x.from_obj], s->defs[x.to_obj]);
 			i += 1 + sizeof(x);
 			continue;
 		}
