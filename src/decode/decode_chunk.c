@@ -53,6 +53,8 @@ struct last {
 	enum pt_insn_class iclass;
 	uint8_t size;
 	uint8_t b[4];		/* its first bytes: which far transfer it is */
+	bool have_time;		/* the time libipt gave it (its last event's, ptxed --time) */
+	uint64_t tsc;
 };
 
 struct dec {
@@ -277,32 +279,47 @@ static bool flow_how(enum pt_insn_class ic, const char *kind, enum rrec_kind *rk
 	}
 }
 
-/* A CALL or RETURN record (a frame opens or closes) from -> to. */
+/*
+ * A CALL or RETURN record (a frame opens or closes) from -> to, at the time of the
+ * instruction @at (the call or return: libipt's time for it, as ptxed --time prints it),
+ * NULL: now (the decoder's last event).
+ */
 static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64_t from,
-		     int from_isid, uint64_t to, int to_isid)
+		     int from_isid, uint64_t to, int to_isid, const struct last *at)
 {
-	char from_name[512] = "", to_name[512] = "";
+	struct image_sym from_sym = { 0 }, to_sym = { 0 };
+	char from_name[512], to_name[512];
+	uint32_t pid = x->thread_known ? x->pid : UINT32_MAX;
 	struct rrec r;
 
 	if (!(x->wants & (RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN))))
 		return;
+	from_name[0] = to_name[0] = '\0';
+	if (x->flags & RENDER_SYMS) {
+		if (from)
+			image_resolve_pid(x->img, pid, from_isid, from, &from_sym);
+		if (to)
+			image_resolve_pid(x->img, pid, to_isid, to, &to_sym);
+	}
 	if (x->flags & RENDER_NAMES) {
-		uint32_t pid = x->thread_known ? x->pid : UINT32_MAX;
-
 		if (from)
 			image_symbolize_pid(x->img, pid, from_isid, from, from_name,
 					    sizeof(from_name));
 		if (to)
 			image_symbolize_pid(x->img, pid, to_isid, to, to_name, sizeof(to_name));
 	}
-	if (x->flags & RENDER_TIME)
-		update_time(x);
 	rec_init(x, &r, rk);
+	if (at && at->have_time) {
+		r.has_time = true;
+		r.time = tsc_time(x->cfg, at->tsc);
+	}
 	r.how = how;
 	r.from = from;
 	r.to = to;
 	r.from_name = from_name;
 	r.to_name = to_name;
+	r.from_sym = &from_sym;
+	r.to_sym = &to_sym;
 	emit(x, &r);
 }
 
@@ -327,7 +344,7 @@ static void flush_pending(struct dec *x, int to_isid)
 		return;
 	x->pend.valid = false;
 	flow_rec(x, RREC_CALL, x->pend.how, x->pend.from, x->pend.from_isid, x->pend.to,
-		 to_isid);
+		 to_isid, NULL);
 }
 
 /* The successor of the last instruction is known: what was it, a branch taken, a call? */
@@ -347,7 +364,7 @@ static void resolve_next(struct dec *x, uint64_t to, int to_isid)
 	kind = branch_kind(p);
 	branch(x, p->ip, to, kind);
 	if (flow_how(p->iclass, kind, &rk, &how))
-		flow_rec(x, rk, how, p->ip, p->isid, to, to_isid);
+		flow_rec(x, rk, how, p->ip, p->isid, to, to_isid, p);
 }
 
 /* Tracing stopped after the last instruction: perf's "tr end" row from it. */
@@ -598,6 +615,8 @@ static void on_insn(struct dec *x, const struct pt_insn *in, bool ok)
 	x->prev.iclass = in->iclass;
 	x->prev.size = in->size;
 	memcpy(x->prev.b, in->raw, sizeof(x->prev.b));
+	x->prev.have_time = x->have_time;
+	x->prev.tsc = x->tsc;
 	x->have_prev = true;
 	maybe_flush(x);
 	progress(x);
@@ -638,7 +657,7 @@ static void branch_effects(struct dec *x, const struct pt_event *ev)
 		branch(x, 0, ev->variant.enabled.ip, "tr strt");
 		if (x->off_open) {
 			x->off_open = false;
-			flow_rec(x, RREC_RETURN, DREC_HOW_ON, 0, 0, ev->variant.enabled.ip, 0);
+			flow_rec(x, RREC_RETURN, DREC_HOW_ON, 0, 0, ev->variant.enabled.ip, 0, NULL);
 		}
 		break;
 	case ptev_disabled:
@@ -654,7 +673,7 @@ static void branch_effects(struct dec *x, const struct pt_event *ev)
 		if (!x->off_open) {
 			x->off_open = true;
 			flow_rec(x, RREC_CALL, DREC_HOW_OFF, ev->variant.async_disabled.at,
-				 x->prev.isid, 0, 0);
+				 x->prev.isid, 0, 0, NULL);
 		}
 		break;
 	case ptev_async_branch:
