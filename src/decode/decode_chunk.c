@@ -472,18 +472,21 @@ static void drop_behind(struct dec *x, uint64_t off, uint64_t keep)
  * libipt reads a run of PAD or timing packets in one call (1 GiB of PAD after a PSB is
  * one pt_insn_next()), and a trace of errors returns no instruction between its
  * resyncs: dropping pages between the decoder's calls does not bound what it touches.
- * So a guard page, made unreadable, lies a step ahead of the decoder. Its first touch
- * (a SIGSEGV in the decoder's own thread, within libipt or not) drops the pages behind
- * it, moves it a step on and lets the read go on: the bytes read are the file's, the
- * offsets libipt reports its own. Guards lie only in pages wholly inside the chunk's
- * range: the reader of a neighbouring chunk never touches them.
+ * Nor is its reading front to back: libipt 2.2 reads ahead on a copy of its decoder (at
+ * a sync, the events after the PSB+, up to the end of a PAD run) and then reads the same
+ * bytes again. So the pages wholly inside the chunk's range are made unreadable but for
+ * a window, a little behind and a step ahead of where the reader last was. A touch
+ * outside the window (a SIGSEGV in the decoder's own thread, within libipt or not) drops
+ * the window's pages, moves it to the page touched and lets the read go on: the bytes
+ * read are the file's, the offsets libipt reports its own, and no more than the window
+ * is resident, whichever way the reader goes. The reader of a neighbouring chunk never
+ * touches these pages.
  */
 #define GUARD_STEP (1u << 20)
 
 struct guard {
 	uintptr_t lo, hi;		/* the pages wholly inside the chunk's range */
-	volatile uintptr_t at;		/* the guard page, or 0 */
-	volatile uintptr_t dropped;	/* the pages before it were dropped */
+	volatile uintptr_t wlo, whi;	/* the window readable in them; whi == 0: none */
 };
 
 static __thread struct guard *thread_guard;
@@ -492,31 +495,44 @@ static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
 static bool guard_ready;
 static uintptr_t guard_page;
 
-static void guard_set(struct guard *g, uintptr_t at)
+static uintptr_t clamp(uintptr_t v, uintptr_t lo, uintptr_t hi)
 {
-	g->at = 0;
-	if (at >= g->lo && at + guard_page <= g->hi &&
-	    !mprotect((void *)at, guard_page, PROT_NONE))
-		g->at = at;
+	return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* The decoder (or a search) read @addr, in the guard page: drop behind, guard ahead. */
-static void guard_passed(struct guard *g, uintptr_t addr)
+/* The drop of the pages of [from, to) outside the window [wlo, whi). */
+static void drop_outside(uintptr_t from, uintptr_t to, uintptr_t wlo, uintptr_t whi)
 {
-	uintptr_t cur = addr & ~(guard_page - 1), to;
+	uintptr_t a = clamp(wlo, from, to), b = clamp(whi, from, to);
 
-	if (mprotect((void *)g->at, guard_page, PROT_READ)) {
-		/* The read cannot go on: the fault again, without this handler. */
-		signal(SIGSEGV, SIG_DFL);
-		return;
+	if (a > from)
+		madvise((void *)from, a - from, MADV_DONTNEED);
+	if (to > b)
+		madvise((void *)b, to - b, MADV_DONTNEED);
+}
+
+/* The reader touched @addr, outside the window: the window moves there. */
+static bool guard_move(struct guard *g, uintptr_t addr)
+{
+	uintptr_t cur = addr & ~(guard_page - 1);
+	uintptr_t wlo = cur - g->lo > KEEP_BEHIND ? cur - KEEP_BEHIND : g->lo;
+	uintptr_t whi = g->hi - cur > GUARD_STEP ? cur + GUARD_STEP : g->hi;
+
+	if (mprotect((void *)wlo, whi - wlo, PROT_READ))
+		return false;
+	if (g->whi) {
+		/* What leaves the window is unreadable again, and dropped. */
+		uintptr_t a = clamp(wlo, g->wlo, g->whi), b = clamp(whi, g->wlo, g->whi);
+
+		if (a > g->wlo)
+			mprotect((void *)g->wlo, a - g->wlo, PROT_NONE);
+		if (g->whi > b)
+			mprotect((void *)b, g->whi - b, PROT_NONE);
+		drop_outside(g->wlo, g->whi, wlo, whi);
 	}
-	g->at = 0;
-	if (cur >= g->dropped + KEEP_BEHIND) {
-		to = (cur - KEEP_BEHIND) & ~(guard_page - 1);
-		if (to > g->dropped && !madvise((void *)g->dropped, to - g->dropped, MADV_DONTNEED))
-			g->dropped = to;
-	}
-	guard_set(g, cur + GUARD_STEP);
+	g->wlo = wlo;
+	g->whi = whi;
+	return true;
 }
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
@@ -525,9 +541,13 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 	uintptr_t a = (uintptr_t)si->si_addr;
 	int saved = errno;
 
-	if (g && g->at && a - g->at < guard_page) {
-		guard_passed(g, a);
-		errno = saved;
+	if (g && a >= g->lo && a < g->hi && !(a >= g->wlo && a < g->whi)) {
+		if (guard_move(g, a)) {
+			errno = saved;
+			return;
+		}
+		/* The read cannot go on: the fault again, without this handler. */
+		signal(SIGSEGV, SIG_DFL);
 		return;
 	}
 	/* Not a guard: whatever handled SIGSEGV before does (the default: the fault again). */
@@ -556,30 +576,42 @@ static void guard_install(void)
 
 static void guard_begin(struct dec *x, struct guard *g)
 {
-	uintptr_t base = (uintptr_t)(x->c->pt + x->c->begin);
+	uintptr_t base = (uintptr_t)(x->c->pt + x->c->begin), lo, hi;
 
 	memset(g, 0, sizeof(*g));
 	if (!x->c->mapped || pthread_once(&guard_once, guard_install) || !guard_ready)
 		return;
-	g->lo = (base + guard_page - 1) & ~(guard_page - 1);
-	g->hi = (base + (uintptr_t)(x->c->end - x->c->begin)) & ~(guard_page - 1);
-	g->dropped = base & ~(guard_page - 1);
+	lo = (base + guard_page - 1) & ~(guard_page - 1);
+	hi = (base + (uintptr_t)(x->c->end - x->c->begin)) & ~(guard_page - 1);
+	/* A range no longer than the window needs none. */
+	if (hi <= lo || hi - lo <= KEEP_BEHIND + GUARD_STEP ||
+	    mprotect((void *)lo, hi - lo, PROT_NONE))
+		return;
+	g->lo = lo;
+	g->hi = hi;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	thread_guard = g;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	guard_set(g, g->dropped + GUARD_STEP);
+	/* The reader starts at the chunk's start: the window does too. */
+	if (!guard_move(g, lo)) {
+		thread_guard = NULL;
+		mprotect((void *)lo, hi - lo, PROT_READ);
+		memset(g, 0, sizeof(*g));
+	}
 }
 
 static void guard_end(struct dec *x, struct guard *g)
 {
 	uintptr_t base = (uintptr_t)(x->c->pt + x->c->begin);
 
-	if (g->at)
-		mprotect((void *)g->at, guard_page, PROT_READ);
-	g->at = 0;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!g->hi)
+		return;
 	thread_guard = NULL;
-	if (g->dropped > base && g->dropped - base > x->dropped)
-		x->dropped = g->dropped - base;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mprotect((void *)g->lo, g->hi - g->lo, PROT_READ);
+	/* Outside the window, nothing is resident; the pages before it count as dropped. */
+	if (g->wlo > base && g->wlo - base > x->dropped)
+		x->dropped = g->wlo - base;
 }
 
 static void progress(struct dec *x)
