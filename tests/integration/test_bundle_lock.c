@@ -36,6 +36,7 @@ struct live {
 	char dir[64], out[96], ctl[96], ack[96];
 	pid_t pid;
 	int ack_fd;
+	int hold;		/* the workload's stdin: it lives until this end closes */
 };
 
 /* One line from ACK, within 5 s. */
@@ -58,10 +59,14 @@ static char *reply(struct live *l)
 	return line;
 }
 
-/* record --no-trace into DIR/out, held by the control; returns once it says "ready". */
+/*
+ * record --no-trace into DIR/out, held by the control; returns once it says "ready". Its
+ * workload (cat) lives until the control stops it or the test closes its stdin.
+ */
 static void live_start(struct live *l)
 {
 	char spec[256];
+	int p[2];
 
 	snprintf(l->dir, sizeof(l->dir), "/tmp/ptc-lock-XXXXXX");
 	cr_assert(mkdtemp(l->dir));
@@ -71,16 +76,20 @@ static void live_start(struct live *l)
 	cr_assert_eq(mkfifo(l->ctl, 0600), 0);
 	cr_assert_eq(mkfifo(l->ack, 0600), 0);
 	snprintf(spec, sizeof(spec), "fifo:%s,%s", l->ctl, l->ack);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	l->hold = p[1];
 	l->pid = fork();
 	cr_assert_geq(l->pid, 0);
 	if (!l->pid) {
 		int null = open("/dev/null", O_WRONLY);
 
 		dup2(null, 1);
+		dup2(p[0], 0);
 		execl(run_bin(), "ptcollect", "record", "--no-trace", "-q", "-o", l->out,
-		      "--control", spec, "--ready", "ack", "--", "sleep", "30", (char *)NULL);
+		      "--control", spec, "--ready", "ack", "--", "cat", (char *)NULL);
 		_exit(127);
 	}
+	close(p[0]);
 	l->ack_fd = open(l->ack, O_RDONLY | O_CLOEXEC);
 	cr_assert_geq(l->ack_fd, 0);
 	cr_assert_str_eq(reply(l), "ready");
@@ -98,6 +107,7 @@ static void live_stop(struct live *l)
 	/* It exits as its workload did, here 128+SIGTERM. */
 	cr_expect(WIFEXITED(st), "record was killed: %#x", st);
 	close(l->ack_fd);
+	close(l->hold);
 }
 
 static void live_remove(struct live *l)

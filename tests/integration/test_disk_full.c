@@ -83,10 +83,11 @@ Test(disk_full, a_disk_that_fills_while_recording_still_gets_the_last_manifest)
 	struct run_result r;
 
 	in_tmpfs("256k",
-		 "C=\"$M/ctl\"; A=\"$M/ack\"; mkfifo \"$C\" \"$A\" || exit 98; "
+		 "C=\"$M/ctl\"; A=\"$M/ack\"; H=\"$M/hold\"; "
+		 "mkfifo \"$C\" \"$A\" \"$H\" || exit 98; "
 		 "$B record --no-trace -o \"$M/b\" --control \"fifo:$C,$A\" --ready ack "
-		 "-- sleep 30 & "
-		 "exec 3<\"$A\"; read -r line <&3; echo \"first=$line\"; "
+		 "-- cat \"$H\" & "
+		 "exec 5<>\"$H\" 3<\"$A\"; read -r line <&3; echo \"first=$line\"; "
 		 "dd if=/dev/zero of=\"$M/fill\" bs=4096 2>/dev/null; echo \"dd=$?\"; "
 		 "echo stop >\"$C\"; read -r line <&3; echo \"then=$line\"; wait $!; "
 		 "echo \"rc=$?\"; $B info --json \"$M/b\" | grep -E '\"(complete|stop_reason)\"'",
