@@ -945,8 +945,9 @@ Test(decode, bad_inputs_are_refused_by_name)
 /*
  * The decode half of libipt's own suite (tests/libipt/decode): every .ptt that expects ptxed
  * output, decoded by ptcollect and held against the .exp; the listed exceptions aside.
+ * Bounded by the suite's watchdog, not .timeout (see watchdog()).
  */
-Test(decode, libipt_suite_decode_half_passes, .timeout = 300)
+Test(decode, libipt_suite_decode_half_passes)
 {
 	char *pttc = own(run_oracle("pttc")), *ptts = shared("libipt-tests");
 	char *runner = own(run_srcpath("tests/libipt/decode"));
