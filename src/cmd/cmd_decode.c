@@ -555,6 +555,8 @@ static int check_config(struct opts *o)
 			 o->cfg.cpu.model, o->cfg.cpu.stepping, LIBIPT_VERSION_MAJOR,
 			 LIBIPT_VERSION_MINOR);
 	o->cfg.json = out_json;
+	/* Hidden: the instruction decoder for every mode, the old path (tests compare). */
+	o->cfg.insn_path = getenv("PTCOLLECT_DECODE_INSN_PATH") && *getenv("PTCOLLECT_DECODE_INSN_PATH");
 	if (o->have_pt) {
 		o->cfg.have_conv = o->conv_given;
 		if (decode_pevent_copy(&o->cfg.conv, &o->pev))
