@@ -33,6 +33,8 @@
 #define STALL_LIMIT (1u << 22)
 /* Instructions the block path keeps (size, bytes, class): 2^SHAPE_BITS, 40 bytes each. */
 #define SHAPE_BITS 13
+/* Names of call and return addresses kept: 2^NAMES_BITS of 128 bytes. */
+#define NAMES_BITS 11
 /* Trace bytes behind the decoder kept mapped (libipt never reads back further). */
 #define KEEP_BEHIND (256u << 10)
 
@@ -56,12 +58,21 @@ struct last {
 
 struct shapes;
 
+/* A name symbolize() keeps (a longer one is looked up each time). */
+struct symname {
+	uint64_t ip;
+	int isid;		/* 0: empty */
+	uint16_t len;
+	char name[114];
+};
+
 struct dec {
 	struct decode_chunk *c;
 	const struct decode_config *cfg;
 	struct pt_insn_decoder *d;	/* the instruction decoder (--insn), */
 	struct pt_block_decoder *bd;	/* or the block decoder (the other modes) */
 	struct shapes *shapes;		/* the block path's instruction cache */
+	struct symname *names;		/* symbolize()'s, 2^NAMES_BITS */
 	csh cs[3];			/* capstone for it, by mode (16, 32, 64), opened on need */
 	/* The block path: the time the instruction decoder would have (see blk_time). */
 	bool use_blk_time, blk_have_time;
@@ -257,6 +268,38 @@ static void branch(struct dec *x, uint64_t from, uint64_t to, const char *kind)
 	emit(x, &r);
 }
 
+/*
+ * "symbol+0xoff" of @ip in section @isid (image_symbolize()), kept by section and address:
+ * calls and returns name the same few addresses over and over. A section's file and its
+ * symbols do not change, so no image change invalidates an entry.
+ */
+static void symbolize(struct dec *x, int isid, uint64_t ip, char *buf, size_t len)
+{
+	uint64_t h = (ip ^ (uint64_t)isid << 40) * 0x9e3779b97f4a7c15ull;
+	struct symname *e;
+	size_t n;
+
+	if (!x->names && isid > 0)
+		x->names = calloc(1u << NAMES_BITS, sizeof(*x->names));
+	if (!x->names || isid <= 0) {
+		image_symbolize(x->img, isid, ip, buf, len);
+		return;
+	}
+	e = &x->names[h >> (64 - NAMES_BITS)];
+	if (e->isid == isid && e->ip == ip && e->len < len) {
+		memcpy(buf, e->name, e->len + 1u);
+		return;
+	}
+	image_symbolize(x->img, isid, ip, buf, len);
+	n = strnlen(buf, len);
+	if (n < sizeof(e->name)) {
+		e->ip = ip;
+		e->isid = isid;
+		e->len = (uint16_t)n;
+		memcpy(e->name, buf, n + 1);
+	}
+}
+
 /* The successor of the last instruction is known: what was it, a branch taken, a call? */
 static void resolve_next(struct dec *x, uint64_t to, int to_isid)
 {
@@ -275,8 +318,8 @@ static void resolve_next(struct dec *x, uint64_t to, int to_isid)
 		struct rrec r;
 
 		if (x->flags & RENDER_NAMES) {
-			image_symbolize(x->img, p->isid, p->ip, from_name, sizeof(from_name));
-			image_symbolize(x->img, to_isid, to, to_name, sizeof(to_name));
+			symbolize(x, p->isid, p->ip, from_name, sizeof(from_name));
+			symbolize(x, to_isid, to, to_name, sizeof(to_name));
 		}
 		if (x->flags & RENDER_TIME)
 			update_time(x);
@@ -1361,6 +1404,7 @@ static void teardown(struct dec *x)
 	pt_insn_free_decoder(x->d);
 	pt_blk_free_decoder(x->bd);
 	free(x->shapes);
+	free(x->names);
 	for (int i = 0; i < 3; i++)
 		if (x->cs[i])
 			cs_close(&x->cs[i]);
