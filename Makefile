@@ -185,8 +185,12 @@ $(BUILD)/tests/progs/pollfail.so: tests/progs/pollfail/pollfail.c
 $(BUILD)/tests/progs/zerosize: tests/progs/zerosize/main.c tests/progs/zerosize/zero.S
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O0 -g -o $@ $^
-# The trace generator of the decode tests and the bench (libipt's encoder).
+# The trace generators of the decode tests and the bench (libipt's encoder).
 $(BUILD)/tests/progs/ptgen: tests/gen/ptgen.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror $(IPT_CFLAGS) -o $@ $< $(IPT_LIBS)
+$(BUILD)/tests/progs/ptwalk: tests/gen/ptwalk.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror $(IPT_CFLAGS) -o $@ $< $(IPT_LIBS)
@@ -207,7 +211,7 @@ $(BUILD)/tests/progs/ptplay: tests/kernel/play/ptplay.c
 		$(shell pkg-config --libs capstone) $(IPT_LIBS)
 
 TESTPROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(wildcard tests/progs/*.c)) \
-	$(addprefix $(BUILD)/tests/progs/,ptgen trigtarget-nopie filtertarget-nopie filtertarget-static \
+	$(addprefix $(BUILD)/tests/progs/,ptgen ptwalk trigtarget-nopie filtertarget-nopie filtertarget-static \
 		filtertarget-dynsym filtertarget-debug filtertarget-staledebug \
 		filtertarget-staleid dupsyms zerosize cxx playprog ptplay pollfail.so)
 

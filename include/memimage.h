@@ -156,4 +156,21 @@ bool image_in_anon(struct image_store *s, uint32_t pid, uint64_t ip);
 void image_symbolize_pid(struct image_store *s, uint32_t pid, int isid, uint64_t ip, char *buf,
 			 size_t len);
 
+/* What an address is, unformatted: its symbol and the file it is in. */
+struct image_sym {
+	const char *name;	/* the symbol; NULL: no symbol covers it */
+	const char *object;	/* the file's path as mapped, "//anon"; NULL: no mapping known */
+	const char *file;	/* the object's last path component (perf's dso), or as object */
+	uint64_t off;		/* from the symbol's start; without one, in the object */
+};
+
+/*
+ * image_symbolize_pid's answer without the formatting (the strings live as long
+ * as @s): from a bounded per-thread cache for addresses in file sections.
+ */
+void image_resolve_pid(struct image_store *s, uint32_t pid, int isid, uint64_t ip,
+		       struct image_sym *out);
+/* image_symbolize_pid's spelling of @y. */
+void image_sym_format(const struct image_sym *y, char *buf, size_t len);
+
 #endif

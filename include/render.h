@@ -49,11 +49,14 @@ enum rrec_kind {
 
 #define RREC_BIT(k) (1u << (k))
 
+struct image_sym;
+
 struct rrec {
 	enum rrec_kind kind;
 	uint64_t from, to;		/* BRANCH, CALL, RETURN; ERROR: to is the IP */
 	const char *name;		/* BRANCH kind, GAP and ERROR message */
-	const char *from_name, *to_name;	/* CALL, RETURN: symbol+offset */
+	const char *from_name, *to_name;	/* CALL, RETURN: symbol+offset (RENDER_NAMES) */
+	const struct image_sym *from_sym, *to_sym;	/* CALL, RETURN with RENDER_SYMS */
 	const struct pt_event *event;	/* EVENT */
 	uint64_t offset;		/* EVENT (ptxed's --offset), ERROR: in the file */
 	bool has_time;
@@ -70,12 +73,15 @@ struct render {
 	const struct decode_config *cfg;
 	struct dsink *sink;
 	struct disasm *dis;		/* with RENDER_DISASM */
+	uint64_t chunk;			/* 0 in each new chunk, then the renderer's own */
 };
 
 enum render_flags {
 	RENDER_NAMES = 1,	/* CALL/RETURN records carry symbol names */
-	RENDER_TIME = 2,	/* ... and the time of the call (the decoder's timing: slower) */
+	RENDER_TIME = 2,	/* the renderer shows time (CALL/RETURN records always carry
+				 * libipt's time for the call or return instruction) */
 	RENDER_DISASM = 4,	/* INSN records are disassembled */
+	RENDER_SYMS = 8,	/* CALL/RETURN records carry symbols and objects, unformatted */
 };
 
 enum render_output {

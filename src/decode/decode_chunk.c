@@ -58,6 +58,8 @@ struct last {
 	enum pt_insn_class iclass;
 	uint8_t size;
 	uint8_t b[4];		/* its first bytes: which far transfer it is */
+	bool have_time;		/* the time libipt gave it (its last event's, ptxed --time) */
+	uint64_t tsc;
 };
 
 struct shapes;
@@ -348,31 +350,46 @@ static void symbolize(struct dec *x, uint32_t pid, int isid, uint64_t ip, char *
 	}
 }
 
-/* A CALL or RETURN record (a frame opens or closes) from -> to. */
+/*
+ * A CALL or RETURN record (a frame opens or closes) from -> to, at the time of the
+ * instruction @at (the call or return: libipt's time for it, as ptxed --time prints it),
+ * NULL: now (the decoder's last event).
+ */
 static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64_t from,
-		     int from_isid, uint64_t to, int to_isid)
+		     int from_isid, uint64_t to, int to_isid, const struct last *at)
 {
-	char from_name[512] = "", to_name[512] = "";
+	struct image_sym from_sym = { 0 }, to_sym = { 0 };
+	char from_name[512], to_name[512];
+	uint32_t pid = x->thread_known ? x->pid : UINT32_MAX;
 	struct rrec r;
 
 	if (!(x->wants & (RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN))))
 		return;
+	from_name[0] = to_name[0] = '\0';
+	if (x->flags & RENDER_SYMS) {
+		if (from)
+			image_resolve_pid(x->img, pid, from_isid, from, &from_sym);
+		if (to)
+			image_resolve_pid(x->img, pid, to_isid, to, &to_sym);
+	}
 	if (x->flags & RENDER_NAMES) {
-		uint32_t pid = x->thread_known ? x->pid : UINT32_MAX;
-
 		if (from)
 			symbolize(x, pid, from_isid, from, from_name, sizeof(from_name));
 		if (to)
 			symbolize(x, pid, to_isid, to, to_name, sizeof(to_name));
 	}
-	if (x->flags & RENDER_TIME)
-		update_time(x);
 	rec_init(x, &r, rk);
+	if (at && at->have_time) {
+		r.has_time = true;
+		r.time = tsc_time(x->cfg, at->tsc);
+	}
 	r.how = how;
 	r.from = from;
 	r.to = to;
 	r.from_name = from_name;
 	r.to_name = to_name;
+	r.from_sym = &from_sym;
+	r.to_sym = &to_sym;
 	emit(x, &r);
 }
 
@@ -397,7 +414,7 @@ static void flush_pending(struct dec *x, int to_isid)
 		return;
 	x->pend.valid = false;
 	flow_rec(x, RREC_CALL, x->pend.how, x->pend.from, x->pend.from_isid, x->pend.to,
-		 to_isid);
+		 to_isid, NULL);
 }
 
 /* The successor of the last instruction is known: what was it, a branch taken, a call? */
@@ -417,7 +434,7 @@ static void resolve_next(struct dec *x, uint64_t to, int to_isid)
 	kind = branch_kind(p);
 	branch(x, p->ip, to, kind);
 	if (flow_how(p->iclass, kind, &rk, &how))
-		flow_rec(x, rk, how, p->ip, p->isid, to, to_isid);
+		flow_rec(x, rk, how, p->ip, p->isid, to, to_isid, p);
 }
 
 /* Tracing stopped after the last instruction: perf's "tr end" row from it. */
@@ -525,18 +542,21 @@ static void drop_behind(struct dec *x, uint64_t off, uint64_t keep)
  * libipt reads a run of PAD or timing packets in one call (1 GiB of PAD after a PSB is
  * one pt_insn_next()), and a trace of errors returns no instruction between its
  * resyncs: dropping pages between the decoder's calls does not bound what it touches.
- * So a guard page, made unreadable, lies a step ahead of the decoder. Its first touch
- * (a SIGSEGV in the decoder's own thread, within libipt or not) drops the pages behind
- * it, moves it a step on and lets the read go on: the bytes read are the file's, the
- * offsets libipt reports its own. Guards lie only in pages wholly inside the chunk's
- * range: the reader of a neighbouring chunk never touches them.
+ * Nor is its reading front to back: libipt 2.2 reads ahead on a copy of its decoder (at
+ * a sync, the events after the PSB+, up to the end of a PAD run) and then reads the same
+ * bytes again. So the pages wholly inside the chunk's range are made unreadable but for
+ * a window, a little behind and a step ahead of where the reader last was. A touch
+ * outside the window (a SIGSEGV in the decoder's own thread, within libipt or not) drops
+ * the window's pages, moves it to the page touched and lets the read go on: the bytes
+ * read are the file's, the offsets libipt reports its own, and no more than the window
+ * is resident, whichever way the reader goes. The reader of a neighbouring chunk never
+ * touches these pages.
  */
 #define GUARD_STEP (1u << 20)
 
 struct guard {
 	uintptr_t lo, hi;		/* the pages wholly inside the chunk's range */
-	volatile uintptr_t at;		/* the guard page, or 0 */
-	volatile uintptr_t dropped;	/* the pages before it were dropped */
+	volatile uintptr_t wlo, whi;	/* the window readable in them; whi == 0: none */
 };
 
 static __thread struct guard *thread_guard;
@@ -545,31 +565,44 @@ static pthread_once_t guard_once = PTHREAD_ONCE_INIT;
 static bool guard_ready;
 static uintptr_t guard_page;
 
-static void guard_set(struct guard *g, uintptr_t at)
+static uintptr_t clamp(uintptr_t v, uintptr_t lo, uintptr_t hi)
 {
-	g->at = 0;
-	if (at >= g->lo && at + guard_page <= g->hi &&
-	    !mprotect((void *)at, guard_page, PROT_NONE))
-		g->at = at;
+	return v < lo ? lo : v > hi ? hi : v;
 }
 
-/* The decoder (or a search) read @addr, in the guard page: drop behind, guard ahead. */
-static void guard_passed(struct guard *g, uintptr_t addr)
+/* The drop of the pages of [from, to) outside the window [wlo, whi). */
+static void drop_outside(uintptr_t from, uintptr_t to, uintptr_t wlo, uintptr_t whi)
 {
-	uintptr_t cur = addr & ~(guard_page - 1), to;
+	uintptr_t a = clamp(wlo, from, to), b = clamp(whi, from, to);
 
-	if (mprotect((void *)g->at, guard_page, PROT_READ)) {
-		/* The read cannot go on: the fault again, without this handler. */
-		signal(SIGSEGV, SIG_DFL);
-		return;
+	if (a > from)
+		madvise((void *)from, a - from, MADV_DONTNEED);
+	if (to > b)
+		madvise((void *)b, to - b, MADV_DONTNEED);
+}
+
+/* The reader touched @addr, outside the window: the window moves there. */
+static bool guard_move(struct guard *g, uintptr_t addr)
+{
+	uintptr_t cur = addr & ~(guard_page - 1);
+	uintptr_t wlo = cur - g->lo > KEEP_BEHIND ? cur - KEEP_BEHIND : g->lo;
+	uintptr_t whi = g->hi - cur > GUARD_STEP ? cur + GUARD_STEP : g->hi;
+
+	if (mprotect((void *)wlo, whi - wlo, PROT_READ))
+		return false;
+	if (g->whi) {
+		/* What leaves the window is unreadable again, and dropped. */
+		uintptr_t a = clamp(wlo, g->wlo, g->whi), b = clamp(whi, g->wlo, g->whi);
+
+		if (a > g->wlo)
+			mprotect((void *)g->wlo, a - g->wlo, PROT_NONE);
+		if (g->whi > b)
+			mprotect((void *)b, g->whi - b, PROT_NONE);
+		drop_outside(g->wlo, g->whi, wlo, whi);
 	}
-	g->at = 0;
-	if (cur >= g->dropped + KEEP_BEHIND) {
-		to = (cur - KEEP_BEHIND) & ~(guard_page - 1);
-		if (to > g->dropped && !madvise((void *)g->dropped, to - g->dropped, MADV_DONTNEED))
-			g->dropped = to;
-	}
-	guard_set(g, cur + GUARD_STEP);
+	g->wlo = wlo;
+	g->whi = whi;
+	return true;
 }
 
 static void on_segv(int sig, siginfo_t *si, void *uc)
@@ -578,9 +611,13 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 	uintptr_t a = (uintptr_t)si->si_addr;
 	int saved = errno;
 
-	if (g && g->at && a - g->at < guard_page) {
-		guard_passed(g, a);
-		errno = saved;
+	if (g && a >= g->lo && a < g->hi && !(a >= g->wlo && a < g->whi)) {
+		if (guard_move(g, a)) {
+			errno = saved;
+			return;
+		}
+		/* The read cannot go on: the fault again, without this handler. */
+		signal(SIGSEGV, SIG_DFL);
 		return;
 	}
 	/* Not a guard: whatever handled SIGSEGV before does (the default: the fault again). */
@@ -609,30 +646,42 @@ static void guard_install(void)
 
 static void guard_begin(struct dec *x, struct guard *g)
 {
-	uintptr_t base = (uintptr_t)(x->c->pt + x->c->begin);
+	uintptr_t base = (uintptr_t)(x->c->pt + x->c->begin), lo, hi;
 
 	memset(g, 0, sizeof(*g));
 	if (!x->c->mapped || pthread_once(&guard_once, guard_install) || !guard_ready)
 		return;
-	g->lo = (base + guard_page - 1) & ~(guard_page - 1);
-	g->hi = (base + (uintptr_t)(x->c->end - x->c->begin)) & ~(guard_page - 1);
-	g->dropped = base & ~(guard_page - 1);
+	lo = (base + guard_page - 1) & ~(guard_page - 1);
+	hi = (base + (uintptr_t)(x->c->end - x->c->begin)) & ~(guard_page - 1);
+	/* A range no longer than the window needs none. */
+	if (hi <= lo || hi - lo <= KEEP_BEHIND + GUARD_STEP ||
+	    mprotect((void *)lo, hi - lo, PROT_NONE))
+		return;
+	g->lo = lo;
+	g->hi = hi;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	thread_guard = g;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	guard_set(g, g->dropped + GUARD_STEP);
+	/* The reader starts at the chunk's start: the window does too. */
+	if (!guard_move(g, lo)) {
+		thread_guard = NULL;
+		mprotect((void *)lo, hi - lo, PROT_READ);
+		memset(g, 0, sizeof(*g));
+	}
 }
 
 static void guard_end(struct dec *x, struct guard *g)
 {
 	uintptr_t base = (uintptr_t)(x->c->pt + x->c->begin);
 
-	if (g->at)
-		mprotect((void *)g->at, guard_page, PROT_READ);
-	g->at = 0;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!g->hi)
+		return;
 	thread_guard = NULL;
-	if (g->dropped > base && g->dropped - base > x->dropped)
-		x->dropped = g->dropped - base;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mprotect((void *)g->lo, g->hi - g->lo, PROT_READ);
+	/* Outside the window, nothing is resident; the pages before it count as dropped. */
+	if (g->wlo > base && g->wlo - base > x->dropped)
+		x->dropped = g->wlo - base;
 }
 
 static void progress(struct dec *x)
@@ -668,6 +717,8 @@ static void on_insn(struct dec *x, const struct pt_insn *in, bool ok)
 	x->prev.iclass = in->iclass;
 	x->prev.size = in->size;
 	memcpy(x->prev.b, in->raw, sizeof(x->prev.b));
+	x->prev.have_time = x->have_time;
+	x->prev.tsc = x->tsc;
 	x->have_prev = true;
 	maybe_flush(x);
 	progress(x);
@@ -708,7 +759,7 @@ static void branch_effects(struct dec *x, const struct pt_event *ev)
 		branch(x, 0, ev->variant.enabled.ip, "tr strt");
 		if (x->off_open) {
 			x->off_open = false;
-			flow_rec(x, RREC_RETURN, DREC_HOW_ON, 0, 0, ev->variant.enabled.ip, 0);
+			flow_rec(x, RREC_RETURN, DREC_HOW_ON, 0, 0, ev->variant.enabled.ip, 0, NULL);
 		}
 		break;
 	case ptev_disabled:
@@ -724,7 +775,7 @@ static void branch_effects(struct dec *x, const struct pt_event *ev)
 		if (!x->off_open) {
 			x->off_open = true;
 			flow_rec(x, RREC_CALL, DREC_HOW_OFF, ev->variant.async_disabled.at,
-				 x->prev.isid, 0, 0);
+				 x->prev.isid, 0, 0, NULL);
 		}
 		break;
 	case ptev_async_branch:
@@ -1251,6 +1302,8 @@ static inline void blk_step(struct dec *x, const struct last *in, bool ok, uint6
 	default: break;
 	}
 	x->prev = *in;
+	x->prev.have_time = x->have_time;
+	x->prev.tsc = x->tsc;
 	x->have_prev = true;
 	x->flow_ip = in->ip;
 }

@@ -33,6 +33,7 @@ struct image_store {
 	struct section_info *secs;	/* by isid */
 	size_t nr_secs;
 	struct symcache *syms;
+	uint64_t id;		/* never reused: the key of the name cache */
 };
 
 /* One file's symbols by file offset, for naming addresses. */
@@ -267,6 +268,8 @@ static const struct symbol *symfile_find(const struct symfile *f, uint64_t off)
 	return off < end ? f->by_off[i] : NULL;
 }
 
+static uint64_t store_ids;
+
 int image_store_new(struct image_store **sp, struct symcache *syms, struct error *e)
 {
 	struct image_store *s = calloc(1, sizeof(*s));
@@ -275,6 +278,7 @@ int image_store_new(struct image_store **sp, struct symcache *syms, struct error
 	if (!s)
 		return err_runtime(e, -ENOMEM, "out of memory for a decoder image");
 	s->syms = syms;
+	s->id = __atomic_add_fetch(&store_ids, 1, __ATOMIC_RELAXED);
 	s->iscache = pt_iscache_alloc(NULL);
 	s->base = pt_image_alloc("base");
 	s->kernel = pt_image_alloc("kernel");
@@ -655,40 +659,85 @@ bool image_in_anon(struct image_store *s, uint32_t pid, uint64_t ip)
 	return find_anon(image_proc_find(s, pid), ip);
 }
 
-void image_symbolize_pid(struct image_store *s, uint32_t pid, int isid, uint64_t ip, char *buf,
-			 size_t len)
+/*
+ * The names of addresses in file sections, per decoding thread: a section's
+ * path and symbols never change once known, so (store, isid, ip) always names
+ * the same symbol. Direct-mapped, bounded; a miss looks it up again.
+ */
+#define NAME_CACHE 1024
+
+struct name_slot {
+	uint64_t store, ip;
+	int isid;
+	struct image_sym sym;
+};
+
+static __thread struct name_slot name_cache[NAME_CACHE];
+
+static void resolve_section(struct image_store *s, int isid, uint64_t ip, struct image_sym *out)
 {
-	const struct section_info *sec;
+	const struct section_info *sec = &s->secs[isid];
+	const struct symbol *sym;
+	const struct symfile *f;
+	uint64_t off = sec->offset + (ip - sec->vaddr);
+
+	f = s->syms ? symcache_get(s->syms, sec->path) : NULL;
+	sym = f ? symfile_find(f, off) : NULL;
+	out->object = sec->path;
+	out->file = strrchr(sec->path, '/');
+	out->file = out->file && out->file[1] ? out->file + 1 : sec->path;
+	out->name = sym ? sym->name : NULL;
+	out->off = sym ? off - sym->offset : off;
+}
+
+void image_resolve_pid(struct image_store *s, uint32_t pid, int isid, uint64_t ip,
+		       struct image_sym *out)
+{
 	const struct perfmap_sym *jit;
 	const struct image_anon *anon;
 	const struct perfmap *map;
-	const struct symbol *sym;
-	const struct symfile *f;
-	const char *base;
-	uint64_t off;
+	struct name_slot *slot;
 
 	if (isid <= 0 || (size_t)isid >= s->nr_secs || !s->secs[isid].path) {
 		anon = pid != UINT32_MAX ? find_anon(image_proc_find(s, pid), ip) : NULL;
 		map = anon && s->syms ? symcache_perfmap(s->syms, pid) : NULL;
 		jit = map ? perfmap_find(map, ip) : NULL;
-		if (jit)
-			snprintf(buf, len, "%s+0x%" PRIx64, jit->name, ip - jit->start);
-		else if (anon)
-			snprintf(buf, len, "[unknown] (//anon+0x%" PRIx64 ")", ip - anon->start);
-		else
-			snprintf(buf, len, "[unknown]");
+		out->object = anon ? "//anon" : NULL;
+		out->file = out->object;
+		out->name = jit ? jit->name : NULL;
+		out->off = jit ? ip - jit->start : anon ? ip - anon->start : 0;
 		return;
 	}
-	sec = &s->secs[isid];
-	off = sec->offset + (ip - sec->vaddr);
-	f = s->syms ? symcache_get(s->syms, sec->path) : NULL;
-	sym = f ? symfile_find(f, off) : NULL;
-	if (sym) {
-		snprintf(buf, len, "%s+0x%" PRIx64, sym->name, off - sym->offset);
+	slot = &name_cache[(ip ^ (ip >> 12) ^ ((uint64_t)isid << 4)) & (NAME_CACHE - 1)];
+	if (slot->store != s->id || slot->ip != ip || slot->isid != isid) {
+		resolve_section(s, isid, ip, &slot->sym);
+		slot->store = s->id;
+		slot->ip = ip;
+		slot->isid = isid;
+	}
+	*out = slot->sym;
+}
+
+void image_sym_format(const struct image_sym *y, char *buf, size_t len)
+{
+	if (y->name) {
+		snprintf(buf, len, "%s+0x%" PRIx64, y->name, y->off);
 		return;
 	}
-	base = strrchr(sec->path, '/');
-	snprintf(buf, len, "[unknown] (%s+0x%" PRIx64 ")", base ? base + 1 : sec->path, off);
+	if (!y->object) {
+		snprintf(buf, len, "[unknown]");
+		return;
+	}
+	snprintf(buf, len, "[unknown] (%s+0x%" PRIx64 ")", y->file, y->off);
+}
+
+void image_symbolize_pid(struct image_store *s, uint32_t pid, int isid, uint64_t ip, char *buf,
+			 size_t len)
+{
+	struct image_sym y;
+
+	image_resolve_pid(s, pid, isid, ip, &y);
+	image_sym_format(&y, buf, len);
 }
 
 void image_symbolize(struct image_store *s, int isid, uint64_t ip, char *buf, size_t len)

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "decode_rec.h"
+#include "memimage.h"
 #include "printable.h"
 #include "render.h"
 #include "render_report.h"
@@ -25,16 +26,46 @@ enum {
 	T_INSN,			/* an instruction */
 	T_FARRET,		/* a far return (iret, sysret): the end of an interrupt */
 	T_REC,			/* a struct prec and its strings follow */
+	T_DEF,			/* a struct pdef and its string: a name's id in this chunk */
+	T_CALL,			/* a struct pcall: a call by name ids */
+	T_RET,			/* a struct pret: a return by name ids */
 };
+
+/*
+ * The names of calls and returns go once per chunk (T_DEF), then by id: a call's record is
+ * 25 bytes, not 60 to 70 with its strings. Ids are the chunk's: each chunk defines its own
+ * before it uses them (a trimmed end takes definitions and uses alike).
+ */
+#define DEF_MAX 1024		/* ids of a chunk; then records carry their strings (T_REC) */
+
+struct pdef {
+	uint16_t id, len;
+};
+
+/* How a T_CALL or T_RET names a function: its symbol's id, with +0xoff, or not at all. */
+enum { N_SYM, N_SYMOFF, N_UNKNOWN };	/* N_UNKNOWN: [unknown] (object+0xoff) */
+
+struct pcall {
+	uint16_t name, obj;
+	uint8_t has_time, how;
+	uint64_t a, time, off;
+} __attribute__((packed));
+
+struct pret {
+	uint16_t from, to, from_obj, to_obj;
+	uint8_t has_time, how;		/* how: from's N_*, to's N_* << 2 */
+	uint64_t b, time, from_off, to_off;
+} __attribute__((packed));
 
 enum prec_kind { P_STREAM, P_CALL, P_RET, P_GAP, P_THREAD, P_END, P_OFF, P_ON, P_INTR };
 
 struct prec {
 	uint8_t kind, has_time;
-	uint16_t len1, len2;
+	uint16_t len1, len2, len3, len4;
 	uint32_t pid, tid;
 	uint64_t a, b, time;
-	/* char s1[len1], s2[len2] */
+	/* char s1[len1], s2[len2], s3[len3], s4[len4]: CALL the callee and its object, RET the
+	 * functions it leaves and goes to, then their objects */
 };
 
 #define NAME_LEN 1024
@@ -42,12 +73,133 @@ struct prec {
 /* The last instruction this thread decoded: a call's return address, where tracing resumes. */
 static __thread uint64_t last_ip, last_next;
 
-static void put_rec(struct dsink *s, const struct rrec *rec, enum prec_kind k, uint64_t a,
-		    uint64_t b, const char *s1, const char *s2)
+/* This thread's ids of names (by address: symbol tables and paths stay put), per chunk. */
+struct def_slot {
+	uint64_t chunk;
+	const char *p;
+	uint16_t id;
+};
+
+static __thread struct def_slot defs[2 * DEF_MAX];
+static __thread uint64_t def_chunks;
+static __thread unsigned def_count;
+
+/* The id of @p in @r's chunk, defined (T_DEF) on first use; -1: the chunk has too many. */
+static int def_id(struct render *r, const char *p)
+{
+	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	size_t n, i;
+	struct pdef d;
+	uint8_t *w;
+
+	if (!r->chunk) {
+		r->chunk = ++def_chunks;
+		def_count = 0;
+	}
+	for (i = (h >> 40) & (2 * DEF_MAX - 1);; i = (i + 1) & (2 * DEF_MAX - 1)) {
+		if (defs[i].chunk != r->chunk)
+			break;
+		if (defs[i].p == p)
+			return defs[i].id;
+	}
+	if (def_count >= DEF_MAX)
+		return -1;
+	n = strnlen(p, NAME_LEN);
+	w = dsink_room(r->sink, 1 + sizeof(d) + n);
+	if (!w) {
+		r->sink->err = r->sink->err ? r->sink->err : -12;
+		return -1;
+	}
+	d.id = (uint16_t)def_count;
+	d.len = (uint16_t)n;
+	w[0] = T_DEF;
+	memcpy(w + 1, &d, sizeof(d));
+	memcpy(w + 1 + sizeof(d), p, n);
+	dsink_commit(r->sink, 1 + sizeof(d) + n);
+	defs[i] = (struct def_slot){ .chunk = r->chunk, .p = p, .id = d.id };
+	return def_count++;
+}
+
+static void put_fixed(struct dsink *s, uint8_t tag, const void *rec, size_t n)
+{
+	uint8_t *w = dsink_room(s, 1 + n);
+
+	if (!w) {
+		s->err = s->err ? s->err : -12;
+		return;
+	}
+	w[0] = tag;
+	memcpy(w + 1, rec, n);
+	dsink_commit(s, 1 + n);
+}
+
+/* The id of @y's symbol (@how: N_*), and of its object in @obj; false: no id left. */
+static bool sym_ids(struct render *r, const struct image_sym *y, bool callee, uint16_t *name,
+		    uint16_t *obj, uint8_t *how)
+{
+	int n = 0, o = def_id(r, y->file ? y->file : "");
+
+	if (o < 0)
+		return false;
+	*how = !y->name ? N_UNKNOWN : callee && y->off ? N_SYMOFF : N_SYM;
+	if (y->name && (n = def_id(r, y->name)) < 0)
+		return false;
+	*name = (uint16_t)n;
+	*obj = (uint16_t)o;
+	return true;
+}
+
+/* A call by ids; false: none left in this chunk (then T_REC). */
+static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret)
+{
+	uint16_t name, obj;
+	struct pcall c;
+	uint8_t how;
+
+	if (!sym_ids(r, rec->to_sym, true, &name, &obj, &how))
+		return false;
+	c.name = name;
+	c.obj = obj;
+	c.how = how;
+	c.has_time = rec->has_time;
+	c.a = ret;
+	c.time = rec->has_time ? rec->time : 0;
+	c.off = rec->to_sym->off;
+	put_fixed(r->sink, T_CALL, &c, sizeof(c));
+	return true;
+}
+
+static bool put_ret(struct render *r, const struct rrec *rec)
+{
+	uint16_t from, to, from_obj, to_obj;
+	uint8_t hf, ht;
+	struct pret x;
+
+	if (!sym_ids(r, rec->from_sym, false, &from, &from_obj, &hf) ||
+	    !sym_ids(r, rec->to_sym, false, &to, &to_obj, &ht))
+		return false;
+	x.from = from;
+	x.to = to;
+	x.from_obj = from_obj;
+	x.to_obj = to_obj;
+	x.how = (uint8_t)(hf | ht << 2);
+	x.has_time = rec->has_time;
+	x.b = rec->to;
+	x.time = rec->has_time ? rec->time : 0;
+	x.from_off = rec->from_sym->off;
+	x.to_off = rec->to_sym->off;
+	put_fixed(r->sink, T_RET, &x, sizeof(x));
+	return true;
+}
+
+static void put_rec4(struct dsink *s, const struct rrec *rec, enum prec_kind k, uint64_t a,
+		     uint64_t b, const char *s1, const char *s2, const char *s3, const char *s4)
 {
 	struct prec p;
 	size_t l1 = s1 ? strnlen(s1, NAME_LEN) : 0, l2 = s2 ? strnlen(s2, NAME_LEN) : 0;
-	uint8_t *d = dsink_room(s, 1 + sizeof(p) + l1 + l2);
+	size_t l3 = s3 ? strnlen(s3, NAME_LEN) : 0, l4 = s4 ? strnlen(s4, NAME_LEN) : 0;
+	size_t all = 1 + sizeof(p) + l1 + l2 + l3 + l4;
+	uint8_t *d = dsink_room(s, all);
 
 	if (!d) {
 		s->err = s->err ? s->err : -12;
@@ -63,34 +215,34 @@ static void put_rec(struct dsink *s, const struct rrec *rec, enum prec_kind k, u
 	p.b = b;
 	p.len1 = (uint16_t)l1;
 	p.len2 = (uint16_t)l2;
+	p.len3 = (uint16_t)l3;
+	p.len4 = (uint16_t)l4;
 	d[0] = T_REC;
 	memcpy(d + 1, &p, sizeof(p));
-	if (l1)
-		memcpy(d + 1 + sizeof(p), s1, l1);
-	if (l2)
-		memcpy(d + 1 + sizeof(p) + l1, s2, l2);
-	dsink_commit(s, 1 + sizeof(p) + l1 + l2);
+	d += 1 + sizeof(p);
+	memcpy(d, s1 ? s1 : "", l1);
+	memcpy(d + l1, s2 ? s2 : "", l2);
+	memcpy(d + l1 + l2, s3 ? s3 : "", l3);
+	memcpy(d + l1 + l2 + l3, s4 ? s4 : "", l4);
+	dsink_commit(s, all);
 }
 
-/* "sym+0x0" is the function sym; any other offset stays (a call into the middle of one). */
-static size_t callee_len(const char *name)
+static void put_rec(struct dsink *s, const struct rrec *rec, enum prec_kind k, uint64_t a,
+		    uint64_t b, const char *s1, const char *s2)
 {
-	size_t n = strnlen(name, NAME_LEN);
-
-	return n > 4 && !strcmp(name + n - 4, "+0x0") ? n - 4 : n;
+	put_rec4(s, rec, k, a, b, s1, s2, NULL, NULL);
 }
 
-/* "sym+0x1f": sym, the function a return leaves or goes to; its length. */
-static size_t func_len(const char *name)
+/*
+ * The function at @y: its symbol; a call into the middle of one keeps the offset
+ * ("sym+0x4", @callee), an address no symbol covers is "[unknown] (object+0xoff)".
+ */
+static const char *func_name(const struct image_sym *y, bool callee, char *buf, size_t n)
 {
-	size_t n = strnlen(name, NAME_LEN), i = n;
-
-	while (i > 0 && ((name[i - 1] >= '0' && name[i - 1] <= '9') ||
-			 (name[i - 1] >= 'a' && name[i - 1] <= 'f')))
-		i--;
-	if (i < n && i >= 3 && name[i - 1] == 'x' && name[i - 2] == '0' && name[i - 3] == '+')
-		return i - 3;
-	return n;
+	if (y->name && (!callee || !y->off))
+		return y->name;
+	image_sym_format(y, buf, n);
+	return buf;
 }
 
 static void put(struct render *r, const struct rrec *rec)
@@ -111,25 +263,23 @@ static void put(struct render *r, const struct rrec *rec)
 		put_rec(r->sink, rec, P_STREAM, rec->stream, 0, rec->stream_name, NULL);
 		break;
 	case RREC_CALL: {
-		size_t n = callee_len(rec->to_name);
-
-		memcpy(f1, rec->to_name, n);
-		f1[n] = '\0';
 		/* The call is the last instruction decoded: the return comes back after it. */
-		put_rec(r->sink, rec, P_CALL, rec->from == last_ip ? last_next : 0, rec->to, f1,
-			NULL);
-		break;
-	}
-	case RREC_RETURN: {
-		size_t n1 = func_len(rec->from_name), n2 = func_len(rec->to_name);
+		uint64_t ret = rec->from == last_ip ? last_next : 0;
 
-		memcpy(f1, rec->from_name, n1);
-		f1[n1] = '\0';
-		memcpy(f2, rec->to_name, n2);
-		f2[n2] = '\0';
-		put_rec(r->sink, rec, P_RET, rec->from, rec->to, f1, f2);
+		if (!put_call(r, rec, ret))
+			put_rec4(r->sink, rec, P_CALL, ret, rec->to,
+				 func_name(rec->to_sym, true, f1, sizeof(f1)), NULL,
+				 rec->to_sym->file ? rec->to_sym->file : "", NULL);
 		break;
 	}
+	case RREC_RETURN:
+		if (!put_ret(r, rec))
+			put_rec4(r->sink, rec, P_RET, rec->from, rec->to,
+				 func_name(rec->from_sym, false, f1, sizeof(f1)),
+				 func_name(rec->to_sym, false, f2, sizeof(f2)),
+				 rec->from_sym->file ? rec->from_sym->file : "",
+				 rec->to_sym->file ? rec->to_sym->file : "");
+		break;
 	case RREC_GAP:
 		put_rec(r->sink, rec, P_GAP, 0, 0, rec->name, NULL);
 		break;
@@ -206,7 +356,7 @@ struct outlier {
 };
 
 struct func {
-	uint32_t name, group;		/* interned strings */
+	uint32_t name, group;		/* a sym (sym_get), an interned string */
 	uint64_t calls, incomplete, insns_self, insns_total, time_self, time_total;
 	struct dist d;
 	struct outlier *out;		/* a min-heap of the longest, cfg->outliers */
@@ -228,13 +378,15 @@ struct thr {
 	uint64_t lru;
 	struct frame *st;
 	uint32_t depth, cap, over, intr;
+	/* intr_insns: the instructions of interrupts that ended (counted when they end, so
+	 * that a function the handler calls keeps its own) */
 	uint64_t insns, intr_insns, paused_total, pause_at, resume_ip, last_time;
 	uint32_t base;			/* the function at depth 0, NONE: not known */
 	uint64_t pending;		/* its instructions while not known */
 };
 
 struct node {
-	uint32_t parent, name;
+	uint32_t parent, name;		/* name: a sym */
 	uint64_t insns, time;
 };
 
@@ -253,6 +405,10 @@ struct rstate {
 	uint32_t nstr, capstr;
 	struct map strmap;		/* hash -> first id (chained through strnext) */
 	uint32_t *strnext;
+	/* functions by name and object (interned strings, object NONE: none) */
+	uint32_t *sym_name, *sym_obj;
+	uint32_t nsyms, capsyms;
+	struct map symmap;		/* name << 32 | object */
 	struct func *funcs;
 	uint32_t nfuncs, capfuncs;
 	struct map funcmap;		/* group << 32 | name */
@@ -267,6 +423,7 @@ struct rstate {
 	bool clock_known, clock_time;
 	uint64_t insns, calls, cut, evicted, deep;
 	bool oom;
+	uint32_t defs[DEF_MAX];		/* the chunk's name ids (T_DEF): interned, NONE: "" */
 };
 
 struct report_state {
@@ -397,6 +554,48 @@ static uint32_t intern_str(struct rstate *s, const char *p)
 	return intern(s, p, strlen(p));
 }
 
+/* The function @name (a string) in @obj (a string, NONE: none); NONE when out of memory. */
+static uint32_t sym_get(struct rstate *s, uint32_t name, uint32_t obj)
+{
+	uint64_t key = (uint64_t)name << 32 | obj;
+	uint32_t id = map_get(&s->symmap, key), cap = s->capsyms;
+
+	if (id != NONE || name == NONE)
+		return id;
+	if (s->nsyms + 1 > cap) {
+		if (!grow((void **)&s->sym_name, &cap, s->nsyms + 1, sizeof(*s->sym_name)))
+			goto oom;
+		cap = s->capsyms;
+		if (!grow((void **)&s->sym_obj, &cap, s->nsyms + 1, sizeof(*s->sym_obj)))
+			goto oom;
+		s->capsyms = cap;
+	}
+	if (!map_set(&s->symmap, key, s->nsyms))
+		goto oom;
+	s->sym_name[s->nsyms] = name;
+	s->sym_obj[s->nsyms] = obj;
+	return s->nsyms++;
+oom:
+	s->oom = true;
+	return NONE;
+}
+
+/* A function named @p (a C string) without an object: "[interrupt]", a thread's label. */
+static uint32_t sym_str(struct rstate *s, const char *p)
+{
+	return sym_get(s, intern_str(s, p), NONE);
+}
+
+static const char *sym_text(const struct rstate *s, uint32_t sym)
+{
+	return s->str[s->sym_name[sym]];
+}
+
+static const char *obj_text(const struct rstate *s, uint32_t sym)
+{
+	return s->sym_obj[sym] == NONE ? "" : s->str[s->sym_obj[sym]];
+}
+
 /* The row of @name in @group; rows past REPORT_FUNCS_MAX go to "[other]". */
 static uint32_t func_get(struct rstate *s, uint32_t group, uint32_t name)
 {
@@ -410,7 +609,7 @@ static uint32_t func_get(struct rstate *s, uint32_t group, uint32_t name)
 		return NONE;
 	if (s->nfuncs >= REPORT_FUNCS_MAX) {
 		s->funcs_full = true;
-		name = intern_str(s, "[other]");
+		name = sym_str(s, "[other]");
 		key = (uint64_t)group << 32 | name;
 		id = map_get(&s->funcmap, key);
 		if (id != NONE || s->nfuncs >= REPORT_FUNCS_MAX + 256)
@@ -649,14 +848,15 @@ static void pop_complete(struct rstate *s, struct thr *t)
 	dur = now(s, t) - f->start - (paused_now(s, t) - f->paused0);
 	if (now(s, t) < f->start + (paused_now(s, t) - f->paused0))
 		dur = 0;
+	incl = (t->insns - f->insns0) - (t->intr_insns - f->intr0);
 	if (f->ret == UINT64_MAX) {
 		/* An interrupt ends: its time is not the interrupted function's. */
 		t->intr--;
+		t->intr_insns += incl;
 		if (s->clock_time)
 			t->paused_total += dur;
 		return;
 	}
-	incl = (t->insns - f->insns0) - (t->intr_insns - f->intr0);
 	self = dur > f->child_dur ? dur - f->child_dur : 0;
 	if (parent && parent->ret != UINT64_MAX)
 		parent->child_dur += dur;
@@ -703,7 +903,8 @@ static struct thr *thread_get(struct rstate *s, uint32_t pid, uint32_t tid)
 	t->tid = tid;
 	t->base = NONE;
 	snprintf(label, sizeof(label), "%" PRIu32 "/%" PRIu32, pid, tid);
-	t->root = node_get(s, NONE, tid || pid ? intern_str(s, label) : s->stream_name);
+	t->root = node_get(s, NONE, tid || pid ? sym_str(s, label) :
+			  sym_get(s, s->stream_name, NONE));
 	if (s->rc->per_thread && s->rc->per_stream)
 		snprintf(label, sizeof(label), "%s %" PRIu32 "/%" PRIu32,
 			 s->str[s->stream_name], pid, tid);
@@ -739,8 +940,6 @@ static void account(struct rstate *s, uint64_t n)
 
 	s->insns += n;
 	t->insns += n;
-	if (t->intr)
-		t->intr_insns += n;
 	if (t->depth) {
 		struct frame *f = &t->st[t->depth - 1];
 
@@ -806,10 +1005,17 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 			f->outer = false;
 }
 
-static void on_call(struct rstate *s, const struct prec *p, const char *name)
+/* An object's name (@n bytes), NONE for none. */
+static uint32_t intern_obj(struct rstate *s, const char *p, size_t n)
+{
+	return n ? intern(s, p, n) : NONE;
+}
+
+/* A call of the function @name in @obj (interned strings, @obj NONE: none). */
+static void on_call(struct rstate *s, const struct prec *p, uint32_t name, uint32_t obj)
 {
 	struct thr *t = current(s);
-	uint32_t n = intern(s, name, p->len1), func;
+	uint32_t n = sym_get(s, name, obj), func;
 
 	if (!s->clock_known) {
 		s->clock_known = true;
@@ -823,15 +1029,16 @@ static void on_call(struct rstate *s, const struct prec *p, const char *name)
 	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1);
 }
 
-static void on_ret(struct rstate *s, const struct prec *p, const char *from, const char *to)
+/* A return that closes an open call (true); false: on_ret_unmatched() with its names. */
+static bool on_ret_match(struct rstate *s, const struct prec *p)
 {
 	struct thr *t = current(s);
-	uint32_t i, fn;
+	uint32_t i;
 
 	set_time(t, p);
 	if (t->over) {
 		t->over--;
-		return;
+		return true;
 	}
 	for (i = t->depth; i > 0; i--) {
 		if (t->st[i - 1].ret == UINT64_MAX)
@@ -840,20 +1047,29 @@ static void on_ret(struct rstate *s, const struct prec *p, const char *from, con
 			/* What is above it returns with it (the stack unwinds). */
 			while (t->depth >= i)
 				pop_complete(s, t);
-			return;
+			return true;
 		}
 	}
+	return false;
+}
+
+static void on_ret_unmatched(struct rstate *s, uint32_t from, uint32_t to, uint32_t from_obj,
+			     uint32_t to_obj)
+{
+	struct thr *t = current(s);
+	uint32_t fn;
+
 	/* A return from a call before the trace (or a gap): its function is now known. */
 	if (t->depth)
 		cut_all(s, t);
-	fn = func_get(s, t->group, intern(s, from, p->len1));
+	fn = func_get(s, t->group, sym_get(s, from, from_obj));
 	if (fn != NONE) {
 		if (t->base != fn)
 			s->funcs[fn].incomplete++;
 		s->funcs[fn].insns_self += t->pending;
 		t->pending = 0;
 	}
-	t->base = func_get(s, t->group, intern(s, to, p->len2));
+	t->base = func_get(s, t->group, sym_get(s, to, to_obj));
 	if (t->base != NONE && t->base != fn)
 		s->funcs[t->base].incomplete++;
 	if (t->base == NONE) {
@@ -863,6 +1079,32 @@ static void on_ret(struct rstate *s, const struct prec *p, const char *from, con
 			s->funcs[u].insns_self += t->pending;
 		t->pending = 0;
 	}
+}
+
+static void on_ret(struct rstate *s, const struct prec *p, uint32_t from, uint32_t to,
+		   uint32_t from_obj, uint32_t to_obj)
+{
+	if (!on_ret_match(s, p))
+		on_ret_unmatched(s, from, to, from_obj, to_obj);
+}
+
+/* The name a T_CALL or T_RET gives by @how (N_*): formatted here, only when it is needed. */
+static uint32_t name_of(struct rstate *s, unsigned how, uint16_t id, uint32_t obj, uint64_t off)
+{
+	char b[4 * NAME_LEN];
+
+	if (how == N_SYM)
+		return s->defs[id];
+	if (how == N_SYMOFF) {
+		if (s->defs[id] == NONE)
+			return NONE;
+		snprintf(b, sizeof(b), "%s+0x%" PRIx64, s->str[s->defs[id]], off);
+	} else if (obj == NONE) {
+		snprintf(b, sizeof(b), "[unknown]");
+	} else {
+		snprintf(b, sizeof(b), "[unknown] (%s+0x%" PRIx64 ")", s->str[obj], off);
+	}
+	return intern_str(s, b);
 }
 
 static void on_thread(struct rstate *s, const struct prec *p)
@@ -887,7 +1129,8 @@ static void on_thread(struct rstate *s, const struct prec *p)
 	s->cur = n;
 }
 
-static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const char *s2)
+static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const char *s2,
+		   const char *s3, const char *s4)
 {
 	struct thr *t;
 
@@ -904,10 +1147,11 @@ static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const
 		s->stream_name = intern(s, s1, p->len1);
 		break;
 	case P_CALL:
-		on_call(s, p, s1);
+		on_call(s, p, intern(s, s1, p->len1), intern_obj(s, s3, p->len3));
 		break;
 	case P_RET:
-		on_ret(s, p, s1, s2);
+		on_ret(s, p, intern(s, s1, p->len1), intern(s, s2, p->len2),
+		       intern_obj(s, s3, p->len3), intern_obj(s, s4, p->len4));
 		break;
 	case P_GAP:
 		t = current(s);
@@ -942,8 +1186,8 @@ static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const
 	case P_INTR:
 		t = current(s);
 		set_time(t, p);
-		push(s, t, func_get(s, t->group, intern_str(s, "[interrupt]")),
-		     intern_str(s, "[interrupt]"), UINT64_MAX);
+		push(s, t, func_get(s, t->group, sym_str(s, "[interrupt]")),
+		     sym_str(s, "[interrupt]"), UINT64_MAX);
 		if (t->depth && t->st[t->depth - 1].ret == UINT64_MAX)
 			t->intr++;
 		break;
@@ -988,24 +1232,86 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			i++;
 			continue;
 		}
+		if (data[i] == T_DEF) {
+			struct pdef d;
+
+			if (len - i < 1 + sizeof(d))
+				break;
+			memcpy(&d, data + i + 1, sizeof(d));
+			if (d.id >= DEF_MAX || len - i - 1 - sizeof(d) < d.len)
+				break;
+			s->defs[d.id] = intern_obj(s, (const char *)data + i + 1 + sizeof(d), d.len);
+			i += 1 + sizeof(d) + d.len;
+			continue;
+		}
+		if (data[i] == T_CALL) {
+			struct pcall c;
+
+			if (len - i < 1 + sizeof(c))
+				break;
+			memcpy(&c, data + i + 1, sizeof(c));
+			if (c.name >= DEF_MAX || c.obj >= DEF_MAX)
+				break;
+			memset(&p, 0, sizeof(p));
+			p.kind = P_CALL;
+			p.has_time = c.has_time;
+			p.time = c.time;
+			p.a = c.a;
+			on_call(s, &p, name_of(s, c.how, c.name, s->defs[c.obj], c.off),
+				s->defs[c.obj]);
+			i += 1 + sizeof(c);
+			continue;
+		}
+		if (data[i] == T_RET) {
+			struct pret x;
+
+			if (len - i < 1 + sizeof(x))
+				break;
+			memcpy(&x, data + i + 1, sizeof(x));
+			if (x.from >= DEF_MAX || x.to >= DEF_MAX || x.from_obj >= DEF_MAX ||
+			    x.to_obj >= DEF_MAX)
+				break;
+			memset(&p, 0, sizeof(p));
+			p.kind = P_RET;
+			if (!s->clock_known && x.has_time && !s->rc->clock_insns) {
+				s->clock_known = true;
+				s->clock_time = true;
+			}
+			p.has_time = x.has_time;
+			p.time = x.time;
+			p.b = x.b;
+			if (!on_ret_match(s, &p))
+				on_ret_unmatched(s, name_of(s, x.how & 3, x.from, s->defs[x.from_obj],
+							    x.from_off),
+						 name_of(s, x.how >> 2, x.to, s->defs[x.to_obj],
+							 x.to_off),
+						 s->defs[x.from_obj], s->defs[x.to_obj]);
+			i += 1 + sizeof(x);
+			continue;
+		}
 		if (data[i] != T_REC || len - i < 1 + sizeof(p))
 			break;
 		memcpy(&p, data + i + 1, sizeof(p));
-		if (len - i - 1 - sizeof(p) < (size_t)p.len1 + p.len2)
+		if (len - i - 1 - sizeof(p) < (size_t)p.len1 + p.len2 + p.len3 + p.len4)
 			break;
 		{
-			char s1[NAME_LEN + 1], s2[NAME_LEN + 1];
+			char s1[NAME_LEN + 1], s2[NAME_LEN + 1], s3[NAME_LEN + 1], s4[NAME_LEN + 1];
 			const char *d = (const char *)data + i + 1 + sizeof(p);
 
-			if (p.len1 > NAME_LEN || p.len2 > NAME_LEN)
+			if (p.len1 > NAME_LEN || p.len2 > NAME_LEN || p.len3 > NAME_LEN ||
+			    p.len4 > NAME_LEN)
 				break;
 			memcpy(s1, d, p.len1);
 			s1[p.len1] = '\0';
 			memcpy(s2, d + p.len1, p.len2);
 			s2[p.len2] = '\0';
-			on_rec(s, &p, s1, s2);
+			memcpy(s3, d + p.len1 + p.len2, p.len3);
+			s3[p.len3] = '\0';
+			memcpy(s4, d + p.len1 + p.len2 + p.len3, p.len4);
+			s4[p.len4] = '\0';
+			on_rec(s, &p, s1, s2, s3, s4);
 		}
-		i += 1 + sizeof(p) + p.len1 + p.len2;
+		i += 1 + sizeof(p) + p.len1 + p.len2 + p.len3 + p.len4;
 	}
 }
 
@@ -1062,8 +1368,8 @@ static int cmp_rows(const void *a, const void *b)
 		return kx > ky ? -1 : 1;
 	if (fx->insns_self != fy->insns_self)
 		return fx->insns_self > fy->insns_self ? -1 : 1;
-	c = strcmp(sort_state->str[fx->name], sort_state->str[fy->name]);
-	return c;
+	c = strcmp(sym_text(sort_state, fx->name), sym_text(sort_state, fy->name));
+	return c ? c : strcmp(obj_text(sort_state, fx->name), obj_text(sort_state, fy->name));
 }
 
 static int cmp_out(const void *a, const void *b)
@@ -1102,7 +1408,7 @@ static void called_text(const struct rstate *s, const struct outlier *x, char *b
 
 	buf[0] = '\0';
 	for (int i = 0; i < CALLEES && x->ncalls[i]; i++) {
-		printable_to(name, sizeof(name), s->str[s->funcs[x->callee[i]].name]);
+		printable_to(name, sizeof(name), sym_text(s, s->funcs[x->callee[i]].name));
 		at += (size_t)snprintf(buf + at, at < n ? n - at : 0, "%s%s x%" PRIu32,
 				       i ? ", " : "", name, x->ncalls[i]);
 	}
@@ -1128,7 +1434,9 @@ static json_t *outliers_json(const struct rstate *s, struct func *f)
 			json_t *e = json_object();
 
 			json_object_set_new(e, "function",
-					    utf8_json_string(s->str[s->funcs[x->callee[i]].name]));
+					    utf8_json_string(sym_text(s, s->funcs[x->callee[i]].name)));
+			json_object_set_new(e, "object",
+					    utf8_json_string(obj_text(s, s->funcs[x->callee[i]].name)));
 			json_object_set_new(e, "calls", json_integer(x->ncalls[i]));
 			json_array_append_new(c, e);
 		}
@@ -1155,7 +1463,7 @@ static void functions(struct dout *o, struct rstate *s)
 	for (uint32_t i = 0; i < s->nfuncs; i++) {
 		struct func *f = &s->funcs[i];
 
-		if (rc->function && fnmatch(rc->function, s->str[f->name], 0))
+		if (rc->function && fnmatch(rc->function, sym_text(s, f->name), 0))
 			continue;
 		if (!f->calls && !f->insns_self && !f->incomplete)
 			continue;
@@ -1190,7 +1498,7 @@ static void functions(struct dout *o, struct rstate *s)
 	}
 	for (uint32_t k = 0; k < n; k++) {
 		struct func *f = &s->funcs[rows[k].func];
-		char name[4 * NAME_LEN + 1];
+		char name[4 * NAME_LEN + 1], obj[4 * NAME_LEN + 1];
 		uint64_t mn = f->d.n ? f->d.min : 0, mx = f->d.n ? f->d.max : 0;
 
 		if (f->group != group) {
@@ -1207,9 +1515,10 @@ static void functions(struct dout *o, struct rstate *s)
 					printable_to(name, sizeof(name), s->str[group]);
 					outf(o, "\n[%s]\n", name);
 				}
-				outf(o, "%10s %10s %12s %12s %12s %12s %10s %10s %10s %10s %10s  %s\n",
-				     "calls", "incomplete", "self-insns", "total-insns", "self", "total",
-				     "min", "p50", "p90", "p99", "max", "function");
+				outf(o, "%10s %10s %12s %12s %12s %12s %10s %10s %10s %10s %10s  "
+				     "%-16s  %s\n", "calls", "incomplete", "self-insns",
+				     "total-insns", "self", "total", "min", "p50", "p90", "p99", "max",
+				     "object", "function");
 			}
 		}
 		if (rc->top && shown >= rc->top)
@@ -1218,7 +1527,8 @@ static void functions(struct dout *o, struct rstate *s)
 		if (rc->json) {
 			json_t *j = json_object();
 
-			json_object_set_new(j, "function", utf8_json_string(s->str[f->name]));
+			json_object_set_new(j, "function", utf8_json_string(sym_text(s, f->name)));
+			json_object_set_new(j, "object", utf8_json_string(obj_text(s, f->name)));
 			json_object_set_new(j, "calls", u64s(f->calls));
 			json_object_set_new(j, "incomplete", u64s(f->incomplete));
 			json_object_set_new(j, "insns_self", u64s(f->insns_self));
@@ -1239,12 +1549,13 @@ static void functions(struct dout *o, struct rstate *s)
 			json_array_append_new(list, j);
 			continue;
 		}
-		printable_to(name, sizeof(name), s->str[f->name]);
+		printable_to(name, sizeof(name), sym_text(s, f->name));
+		printable_to(obj, sizeof(obj), obj_text(s, f->name));
 		outf(o, "%10" PRIu64 " %10" PRIu64 " %12" PRIu64 " %12" PRIu64 " %12" PRIu64
 		     " %12" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %10" PRIu64
-		     " %10" PRIu64 "  %s%s\n", f->calls, f->incomplete, f->insns_self,
+		     " %10" PRIu64 "  %-16s  %s%s\n", f->calls, f->incomplete, f->insns_self,
 		     f->insns_total, f->time_self, f->time_total, mn, rows[k].q[0], rows[k].q[1],
-		     rows[k].q[2], mx, name, f->d.hist ? " ~" : "");
+		     rows[k].q[2], mx, obj[0] ? obj : "-", name, f->d.hist ? " ~" : "");
 	}
 	if (rc->json) {
 		emit_json(o, doc);
@@ -1262,7 +1573,7 @@ static void functions(struct dout *o, struct rstate *s)
 				continue;
 			if (f->nout)
 				qsort(f->out, f->nout, sizeof(*f->out), cmp_out);
-			printable_to(name, sizeof(name), s->str[f->name]);
+			printable_to(name, sizeof(name), sym_text(s, f->name));
 			outf(o, "\nslowest calls of %s:\n%12s %20s %16s  %s\n", name, "duration",
 			     s->clock_time ? "start (ns)" : "start (insn)", "pid/tid", "called");
 			for (uint32_t i = 0; i < f->nout; i++) {
@@ -1302,7 +1613,15 @@ static void folded(struct dout *o, struct rstate *s)
 		for (uint32_t k = i; k != NONE && d < REPORT_DEPTH_MAX + 2; k = s->nodes[k].parent)
 			path[d++] = k;
 		while (d--) {
-			folded_name(name, sizeof(name), s->str[s->nodes[path[d]].name]);
+			uint32_t y = s->nodes[path[d]].name;
+
+			/* object`function, as DTrace's stacks and stackcollapse spell it */
+			if (s->sym_obj[y] != NONE) {
+				folded_name(name, sizeof(name), obj_text(s, y));
+				dout_write(o, name, strlen(name));
+				dout_write(o, "`", 1);
+			}
+			folded_name(name, sizeof(name), sym_text(s, y));
 			dout_write(o, name, strlen(name));
 			dout_write(o, d ? ";" : " ", 1);
 		}
@@ -1320,7 +1639,7 @@ static void begin(struct dout *o, const struct decode_config *cfg)
 		return;
 	s->rc = cfg->report;
 	s->nr_streams = cfg->nr_streams;
-	s->unknown = intern_str(s, "[unknown]");
+	s->unknown = sym_str(s, "[unknown]");
 	s->stream_name = intern_str(s, "");
 }
 
@@ -1336,6 +1655,9 @@ static void free_state(struct rstate *s)
 		free(s->str[i]);
 	free(s->str);
 	free(s->strnext);
+	free(s->sym_name);
+	free(s->sym_obj);
+	map_free(&s->symmap);
 	free(s->funcs);
 	free(s->nodes);
 	map_free(&s->strmap);
@@ -1371,7 +1693,7 @@ const struct renderer render_report = {
 	.wants = RREC_BIT(RREC_STREAM) | RREC_BIT(RREC_INSN) | RREC_BIT(RREC_CALL) |
 		 RREC_BIT(RREC_RETURN) | RREC_BIT(RREC_EVENT) | RREC_BIT(RREC_GAP) |
 		 RREC_BIT(RREC_ERROR) | RREC_BIT(RREC_THREAD) | RREC_BIT(RREC_END),
-	.flags = RENDER_NAMES | RENDER_TIME,
+	.flags = RENDER_SYMS | RENDER_TIME,
 	.put = put,
 	.insn = insn,
 	.filter = report_filter,

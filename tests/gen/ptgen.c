@@ -12,8 +12,8 @@
  * -s EVERY -w WORK writes another program, for the report tests: the loop calls f, whose
  * call is fast (cmp, jl taken, ret) except every EVERY-th (iterations 0, EVERY, ...), which
  * runs WORK turns of a dec/jnz loop (2 * WORK more instructions) before its ret; a slow call
- * has a TSC packet (TSC_STEP later each) where its loop starts and where it ends. -z: no TSC
- * packets (a trace without timing).
+ * has a PSB+ (its TSC TSC_STEP later each) where its loop starts and where it ends, so that
+ * libipt reports the time there (an event). -z: no TSC packets (a trace without timing).
  *
  * writes OUTDIR/trace.pt, OUTDIR/prog.bin (raw, at 0x401000), OUTDIR/prog.elf and prints
  * "instructions N branches N calls N psbs N" (branches: taken near branches): what a
@@ -131,7 +131,8 @@ static void emit_ip(struct gen *g, enum pt_packet_type type, enum pt_ip_compress
 	emit(g, &p);
 }
 
-static void emit_psb(struct gen *g, bool enabled)
+/* A PSB+: TSC, MODE.Exec, FUP at @fup (0: none, tracing is off), PSBEND. */
+static void emit_psb_at(struct gen *g, uint64_t fup)
 {
 	struct pt_packet p;
 
@@ -148,12 +149,17 @@ static void emit_psb(struct gen *g, bool enabled)
 	p.payload.mode.leaf = pt_mol_exec;
 	p.payload.mode.bits.exec.csl = 1;
 	emit(g, &p);
-	if (enabled)
-		emit_ip(g, ppt_fup, pt_ipc_sext_48, LOOP);
+	if (fup)
+		emit_ip(g, ppt_fup, pt_ipc_sext_48, fup);
 	memset(&p, 0, sizeof(p));
 	p.type = ppt_psbend;
 	emit(g, &p);
 	g->psbs++;
+}
+
+static void emit_psb(struct gen *g, bool enabled)
+{
+	emit_psb_at(g, enabled ? LOOP : 0);
 }
 
 /* One iteration's bits, oldest first: jl taken every third time, both rets, jnz. */
@@ -239,19 +245,18 @@ static void tnt_bit(struct gen *g, struct tnt *t, bool bit)
 		tnt_flush(g, t);
 }
 
-/* Time passes inside a slow call: a TSC packet, TSC_STEP later. */
-static void slow_tsc(struct gen *g, struct tnt *t)
+/*
+ * Time passes inside a slow call: a PSB+ at @ip (the next instruction), its TSC TSC_STEP
+ * later. libipt's instruction decoder gives the time of the PSB+'s event from there on
+ * (ptxed --time); a bare TSC packet would show only at the next event.
+ */
+static void slow_tsc(struct gen *g, struct tnt *t, uint64_t ip)
 {
-	struct pt_packet p;
-
 	if (no_tsc)
 		return;
 	tnt_flush(g, t);
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_tsc;
 	g->tsc += g->tsc_step;
-	p.payload.tsc.tsc = g->tsc;
-	emit(g, &p);
+	emit_psb_at(g, ip);
 }
 
 /* -s: f is slow (WORK turns) at iterations 0, EVERY, 2 EVERY, ... */
@@ -276,10 +281,10 @@ static void write_slow_trace(struct gen *g, uint64_t iters, unsigned per_psb, ui
 		g->calls++;
 		if (slow) {
 			tnt_bit(g, &t, 0);		/* jl not taken */
-			slow_tsc(g, &t);
+			slow_tsc(g, &t, F + 4);		/* w: dec edx */
 			for (uint64_t k = 0; k < work; k++)
 				tnt_bit(g, &t, k + 1 < work);
-			slow_tsc(g, &t);
+			slow_tsc(g, &t, F + 8);		/* ret */
 			g->insns += 6 + 2 * work;
 			g->branches += 2 + (work - 1) + (last ? 0 : 1);
 		} else {

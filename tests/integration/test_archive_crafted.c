@@ -150,7 +150,16 @@ Test(archive_crafted, a_path_mapped_as_40_files_is_checked_against_all_40)
  */
 #define MANY 80000
 #define CPU_BUDGET_S "5"
+/*
+ * 64 MB, the issue's bound; under ASan the child's shadow and allocator add their own
+ * (67 MB seen for info): there the bound is twice that, still far below the 1.5 GB of a
+ * whole tree.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define BOUND_KB (128u << 10)
+#else
 #define BOUND_KB (64u << 10)
+#endif
 
 static void run_bounded(const char *cmd, const char *dir, struct run_result *r)
 {

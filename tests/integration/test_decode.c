@@ -782,6 +782,62 @@ Test(decode, stats_and_branches_count_what_ptgen_encoded)
 	cleanup(dir);
 }
 
+/*
+ * The bench's second trace (tests/gen/ptwalk): a seeded random walk through 20,000 basic
+ * blocks, raw code at 0x401000. decode counts what ptwalk encoded (instructions, calls, the
+ * taken branches plus the trace's start and its end at the syscall), and ptxed counts the
+ * same instructions: the bench's figures compare like with like.
+ */
+Test(decode, walk_trace_counts_what_ptwalk_encoded_as_ptxed_does)
+{
+	char *dir = strdup("/tmp/ptc-walk-XXXXXX"), *raw, *pt, *out;
+	unsigned long long insns, branches, calls, psbs, blocks, visited, pins = 0;
+	struct args a = { .n = 0 }, x = { .n = 0 };
+	struct run_result r, rx;
+	json_t *doc, *st;
+	size_t rows = 0;
+
+	cr_assert(mkdtemp(dir));
+	char *argv[] = { own(run_testprog("ptwalk")), "-b", "20000", "-s", "7", "-n", "300000",
+			 "-p", "200", dir, NULL };
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(sscanf(r.out, "instructions %llu branches %llu calls %llu psbs %llu "
+			    "blocks %llu visited %llu", &insns, &branches, &calls, &psbs, &blocks,
+			    &visited), 6, "%s", r.out);
+	run_free(&r);
+	cr_expect_geq(visited, 10000, "the walk ran %llu of %llu blocks", visited, blocks);
+	cr_expect_gt(psbs, 10);
+	raw = path_in(dir, "prog.bin:0x401000");
+	pt = path_in(dir, "trace.pt");
+	addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--stats", "-j", NULL });
+	decode(&a, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_loads(r.out, 0, NULL);
+	cr_assert(doc, "%s", r.out);
+	st = json_array_get(json_object_get(doc, "streams"), 0);
+	cr_expect_eq(json_integer_value(json_object_get(st, "instructions")), (json_int_t)insns);
+	cr_expect_eq(json_integer_value(json_object_get(st, "calls")), (json_int_t)calls);
+	cr_expect_eq(json_integer_value(json_object_get(st, "errors")), 0);
+	json_decref(doc);
+	run_free(&r);
+	a.n = 0;
+	addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--branches", NULL });
+	decode(&a, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	out = r.out;
+	for (const char *l = out; *l; l = strchr(l, '\n') + 1)
+		rows++;
+	cr_expect_eq(rows, branches + 2);
+	run_free(&r);
+	addv(&x, (const char *[]){ "--raw", raw, "--pt", pt, "--stat", "--quiet", NULL });
+	ptxed(&x, &rx);
+	cr_assert(sscanf(strstr(rx.out, "insn: "), "insn: %llu", &pins) == 1, "%s", rx.out);
+	cr_expect_eq(pins, insns, "ptxed %llu instructions, ptwalk %llu", pins, insns);
+	run_free(&rx);
+	cleanup(dir);
+}
+
 static void refused(const char *const *argv, const char *needle)
 {
 	struct args a = { .n = 0 };

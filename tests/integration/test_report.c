@@ -312,11 +312,30 @@ static void folded_matches(const struct args *in)
 		cr_assert(sp, "%s", l);
 		total += strtoull(sp + 1, NULL, 10);
 		*sp = '\0';
-		/* The thread, then the stack: a path of the call tree. */
+		/* The thread, then the stack (object`function): a path of the call tree. */
 		semi = strchr(l, ';');
 		if (semi) {
-			snprintf(want, sizeof(want), "\n%s\n", semi + 1);
-			cr_expect(strstr(paths, want), "stack '%s' is not a path of --calls", semi + 1);
+			char stack[2048];
+			size_t n = 0;
+
+			/* Each frame without its object (the file, then a backtick). */
+			for (const char *frame = semi + 1; *frame;) {
+				const char *end = strchr(frame, ';'), *tick;
+
+				end = end ? end : frame + strlen(frame);
+				tick = memchr(frame, '`', (size_t)(end - frame));
+				if (tick) {
+					cr_expect_gt(tick, frame, "an empty object in '%s'", semi + 1);
+					frame = tick + 1;
+				}
+				cr_assert_lt(n + (size_t)(end - frame) + 2, sizeof(stack));
+				memcpy(stack + n, frame, (size_t)(end - frame));
+				n += (size_t)(end - frame);
+				stack[n++] = *end ? ';' : '\0';
+				frame = *end ? end + 1 : end;
+			}
+			snprintf(want, sizeof(want), "\n%s\n", stack);
+			cr_expect(strstr(paths, want), "stack '%s' is not a path of --calls", stack);
 		}
 		*sp = ' ';
 		*nl = '\n';
@@ -519,8 +538,8 @@ Test(report, sort_top_function_and_clock_choose_what_is_shown)
 	run_tool("report", &in, glob, &r);
 	cr_expect(strstr(r.out, "  f\n") && !strstr(r.out, "  g\n"), "%s", r.out);
 	/* f's call: call g, g's 4 (a third of them) or 5, ret: 6 or 7 instructions. */
-	cr_expect(strstr(r.out, "         6          7          7          7          7  f\n"),
-		  "%s", r.out);
+	cr_expect(strstr(r.out, "         6          7          7          7          7  "
+			  "prog.elf          f\n"), "%s", r.out);
 	run_free(&r);
 	run_tool("report", &in, json, &r);
 	doc = json_loads(r.out, 0, &je);
@@ -530,6 +549,10 @@ Test(report, sort_top_function_and_clock_choose_what_is_shown)
 	cr_assert_eq(json_array_size(rows), 3, "%s", r.out);
 	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(rows, 0), "function")),
 			 "g");
+	/* Each function is a symbol in an object (perf's sym and dso). */
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(rows, 0), "object")),
+			 "prog.elf");
+	cr_expect(strstr(r.out, "\"object\": \"\""), "[unknown] has no object: %s", r.out);
 	json_decref(doc);
 	run_free(&r);
 	cleanup(dir);
@@ -628,6 +651,211 @@ Test(report, durations_are_the_time_the_trace_encoded_and_add_up)
 	cr_expect_eq(num(f, "self"), sum);
 	cr_expect_eq(num(f, "p99"), 0);
 	cr_expect_eq(num(f, "max"), 0x2000);
+	json_decref(doc);
+	run_free(&r);
+	cleanup(dir);
+}
+
+/* perf's conversion of a TSC to perf time (time_zero, time_shift, time_mult). */
+static uint64_t perf_time(uint64_t tsc, uint64_t zero, unsigned shift, uint64_t mult)
+{
+	return zero + (tsc >> shift) * mult + (((tsc & ((1ull << shift) - 1)) * mult) >> shift);
+}
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	if (x[0] != y[0])
+		return x[0] < y[0] ? -1 : 1;
+	return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/*
+ * Each call's start and end are libipt's time for its call and return instructions, as
+ * ptxed --time prints them on the same input, through the run's time conversion; the
+ * durations add up to the function's time.
+ */
+Test(report, call_times_are_libipts_for_the_call_and_ret_instructions)
+{
+	static const char *const opts[] = { "--json", "--outliers", "1000", "--pevent:time-zero",
+					    "1000", "--pevent:time-shift", "2",
+					    "--pevent:time-mult", "3", NULL };
+	static const char *const ptxed_opts[] = { "--time", NULL };
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptgen")), "-n", "400", "-p", "4", "-s", "40", "-w",
+			 "30", "-t", "0x1234", dir, NULL };
+	static uint64_t want[400][2], got[400][2];
+	struct args in = { .n = 0 }, px = { .n = 0 };
+	char raw[4200];
+	struct run_result r;
+	json_error_t je;
+	json_t *doc, *f, *o;
+	uint64_t call_t = 0, sum = 0, slow = 0;
+	size_t n = 0, i;
+	bool in_call = false;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+
+	/* ptxed: the time on each call line and on its ret line. */
+	snprintf(raw, sizeof(raw), "%s:0x401000", path_in(dir, "prog.bin"));
+	add(&px, "--raw");
+	add(&px, raw);
+	add(&px, "--pt");
+	add(&px, path_in(dir, "trace.pt"));
+	run_tool("ptxed", &px, ptxed_opts, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	for (const char *l = r.out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *insn;
+		uint64_t t;
+
+		if (strspn(l, "0123456789abcdef") != 16 || l[16] != ' ')
+			continue;
+		t = strtoull(l, NULL, 16);
+		insn = l + 18 + 16;
+		insn += strspn(insn, " ");
+		if (!strncmp(insn, "call", 4)) {
+			cr_assert(!in_call, "f calls nothing: %.60s", l);
+			call_t = t;
+			in_call = true;
+		} else if (!strncmp(insn, "ret", 3)) {
+			cr_assert(in_call && n < 400);
+			want[n][0] = perf_time(call_t, 1000, 2, 3);
+			want[n][1] = perf_time(t, 1000, 2, 3);
+			slow += t != call_t;
+			n++;
+			in_call = false;
+		}
+	}
+	run_free(&r);
+	cr_assert_eq(n, 400, "ptxed lists %zu calls", n);
+	cr_assert_eq(slow, 10, "libipt times 10 slow calls, not %" PRIu64, slow);
+
+	add(&in, "--elf");
+	add(&in, path_in(dir, "prog.elf"));
+	add(&in, "--pt");
+	add(&in, path_in(dir, "trace.pt"));
+	run_tool("report", &in, opts, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_loads(r.out, 0, &je);
+	cr_assert(doc, "%s", je.text);
+	f = function(doc, "f");
+	cr_assert(f, "%s", r.out);
+	cr_assert_eq(json_array_size(json_object_get(f, "outliers")), 400, "%s", r.out);
+	json_array_foreach(json_object_get(f, "outliers"), i, o) {
+		got[i][0] = num(o, "start");
+		got[i][1] = num(o, "start") + num(o, "duration");
+		sum += num(o, "duration");
+	}
+	qsort(want, n, sizeof(want[0]), cmp_pair);
+	qsort(got, n, sizeof(got[0]), cmp_pair);
+	for (i = 0; i < n; i++) {
+		cr_expect_eq(got[i][0], want[i][0], "call %zu starts at %" PRIu64 ", libipt %" PRIu64,
+			     i, got[i][0], want[i][0]);
+		cr_expect_eq(got[i][1], want[i][1], "call %zu ends at %" PRIu64 ", libipt %" PRIu64,
+			     i, got[i][1], want[i][1]);
+	}
+	/* Durations add up: f calls nothing, so its self and total time are its calls'. */
+	cr_expect_gt(sum, 0);
+	cr_expect_eq(num(f, "total"), sum, "%s", r.out);
+	cr_expect_eq(num(f, "self"), sum, "%s", r.out);
+	json_decref(doc);
+	run_free(&r);
+	cleanup(dir);
+}
+
+/*
+ * f (at +0x7) is interrupted after its first instruction; the handler calls a function and
+ * returns with iretq; f runs 3 more instructions and returns (pttc, as libipt's tests are
+ * written). The 4 instructions of the interrupt are not f's, neither self nor total, and
+ * not in its duration; the function the handler calls keeps its own; every instruction is
+ * some row's self.
+ */
+static const char intr_ptt[] =
+	"org 0x100000\n"
+	"bits 64\n"
+	"; @pt p0: psb()\n"
+	"; @pt p1: fup(3: %l0)\n"
+	"; @pt p2: mode.exec(64bit)\n"
+	"; @pt p3: psbend()\n"
+	"; @pt p4: fup(1: %l4)\n"
+	"; @pt p5: tip(3: %l7)\n"
+	"; @pt p6: tnt(t)\n"
+	"; @pt p7: tip(3: %l4)\n"
+	"; @pt p8: tnt(t)\n"
+	"; @pt p9: fup(1: %l2)\n"
+	"; @pt p10: tip.pgd(0: %l2)\n"
+	"l0: call l3\n"
+	"l1: nop\n"
+	"l2: hlt\n"
+	"l3: nop\n"
+	"l4: nop\n"
+	"l5: nop\n"
+	"l6: ret\n"
+	"l7: call l9\n"
+	"l8: db 0x48, 0xcf\n"
+	"l9: nop\n"
+	"l10: ret\n";
+
+Test(report, time_in_an_interrupt_is_not_the_interrupted_functions)
+{
+	static const char *const json_opts[] = { "--json", NULL };
+	char *pttc = own(run_shared("oracle/pttc")), *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	struct args in = { .n = 0 };
+	struct run_result r;
+	json_error_t je;
+	json_t *doc, *f, *g, *row;
+	uint64_t self_sum = 0;
+	char raw[4200];
+	size_t i, j;
+	FILE *out;
+
+	if (system("command -v yasm >/dev/null 2>&1"))
+		cr_skip_test("pttc needs yasm: apt-get install yasm");
+	cr_assert(mkdtemp(dir));
+	out = fopen(path_in(dir, "intr.ptt"), "w");
+	cr_assert(out);
+	fputs(intr_ptt, out);
+	fclose(out);
+	cr_assert_eq(run_argv((char *[]){ "sh", "-c", "cd \"$1\" && \"$2\" intr.ptt", "sh", dir,
+					  pttc, NULL }, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "pttc: %s", r.err);
+	run_free(&r);
+	add(&in, "--pt");
+	add(&in, path_in(dir, "intr.pt"));
+	add(&in, "--raw");
+	snprintf(raw, sizeof(raw), "%s:0x100000", path_in(dir, "intr.bin"));
+	add(&in, raw);
+	run_tool("report", &in, json_opts, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_loads(r.out, 0, &je);
+	cr_assert(doc, "%s", je.text);
+	cr_expect_eq(num(doc, "instructions"), 10, "%s", r.out);
+	f = function(doc, "[unknown] (intr.bin+0x7)");
+	cr_assert(f, "%s", r.out);
+	cr_expect_str_eq(json_string_value(json_object_get(f, "object")), "intr.bin");
+	cr_expect_eq(num(f, "calls"), 1, "%s", r.out);
+	cr_expect_eq(num(f, "insns_self"), 4, "%s", r.out);
+	cr_expect_eq(num(f, "insns_total"), 4, "%s", r.out);
+	cr_expect_eq(num(f, "self"), 4, "%s", r.out);
+	cr_expect_eq(num(f, "total"), 4, "%s", r.out);
+	cr_expect_eq(num(f, "max"), 4, "%s", r.out);
+	/* What the handler calls keeps its own instructions (nop, ret) and time. */
+	g = function(doc, "[unknown] (intr.bin+0x12)");
+	cr_assert(g, "%s", r.out);
+	cr_expect_eq(num(g, "insns_total"), 2, "%s", r.out);
+	cr_expect_eq(num(g, "max"), 2, "%s", r.out);
+	/* The handler's own instructions (call, iretq) are the interrupt's. */
+	cr_assert(function(doc, "[interrupt]"), "%s", r.out);
+	cr_expect_eq(num(function(doc, "[interrupt]"), "insns_self"), 2, "%s", r.out);
+	json_array_foreach(json_object_get(doc, "groups"), i, g) {
+		json_array_foreach(json_object_get(g, "functions"), j, row)
+			self_sum += num(row, "insns_self");
+	}
+	cr_expect_eq(self_sum, 10, "%s", r.out);
 	json_decref(doc);
 	run_free(&r);
 	cleanup(dir);

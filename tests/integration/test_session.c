@@ -147,24 +147,28 @@ static void stops_after_k(const char *kind)
 {
 	char dir[] = "/tmp/ptc-session-XXXXXX", out[64], spec[512];
 	char *prog = run_testprog("trigtarget");
-	struct run_result r;
+	static char json[65536];
+	struct run_child c;
 	json_t *res;
-	int tids;
+	int tids, status;
 
 	cr_assert(mkdtemp(dir));
 	snprintf(out, sizeof(out), "%s/out", dir);
 	snprintf(spec, sizeof(spec), "%s:%s:trig_hit", kind, prog);
-	cr_assert_eq(run_ptcollect(NULL, &r, "record", "--no-trace", "-q", "-j", "-o", out,
-				   "--trigger", spec, "--trigger-count", "7", "--", prog,
-				   "--no-wait", "--spaced", "1000", "5000", "1", NULL), 0);
+	/* 50 calls, then the workload lives until the test closes its stdin (--hold). */
+	char *argv[] = { (char *)run_bin(), "record", "--no-trace", "-q", "-j", "-o", out,
+			 "--trigger", spec, "--trigger-count", "7", "--", prog, "--no-wait",
+			 "--hold", "--spaced", "1000", "50", "1", NULL };
+	cr_assert_eq(run_start(argv, &c), 0);
+	cr_expect_geq(run_read_all(&c, json, sizeof(json), 60), 0, "no end of output in 60 s");
+	status = run_end(&c, 10);
 	/* The recording ended before the workload: it was ended with SIGTERM. */
-	cr_expect_eq(r.status, 128 + SIGTERM, "%s", r.err);
-	res = load(r.out);
+	cr_expect_eq(status, 128 + SIGTERM, "%s", json);
+	res = load(json);
 	cr_expect_eq(count_fires(json_object_get(res, "fires"), 0, &tids), 7, "%s", kind);
 	cr_expect_str_eq(str(res, "stop_reason"), "--trigger-count reached");
 	cr_expect_str_eq(str(json_array_get(json_object_get(res, "triggers"), 0), "limit"), "7");
 	json_decref(res);
-	run_free(&r);
 	free(prog);
 }
 
@@ -183,14 +187,14 @@ Test(session, breakpoint_with_trigger_count_stops_after_k)
 struct live {
 	char dir[64], out[96], ctl[96], ack[96], ready[96];
 	pid_t pid;
-	int ack_fd, out_fd;
+	int ack_fd, out_fd, in_fd;	/* in_fd: the workload's stdin; it lives until closed */
 };
 
 /* Start record --no-trace with FIFOs and a ready file; returns once the file exists. */
 static void live_start(struct live *l, const char *ready_arg)
 {
 	char spec[256];
-	int p[2];
+	int p[2], in[2];
 
 	snprintf(l->dir, sizeof(l->dir), "/tmp/ptc-live-XXXXXX");
 	cr_assert(mkdtemp(l->dir));
@@ -202,16 +206,21 @@ static void live_start(struct live *l, const char *ready_arg)
 	cr_assert_eq(mkfifo(l->ack, 0600), 0);
 	snprintf(spec, sizeof(spec), "fifo:%s,%s", l->ctl, l->ack);
 	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
 	l->pid = fork();
 	cr_assert_geq(l->pid, 0);
 	if (!l->pid) {
 		dup2(p[1], 1);
+		dup2(in[0], 0);
+		/* The workload reads its stdin: it lives until the test closes in[1]. */
 		execl(run_bin(), "ptcollect", "record", "--no-trace", "-q", "-j", "-o", l->out,
 		      "--control", spec, "--ready", ready_arg ? ready_arg : l->ready, "--",
-		      "sleep", "30", (char *)NULL);
+		      "cat", (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
+	close(in[0]);
+	l->in_fd = in[1];
 	l->out_fd = p[0];
 	l->ack_fd = open(l->ack, O_RDONLY | O_CLOEXEC);
 	cr_assert_geq(l->ack_fd, 0);
@@ -268,6 +277,7 @@ static json_t *live_stop(struct live *l)
 	buf[len] = '\0';
 	cr_assert_eq(waitpid(l->pid, &st, 0), l->pid);
 	cr_expect(WIFEXITED(st), "ptcollect was killed: %#x", st);
+	close(l->in_fd);
 	close(l->out_fd);
 	close(l->ack_fd);
 	return load(buf);
@@ -596,7 +606,7 @@ Test(session, sigusr2_without_snapshot_mode_is_ignored_with_a_warning)
 {
 	char dir[] = "/tmp/ptc-usr2-XXXXXX", out[64], ready[64], err[4096] = "";
 	size_t len;
-	int p[2], st;
+	int p[2], in[2], st;
 	ssize_t n;
 	pid_t pid;
 
@@ -604,14 +614,18 @@ Test(session, sigusr2_without_snapshot_mode_is_ignored_with_a_warning)
 	snprintf(out, sizeof(out), "%s/out", dir);
 	snprintf(ready, sizeof(ready), "%s/ready", dir);
 	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
 	pid = fork();
 	if (!pid) {
 		dup2(p[1], 2);
+		dup2(in[0], 0);
+		/* The workload lives until the test closes its stdin (in[1]). */
 		execl(run_bin(), "ptcollect", "record", "--no-trace", "-o", out, "--ready", ready,
-		      "--", "sleep", "30", (char *)NULL);
+		      "--", "cat", (char *)NULL);
 		_exit(127);
 	}
 	close(p[1]);
+	close(in[0]);
 	for (int i = 0; i < 6000 && access(ready, F_OK); i++)
 		usleep(10000);
 	cr_assert_eq(access(ready, F_OK), 0, "no ready file after 60 s");
@@ -633,6 +647,7 @@ Test(session, sigusr2_without_snapshot_mode_is_ignored_with_a_warning)
 	cr_expect_eq(waitpid(pid, &st, WNOHANG), 0, "SIGUSR2 ended the recording: %s", err);
 	kill(pid, SIGINT);
 	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	close(in[1]);
 	close(p[0]);
 	cr_expect(WIFEXITED(st), "%#x", st);
 }

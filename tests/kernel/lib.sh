@@ -146,6 +146,26 @@ wait_file() {
 	[ -e "$1" ]
 }
 
+# wait_until TENTHS CMD...: until CMD succeeds, looked at every 0.1 s, TENTHS times at
+# most; false on timeout. The cases wait for what they need, never for a fixed time.
+wait_until() {
+	_t=$1 _n=0
+	shift
+	until "$@"; do
+		[ $_n -lt "$_t" ] || return 1
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+}
+# stat_over KEY MIN: the sim/stats counter KEY is above MIN (for wait_until)
+stat_over() { [ "$(stat "$1")" -gt "$2" ]; }
+
+# gate_open: ./gate, a FIFO the case holds open for writing on fd 8. A workload that reads
+# it (`cat gate`, or a stdin `<gate`) lives until gate_close; every command started in the
+# background meanwhile must close fd 8 (`8>&-`), or the workload never sees the end.
+gate_open() { rm -f gate; mkfifo gate && exec 8<>gate; }
+gate_close() { exec 8>&-; }
+
 # ctl CMD...: send a command on ./ctl and read its one reply line from ./ack (fd 9,
 # opened by the case with: exec 9<>ack), within 10 s
 ctl() {

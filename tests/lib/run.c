@@ -280,6 +280,31 @@ int run_wait_line(struct run_child *c, const char *line, int secs)
 	}
 }
 
+long run_read_all(struct run_child *c, char *buf, size_t size, int secs)
+{
+	long long end = now_ms() + secs * 1000LL;
+	size_t len = 0;
+
+	for (;;) {
+		struct pollfd pf = { c->out, POLLIN, 0 };
+		long long left = end - now_ms();
+		ssize_t n;
+
+		buf[len] = '\0';
+		if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
+			return -1;
+		n = read(c->out, buf + len, size - 1 - len);
+		if (n < 0)
+			return -1;
+		if (n == 0 || len + (size_t)n == size - 1) {
+			len += (size_t)(n > 0 ? n : 0);
+			buf[len] = '\0';
+			return (long)len;
+		}
+		len += (size_t)n;
+	}
+}
+
 int run_end(struct run_child *c, int secs)
 {
 	long long end = now_ms() + secs * 1000LL;

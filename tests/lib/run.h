@@ -38,6 +38,8 @@ struct run_child {
 int run_start(char *const argv[], struct run_child *c);
 int run_wait_line(struct run_child *c, const char *line, int secs);
 int run_end(struct run_child *c, int secs);
+/* Its stdout to the end into @buf (NUL-terminated), for at most @secs seconds: the bytes, or -1. */
+long run_read_all(struct run_child *c, char *buf, size_t size, int secs);
 
 /*
  * Poll /proc until @ready(@pid, @arg) holds, every millisecond, for at most @secs seconds:

@@ -9,10 +9,12 @@
  *                               microseconds, each replaced at once, until SECONDS
  * Prints "tid N" for every thread that lives to the end (the main thread's first)
  * and then "ready" once they all run, so a test can wait for it and compare.
- * With SECONDS "stdin" (sleep mode), the process lives until its stdin is
- * closed instead: the main thread reads it to its end, then all exit.
+ * With SECONDS "stdin" (sleep and churn modes), the process lives until its
+ * stdin is closed instead: a thread reads it to its end, then all exit; churn
+ * then prints "round" after each N threads have lived and ended (its progress).
  */
 #include <math.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 static double deadline;
+static atomic_int eof;	/* stdin reached its end (SECONDS "stdin") */
 
 static double now(void)
 {
@@ -60,20 +63,39 @@ static void *brief(void *arg)
 	return NULL;
 }
 
-static int churn(int nr)
+/* Reads stdin to its end, then says so. */
+static void *until_eof(void *arg)
+{
+	char buf[256];
+
+	(void)arg;
+	while (read(0, buf, sizeof(buf)) > 0)
+		;
+	atomic_store(&eof, 1);
+	return NULL;
+}
+
+static int churn(int nr, bool on_stdin)
 {
 	pthread_t *th = calloc((size_t)nr, sizeof(*th));
+	pthread_t reader;
 
 	if (!th)
 		return 1;
+	if (on_stdin && pthread_create(&reader, NULL, until_eof, NULL))
+		return 1;
 	printf("tid %d\nready\n", (int)getpid());
 	fflush(stdout);
-	while (now() < deadline) {
+	while (now() < deadline && !atomic_load(&eof)) {
 		for (int i = 0; i < nr; i++)
 			if (pthread_create(&th[i], NULL, brief, NULL))
 				return 1;
 		for (int i = 0; i < nr; i++)
 			pthread_join(th[i], NULL);
+		if (on_stdin) {
+			printf("round\n");
+			fflush(stdout);
+		}
 	}
 	free(th);
 	return 0;
@@ -87,15 +109,15 @@ int main(int argc, char **argv)
 	pthread_attr_t a;
 	pthread_t th;
 
-	bool until_eof = argc > 3 && !strcmp(argv[3], "stdin");
+	bool on_stdin = argc > 3 && !strcmp(argv[3], "stdin");
 
-	deadline = until_eof ? INFINITY : now() + (argc > 3 ? atof(argv[3]) : 2);
-	if (until_eof && strcmp(mode, "sleep"))
+	deadline = on_stdin ? INFINITY : now() + (argc > 3 ? atof(argv[3]) : 2);
+	if (on_stdin && !strcmp(mode, "mainexit"))
 		return 2;
 	if (nr < 1 || nr > 100000)
 		return 2;
 	if (!strcmp(mode, "churn"))
-		return churn(nr);
+		return churn(nr, on_stdin);
 	/* Small stacks: a thousand threads fit in a small machine. */
 	pthread_attr_init(&a);
 	pthread_attr_setstacksize(&a, 64 << 10);
@@ -111,11 +133,8 @@ int main(int argc, char **argv)
 	/* The main thread alone exits (pthread_exit's system call, without its unwinder). */
 	if (!strcmp(mode, "mainexit"))
 		syscall(SYS_exit, 0);
-	if (until_eof) {
-		char buf[256];
-
-		while (read(0, buf, sizeof(buf)) > 0)
-			;
+	if (on_stdin) {
+		until_eof(NULL);
 		return 0;
 	}
 	sleep_until(deadline + 0.1);

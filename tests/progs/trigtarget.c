@@ -16,6 +16,8 @@
  * --churn K first forks K children one after another, each exiting at once
  * (reaped before the next), so that a tracer's table of processes that does
  * not forget the dead ones fills up.
+ * --hold: after the calls it lives until its stdin reaches its end (the test's
+ * word to end), not a fixed time.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -64,7 +66,7 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	bool wait = true, stop = false, exec_self = false, say_tracer = false;
+	bool wait = true, stop = false, exec_self = false, say_tracer = false, hold = false;
 	int a = 1, threads = 1, raise_sig = 0, forks = 0, bad = 0, churn = 0;
 	pthread_t tid[64];
 	char go;
@@ -86,10 +88,12 @@ int main(int argc, char **argv)
 			say_tracer = true;
 		else if (!strcmp(argv[a], "--churn") && a + 1 < argc)
 			churn = atoi(argv[++a]);
+		else if (!strcmp(argv[a], "--hold"))
+			hold = true;
 	}
 	if (a >= argc) {
 		fprintf(stderr, "usage: trigtarget [--no-wait] [--spaced USEC] [--stop] "
-			"[--raise SIG] [--fork K] [--churn K] [--exec-self] N [THREADS]\n");
+			"[--raise SIG] [--fork K] [--churn K] [--exec-self] [--hold] N [THREADS]\n");
 		return 2;
 	}
 	calls = atol(argv[a]);
@@ -153,6 +157,8 @@ int main(int argc, char **argv)
 		return 6;
 	if (raise_sig)
 		raise(raise_sig);
+	while (hold && read(0, &go, 1) > 0)
+		;
 	if (exec_self) {
 		fflush(NULL);
 		execl("/proc/self/exe", argv[0], "--no-wait", argv[a], (char *)NULL);

@@ -6,13 +6,20 @@
 . /lib.sh
 reload chunk=64 period_us=20 || exit 0
 b0=$(stat bytes)
-/ptcollect record -a -m 1,8K -o sf -- sleep 4 >sf.out 2>&1 &
+# The workload lives until the case closes the gate; the stall lasts until the AUX area
+# has filled (the PMU stopped on a full buffer: sim/stats truncated), however slow the guest.
+gate_open
+/ptcollect record -a -m 1,8K -o sf --ready sf.ready -- cat gate >sf.out 2>&1 8>&- &
 pid=$!
-sleep 1
+wait_file sf.ready 300 || fail sideband_full_ready "no ready file in 30 s: $(cat sf.out)"
+t0=$(stat truncated)
 kill -STOP $pid
-sleep 1
+wait_until 300 stat_over truncated "$t0" || fail sideband_full_stalled "the PMU never filled the AUX area"
 kill -CONT $pid
 bc=$(stat bytes)
+# the hardware restarted: more than 64 KiB written after the stall, then the workload ends
+wait_until 300 stat_over bytes $((bc + 65536 + 16384))
+gate_close
 wait $pid
 rc=$?
 b1=$(stat bytes)

@@ -5,7 +5,13 @@
 . /lib.sh
 reload pmi=1 chunk=2048 period_us=100 || exit 0
 b0=$(stat bytes)
-/ptcollect record -q -a -m ,64K -o p1 -- sleep 2 >/dev/null
+# The workload lives until the PMU has written 16 regions (more than 8 AUX records).
+gate_open
+/ptcollect record -q -a -m ,64K -o p1 -- cat gate >/dev/null 8>&- &
+pid=$!
+wait_until 600 stat_over bytes $((b0 + 16 * 16384)) || fail pmi_wrote "the PMU wrote $(($(stat bytes) - b0)) bytes in 60 s"
+gate_close
+wait $pid
 rc=$?
 b1=$(stat bytes)
 [ $rc = 0 ] && pass pmi_exit_zero || fail pmi_exit_zero "rc=$rc"
@@ -27,7 +33,14 @@ done
 # A small buffer at a high rate: every stop is counted and answered.
 reload pmi=1 chunk=2048 period_us=100 || exit 0
 b0=$(stat bytes); t0=$(stat truncated)
-/ptcollect record -q -m ,8K -o p2 -- /spawner 0 1 1 >/dev/null
+# One spinning thread, until the buffer has filled (and been answered) a few times.
+gate_open
+/ptcollect record -q -m ,8K -o p2 -- /spawner 1 1 stdin <gate >/dev/null 8>&- &
+pid=$!
+echo go >&8
+wait_until 600 stat_over truncated $((t0 + 2)) || fail pmi_losses_stops "$(($(stat truncated) - t0)) stops in 60 s"
+gate_close
+wait $pid
 rc=$?
 b1=$(stat bytes); t1=$(stat truncated)
 [ $rc = 0 ] && pass pmi_losses_exit_zero || fail pmi_losses_exit_zero "rc=$rc"

@@ -15,13 +15,16 @@ expect error_workload_not_executable $? 2 /tmp/e.err "cannot execute '/no/such/p
 expect error_no_such_process $? 2 /tmp/e.err "-p 999999: no such process"
 
 # EBUSY: a CPU-wide recording holds the PMU; a per-task one cannot coexist.
-/ptcollect record -q -a --duration 2 -o /tmp/e3 &
+# It holds the PMU from its ready file until the case closes the gate.
+gate_open
+/ptcollect record -q -a -o /tmp/e3 --ready e3.ready -- cat gate 8>&- &
 bg=$!
-sleep 0.5
+wait_file e3.ready 300 || fail error_busy_holder_ready "the CPU-wide recording never became ready"
 /ptcollect record -q -o /tmp/e4 -- /bin/true 2>/tmp/e.err
 expect error_busy $? 1 /tmp/e.err "Intel PT is busy" "another tool"
 [ -e /tmp/e4 ] && fail error_busy_leaves_nothing "/tmp/e4 was left behind: $(ls /tmp/e4)" \
 	|| pass error_busy_leaves_nothing
+gate_close
 wait $bg
 
 # Permission and mlock as an unprivileged user (root bypasses both).

@@ -10,11 +10,14 @@ case $kstr in
 esac
 off=$(echo "$kstr" | sed 's/filter \(0x[0-9a-f]*\)\/.*/\1/')
 size=$(echo "$kstr" | sed 's/.*\/\(0x[0-9a-f]*\)@.*/\1/')
-/ptcollect record -q --filter "$spec" -o /tmp/f1 -- /spawner 1 10 1.5 >/dev/null &
+# The workload runs its thread from the case's line until the case closes the gate.
+gate_open
+/ptcollect record -q --filter "$spec" -o /tmp/f1 -- /spawner 1 10 stdin <gate >f1.out 8>&- &
 rec=$!
-sleep 0.7
+echo go >&8
+wait_until 300 grep -q '^started$' f1.out
 pid=$(pidof spawner)
-[ -n "$pid" ] || { fail filter_kernel_range_matches_maps "the workload is not running"; wait $rec; exit 0; }
+[ -n "$pid" ] || { fail filter_kernel_range_matches_maps "the workload is not running"; gate_close; wait $rec; exit 0; }
 got=$(cat /sys/bus/event_source/devices/intel_pt/sim/filters)
 want=""
 while read -r range perms pgoff dev inode path; do
@@ -25,6 +28,7 @@ while read -r range perms pgoff dev inode path; do
 		want=$(printf '0 filter 0x%x 0x%x' $((lo + off - 0x$pgoff)) $((size)))
 	fi
 done < /proc/$pid/maps
+gate_close
 wait $rec
 rc=$?
 [ -n "$want" ] && [ "$got" = "$want" ] && pass filter_kernel_range_matches_maps \

@@ -28,16 +28,19 @@ same() {
 
 same plan_streams_workload /tmp/w -- /bin/sh -c '. /lib.sh; work 3000'
 
-/spawner 3 10 60 >/dev/null &
+# three threads, running from the case's line until it closes the gate
+gate_open
+/spawner 3 10 stdin <gate >sp.out 8>&- &
 pid=$!
-sleep 0.5
+echo go >&8
+wait_until 300 grep -q '^started$' sp.out || fail plan_streams_spawner "its threads never started"
 same plan_streams_pid_with_threads /tmp/pp -p $pid --duration 0.5
 same plan_streams_per_thread_pid /tmp/pt --per-thread -p $pid --duration 0.5
 [ "$(bundle_files /tmp/pt | wc -l)" = 4 ] && pass plan_streams_per_thread_one_per_thread \
 	|| fail plan_streams_per_thread_one_per_thread "$(echo $(bundle_files /tmp/pt))"
 tid=$(ls /proc/$pid/task | sort -n | tail -1)
 same plan_streams_tid /tmp/tt -t $tid --duration 0.3
-kill $pid
+gate_close
 wait $pid 2>/dev/null
 
 same plan_streams_all_cpus /tmp/pa -a --duration 0.3
@@ -53,9 +56,11 @@ n=$(/ptcollect record --dry-run --json --per-thread -o /tmp/pw -- /bin/true | gr
 	|| fail plan_streams_per_thread_workload_info "$(/ptcollect info /tmp/pw 2>&1)"
 
 # A recording killed mid-way: the manifest of its last checkpoint reads back, and says so.
-/ptcollect record -q -a --duration 30 -o /tmp/killed &
+# killed once a checkpoint (every 5 s) has written bytes into the manifest
+checkpointed() { [ "$(json_sum /tmp/killed/manifest.json bytes 2>/dev/null)" -gt 0 ]; }
+/ptcollect record -q -a --duration 60 -o /tmp/killed &
 rec=$!
-sleep 6
+wait_until 450 checkpointed || fail info_killed_checkpoint "no manifest with bytes in 45 s"
 kill -9 $rec
 wait $rec 2>/dev/null
 if /ptcollect info /tmp/killed >/tmp/info.killed 2>&1 && grep -q 'did not finish cleanly' /tmp/info.killed \

@@ -102,15 +102,14 @@ case_() {
 
 case_ workload record --archive -- $prog 2 50 0.4
 case_ per_thread archive --per-thread -- $prog 2 50 0.4
-$prog 3 50 3 >/dev/null &
+# its three threads running from the case's line until it closes the gate
+gate_open
+$prog 3 50 stdin <gate >pid.out 8>&- &
 pid=$!
-# its three threads running (TCG starts processes slowly)
-for _i in 1 2 3 4 5 6 7 8 9 10; do
-	[ "$(ls /proc/$pid/task 2>/dev/null | wc -l)" -ge 4 ] && break
-	sleep 0.5
-done
+echo go >&8
+wait_until 300 grep -q '^started$' pid.out || fail pid_target_started "its threads never started"
 case_ pid archive -p $pid --duration 0.5
-kill $pid 2>/dev/null
+gate_close
 wait $pid
 case_ all_cpus archive -a --duration 0.3
 case_ filter archive --filter "filter spin @ $prog" -- $prog 1 10 0.4

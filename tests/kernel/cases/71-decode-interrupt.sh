@@ -65,17 +65,20 @@ fi
 
 # --calls: the handler is a frame; its call nests in it, not in the interrupted code.
 dec --calls >calls.out 2>&1
-printf '%s\n' '[interrupt]' 'interrupt intr.bin+0x5 (0x100005) from intr.bin+0x1' \
-	'  call intr.bin+0xd (0x10000d) from intr.bin+0x5' \
-	'  ret  to intr.bin+0xa (0x10000a) from intr.bin+0xd' \
-	'iret to intr.bin+0x1 (0x100001) from intr.bin+0xa' '[disabled]' >calls.want
+# The raw code has no symbols: each end is a miss, "[unknown] (file+offset)".
+printf '%s\n' '[interrupt]' \
+	'interrupt [unknown] (intr.bin+0x5) (0x100005) from [unknown] (intr.bin+0x1)' \
+	'  call [unknown] (intr.bin+0xd) (0x10000d) from [unknown] (intr.bin+0x5)' \
+	'  ret  to [unknown] (intr.bin+0xa) (0x10000a) from [unknown] (intr.bin+0xd)' \
+	'iret to [unknown] (intr.bin+0x1) (0x100001) from [unknown] (intr.bin+0xa)' \
+	'[disabled]' >calls.want
 cmp -s calls.out calls.want && pass decode_interrupt_calls ||
 	fail decode_interrupt_calls "$(cat calls.out)"
 
 # The timeline: the interrupt a slice of its own, the handler's call inside it.
 dec --timeline t.json >tl.out 2>&1
-if grep -q '"name":"interrupt: intr.bin+0x5","cat":"interrupt"' t.json &&
-	grep -q '"name":"intr.bin+0xd"' t.json; then
+if grep -q '"name":"interrupt: \[unknown\] (intr.bin+0x5)","cat":"interrupt"' t.json &&
+	grep -q '"name":"\[unknown\] (intr.bin+0xd)"' t.json; then
 	pass decode_interrupt_timeline
 else
 	fail decode_interrupt_timeline "$(cat tl.out t.json)"

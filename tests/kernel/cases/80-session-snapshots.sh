@@ -8,30 +8,39 @@
 reload chunk=256 period_us=2000 || exit 0
 mkfifo ctl ack
 exec 9<>ack
+gate_open # the workload lives until the case closes the gate
 /ptcollect record -a -S -m ,64K -o snap --control fifo:ctl,ack --ready ready \
-	--trigger uprobe:/trigtarget:trig_hit -j -- sleep 60 >snap.json 2>snap.err &
+	--trigger uprobe:/trigtarget:trig_hit -j -- cat gate >snap.json 2>snap.err 8>&- &
 pid=$!
 wait_file ready || { cat snap.err; fail snap_ready "no ready file in 10 s"; kill $pid; exit 0; }
 pass snap_ready
-# Before the first wrap: a signal, then the control, each a short while apart.
-sleep 0.1
+# snapshots N: the control's status counts N snapshots (within 5 s)
+snap_count() { ctl status | grep -q "\"snapshots\":$1,"; }
+snapshots() { wait_until 50 snap_count "$1"; }
+# The PMU's progress is counted in its timer's ticks (sim/stats ticks: one 256-byte chunk
+# on one CPU each; in snapshot mode sim/stats bytes stays still), never in time.
+# Before the first wrap: a signal once the PMU has written, then the control once the
+# signal's snapshot is taken and the PMU wrote again.
+t=$(stat ticks)
+wait_until 100 stat_over ticks $((t + 4))
 kill -USR2 $pid
-sleep 0.1
+snapshots 1 || fail snap_signal_taken "no snapshot after SIGUSR2: $(ctl status)"
+t=$(stat ticks)
+wait_until 100 stat_over ticks $((t + 4))
 r=$(ctl snapshot)
 [ "$r" = ack ] && pass snap_control_acked || fail snap_control_acked "reply '$r'"
-# More than a lap, then a trigger; then the control again right after it.
-sleep 1.5
-/trigtarget --no-wait 1
-n=0
-until ctl status | grep -q '"snapshots":3,'; do
-	n=$((n + 1))
-	[ $n -lt 50 ] || break
-	sleep 0.1
-done
-sleep 0.1
+# More than a lap (three laps of both CPUs' 64 KiB), then a trigger; then the control
+# again once the trigger's snapshot is taken and the PMU wrote again.
+t=$(stat ticks)
+wait_until 300 stat_over ticks $((t + 3 * 2 * 65536 / 256)) || fail snap_laps "the PMU wrote less than 3 laps in 30 s"
+/trigtarget --no-wait 1 8>&-
+snapshots 3 || fail snap_trigger_taken "no third snapshot after the trigger: $(ctl status)"
+t=$(stat ticks)
+wait_until 100 stat_over ticks $((t + 4))
 r=$(ctl snapshot)
 [ "$r" = ack ] || fail snap_control_after_trigger "reply '$r'"
 r=$(ctl stop)
+gate_close
 wait $pid
 rc=$?
 [ $rc = 0 ] || [ $rc = 143 ] || { cat snap.err; fail snap_exit "rc=$rc"; }
@@ -68,13 +77,16 @@ else
 fi
 # Per thread: the workload's one stream, snapshots on SIGUSR2 while it runs, exact too.
 /ptcollect record -q --per-thread -S -m ,64K -o pt --ready pready -- \
-	/bin/sh -c '. /lib.sh; work 60000' >/dev/null 2>pt.err &
+	/bin/sh -c 'i=0; while [ ! -e pt.stop ] && [ $i -lt 900000 ]; do i=$((i + 1)); done' \
+	>/dev/null 2>pt.err 8>&- &
 pid=$!
 wait_file pready || fail snap_per_thread "no ready file"
-for i in 1 2 3; do
-	sleep 0.3
+for i in 1 2 3; do # each once the PMU has written a quarter of the buffer more
+	t=$(stat ticks)
+	wait_until 100 stat_over ticks $((t + 16384 / 256))
 	kill -USR2 $pid
 done
+touch pt.stop
 wait $pid
 ls pt/snap-1/tid*.pt >/dev/null 2>&1 || { cat pt.err; fail snap_per_thread "no snap-1/tidN.pt"; }
 check_windows snap_per_thread pt 65536 && [ "$(snap_windows pt/manifest.json | wc -l)" -ge 4 ] \

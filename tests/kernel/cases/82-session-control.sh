@@ -7,8 +7,9 @@ reload chunk=2048 period_us=100 || exit 0
 mkfifo ctl ack
 exec 9<>ack
 s0=$(stat start)
-/ptcollect record -a -m ,256K -o load --control fifo:ctl,ack --ready ready -- sleep 60 \
-	>/dev/null 2>load.err &
+gate_open # the workload lives until the case closes the gate
+/ptcollect record -a -m ,256K -o load --control fifo:ctl,ack --ready ready -- cat gate \
+	>/dev/null 2>load.err 8>&- &
 pid=$!
 # Look as often as the shell can: the events must have started when the file is seen.
 n=0
@@ -37,8 +38,11 @@ case "$r1$r2$r3" in
 error*error*error*) pass control_garbage_refused ;;
 *) fail control_garbage_refused "replies '$r1' '$r2' '$r3'" ;;
 esac
-b=$(ctl status | sed 's/.*"bytes":"\([0-9]*\)".*/\1/')
-sleep 0.2
+status_bytes() { ctl status | sed 's/.*"bytes":"\([0-9]*\)".*/\1/'; }
+b=$(status_bytes)
+# the status's bytes grow (within 10 s), however slow the guest
+grown() { [ "$(status_bytes)" -gt "$b" ]; }
+wait_until 100 grown
 st=$(ctl status)
 b2=$(echo "$st" | sed 's/.*"bytes":"\([0-9]*\)".*/\1/')
 kill -0 $pid && [ "$b2" -gt "$b" ] && pass control_goes_on_after_garbage \
@@ -48,6 +52,7 @@ kill -0 $pid && [ "$b2" -gt "$b" ] && pass control_goes_on_after_garbage \
 	&& pass control_disable_enable || fail control_disable_enable "$(ctl status)"
 [ "$(ctl mark slow request 42)" = ack ] || fail control_mark "no ack"
 [ "$(ctl stop)" = ack ] || fail control_stop "no ack"
+gate_close
 wait $pid
 rc=$?
 [ $rc = 0 ] || [ $rc = 143 ] || { cat load.err; fail control_stop "rc=$rc"; }

@@ -8,11 +8,12 @@ mkdir -p /tmp/fa
 # now_ms: milliseconds since boot
 now_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
 
-# later SECONDS SIG COUNT: send SIG to ptcollect COUNT times after SECONDS (its time in
-# /tmp/fa/sent_at, how many went in /tmp/fa/sent). ptcollect runs in the foreground: a job
-# started with & by a script ignores SIGINT, and an ignored signal is never delivered.
+# later FILE SIG COUNT: send SIG to ptcollect COUNT times once FILE exists (within 60 s;
+# the time in /tmp/fa/sent_at, how many went in /tmp/fa/sent). ptcollect runs in the
+# foreground: a job started with & by a script ignores SIGINT, and an ignored signal is
+# never delivered.
 later() {
-	(sleep "$1"; p=$(pidof ptcollect); now_ms >/tmp/fa/sent_at; i=0
+	(wait_file "$1" 600; p=$(pidof ptcollect); now_ms >/tmp/fa/sent_at; i=0
 	 while [ $i -lt "$3" ] && kill -"$2" $p 2>/dev/null; do i=$((i + 1)); done
 	 echo $i >/tmp/fa/sent) &
 }
@@ -33,10 +34,12 @@ else
 fi
 [ -d /tmp/fa/w1 ] && check_agrees workload_ignoring_sigterm_bundle_agrees /tmp/fa/w1 &&
 	pass workload_ignoring_sigterm_bundle_agrees
-# Another signal during the grace period ends it at once.
-later 3 INT 1
+# Another signal during the grace period ends it at once: sent once the workload has been
+# sent SIGTERM (it says so in a file, and goes on).
+rm -f /tmp/fa/termed
+later /tmp/fa/termed INT 1
 timeout -s KILL 60 /ptcollect record -q --duration 1 -o /tmp/fa/w2 -- \
-	/bin/sh -c 'trap "" TERM INT; . /lib.sh; work 100000000' 2>/tmp/fa/w.err
+	/bin/sh -c 'trap "touch /tmp/fa/termed" TERM; trap "" INT; . /lib.sh; work 100000000' 2>/tmp/fa/w.err
 rc=$?
 took=$(($(now_ms) - $(cat /tmp/fa/sent_at)))
 why=$(manifest_str /tmp/fa/w2/manifest.json stop_reason)
@@ -70,12 +73,18 @@ umount /tmp/small
 reload chunk=512 period_us=1000 pattern=1 || exit 0
 
 # ---- SIGKILL of ptcollect: while opening, while recording, after a manifest update ----
-for at in 0.05 0.6 6; do
-	n=kill9_after_$(echo $at | tr . _)s
-	rm -rf /tmp/fa/k
-	/ptcollect record -q -a --duration 30 -o /tmp/fa/k 2>/dev/null &
+# at once; once tracing is live (the ready file); once a checkpoint (every 5 s) has put
+# bytes in the manifest
+checkpointed() { [ "$(json_sum /tmp/fa/k/manifest.json bytes 2>/dev/null)" -gt 0 ]; }
+for at in start ready checkpoint; do
+	n=kill9_at_$at
+	rm -rf /tmp/fa/k /tmp/fa/k.ready
+	/ptcollect record -q -a --duration 60 -o /tmp/fa/k --ready /tmp/fa/k.ready 2>/dev/null &
 	rec=$!
-	sleep $at
+	case $at in
+	ready) wait_file /tmp/fa/k.ready 300 || fail "${n}_ready" "no ready file in 30 s" ;;
+	checkpoint) wait_until 450 checkpointed || fail "${n}_checkpoint" "no manifest with bytes in 45 s" ;;
+	esac
 	kill -KILL $rec
 	wait $rec 2>/dev/null
 	if [ ! -f /tmp/fa/k/manifest.json ]; then
@@ -97,8 +106,9 @@ reload
 # ---- 8: bursts of SIGINT, SIGTERM and SIGHUP during a recording and its final drain ----
 for sig in INT TERM HUP; do
 	case $sig in INT) name=Interrupt ;; TERM) name=Terminated ;; HUP) name=Hangup ;; esac
-	later 1 $sig 40
-	timeout -s KILL 60 /ptcollect record -q -a --duration 20 -o /tmp/fa/s$sig 2>/tmp/fa/s.err
+	rm -f /tmp/fa/s.ready
+	later /tmp/fa/s.ready $sig 40
+	timeout -s KILL 60 /ptcollect record -q -a --duration 20 -o /tmp/fa/s$sig --ready /tmp/fa/s.ready 2>/tmp/fa/s.err
 	rc=$?
 	why=$(manifest_str /tmp/fa/s$sig/manifest.json stop_reason)
 	[ $rc = 0 ] && [ "$why" = "$name" ] && grep -q '"complete": true' /tmp/fa/s$sig/manifest.json &&

@@ -8,13 +8,16 @@ cd /tmp || exit 1
 mkdir -p /tmp/fa
 
 # ---- the target is killed while traced ----
-/threads sleep 2 30 >/tmp/fa/t.out &
+# the target lives until killed (or the gate closes); killed once tracing is live
+gate_open
+/threads sleep 2 stdin <gate >/tmp/fa/t.out 8>&- &
 pid=$!
-sleep 0.5
-/ptcollect record -q -p $pid -o /tmp/fa/t1 2>/tmp/fa/t.err &
+wait_ready /tmp/fa/t.out
+/ptcollect record -q -p $pid -o /tmp/fa/t1 --ready /tmp/fa/t1.ready 2>/tmp/fa/t.err 8>&- &
 rec=$!
-sleep 1
+wait_file /tmp/fa/t1.ready 300 || fail target_killed_ready "no ready file in 30 s: $(cat /tmp/fa/t.err)"
 kill -KILL $pid
+gate_close
 wait $rec
 rc=$?
 [ $rc = 0 ] && [ "$(manifest_str /tmp/fa/t1/manifest.json stop_reason)" = "every traced thread exited" ] &&
@@ -54,23 +57,30 @@ done
 [ $ok = 5 ] && pass target_exiting_at_once_is_handled || fail target_exiting_at_once_is_handled "${why#; }"
 
 # ---- thread churn while attached; the data ring overflows while ptcollect is stopped ----
-/threads churn 16 5 >/tmp/fa/c.out &
+gate_open # the churn goes on until the gate closes
+/threads churn 16 stdin <gate >/tmp/fa/c.out 8>&- &
 pid=$!
 wait_ready /tmp/fa/c.out
-/ptcollect record -q -p $pid -m 4K -o /tmp/fa/c1 2>/tmp/fa/c.err &
+/ptcollect record -q -p $pid -m 4K -o /tmp/fa/c1 --ready /tmp/fa/c1.ready 2>/tmp/fa/c.err 8>&- &
 rec=$!
-sleep 1.5
-# Stopped, it drains nothing: the one-page data ring overflows (PERF_RECORD_LOST).
+wait_file /tmp/fa/c1.ready 300 || fail churn_ready "no ready file in 30 s: $(cat /tmp/fa/c.err)"
+# Stopped, it drains nothing: the one-page data ring overflows (PERF_RECORD_LOST) while
+# 400 new threads start tracing (each writes an ITRACE_START, more than 40 bytes, to the
+# target's ring): 25 rounds of 16, which the target counts ("round" after each).
+rounds() { grep -c '^round$' /tmp/fa/c.out; }
+rounds_over() { [ "$(rounds)" -gt "$1" ]; }
 kill -STOP $rec
-sleep 1
+r0=$(rounds)
+wait_until 600 rounds_over $((r0 + 25)) || fail churn_threads "$(($(rounds) - r0)) rounds of 16 threads in 60 s"
 kill -CONT $rec
+gate_close
 wait $rec
 rc=$?
 wait $pid
 lost=$(manifest_streams /tmp/fa/c1/manifest.json | awk '{ s += $6 } END { print s + 0 }')
 [ $rc = 0 ] && pass churn_while_attached || fail churn_while_attached "exit $rc: $(cat /tmp/fa/c.err)"
 [ "$lost" -gt 0 ] && pass data_ring_overflow_counts_lost ||
-	fail data_ring_overflow_counts_lost "no LOST record after 1 s stopped with a one-page data ring"
+	fail data_ring_overflow_counts_lost "no LOST record after 400 thread starts stopped with a one-page data ring"
 check_agrees churn_and_lost_bundle_agrees /tmp/fa/c1 && pass churn_and_lost_bundle_agrees
 check_bundle churn_and_lost_bytes_exact /tmp/fa/c1 && pass churn_and_lost_bytes_exact
 

@@ -7,16 +7,16 @@ set_param pattern 1
 perf record -S -m,64K -e intel_pt//u -o snap.data -- \
 	sh -c 'touch started; while [ ! -e stop ]; do :; done' >snap.log 2>&1 &
 pid=$!
-n=0
-while [ ! -e started ] && [ $n -lt 300 ]; do # perf's events are set up once the workload runs
-	n=$((n + 1))
-	sleep 0.1
-done
-sleep 0.5
+# perf's events are set up once the workload runs
+wait_file started 300 || fail perf_snapshot_started "the workload never started: $(cat snap.log)"
+# two laps of the 64 KiB buffer (by the PMU's timer ticks, one 512-byte chunk each; in
+# snapshot mode sim/stats bytes stays still) before each snapshot, and after the last
+lap() { t=$(stat ticks); wait_until 300 stat_over ticks $((t + 2 * 65536 / 512)); }
+lap
 kill -USR2 "$pid"
-sleep 0.5
+lap
 kill -USR2 "$pid"
-sleep 0.5
+lap
 touch stop
 if ! wait "$pid"; then
 	cat snap.log
