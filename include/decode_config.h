@@ -78,6 +78,8 @@ struct decode_config {
 	uint64_t chunk_size;	/* bytes per parallel chunk; 0: picked from the size and jobs */
 	uint64_t stall_limit;	/* instructions without reading trace: an error (0: 4M) */
 	const struct report_config *report;	/* DECODE_REPORT's settings (not owned) */
+	/* Every mode through libipt's instruction decoder, as before the block decoder (tests). */
+	bool insn_path;
 };
 
 struct decode_stats {

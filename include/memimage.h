@@ -93,6 +93,12 @@ void image_store_free(struct image_store *s);
 struct pt_image *image_base(struct image_store *s);
 
 /*
+ * Up to @n bytes of code at @ip from the section @isid (a pt_insn's or pt_block's): the
+ * number read, or a negative libipt error code (no such section, @ip outside it).
+ */
+int image_read(struct image_store *s, int isid, uint64_t ip, uint8_t *buf, size_t n);
+
+/*
  * Add an ELF file's PT_LOAD segments to @img (NULL: the base image), as ptxed's
  * --elf FILE[:BASE] does: at their addresses, or moved so that the lowest
  * starts at @base when @has_base. Returns the number of sections added, or a

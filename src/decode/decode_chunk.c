@@ -4,6 +4,7 @@
  * decodes: events, instructions, errors at their offset and a resync at the
  * next PSB. What it finds goes to the run's renderers (render.h) as records.
  */
+#include <capstone/capstone.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -34,6 +35,10 @@
  * jumps) runs this long without a branch to report, and it would run for ever.
  */
 #define STALL_LIMIT (1u << 22)
+/* Instructions the block path keeps (size, bytes, class): 2^SHAPE_BITS, 40 bytes each. */
+#define SHAPE_BITS 13
+/* Names of call and return addresses kept: 2^NAMES_BITS of 128 bytes. */
+#define NAMES_BITS 11
 /* Trace bytes behind the decoder kept mapped (libipt never reads back further). */
 #define KEEP_BEHIND (256u << 10)
 
@@ -57,10 +62,29 @@ struct last {
 	uint64_t tsc;
 };
 
+struct shapes;
+
+/* A name symbolize() keeps (a longer one is looked up each time). */
+struct symname {
+	uint64_t ip;
+	int isid;		/* 0: empty */
+	uint32_t pid;
+	uint16_t len;
+	char name[110];
+};
+
 struct dec {
 	struct decode_chunk *c;
 	const struct decode_config *cfg;
-	struct pt_insn_decoder *d;
+	struct pt_insn_decoder *d;	/* the instruction decoder (--insn), */
+	struct pt_block_decoder *bd;	/* or the block decoder (the other modes) */
+	struct shapes *shapes;		/* the block path's instruction cache */
+	struct symname *names;		/* symbolize()'s, 2^NAMES_BITS */
+	csh cs[3];			/* capstone for it, by mode (16, 32, 64), opened on need */
+	/* The block path: the time the instruction decoder would have (see blk_time). */
+	bool use_blk_time, blk_have_time;
+	uint64_t blk_tsc;
+	uint64_t flow_ip;		/* the last instruction's IP in this flow (errors) */
 	struct image_store *img;
 	struct dsb *sb;
 	struct disasm *dis;
@@ -110,7 +134,10 @@ static uint64_t offset_now(const struct dec *x)
 {
 	uint64_t off = 0;
 
-	pt_insn_get_offset(x->d, &off);
+	if (x->bd)
+		pt_blk_get_offset(x->bd, &off);
+	else
+		pt_insn_get_offset(x->d, &off);
 	return off;
 }
 
@@ -198,7 +225,15 @@ static void update_time(struct dec *x)
 	uint32_t lost_mtc, lost_cyc;
 	uint64_t tsc;
 
-	if (pt_insn_time(x->d, &tsc, &lost_mtc, &lost_cyc) >= 0) {
+	if (x->use_blk_time) {
+		if (x->blk_have_time) {
+			x->tsc = x->blk_tsc;
+			x->have_time = true;
+		}
+		return;
+	}
+	if ((x->bd ? pt_blk_time(x->bd, &tsc, &lost_mtc, &lost_cyc) :
+		     pt_insn_time(x->d, &tsc, &lost_mtc, &lost_cyc)) >= 0) {
 		x->tsc = tsc;
 		x->have_time = true;
 	}
@@ -280,6 +315,42 @@ static bool flow_how(enum pt_insn_class ic, const char *kind, enum rrec_kind *rk
 }
 
 /*
+ * "symbol+0xoff" of @ip in section @isid for process @pid (image_symbolize_pid()), kept by
+ * process, section and address: calls and returns name the same few addresses over and
+ * over. A section's file and its symbols do not change, so no image change invalidates an
+ * entry; code outside any section (JIT code, named by the process's perf map) is looked up
+ * each time.
+ */
+static void symbolize(struct dec *x, uint32_t pid, int isid, uint64_t ip, char *buf,
+		      size_t len)
+{
+	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)pid << 20) * 0x9e3779b97f4a7c15ull;
+	struct symname *e;
+	size_t n;
+
+	if (!x->names && isid > 0)
+		x->names = calloc(1u << NAMES_BITS, sizeof(*x->names));
+	if (!x->names || isid <= 0) {
+		image_symbolize_pid(x->img, pid, isid, ip, buf, len);
+		return;
+	}
+	e = &x->names[h >> (64 - NAMES_BITS)];
+	if (e->isid == isid && e->ip == ip && e->pid == pid && e->len < len) {
+		memcpy(buf, e->name, e->len + 1u);
+		return;
+	}
+	image_symbolize_pid(x->img, pid, isid, ip, buf, len);
+	n = strnlen(buf, len);
+	if (n < sizeof(e->name)) {
+		e->ip = ip;
+		e->isid = isid;
+		e->pid = pid;
+		e->len = (uint16_t)n;
+		memcpy(e->name, buf, n + 1);
+	}
+}
+
+/*
  * A CALL or RETURN record (a frame opens or closes) from -> to, at the time of the
  * instruction @at (the call or return: libipt's time for it, as ptxed --time prints it),
  * NULL: now (the decoder's last event).
@@ -303,10 +374,9 @@ static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64
 	}
 	if (x->flags & RENDER_NAMES) {
 		if (from)
-			image_symbolize_pid(x->img, pid, from_isid, from, from_name,
-					    sizeof(from_name));
+			symbolize(x, pid, from_isid, from, from_name, sizeof(from_name));
 		if (to)
-			image_symbolize_pid(x->img, pid, to_isid, to, to_name, sizeof(to_name));
+			symbolize(x, pid, to_isid, to, to_name, sizeof(to_name));
 	}
 	rec_init(x, &r, rk);
 	if (at && at->have_time) {
@@ -784,7 +854,8 @@ static void on_event(struct dec *x, const struct pt_event *ev)
 	x->event_tsc = ev->tsc;
 	if (x->sb) {
 		dsb_event(x->sb, ev, &image);
-		if (image && pt_insn_set_image(x->d, image) < 0)
+		if (image && (x->bd ? pt_blk_set_image(x->bd, image) :
+				  pt_insn_set_image(x->d, image)) < 0)
 			add_diag(x, DECODE_DIAG_SB_ERROR, x->cfg->streams[x->c->stream].name,
 				 file_offset(x, offset_now(x)), false, 0,
 				 "cannot switch the decoder's memory image");
@@ -948,7 +1019,8 @@ static int drain_events(struct dec *x, int status)
 		struct pt_event ev;
 
 		note_offset(x);
-		status = pt_insn_event(x->d, &ev, sizeof(ev));
+		status = x->bd ? pt_blk_event(x->bd, &ev, sizeof(ev)) :
+				 pt_insn_event(x->d, &ev, sizeof(ev));
 		if (status >= 0)
 			on_event(x, &ev);
 	}
@@ -1005,11 +1077,522 @@ static int flow_once(struct dec *x, int status, struct pt_insn *inp)
 	return status;
 }
 
+/* ---- the block decoder: every mode that does not print instructions ---- */
+
+/*
+ * libipt's blocks say where they start and end and how many instructions they hold, the
+ * last one's class only sometimes, its size and bytes never. With end_on_call and
+ * end_on_jump, every instruction of a block but the last is not a branch, so a block is
+ * what the instruction decoder would have given one by one: its first and last
+ * instructions are handled as on_insn() handles them, those between in one step. What
+ * the last instruction is (size, bytes, class) comes from its section (image_read()) and
+ * capstone, kept by section, address and mode: a section's bytes do not change, so the
+ * cache needs no invalidation when the image changes (a new MMAP, another process).
+ */
+struct shape {
+	uint64_t ip;
+	int isid;
+	uint8_t mode, size, iclass, valid;
+	uint8_t raw[pt_max_insn_size];
+};
+
+struct shapes {
+	struct shape e[1u << SHAPE_BITS];
+};
+
+static size_t shape_slot(uint64_t ip, int isid, int mode)
+{
+	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)mode << 62) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> (64 - SHAPE_BITS));
+}
+
+static int cs_index(enum pt_exec_mode mode)
+{
+	return mode == ptem_16bit ? 0 : mode == ptem_32bit ? 1 : 2;
+}
+
+/* libipt's class of an instruction capstone decoded (pt_ild.c's table, by capstone's ids). */
+static enum pt_insn_class cs_class(unsigned int id)
+{
+	switch (id) {
+	case X86_INS_CALL: return ptic_call;
+	case X86_INS_RET: return ptic_return;
+	case X86_INS_JMP: return ptic_jump;
+	case X86_INS_JAE: case X86_INS_JA: case X86_INS_JBE: case X86_INS_JB:
+	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JE: case X86_INS_JGE:
+	case X86_INS_JG: case X86_INS_JLE: case X86_INS_JL: case X86_INS_JNE:
+	case X86_INS_JNO: case X86_INS_JNP: case X86_INS_JNS: case X86_INS_JO:
+	case X86_INS_JP: case X86_INS_JRCXZ: case X86_INS_JS:
+	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
+		return ptic_cond_jump;
+	case X86_INS_LCALL: case X86_INS_INT: case X86_INS_INT1: case X86_INS_INT3:
+	case X86_INS_INTO: case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_VMCALL:
+		return ptic_far_call;
+	case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETD:
+	case X86_INS_IRETQ: case X86_INS_SYSEXIT: case X86_INS_SYSRET:
+	case X86_INS_VMLAUNCH: case X86_INS_VMRESUME:
+		return ptic_far_return;
+	case X86_INS_LJMP: return ptic_far_jump;
+	default: return ptic_other;
+	}
+}
+
+/* The instruction at @ip of section @isid, or NULL when it cannot be read. */
+static const struct shape *shape_of(struct dec *x, int isid, uint64_t ip, enum pt_exec_mode mode)
+{
+	struct shape *s = &x->shapes->e[shape_slot(ip, isid, mode)];
+	int m = cs_index(mode), n;
+	uint8_t raw[pt_max_insn_size];
+	const uint8_t *code = raw;
+	uint64_t addr = ip;
+	size_t len;
+	cs_insn *ci;
+
+	if (s->valid && s->ip == ip && s->isid == isid && s->mode == mode)
+		return s;
+	n = image_read(x->img, isid, ip, raw, sizeof(raw));
+	if (n <= 0)
+		return NULL;
+	if (!x->cs[m]) {
+		static const cs_mode modes[3] = { CS_MODE_16, CS_MODE_32, CS_MODE_64 };
+
+		if (cs_open(CS_ARCH_X86, modes[m], &x->cs[m]) != CS_ERR_OK) {
+			x->cs[m] = 0;
+			return NULL;
+		}
+	}
+	len = (size_t)n;
+	ci = cs_malloc(x->cs[m]);
+	if (!ci)
+		return NULL;
+	if (!cs_disasm_iter(x->cs[m], &code, &len, &addr, ci)) {
+		cs_free(ci, 1);
+		return NULL;
+	}
+	memset(s, 0, sizeof(*s));
+	s->ip = ip;
+	s->isid = isid;
+	s->mode = (uint8_t)mode;
+	s->size = (uint8_t)ci->size;
+	s->iclass = (uint8_t)cs_class(ci->id);
+	memcpy(s->raw, raw, s->size);
+	s->valid = 1;
+	cs_free(ci, 1);
+	return s;
+}
+
+/*
+ * A block's class that does not say which branch ended it: none (libipt's block cache), or
+ * libipt 2.1's ptic_indirect (an indirect jump or any far transfer, from the same cache).
+ */
+static bool unclassed(enum pt_insn_class ic)
+{
+#if PTC_LIBIPT >= 0x201
+	if (ic == ptic_indirect)
+		return true;
+#endif
+	return ic == ptic_error;
+}
+
+/* The last instruction of @b as a pt_insn (its size and bytes as far as known). */
+static void block_last(struct dec *x, const struct pt_block *b, struct pt_insn *in)
+{
+	const struct shape *s;
+
+	memset(in, 0, sizeof(*in));
+	in->ip = b->end_ip;
+	in->isid = b->isid;
+	in->mode = b->mode;
+	in->iclass = b->iclass;
+	if (b->truncated) {
+		in->size = b->size;
+		memcpy(in->raw, b->raw, sizeof(in->raw));
+		if (unclassed(in->iclass)) {
+			cs_insn *ci;
+			const uint8_t *code = in->raw;
+			size_t len = in->size;
+			uint64_t addr = in->ip;
+			int m = cs_index(b->mode);
+
+			in->iclass = ptic_other;
+			if (x->cs[m] || cs_open(CS_ARCH_X86, m == 0 ? CS_MODE_16 : m == 1 ?
+						CS_MODE_32 : CS_MODE_64, &x->cs[m]) == CS_ERR_OK) {
+				ci = cs_malloc(x->cs[m]);
+				if (ci && cs_disasm_iter(x->cs[m], &code, &len, &addr, ci))
+					in->iclass = cs_class(ci->id);
+				if (ci)
+					cs_free(ci, 1);
+			}
+		}
+		return;
+	}
+	s = shape_of(x, b->isid, b->end_ip, b->mode);
+	if (!s) {
+		if (unclassed(in->iclass))
+			in->iclass = ptic_other;
+		return;
+	}
+	in->size = s->size;
+	memcpy(in->raw, s->raw, s->size);
+	if (unclassed(in->iclass))
+		in->iclass = (enum pt_insn_class)s->iclass;
+}
+
+/* An offset not asked of the decoder (flow_blk()). */
+#define OFF_UNKNOWN UINT64_MAX
+
+/* The last instruction of @b, as flow() keeps it (struct last). */
+static void block_last_lite(struct dec *x, const struct pt_block *b, struct last *l)
+{
+	l->ip = b->end_ip;
+	l->isid = b->isid;
+	l->iclass = b->iclass;
+	l->size = 0;
+	memset(l->b, 0, sizeof(l->b));
+	/* Its size says whether a conditional branch was taken; its bytes name far ones. */
+	if (l->iclass == ptic_call || l->iclass == ptic_return || l->iclass == ptic_jump ||
+	    l->iclass == ptic_other)
+		return;
+	if (!b->truncated && !unclassed(l->iclass)) {
+		struct shape *s = &x->shapes->e[shape_slot(b->end_ip, b->isid, b->mode)];
+
+		if (s->valid && s->ip == b->end_ip && s->isid == b->isid && s->mode == b->mode) {
+			l->size = s->size;
+			memcpy(l->b, s->raw, sizeof(l->b));
+			return;
+		}
+	}
+	{
+		struct pt_insn in;
+
+		block_last(x, b, &in);
+		l->iclass = in.iclass;
+		l->size = in.size;
+		memcpy(l->b, in.raw, sizeof(l->b));
+	}
+}
+
+/* One instruction, as on_insn() takes it, with the offset the instruction decoder has. */
+static inline void blk_step(struct dec *x, const struct last *in, bool ok, uint64_t off)
+{
+	struct decode_chunk *c = x->c;
+
+	if (!c->last && c->have_next_ip) {
+		if (in->ip == c->next_ip) {
+			resolve_next(x, in->ip, in->isid);
+			set_mark(x);
+			x->mark.offset = off;
+		} else if (x->mark.valid && ok &&
+			   (in->iclass == ptic_cond_jump || in->iclass == ptic_return ||
+			    off != x->mark.offset)) {
+			x->mark.valid = false;
+		}
+	}
+	if (x->pend.valid)
+		flush_pending(x, in->ip == x->pend.to ? in->isid : 0);
+	if (x->have_prev)
+		resolve_next(x, in->ip, in->isid);
+	c->stats.insns++;
+	switch (in->iclass) {
+	case ptic_cond_jump: c->stats.cond++; break;
+	case ptic_call: c->stats.calls++; break;
+	case ptic_return: c->stats.returns++; break;
+	case ptic_far_call: case ptic_far_return: case ptic_far_jump: c->stats.far++; break;
+	default: break;
+	}
+	x->prev = *in;
+	x->prev.have_time = x->have_time;
+	x->prev.tsc = x->tsc;
+	x->have_prev = true;
+	x->flow_ip = in->ip;
+}
+
+/*
+ * Where the instruction @s at @ip of a block goes next within the block: past it, or to
+ * its target when it is a direct call or jump, which libipt follows inside a block when
+ * the block ends at an event's instruction count (TRIG's, libipt 2.2) rather than at a
+ * branch.
+ */
+static uint64_t shape_next(const struct shape *s, uint64_t ip, enum pt_exec_mode mode)
+{
+	if (s->iclass == ptic_call || s->iclass == ptic_jump) {
+		struct pt_insn in;
+		uint64_t to;
+
+		memset(&in, 0, sizeof(in));
+		in.ip = ip;
+		in.mode = mode;
+		in.size = s->size;
+		memcpy(in.raw, s->raw, s->size);
+		if (direct_target(&in, &to))
+			return to;
+	}
+	return ip + s->size;
+}
+
+/* The IP of instruction @k of @b (decoding the ones before it), or false. */
+static bool block_ip(struct dec *x, const struct pt_block *b, unsigned k, uint64_t *ip)
+{
+	uint64_t at = b->ip;
+
+	if (k + 1u == b->ninsn) {
+		*ip = b->end_ip;
+		return true;
+	}
+	for (unsigned i = 0; i < k; i++) {
+		const struct shape *s = shape_of(x, b->isid, at, b->mode);
+
+		if (!s || !s->size)
+			return false;
+		at = shape_next(s, at, b->mode);
+	}
+	*ip = at;
+	return true;
+}
+
+/*
+ * The stall check of flow() at each STALL_CHECK-th instruction decoded without error, over
+ * @cnt of a block's @n, of which the last reads trace (@off_last) and the others do not
+ * (@off_mid). Returns the index of the one that stalls, or -1.
+ */
+static long blk_stall(struct dec *x, unsigned cnt, unsigned n, uint64_t off_mid,
+		      uint64_t off_last)
+{
+	uint64_t limit = x->cfg->stall_limit ? x->cfg->stall_limit : STALL_LIMIT;
+	unsigned k = STALL_CHECK - 1 - x->since_check;
+
+	for (; k < cnt; k += STALL_CHECK) {
+		uint64_t off = k + 1 == n ? off_last : off_mid;
+
+		if (off != x->stall_off) {
+			x->stall_off = off;
+			x->stall_insns = 0;
+			continue;
+		}
+		x->stall_insns += STALL_CHECK;
+		if (x->stall_insns >= limit) {
+			x->since_check = 0;
+			return (long)k;
+		}
+	}
+	x->since_check = (x->since_check + cnt) % STALL_CHECK;
+	return -1;
+}
+
+/*
+ * The instructions of a block, from @b (@err: how pt_blk_next() ended, @off0: the offset
+ * before it, @had_time and @tsc0 the time). Returns false when the decoder stalled (an
+ * error reported).
+ */
+static bool on_block(struct dec *x, const struct pt_block *b, int err, uint64_t off0,
+		     bool had_time, uint64_t tsc0)
+{
+	/*
+	 * A block that ends where an event is pending may end at the event's instruction
+	 * count instead of at a branch: direct calls and jumps inside it (libipt 2.2's TRIG).
+	 */
+	bool walk = err >= 0 && (err & pts_event_pending) && b->ninsn > 1;
+	struct decode_chunk *c = x->c;
+	unsigned n = b->ninsn, m = n, mid, cnt;
+	bool last_ok = err >= 0 || err == -pte_nomap || err == -pte_bad_insn;
+	bool seam = !c->last && c->have_next_ip;
+	uint64_t off1 = 0, ip;
+	struct last first, last;
+	long stop = -1;
+
+	if (!n)
+		return true;
+	block_last_lite(x, b, &last);
+	/* flow() checks for a stall after each instruction decoded without error. */
+	cnt = last_ok ? n : n - 1;
+	if (seam || x->since_check + cnt >= STALL_CHECK)
+		off1 = offset_now(x);
+	if (x->since_check + cnt >= STALL_CHECK)
+		stop = blk_stall(x, cnt, n, off0 == OFF_UNKNOWN ? off1 : off0, off1);
+	else
+		x->since_check += cnt;
+	if (stop >= 0)
+		m = (unsigned)stop + 1;
+	/*
+	 * The time at the first instruction: the instruction decoder reads the trace of the
+	 * first instruction with it; of the block's branch, only when that is the first.
+	 */
+	if (x->flags & RENDER_TIME) {
+		x->use_blk_time = true;
+		x->blk_have_time = had_time;
+		x->blk_tsc = tsc0;
+		if (n == 1) {
+			uint32_t lm, lc;
+			uint64_t t;
+
+			x->blk_have_time = pt_blk_time(x->bd, &t, &lm, &lc) >= 0;
+			x->blk_tsc = t;
+		}
+	}
+	first.ip = b->ip;
+	first.isid = b->isid;
+	first.iclass = ptic_other;
+	first.size = 0;
+	memset(first.b, 0, sizeof(first.b));
+	if (walk || (seam && c->next_ip > b->ip && c->next_ip < b->end_ip)) {
+		/* The next chunk starts inside, or branches may: one instruction at a time. */
+		for (unsigned k = 0; k < m; k++) {
+			const struct shape *s = NULL;
+
+			if (k + 1 == n) {
+				blk_step(x, &last, last_ok, off1);
+				break;
+			}
+			s = shape_of(x, b->isid, first.ip, b->mode);
+			if (s) {
+				first.iclass = (enum pt_insn_class)s->iclass;
+				first.size = s->size;
+				memcpy(first.b, s->raw, sizeof(first.b));
+			}
+			blk_step(x, &first, true, off0);
+			x->use_blk_time = false;
+			if (!s || !s->size)
+				break;	/* cannot happen: libipt decoded it */
+			first.ip = shape_next(s, first.ip, b->mode);
+		}
+	} else {
+		blk_step(x, n == 1 ? &last : &first, n > 1 || last_ok, n == 1 ? off1 : off0);
+		x->use_blk_time = false;
+		mid = m > 1 ? m - 2 : 0;
+		if (mid) {
+			/* Not branches, no trace read: counted, and the seam's mark checked. */
+			if (seam && x->mark.valid && off0 != x->mark.offset)
+				x->mark.valid = false;
+			c->stats.insns += mid;
+		}
+		if (m > 1) {
+			if (m == n) {
+				blk_step(x, &last, last_ok, off1);
+			} else {
+				first.ip = block_ip(x, b, m - 1, &ip) ? ip : 0;
+				blk_step(x, &first, true, off0);
+			}
+		}
+	}
+	x->use_blk_time = false;
+	if (c->out.len > FLUSH_AT || c->tl.len > FLUSH_AT)
+		maybe_flush(x);
+	x->progress_count += m;
+	if (x->progress_count >= PROGRESS_EVERY) {
+		x->progress_count = PROGRESS_EVERY - 1;
+		progress(x);
+	}
+	if (stop >= 0) {
+		char msg[160];
+
+		snprintf(msg, sizeof(msg), "error: %" PRIu64 " instructions without "
+			 "reading trace: a jump to itself?", x->stall_insns);
+		error_at(x, msg, x->prev.ip);
+		x->stall_insns = 0;
+		return false;
+	}
+	return true;
+}
+
+/* The instruction that stalled (on_block()), as flow_once() leaves it in @inp. */
+static int stalled_blk(struct dec *x, struct pt_insn *inp)
+{
+	memset(inp, 0, sizeof(*inp));
+	inp->ip = x->prev.ip;
+	inp->isid = x->prev.isid;
+	inp->iclass = ptic_error;
+	return -pte_internal;
+}
+
+/* flow_once() with blocks: @inp says where an error was, as flow_once()'s. */
+static int flow_blk_once(struct dec *x, int status, struct pt_insn *inp)
+{
+	/* The block being decoded, and the last one with instructions (errors at events). */
+	struct pt_block bb[2], *b = &bb[0], *lastb = NULL;
+	uint64_t off0;
+
+	x->flow_ip = 0;
+	for (;;) {
+		uint32_t lm, lc;
+		uint64_t tsc0 = 0;
+		bool had_time;
+
+		if (status & (pts_event_pending | pts_eos)) {
+			status = drain_events(x, status);
+			if (status < 0)
+				break;
+			if ((status & pts_eos) && x->c->last) {
+				if (!(status & pts_ip_suppressed) && wants(x, RREC_EOT)) {
+					struct rrec r;
+
+					rec_init(x, &r, RREC_EOT);
+					emit(x, &r);
+				}
+				return -pte_eos;
+			}
+		}
+		note_offset(x);
+		/*
+		 * The offset before the block is what the instruction decoder had at each of
+		 * its instructions but the last: for the seam's mark and the stall check near
+		 * its next instruction count (past that, a long block's is the offset after).
+		 */
+		off0 = OFF_UNKNOWN;
+		if ((!x->c->last && x->c->have_next_ip) || x->since_check + 1024 >= STALL_CHECK)
+			off0 = offset_now(x);
+		had_time = (x->flags & RENDER_TIME) && pt_blk_time(x->bd, &tsc0, &lm, &lc) >= 0;
+		status = pt_blk_next(x->bd, b, sizeof(*b));
+		if (status < 0) {
+			struct pt_insn in;
+
+			if (!on_block(x, b, status, off0, had_time, tsc0))
+				return stalled_blk(x, inp);
+			memset(&in, 0, sizeof(in));
+			if (status == -pte_nomap || status == -pte_bad_insn) {
+				/* Where the next instruction could not be read. */
+				in.iclass = ptic_error;
+				in.ip = b->ip;
+				if (b->ninsn) {
+					block_last(x, b, &in);
+					in.ip = error_ip(&in, 0);
+					in.iclass = ptic_error;
+				}
+			} else if (b->ninsn) {
+				block_last(x, b, &in);
+			} else {
+				in.iclass = ptic_error;
+				in.ip = x->flow_ip;
+			}
+			*inp = in;
+			if (status == -pte_eos)
+				return status;
+			on_error(x, "error", status, &in);
+			return status;
+		}
+		if (!on_block(x, b, status, off0, had_time, tsc0))
+			return stalled_blk(x, inp);
+		if (b->ninsn) {
+			lastb = b;
+			b = b == &bb[0] ? &bb[1] : &bb[0];
+		}
+	}
+	/* An event's error: at the last instruction, as the instruction decoder has it. */
+	memset(inp, 0, sizeof(*inp));
+	inp->iclass = ptic_error;
+	if (lastb)
+		block_last(x, lastb, inp);
+	if (status == -pte_eos)
+		return status;
+	on_error(x, "error", status, inp);
+	return status;
+}
+
 #if PTC_LIBIPT >= 0x202
 /*
- * --resync-on-error: libipt 2.2's pt_insn_resync() instead of a search for the next PSB,
- * as ptxed does it: events it meets on the way are reported, and "[disabled]" where it
- * resumes with tracing off.
+ * --resync-on-error: libipt 2.2's pt_insn_resync() (pt_blk_resync() on the block path)
+ * instead of a search for the next PSB, as ptxed does it: events it meets on the way are
+ * reported, and "[disabled]" where it resumes with tracing off.
  */
 static int resync(struct dec *x)
 {
@@ -1019,12 +1602,13 @@ static int resync(struct dec *x)
 		struct pt_event ev;
 
 		note_offset(x);
-		status = pt_insn_resync(x->d);
+		status = x->bd ? pt_blk_resync(x->bd) : pt_insn_resync(x->d);
 		if (status >= 0)
 			break;
 		if (status != -pte_event_ignored)
 			return status;
-		status = pt_insn_event(x->d, &ev, sizeof(ev));
+		status = x->bd ? pt_blk_event(x->bd, &ev, sizeof(ev)) :
+				 pt_insn_event(x->d, &ev, sizeof(ev));
 		if (status < 0)
 			return status;
 		on_event(x, &ev);
@@ -1052,7 +1636,7 @@ static int flow(struct dec *x, int status)
 	memset(&in, 0, sizeof(in));
 	in.iclass = ptic_error;
 	for (;;) {
-		status = flow_once(x, status, &in);
+		status = x->bd ? flow_blk_once(x, status, &in) : flow_once(x, status, &in);
 #if PTC_LIBIPT >= 0x202
 		if (status == -pte_eos || !x->cfg->resync_on_error)
 			return status;
@@ -1089,7 +1673,7 @@ static int sync_forward(struct dec *x, uint64_t off)
 	size_t at = from, found = len, dropped = (size_t)x->dropped;
 
 	if (!x->c->mapped || from >= len)
-		return pt_insn_sync_forward(x->d);
+		return x->bd ? pt_blk_sync_forward(x->bd) : pt_insn_sync_forward(x->d);
 	while (at < len) {
 		size_t n = len - at < PSB_STEP + 15 ? len - at : PSB_STEP + 15;
 		uint64_t data = file_next_data(x->c->fd, file_offset(x, at));
@@ -1114,8 +1698,10 @@ static int sync_forward(struct dec *x, uint64_t off)
 	}
 	x->dropped = dropped;
 	if (found - from <= 2 * PSB_STEP)
-		return pt_insn_sync_forward(x->d);
-	return found < len ? pt_insn_sync_set(x->d, found) : -pte_eos;
+		return x->bd ? pt_blk_sync_forward(x->bd) : pt_insn_sync_forward(x->d);
+	if (found >= len)
+		return -pte_eos;
+	return x->bd ? pt_blk_sync_set(x->bd, found) : pt_insn_sync_set(x->d, found);
 }
 
 static void run(struct dec *x)
@@ -1273,6 +1859,30 @@ static int setup(struct dec *x, struct error *e)
 		for (size_t i = 0; i < x->nr_rend; i++)
 			x->rend[i].dis = x->dis;
 	}
+	if (!x->insn_rend && !cfg->insn_path) {
+		/*
+		 * Each block ends at its one branch: the instructions before it are not branches.
+		 * The block decoder's flags are not laid out as the instruction decoder's.
+		 */
+		memset(&pc.flags, 0, sizeof(pc.flags));
+		pc.flags.variant.block.end_on_call = 1;
+		pc.flags.variant.block.end_on_jump = 1;
+		pc.flags.variant.block.enable_tick_events = cfg->event_tick;
+#if PTC_LIBIPT >= 0x201
+		pc.flags.variant.block.enable_iflags_events = cfg->event_iflags;
+		pc.flags.variant.block.keep_tcal_on_ovf = cfg->keep_tcal_on_ovf;
+#endif
+		x->bd = pt_blk_alloc_decoder(&pc);
+		x->shapes = calloc(1, sizeof(*x->shapes));
+		if (!x->bd || !x->shapes)
+			return err_runtime(e, -ENOMEM, "%s: libipt could not make a decoder",
+					   st->name);
+		ret = pt_blk_set_image(x->bd, image_base(x->img));
+		if (ret < 0)
+			return err_runtime(e, -EINVAL, "%s: %s", st->name,
+					   pt_errstr(pt_errcode(ret)));
+		return 0;
+	}
 	x->d = pt_insn_alloc_decoder(&pc);
 	if (!x->d)
 		return err_runtime(e, -ENOMEM, "%s: libipt could not make a decoder", st->name);
@@ -1285,6 +1895,12 @@ static int setup(struct dec *x, struct error *e)
 static void teardown(struct dec *x)
 {
 	pt_insn_free_decoder(x->d);
+	pt_blk_free_decoder(x->bd);
+	free(x->shapes);
+	free(x->names);
+	for (int i = 0; i < 3; i++)
+		if (x->cs[i])
+			cs_close(&x->cs[i]);
 	disasm_free(x->dis);
 	dsb_free(x->sb);
 	image_store_free(x->img);

@@ -312,6 +312,13 @@ void image_store_free(struct image_store *s)
 	free(s);
 }
 
+int image_read(struct image_store *s, int isid, uint64_t ip, uint8_t *buf, size_t n)
+{
+	if (isid <= 0)
+		return -pte_nomap;
+	return pt_iscache_read(s->iscache, buf, n > UINT16_MAX ? UINT16_MAX : n, isid, ip);
+}
+
 struct pt_image *image_base(struct image_store *s)
 {
 	return s->base;

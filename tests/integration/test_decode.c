@@ -19,6 +19,7 @@
 
 #include "manifest.h"
 #include "run.h"
+#include "tempfile.h"
 
 #define MAX_ARGS 64
 
@@ -1233,6 +1234,22 @@ static void loop_is_an_error(const uint8_t *code, size_t len, const char *what)
 	decode(&a, &r);
 	cr_expect_eq(r.status, 2, "%s: %s", what, r.err);
 	cr_expect(strstr(r.err, "instructions without reading trace"), "%s: %s", what, r.err);
+	/* The block decoder stops where the instruction decoder stopped, at the same count. */
+	{
+		struct args full = { .n = 0 };
+		char *env[] = { "PTCOLLECT_DECODE_INSN_PATH=1", NULL };
+		struct run_result o;
+
+		add(&full, run_bin());
+		add(&full, "decode");
+		for (int i = 0; i < a.n; i++)
+			add(&full, a.v[i]);
+		cr_assert_eq(run_argv(full.v, env, &o), 0);
+		cr_expect_eq(o.status, r.status, "%s", what);
+		cr_expect_str_eq(o.err, r.err, "%s", what);
+		cr_expect_str_eq(o.out, r.out, "%s", what);
+		run_free(&o);
+	}
 	run_free(&r);
 	cleanup(strdup(dir));
 }
@@ -1592,4 +1609,25 @@ Test(decode, item8_calls_escape_symbol_names_as_symbols_does)
 	cr_expect(strstr(r.out, "\\x1b[31m\\n"), "%s", r.out);
 	run_free(&r);
 	cleanup(dir);
+}
+
+/*
+ * The block decoder (every mode that prints no instructions) prints what the instruction
+ * decoder printed before it, byte for byte, in every mode, on the real traces, libipt's
+ * suite and ptgen traces cut into many chunks (-J 1 and -J 4): tests/decode-paths.sh, which
+ * lists the malformed traces where libipt's two decoders part ways (docs/testing.md).
+ */
+Test(decode, block_path_prints_what_the_insn_path_printed)
+{
+	char *dir = temp_dir("ptc-decode-paths");
+	char *argv[] = { own(run_srcpath("tests/decode-paths.sh")), (char *)run_bin(),
+			 shared("."), own(run_testprog("ptgen")), dir, NULL };
+	struct run_result r;
+
+	/* Some 4000 decodes: longer than the suite's watchdog. */
+	alarm(1200);
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
+	run_free(&r);
+	temp_dir_remove(dir);
 }
