@@ -152,7 +152,7 @@ static int write_ready_file(const char *path, const char *line, struct error *e)
 	int fd, ret;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return err_runtime(e, -errno, "--ready %s: %s", path, strerror(errno));
 	ret = write_all(fd, line, strlen(line));

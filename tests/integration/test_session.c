@@ -651,3 +651,27 @@ Test(session, sigusr2_without_snapshot_mode_is_ignored_with_a_warning)
 	close(p[0]);
 	cr_expect(WIFEXITED(st), "%#x", st);
 }
+
+/* The --ready file is private to the user (0600), as every file of a recording, whatever the umask. */
+Test(session, the_ready_file_is_private_whatever_the_umask)
+{
+	char dir[] = "/tmp/ptc-readymode-XXXXXX", out[64], ready[64], cmd[96];
+	struct run_result r;
+	struct stat st;
+	mode_t old = umask(022);
+
+	cr_assert(mkdtemp(dir));
+	snprintf(out, sizeof(out), "%s/out", dir);
+	snprintf(ready, sizeof(ready), "%s/ready", dir);
+	cr_assert_eq(run_ptcollect(NULL, &r, "record", "--no-trace", "-q", "-o", out, "--ready",
+				   ready, "--", "true", NULL), 0);
+	umask(old);
+	cr_expect_eq(r.status, 0, "exit %d: %s", r.status, r.err);
+	cr_assert_eq(lstat(ready, &st), 0, "%s: %s", ready, strerror(errno));
+	cr_expect(S_ISREG(st.st_mode));
+	cr_expect_eq(st.st_mode & 07777, 0600, "%s is %04o, not 0600", ready,
+		     (unsigned int)(st.st_mode & 07777));
+	run_free(&r);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_expect_eq(system(cmd), 0);
+}
