@@ -121,7 +121,15 @@ int cmd_bad_option(const char *cmd, int c, char **argv);
 int cmd_error(const char *cmd, const struct error *e);
 /* Print each warning as "ptcollect: warning: CMD: ...". */
 void cmd_warnings(const char *cmd, const struct warnings *w);
-/* The results reached stdout: EXIT_OK, else say so and EXIT_RUNTIME. */
+/*
+ * stdout made a stream that keeps the first write error (errno) where it
+ * happened; main calls it before anything is written. Its descriptor is
+ * STDOUT_FILENO (fileno(stdout) is -1).
+ */
+void cmd_stdout_init(void);
+/* That first error writing stdout, 0: none (or stdout is stdio's own). */
+int cmd_stdout_errno(void);
+/* The results reached stdout: EXIT_OK, else say so (the write's own error) and EXIT_RUNTIME. */
 int cmd_flush_stdout(void);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd.h"
 #include "msg.h"
@@ -69,17 +70,70 @@ void cmd_warnings(const char *cmd, const struct warnings *w)
 		msg_warn("%s: ... and %d more warning(s), not shown", cmd, w->dropped);
 }
 
+/*
+ * The first error writing stdout, kept where it happened: stdio drops a buffer
+ * it could not write, so a later fflush() succeeds with errno whatever came
+ * since (a stale ENOENT said "No such file or directory" for a full disk).
+ */
+static int stdout_errno;
+
+static ssize_t stdout_write(void *cookie, const char *buf, size_t len)
+{
+	size_t done = 0;
+
+	(void)cookie;
+	while (done < len) {
+		ssize_t n = write(STDOUT_FILENO, buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!stdout_errno)
+				stdout_errno = n < 0 ? errno : EIO;
+			errno = stdout_errno;
+			break;	/* fewer bytes than asked: stdio sets the stream's error */
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+void cmd_stdout_init(void)
+{
+	static const cookie_io_functions_t io = { .write = stdout_write };
+	FILE *f = fopencookie(NULL, "w", io);
+
+	/* Without it (no memory), stdio's own stdout: errno is then read at once. */
+	if (!f)
+		return;
+	/* As stdio buffers a descriptor: by lines on a terminal, else by blocks. */
+	if (setvbuf(f, NULL, isatty(STDOUT_FILENO) ? _IOLBF : _IOFBF, BUFSIZ)) {
+		fclose(f);
+		return;
+	}
+	fflush(stdout);
+	stdout = f;
+}
+
+int cmd_stdout_errno(void)
+{
+	return stdout_errno;
+}
+
 int cmd_flush_stdout(void)
 {
 	static bool said;
+	int err;
 
 	/* The error flag stays set once any write to stdout failed. */
+	errno = 0;
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return EXIT_OK;
+	/* The write's own error; else the flush's, read before anything can change it. */
+	err = stdout_errno ? stdout_errno : errno ? errno : EIO;
 	/* Once: a command that checked, then main, ask again. */
 	if (!said)
-		msg_err("cannot write the results to standard output: %s",
-			strerror(errno ? errno : EIO));
+		msg_err("cannot write the results to standard output: %s", strerror(err));
 	said = true;
 	return EXIT_RUNTIME;
 }

@@ -197,6 +197,7 @@ int main(int argc, char **argv)
 
 	fill_std_fds();
 	own_process_state();
+	cmd_stdout_init();
 	ret = global_opts(argc, argv, &json);
 	if (ret)
 		return ret < 0 ? cmd_flush_stdout() : ret;

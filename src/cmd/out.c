@@ -30,7 +30,8 @@ static int text_indent;
 
 void out_raw_unless_tty(void)
 {
-	raw = out_f && !isatty(fileno(out_f));
+	/* stdout is a stream of its own (cmd_stdout_init()): no fileno. */
+	raw = out_f && !isatty(out_f == stdout ? STDOUT_FILENO : fileno(out_f));
 }
 
 void out_init(FILE *f, bool json)

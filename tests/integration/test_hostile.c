@@ -146,6 +146,39 @@ Test(hostile, decode_stats_to_a_full_stdout_with_decode_errors_exits_1_and_says_
 	free(dir);
 }
 
+/*
+ * Each command that prints a lot, to a full stdout: exit 1 and the write's own error,
+ * "No space left on device" (was: errno read after the flush, whatever came since).
+ */
+Test(hostile, a_full_stdout_is_said_with_the_writes_own_error_by_every_command_that_prints_a_lot)
+{
+	static const char *const scripts[] = {
+		"exec \"$0\" decode -q \"$1\" >/dev/full",
+		"exec \"$0\" decode -q --json \"$1\" >/dev/full",
+		"exec \"$0\" decode -q --stats \"$1\" >/dev/full",
+		"exec \"$0\" dump \"$1/cpu2.pt\" >/dev/full",
+		"exec \"$0\" dump --json \"$1/cpu2.pevent\" >/dev/full",
+		"exec \"$0\" report -q \"$1\" >/dev/full",
+		"exec \"$0\" report -q --json \"$1\" >/dev/full",
+		"exec \"$0\" info --json \"$1\" >/dev/full",
+		"exec \"$0\" info \"$1\" >/dev/full",
+	};
+	char *dir = in_base("hase-full");
+	const char *args[] = { dir, NULL };
+
+	import_hase(dir);
+	for (size_t i = 0; i < sizeof(scripts) / sizeof(scripts[0]); i++) {
+		struct run_result r;
+
+		sh_run(scripts[i], args, &r);
+		cr_expect_eq(r.status, 1, "%s: exit %d: %s", scripts[i], r.status, r.err);
+		cr_expect(strstr(r.err, "cannot write the ") &&
+			  strstr(r.err, "No space left on device"), "%s: %s", scripts[i], r.err);
+		run_free(&r);
+	}
+	free(dir);
+}
+
 /* ---- 18: help -h is help on help --------------------------------------------------------- */
 
 Test(hostile, help_h_and_help_help_show_helps_usage)
