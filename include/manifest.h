@@ -142,6 +142,14 @@ struct mperfmap {
 	bool cut;		/* longer than the copy's bound: its first bytes, whole lines */
 };
 
+/* A perf map record did not copy, and why (its owner, its mode, a link...). */
+#define MANIFEST_MAX_PERF_MAP_WHY 160	/* the reason's bytes at most: the manifest's room counts them */
+
+struct mperfmap_refused {
+	int pid;
+	char *why;		/* "owned by uid 1234, not by the process's (uid 1000) nor root" */
+};
+
 /* Where a bundle that ptcollect did not record came from (import): all NULL or -1 when unknown. */
 struct msource {
 	char *tool;		/* "perf"; NULL: ptcollect recorded the bundle itself */
@@ -213,6 +221,8 @@ struct manifest {
 	int nr_images;
 	struct mperfmap *perf_maps;
 	int nr_perf_maps;
+	struct mperfmap_refused *perf_maps_refused;	/* MANIFEST_MAX_PERF_MAPS at most */
+	int nr_perf_maps_refused;
 	bool snapshot_mode;	/* -S: the streams' bytes are in snapshots[] */
 	uint64_t snapshot_size;	/* the window per stream at most */
 	struct {
@@ -244,6 +254,7 @@ int manifest_set_argv(char ***dst, int *dst_argc, char *const *argv, int argc);
 struct mstream *manifest_add_stream(struct manifest *m);
 struct mimage *manifest_add_image(struct manifest *m);
 struct mperfmap *manifest_add_perf_map(struct manifest *m);
+struct mperfmap_refused *manifest_add_perf_map_refused(struct manifest *m);
 struct msnapshot *manifest_add_snapshot(struct manifest *m);
 struct mwindow *manifest_add_window(struct msnapshot *s);
 struct mtrigger *manifest_add_trigger(struct manifest *m);
@@ -261,6 +272,7 @@ json_t *manifest_trigger_to_json(const struct mtrigger *t);
 json_t *manifest_fire_to_json(const struct mfire *f);
 json_t *manifest_mark_to_json(const struct mmark *k);
 json_t *manifest_perf_map_to_json(const struct mperfmap *p);
+json_t *manifest_perf_map_refused_to_json(const struct mperfmap_refused *p);
 /*
  * The most bytes manifest.json takes once @m has grown by what a recording
  * adds: every stream's and trigger's counts at their widest, @fires more

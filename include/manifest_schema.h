@@ -73,7 +73,8 @@ struct mschema {
 };
 
 extern const struct mschema mschema_manifest, mschema_stream, mschema_image, mschema_snapshot,
-	mschema_window, mschema_trigger, mschema_fire, mschema_mark, mschema_perf_map;
+	mschema_window, mschema_trigger, mschema_fire, mschema_mark, mschema_perf_map,
+	mschema_perf_map_refused;
 
 /* Write @base as @s describes it: a new JSON object, or NULL on ENOMEM. */
 json_t *mschema_write(const struct mschema *s, const void *base);

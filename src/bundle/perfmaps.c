@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Copies of the traced processes' JIT perf maps (/tmp/perf-PID.map) into the bundle. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -127,47 +128,141 @@ static int copy(int in, int out, uint64_t *bytes, bool *cut)
 	return 0;
 }
 
-/* Copy /tmp/perf-PID.map; 1 when copied, 0 when there is none, -errno (said in @w). */
-static int copy_one(int dirfd, int tmpfd, const char *tmpdir, int pid, struct manifest *m,
-		    struct warnings *w)
+/*
+ * A map not copied: the warning names the file and why, and the manifest lists it
+ * (MANIFEST_MAX_PERF_MAPS at most, the reason cut to MANIFEST_MAX_PERF_MAP_WHY bytes).
+ */
+struct copy_ctx {
+	int dirfd, tmpfd;
+	const char *tmpdir;
+	uid_t owner;
+	struct manifest *m;
+	struct warnings *w;
+};
+
+__attribute__((format(printf, 5, 6)))
+static int refuse(const struct copy_ctx *x, int ret, const char *name, int pid,
+		  const char *fmt, ...)
 {
+	struct manifest *m = x->m;
+	struct mperfmap_refused *r;
+	char why[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	warn_add(x->w, "%s/%s: not copied: %s", x->tmpdir, name, why);
+	if (m->nr_perf_maps_refused >= MANIFEST_MAX_PERF_MAPS)
+		return ret;
+	why[MANIFEST_MAX_PERF_MAP_WHY] = '\0';
+	r = manifest_add_perf_map_refused(m);
+	if (r) {
+		r->pid = pid;
+		r->why = strdup(why);
+		if (!r->why)
+			m->nr_perf_maps_refused--;
+	}
+	return ret;
+}
+
+/* Whose map @pid may have: @owner, or its /proc entry's owner while it lives, else ours. */
+static uid_t owner_of(int pid, uid_t owner)
+{
+	char path[32];
+	struct stat st;
+
+	if (owner != PERFMAPS_OWNER_OF_PROCESS)
+		return owner;
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	return stat(path, &st) ? geteuid() : st.st_uid;
+}
+
+/*
+ * What is wrong with the map @st for @pid (a link, not a regular file, a second name,
+ * another user's, writable by others), as refuse() says it; 0 when nothing is.
+ */
+static int check(const struct copy_ctx *x, const struct stat *st, int pid, const char *name)
+{
+	uid_t want = owner_of(pid, x->owner);
+
+	if (S_ISLNK(st->st_mode))
+		return refuse(x, -ELOOP, name, pid, "a symbolic link (a perf map is "
+			      "read only from a regular file): remove it");
+	if (!S_ISREG(st->st_mode))
+		return refuse(x, -EINVAL, name, pid, "not a regular file (a perf map is "
+			      "read only from a regular file): remove it");
+	/* A JIT writes its map new; a second name is a hard link someone made to another file. */
+	if (st->st_nlink != 1)
+		return refuse(x, -EPERM, name, pid, "it has %ju names (a hard link): "
+			      "remove the other names", (uintmax_t)st->st_nlink);
+	/* perf reads only its own user's or root's maps; the JIT writes it as the process. */
+	if (st->st_uid && st->st_uid != want)
+		return refuse(x, -EPERM, name, pid, "owned by uid %ju, neither the "
+			      "process's (uid %ju) nor root: another user may have planted its "
+			      "names; remove it", (uintmax_t)st->st_uid, (uintmax_t)want);
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return refuse(x, -EPERM, name, pid, "group or others may write it "
+			      "(mode %04o): its names may not be the JIT's; chmod go-w it if they are",
+			      (unsigned int)(st->st_mode & 07777));
+	return 0;
+}
+
+/* Copy /tmp/perf-PID.map; 1 when copied, 0 when there is none, -errno (said in @w). */
+static int copy_one(const struct copy_ctx *x, int pid)
+{
+	struct manifest *m = x->m;
+	struct warnings *w = x->w;
+	const char *tmpdir = x->tmpdir;
 	char name[64], dst[96];
 	struct mperfmap *pm;
-	struct stat st;
+	struct stat st, fst;
 	uint64_t bytes = 0;
 	int in, out, ret;
 	bool cut;
 
 	snprintf(name, sizeof(name), "perf-%d.map", pid);
-	in = openat(tmpfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* Looked at first, the name itself: a FIFO or a device is never opened. */
+	if (fstatat(x->tmpfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
+		if (errno == ENOENT)
+			return 0;
+		ret = -errno;
+		return refuse(x, ret, name, pid, "%s", strerror(-ret));
+	}
+	ret = check(x, &st, pid, name);
+	if (ret)
+		return ret;
+	in = openat(x->tmpfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (in < 0 && errno == ENOENT)
 		return 0;
 	if (in < 0) {
 		ret = -errno;
-		warn_add(w, "%s/%s: not copied: %s", tmpdir, name, ret == -ELOOP ?
-			 "a symbolic link (a perf map is read only from a regular file)" :
-			 strerror(-ret));
+		if (ret == -ELOOP)
+			return refuse(x, ret, name, pid, "a symbolic link (a perf map is "
+				      "read only from a regular file): remove it");
+		return refuse(x, ret, name, pid, "%s", strerror(-ret));
+	}
+	/* What was opened, checked again: the name may have been replaced in between. */
+	if (fstat(in, &fst)) {
+		ret = -errno;
+		close(in);
+		return refuse(x, ret, name, pid, "%s", strerror(-ret));
+	}
+	ret = check(x, &fst, pid, name);
+	if (!ret && (fst.st_dev != st.st_dev || fst.st_ino != st.st_ino))
+		ret = refuse(x, -EAGAIN, name, pid, "replaced while it was being "
+			     "opened: copy it by hand if it is the JIT's");
+	if (ret) {
+		close(in);
 		return ret;
 	}
-	if (fstat(in, &st) || !S_ISREG(st.st_mode)) {
-		close(in);
-		warn_add(w, "%s/%s: not copied: not a regular file", tmpdir, name);
-		return -EINVAL;
-	}
-	/* A JIT writes its map new; a second name is a hard link someone made to another file. */
-	if (st.st_nlink != 1) {
-		close(in);
-		warn_add(w, "%s/%s: not copied: it has %ju names (a hard link)", tmpdir, name,
-			 (uintmax_t)st.st_nlink);
-		return -EPERM;
-	}
 	snprintf(dst, sizeof(dst), BUNDLE_PERF_MAPS "/%s", name);
-	out = openat(dirfd, dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	out = openat(x->dirfd, dst, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (out < 0) {
 		ret = -errno;
 		close(in);
-		warn_add(w, "%s: not copied into the bundle: %s", name, strerror(-ret));
-		return ret;
+		return refuse(x, ret, name, pid, "not copied into the bundle: %s",
+			      strerror(-ret));
 	}
 	ret = copy(in, out, &bytes, &cut);
 	close(in);
@@ -184,9 +279,8 @@ static int copy_one(int dirfd, int tmpfd, const char *tmpdir, int pid, struct ma
 		ret = ret ? ret : -ENOMEM;
 		if (pm)
 			m->nr_perf_maps--;
-		unlinkat(dirfd, dst, 0);
-		warn_add(w, "%s/%s: not copied: %s", tmpdir, name, strerror(-ret));
-		return ret;
+		unlinkat(x->dirfd, dst, 0);
+		return refuse(x, ret, name, pid, "%s", strerror(-ret));
 	}
 	if (cut)
 		warn_add(w, "%s/%s: longer than %llu MiB: its first %llu bytes (whole lines) were "
@@ -194,8 +288,10 @@ static int copy_one(int dirfd, int tmpfd, const char *tmpdir, int pid, struct ma
 	return 1;
 }
 
-int perfmaps_copy(int dirfd, const char *tmpdir, struct manifest *m, struct warnings *w)
+int perfmaps_copy(int dirfd, const char *tmpdir, uid_t owner, struct manifest *m,
+		  struct warnings *w)
 {
+	struct copy_ctx x = { .dirfd = dirfd, .tmpdir = tmpdir, .owner = owner, .m = m, .w = w };
 	struct pidset *s = calloc(1, sizeof(*s));
 	int tmpfd, copied = 0, skipped = 0;
 
@@ -218,7 +314,8 @@ int perfmaps_copy(int dirfd, const char *tmpdir, struct manifest *m, struct warn
 			skipped++;
 			continue;
 		}
-		if (copy_one(dirfd, tmpfd, tmpdir, s->pids[i], m, w) > 0)
+		x.tmpfd = tmpfd;
+		if (copy_one(&x, s->pids[i]) > 0)
 			copied++;
 	}
 	if (skipped)

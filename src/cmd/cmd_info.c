@@ -102,6 +102,26 @@ static void check_streams(int dirfd, const struct manifest *m, struct problems *
 	}
 }
 
+/* The JIT perf maps copied: each there with its bytes; those refused, said. */
+static void check_perf_maps(int dirfd, const struct manifest *m, struct problems *p)
+{
+	for (int i = 0; i < m->nr_perf_maps; i++) {
+		const struct mperfmap *pm = &m->perf_maps[i];
+		struct stat st;
+
+		if (fstatat(dirfd, pm->file, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			problem(p, "%s is missing: the JIT code of pid %d has no names", pm->file,
+				pm->pid);
+		else if ((uint64_t)st.st_size != pm->bytes)
+			problem(p, "%s has %llu bytes, the manifest says %" PRIu64 ": it was changed "
+				"after the recording", pm->file, (unsigned long long)st.st_size,
+				pm->bytes);
+	}
+	for (int i = 0; i < m->nr_perf_maps_refused; i++)
+		problem(p, "the perf map of pid %d was not copied: %s", m->perf_maps_refused[i].pid,
+			m->perf_maps_refused[i].why);
+}
+
 /* Whether the decoders find every mapped file: in the sysroot after archive, else on this machine. */
 static void check_images(int dirfd, const struct manifest *m, struct problems *p)
 {
@@ -182,6 +202,7 @@ static void check_bundle(int dirfd, const struct manifest *m, struct problems *p
 		problem(p, "the recording did not finish cleanly (the collector was killed, or "
 			"a write failed): streams may end early%s%s", m->stop_reason ?
 			"; it stopped because: " : "", m->stop_reason ? m->stop_reason : "");
+	check_perf_maps(dirfd, m, p);
 	if (m->no_trace)
 		return;		/* no trace: nothing to decode */
 	if (!decoder_cpu_known(m))
@@ -279,6 +300,11 @@ static json_t *describe(const struct manifest *m, const char *dir, const struct 
 		goto fail;
 	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 		json_object_set(info, keys[k], json_object_get(mj, keys[k]));
+	/* The JIT perf maps copied (pid, file, bytes, cut), and those refused (pid, why). */
+	if (m->nr_perf_maps)
+		json_object_set(info, "perf_maps", json_object_get(mj, "perf_maps"));
+	if (m->nr_perf_maps_refused)
+		json_object_set(info, "perf_maps_refused", json_object_get(mj, "perf_maps_refused"));
 	for (int i = 0; i < m->nr_streams; i++) {
 		json_t *s = manifest_stream_to_json(&m->streams[i]);
 

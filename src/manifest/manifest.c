@@ -65,6 +65,9 @@ void manifest_free(struct manifest *m)
 	for (int i = 0; i < m->nr_perf_maps; i++)
 		free(m->perf_maps[i].file);
 	free(m->perf_maps);
+	for (int i = 0; i < m->nr_perf_maps_refused; i++)
+		free(m->perf_maps_refused[i].why);
+	free(m->perf_maps_refused);
 	for (int i = 0; i < m->nr_snapshots; i++) {
 		struct msnapshot *sn = &m->snapshots[i];
 
@@ -159,6 +162,12 @@ struct mimage *manifest_add_image(struct manifest *m)
 struct mperfmap *manifest_add_perf_map(struct manifest *m)
 {
 	return append(&m->perf_maps, &m->nr_perf_maps, sizeof(struct mperfmap));
+}
+
+struct mperfmap_refused *manifest_add_perf_map_refused(struct manifest *m)
+{
+	return append(&m->perf_maps_refused, &m->nr_perf_maps_refused,
+		      sizeof(struct mperfmap_refused));
 }
 
 struct msnapshot *manifest_add_snapshot(struct manifest *m)

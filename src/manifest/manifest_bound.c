@@ -67,15 +67,26 @@ static size_t widest_perf_map(void)
 	return entry_size(manifest_perf_map_to_json(&p));
 }
 
+/* A refused perf map's entry: the widest pid and a reason of the most bytes kept. */
+static size_t widest_perf_map_refused(void)
+{
+	char why[MANIFEST_MAX_PERF_MAP_WHY + 1];
+	struct mperfmap_refused p = { .pid = INT32_MAX, .why = why };
+
+	memset(why, 'x', MANIFEST_MAX_PERF_MAP_WHY);
+	why[MANIFEST_MAX_PERF_MAP_WHY] = '\0';
+	return entry_size(manifest_perf_map_refused_to_json(&p));
+}
+
 size_t manifest_size_bound(const struct manifest *m, uint64_t fires, uint64_t snapshots)
 {
 	json_t *j = manifest_to_json(m);
 	char *t = j ? json_dumps(j, JSON_INDENT(2)) : NULL;
 	size_t n, fire = widest_fire(), snap = widest_snapshot(m->nr_streams);
-	size_t pmap = widest_perf_map();
+	size_t pmap = widest_perf_map(), refused = widest_perf_map_refused();
 
 	json_decref(j);
-	if (!t || !fire || !snap || !pmap) {
+	if (!t || !fire || !snap || !pmap || !refused) {
 		free(t);
 		return 0;
 	}
@@ -87,6 +98,6 @@ size_t manifest_size_bound(const struct manifest *m, uint64_t fires, uint64_t sn
 		fires = MANIFEST_MAX_FIRES;
 	n += (size_t)fires * fire;
 	n += (size_t)snapshots * snap;
-	n += (size_t)MANIFEST_MAX_PERF_MAPS * pmap;
+	n += (size_t)MANIFEST_MAX_PERF_MAPS * (pmap + refused);
 	return n;
 }

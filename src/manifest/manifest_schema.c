@@ -93,6 +93,15 @@ static void *add_perf_map(void *m) { return manifest_add_perf_map(m); }
 SCHEMA(mschema_perf_map, perf_map_fields, T, add_perf_map);
 #undef T
 
+#define T struct mperfmap_refused
+static const struct mfield perf_map_refused_fields[] = {
+	INT("pid", pid, 0, INT_MAX, 0),
+	STR("why", why, 0),
+};
+static void *add_perf_map_refused(void *m) { return manifest_add_perf_map_refused(m); }
+SCHEMA(mschema_perf_map_refused, perf_map_refused_fields, T, add_perf_map_refused);
+#undef T
+
 #define T struct mwindow
 static const struct mfield window_fields[] = {
 	RELPATH("file", file, 0),
@@ -286,6 +295,9 @@ static const struct mfield manifest_fields[] = {
 	ARRAY("images", images, nr_images, mschema_image, 0),
 	/* Absent in bundles older than the copies of JIT perf maps. */
 	ARRAY("perf_maps", perf_maps, nr_perf_maps, mschema_perf_map, MF_OPTIONAL),
+	/* The maps not copied, and why: absent in bundles older than the owner checks. */
+	ARRAY("perf_maps_refused", perf_maps_refused, nr_perf_maps_refused,
+	      mschema_perf_map_refused, MF_OPTIONAL),
 	/* A scripted session's: absent in bundles older than sessions. */
 	{ .key = "snapshot", .type = MT_OBJECT, .flags = MF_OPTIONAL | MF_IF_BOOL,
 	  .cond_off = offsetof(T, snapshot_mode), .sub = &snapshot_mode_schema },

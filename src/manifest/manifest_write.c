@@ -209,6 +209,11 @@ json_t *manifest_perf_map_to_json(const struct mperfmap *p)
 	return mschema_write(&mschema_perf_map, p);
 }
 
+json_t *manifest_perf_map_refused_to_json(const struct mperfmap_refused *p)
+{
+	return mschema_write(&mschema_perf_map_refused, p);
+}
+
 /*
  * Create a temporary file in @dirfd under a new name (@name, TMP_PREFIX and
  * random letters): O_EXCL, so nothing already there, a planted link

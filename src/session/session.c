@@ -712,7 +712,9 @@ static int finish(struct session *s, int ret, struct error *e)
 		     iw.dropped);
 	/* JIT code's names: its perf maps live in /tmp only as long as nobody cleans it. */
 	memset(&iw, 0, sizeof(iw));
-	perfmaps_copy(bundle_dirfd(s->bundle), "/tmp", &s->m, &iw);
+	perfmaps_copy(bundle_dirfd(s->bundle), "/tmp", s->p->target != TARGET_COMMAND ?
+		      PERFMAPS_OWNER_OF_PROCESS : s->p->opts.user ? s->p->user.uid : geteuid(),
+		      &s->m, &iw);
 	for (int i = 0; i < iw.nr; i++)
 		warn(s, -EPERM, "%s", iw.msg[i]);
 	clock_gettime(CLOCK_REALTIME, &s->m.end_time);

@@ -12,6 +12,7 @@
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "perfmaps.h"
 #include "run.h"
 #include "sideband.h"
+#include "testbundle.h"
 
 #define PID 4242
 
@@ -404,26 +406,44 @@ Test(symsource, the_build_id_debug_file_is_used_and_another_builds_refused)
  * perf-maps/ (0700, the file 0600, the same bytes) and listed in the manifest. A map
  * planted as a symbolic link is not followed: a warning, nothing copied.
  */
-static void copy_from_live(const char *how, bool hardlink, struct manifest *m,
-			   struct warnings *w, char **dir, int *pid)
+struct live_case {
+	const char *how;	/* jitprog's map, link or none */
+	bool hardlink;		/* a second name made for the map */
+	const char *tamper;	/* a shell command on the map (%s) once it is written, or NULL */
+	uid_t owner;		/* perfmaps_copy()'s */
+	bool as_other;		/* jitprog runs as uid and gid OTHER_UID (setpriv) */
+};
+
+#define OTHER_UID 54321
+
+static void copy_live(const struct live_case *lc, struct manifest *m, struct warnings *w,
+		      char **dir, int *pid)
 {
 	char *prog = run_testprog("jitprog"), path[4200];
-	char *argv[] = { prog, (char *)how, "stdin", NULL };
+	char *argv[] = { prog, (char *)lc->how, "stdin", NULL };
+	char *other[] = { "setpriv", "--reuid=54321", "--regid=54321", "--clear-groups", prog,
+			  (char *)lc->how, "stdin", NULL };
 	struct error e = { 0 };
 	struct run_child c;
 	int dfd, fd;
 
 	*dir = strdup("/tmp/ptc-symsrc-rec-XXXXXX");
 	cr_assert(mkdtemp(*dir));
-	cr_assert_eq(run_start(argv, &c), 0);
+	cr_assert_eq(run_start(lc->as_other ? other : argv, &c), 0);
 	cr_assert_eq(run_wait_line(&c, "ready", 30), 0);
 	*pid = c.pid;
-	if (hardlink) {
+	if (lc->hardlink) {
 		char map[64];
 
 		snprintf(map, sizeof(map), "/tmp/perf-%d.map", c.pid);
 		snprintf(path, sizeof(path), "%s/second-name", *dir);
 		cr_assert_eq(link(map, path), 0);
+	}
+	if (lc->tamper) {
+		char map[64];
+
+		snprintf(map, sizeof(map), "/tmp/perf-%d.map", c.pid);
+		sh(lc->tamper, map, map, map);
 	}
 	snprintf(path, sizeof(path), "%s/proc.pevent", *dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
@@ -434,10 +454,19 @@ static void copy_from_live(const char *how, bool hardlink, struct manifest *m,
 	cr_assert_eq(manifest_set(&m->proc_sideband, "proc.pevent"), 0);
 	dfd = open(*dir, O_RDONLY | O_DIRECTORY);
 	memset(w, 0, sizeof(*w));
-	perfmaps_copy(dfd, "/tmp", m, w);
+	perfmaps_copy(dfd, "/tmp", lc->owner, m, w);
 	close(dfd);
-	cr_expect_eq(run_end(&c, 10), 0, "jitprog %s: its exit status", how);
+	cr_expect_eq(run_end(&c, 10), 0, "jitprog %s: its exit status", lc->how);
 	free(prog);
+}
+
+static void copy_from_live(const char *how, bool hardlink, struct manifest *m,
+			   struct warnings *w, char **dir, int *pid)
+{
+	struct live_case lc = { .how = how, .hardlink = hardlink,
+				.owner = PERFMAPS_OWNER_OF_PROCESS };
+
+	copy_live(&lc, m, w, dir, pid);
 }
 
 Test(symsource, record_copies_the_perf_map_of_a_process_with_jit_code)
@@ -524,4 +553,150 @@ Test(symsource, record_does_not_copy_a_perf_map_with_a_second_name)
 	unlink(map);
 	manifest_free(&m);
 	cleanup(dir);
+}
+
+/*
+ * A map record may not trust is not copied: another user's (neither the process's nor
+ * root's), one group or others may write, one that is not a regular file (a FIFO, never
+ * opened). Each is a warning naming the file and why, and an entry of the manifest's
+ * perf_maps_refused; nothing is copied.
+ */
+static const struct {
+	const char *tamper, *says;
+	uid_t owner;
+} refused[] = {
+	{ "chown 54321 '%s'", "owned by uid 54321, neither the process's (uid 0) nor root",
+	  PERFMAPS_OWNER_OF_PROCESS },
+	{ "chown 54321 '%s'", "owned by uid 54321, neither the process's (uid 4242) nor root",
+	  4242 },
+	{ "chmod 0620 '%s'", "group or others may write it (mode 0620)",
+	  PERFMAPS_OWNER_OF_PROCESS },
+	{ "chmod 0602 '%s'", "group or others may write it (mode 0602)",
+	  PERFMAPS_OWNER_OF_PROCESS },
+	{ "rm '%s' && mkfifo -m 0600 '%s'", "not a regular file", PERFMAPS_OWNER_OF_PROCESS },
+	{ "rm '%s' && mkdir -m 0700 '%s'", "not a regular file", PERFMAPS_OWNER_OF_PROCESS },
+};
+
+Test(symsource, record_refuses_a_perf_map_of_another_user_writable_by_others_or_not_a_file)
+{
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		struct live_case lc = { .how = "map", .tamper = refused[i].tamper,
+					.owner = refused[i].owner };
+		char *dir, map[64], path[4200];
+		struct manifest m;
+		struct warnings w;
+		struct stat st;
+		int pid;
+
+		copy_live(&lc, &m, &w, &dir, &pid);
+		snprintf(map, sizeof(map), "/tmp/perf-%d.map", pid);
+		cr_expect_eq(m.nr_perf_maps, 0, "%s", lc.tamper);
+		cr_expect_eq(w.nr, 1, "%s: %d warnings", lc.tamper, w.nr);
+		cr_expect(strstr(w.msg[0], map) && strstr(w.msg[0], "not copied: ") &&
+			  strstr(w.msg[0], refused[i].says), "%s: %s", lc.tamper, w.msg[0]);
+		cr_assert_eq(m.nr_perf_maps_refused, 1, "%s", lc.tamper);
+		cr_expect_eq(m.perf_maps_refused[0].pid, pid);
+		cr_expect(strstr(m.perf_maps_refused[0].why, refused[i].says), "%s: %s", lc.tamper,
+			  m.perf_maps_refused[0].why);
+		snprintf(path, sizeof(path), "%s/perf-maps", dir);
+		cr_expect_neq(stat(path, &st), 0, "%s: an empty perf-maps/ is not left", lc.tamper);
+		sh("rm -rf '%s'", map);
+		manifest_free(&m);
+		cleanup(dir);
+	}
+}
+
+/* The process's own user's map is copied, and root's: the owners perf reads too. */
+Test(symsource, record_copies_a_perf_map_of_the_processs_user_or_of_root)
+{
+	static const struct live_case cases[] = {
+		/* jitprog runs as another user and writes its map as that user */
+		{ .how = "map", .as_other = true, .owner = PERFMAPS_OWNER_OF_PROCESS },
+		/* the workload's uid given: its map is that user's */
+		{ .how = "map", .tamper = "chown 54321 '%s'", .owner = OTHER_UID },
+		/* root's, for a process of another user */
+		{ .how = "map", .as_other = true, .tamper = "chown 0 '%s'",
+		  .owner = PERFMAPS_OWNER_OF_PROCESS },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *dir, map[64];
+		struct manifest m;
+		struct warnings w;
+		int pid;
+
+		copy_live(&cases[i], &m, &w, &dir, &pid);
+		snprintf(map, sizeof(map), "/tmp/perf-%d.map", pid);
+		cr_expect_eq(w.nr, 0, "case %zu: %s", i, w.msg[0]);
+		cr_expect_eq(m.nr_perf_maps, 1, "case %zu", i);
+		cr_expect_eq(m.nr_perf_maps_refused, 0, "case %zu", i);
+		unlink(map);
+		manifest_free(&m);
+		cleanup(dir);
+	}
+}
+
+/*
+ * info lists the perf maps a recording copied, each with its bytes (text and --json), and
+ * those it refused with why; a copy changed since (its bytes not the manifest's) is a problem.
+ */
+Test(symsource, info_lists_the_perf_maps_copied_with_their_bytes_and_those_refused)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
+	char *dir = testbundle_dir(), path[4200];
+	struct mperfmap_refused *pr;
+	struct run_result r;
+	struct mperfmap *pm;
+	struct manifest m;
+	json_error_t je;
+	json_t *j, *e;
+
+	testbundle_describe(&m, &pc);
+	pm = manifest_add_perf_map(&m);
+	cr_assert(pm);
+	pm->pid = 4242;
+	pm->file = strdup("perf-maps/perf-4242.map");
+	pm->bytes = 17;
+	pr = manifest_add_perf_map_refused(&m);
+	cr_assert(pr);
+	pr->pid = 4343;
+	pr->why = strdup("group or others may write it (mode 0602)");
+	testbundle_write_manifest(dir, &m, true);
+	sh("mkdir -m 0700 '%s/perf-maps' && printf '401000 10 jit_fn\\n' > "
+	   "'%s/perf-maps/perf-4242.map'", dir, dir);
+
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "perf_maps:") && strstr(r.out, "file: perf-maps/perf-4242.map") &&
+		  strstr(r.out, "bytes: 17"), "%s", r.out);
+	cr_expect(strstr(r.out, "perf_maps_refused:") && strstr(r.out, "pid: 4343"), "%s", r.out);
+	cr_expect(strstr(r.err, "the perf map of pid 4343 was not copied: group or others may "
+			 "write it (mode 0602)"), "%s", r.err);
+	cr_expect(!strstr(r.err, "perf-4242.map"), "%s", r.err);
+	run_free(&r);
+
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", "--json", dir, NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	j = json_loads(r.out, 0, &je);
+	cr_assert(j, "%s: %s", je.text, r.out);
+	e = json_array_get(json_object_get(j, "perf_maps"), 0);
+	cr_expect_eq(json_integer_value(json_object_get(e, "pid")), 4242);
+	cr_expect_str_eq(json_string_value(json_object_get(e, "file")), "perf-maps/perf-4242.map");
+	cr_expect_str_eq(json_string_value(json_object_get(e, "bytes")), "17");
+	e = json_array_get(json_object_get(j, "perf_maps_refused"), 0);
+	cr_expect_eq(json_integer_value(json_object_get(e, "pid")), 4343);
+	cr_expect_str_eq(json_string_value(json_object_get(e, "why")),
+			 "group or others may write it (mode 0602)");
+	json_decref(j);
+	run_free(&r);
+
+	/* Changed since: said, with both sizes. */
+	snprintf(path, sizeof(path), "%s/perf-maps/perf-4242.map", dir);
+	cr_assert_eq(truncate(path, 5), 0);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	cr_expect(strstr(r.err, "perf-maps/perf-4242.map has 5 bytes, the manifest says 17"), "%s",
+		  r.err);
+	run_free(&r);
+	testbundle_remove(dir);
+	free(dir);
 }

@@ -137,6 +137,12 @@ void mfill(struct manifest *m)
 		pm->bytes = u64();
 		pm->cut = i;
 	}
+	for (int i = 0; i < 2; i++) {
+		struct mperfmap_refused *pr = manifest_add_perf_map_refused(m);
+
+		pr->pid = num();
+		pr->why = str("group or others may write it");
+	}
 	m->snapshot_mode = true;
 	m->snapshot_size = u64();
 	m->clock.known = true;

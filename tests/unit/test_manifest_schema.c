@@ -18,7 +18,7 @@
 #include "mfill.h"
 
 /* A field added to a structure changes its size: fill it in mfill, compare it below. */
-_Static_assert(sizeof(struct manifest) == 592, "struct manifest changed: see mfill.c");
+_Static_assert(sizeof(struct manifest) == 608, "struct manifest changed: see mfill.c");
 _Static_assert(sizeof(struct mstream) == 104, "struct mstream changed: see mfill.c");
 _Static_assert(sizeof(struct mimage) == 40, "struct mimage changed: see mfill.c");
 _Static_assert(sizeof(struct msnapshot) == 64, "struct msnapshot changed: see mfill.c");
@@ -27,6 +27,7 @@ _Static_assert(sizeof(struct mtrigger) == 96, "struct mtrigger changed: see mfil
 _Static_assert(sizeof(struct mfire) == 40, "struct mfire changed: see mfill.c");
 _Static_assert(sizeof(struct mmark) == 24, "struct mmark changed: see mfill.c");
 _Static_assert(sizeof(struct mperfmap) == 32, "struct mperfmap changed: see mfill.c");
+_Static_assert(sizeof(struct mperfmap_refused) == 16, "struct mperfmap_refused changed: see mfill.c");
 
 #define EQ(f) cr_expect_eq(a->f, b->f, #f)
 #define STREQ(f) str_eq(a->f, b->f, #f)
@@ -123,6 +124,10 @@ static void same(const struct manifest *a, const struct manifest *b)
 	for (int i = 0; i < a->nr_perf_maps; i++) {
 		EQ(perf_maps[i].pid); STREQ(perf_maps[i].file); EQ(perf_maps[i].bytes);
 		EQ(perf_maps[i].cut);
+	}
+	cr_assert_eq(a->nr_perf_maps_refused, b->nr_perf_maps_refused);
+	for (int i = 0; i < a->nr_perf_maps_refused; i++) {
+		EQ(perf_maps_refused[i].pid); STREQ(perf_maps_refused[i].why);
 	}
 	cr_assert_eq(a->nr_marks, b->nr_marks);
 	for (int i = 0; i < a->nr_marks; i++) {
