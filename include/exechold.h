@@ -63,7 +63,9 @@ bool exechold_poll(pid_t pid, int *status, struct exechold_traps *t);
  * PTRACE_O_TRACECLONE, TRACEFORK, TRACEVFORK), its stops resumed by
  * exechold_group_poll() as exechold_poll() does, and every thread detached
  * by exechold_group_release(), each at a stop of its own, its pending
- * signal passed on (a stray trap's swallowed), a group-stop kept.
+ * signal passed on (a stray trap's swallowed), a group-stop kept. A thread
+ * other than the leader that execs takes the leader's id: its own, which no
+ * exit reports, is forgotten at the exec stop (PTRACE_GETEVENTMSG).
  */
 struct exechold_group;
 

@@ -310,6 +310,22 @@ int exechold_group_seize(struct exechold_group **out, pid_t pid, char *why, size
 	return 0;
 }
 
+/*
+ * At @tid's exec stop: a thread other than the leader that exec'd took the
+ * leader's id (@tid) and its own is gone with no exit reported. The exec
+ * stop's message names it: forgotten, else the release waits for it to stop.
+ */
+static void forget_former_tid(struct exechold_group *g, pid_t tid, int st)
+{
+	unsigned long former = 0;
+
+	if (st >> 16 != PTRACE_EVENT_EXEC)
+		return;
+	if (!ptrace(PTRACE_GETEVENTMSG, tid, NULL, &former) && former &&
+	    (pid_t)former != tid)
+		group_remove(g, (pid_t)former);
+}
+
 void exechold_group_poll(struct exechold_group *g, struct exechold_traps *t)
 {
 	pid_t r;
@@ -323,6 +339,7 @@ void exechold_group_poll(struct exechold_group *g, struct exechold_traps *t)
 		}
 		/* A thread or child auto-attached (clone, fork) reports here first. */
 		group_add(g, r);
+		forget_former_tid(g, r, st);
 		resume(r, st, t);
 	}
 }
@@ -340,6 +357,7 @@ static void detach_stopped(struct exechold_group *g, pid_t tid, int st, struct e
 		if (!ptrace(PTRACE_GETEVENTMSG, tid, NULL, &msg) && msg)
 			group_add(g, (pid_t)msg);
 	}
+	forget_former_tid(g, tid, st);
 	if (event) {
 		sig = 0;	/* an event stop, or a group-stop (which the detach keeps) */
 	} else if (sig == SIGTRAP && !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) &&

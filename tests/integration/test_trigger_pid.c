@@ -418,3 +418,39 @@ Test(trigger_pid, a_refused_seize_falls_back_at_the_start)
 	rec_remove(&r);
 	free(prog);
 }
+
+/*
+ * A thread other than the leader execs (threadexec): it takes the leader's id and its
+ * own is gone with no exit reported. record forgets that id at the exec stop, so at the
+ * end every thread is let go at once: exit 0, no "did not stop to be let go within 2 s"
+ * warning, and the process runs on untraced (was: the old id waited for, 2 s, warned).
+ */
+Test(trigger_pid, a_thread_that_execs_is_let_go_without_waiting_for_its_old_id)
+{
+	char *prog = run_testprog("threadexec"), line[32];
+	char *argv[] = { prog, NULL };
+	struct run_child c;
+	struct rec r;
+	int zero = 0, rc;
+
+	cr_assert_eq(run_start(argv, &c), 0);
+	snprintf(line, sizeof(line), "ready %d", c.pid);
+	cr_assert_eq(run_wait_line(&c, line, 10), 0, "threadexec did not say ready");
+	rec_start(&r, "breakpoint", prog, c.pid);
+	rec_wait_ready(&r);
+	cr_expect(tracer_of(c.pid) == r.pid, "threadexec is not record's tracee");
+	cr_assert_eq(write(c.in, "g", 1), 1);
+	/* Said by the new image: record has let its exec stop go. */
+	snprintf(line, sizeof(line), "after %d", c.pid);
+	cr_assert_eq(run_wait_line(&c, line, 20), 0, "threadexec's thread did not exec");
+	cr_assert_eq(kill(r.pid, SIGINT), 0);
+	rc = rec_wait(&r);
+	cr_expect_eq(rc, 0, "record exit %d (%s)", rc, r.err);
+	cr_expect(!file_has(r.err, "did not stop to be let go"), "record waited for the old "
+		  "thread id (%s)", r.err);
+	cr_expect(all_traced_by(c.pid, &zero), "threadexec is still traced by %d",
+		  tracer_of(c.pid));
+	cr_expect_eq(run_end(&c, 10), 0, "threadexec's exit status");
+	rec_remove(&r);
+	free(prog);
+}
