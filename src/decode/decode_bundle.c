@@ -119,6 +119,53 @@ static int window_stream(const struct manifest *m, const struct mwindow *w)
 	return -1;
 }
 
+/*
+ * The recording's address filters (the kernel's string, "filter 0xA/0xS" or "stop 0xA/0xS"
+ * joined by commas) as IA32_RTIT_CTL's ADDRn_CFG and ADDRn_A/B, slot n the n-th filter as
+ * the intel_pt driver programs them. libipt uses them only for erratum SKL014: a TIP.PGD
+ * without its IP after a direct jump or call out of a FilterEn range or into a TraceStop
+ * range binds to that branch, found by the ranges; without them libipt takes no filter
+ * and decodes on past it. Only kernel-address ranges are passed, and only when every
+ * filter is one: a filter on a file (@FILE) is at other addresses in each process, and
+ * libipt takes one configuration for the whole decode; one range left out would make
+ * the code in it look untraced. 1 when set, 0 when not (none, or not all passable).
+ */
+static int addr_filters(struct pt_conf_addr_filter *f, const char *s)
+{
+	struct pt_conf_addr_filter out = { 0 };
+	uint64_t *ab = &out.addr0_a;
+	int n = 0;
+
+	if (!s || !*s)
+		return 0;
+	for (;;) {
+		char action[8];
+		uint64_t a, size;
+		int used = 0;
+
+		if (n == 4 || sscanf(s, " %7[a-z] 0x%" SCNx64 "/0x%" SCNx64 "%n", action, &a, &size,
+				     &used) != 3 || !used || !size || a + (size - 1) < a)
+			return 0;
+		if (!strcmp(action, "filter"))
+			out.config.addr_cfg |= (uint64_t)1 << (4 * n);	/* FilterEn */
+		else if (!strcmp(action, "stop"))
+			out.config.addr_cfg |= (uint64_t)2 << (4 * n);	/* TraceStop */
+		else
+			return 0;
+		ab[2 * n] = a;
+		ab[2 * n + 1] = a + (size - 1);
+		n++;
+		s += used;
+		if (!*s)
+			break;
+		if (*s != ',')
+			return 0;	/* "@FILE", or what this does not know */
+		s++;
+	}
+	*f = out;
+	return 1;
+}
+
 static int fill(struct decode_config *c, const struct manifest *m, const char *dir,
 		char *const *names, size_t nr, struct error *e)
 {
@@ -131,6 +178,9 @@ static int fill(struct decode_config *c, const struct manifest *m, const char *d
 		c->cpu.model = (uint8_t)m->cpu.model;
 		c->cpu.stepping = (uint8_t)m->cpu.stepping;
 	}
+	/* decode DIR takes no --filter:addrN_* (the manifest gives the configuration). */
+	if (!c->addr_filter.config.addr_cfg)
+		addr_filters(&c->addr_filter, m->filter);
 	c->mtc_freq = (uint8_t)m->mtc_freq;
 	c->nom_freq = m->nom_freq > 0 && m->nom_freq <= 255 ? (uint8_t)m->nom_freq : 0;
 	if (m->has_cpuid_0x15) {

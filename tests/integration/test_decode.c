@@ -20,6 +20,7 @@
 #include "manifest.h"
 #include "run.h"
 #include "tempfile.h"
+#include "testbundle.h"
 
 #define MAX_ARGS 64
 
@@ -1630,4 +1631,81 @@ Test(decode, block_path_prints_what_the_insn_path_printed)
 	cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
 	run_free(&r);
 	temp_dir_remove(dir);
+}
+
+/*
+ * decode DIR gives libipt the recording's address filters (the manifest's kernel string)
+ * as ADDRn_CFG and ADDRn_A/B: libipt needs them for erratum SKL014, a TIP.PGD without its
+ * IP after a direct jump out of a FilterEn range (libipt's skl014-jmp-jmp.ptt, on a
+ * Skylake, 6/94). With them the disable binds to the second jump; without them libipt
+ * decodes on past it into code that is not there (was: never passed, a decode error). A
+ * filter on a file is at other addresses in each process: then none is passed.
+ */
+static const char skl014_ptt[] =
+	"org 0xffffffff81000000\n"
+	"bits 64\n"
+	"; @pt p0: psb()\n"
+	"; @pt p1: mode.exec(64bit)\n"
+	"; @pt p2: fup(3: %l0)\n"
+	"; @pt p3: psbend()\n"
+	"l0: jmp l2\n"
+	"l1: hlt\n"
+	"l2: jmp l4\n"
+	"l3: hlt\n"
+	"; @pt p4: tip.pgd(0: %l4)\n"
+	"ALIGN 0x100\n"
+	"l4: hlt\n";
+
+static void skl014_bundle(const char *dir, const char *src, const char *filter)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
+	char cmd[8600];
+	struct manifest m;
+
+	testbundle_describe(&m, &pc);
+	cr_assert_eq(manifest_set(&m.filter, filter), 0);
+	m.attr.exclude_kernel = false;
+	testbundle_write_manifest(dir, &m, true);
+	/* The trace in cpu0.pt (shorter than the manifest says: decode reads what is there). */
+	snprintf(cmd, sizeof(cmd), "cp '%s/skl.pt' '%s/cpu0.pt'", src, dir);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+}
+
+Test(decode, a_bundles_address_filters_reach_libipt_for_its_skl014_workaround)
+{
+	char *src = pttc_make("skl.ptt", skl014_ptt);
+	char *raw = path_in(src, "skl.bin:0xffffffff81000000");
+	static const struct {
+		const char *filter;
+		bool passed;
+	} cases[] = {
+		{ "filter 0xffffffff81000000/0x100", true },
+		{ "stop 0xffffffff81000100/0x100,filter 0xffffffff81000000/0x100", true },
+		{ "filter 0x1000/0x100@/bin/true", false },
+		{ "filter 0xffffffff81000000/0x100,filter 0x0/0x100@/bin/true", false },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *dir = testbundle_dir();
+		struct args a = { .n = 0 };
+		struct run_result r;
+
+		skl014_bundle(dir, src, cases[i].filter);
+		addv(&a, (const char *[]){ dir, "cpu0.pt", "--raw", raw, NULL });
+		decode(&a, &r);
+		if (cases[i].passed) {
+			cr_expect_eq(r.status, 0, "%s: exit %d: %s", cases[i].filter, r.status, r.err);
+			cr_expect(strstr(r.out, "jmp 0xffffffff81000100\n[disabled]\n"), "%s: %s",
+				  cases[i].filter, r.out);
+			cr_expect(!strstr(r.out, "hlt"), "%s: %s", cases[i].filter, r.out);
+		} else {
+			cr_expect(strstr(r.out, "jmp 0xffffffff81000100\n") &&
+				  !strstr(r.out, "[disabled]"),
+				  "%s: %s", cases[i].filter, r.out);
+		}
+		run_free(&r);
+		testbundle_remove(dir);
+		free(dir);
+	}
+	cleanup(src);
 }
