@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -31,5 +32,25 @@ struct filter_opts {
  */
 int filter_build(const char *spec, const struct filter_opts *o, char **kernel_str,
 		 struct error *e, struct warnings *w);
+
+/*
+ * The kernel's filter string (filter_build()'s: "filter 0xA/0xS" or "stop 0xA/0xS",
+ * "@FILE" after a file's, joined by commas) as the intel_pt driver programs it:
+ * range n from filter n, cfg[n] IA32_RTIT_CTL.ADDRn_CFG (1: FilterEn, 2: TraceStop),
+ * a[n] and b[n] IA32_RTIT_ADDRn_A/B (both inclusive).
+ */
+struct filter_ranges {
+	int nr;
+	unsigned int cfg[4];
+	uint64_t a[4], b[4];
+};
+
+/*
+ * Fill @r from @kernel_str when every filter in it is a range of addresses (the
+ * kernel's): 1. A filter on a file is at other addresses in each process, so
+ * one set of ranges does not describe it: 0, as for none, or a string this
+ * does not read.
+ */
+int filter_ranges(const char *kernel_str, struct filter_ranges *r);
 
 #endif

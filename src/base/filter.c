@@ -613,3 +613,37 @@ int filter_build(const char *spec, const struct filter_opts *o, char **kernel_st
 	*kernel_str = out;
 	return 0;
 }
+
+int filter_ranges(const char *s, struct filter_ranges *r)
+{
+	struct filter_ranges out = { .nr = 0 };
+
+	if (!s || !*s)
+		return 0;
+	for (;;) {
+		char action[8];
+		uint64_t a, size;
+		int used = 0;
+
+		if (out.nr == 4 || sscanf(s, " %7[a-z] 0x%" SCNx64 "/0x%" SCNx64 "%n", action, &a,
+					  &size, &used) != 3 || !used || !size || a + (size - 1) < a)
+			return 0;
+		if (!strcmp(action, "filter"))
+			out.cfg[out.nr] = 1;	/* FilterEn */
+		else if (!strcmp(action, "stop"))
+			out.cfg[out.nr] = 2;	/* TraceStop */
+		else
+			return 0;
+		out.a[out.nr] = a;
+		out.b[out.nr] = a + (size - 1);
+		out.nr++;
+		s += used;
+		if (!*s)
+			break;
+		if (*s != ',')
+			return 0;	/* "@FILE", or what this does not know */
+		s++;
+	}
+	*r = out;
+	return 1;
+}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "decoders.h"
+#include "filter.h"
 
 /* The arguments, those that name a file of the bundle relative to it. */
 struct argv {
@@ -81,6 +82,27 @@ bool decoder_cpu_known(const struct manifest *m)
 
 	return cpu.vendor == pcv_intel && m->cpu.family <= UINT16_MAX && m->cpu.model <= 255 &&
 	       !pt_cpu_errata(&errata, &cpu);
+}
+
+/*
+ * ptxed's address filters: the recording's (libipt uses them for erratum
+ * SKL014), as decode DIR passes them, when every filter is a range of
+ * addresses (filter_ranges()).
+ */
+static void addr_filters(struct argv *a, const struct manifest *m)
+{
+	struct filter_ranges r;
+
+	if (!filter_ranges(m->filter, &r))
+		return;
+	for (int n = 0; n < r.nr; n++) {
+		add(a, "--filter:addr%d_cfg", n);
+		add(a, "%u", r.cfg[n]);
+		add(a, "--filter:addr%d_a", n);
+		add(a, "0x%" PRIx64, r.a[n]);
+		add(a, "--filter:addr%d_b", n);
+		add(a, "0x%" PRIx64, r.b[n]);
+	}
 }
 
 /* What every libipt decoder needs for this CPU and config. */
@@ -160,6 +182,7 @@ static struct argv build(const struct manifest *m, int i, const char *trace, enu
 	add(&a, tool == DECODER_PTXED ? "ptxed" : "ptdump");
 	config(&a, m);
 	if (tool == DECODER_PTXED) {
+		addr_filters(&a, m);
 		sideband(&a, m, i);
 		add(&a, "--pt");
 	}

@@ -12,6 +12,7 @@
 #include "bundle.h"
 #include "decode_bundle.h"
 #include "decoders.h"
+#include "filter.h"
 #include "manifest.h"
 
 static char *in_dir(const char *dir, const char *name)
@@ -120,50 +121,28 @@ static int window_stream(const struct manifest *m, const struct mwindow *w)
 }
 
 /*
- * The recording's address filters (the kernel's string, "filter 0xA/0xS" or "stop 0xA/0xS"
- * joined by commas) as IA32_RTIT_CTL's ADDRn_CFG and ADDRn_A/B, slot n the n-th filter as
- * the intel_pt driver programs them. libipt uses them only for erratum SKL014: a TIP.PGD
- * without its IP after a direct jump or call out of a FilterEn range or into a TraceStop
- * range binds to that branch, found by the ranges; without them libipt takes no filter
- * and decodes on past it. Only kernel-address ranges are passed, and only when every
- * filter is one: a filter on a file (@FILE) is at other addresses in each process, and
- * libipt takes one configuration for the whole decode; one range left out would make
- * the code in it look untraced. 1 when set, 0 when not (none, or not all passable).
+ * The recording's address filters as IA32_RTIT_CTL's ADDRn_CFG and ADDRn_A/B
+ * (filter_ranges()). libipt uses them only for erratum SKL014: a TIP.PGD
+ * without its IP after a direct jump or call out of a FilterEn range or into
+ * a TraceStop range binds to that branch, found by the ranges; without them
+ * libipt takes no filter and decodes on past it. Only when every filter is a
+ * range of addresses: a filter on a file is at other addresses in each
+ * process and libipt takes one configuration for the whole decode, and one
+ * range left out would make the code in it look untraced.
  */
-static int addr_filters(struct pt_conf_addr_filter *f, const char *s)
+static void addr_filters(struct pt_conf_addr_filter *f, const char *kernel_str)
 {
-	struct pt_conf_addr_filter out = { 0 };
-	uint64_t *ab = &out.addr0_a;
-	int n = 0;
+	struct filter_ranges r;
+	uint64_t *ab = &f->addr0_a;
 
-	if (!s || !*s)
-		return 0;
-	for (;;) {
-		char action[8];
-		uint64_t a, size;
-		int used = 0;
-
-		if (n == 4 || sscanf(s, " %7[a-z] 0x%" SCNx64 "/0x%" SCNx64 "%n", action, &a, &size,
-				     &used) != 3 || !used || !size || a + (size - 1) < a)
-			return 0;
-		if (!strcmp(action, "filter"))
-			out.config.addr_cfg |= (uint64_t)1 << (4 * n);	/* FilterEn */
-		else if (!strcmp(action, "stop"))
-			out.config.addr_cfg |= (uint64_t)2 << (4 * n);	/* TraceStop */
-		else
-			return 0;
-		ab[2 * n] = a;
-		ab[2 * n + 1] = a + (size - 1);
-		n++;
-		s += used;
-		if (!*s)
-			break;
-		if (*s != ',')
-			return 0;	/* "@FILE", or what this does not know */
-		s++;
+	if (!filter_ranges(kernel_str, &r))
+		return;
+	memset(f, 0, sizeof(*f));
+	for (int n = 0; n < r.nr; n++) {
+		f->config.addr_cfg |= (uint64_t)r.cfg[n] << (4 * n);
+		ab[2 * n] = r.a[n];
+		ab[2 * n + 1] = r.b[n];
 	}
-	*f = out;
-	return 1;
 }
 
 static int fill(struct decode_config *c, const struct manifest *m, const char *dir,

@@ -1678,17 +1678,24 @@ Test(decode, a_bundles_address_filters_reach_libipt_for_its_skl014_workaround)
 	static const struct {
 		const char *filter;
 		bool passed;
+		const char *ptxed;
 	} cases[] = {
-		{ "filter 0xffffffff81000000/0x100", true },
-		{ "stop 0xffffffff81000100/0x100,filter 0xffffffff81000000/0x100", true },
-		{ "filter 0x1000/0x100@/bin/true", false },
-		{ "filter 0xffffffff81000000/0x100,filter 0x0/0x100@/bin/true", false },
+		{ "filter 0xffffffff81000000/0x100", true, " --filter:addr0_cfg 1 --filter:addr0_a "
+		  "0xffffffff81000000 --filter:addr0_b 0xffffffff810000ff " },
+		{ "stop 0xffffffff81000100/0x100,filter 0xffffffff81000000/0x100", true,
+		  " --filter:addr0_cfg 2 --filter:addr0_a 0xffffffff81000100 --filter:addr0_b "
+		  "0xffffffff810001ff --filter:addr1_cfg 1 --filter:addr1_a 0xffffffff81000000 "
+		  "--filter:addr1_b 0xffffffff810000ff " },
+		{ "filter 0x1000/0x100@/bin/true", false, NULL },
+		{ "filter 0xffffffff81000000/0x100,filter 0x0/0x100@/bin/true", false, NULL },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *dir = testbundle_dir();
 		struct args a = { .n = 0 };
 		struct run_result r;
+		const char *l;
+		json_t *line;
 
 		skl014_bundle(dir, src, cases[i].filter);
 		addv(&a, (const char *[]){ dir, "cpu0.pt", "--raw", raw, NULL });
@@ -1703,6 +1710,18 @@ Test(decode, a_bundles_address_filters_reach_libipt_for_its_skl014_workaround)
 				  !strstr(r.out, "[disabled]"),
 				  "%s: %s", cases[i].filter, r.out);
 		}
+		run_free(&r);
+		/* info's ptxed line gives ptxed the same ranges. */
+		cr_assert_eq(run_ptcollect(NULL, &r, "info", "--json", dir, NULL), 0);
+		line = json_loads(r.out, 0, NULL);
+		l = json_string_value(json_object_get(json_array_get(json_object_get(line,
+					"streams"), 0), "ptxed"));
+		cr_assert(l, "%s", r.out);
+		if (cases[i].passed)
+			cr_expect(strstr(l, cases[i].ptxed), "%s: %s", cases[i].filter, l);
+		else
+			cr_expect(!strstr(l, "--filter:"), "%s: %s", cases[i].filter, l);
+		json_decref(line);
 		run_free(&r);
 		testbundle_remove(dir);
 		free(dir);
