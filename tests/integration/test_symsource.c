@@ -514,6 +514,9 @@ Test(symsource, record_does_not_follow_a_perf_map_planted_as_a_link)
 	cr_expect_eq(w.nr, 1);
 	cr_expect(strstr(w.msg[0], map) && strstr(w.msg[0], "not copied: a symbolic link"), "%s",
 		  w.msg[0]);
+	cr_expect_eq(m.nr_perf_maps_refused, 1);
+	cr_expect(m.nr_perf_maps_refused == 1 && m.perf_maps_refused[0].pid == pid &&
+		  strstr(m.perf_maps_refused[0].why, "a symbolic link"), "the manifest lists it");
 	snprintf(path, sizeof(path), "%s/perf-maps", dir);
 	cr_expect_neq(stat(path, &st), 0, "an empty perf-maps/ is not left");
 	unlink(map);
@@ -550,6 +553,8 @@ Test(symsource, record_does_not_copy_a_perf_map_with_a_second_name)
 	cr_expect_eq(w.nr, 1);
 	cr_expect(strstr(w.msg[0], map) && strstr(w.msg[0], "has 2 names (a hard link)"), "%s",
 		  w.msg[0]);
+	cr_expect(m.nr_perf_maps_refused == 1 && m.perf_maps_refused[0].pid == pid &&
+		  strstr(m.perf_maps_refused[0].why, "a hard link"), "the manifest lists it");
 	unlink(map);
 	manifest_free(&m);
 	cleanup(dir);
