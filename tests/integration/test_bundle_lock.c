@@ -23,12 +23,9 @@
 
 #include "manifest.h"
 #include "run.h"
+#include "suitewatch.h"
 
-/* A test that hangs is killed by SIGALRM. */
-static void watchdog(void)
-{
-	alarm(60);
-}
+SUITEWATCH(watchdog, 60)
 
 TestSuite(bundle_lock, .init = watchdog);
 

@@ -26,12 +26,9 @@
 
 #include "oracle.h"
 #include "run.h"
+#include "suitewatch.h"
 
-/* A test that hangs is killed by SIGALRM (not .timeout: see test_trigger.c). */
-static void watchdog(void)
-{
-	alarm(60);
-}
+SUITEWATCH(watchdog, 60)
 
 TestSuite(session, .init = watchdog);
 TestSuite(session_input, .init = watchdog);

@@ -23,13 +23,11 @@
 #include "perfmaps.h"
 #include "run.h"
 #include "sideband.h"
+#include "suitewatch.h"
 
 #define PID 4242
 
-static void watchdog(void)
-{
-	alarm(300);
-}
+SUITEWATCH(watchdog, 300)
 
 TestSuite(symsource, .init = watchdog);
 

@@ -29,12 +29,10 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "suitewatch.h"
 #include "tempfile.h"
 
-static void watchdog(void)
-{
-	alarm(60);
-}
+SUITEWATCH(watchdog, 60)
 
 TestSuite(trigger_pid, .init = watchdog);
 

@@ -216,6 +216,19 @@ void run_free(struct run_result *r)
 	r->out = r->err = NULL;
 }
 
+void args_add(struct args *a, const char *s)
+{
+	cr_assert_lt(a->n, ARGS_MAX - 1);
+	a->v[a->n++] = (char *)s;
+	a->v[a->n] = NULL;
+}
+
+void args_addv(struct args *a, const char *const *list)
+{
+	for (; *list; list++)
+		args_add(a, *list);
+}
+
 int run_start(char *const argv[], struct run_child *c)
 {
 	int ip[2], op[2];

@@ -23,6 +23,18 @@ int run_ptcollect(char *const env[], struct run_result *r, const char *arg, ...)
 	__attribute__((sentinel));
 void run_free(struct run_result *r);
 
+/* An argv built as a test goes: { .n = 0 } is empty; v[n] is always NULL. */
+#define ARGS_MAX 64
+struct args {
+	char *v[ARGS_MAX];
+	int n;
+};
+
+/* Append @s (kept, not copied), or fail the test when it is full. */
+void args_add(struct args *a, const char *s);
+/* Append each of the NULL-terminated @list. */
+void args_addv(struct args *a, const char *const *list);
+
 /*
  * A target that lives until the test ends it: argv started with its stdin and stdout on pipes
  * (stderr inherited). run_wait_line() reads its stdout until a line equal to @line (its
