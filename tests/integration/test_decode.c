@@ -21,6 +21,7 @@
 #include "run.h"
 #include "suitewatch.h"
 #include "tempfile.h"
+#include "testbundle.h"
 
 SUITEWATCH(watchdog, 300)
 
@@ -1312,20 +1313,6 @@ Test(decode, a_packet_this_libipt_cannot_decode_is_named)
 	}
 }
 
-/* A perf record with the trailer of sample_type 0x10086, appended to @f. */
-static void sb_record(FILE *f, uint32_t type, const void *body, size_t len, uint64_t time)
-{
-	uint16_t hdr[4] = { 0 };
-	uint32_t tid[2] = { 4242, 4242 }, cpu[2] = { 0, 0 };
-	uint64_t id = 1;
-
-	memcpy(hdr, &type, 4);
-	hdr[3] = (uint16_t)(8 + len + 32);
-	cr_assert(fwrite(hdr, 8, 1, f) == 1 && fwrite(body, len, 1, f) == 1);
-	cr_assert(fwrite(tid, 8, 1, f) == 1 && fwrite(&time, 8, 1, f) == 1);
-	cr_assert(fwrite(cpu, 8, 1, f) == 1 && fwrite(&id, 8, 1, f) == 1);
-}
-
 /*
  * A bundle as the recorder writes one: a stream whose sideband maps ptgen's program
  * from a path that exists only under DIR/sysroot, and a stream without trace.
@@ -1358,22 +1345,10 @@ static char *make_bundle_mode(bool snapshots)
 	memcpy(mmap2 + 64, mapped, sizeof(mapped));
 	f = fopen(path_in(dir, "cpu0.pevent"), "w");
 	cr_assert(f);
-	sb_record(f, 12 /* ITRACE_START */, start, 8, 1);
-	sb_record(f, 10 /* MMAP2 */, mmap2, sizeof(mmap2), 2);
+	testbundle_sb_record(f, 12 /* ITRACE_START */, start, 8, 1);
+	testbundle_sb_record(f, 10 /* MMAP2 */, mmap2, sizeof(mmap2), 2);
 	fclose(f);
-	manifest_init(&m);
-	cr_assert_eq(manifest_set(&m.tool_version, "test"), 0);
-	cr_assert_eq(manifest_set_argv(&m.command, &m.command_argc,
-				       (char *[]){ "ptcollect", "record", "-a" }, 3), 0);
-	m.target.kind = TARGET_CPU;
-	cr_assert_eq(manifest_set(&m.pmu_name, "intel_pt"), 0);
-	cr_assert_eq(manifest_set(&m.event, "intel_pt//u"), 0);
-	cr_assert_eq(manifest_set(&m.cpu.vendor, "GenuineIntel"), 0);
-	m.cpu.family = 6;
-	m.cpu.model = 85;
-	m.cpu.stepping = 4;
-	m.nom_freq = -1;
-	m.attr.sample_type = 0x10086;
+	testbundle_describe_cpu(&m, NULL);
 	for (int i = 0; i < 2; i++) {
 		st = manifest_add_stream(&m);
 		cr_assert(st);
