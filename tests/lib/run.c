@@ -382,3 +382,23 @@ bool run_proc_maps(int pid, const void *arg)
 	fclose(f);
 	return found;
 }
+
+char *run_read_line(int fd, int secs)
+{
+	static char line[8192];
+	size_t n = 0;
+
+	while (n + 1 < sizeof(line)) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		char c;
+
+		cr_assert_eq(poll(&p, 1, secs * 1000), 1, "no line within %d s (so far '%.*s')",
+			     secs, (int)n, line);
+		cr_assert_eq(read(fd, &c, 1), 1);
+		if (c == '\n')
+			break;
+		line[n++] = c;
+	}
+	line[n] = '\0';
+	return line;
+}

@@ -50,6 +50,11 @@ struct run_child {
 int run_start(char *const argv[], struct run_child *c);
 int run_wait_line(struct run_child *c, const char *line, int secs);
 int run_end(struct run_child *c, int secs);
+/*
+ * One line from @fd, without its '\n' (at most 8191 bytes), each byte within @secs seconds,
+ * else a failed assertion that says what came so far; in a buffer the next call reuses.
+ */
+char *run_read_line(int fd, int secs);
 /* Its stdout to the end into @buf (NUL-terminated), for at most @secs seconds: the bytes, or -1. */
 long run_read_all(struct run_child *c, char *buf, size_t size, int secs);
 
