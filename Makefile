@@ -186,14 +186,13 @@ $(BUILD)/tests/progs/zerosize: tests/progs/zerosize/main.c tests/progs/zerosize/
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -O0 -g -o $@ $^
 # The trace generators of the decode tests and the bench (libipt's encoder).
-$(BUILD)/tests/progs/ptgen: tests/gen/ptgen.c
+# Both share tests/gen/ptenc.c (the encoder, the trace file); bench/decode builds the same.
+$(BUILD)/tests/progs/ptgen $(BUILD)/tests/progs/ptwalk: $(BUILD)/tests/progs/%: tests/gen/%.c \
+		tests/gen/ptenc.c tests/gen/ptenc.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror $(IPT_CFLAGS) -o $@ $< $(IPT_LIBS)
-$(BUILD)/tests/progs/ptwalk: tests/gen/ptwalk.c
-	@mkdir -p $(dir $@)
-	@echo "  CC      $<"
-	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror $(IPT_CFLAGS) -o $@ $< $(IPT_LIBS)
+	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror $(IPT_CFLAGS) -o $@ \
+		$(filter %.c,$^) $(IPT_LIBS)
 # C++: overloads whose demangled names differ only in their parameters.
 $(BUILD)/tests/progs/cxx: tests/progs/cxx/main.cc
 	@mkdir -p $(dir $@)

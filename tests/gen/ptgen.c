@@ -24,11 +24,12 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
-#include <intel-pt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "ptenc.h"
 
 #define TEXT_ADDR 0x401000ull
 #define TEXT_OFF 0x1000ull
@@ -75,85 +76,15 @@ static bool no_tsc;
 #define ITER_PER_TNT 11		/* 44 of a TNT.64's 47 bits: whole iterations per packet */
 
 struct gen {
-	struct pt_encoder *enc;
-	uint8_t *buf;
-	size_t cap;
-	FILE *out;
+	struct ptenc e;
 	uint64_t tsc, tsc_step;
 	uint64_t insns, branches, calls, psbs;
 };
 
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "ptgen: %s: %s\n", what, err < 0 ? pt_errstr(pt_errcode(err)) :
-		strerror(err));
-	exit(1);
-}
-
-/* Flush what the encoder wrote and start again at the buffer's beginning. */
-static void flush(struct gen *g)
-{
-	uint64_t off = 0;
-	int err = pt_enc_get_offset(g->enc, &off);
-
-	if (err < 0)
-		die("offset", err);
-	if (off && fwrite(g->buf, 1, off, g->out) != off)
-		die("write trace", errno);
-	err = pt_enc_sync_set(g->enc, 0);
-	if (err < 0)
-		die("sync", err);
-}
-
-static void emit(struct gen *g, struct pt_packet *p)
-{
-	int err;
-
-	if (g->cap > 64) {
-		uint64_t off = 0;
-
-		pt_enc_get_offset(g->enc, &off);
-		if (off + 64 > g->cap)
-			flush(g);
-	}
-	err = pt_enc_next(g->enc, p);
-	if (err < 0)
-		die("encode", err);
-}
-
-static void emit_ip(struct gen *g, enum pt_packet_type type, enum pt_ip_compression ipc,
-		    uint64_t ip)
-{
-	struct pt_packet p = { .type = type };
-
-	p.payload.ip.ipc = ipc;
-	p.payload.ip.ip = ip;
-	emit(g, &p);
-}
-
-/* A PSB+: TSC, MODE.Exec, FUP at @fup (0: none, tracing is off), PSBEND. */
+/* A PSB+: TSC (unless -z), MODE.Exec, FUP at @fup (0: none, tracing is off), PSBEND. */
 static void emit_psb_at(struct gen *g, uint64_t fup)
 {
-	struct pt_packet p;
-
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_psb;
-	emit(g, &p);
-	if (!no_tsc) {
-		p.type = ppt_tsc;
-		p.payload.tsc.tsc = g->tsc;
-		emit(g, &p);
-	}
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_mode;
-	p.payload.mode.leaf = pt_mol_exec;
-	p.payload.mode.bits.exec.csl = 1;
-	emit(g, &p);
-	if (fup)
-		emit_ip(g, ppt_fup, pt_ipc_sext_48, fup);
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_psbend;
-	emit(g, &p);
+	ptenc_psb(&g->e, no_tsc ? NULL : &g->tsc, fup, fup);
 	g->psbs++;
 }
 
@@ -183,12 +114,11 @@ static void count_iter(struct gen *g, uint64_t i, bool last)
 
 static void write_trace(struct gen *g, uint64_t iters, unsigned per_psb)
 {
-	struct pt_packet p;
 	uint64_t i = 0;
 	unsigned packets = 0;
 
 	emit_psb(g, false);
-	emit_ip(g, ppt_tip_pge, pt_ipc_sext_48, LOOP);
+	ptenc_emit_ip(&g->e, ppt_tip_pge, pt_ipc_sext_48, LOOP);
 	while (i < iters) {
 		uint64_t payload = 0;
 		unsigned n = 0;
@@ -201,48 +131,31 @@ static void write_trace(struct gen *g, uint64_t iters, unsigned per_psb)
 			payload = (payload << ITER_BITS) | iter_bits(i, i + 1 == iters);
 			count_iter(g, i, i + 1 == iters);
 		}
-		memset(&p, 0, sizeof(p));
-		p.type = ppt_tnt_64;
-		p.payload.tnt.bit_size = (uint8_t)(n * ITER_BITS);
-		p.payload.tnt.payload = payload;
-		emit(g, &p);
+		ptenc_emit_tnt(&g->e, payload, n * ITER_BITS);
 		packets++;
 	}
 	/* The syscall after the loop leaves user space: tracing stops there. */
 	g->insns += 1;
-	emit_ip(g, ppt_tip_pgd, pt_ipc_suppressed, 0);
-	flush(g);
+	ptenc_emit_ip(&g->e, ppt_tip_pgd, pt_ipc_suppressed, 0);
 }
 
-/* TNT bits, oldest first, in TNT.64 packets of up to 47 bits; a PSB every per_psb packets. */
+/* TNT.64 packets of up to 47 bits (ptenc gathers them); a PSB every per_psb packets. */
 struct tnt {
-	uint64_t payload;
-	unsigned n, packets, per_psb;
+	unsigned packets, per_psb;
 };
 
 /* A PSB+ (its FUP at the loop) goes between iterations only: none is due in the middle. */
 
 static void tnt_flush(struct gen *g, struct tnt *t)
 {
-	struct pt_packet p;
-
-	if (!t->n)
-		return;
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_tnt_64;
-	p.payload.tnt.bit_size = (uint8_t)t->n;
-	p.payload.tnt.payload = t->payload;
-	emit(g, &p);
-	t->packets++;
-	t->payload = 0;
-	t->n = 0;
+	if (ptenc_tnt_flush(&g->e))
+		t->packets++;
 }
 
 static void tnt_bit(struct gen *g, struct tnt *t, bool bit)
 {
-	t->payload = (t->payload << 1) | bit;
-	if (++t->n == 47)
-		tnt_flush(g, t);
+	if (ptenc_tnt_bit(&g->e, bit))
+		t->packets++;
 }
 
 /*
@@ -266,7 +179,7 @@ static void write_slow_trace(struct gen *g, uint64_t iters, unsigned per_psb, ui
 	struct tnt t = { .per_psb = per_psb };
 
 	emit_psb(g, false);
-	emit_ip(g, ppt_tip_pge, pt_ipc_sext_48, LOOP);
+	ptenc_emit_ip(&g->e, ppt_tip_pge, pt_ipc_sext_48, LOOP);
 	for (uint64_t i = 0; i < iters; i++) {
 		bool slow = i % every == 0, last = i + 1 == iters;
 
@@ -297,19 +210,7 @@ static void write_slow_trace(struct gen *g, uint64_t iters, unsigned per_psb, ui
 	}
 	tnt_flush(g, &t);
 	g->insns += 1;
-	emit_ip(g, ppt_tip_pgd, pt_ipc_suppressed, 0);
-	flush(g);
-}
-
-static void write_file(const char *dir, const char *name, const void *p, size_t len)
-{
-	char path[4096];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "wb");
-	if (!f || fwrite(p, 1, len, f) != len || fclose(f))
-		die(path, errno);
+	ptenc_emit_ip(&g->e, ppt_tip_pgd, pt_ipc_suppressed, 0);
 }
 
 /* A minimal ET_EXEC: one PT_LOAD (R+X) over the whole file, .text at 0x401000, .symtab. */
@@ -331,7 +232,7 @@ static void write_elf(const char *dir)
 	size = shoff + 5 * sizeof(Elf64_Shdr);
 	img = calloc(1, size);
 	if (!img)
-		die("elf", ENOMEM);
+		ptenc_die("elf", ENOMEM);
 	eh = (Elf64_Ehdr *)img;
 	memcpy(eh->e_ident, ELFMAG, SELFMAG);
 	eh->e_ident[EI_CLASS] = ELFCLASS64;
@@ -378,30 +279,14 @@ static void write_elf(const char *dir)
 			      .sh_size = sizeof(strtab), .sh_addralign = 1 };
 	sh[4] = (Elf64_Shdr){ .sh_name = 23, .sh_type = SHT_STRTAB, .sh_offset = shstroff,
 			      .sh_size = sizeof(shstrtab), .sh_addralign = 1 };
-	write_file(dir, "prog.elf", img, size);
+	ptenc_write_file(dir, "prog.elf", img, size);
 	free(img);
-}
-
-static uint64_t number(const char *s, const char *what)
-{
-	char *end;
-	uint64_t v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || !*s || !v) {
-		fprintf(stderr, "ptgen: %s '%s' is not a positive number\n", what, s);
-		exit(2);
-	}
-	return v;
 }
 
 int main(int argc, char **argv)
 {
 	uint64_t iters = 1000, per_psb = 64, every = 0, work = 0;
-	struct pt_config cfg;
 	struct gen g;
-	char path[4096];
 	int c;
 
 	memset(&g, 0, sizeof(g));
@@ -409,12 +294,12 @@ int main(int argc, char **argv)
 	g.tsc_step = 0x1000;
 	while ((c = getopt(argc, argv, "n:p:t:s:w:z")) != -1) {
 		switch (c) {
-		case 's': every = number(optarg, "-s"); break;
-		case 'w': work = number(optarg, "-w"); break;
+		case 's': every = ptenc_number(optarg, "-s"); break;
+		case 'w': work = ptenc_number(optarg, "-w"); break;
 		case 'z': no_tsc = true; break;
-		case 'n': iters = number(optarg, "-n"); break;
-		case 'p': per_psb = number(optarg, "-p"); break;
-		case 't': g.tsc_step = number(optarg, "-t"); break;
+		case 'n': iters = ptenc_number(optarg, "-n"); break;
+		case 'p': per_psb = ptenc_number(optarg, "-p"); break;
+		case 't': g.tsc_step = ptenc_number(optarg, "-t"); break;
 		default: return 2;
 		}
 	}
@@ -431,30 +316,14 @@ int main(int argc, char **argv)
 		prog = slow_code;
 		prog_size = sizeof(slow_code);
 	}
-	write_file(argv[optind], "prog.bin", prog, prog_size);
+	ptenc_write_file(argv[optind], "prog.bin", prog, prog_size);
 	write_elf(argv[optind]);
-	snprintf(path, sizeof(path), "%s/trace.pt", argv[optind]);
-	g.out = fopen(path, "wb");
-	if (!g.out)
-		die(path, errno);
-	g.cap = 1 << 20;
-	g.buf = malloc(g.cap);
-	if (!g.buf)
-		die("buffer", ENOMEM);
-	pt_config_init(&cfg);
-	cfg.begin = g.buf;
-	cfg.end = g.buf + g.cap;
-	g.enc = pt_alloc_encoder(&cfg);
-	if (!g.enc)
-		die("encoder", ENOMEM);
+	ptenc_open(&g.e, argv[optind]);
 	if (every)
 		write_slow_trace(&g, iters, (unsigned)per_psb, every, work);
 	else
 		write_trace(&g, iters, (unsigned)per_psb);
-	if (fclose(g.out))
-		die(path, errno);
-	pt_free_encoder(g.enc);
-	free(g.buf);
+	ptenc_close(&g.e);
 	printf("instructions %" PRIu64 " branches %" PRIu64 " calls %" PRIu64 " psbs %" PRIu64
 	       "\n", g.insns, g.branches, g.calls, g.psbs);
 	return 0;

@@ -24,12 +24,13 @@
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <intel-pt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "ptenc.h"
 
 #define TEXT_ADDR 0x401000ull
 #define STACK 64
@@ -51,24 +52,13 @@ static const uint8_t fill_code[][4] = {
 static const uint8_t term_len[] = { 6, 5, 5, 1, 2, 2 };
 
 struct gen {
-	struct pt_encoder *enc;
-	uint8_t *buf;
-	size_t cap;
-	FILE *out;
+	struct ptenc e;
 	uint64_t rng, tsc;
-	uint64_t tnt, ntnt;		/* pending TNT bits, oldest first */
-	uint64_t packets, per_psb;
+	uint64_t packets, per_psb;	/* packets since the last PSB+ */
 	uint64_t stack[STACK];	/* return blocks, as a decoder's 64-entry call stack */
 	unsigned top, depth;
 	uint64_t insns, branches, calls, psbs;
 };
-
-static void die(const char *what, int err)
-{
-	fprintf(stderr, "ptwalk: %s: %s\n", what, err < 0 ? pt_errstr(pt_errcode(err)) :
-		strerror(err));
-	exit(1);
-}
 
 static uint64_t rnd(struct gen *g)	/* xorshift64* */
 {
@@ -78,88 +68,31 @@ static uint64_t rnd(struct gen *g)	/* xorshift64* */
 	return g->rng * 0x2545f4914f6cdd1dull;
 }
 
-static void flush(struct gen *g)
-{
-	uint64_t off = 0;
-	int err = pt_enc_get_offset(g->enc, &off);
-
-	if (err < 0)
-		die("offset", err);
-	if (off && fwrite(g->buf, 1, off, g->out) != off)
-		die("write trace", errno);
-	err = pt_enc_sync_set(g->enc, 0);
-	if (err < 0)
-		die("sync", err);
-}
-
-static void emit(struct gen *g, struct pt_packet *p)
-{
-	uint64_t off = 0;
-	int err;
-
-	pt_enc_get_offset(g->enc, &off);
-	if (off + 64 > g->cap)
-		flush(g);
-	err = pt_enc_next(g->enc, p);
-	if (err < 0)
-		die("encode", err);
-	g->packets++;
-}
-
 static void emit_tnt(struct gen *g)
 {
-	struct pt_packet p;
-
-	if (!g->ntnt)
-		return;
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_tnt_64;
-	p.payload.tnt.bit_size = (uint8_t)g->ntnt;
-	p.payload.tnt.payload = g->tnt;
-	emit(g, &p);
-	g->tnt = g->ntnt = 0;
+	if (ptenc_tnt_flush(&g->e))
+		g->packets++;
 }
 
 static void tnt(struct gen *g, bool taken)
 {
-	g->tnt = (g->tnt << 1) | taken;
-	if (++g->ntnt == 47)
-		emit_tnt(g);
+	if (ptenc_tnt_bit(&g->e, taken))
+		g->packets++;
 }
 
 static void emit_ip(struct gen *g, enum pt_packet_type type, uint64_t ip)
 {
-	struct pt_packet p = { .type = type };
-
 	emit_tnt(g);
-	p.payload.ip.ipc = type == ppt_tip_pgd ? pt_ipc_suppressed : pt_ipc_sext_48;
-	p.payload.ip.ip = ip;
-	emit(g, &p);
+	ptenc_emit_ip(&g->e, type, type == ppt_tip_pgd ? pt_ipc_suppressed : pt_ipc_sext_48, ip);
+	g->packets++;
 }
 
 /* A PSB+ where the walk goes on at @ip; a decoder starts there with an empty call stack. */
 static void emit_psb(struct gen *g, uint64_t ip, bool enabled)
 {
-	struct pt_packet p;
-
 	emit_tnt(g);
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_psb;
-	emit(g, &p);
-	p.type = ppt_tsc;
-	p.payload.tsc.tsc = g->tsc;
+	ptenc_psb(&g->e, &g->tsc, enabled, ip);
 	g->tsc += 0x1000;
-	emit(g, &p);
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_mode;
-	p.payload.mode.leaf = pt_mol_exec;
-	p.payload.mode.bits.exec.csl = 1;
-	emit(g, &p);
-	if (enabled)
-		emit_ip(g, ppt_fup, ip);
-	memset(&p, 0, sizeof(p));
-	p.type = ppt_psbend;
-	emit(g, &p);
 	g->psbs++;
 	g->depth = 0;
 	g->packets = 0;
@@ -203,7 +136,7 @@ static uint8_t *build(struct gen *g, struct block *b, uint32_t n, size_t *len)
 	*len = (size_t)(addr - TEXT_ADDR) + 2;	/* and the walk's last instruction, a syscall */
 	code = malloc(*len);
 	if (!code)
-		die("program", ENOMEM);
+		ptenc_die("program", ENOMEM);
 	p = code;
 	for (uint32_t i = 0; i < n; i++) {
 		int32_t rel;
@@ -303,7 +236,6 @@ static void walk(struct gen *g, struct block *b, uint32_t n, uint64_t want, uint
 				emit_ip(g, ppt_tip, end);
 				g->insns++;
 				emit_ip(g, ppt_tip_pgd, 0);
-				flush(g);
 				return;
 			}
 			next = (uint32_t)(rnd(g) % n);
@@ -314,30 +246,13 @@ static void walk(struct gen *g, struct block *b, uint32_t n, uint64_t want, uint
 	}
 }
 
-static uint64_t number(const char *s, const char *what)
-{
-	char *end;
-	uint64_t v;
-
-	errno = 0;
-	v = strtoull(s, &end, 0);
-	if (errno || *end || !*s || !v) {
-		fprintf(stderr, "ptwalk: %s '%s' is not a positive number\n", what, s);
-		exit(2);
-	}
-	return v;
-}
-
 int main(int argc, char **argv)
 {
 	uint64_t want = 1000000, nblocks = 20000, visited = 0;
-	struct pt_config cfg;
 	struct block *b;
 	struct gen g;
-	char path[4096];
 	uint8_t *code;
 	size_t len;
-	FILE *f;
 	int c;
 
 	memset(&g, 0, sizeof(g));
@@ -346,10 +261,10 @@ int main(int argc, char **argv)
 	g.per_psb = 1000;
 	while ((c = getopt(argc, argv, "b:n:p:s:")) != -1) {
 		switch (c) {
-		case 'b': nblocks = number(optarg, "-b"); break;
-		case 'n': want = number(optarg, "-n"); break;
-		case 'p': g.per_psb = number(optarg, "-p"); break;
-		case 's': g.rng = number(optarg, "-s"); break;
+		case 'b': nblocks = ptenc_number(optarg, "-b"); break;
+		case 'n': want = ptenc_number(optarg, "-n"); break;
+		case 'p': g.per_psb = ptenc_number(optarg, "-p"); break;
+		case 's': g.rng = ptenc_number(optarg, "-s"); break;
 		default: return 2;
 		}
 	}
@@ -360,36 +275,17 @@ int main(int argc, char **argv)
 	}
 	b = calloc(nblocks, sizeof(*b));
 	if (!b)
-		die("blocks", ENOMEM);
+		ptenc_die("blocks", ENOMEM);
 	code = build(&g, b, (uint32_t)nblocks, &len);
-	snprintf(path, sizeof(path), "%s/prog.bin", argv[optind]);
-	f = fopen(path, "wb");
-	if (!f || fwrite(code, 1, len, f) != len || fclose(f))
-		die(path, errno);
-	snprintf(path, sizeof(path), "%s/trace.pt", argv[optind]);
-	g.out = fopen(path, "wb");
-	if (!g.out)
-		die(path, errno);
-	g.cap = 1 << 20;
-	g.buf = malloc(g.cap);
-	if (!g.buf)
-		die("buffer", ENOMEM);
-	pt_config_init(&cfg);
-	cfg.begin = g.buf;
-	cfg.end = g.buf + g.cap;
-	g.enc = pt_alloc_encoder(&cfg);
-	if (!g.enc)
-		die("encoder", ENOMEM);
+	ptenc_write_file(argv[optind], "prog.bin", code, len);
+	ptenc_open(&g.e, argv[optind]);
 	walk(&g, b, (uint32_t)nblocks, want, TEXT_ADDR + len - 2);
-	if (fclose(g.out))
-		die(path, errno);
+	ptenc_close(&g.e);
 	for (uint64_t i = 0; i < nblocks; i++)
 		visited += b[i].seen;
 	printf("instructions %" PRIu64 " branches %" PRIu64 " calls %" PRIu64 " psbs %" PRIu64
 	       " blocks %" PRIu64 " visited %" PRIu64 "\n", g.insns, g.branches, g.calls, g.psbs,
 	       nblocks, visited);
-	pt_free_encoder(g.enc);
-	free(g.buf);
 	free(code);
 	free(b);
 	return 0;

@@ -18,6 +18,7 @@
 #include "bundle.h"
 #include "run.h"
 #include "sideband.h"
+#include "suitewatch.h"
 #include "symbols.h"
 #include "testbundle.h"
 
@@ -161,14 +162,7 @@ Test(archive_crafted, a_path_mapped_as_40_files_is_checked_against_all_40)
 #define BOUND_KB (64u << 10)
 #endif
 
-/*
- * A test that hangs is killed by SIGALRM and reported as crashed: not Criterion's
- * .timeout, whose runner leaks when two such tests run at once (check-asan).
- */
-static void watchdog(void)
-{
-	alarm(120);
-}
+SUITEWATCH(watchdog, 120)
 
 TestSuite(archive_crafted, .init = watchdog);
 

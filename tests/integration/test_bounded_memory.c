@@ -19,17 +19,11 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "suitewatch.h"
 #include "tempfile.h"
 #include "testbundle.h"
 
-/*
- * A test that hangs is killed by SIGALRM and reported as crashed: not Criterion's
- * .timeout, whose runner leaks when two such tests run at once (check-asan).
- */
-static void watchdog(void)
-{
-	alarm(240);
-}
+SUITEWATCH(watchdog, 240)
 
 TestSuite(bounded_memory, .init = watchdog);
 

@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,12 +22,9 @@
 
 #include "manifest.h"
 #include "run.h"
+#include "suitewatch.h"
 
-/* A test that hangs is killed by SIGALRM. */
-static void watchdog(void)
-{
-	alarm(60);
-}
+SUITEWATCH(watchdog, 60)
 
 TestSuite(bundle_lock, .init = watchdog);
 
@@ -42,21 +38,7 @@ struct live {
 /* One line from ACK, within 5 s. */
 static char *reply(struct live *l)
 {
-	static char line[4096];
-	size_t n = 0;
-
-	while (n + 1 < sizeof(line)) {
-		struct pollfd p = { .fd = l->ack_fd, .events = POLLIN };
-		char c;
-
-		cr_assert_eq(poll(&p, 1, 5000), 1, "no reply within 5 s");
-		cr_assert_eq(read(l->ack_fd, &c, 1), 1);
-		if (c == '\n')
-			break;
-		line[n++] = c;
-	}
-	line[n] = '\0';
-	return line;
+	return run_read_line(l->ack_fd, 5);
 }
 
 /*

@@ -20,12 +20,9 @@
 #include <unistd.h>
 
 #include "control.h"
+#include "suitewatch.h"
 
-/* A test that hangs is killed by SIGALRM (not .timeout: see test_trigger.c). */
-static void watchdog(void)
-{
-	alarm(60);
-}
+SUITEWATCH(watchdog, 60)
 
 TestSuite(control, .init = watchdog);
 

@@ -19,37 +19,11 @@
 
 #include "manifest.h"
 #include "run.h"
+#include "suitewatch.h"
 #include "tempfile.h"
 #include "testbundle.h"
 
-#define MAX_ARGS 64
-
-/* Strings a test makes as it goes (paths, arguments), freed when it ends. */
-static char *owned[512];
-static size_t nr_owned;
-
-static char *own(char *p)
-{
-	cr_assert(p);
-	cr_assert_lt(nr_owned, sizeof(owned) / sizeof(owned[0]));
-	owned[nr_owned++] = p;
-	return p;
-}
-
-static void free_owned(void)
-{
-	while (nr_owned)
-		free(owned[--nr_owned]);
-}
-
-/*
- * A test that hangs (a decoder that never ends) is killed by SIGALRM and reported as
- * crashed: not Criterion's .timeout, whose runner leaks when two such tests run at once.
- */
-static void watchdog(void)
-{
-	alarm(300);
-}
+SUITEWATCH(watchdog, 300)
 
 TestSuite(decode, .init = watchdog, .fini = free_owned);
 
@@ -69,33 +43,15 @@ static char *shared(const char *rel)
 	return own(run_shared(rel));
 }
 
-struct args {
-	char *v[MAX_ARGS];
-	int n;
-};
-
-static void add(struct args *a, const char *s)
-{
-	cr_assert_lt(a->n, MAX_ARGS - 1);
-	a->v[a->n++] = (char *)s;
-	a->v[a->n] = NULL;
-}
-
-static void addv(struct args *a, const char *const *list)
-{
-	for (; *list; list++)
-		add(a, *list);
-}
-
 /* Run ptcollect decode with @a (after "decode"). */
 static void decode(struct args *a, struct run_result *r)
 {
 	struct args full = { .n = 0 };
 
-	add(&full, run_bin());
-	add(&full, "decode");
+	args_add(&full, run_bin());
+	args_add(&full, "decode");
 	for (int i = 0; i < a->n; i++)
-		add(&full, a->v[i]);
+		args_add(&full, a->v[i]);
 	cr_assert_eq(run_argv(full.v, NULL, r), 0);
 }
 
@@ -103,9 +59,9 @@ static void ptxed(struct args *a, struct run_result *r)
 {
 	struct args full = { .n = 0 };
 
-	add(&full, shared("oracle/ptxed"));
+	args_add(&full, shared("oracle/ptxed"));
 	for (int i = 0; i < a->n; i++)
-		add(&full, a->v[i]);
+		args_add(&full, a->v[i]);
 	cr_assert_eq(run_argv(full.v, NULL, r), 0);
 	cr_assert_eq(r->status, 0, "ptxed failed: %s", r->err);
 }
@@ -162,15 +118,15 @@ static void dynamorio_args(struct args *a, const char *set)
 	own(p1);
 	own(p2);
 	own(pt);
-	addv(a, dynamorio_cfg);
-	add(a, "--pevent:sysroot");
-	add(a, dir);
-	add(a, "--pevent:primary");
-	add(a, p1);
-	add(a, "--pevent:secondary");
-	add(a, p2);
-	add(a, "--pt");
-	add(a, pt);
+	args_addv(a, dynamorio_cfg);
+	args_add(a, "--pevent:sysroot");
+	args_add(a, dir);
+	args_add(a, "--pevent:primary");
+	args_add(a, p1);
+	args_add(a, "--pevent:secondary");
+	args_add(a, p2);
+	args_add(a, "--pt");
+	args_add(a, pt);
 }
 
 /* The number of instruction bytes on a --insn line. */
@@ -262,8 +218,8 @@ static void upstream_equal(const char *listing, const char *set, unsigned expect
 	cr_assert_eq(want, expect);
 	cr_assert_eq(count, expect);
 	dynamorio_args(&a, set);
-	add(&a, "--stats");
-	add(&a, "--insn");
+	args_add(&a, "--stats");
+	args_add(&a, "--insn");
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_expect(strstr(r.out, mode_line), "%s", r.out);
@@ -342,12 +298,12 @@ Test(decode, dynamorio32_insn_equals_ptxed)
 
 static void hase_args(struct args *a)
 {
-	add(a, "--cpu");
-	add(a, "6/94/3");
-	add(a, "--elf");
-	add(a, shared("traces/hase-loopy-skylake/loopy"));
-	add(a, "--pt");
-	add(a, shared("traces/hase-loopy-skylake/aux.aux-idx2-cpu2-tid19233.pt"));
+	args_add(a, "--cpu");
+	args_add(a, "6/94/3");
+	args_add(a, "--elf");
+	args_add(a, shared("traces/hase-loopy-skylake/loopy"));
+	args_add(a, "--pt");
+	args_add(a, shared("traces/hase-loopy-skylake/aux.aux-idx2-cpu2-tid19233.pt"));
 }
 
 Test(decode, hase_insn_equals_ptxed)
@@ -395,17 +351,17 @@ Test(decode, hase_branches_equal_upstream_and_count_equals_ptxed)
 	unsigned long long ins = 0, pins = 0;
 
 	hase_args(&a);
-	add(&a, "--branches");
+	args_add(&a, "--branches");
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	expect_upstream_branches(r.out);
 	hase_args(&s);
-	add(&s, "--stats");
+	args_add(&s, "--stats");
 	decode(&s, &rs);
 	cr_assert(sscanf(strstr(rs.out, "instructions: "), "instructions: %llu", &ins) == 1);
 	hase_args(&x);
-	add(&x, "--stat");
-	add(&x, "--quiet");
+	args_add(&x, "--stat");
+	args_add(&x, "--quiet");
 	ptxed(&x, &rx);
 	cr_assert(sscanf(strstr(rx.out, "insn: "), "insn: %llu", &pins) == 1, "%s", rx.out);
 	cr_expect_eq(ins, pins, "%llu instructions, ptxed %llu", ins, pins);
@@ -458,10 +414,10 @@ static char *path_in(const char *dir, const char *name)
 
 static void gen_args(struct args *a, const char *dir)
 {
-	add(a, "--elf");
-	add(a, path_in(dir, "prog.elf"));
-	add(a, "--pt");
-	add(a, path_in(dir, "trace.pt"));
+	args_add(a, "--elf");
+	args_add(a, path_in(dir, "prog.elf"));
+	args_add(a, "--pt");
+	args_add(a, path_in(dir, "trace.pt"));
 }
 
 Test(decode, generated_trace_equals_ptxed)
@@ -542,7 +498,7 @@ static char *decode_out(const char *dir, const char *const *extra, int *status)
 	char *out;
 
 	gen_args(&a, dir);
-	addv(&a, extra);
+	args_addv(&a, extra);
 	decode(&a, &r);
 	*status = r.status;
 	cr_expect_eq(r.status, 0, "%s", r.err);
@@ -690,8 +646,8 @@ Test(decode, timeline_is_balanced_trace_event_json_with_gaps_marked)
 	cr_expect_eq(gaps, 0);
 	corrupt(path_in(dir, "trace.pt"), offs);
 	gen_args(&a, dir);
-	add(&a, "--timeline");
-	add(&a, tl);
+	args_add(&a, "--timeline");
+	args_add(&a, tl);
 	decode(&a, &r);
 	cr_expect_eq(r.status, 2);
 	check_timeline(tl, &calls, &gaps);
@@ -711,15 +667,15 @@ Test(decode, timeline_of_real_traces_is_well_formed)
 	cr_assert_geq(fd, 0);
 	close(fd);
 	dynamorio_args(&a, "traces/dynamorio-hello64-asm-2023/test_simple.raw");
-	add(&a, "--timeline");
-	add(&a, tl);
+	args_add(&a, "--timeline");
+	args_add(&a, tl);
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	check_timeline(tl, &calls, &gaps);
 	run_free(&r);
 	hase_args(&b);
-	add(&b, "--timeline");
-	add(&b, tl);
+	args_add(&b, "--timeline");
+	args_add(&b, tl);
 	decode(&b, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	check_timeline(tl, &calls, &gaps);
@@ -811,7 +767,7 @@ Test(decode, walk_trace_counts_what_ptwalk_encoded_as_ptxed_does)
 	cr_expect_gt(psbs, 10);
 	raw = path_in(dir, "prog.bin:0x401000");
 	pt = path_in(dir, "trace.pt");
-	addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--stats", "-j", NULL });
+	args_addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--stats", "-j", NULL });
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	doc = json_loads(r.out, 0, NULL);
@@ -823,7 +779,7 @@ Test(decode, walk_trace_counts_what_ptwalk_encoded_as_ptxed_does)
 	json_decref(doc);
 	run_free(&r);
 	a.n = 0;
-	addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--branches", NULL });
+	args_addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--branches", NULL });
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	out = r.out;
@@ -831,7 +787,7 @@ Test(decode, walk_trace_counts_what_ptwalk_encoded_as_ptxed_does)
 		rows++;
 	cr_expect_eq(rows, branches + 2);
 	run_free(&r);
-	addv(&x, (const char *[]){ "--raw", raw, "--pt", pt, "--stat", "--quiet", NULL });
+	args_addv(&x, (const char *[]){ "--raw", raw, "--pt", pt, "--stat", "--quiet", NULL });
 	ptxed(&x, &rx);
 	cr_assert(sscanf(strstr(rx.out, "insn: "), "insn: %llu", &pins) == 1, "%s", rx.out);
 	cr_expect_eq(pins, insns, "ptxed %llu instructions, ptwalk %llu", pins, insns);
@@ -844,7 +800,7 @@ static void refused(const char *const *argv, const char *needle)
 	struct args a = { .n = 0 };
 	struct run_result r;
 
-	addv(&a, argv);
+	args_addv(&a, argv);
 	decode(&a, &r);
 	cr_expect_eq(r.status, 2, "%s: exit %d", argv[0] ? argv[0] : "", r.status);
 	cr_expect(strstr(r.err, needle), "'%s' not in: %s", needle, r.err);
@@ -932,9 +888,9 @@ Test(decode, bad_inputs_are_refused_by_name)
 		struct args a = { .n = 0 };
 		struct run_result r;
 
-		add(&a, "--raw");
-		add(&a, path_in(dir, "prog.bin:0x401000"));
-		addv(&a, (const char *[]){ "--pevent:primary", junk, "--pt", pt, NULL });
+		args_add(&a, "--raw");
+		args_add(&a, path_in(dir, "prog.bin:0x401000"));
+		args_addv(&a, (const char *[]){ "--pevent:primary", junk, "--pt", pt, NULL });
 		decode(&a, &r);
 		cr_expect_eq(r.status, 0, "%s", r.err);
 		cr_expect(strstr(r.err, "junk.pevent: offset 0x0: "), "%s", r.err);
@@ -947,7 +903,7 @@ Test(decode, bad_inputs_are_refused_by_name)
 /*
  * The decode half of libipt's own suite (tests/libipt/decode): every .ptt that expects ptxed
  * output, decoded by ptcollect and held against the .exp; the listed exceptions aside.
- * Bounded by the suite's watchdog, not .timeout (see watchdog()).
+ * Bounded by the suite's watchdog (suitewatch.h).
  */
 Test(decode, libipt_suite_decode_half_passes)
 {
@@ -1042,7 +998,7 @@ Test(decode, interrupts_are_branches_frames_and_timeline_slices)
 	size_t i, n = 0, slices = 0;
 	const char *l;
 
-	addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--branches", "--json", NULL });
+	args_addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--branches", "--json", NULL });
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	for (l = r.out; *l; l = strchr(l, '\n') + 1, n++) {
@@ -1061,7 +1017,7 @@ Test(decode, interrupts_are_branches_frames_and_timeline_slices)
 	run_free(&r);
 
 	a.n = 0;
-	addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--calls", NULL });
+	args_addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--calls", NULL });
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_expect_str_eq(r.out,
@@ -1072,7 +1028,7 @@ Test(decode, interrupts_are_branches_frames_and_timeline_slices)
 	run_free(&r);
 
 	a.n = 0;
-	addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--timeline", tl, NULL });
+	args_addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--timeline", tl, NULL });
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
@@ -1142,20 +1098,20 @@ Test(decode, event_trace_says_what_interrupts_and_vm_exits_are)
 		pt = path_in(dir, file);
 		snprintf(file, sizeof(file), "%s.bin:0x100000", names[k]);
 		raw = path_in(dir, file);
-		addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--branches", "--json", NULL });
+		args_addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--branches", "--json", NULL });
 		decode(&a, &r);
 		cr_assert_eq(r.status, 0, "%s", r.err);
 		cr_expect(strstr(r.out, want[k][0]), "%s", r.out);
 		cr_expect(strstr(r.out, want[k][1]), "%s", r.out);
 		run_free(&r);
 		a.n = 0;
-		addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--calls", NULL });
+		args_addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--calls", NULL });
 		decode(&a, &r);
 		cr_assert_eq(r.status, 0, "%s", r.err);
 		cr_expect(!strncmp(r.out, calls[k], strlen(calls[k])), "%s", r.out);
 		run_free(&r);
 		a.n = 0;
-		addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--insn", "--json", NULL });
+		args_addv(&a, (const char *[]){ "--pt", pt, "--raw", raw, "--insn", "--json", NULL });
 		decode(&a, &r);
 		cr_assert_eq(r.status, 0, "%s", r.err);
 		cr_expect(strstr(r.out, k ? "{\"event\":\"vmexit\",\"text\":\"vmexit, intr: 14, "
@@ -1231,7 +1187,7 @@ static void loop_is_an_error(const uint8_t *code, size_t len, const char *what)
 	f = fopen(pt, "w");
 	cr_assert(f && fwrite(buf, 1, off, f) == off && !fclose(f));
 	raw = path_in(dir, "loop.bin:0x401000");
-	addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--stats", NULL });
+	args_addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--stats", NULL });
 	decode(&a, &r);
 	cr_expect_eq(r.status, 2, "%s: %s", what, r.err);
 	cr_expect(strstr(r.err, "instructions without reading trace"), "%s: %s", what, r.err);
@@ -1241,10 +1197,10 @@ static void loop_is_an_error(const uint8_t *code, size_t len, const char *what)
 		char *env[] = { "PTCOLLECT_DECODE_INSN_PATH=1", NULL };
 		struct run_result o;
 
-		add(&full, run_bin());
-		add(&full, "decode");
+		args_add(&full, run_bin());
+		args_add(&full, "decode");
 		for (int i = 0; i < a.n; i++)
-			add(&full, a.v[i]);
+			args_add(&full, a.v[i]);
 		cr_assert_eq(run_argv(full.v, env, &o), 0);
 		cr_expect_eq(o.status, r.status, "%s", what);
 		cr_expect_str_eq(o.err, r.err, "%s", what);
@@ -1339,7 +1295,7 @@ Test(decode, a_packet_this_libipt_cannot_decode_is_named)
 		f = fopen(pt, "w");
 		cr_assert(f && fwrite(buf, 1, off + pkt[k].len, f) == off + pkt[k].len &&
 			  !fclose(f));
-		addv(&a, (const char *[]){ "--raw", path_in(dir, "nops.bin:0x401000"), "--pt", pt,
+		args_addv(&a, (const char *[]){ "--raw", path_in(dir, "nops.bin:0x401000"), "--pt", pt,
 					   "--insn", NULL });
 		decode(&a, &r);
 		snprintf(want, sizeof(want), "%s packet: this libipt %u.%u.%u does not decode %s "
@@ -1355,20 +1311,6 @@ Test(decode, a_packet_this_libipt_cannot_decode_is_named)
 		run_free(&r);
 		cleanup(strdup(dir));
 	}
-}
-
-/* A perf record with the trailer of sample_type 0x10086, appended to @f. */
-static void sb_record(FILE *f, uint32_t type, const void *body, size_t len, uint64_t time)
-{
-	uint16_t hdr[4] = { 0 };
-	uint32_t tid[2] = { 4242, 4242 }, cpu[2] = { 0, 0 };
-	uint64_t id = 1;
-
-	memcpy(hdr, &type, 4);
-	hdr[3] = (uint16_t)(8 + len + 32);
-	cr_assert(fwrite(hdr, 8, 1, f) == 1 && fwrite(body, len, 1, f) == 1);
-	cr_assert(fwrite(tid, 8, 1, f) == 1 && fwrite(&time, 8, 1, f) == 1);
-	cr_assert(fwrite(cpu, 8, 1, f) == 1 && fwrite(&id, 8, 1, f) == 1);
 }
 
 /*
@@ -1403,22 +1345,10 @@ static char *make_bundle_mode(bool snapshots)
 	memcpy(mmap2 + 64, mapped, sizeof(mapped));
 	f = fopen(path_in(dir, "cpu0.pevent"), "w");
 	cr_assert(f);
-	sb_record(f, 12 /* ITRACE_START */, start, 8, 1);
-	sb_record(f, 10 /* MMAP2 */, mmap2, sizeof(mmap2), 2);
+	testbundle_sb_record(f, 12 /* ITRACE_START */, start, 8, 1);
+	testbundle_sb_record(f, 10 /* MMAP2 */, mmap2, sizeof(mmap2), 2);
 	fclose(f);
-	manifest_init(&m);
-	cr_assert_eq(manifest_set(&m.tool_version, "test"), 0);
-	cr_assert_eq(manifest_set_argv(&m.command, &m.command_argc,
-				       (char *[]){ "ptcollect", "record", "-a" }, 3), 0);
-	m.target.kind = TARGET_CPU;
-	cr_assert_eq(manifest_set(&m.pmu_name, "intel_pt"), 0);
-	cr_assert_eq(manifest_set(&m.event, "intel_pt//u"), 0);
-	cr_assert_eq(manifest_set(&m.cpu.vendor, "GenuineIntel"), 0);
-	m.cpu.family = 6;
-	m.cpu.model = 85;
-	m.cpu.stepping = 4;
-	m.nom_freq = -1;
-	m.attr.sample_type = 0x10086;
+	testbundle_describe_cpu(&m, NULL);
 	for (int i = 0; i < 2; i++) {
 		st = manifest_add_stream(&m);
 		cr_assert(st);
@@ -1478,17 +1408,17 @@ Test(decode, a_snapshot_bundle_decodes_each_window)
 	struct args a = { .n = 0 }, b = { .n = 0 }, c = { .n = 0 };
 	struct run_result r, x, all;
 
-	addv(&a, (const char *[]){ dir, "snap-2/cpu0", "--calls", NULL });
+	args_addv(&a, (const char *[]){ dir, "snap-2/cpu0", "--calls", NULL });
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	addv(&b, (const char *[]){ "--cpu", "6/85/4", "--elf", path_in(dir, "prog.elf"), "--pt",
+	args_addv(&b, (const char *[]){ "--cpu", "6/85/4", "--elf", path_in(dir, "prog.elf"), "--pt",
 				   path_in(dir, "cpu0.pt"), "--calls", NULL });
 	decode(&b, &x);
 	cr_assert_eq(x.status, 0, "%s", x.err);
 	cr_expect(strlen(r.out) > 1000);
 	cr_expect_str_eq(r.out, x.out);
 	/* Every window with bytes: both snapshots' cpu0, each as the whole trace. */
-	addv(&c, (const char *[]){ dir, "--calls", NULL });
+	args_addv(&c, (const char *[]){ dir, "--calls", NULL });
 	decode(&c, &all);
 	cr_assert_eq(all.status, 0, "%s", all.err);
 	cr_expect(strstr(all.out, "snap-1/cpu0.pt") && strstr(all.out, "snap-2/cpu0.pt") &&
@@ -1508,10 +1438,10 @@ Test(decode, a_bundle_decodes_as_its_files_given_by_hand)
 	struct args a = { .n = 0 }, b = { .n = 0 };
 	struct run_result r, x;
 
-	addv(&a, (const char *[]){ dir, "--calls", "--jobs", "2", NULL });
+	args_addv(&a, (const char *[]){ dir, "--calls", "--jobs", "2", NULL });
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
-	addv(&b, (const char *[]){ "--cpu", "6/85/4", "--elf", path_in(dir, "prog.elf"), "--pt",
+	args_addv(&b, (const char *[]){ "--cpu", "6/85/4", "--elf", path_in(dir, "prog.elf"), "--pt",
 				   path_in(dir, "cpu0.pt"), "--calls", NULL });
 	decode(&b, &x);
 	cr_assert_eq(x.status, 0, "%s", x.err);
@@ -1552,13 +1482,13 @@ Test(decode, imported_hase_bundle_decodes_to_upstreams_branches)
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/sysroot%s' && cp '%s' '%s/sysroot%s/'", bundle,
 		 recorded, shared("traces/hase-loopy-skylake/loopy"), bundle, recorded);
 	cr_assert_eq(system(cmd), 0);
-	addv(&a, (const char *[]){ bundle, "--branches", "--timeline", tl, NULL });
+	args_addv(&a, (const char *[]){ bundle, "--branches", "--timeline", tl, NULL });
 	decode(&a, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	expect_upstream_branches(r.out);
 	run_free(&r);
 	check_timeline(tl, &calls, &gaps);
-	addv(&b, (const char *[]){ bundle, "cpu2", "--stats", NULL });
+	args_addv(&b, (const char *[]){ bundle, "cpu2", "--stats", NULL });
 	decode(&b, &r);
 	cr_expect(strstr(r.out, "decode errors: 0"), "%s", r.out);
 	run_free(&r);
@@ -1626,7 +1556,7 @@ Test(decode, block_path_prints_what_the_insn_path_printed)
 	struct run_result r;
 
 	/* Some 4000 decodes: longer than the suite's watchdog. */
-	alarm(1200);
+	suitewatch(1200);
 	cr_assert_eq(run_argv(argv, NULL, &r), 0);
 	cr_expect_eq(r.status, 0, "%s%s", r.out, r.err);
 	run_free(&r);

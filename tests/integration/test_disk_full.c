@@ -13,11 +13,9 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "suitewatch.h"
 
-static void watchdog(void)
-{
-	alarm(60);
-}
+SUITEWATCH(watchdog, 60)
 
 TestSuite(disk_full, .init = watchdog);
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "suitewatch.h"
 #include "tempfile.h"
 
 /* PSB, PSBEND, TIP.PGE full, TSC, TNT-8 !.!, then a byte no packet starts with. */
@@ -217,7 +218,9 @@ Test(dump, a_cpu_without_errata_is_ptdumps_line_and_the_dump_goes_on)
 	temp_dir_remove(dir);
 }
 
-Test(dump_input, a_fifo_is_refused_without_waiting_for_a_writer, .timeout = 10)
+SUITEWATCH(watch_10s, 10)
+
+Test(dump_input, a_fifo_is_refused_without_waiting_for_a_writer, .init = watch_10s)
 {
 	char path[] = "/tmp/ptc-dump-fifo-XXXXXX";
 	char *fifo;

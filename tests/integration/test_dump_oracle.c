@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "suitewatch.h"
 #include "tempfile.h"
 #include "sideband.h"
 
@@ -430,7 +431,10 @@ static void compare_corruptions(const uint8_t *in, size_t len, int count, uint64
 	free(out);
 }
 
-Test(dump_oracle, corrupted_real_traces_equal_ptdump, .timeout = 120)
+SUITEWATCH(watch_60s, 60)
+SUITEWATCH(watch_120s, 120)
+
+Test(dump_oracle, corrupted_real_traces_equal_ptdump, .init = watch_120s)
 {
 	glob_t g = traces();
 
@@ -445,7 +449,7 @@ Test(dump_oracle, corrupted_real_traces_equal_ptdump, .timeout = 120)
 	report("corrupted real traces");
 }
 
-Test(dump_oracle, encoded_stream_cut_anywhere_equals_ptdump, .timeout = 120)
+Test(dump_oracle, encoded_stream_cut_anywhere_equals_ptdump, .init = watch_120s)
 {
 	uint8_t buf[8192];
 	size_t len = encode_every_packet(buf, sizeof(buf));
@@ -775,7 +779,7 @@ Test(dump_oracle, ptcollects_own_proc_records_equal_ptdump)
 	unlink(path);
 }
 
-Test(dump_oracle, corrupted_pevent_stops_where_ptdump_stops, .timeout = 60)
+Test(dump_oracle, corrupted_pevent_stops_where_ptdump_stops, .init = watch_60s)
 {
 	uint8_t buf[8192], out[8192 + 64];
 	size_t len = every_record(buf, 0x10086), lines = 0;

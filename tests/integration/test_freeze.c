@@ -24,11 +24,9 @@
 #include "cpuset.h"
 #include "freeze.h"
 #include "stream.h"
+#include "suitewatch.h"
 
-static void watchdog(void)
-{
-	alarm(60);
-}
+SUITEWATCH(watchdog, 60)
 
 TestSuite(freeze, .init = watchdog);
 

@@ -24,6 +24,7 @@
 #include "oracle.h"
 #include "perfgen.h"
 #include "run.h"
+#include "suitewatch.h"
 #include "tempfile.h"
 #include "testbundle.h"
 #include "workload.h"
@@ -34,6 +35,7 @@ static char *base;
 
 static void make_base(void)
 {
+	suitewatch(60);
 	base = temp_dir("ptc-hostile");
 }
 
@@ -42,7 +44,7 @@ static void remove_base(void)
 	temp_dir_remove(base);
 }
 
-TestSuite(hostile, .init = make_base, .fini = remove_base, .timeout = 60);
+TestSuite(hostile, .init = make_base, .fini = remove_base);
 
 static char *in_base(const char *name)
 {

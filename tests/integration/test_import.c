@@ -19,6 +19,7 @@
 #include "manifest.h"
 #include "perfgen.h"
 #include "run.h"
+#include "suitewatch.h"
 #include "tempfile.h"
 #include "vdso.h"
 
@@ -29,6 +30,7 @@ static char *base;
 
 static void make_base(void)
 {
+	suitewatch(120);
 	base = temp_dir("ptc-import-it");
 }
 
@@ -37,7 +39,7 @@ static void remove_base(void)
 	temp_dir_remove(base);
 }
 
-TestSuite(import, .init = make_base, .fini = remove_base, .timeout = 120);
+TestSuite(import, .init = make_base, .fini = remove_base);
 
 static char *in_base(const char *name)
 {

@@ -17,44 +17,12 @@
 
 #include "manifest.h"
 #include "run.h"
+#include "suitewatch.h"
+#include "testbundle.h"
 
-#define MAX_ARGS 64
-
-static char *owned[256];
-static size_t nr_owned;
-
-static char *own(char *p)
-{
-	cr_assert(p);
-	cr_assert_lt(nr_owned, sizeof(owned) / sizeof(owned[0]));
-	owned[nr_owned++] = p;
-	return p;
-}
-
-static void free_owned(void)
-{
-	while (nr_owned)
-		free(owned[--nr_owned]);
-}
-
-static void watchdog(void)
-{
-	alarm(300);
-}
+SUITEWATCH(watchdog, 300)
 
 TestSuite(report, .init = watchdog, .fini = free_owned);
-
-struct args {
-	char *v[MAX_ARGS];
-	int n;
-};
-
-static void add(struct args *a, const char *s)
-{
-	cr_assert_lt(a->n, MAX_ARGS - 1);
-	a->v[a->n++] = (char *)s;
-	a->v[a->n] = NULL;
-}
 
 /* @tool ("ptxed", or ptcollect's command "report", "decode") with @in, then @extra. */
 static void run_tool(const char *tool, const struct args *in, const char *const *extra,
@@ -63,15 +31,15 @@ static void run_tool(const char *tool, const struct args *in, const char *const 
 	struct args full = { .n = 0 };
 
 	if (!strcmp(tool, "ptxed")) {
-		add(&full, own(run_shared("oracle/ptxed")));
+		args_add(&full, own(run_shared("oracle/ptxed")));
 	} else {
-		add(&full, run_bin());
-		add(&full, tool);
+		args_add(&full, run_bin());
+		args_add(&full, tool);
 	}
 	for (int i = 0; i < in->n; i++)
-		add(&full, in->v[i]);
+		args_add(&full, in->v[i]);
 	for (; extra && *extra; extra++)
-		add(&full, *extra);
+		args_add(&full, *extra);
 	cr_assert_eq(run_argv(full.v, NULL, r), 0);
 }
 
@@ -195,10 +163,10 @@ Test(report, f_called_1000_times_counts_equal_ptxed_and_slow_calls_are_the_outli
 	json_t *doc, *f, *out, *o;
 
 	cr_assert(list);
-	add(&in, "--elf");
-	add(&in, path_in(dir, "prog.elf"));
-	add(&in, "--pt");
-	add(&in, path_in(dir, "trace.pt"));
+	args_add(&in, "--elf");
+	args_add(&in, path_in(dir, "prog.elf"));
+	args_add(&in, "--pt");
+	args_add(&in, path_in(dir, "trace.pt"));
 	run_tool("report", &in, json_opts, &rr);
 	cr_assert_eq(rr.status, 0, "%s", rr.err);
 	run_tool("ptxed", &in, NULL, &rx);
@@ -360,10 +328,10 @@ Test(report, folded_weights_add_up_to_stats_and_stacks_are_call_paths)
 	cr_assert_eq(run_argv(argv, NULL, &r), 0);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
-	add(&in, "--elf");
-	add(&in, path_in(dir, "prog.elf"));
-	add(&in, "--pt");
-	add(&in, path_in(dir, "trace.pt"));
+	args_add(&in, "--elf");
+	args_add(&in, path_in(dir, "prog.elf"));
+	args_add(&in, "--pt");
+	args_add(&in, path_in(dir, "trace.pt"));
 	folded_matches(&in);
 	cleanup(dir);
 }
@@ -377,26 +345,26 @@ static const char *const dynamorio_cfg[] = {
 static void shared_args(struct args *a, const char *set)
 {
 	if (!strcmp(set, "hase")) {
-		add(a, "--cpu");
-		add(a, "6/94/3");
-		add(a, "--elf");
-		add(a, own(run_shared("traces/hase-loopy-skylake/loopy")));
-		add(a, "--pt");
-		add(a, own(run_shared("traces/hase-loopy-skylake/aux.aux-idx2-cpu2-tid19233.pt")));
+		args_add(a, "--cpu");
+		args_add(a, "6/94/3");
+		args_add(a, "--elf");
+		args_add(a, own(run_shared("traces/hase-loopy-skylake/loopy")));
+		args_add(a, "--pt");
+		args_add(a, own(run_shared("traces/hase-loopy-skylake/aux.aux-idx2-cpu2-tid19233.pt")));
 		return;
 	}
 	char *dir = own(run_shared(set));
 
 	for (const char *const *o = dynamorio_cfg; *o; o++)
-		add(a, *o);
-	add(a, "--pevent:sysroot");
-	add(a, dir);
-	add(a, "--pevent:primary");
-	add(a, path_in(dir, "primary.sideband.pevent"));
-	add(a, "--pevent:secondary");
-	add(a, path_in(dir, "secondary.sideband.pevent"));
-	add(a, "--pt");
-	add(a, path_in(dir, "pt.bin"));
+		args_add(a, *o);
+	args_add(a, "--pevent:sysroot");
+	args_add(a, dir);
+	args_add(a, "--pevent:primary");
+	args_add(a, path_in(dir, "primary.sideband.pevent"));
+	args_add(a, "--pevent:secondary");
+	args_add(a, path_in(dir, "secondary.sideband.pevent"));
+	args_add(a, "--pt");
+	args_add(a, path_in(dir, "pt.bin"));
 }
 
 /* Every shared trace: calls and instructions as ptxed lists them; folded as --stats. */
@@ -491,10 +459,10 @@ Test(report, jobs_two_with_small_chunks_reports_what_one_job_does)
 	struct args in = { .n = 0 };
 	struct run_result r1, r2;
 
-	add(&in, "--elf");
-	add(&in, path_in(dir, "prog.elf"));
-	add(&in, "--pt");
-	add(&in, path_in(dir, "trace.pt"));
+	args_add(&in, "--elf");
+	args_add(&in, path_in(dir, "prog.elf"));
+	args_add(&in, "--pt");
+	args_add(&in, path_in(dir, "trace.pt"));
 	run_tool("report", &in, one, &r1);
 	run_tool("report", &in, two, &r2);
 	cr_assert_eq(r1.status, 0, "%s", r1.err);
@@ -525,10 +493,10 @@ Test(report, sort_top_function_and_clock_choose_what_is_shown)
 	cr_assert(mkdtemp(dir));
 	cr_assert_eq(run_argv(argv, NULL, &r), 0);
 	run_free(&r);
-	add(&in, "--elf");
-	add(&in, path_in(dir, "prog.elf"));
-	add(&in, "--pt");
-	add(&in, path_in(dir, "trace.pt"));
+	args_add(&in, "--elf");
+	args_add(&in, path_in(dir, "prog.elf"));
+	args_add(&in, "--pt");
+	args_add(&in, path_in(dir, "trace.pt"));
 	/* f and g are called 1000 times each; g has more instructions, so it sorts first. */
 	run_tool("report", &in, top, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
@@ -572,10 +540,10 @@ Test(report, calls_cut_by_a_decode_error_are_incomplete_and_enter_no_duration)
 	size_t i;
 	FILE *t;
 
-	add(&in, "--elf");
-	add(&in, path_in(dir, "prog.elf"));
-	add(&in, "--pt");
-	add(&in, path_in(dir, "trace.pt"));
+	args_add(&in, "--elf");
+	args_add(&in, path_in(dir, "prog.elf"));
+	args_add(&in, "--pt");
+	args_add(&in, path_in(dir, "trace.pt"));
 	/* Flip a byte in the middle of the trace: one decode error, resumed at the next PSB. */
 	t = fopen(path_in(dir, "trace.pt"), "r+b");
 	cr_assert(t);
@@ -628,10 +596,10 @@ Test(report, durations_are_the_time_the_trace_encoded_and_add_up)
 	cr_assert_eq(run_argv(argv, NULL, &r), 0);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
-	add(&in, "--elf");
-	add(&in, path_in(dir, "prog.elf"));
-	add(&in, "--pt");
-	add(&in, path_in(dir, "trace.pt"));
+	args_add(&in, "--elf");
+	args_add(&in, path_in(dir, "prog.elf"));
+	args_add(&in, "--pt");
+	args_add(&in, path_in(dir, "trace.pt"));
 	run_tool("report", &in, json_opts, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	doc = json_loads(r.out, 0, &je);
@@ -702,10 +670,10 @@ Test(report, call_times_are_libipts_for_the_call_and_ret_instructions)
 
 	/* ptxed: the time on each call line and on its ret line. */
 	snprintf(raw, sizeof(raw), "%s:0x401000", path_in(dir, "prog.bin"));
-	add(&px, "--raw");
-	add(&px, raw);
-	add(&px, "--pt");
-	add(&px, path_in(dir, "trace.pt"));
+	args_add(&px, "--raw");
+	args_add(&px, raw);
+	args_add(&px, "--pt");
+	args_add(&px, path_in(dir, "trace.pt"));
 	run_tool("ptxed", &px, ptxed_opts, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	for (const char *l = r.out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
@@ -734,10 +702,10 @@ Test(report, call_times_are_libipts_for_the_call_and_ret_instructions)
 	cr_assert_eq(n, 400, "ptxed lists %zu calls", n);
 	cr_assert_eq(slow, 10, "libipt times 10 slow calls, not %" PRIu64, slow);
 
-	add(&in, "--elf");
-	add(&in, path_in(dir, "prog.elf"));
-	add(&in, "--pt");
-	add(&in, path_in(dir, "trace.pt"));
+	args_add(&in, "--elf");
+	args_add(&in, path_in(dir, "prog.elf"));
+	args_add(&in, "--pt");
+	args_add(&in, path_in(dir, "trace.pt"));
 	run_tool("report", &in, opts, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	doc = json_loads(r.out, 0, &je);
@@ -824,11 +792,11 @@ Test(report, time_in_an_interrupt_is_not_the_interrupted_functions)
 					  pttc, NULL }, NULL, &r), 0);
 	cr_assert_eq(r.status, 0, "pttc: %s", r.err);
 	run_free(&r);
-	add(&in, "--pt");
-	add(&in, path_in(dir, "intr.pt"));
-	add(&in, "--raw");
+	args_add(&in, "--pt");
+	args_add(&in, path_in(dir, "intr.pt"));
+	args_add(&in, "--raw");
 	snprintf(raw, sizeof(raw), "%s:0x100000", path_in(dir, "intr.bin"));
-	add(&in, raw);
+	args_add(&in, raw);
 	run_tool("report", &in, json_opts, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	doc = json_loads(r.out, 0, &je);
@@ -859,20 +827,6 @@ Test(report, time_in_an_interrupt_is_not_the_interrupted_functions)
 	json_decref(doc);
 	run_free(&r);
 	cleanup(dir);
-}
-
-/* A perf record with the trailer of sample_type 0x10086 (pid/tid 4242), appended to @f. */
-static void sb_record(FILE *f, uint32_t type, const void *body, size_t len, uint64_t time)
-{
-	uint16_t hdr[4] = { 0 };
-	uint32_t tid[2] = { 4242, 4242 }, cpu[2] = { 0, 0 };
-	uint64_t id = 1;
-
-	memcpy(hdr, &type, 4);
-	hdr[3] = (uint16_t)(8 + len + 32);
-	cr_assert(fwrite(hdr, 8, 1, f) == 1 && fwrite(body, len, 1, f) == 1);
-	cr_assert(fwrite(tid, 8, 1, f) == 1 && fwrite(&time, 8, 1, f) == 1);
-	cr_assert(fwrite(cpu, 8, 1, f) == 1 && fwrite(&id, 8, 1, f) == 1);
 }
 
 /*
@@ -909,22 +863,10 @@ static char *snapshot_bundle(void)
 	memcpy(mmap2 + 64, mapped, sizeof(mapped));
 	f = fopen(path_in(dir, "cpu0.pevent"), "w");
 	cr_assert(f);
-	sb_record(f, 12 /* ITRACE_START */, start, 8, 1);
-	sb_record(f, 10 /* MMAP2 */, mmap2, sizeof(mmap2), 2);
+	testbundle_sb_record(f, 12 /* ITRACE_START */, start, 8, 1);
+	testbundle_sb_record(f, 10 /* MMAP2 */, mmap2, sizeof(mmap2), 2);
 	fclose(f);
-	manifest_init(&m);
-	cr_assert_eq(manifest_set(&m.tool_version, "test"), 0);
-	cr_assert_eq(manifest_set_argv(&m.command, &m.command_argc,
-				       (char *[]){ "ptcollect", "record", "-a", "-S" }, 4), 0);
-	m.target.kind = TARGET_CPU;
-	cr_assert_eq(manifest_set(&m.pmu_name, "intel_pt"), 0);
-	cr_assert_eq(manifest_set(&m.event, "intel_pt//u"), 0);
-	cr_assert_eq(manifest_set(&m.cpu.vendor, "GenuineIntel"), 0);
-	m.cpu.family = 6;
-	m.cpu.model = 85;
-	m.cpu.stepping = 4;
-	m.nom_freq = -1;
-	m.attr.sample_type = 0x10086;
+	testbundle_describe_cpu(&m, "-S");
 	for (int i = 0; i < 2; i++) {
 		st = manifest_add_stream(&m);
 		cr_assert(st);
@@ -994,7 +936,7 @@ Test(report, snapshot_windows_on_their_own_or_merged_and_per_thread)
 		{ "--json", "", 600 },
 	};
 
-	add(&in, dir);
+	args_add(&in, dir);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *const opts[] = { "--json", cases[i].opt, NULL };
 

@@ -26,12 +26,9 @@
 
 #include "oracle.h"
 #include "run.h"
+#include "suitewatch.h"
 
-/* A test that hangs is killed by SIGALRM (not .timeout: see test_trigger.c). */
-static void watchdog(void)
-{
-	alarm(60);
-}
+SUITEWATCH(watchdog, 60)
 
 TestSuite(session, .init = watchdog);
 TestSuite(session_input, .init = watchdog);
@@ -236,22 +233,7 @@ static void wait_ready_file(struct live *l)
 /* One line from ACK, within 5 s. */
 static char *reply(struct live *l)
 {
-	static char line[8192];
-	size_t n = 0;
-
-	while (n + 1 < sizeof(line)) {
-		struct pollfd p = { .fd = l->ack_fd, .events = POLLIN };
-		char c;
-
-		cr_assert_eq(poll(&p, 1, 5000), 1, "no reply within 5 s (so far '%.*s')", (int)n,
-			     line);
-		cr_assert_eq(read(l->ack_fd, &c, 1), 1);
-		if (c == '\n')
-			break;
-		line[n++] = c;
-	}
-	line[n] = '\0';
-	return line;
+	return run_read_line(l->ack_fd, 5);
 }
 
 static char *say(struct live *l, const char *line)

@@ -24,14 +24,12 @@
 #include "perfmaps.h"
 #include "run.h"
 #include "sideband.h"
+#include "suitewatch.h"
 #include "testbundle.h"
 
 #define PID 4242
 
-static void watchdog(void)
-{
-	alarm(300);
-}
+SUITEWATCH(watchdog, 300)
 
 TestSuite(symsource, .init = watchdog);
 
@@ -48,20 +46,6 @@ static void sh(const char *fmt, ...)
 	cr_assert_eq(system(cmd), 0, "%s", cmd);
 }
 
-/* A perf record with the trailer of sample_type 0x10086, appended to @f. */
-static void sb_record(FILE *f, uint32_t type, const void *body, size_t len, uint64_t time)
-{
-	uint16_t hdr[4] = { 0 };
-	uint32_t tid[2] = { PID, PID }, cpu[2] = { 0, 0 };
-	uint64_t id = 1;
-
-	memcpy(hdr, &type, 4);
-	hdr[3] = (uint16_t)(8 + len + 32);
-	cr_assert(fwrite(hdr, 8, 1, f) == 1 && fwrite(body, len, 1, f) == 1);
-	cr_assert(fwrite(tid, 8, 1, f) == 1 && fwrite(&time, 8, 1, f) == 1);
-	cr_assert(fwrite(cpu, 8, 1, f) == 1 && fwrite(&id, 8, 1, f) == 1);
-}
-
 static void mmap2(FILE *f, uint64_t addr, uint64_t len, const char *file, uint64_t time)
 {
 	uint8_t body[64 + 32] = { 0 };
@@ -73,7 +57,7 @@ static void mmap2(FILE *f, uint64_t addr, uint64_t len, const char *file, uint64
 	memcpy(body + 16, &len, 8);
 	memcpy(body + 64, file, strlen(file));
 	/* The name with its NUL, padded to 8 bytes, as the kernel writes it. */
-	sb_record(f, 10 /* MMAP2 */, body, 64 + ((strlen(file) + 8) & ~7ul), time);
+	testbundle_sb_record(f, 10 /* MMAP2 */, body, 64 + ((strlen(file) + 8) & ~7ul), time);
 }
 
 /*
@@ -105,24 +89,12 @@ static char *jit_bundle(uint64_t file_len, bool anon)
 	snprintf(path, sizeof(path), "%s/cpu0.pevent", dir);
 	f = fopen(path, "w");
 	cr_assert(f);
-	sb_record(f, 12 /* ITRACE_START */, pid, 8, 1);
+	testbundle_sb_record(f, 12 /* ITRACE_START */, pid, 8, 1);
 	mmap2(f, 0x400000, file_len, "/gone/prog.elf", 2);
 	if (anon)
 		mmap2(f, 0x401010, 0xff0, "//anon", 3);
 	fclose(f);
-	manifest_init(&m);
-	cr_assert_eq(manifest_set(&m.tool_version, "test"), 0);
-	cr_assert_eq(manifest_set_argv(&m.command, &m.command_argc,
-				       (char *[]){ "ptcollect", "record", "-a" }, 3), 0);
-	m.target.kind = TARGET_CPU;
-	cr_assert_eq(manifest_set(&m.pmu_name, "intel_pt"), 0);
-	cr_assert_eq(manifest_set(&m.event, "intel_pt//u"), 0);
-	cr_assert_eq(manifest_set(&m.cpu.vendor, "GenuineIntel"), 0);
-	m.cpu.family = 6;
-	m.cpu.model = 85;
-	m.cpu.stepping = 4;
-	m.nom_freq = -1;
-	m.attr.sample_type = 0x10086;
+	testbundle_describe_cpu(&m, NULL);
 	st = manifest_add_stream(&m);
 	cr_assert(st);
 	cr_assert_eq(manifest_set(&st->file, "cpu0.pt"), 0);

@@ -22,17 +22,11 @@
 
 #include "exechold.h"
 #include "run.h"
+#include "suitewatch.h"
 #include "trigger.h"
 #include "trigger_backend.h"
 
-/*
- * A test that hangs is killed by SIGALRM and reported as crashed (not
- * Criterion's .timeout, whose runner leaks when two such tests run at once).
- */
-static void watchdog(void)
-{
-	alarm(60);
-}
+SUITEWATCH(watchdog, 60)
 
 TestSuite(trigger, .init = watchdog);
 TestSuite(trigger_latency, .init = watchdog);

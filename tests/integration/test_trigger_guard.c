@@ -29,11 +29,10 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "suitewatch.h"
+#include "tempfile.h"
 
-static void watchdog(void)
-{
-	alarm(60);
-}
+SUITEWATCH(watchdog, 60)
 
 TestSuite(trigger_guard, .init = watchdog);
 
@@ -118,21 +117,6 @@ static int sess_wait(struct sess *s, char **text)
 	cr_assert_eq(fread(*text, 1, (size_t)len, f), (size_t)len);
 	fclose(f);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* Whether @path holds @word. */
-static bool file_has(const char *path, const char *word)
-{
-	char buf[8192] = "";
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return strstr(buf, word);
 }
 
 static char *spec(const char *kind, const char *prog, const char *fn)

@@ -29,12 +29,10 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "suitewatch.h"
 #include "tempfile.h"
 
-static void watchdog(void)
-{
-	alarm(60);
-}
+SUITEWATCH(watchdog, 60)
 
 TestSuite(trigger_pid, .init = watchdog);
 
@@ -119,7 +117,6 @@ static void rec_wait_ready(struct rec *r)
 		  r->err);
 }
 
-static bool file_has(const char *path, const char *word);
 
 /* record's exit status; a sanitizer report on its stderr fails the test. */
 static int rec_wait(struct rec *r)
@@ -200,20 +197,6 @@ static long manifest_trigger(const char *dir, char *guard, char *kind, size_t le
 		 json_string_value(json_object_get(t, "kind")) : "(null)");
 	json_decref(j);
 	return fires;
-}
-
-static bool file_has(const char *path, const char *word)
-{
-	char buf[8192] = "";
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = 0;
-	fclose(f);
-	return strstr(buf, word);
 }
 
 /* Guarded: the threads are record's tracees while it runs; every call (4 threads) a fire. */

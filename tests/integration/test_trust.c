@@ -27,12 +27,9 @@
 #include "error.h"
 #include "oracle.h"
 #include "run.h"
+#include "suitewatch.h"
 
-/* A test that hangs is killed by SIGALRM (not .timeout: see test_trigger.c). */
-static void watchdog(void)
-{
-	alarm(60);
-}
+SUITEWATCH(watchdog, 60)
 
 TestSuite(trust, .init = watchdog);
 
@@ -64,7 +61,7 @@ static void target_start(struct target *t, int threads)
 	close(in[0]);
 	close(out[1]);
 	t->in = in[1];
-	/* "ready": the main thread is a zombie, the others run (the read is bounded by alarm). */
+	/* "ready": the main thread is a zombie, the others run (the read is bounded by the watchdog). */
 	while (!strstr(t->out, "ready\n") && !strstr(t->out, "not a zombie") &&
 	       (n = read(out[0], t->out + got, sizeof(t->out) - 1 - (size_t)got)) > 0) {
 		got += n;

@@ -216,6 +216,19 @@ void run_free(struct run_result *r)
 	r->out = r->err = NULL;
 }
 
+void args_add(struct args *a, const char *s)
+{
+	cr_assert_lt(a->n, ARGS_MAX - 1);
+	a->v[a->n++] = (char *)s;
+	a->v[a->n] = NULL;
+}
+
+void args_addv(struct args *a, const char *const *list)
+{
+	for (; *list; list++)
+		args_add(a, *list);
+}
+
 int run_start(char *const argv[], struct run_child *c)
 {
 	int ip[2], op[2];
@@ -368,4 +381,24 @@ bool run_proc_maps(int pid, const void *arg)
 		found = strstr(line, (const char *)arg) != NULL;
 	fclose(f);
 	return found;
+}
+
+char *run_read_line(int fd, int secs)
+{
+	static char line[8192];
+	size_t n = 0;
+
+	while (n + 1 < sizeof(line)) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		char c;
+
+		cr_assert_eq(poll(&p, 1, secs * 1000), 1, "no line within %d s (so far '%.*s')",
+			     secs, (int)n, line);
+		cr_assert_eq(read(fd, &c, 1), 1);
+		if (c == '\n')
+			break;
+		line[n++] = c;
+	}
+	line[n] = '\0';
+	return line;
 }

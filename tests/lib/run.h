@@ -23,6 +23,18 @@ int run_ptcollect(char *const env[], struct run_result *r, const char *arg, ...)
 	__attribute__((sentinel));
 void run_free(struct run_result *r);
 
+/* An argv built as a test goes: { .n = 0 } is empty; v[n] is always NULL. */
+#define ARGS_MAX 64
+struct args {
+	char *v[ARGS_MAX];
+	int n;
+};
+
+/* Append @s (kept, not copied), or fail the test when it is full. */
+void args_add(struct args *a, const char *s);
+/* Append each of the NULL-terminated @list. */
+void args_addv(struct args *a, const char *const *list);
+
 /*
  * A target that lives until the test ends it: argv started with its stdin and stdout on pipes
  * (stderr inherited). run_wait_line() reads its stdout until a line equal to @line (its
@@ -38,6 +50,11 @@ struct run_child {
 int run_start(char *const argv[], struct run_child *c);
 int run_wait_line(struct run_child *c, const char *line, int secs);
 int run_end(struct run_child *c, int secs);
+/*
+ * One line from @fd, without its '\n' (at most 8191 bytes), each byte within @secs seconds,
+ * else a failed assertion that says what came so far; in a buffer the next call reuses.
+ */
+char *run_read_line(int fd, int secs);
 /* Its stdout to the end into @buf (NUL-terminated), for at most @secs seconds: the bytes, or -1. */
 long run_read_all(struct run_child *c, char *buf, size_t size, int secs);
 

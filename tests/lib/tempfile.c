@@ -47,3 +47,17 @@ void temp_dir_remove(char *dir)
 	free(cmd);
 	free(dir);
 }
+
+bool file_has(const char *path, const char *word)
+{
+	char buf[8192] = "";
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return strstr(buf, word);
+}

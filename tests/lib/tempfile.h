@@ -3,6 +3,7 @@
 #ifndef PTC_TEST_TEMPFILE_H
 #define PTC_TEST_TEMPFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A new /tmp file named ...@suffix holding @len bytes of @data; its path, malloc'd. */
@@ -14,5 +15,7 @@ char *temp_dir(const char *prefix);
 char *temp_path(const char *dir, const char *name);
 /* Remove @dir and all below it, and free @dir. */
 void temp_dir_remove(char *dir);
+/* Whether the first 8 KiB of @path hold @word (false when it cannot be read). */
+bool file_has(const char *path, const char *word);
 
 #endif

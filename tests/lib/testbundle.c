@@ -41,6 +41,37 @@ void testbundle_describe(struct manifest *m, const struct perf_event_mmap_page *
 	m->time_conv.time_shift = pc->time_shift;
 }
 
+void testbundle_describe_cpu(struct manifest *m, const char *extra)
+{
+	char *self[] = { "ptcollect", "record", "-a", (char *)extra };
+
+	manifest_init(m);
+	cr_assert_eq(manifest_set(&m->tool_version, "test"), 0);
+	cr_assert_eq(manifest_set_argv(&m->command, &m->command_argc, self, extra ? 4 : 3), 0);
+	m->target.kind = TARGET_CPU;
+	cr_assert_eq(manifest_set(&m->pmu_name, "intel_pt"), 0);
+	cr_assert_eq(manifest_set(&m->event, "intel_pt//u"), 0);
+	cr_assert_eq(manifest_set(&m->cpu.vendor, "GenuineIntel"), 0);
+	m->cpu.family = 6;
+	m->cpu.model = 85;
+	m->cpu.stepping = 4;
+	m->nom_freq = -1;
+	m->attr.sample_type = 0x10086;
+}
+
+void testbundle_sb_record(FILE *f, uint32_t type, const void *body, size_t len, uint64_t time)
+{
+	uint16_t hdr[4] = { 0 };
+	uint32_t tid[2] = { 4242, 4242 }, cpu[2] = { 0, 0 };
+	uint64_t id = 1;
+
+	memcpy(hdr, &type, 4);
+	hdr[3] = (uint16_t)(8 + len + 32);
+	cr_assert(fwrite(hdr, 8, 1, f) == 1 && fwrite(body, len, 1, f) == 1);
+	cr_assert(fwrite(tid, 8, 1, f) == 1 && fwrite(&time, 8, 1, f) == 1);
+	cr_assert(fwrite(cpu, 8, 1, f) == 1 && fwrite(&id, 8, 1, f) == 1);
+}
+
 void testbundle_write_manifest(const char *dir, struct manifest *m, bool finish)
 {
 	struct auxring_stats stats = { .aux_bytes = 4096, .truncated = 2, .data_full = 1,

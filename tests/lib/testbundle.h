@@ -5,6 +5,9 @@
 
 #include <linux/perf_event.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #include "manifest.h"
 
@@ -18,6 +21,17 @@ void testbundle_describe(struct manifest *m, const struct perf_event_mmap_page *
 void testbundle_write_manifest(const char *dir, struct manifest *m, bool finish);
 /* The same with testbundle_describe()'s manifest. */
 void testbundle_write(const char *dir, const struct perf_event_mmap_page *pc, bool finish);
+/*
+ * The manifest of a system-wide recording on a Skylake server (sample_type 0x10086): its
+ * command `ptcollect record -a` and @extra (NULL, or one more argument such as "-S"); no
+ * stream yet.
+ */
+void testbundle_describe_cpu(struct manifest *m, const char *extra);
+/*
+ * A perf record of @type (@body, @len bytes) with the trailer of sample_type 0x10086: pid
+ * and tid 4242, @time, cpu 0, id 1; appended to @f.
+ */
+void testbundle_sb_record(FILE *f, uint32_t type, const void *body, size_t len, uint64_t time);
 /* A fresh name under /tmp for a bundle (nothing there yet), malloc'd. */
 char *testbundle_dir(void);
 /* Remove @dir and all below it, links as links (any name: no shell involved). */

@@ -18,17 +18,9 @@
 
 #include "auxring.h"
 #include "producer.h"
+#include "suitewatch.h"
 
-/*
- * A test that hangs (a stop the drain never answers, say) is killed by
- * SIGALRM and reported as crashed. Not Criterion's .timeout: when two tests
- * that have one run in parallel, Criterion's runner loses an allocation of
- * its own, and the sanitizer build reports that leak.
- */
-static void watchdog(void)
-{
-	alarm(120);
-}
+SUITEWATCH(watchdog, 120)
 
 TestSuite(auxring, .init = watchdog);
 

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+/* The suites' watchdog and owned strings (suitewatch.h). */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "suitewatch.h"
+
+static volatile sig_atomic_t armed_s;
+
+static void put(const char *s)
+{
+	ssize_t n = write(STDERR_FILENO, s, strlen(s));
+
+	(void)n;
+}
+
+/* Only async-signal-safe calls: write(), _exit(). */
+static void on_alarm(int sig)
+{
+	const struct criterion_test *t = criterion_current_test;
+	char num[24], *p = num + sizeof(num) - 1;
+	unsigned long s = (unsigned long)armed_s;
+
+	(void)sig;
+	*p = '\0';
+	do
+		*--p = (char)('0' + s % 10);
+	while (s /= 10);
+	put("suitewatch: ");
+	put(t && t->category ? t->category : "?");
+	put("::");
+	put(t && t->name ? t->name : "?");
+	put(" hung: still running after ");
+	put(p);
+	put(" s\n");
+	_exit(SUITEWATCH_EXIT);
+}
+
+void suitewatch(unsigned seconds)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigemptyset(&sa.sa_mask);
+	cr_assert_eq(sigaction(SIGALRM, &sa, NULL), 0);
+	armed_s = (sig_atomic_t)seconds;
+	alarm(seconds);
+}
+
+static char *owned[OWN_MAX];
+static size_t nr_owned;
+
+char *own(char *p)
+{
+	cr_assert(p);
+	cr_assert_lt(nr_owned, sizeof(owned) / sizeof(owned[0]));
+	owned[nr_owned++] = p;
+	return p;
+}
+
+void free_owned(void)
+{
+	while (nr_owned)
+		free(owned[--nr_owned]);
+}
