@@ -1628,7 +1628,7 @@ Test(decode, a_bundles_address_filters_reach_libipt_for_its_skl014_workaround)
 		json_t *line;
 
 		skl014_bundle(dir, src, cases[i].filter);
-		addv(&a, (const char *[]){ dir, "cpu0.pt", "--raw", raw, NULL });
+		args_addv(&a, (const char *[]){ dir, "cpu0.pt", "--raw", raw, NULL });
 		decode(&a, &r);
 		if (cases[i].passed) {
 			cr_expect_eq(r.status, 0, "%s: exit %d: %s", cases[i].filter, r.status, r.err);
