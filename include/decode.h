@@ -50,6 +50,9 @@ struct decode_io {
 };
 
 
+/* Threads when the configuration says none (jobs 0): the CPUs this process may use. */
+unsigned decode_default_jobs(void);
+
 /*
  * Decode every stream of @c (its sideband files are read for the run, and
  * released after it). @stats (c->nr_streams of them) gets each
