@@ -134,9 +134,10 @@ void dout_write(struct dout *o, const void *p, size_t len)
 {
 	if (o->err)
 		return;
-	if (o->len + len > o->cap) {
+	/* A big piece (a sink's buffer) is written as it is: copying it costs more. */
+	if (o->len + len > o->cap || len >= o->cap / 4) {
 		dout_flush(o);
-		if (len >= o->cap) {
+		if (len >= o->cap / 4) {
 			int ret = write_all(o->fd, p, len);
 
 			if (ret)
