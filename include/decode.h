@@ -50,7 +50,10 @@ struct decode_io {
 };
 
 
-/* Threads when the configuration says none (jobs 0): the CPUs this process may use. */
+/*
+ * Threads when the configuration says none (jobs 0): the CPUs this process may use, or 1
+ * when the load average says none is free.
+ */
 unsigned decode_default_jobs(void);
 
 /*

@@ -566,14 +566,23 @@ static void cleanup(struct run *r)
 			dsb_file_release(&cfg->streams[s].sb[i]);
 }
 
+/*
+ * The CPUs the process may use (its affinity mask); but one when the machine has no CPU
+ * to spare (the 1-minute load average at least the CPUs online): there a second thread
+ * only adds the cost of the chunk seams.
+ */
 unsigned decode_default_jobs(void)
 {
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
 	cpu_set_t set;
+	double load;
 	int n;
 
 	if (sched_getaffinity(0, sizeof(set), &set))
 		return 1;
 	n = CPU_COUNT(&set);
+	if (n > 1 && online > 0 && getloadavg(&load, 1) == 1 && load >= (double)online)
+		return 1;
 	return n < 1 ? 1 : n > 256 ? 256 : (unsigned)n;
 }
 
