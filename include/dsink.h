@@ -9,7 +9,8 @@
  *   turn stays in memory while every sink of the run together holds no more
  *   than the run's bound (struct dbudget), and beyond the bound goes to a
  *   temporary file (memory stays bounded however long the trace); after its
- *   turn it goes straight to the output. No sink ever waits for its turn;
+ *   turn it goes straight to the output. No sink ever waits for its turn
+ *   (decode.c holds back new chunks while half the bound is held);
  * - dsink_promote() gives a sink its turn: what it let go of so far reaches
  *   the output (the sink's writer goes on meanwhile), and so will everything
  *   after;

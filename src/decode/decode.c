@@ -62,6 +62,7 @@ struct run {
 	pthread_cond_t cond;
 	struct slot *chunks;
 	size_t nr_chunks, cap_chunks;
+	size_t merged;			/* chunks the merge is done with */
 	struct {
 		size_t stream;		/* the stream being cut (nr_streams: all are) */
 		uint64_t begin;		/* where its next chunk starts */
@@ -314,6 +315,14 @@ static void *worker(void *arg)
 		size_t k;
 
 		pthread_mutex_lock(&r->lock);
+		/*
+		 * The one wait: while what waits for its turn holds half the bound, start no
+		 * chunk (the merge, the output's reader, is behind); what does not fit in
+		 * the bound meanwhile goes to temporary files.
+		 */
+		while (!r->stop && r->merged < r->nr_chunks &&
+		       __atomic_load_n(&r->budget.held, __ATOMIC_RELAXED) >= r->budget.bound / 2)
+			pthread_cond_wait(&r->cond, &r->lock);
 		c = claim(r);
 		k = r->nr_chunks - 1;
 		pthread_mutex_unlock(&r->lock);
@@ -422,7 +431,7 @@ static bool wait_chunk(struct run *r, size_t k, bool done)
 /*
  * The merge: chunk after chunk in their order. A chunk gets its turn (what it let go
  * of reaches the output) as soon as it is planned, and is done with when it is
- * decoded; the workers never wait for it.
+ * decoded; the workers wait for it only when the waiting output holds half the bound.
  */
 static int merge(struct run *r, struct decode_stats *stats, struct error *e)
 {
@@ -446,6 +455,8 @@ static int merge(struct run *r, struct decode_stats *stats, struct error *e)
 						  strerror(-(a ? a : b)));
 		}
 		pthread_mutex_lock(&r->lock);
+		/* The memory it held is free: a worker may be waiting for that. */
+		pthread_cond_broadcast(&r->cond);
 		wait_chunk(r, k, true);
 		pthread_mutex_unlock(&r->lock);
 		if (!ret && c->ret) {
@@ -459,13 +470,14 @@ static int merge(struct run *r, struct decode_stats *stats, struct error *e)
 		dsink_destroy(&c->tl);
 		free(c->diags);
 		c->diags = NULL;
-		if (ret) {
-			pthread_mutex_lock(&r->lock);
+		pthread_mutex_lock(&r->lock);
+		r->merged = k + 1;
+		if (ret)
 			r->stop = true;
-			pthread_cond_broadcast(&r->cond);
-			pthread_mutex_unlock(&r->lock);
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+		if (ret)
 			break;
-		}
 	}
 	if (!ret && r->nomem)
 		ret = err_runtime(e, -ENOMEM, "out of memory");

@@ -188,7 +188,8 @@ void dsink_destroy(struct dsink *s)
 uint8_t *dsink_room(struct dsink *s, size_t n)
 {
 	if (s->len + n > s->cap) {
-		size_t cap = s->cap ? s->cap : 64u << 10;
+		/* 80 KiB doubled: 320 KiB, what a sink flushed at 256 KiB (decode_chunk.c) fills. */
+		size_t cap = s->cap ? s->cap : 80u << 10;
 		uint8_t *b;
 
 		while (cap < s->len + n)

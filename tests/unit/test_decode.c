@@ -489,7 +489,7 @@ Test(dsink, memory_within_the_bound_then_a_file_in_order)
 	o.budget = &b;
 	for (int k = 0; k < 3; k++)
 		dsink_init(&s[k], &o);
-	/* 30 flushes of 10 KB a sink, each a 64 KiB buffer: 2 MiB fit, 4 MiB do not. */
+	/* 30 flushes of 10 KB a sink, each an 80 KiB buffer: 2.4 MiB fit, 4.8 MiB do not. */
 	numbered(&s[2], 2, 0, 30000);
 	cr_expect_eq(b.spilled, 0, "the first sink within the bound went to a file");
 	numbered(&s[1], 1, 0, 30000);
