@@ -12,6 +12,48 @@
 /* Deeper than this is shown as a number: a runaway depth must not print megabytes of blanks. */
 #define INDENT_MAX 64
 
+/* Names escaped for the text (printable.h): at most 4 bytes a byte of a 1024-byte name. */
+#define ESC_MAX (4 * NAME_MAX_LEN + 1)
+
+static void escaped(char *buf, const char *s)
+{
+	char raw[NAME_MAX_LEN + 1];
+	size_t n = s ? strnlen(s, NAME_MAX_LEN) : 0;
+
+	memcpy(raw, s ? s : "", n);
+	raw[n] = '\0';
+	printable_to(buf, ESC_MAX, raw);
+}
+
+/*
+ * A record for the merge. The text's names are escaped here, in the chunk's thread, not
+ * at the merge (one thread for every line): the same bytes, as the merge escaped a name
+ * cut at 1024 bytes. JSON's are kept as they are.
+ */
+static void put_rec(struct render *r, const struct rrec *rec, int kind, const char *s1,
+		    const char *s2)
+{
+	char a[ESC_MAX], b[ESC_MAX];
+	struct drec d;
+
+	if (r->ops->json) {
+		render_drec(r->sink, rec, kind, s1, s2);
+		return;
+	}
+	escaped(a, s1);
+	escaped(b, s2);
+	memset(&d, 0, sizeof(d));
+	d.kind = (uint8_t)kind;
+	d.how = rec->how;
+	d.from = rec->from;
+	d.to = rec->to;
+	d.pid = rec->pid;
+	d.tid = rec->tid;
+	d.has_time = rec->has_time;
+	d.time = rec->has_time ? rec->time : 0;
+	drec_put_max(r->sink, &d, a, b, ESC_MAX);
+}
+
 /* In the chunk: records for the merge; events and errors as the lines --insn has. */
 void render_calls_put(struct render *r, const struct rrec *rec)
 {
@@ -21,7 +63,7 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 	case RREC_STREAM: {
 		struct rrec h = { .kind = RREC_STREAM, .pid = rec->stream };
 
-		render_drec(r->sink, &h, DREC_STREAM, rec->stream_name, NULL);
+		put_rec(r, &h, DREC_STREAM, rec->stream_name, NULL);
 		return;
 	}
 	case RREC_CALL:
@@ -29,8 +71,8 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 		/* Out of traced code and back: the [disabled] and [resumed] lines say so. */
 		if (rec->how == DREC_HOW_OFF || rec->how == DREC_HOW_ON)
 			return;
-		render_drec(r->sink, rec, rec->kind == RREC_CALL ? DREC_CALL : DREC_RET,
-			    rec->from_name, rec->to_name);
+		put_rec(r, rec, rec->kind == RREC_CALL ? DREC_CALL : DREC_RET, rec->from_name,
+			rec->to_name);
 		return;
 	case RREC_EVENT:
 		render_event_text(rec->event, r->cfg->event_ip ? RENDER_EV_IP : 0, text,
@@ -49,9 +91,8 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 	default:
 		return;
 	}
-	render_drec(r->sink, &(struct rrec){ .pid = rec->pid, .tid = rec->tid,
-			    .has_time = rec->has_time, .time = rec->time },
-		    DREC_MARK, line, NULL);
+	put_rec(r, &(struct rrec){ .pid = rec->pid, .tid = rec->tid, .has_time = rec->has_time,
+				   .time = rec->time }, DREC_MARK, line, NULL);
 }
 
 static void indent(struct dout *o, uint64_t depth)
@@ -99,15 +140,14 @@ static char *put_hex(char *p, uint64_t v)
  */
 static void text_line(struct dout *o, struct calls_state *st, const struct drec *r)
 {
-	/* Names from ELF files and file names: escaped (printable.h), at most 4 bytes a byte. */
-	enum { NAME = 4 * NAME_MAX_LEN + 1 };
-	char line[2 * NAME + 128], *p = line;
+	/* The names come escaped (put_rec()). */
+	char line[2 * ESC_MAX + 128], *p = line;
 
 	switch (r->kind) {
 	case DREC_STREAM:
 		if (st->headers) {
 			p = put_str(p, "[stream: ");
-			p += printable_to(p, NAME, drec_s1(r));
+			p = put_str(p, drec_s1(r));
 			p = put_str(p, "]\n");
 		}
 		dout_write(o, line, (size_t)(p - line));
@@ -115,25 +155,25 @@ static void text_line(struct dout *o, struct calls_state *st, const struct drec 
 	case DREC_CALL:
 		p = put_str(p, decode_how_word(r->how));
 		*p++ = ' ';
-		p += printable_to(p, NAME, drec_s2(r));
+		p = put_str(p, drec_s2(r));
 		p = put_str(p, " (0x");
 		p = put_hex(p, r->to);
 		p = put_str(p, ") from ");
-		p += printable_to(p, NAME, drec_s1(r));
+		p = put_str(p, drec_s1(r));
 		*p++ = '\n';
 		break;
 	case DREC_RET:
 		p = put_str(p, r->how < DREC_HOW_IRET ? "ret " : decode_how_word(r->how));
 		p = put_str(p, " to ");
-		p += printable_to(p, NAME, drec_s2(r));
+		p = put_str(p, drec_s2(r));
 		p = put_str(p, " (0x");
 		p = put_hex(p, r->to);
 		p = put_str(p, ") from ");
-		p += printable_to(p, NAME, drec_s1(r));
+		p = put_str(p, drec_s1(r));
 		*p++ = '\n';
 		break;
 	case DREC_MARK:
-		p += printable_to(p, NAME, drec_s1(r));
+		p = put_str(p, drec_s1(r));
 		*p++ = '\n';
 		break;
 	default:
