@@ -325,6 +325,8 @@ static void *worker(void *arg)
 			pthread_cond_wait(&r->cond, &r->lock);
 		c = claim(r);
 		k = r->nr_chunks - 1;
+		/* The merge gives it its turn at once if it is next (it waits for that). */
+		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
 		if (!c) {
 			pthread_mutex_lock(&r->lock);
