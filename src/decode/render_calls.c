@@ -12,6 +12,48 @@
 /* Deeper than this is shown as a number: a runaway depth must not print megabytes of blanks. */
 #define INDENT_MAX 64
 
+/* Names escaped for the text (printable.h): at most 4 bytes a byte of a 1024-byte name. */
+#define ESC_MAX (4 * NAME_MAX_LEN + 1)
+
+static void escaped(char *buf, const char *s)
+{
+	char raw[NAME_MAX_LEN + 1];
+	size_t n = s ? strnlen(s, NAME_MAX_LEN) : 0;
+
+	memcpy(raw, s ? s : "", n);
+	raw[n] = '\0';
+	printable_to(buf, ESC_MAX, raw);
+}
+
+/*
+ * A record for the merge. The text's names are escaped here, in the chunk's thread, not
+ * at the merge (one thread for every line): the same bytes, as the merge escaped a name
+ * cut at 1024 bytes. JSON's are kept as they are.
+ */
+static void put_rec(struct render *r, const struct rrec *rec, int kind, const char *s1,
+		    const char *s2)
+{
+	char a[ESC_MAX], b[ESC_MAX];
+	struct drec d;
+
+	if (r->ops->json) {
+		render_drec(r->sink, rec, kind, s1, s2);
+		return;
+	}
+	escaped(a, s1);
+	escaped(b, s2);
+	memset(&d, 0, sizeof(d));
+	d.kind = (uint8_t)kind;
+	d.how = rec->how;
+	d.from = rec->from;
+	d.to = rec->to;
+	d.pid = rec->pid;
+	d.tid = rec->tid;
+	d.has_time = rec->has_time;
+	d.time = rec->has_time ? rec->time : 0;
+	drec_put_max(r->sink, &d, a, b, ESC_MAX);
+}
+
 /* In the chunk: records for the merge; events and errors as the lines --insn has. */
 void render_calls_put(struct render *r, const struct rrec *rec)
 {
@@ -21,7 +63,7 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 	case RREC_STREAM: {
 		struct rrec h = { .kind = RREC_STREAM, .pid = rec->stream };
 
-		render_drec(r->sink, &h, DREC_STREAM, rec->stream_name, NULL);
+		put_rec(r, &h, DREC_STREAM, rec->stream_name, NULL);
 		return;
 	}
 	case RREC_CALL:
@@ -29,8 +71,8 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 		/* Out of traced code and back: the [disabled] and [resumed] lines say so. */
 		if (rec->how == DREC_HOW_OFF || rec->how == DREC_HOW_ON)
 			return;
-		render_drec(r->sink, rec, rec->kind == RREC_CALL ? DREC_CALL : DREC_RET,
-			    rec->from_name, rec->to_name);
+		put_rec(r, rec, rec->kind == RREC_CALL ? DREC_CALL : DREC_RET, rec->from_name,
+			rec->to_name);
 		return;
 	case RREC_EVENT:
 		render_event_text(rec->event, r->cfg->event_ip ? RENDER_EV_IP : 0, text,
@@ -49,9 +91,8 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 	default:
 		return;
 	}
-	render_drec(r->sink, &(struct rrec){ .pid = rec->pid, .tid = rec->tid,
-			    .has_time = rec->has_time, .time = rec->time },
-		    DREC_MARK, line, NULL);
+	put_rec(r, &(struct rrec){ .pid = rec->pid, .tid = rec->tid, .has_time = rec->has_time,
+				   .time = rec->time }, DREC_MARK, line, NULL);
 }
 
 static void indent(struct dout *o, uint64_t depth)
@@ -71,41 +112,75 @@ static void indent(struct dout *o, uint64_t depth)
 	dout_write(o, blanks, (size_t)(2 * depth));
 }
 
-static void text_line(struct dout *o, struct calls_state *st, const struct drec *r)
+static char *put_str(char *p, const char *s)
 {
-	/* Names from ELF files and file names: escaped (printable.h). */
-	char s1[4 * NAME_MAX_LEN + 1], s2[4 * NAME_MAX_LEN + 1];
-	char line[2 * sizeof(s1) + 128];
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+static char *put_hex(char *p, uint64_t v)
+{
+	char t[16];
 	int n = 0;
 
-	printable_to(s1, sizeof(s1), drec_s1(r));
-	printable_to(s2, sizeof(s2), drec_s2(r));
+	do {
+		t[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	while (n)
+		*p++ = t[--n];
+	return p;
+}
+
+/*
+ * A line of the tree, built by hand: the merge writes every line in order, one thread
+ * alone, and snprintf() cost it more than the decoders' work.
+ */
+static void text_line(struct dout *o, struct calls_state *st, const struct drec *r)
+{
+	/* The names come escaped (put_rec()). */
+	char line[2 * ESC_MAX + 128], *p = line;
 
 	switch (r->kind) {
 	case DREC_STREAM:
-		if (st->headers)
-			n = snprintf(line, sizeof(line), "[stream: %s]\n", s1);
-		dout_write(o, line, (size_t)(n > 0 ? n : 0));
+		if (st->headers) {
+			p = put_str(p, "[stream: ");
+			p = put_str(p, drec_s1(r));
+			p = put_str(p, "]\n");
+		}
+		dout_write(o, line, (size_t)(p - line));
 		return;
 	case DREC_CALL:
-		n = snprintf(line, sizeof(line), "%s %s (0x%" PRIx64 ") from %s\n",
-			     decode_how_word(r->how), s2, r->to, s1);
+		p = put_str(p, decode_how_word(r->how));
+		*p++ = ' ';
+		p = put_str(p, drec_s2(r));
+		p = put_str(p, " (0x");
+		p = put_hex(p, r->to);
+		p = put_str(p, ") from ");
+		p = put_str(p, drec_s1(r));
+		*p++ = '\n';
 		break;
 	case DREC_RET:
-		n = snprintf(line, sizeof(line), "%s to %s (0x%" PRIx64 ") from %s\n",
-			     r->how < DREC_HOW_IRET ? "ret " : decode_how_word(r->how), s2, r->to,
-			     s1);
+		p = put_str(p, r->how < DREC_HOW_IRET ? "ret " : decode_how_word(r->how));
+		p = put_str(p, " to ");
+		p = put_str(p, drec_s2(r));
+		p = put_str(p, " (0x");
+		p = put_hex(p, r->to);
+		p = put_str(p, ") from ");
+		p = put_str(p, drec_s1(r));
+		*p++ = '\n';
 		break;
 	case DREC_MARK:
-		n = snprintf(line, sizeof(line), "%s\n", s1);
+		p = put_str(p, drec_s1(r));
+		*p++ = '\n';
 		break;
 	default:
 		return;
 	}
 	indent(o, st->depth);
-	if (n > (int)sizeof(line) - 1)
-		n = (int)sizeof(line) - 1;
-	dout_write(o, line, (size_t)(n > 0 ? n : 0));
+	dout_write(o, line, (size_t)(p - line));
 }
 
 static void begin(struct dout *o, const struct decode_config *cfg)

@@ -611,6 +611,116 @@ Test(decode, jobs_two_prints_what_jobs_one_prints)
 	cleanup(dir);
 }
 
+/* Every output mode, compared at --jobs 1 and --jobs 4. */
+static const char *const jobs_modes[][3] = {
+	{ "--insn", NULL }, { "--branches", NULL }, { "--calls", NULL }, { "--stats", NULL },
+	{ "--insn", "--json" }, { "--branches", "--json" }, { "--calls", "--json" },
+	{ "--stats", "--json" }, { "--timeline", NULL },
+};
+
+/*
+ * @base (a trace's options) decoded in every mode with --jobs 1 and with --jobs 4 cut into
+ * @chunk-byte chunks: standard output, standard error, the exit status and the timeline
+ * file are the same, byte for byte. @tmp is a directory for the timeline files.
+ */
+static void jobs_one_and_four_agree(const struct args *base, const char *chunk, const char *tmp,
+				    const char *what)
+{
+	for (size_t m = 0; m < sizeof(jobs_modes) / sizeof(jobs_modes[0]); m++) {
+		struct run_result r[2];
+		char *tl[2] = { NULL, NULL }, *text[2];
+		char mode[32];
+
+		snprintf(mode, sizeof(mode), "%s%s%s", jobs_modes[m][0],
+			 jobs_modes[m][1] ? " " : "", jobs_modes[m][1] ? jobs_modes[m][1] : "");
+		for (int j = 0; j < 2; j++) {
+			struct args a = { .n = 0 };
+
+			for (int i = 0; i < base->n; i++)
+				add(&a, base->v[i]);
+			add(&a, "-q");
+			if (j) {
+				addv(&a, (const char *[]){ "--jobs", "4", "--chunk-size", chunk, NULL });
+			} else {
+				addv(&a, (const char *[]){ "--jobs", "1", NULL });
+			}
+			add(&a, jobs_modes[m][0]);
+			if (!strcmp(jobs_modes[m][0], "--timeline")) {
+				tl[j] = path_in(tmp, j ? "tl4.json" : "tl1.json");
+				add(&a, tl[j]);
+			}
+			if (jobs_modes[m][1])
+				add(&a, jobs_modes[m][1]);
+			decode(&a, &r[j]);
+		}
+		cr_expect_eq(r[0].status, r[1].status, "%s %s: exit %d at -J 1, %d at -J 4", what,
+			     mode, r[0].status, r[1].status);
+		cr_expect(tl[0] || strlen(r[0].out) + strlen(r[0].err) > 0, "%s %s: no output", what,
+			  mode);
+		cr_expect(!strcmp(r[0].out, r[1].out), "%s %s: -J 4 prints other output than -J 1 "
+			  "(%zu and %zu bytes)", what, mode, strlen(r[0].out), strlen(r[1].out));
+		cr_expect(!strcmp(r[0].err, r[1].err), "%s %s: -J 4 says other things than -J 1:\n"
+			  "%s\n---\n%s", what, mode, r[0].err, r[1].err);
+		if (tl[0]) {
+			text[0] = slurp(tl[0]);
+			text[1] = slurp(tl[1]);
+			cr_expect(strlen(text[0]) > 30, "%s %s: %s", what, mode, text[0]);
+			cr_expect(!strcmp(text[0], text[1]), "%s %s: -J 4 writes another timeline",
+				  what, mode);
+			free(text[0]);
+			free(text[1]);
+		}
+		run_free(&r[0]);
+		run_free(&r[1]);
+	}
+}
+
+/* --jobs 4 in many small chunks prints what --jobs 1 prints, in every mode. */
+Test(decode, jobs_four_prints_what_jobs_one_prints_in_every_mode)
+{
+	struct gen_counts gc;
+	char *dir = generate("20000", "3", &gc);
+	char *slow = generate("3000", "2", NULL);
+	struct args a = { .n = 0 }, b = { .n = 0 };
+
+	cr_assert_gt(gc.psbs, 100);
+	gen_args(&a, dir);
+	jobs_one_and_four_agree(&a, "2K", dir, "ptgen loop");
+	/* The report tests' program: slow calls with time between them. */
+	cleanup(slow);
+	slow = strdup("/tmp/ptc-decode-XXXXXX");
+	cr_assert(mkdtemp(slow));
+	{
+		char *argv[] = { own(run_testprog("ptgen")), "-n", "3000", "-p", "2", "-s", "7",
+				 "-w", "50", "-t", "1000", slow, NULL };
+		struct run_result r;
+
+		cr_assert_eq(run_argv(argv, NULL, &r), 0);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		run_free(&r);
+	}
+	gen_args(&b, slow);
+	jobs_one_and_four_agree(&b, "1K", slow, "ptgen slow calls");
+	cleanup(slow);
+	cleanup(dir);
+}
+
+/* The same on the real traces of ../shared/traces (one PSB each: one chunk at -J 4 too). */
+Test(decode, jobs_four_prints_what_jobs_one_prints_on_the_shared_traces)
+{
+	char *tmp = strdup("/tmp/ptc-decode-XXXXXX");
+	struct args h = { .n = 0 }, d64 = { .n = 0 }, d32 = { .n = 0 };
+
+	cr_assert(mkdtemp(tmp));
+	hase_args(&h);
+	jobs_one_and_four_agree(&h, "64", tmp, "hase-loopy-skylake");
+	dynamorio_args(&d64, "traces/dynamorio-hello64-asm-2023/test_simple.raw");
+	jobs_one_and_four_agree(&d64, "64", tmp, "dynamorio-hello64");
+	dynamorio_args(&d32, "traces/dynamorio-hello32-asm-2022/test_simple.raw");
+	jobs_one_and_four_agree(&d32, "64", tmp, "dynamorio-hello32");
+	cleanup(tmp);
+}
+
 /*
  * A trace-event file: every event well formed, begin/end balanced on every
  * thread (never below zero, nothing open at the end), gaps as "gap" slices with
