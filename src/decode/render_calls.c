@@ -28,10 +28,11 @@ static void escaped(char *buf, const char *s)
 /*
  * A record for the merge. The text's names are escaped here, in the chunk's thread, not
  * at the merge (one thread for every line): the same bytes, as the merge escaped a name
- * cut at 1024 bytes. JSON's are kept as they are.
+ * cut at 1024 bytes; names the decoder found plain (@plain: shorter, and printable ASCII
+ * only) are their own escape. JSON's are kept as they are.
  */
 static void put_rec(struct render *r, const struct rrec *rec, int kind, const char *s1,
-		    const char *s2)
+		    const char *s2, bool plain)
 {
 	char a[ESC_MAX], b[ESC_MAX];
 	struct drec d;
@@ -40,8 +41,12 @@ static void put_rec(struct render *r, const struct rrec *rec, int kind, const ch
 		render_drec(r->sink, rec, kind, s1, s2);
 		return;
 	}
-	escaped(a, s1);
-	escaped(b, s2);
+	if (!plain) {
+		escaped(a, s1);
+		escaped(b, s2);
+		s1 = a;
+		s2 = b;
+	}
 	memset(&d, 0, sizeof(d));
 	d.kind = (uint8_t)kind;
 	d.how = rec->how;
@@ -51,7 +56,7 @@ static void put_rec(struct render *r, const struct rrec *rec, int kind, const ch
 	d.tid = rec->tid;
 	d.has_time = rec->has_time;
 	d.time = rec->has_time ? rec->time : 0;
-	drec_put_max(r->sink, &d, a, b, ESC_MAX);
+	drec_put_max(r->sink, &d, s1, s2, ESC_MAX);
 }
 
 /* In the chunk: records for the merge; events and errors as the lines --insn has. */
@@ -63,7 +68,7 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 	case RREC_STREAM: {
 		struct rrec h = { .kind = RREC_STREAM, .pid = rec->stream };
 
-		put_rec(r, &h, DREC_STREAM, rec->stream_name, NULL);
+		put_rec(r, &h, DREC_STREAM, rec->stream_name, NULL, false);
 		return;
 	}
 	case RREC_CALL:
@@ -72,7 +77,7 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 		if (rec->how == DREC_HOW_OFF || rec->how == DREC_HOW_ON)
 			return;
 		put_rec(r, rec, rec->kind == RREC_CALL ? DREC_CALL : DREC_RET, rec->from_name,
-			rec->to_name);
+			rec->to_name, rec->names_plain);
 		return;
 	case RREC_EVENT:
 		render_event_text(rec->event, r->cfg->event_ip ? RENDER_EV_IP : 0, text,
@@ -92,7 +97,7 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 		return;
 	}
 	put_rec(r, &(struct rrec){ .pid = rec->pid, .tid = rec->tid, .has_time = rec->has_time,
-				   .time = rec->time }, DREC_MARK, line, NULL);
+				   .time = rec->time }, DREC_MARK, line, NULL, false);
 }
 
 static void indent(struct dout *o, uint64_t depth)
@@ -100,13 +105,20 @@ static void indent(struct dout *o, uint64_t depth)
 	static const char blanks[2 * INDENT_MAX + 1] =
 		"                                                                "
 		"                                                                ";
-	char num[32];
+	/* "[depth N] " by hand: a deep tree has it on every line. */
+	char num[40], *p = num + sizeof(num);
 
 	if (depth > INDENT_MAX) {
-		int n = snprintf(num, sizeof(num), "[depth %" PRIu64 "] ", depth);
-
+		*--p = ' ';
+		*--p = ']';
+		do {
+			*--p = (char)('0' + depth % 10);
+			depth /= 10;
+		} while (depth);
+		p -= 7;
+		memcpy(p, "[depth ", 7);
 		dout_write(o, blanks, 2 * INDENT_MAX);
-		dout_write(o, num, (size_t)n);
+		dout_write(o, p, (size_t)(num + sizeof(num) - p));
 		return;
 	}
 	dout_write(o, blanks, (size_t)(2 * depth));

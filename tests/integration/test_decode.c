@@ -948,6 +948,93 @@ Test(decode, walk_trace_counts_what_ptwalk_encoded_as_ptxed_does)
 	cleanup(dir);
 }
 
+/*
+ * --calls names every address by its own offset: on the walk trace (calls and returns
+ * between 20,000 blocks, more addresses than the decoder keeps names of, so slots are
+ * shared and reused), each line's "[unknown] (prog.bin+0xOFF)" is its address less
+ * 0x401000, the text's target and the JSON's both ends, at -J 1 and in 16 KiB chunks.
+ */
+static size_t check_call_names(const char *out, bool json, const char *what)
+{
+	unsigned long long from, to, fo, tof;
+	size_t n = 0;
+
+	for (const char *l = out, *end; *l; l = end + 1) {
+		char line[4096];
+		const char *p;
+
+		end = strchr(l, '\n');
+		cr_assert(end, "%s: a line without its end", what);
+		cr_assert_lt((size_t)(end - l), sizeof(line), "%s: %.200s", what, l);
+		memcpy(line, l, (size_t)(end - l));
+		line[end - l] = '\0';
+		if (json) {
+			p = strstr(line, "\"from\":");
+			if (!p)
+				continue;
+			cr_assert_eq(sscanf(p, "\"from\":\"0x%llx\",\"from_sym\":\"[unknown] "
+					    "(prog.bin+0x%llx)\",\"to\":\"0x%llx\",\"to_sym\":"
+					    "\"[unknown] (prog.bin+0x%llx)\"", &from, &fo, &to, &tof), 4,
+				     "%s: %s", what, line);
+			cr_assert_eq(from - 0x401000, fo, "%s: %s", what, line);
+		} else {
+			p = strstr(line, "call [unknown] (prog.bin+0x");
+			if (p)
+				p += 5;
+			else if ((p = strstr(line, "ret  to [unknown] (prog.bin+0x")))
+				p += 8;
+			else
+				continue;
+			cr_assert_eq(sscanf(p, "[unknown] (prog.bin+0x%llx) (0x%llx) from [unknown] "
+					    "(prog.bin+0x%llx)", &tof, &to, &fo), 3, "%s: %s", what,
+				     line);
+		}
+		cr_assert_eq(to - 0x401000, tof, "%s: %s", what, line);
+		n++;
+	}
+	return n;
+}
+
+Test(decode, calls_name_every_address_by_its_own_offset)
+{
+	char *dir = strdup("/tmp/ptc-walk-XXXXXX"), *raw, *pt;
+	unsigned long long calls;
+
+	cr_assert(mkdtemp(dir));
+	char *argv[] = { own(run_testprog("ptwalk")), "-b", "20000", "-s", "5", "-n", "200000",
+			 "-p", "100", dir, NULL };
+	struct run_result r;
+
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(sscanf(r.out, "instructions %*u branches %*u calls %llu", &calls), 1);
+	run_free(&r);
+	raw = path_in(dir, "prog.bin:0x401000");
+	pt = path_in(dir, "trace.pt");
+	for (int m = 0; m < 4; m++) {
+		struct args a = { .n = 0 };
+		char what[64];
+		size_t n;
+
+		addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--calls", NULL });
+		if (m & 1)
+			add(&a, "--json");
+		if (m & 2)
+			addv(&a, (const char *[]){ "-J", "2", "--chunk-size", "16K", NULL });
+		else
+			addv(&a, (const char *[]){ "-J", "1", NULL });
+		snprintf(what, sizeof(what), "--calls%s at -J %d", m & 1 ? " --json" : "",
+			 m & 2 ? 2 : 1);
+		decode(&a, &r);
+		cr_assert_eq(r.status, 0, "%s: %s", what, r.err);
+		n = check_call_names(r.out, m & 1, what);
+		/* Every call and its return, but those cut by the trace's end. */
+		cr_expect_geq(n, calls, "%s: %zu lines, %llu calls", what, n, calls);
+		run_free(&r);
+	}
+	cleanup(dir);
+}
+
 static void refused(const char *const *argv, const char *needle)
 {
 	struct args a = { .n = 0 };

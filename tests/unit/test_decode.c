@@ -5,6 +5,7 @@
  * of --calls and --timeline, and the ordered sinks of parallel chunks.
  */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <linux/perf_event.h>
@@ -563,4 +564,40 @@ Test(dsink, promoted_while_its_writer_goes_on)
 	close(w.half[0]);
 	close(w.half[1]);
 	fclose(t);
+}
+
+/*
+ * image_sym_format() spells by hand what snprintf() spelled: each of its three forms,
+ * offsets of every width, and every buffer length, so that a name cut by the buffer is
+ * cut at the same byte.
+ */
+Test(memimage, sym_format_spells_what_snprintf_did)
+{
+	static const uint64_t offs[] = { 0, 1, 0xf, 0x10, 0xabc, 0x1234567, UINT64_MAX };
+	struct image_sym ys[3] = {
+		{ .name = "_ZN4core3fmt5write17h0123456789abcdefE", .object = "/lib/x.so",
+		  .file = "x.so" },
+		{ .name = NULL, .object = "/usr/lib/libfoo.so.6", .file = "libfoo.so.6" },
+		{ .name = NULL, .object = NULL, .file = NULL },
+	};
+	char want[128], got[128];
+
+	for (size_t i = 0; i < 3; i++) {
+		for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
+			ys[i].off = offs[k];
+			for (size_t len = 1; len <= sizeof(got); len++) {
+				if (ys[i].name)
+					snprintf(want, len, "%s+0x%" PRIx64, ys[i].name, ys[i].off);
+				else if (!ys[i].object)
+					snprintf(want, len, "[unknown]");
+				else
+					snprintf(want, len, "[unknown] (%s+0x%" PRIx64 ")",
+						 ys[i].file, ys[i].off);
+				memset(got, 'x', sizeof(got));
+				image_sym_format(&ys[i], got, len);
+				cr_assert_str_eq(got, want, "form %zu, offset %" PRIx64 ", %zu bytes",
+						 i, ys[i].off, len);
+			}
+		}
+	}
 }
