@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* --calls: the call/return tree, indented by depth at the merge (decode_rec.h). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decode_rec.h"
@@ -100,36 +102,15 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 				   .time = rec->time }, DREC_MARK, line, NULL, false);
 }
 
-static void indent(struct dout *o, uint64_t depth)
+static char *put_mem(char *p, const char *s, size_t n)
 {
-	static const char blanks[2 * INDENT_MAX + 1] =
-		"                                                                "
-		"                                                                ";
-	/* "[depth N] " by hand: a deep tree has it on every line. */
-	char num[40], *p = num + sizeof(num);
-
-	if (depth > INDENT_MAX) {
-		*--p = ' ';
-		*--p = ']';
-		do {
-			*--p = (char)('0' + depth % 10);
-			depth /= 10;
-		} while (depth);
-		p -= 7;
-		memcpy(p, "[depth ", 7);
-		dout_write(o, blanks, 2 * INDENT_MAX);
-		dout_write(o, p, (size_t)(num + sizeof(num) - p));
-		return;
-	}
-	dout_write(o, blanks, (size_t)(2 * depth));
+	memcpy(p, s, n);
+	return p + n;
 }
 
 static char *put_str(char *p, const char *s)
 {
-	size_t n = strlen(s);
-
-	memcpy(p, s, n);
-	return p + n;
+	return put_mem(p, s, strlen(s));
 }
 
 static char *put_hex(char *p, uint64_t v)
@@ -146,53 +127,99 @@ static char *put_hex(char *p, uint64_t v)
 	return p;
 }
 
+/* The indentation of @depth: two blanks a level, past INDENT_MAX "[depth N] " by hand. */
+static char *put_indent(char *p, uint64_t depth)
+{
+	static const char blanks[2 * INDENT_MAX + 1] =
+		"                                                                "
+		"                                                                ";
+	char num[24], *q = num + sizeof(num);
+
+	if (depth <= INDENT_MAX)
+		return put_mem(p, blanks, (size_t)(2 * depth));
+	do {
+		*--q = (char)('0' + depth % 10);
+		depth /= 10;
+	} while (depth);
+	p = put_mem(p, blanks, 2 * INDENT_MAX);
+	p = put_str(p, "[depth ");
+	p = put_mem(p, q, (size_t)(num + sizeof(num) - q));
+	return put_str(p, "] ");
+}
+
+/* The longest line but its names: the indentation, the words, an address. */
+#define LINE_FIXED (2 * INDENT_MAX + 32 + 64)
+
 /*
- * A line of the tree, built by hand: the merge writes every line in order, one thread
- * alone, and snprintf() cost it more than the decoders' work.
+ * A line of the tree, built by hand in the output's buffer: the merge writes every line
+ * in order, one thread alone, and snprintf() and copies cost it more than the decoders'
+ * work. The names come escaped (put_rec()), their lengths in the record.
  */
 static void text_line(struct dout *o, struct calls_state *st, const struct drec *r)
 {
-	/* The names come escaped (put_rec()). */
-	char line[2 * ESC_MAX + 128], *p = line;
+	size_t need = LINE_FIXED + r->len1 + r->len2;
+	char *line, *p;
 
+	if (r->kind != DREC_STREAM && r->kind != DREC_CALL && r->kind != DREC_RET &&
+	    r->kind != DREC_MARK)
+		return;
+	if (r->kind == DREC_STREAM && !st->headers)
+		return;
+	if (o->err)
+		return;
+	if (o->len + need > o->cap && dout_flush(o))
+		return;
+	if (need > o->cap) {
+		/* Longer than the buffer (names of kilobytes): built apart. */
+		line = malloc(need);
+		if (!line) {
+			o->err = -ENOMEM;
+			return;
+		}
+	} else {
+		line = (char *)o->buf + o->len;
+	}
+	p = line;
 	switch (r->kind) {
 	case DREC_STREAM:
-		if (st->headers) {
-			p = put_str(p, "[stream: ");
-			p = put_str(p, drec_s1(r));
-			p = put_str(p, "]\n");
-		}
-		dout_write(o, line, (size_t)(p - line));
-		return;
+		p = put_str(p, "[stream: ");
+		p = put_mem(p, drec_s1(r), r->len1);
+		p = put_str(p, "]\n");
+		break;
 	case DREC_CALL:
+		p = put_indent(p, st->depth);
 		p = put_str(p, decode_how_word(r->how));
 		*p++ = ' ';
-		p = put_str(p, drec_s2(r));
+		p = put_mem(p, drec_s2(r), r->len2);
 		p = put_str(p, " (0x");
 		p = put_hex(p, r->to);
 		p = put_str(p, ") from ");
-		p = put_str(p, drec_s1(r));
+		p = put_mem(p, drec_s1(r), r->len1);
 		*p++ = '\n';
 		break;
 	case DREC_RET:
+		p = put_indent(p, st->depth);
 		p = put_str(p, r->how < DREC_HOW_IRET ? "ret " : decode_how_word(r->how));
 		p = put_str(p, " to ");
-		p = put_str(p, drec_s2(r));
+		p = put_mem(p, drec_s2(r), r->len2);
 		p = put_str(p, " (0x");
 		p = put_hex(p, r->to);
 		p = put_str(p, ") from ");
-		p = put_str(p, drec_s1(r));
+		p = put_mem(p, drec_s1(r), r->len1);
 		*p++ = '\n';
 		break;
-	case DREC_MARK:
-		p = put_str(p, drec_s1(r));
+	default:	/* DREC_MARK */
+		p = put_indent(p, st->depth);
+		p = put_mem(p, drec_s1(r), r->len1);
 		*p++ = '\n';
 		break;
-	default:
-		return;
 	}
-	indent(o, st->depth);
-	dout_write(o, line, (size_t)(p - line));
+	if (line == (char *)o->buf + o->len) {
+		o->len += (size_t)(p - line);
+	} else {
+		dout_write(o, line, (size_t)(p - line));
+		free(line);
+	}
 }
 
 static void begin(struct dout *o, const struct decode_config *cfg)
