@@ -181,8 +181,11 @@ static uint64_t find_psb(const struct mapped *m, uint64_t from, uint8_t *buf)
 	return m->len;
 }
 
-/* What the PSB+ at @at says: the IP tracing is at (if it is on) and the TSC. */
-static void psb_state(const struct decode_config *cfg, const struct mapped *m, uint64_t at,
+/*
+ * What the PSB+ at @at says: the IP tracing is at (if it is on) and the TSC. False when
+ * libipt cannot read that PSB+ (a corrupted trace).
+ */
+static bool psb_state(const struct decode_config *cfg, const struct mapped *m, uint64_t at,
 		      uint8_t *buf, struct decode_chunk *prev, struct decode_chunk *next)
 {
 	struct pt_query_decoder *q;
@@ -193,7 +196,7 @@ static void psb_state(const struct decode_config *cfg, const struct mapped *m, u
 	int status;
 
 	if (!n)
-		return;
+		return false;
 	pt_config_init(&pc);
 	pc.begin = buf;
 	pc.end = buf + n;
@@ -206,7 +209,7 @@ static void psb_state(const struct decode_config *cfg, const struct mapped *m, u
 		pt_cpu_errata(&pc.errata, &pc.cpu);
 	q = pt_qry_alloc_decoder(&pc);
 	if (!q)
-		return;
+		return false;
 	status = pt_qry_sync_forward(q, &ip);
 	if (status >= 0 && !(status & pts_ip_suppressed)) {
 		prev->have_next_ip = true;
@@ -217,7 +220,17 @@ static void psb_state(const struct decode_config *cfg, const struct mapped *m, u
 		next->tsc_lo = tsc;
 	}
 	pt_qry_free_decoder(q);
+	return status >= 0;
 }
+
+/*
+ * PSBs tried for a cut: one whose PSB+ libipt cannot read is passed for the next. Cut
+ * there, the next chunk would start with a sync error (at IP 0) and this one would not
+ * know where that chunk starts (no trim), where one decoder reports the PSB+'s error at
+ * the IP it was at and goes on from the same place: -J 2 would print other lines than
+ * -J 1. Past CUT_TRIES (a trace of nothing but broken PSB+s), the first is taken.
+ */
+#define CUT_TRIES 16
 
 /*
  * A chunk is kept until the run ends (440 bytes each): a run has at most MAX_CHUNKS
@@ -301,9 +314,9 @@ static struct decode_chunk *new_chunk(struct run *r, size_t stream, uint64_t beg
  */
 static struct decode_chunk *claim(struct run *r)
 {
-	struct decode_chunk *c, next;
+	struct decode_chunk *c, next, prev;
 	const struct mapped *m;
-	uint64_t begin, end;
+	uint64_t begin, end, first_cut;
 
 	if (r->stop || r->plan.stream >= r->cfg->nr_streams)
 		return NULL;
@@ -316,6 +329,24 @@ static struct decode_chunk *claim(struct run *r)
 		if (begin + size < m->len)
 			end = find_psb(m, begin + size, r->plan.buf);
 	}
+	first_cut = end;
+	for (unsigned i = 0; end < m->len; i++) {
+		memset(&prev, 0, sizeof(prev));
+		memset(&next, 0, sizeof(next));
+		prev.tsc_hi = UINT64_MAX;
+		if (psb_state(r->cfg, m, end, r->plan.buf, &prev, &next))
+			break;
+		if (i + 1 == CUT_TRIES) {
+			/* None read: the first, as it is (what it says is not known). */
+			end = first_cut;
+			memset(&prev, 0, sizeof(prev));
+			prev.tsc_hi = UINT64_MAX;
+			next.tsc_lo = 0;
+			break;
+		}
+		/* No PSB after it: the chunk runs to the stream's end. */
+		end = find_psb(m, end + 1, r->plan.buf);
+	}
 	c = new_chunk(r, r->plan.stream, begin, end);
 	if (!c) {
 		r->nomem = true;
@@ -325,8 +356,9 @@ static struct decode_chunk *claim(struct run *r)
 	c->first = begin == 0;
 	c->tsc_lo = r->plan.tsc_lo;
 	if (end < m->len) {
-		memset(&next, 0, sizeof(next));
-		psb_state(r->cfg, m, end, r->plan.buf, c, &next);
+		c->have_next_ip = prev.have_next_ip;
+		c->next_ip = prev.next_ip;
+		c->tsc_hi = prev.tsc_hi;
 		r->plan.begin = end;
 		r->plan.tsc_lo = next.tsc_lo;
 	} else {

@@ -705,6 +705,52 @@ Test(decode, jobs_four_prints_what_jobs_one_prints_in_every_mode)
 	cleanup(dir);
 }
 
+/*
+ * A corrupted trace whose broken PSB+s (a MODE byte flipped in every fifth) fall on chunk
+ * seams: one decoder reports each at the IP it was at and goes on from the next PSB;
+ * --jobs 4 passes them for a cut and prints the same, in 1 and 2 KiB chunks.
+ */
+Test(decode, jobs_four_prints_what_jobs_one_prints_with_broken_psbs)
+{
+	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
+	char *dir = generate("20000", "3", NULL), *path = path_in(dir, "trace.pt"), *buf;
+	struct args a = { .n = 0 };
+	size_t n, k = 0, flipped = 0;
+	struct run_result r;
+	FILE *f;
+
+	buf = slurp(path);
+	f = fopen(path, "rb");
+	cr_assert(f);
+	fseek(f, 0, SEEK_END);
+	n = (size_t)ftell(f);
+	fclose(f);
+	for (size_t i = 4096; i + 32 < n - 4096; i++) {
+		/* ptgen's PSB+: PSB, TSC (8 bytes), MODE.Exec (0x99), FUP, PSBEND. */
+		if (memcmp(buf + i, psb, sizeof(psb)) || (uint8_t)buf[i + 24] != 0x99)
+			continue;
+		if (k++ % 5 == 0) {
+			long offs[] = { (long)(i + 24), -1 };
+
+			corrupt(path, offs);
+			flipped++;
+		}
+		i += 31;
+	}
+	free(buf);
+	cr_assert_geq(flipped, 50);
+	gen_args(&a, dir);
+	jobs_one_and_four_agree(&a, "1K", dir, "broken PSB+s, 1K");
+	jobs_one_and_four_agree(&a, "2K", dir, "broken PSB+s, 2K");
+	add(&a, "--branches");
+	decode(&a, &r);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "unexpected packet context"), "%s", r.err);
+	run_free(&r);
+	cleanup(dir);
+}
+
 /* The same on the real traces of ../shared/traces (one PSB each: one chunk at -J 4 too). */
 Test(decode, jobs_four_prints_what_jobs_one_prints_on_the_shared_traces)
 {
