@@ -35,8 +35,12 @@
  * jumps) runs this long without a branch to report, and it would run for ever.
  */
 #define STALL_LIMIT (1u << 22)
-/* Instructions the block path keeps (size, bytes, class): 2^SHAPE_BITS, 40 bytes each. */
-#define SHAPE_BITS 13
+/*
+ * Instructions the block path keeps (size, bytes, class): 2^SHAPE_BITS, 40 bytes each
+ * (1.25 MiB): the bench's walk ends 20,000 blocks, and 8192 slots sent half of them back
+ * to capstone.
+ */
+#define SHAPE_BITS 15
 /* Symbols of call and return addresses kept: 2^NAMES_BITS of 128 bytes (1 MiB). */
 #define NAMES_BITS 13
 /* Trace bytes behind the decoder kept mapped (libipt never reads back further). */
