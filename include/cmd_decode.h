@@ -64,9 +64,9 @@ enum {
 		"processes"), \
 	CMD_OPT_TEXT("\nOther:"), \
 	CMD_OPT('J', "jobs", REQUIRED, "N", 'J', "N threads (streams and PSB chunks), the same " \
-		"output"), \
+		"output\n(default: the CPUs it may use; 1 if none is free)"), \
 	CMD_OPT(0, "chunk-size", REQUIRED, "SIZE", O_CHUNK, "bytes of trace per parallel chunk\n" \
-		"(default: size/4N)"), \
+		"(default: sized as it goes)"), \
 	CMD_OPT('q', "quiet", NONE, NULL, 'q', "no sideband warnings, no progress")
 
 struct decode_variant {

@@ -51,6 +51,12 @@ struct decode_io {
 
 
 /*
+ * Threads when the configuration says none (jobs 0): the CPUs this process may use, or 1
+ * when the load average says none is free.
+ */
+unsigned decode_default_jobs(void);
+
+/*
  * Decode every stream of @c (its sideband files are read for the run, and
  * released after it). @stats (c->nr_streams of them) gets each
  * stream's counts. Returns 0 when every stream was decoded (with or without

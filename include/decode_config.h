@@ -74,7 +74,7 @@ struct decode_config {
 	bool keep_tcal_on_ovf;	/* timing calibration kept over an overflow (libipt >= 2.1) */
 	bool resync_on_error;	/* resume after an error where libipt can (libipt >= 2.2) */
 	struct pt_conf_addr_filter addr_filter;	/* --filter:addrN_*: IA32_RTIT_CTL's */
-	unsigned jobs;
+	unsigned jobs;		/* threads; 0: decode_default_jobs() */
 	uint64_t chunk_size;	/* bytes per parallel chunk; 0: picked from the size and jobs */
 	uint64_t stall_limit;	/* instructions without reading trace: an error (0: 4M) */
 	const struct report_config *report;	/* DECODE_REPORT's settings (not owned) */

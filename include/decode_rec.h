@@ -64,6 +64,9 @@ const char *decode_how_word(unsigned how);
 
 /* Append a record to @s (strings may be NULL: empty). */
 void drec_put(struct dsink *s, const struct drec *hdr, const char *s1, const char *s2);
+/* The same with strings of up to @max bytes (drec_put: 1024; the record's len is 16 bits). */
+void drec_put_max(struct dsink *s, const struct drec *hdr, const char *s1, const char *s2,
+		  size_t max);
 
 /* Call @fn for each whole record of @data (what a sink handed over), in order. */
 typedef void drec_fn(struct dout *o, const struct drec *r);

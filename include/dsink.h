@@ -6,10 +6,14 @@
  * they finish in:
  *
  * - a sink keeps its newest bytes in memory; what it lets go of before its
- *   turn goes to a temporary file (memory stays bounded however long the
- *   trace), and after its turn straight to the output;
+ *   turn stays in memory while every sink of the run together holds no more
+ *   than the run's bound (struct dbudget), and beyond the bound goes to a
+ *   temporary file (memory stays bounded however long the trace); after its
+ *   turn it goes straight to the output. No sink ever waits for its turn
+ *   (decode.c holds back new chunks while half the bound is held);
  * - dsink_promote() gives a sink its turn: what it let go of so far reaches
- *   the output, and so will everything after;
+ *   the output (the sink's writer goes on meanwhile), and so will everything
+ *   after;
  * - a sink can take back what it has not let go of (dsink_truncate()): a
  *   chunk's last instructions belong to the next chunk.
  *
@@ -30,8 +34,25 @@ struct dout;
 /* Turn @len bytes of whole records into output through dout_write(). */
 typedef void dout_filter_fn(struct dout *o, const uint8_t *data, size_t len);
 
+/* What sinks before their turn may hold in memory, all together. */
+struct dbudget {
+	uint64_t bound;		/* bytes */
+	uint64_t held;		/* now (atomic) */
+	uint64_t peak;		/* the most held at once (atomic) */
+	uint64_t spilled;	/* bytes that went to temporary files (atomic) */
+	pthread_mutex_t lock;
+	struct dblock *pool;	/* buffers passed on, for sinks to write into again */
+	unsigned nr_pool;
+};
+
+void dbudget_init(struct dbudget *b, uint64_t bound);
+void dbudget_destroy(struct dbudget *b);
+
+struct dblock;
+
 struct dout {
 	int fd;
+	struct dbudget *budget;	/* NULL: nothing kept in memory before its turn */
 	uint8_t *buf;
 	size_t len, cap;
 	int err;		/* the first write error (negative errno), 0 while none */
@@ -45,7 +66,9 @@ struct dsink {
 	uint8_t *buf;
 	size_t len, cap;
 	uint64_t base;		/* how many bytes the sink let go of before buf[0] */
+	struct dblock *head, *tail;	/* what it let go of before its turn, in memory */
 	int spill;		/* temporary file for what it let go of before its turn, or -1 */
+	bool spilling;		/* what comes next goes after the file, not to memory */
 	bool direct;		/* its turn came: let go of means written */
 	int err;
 };
@@ -78,7 +101,10 @@ static inline uint64_t dsink_pos(const struct dsink *s)
 void dsink_truncate(struct dsink *s, uint64_t pos);
 /* Let go of the bytes before @upto (a record boundary). Returns 0 or a negative errno. */
 int dsink_flush(struct dsink *s, uint64_t upto);
-/* Its turn: what it let go of reaches the output; from now on it writes straight there. */
+/*
+ * Its turn: what it let go of reaches the output; from now on it writes straight there.
+ * The sink's writer may go on meanwhile (from another thread).
+ */
 int dsink_promote(struct dsink *s);
 
 #endif

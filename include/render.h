@@ -56,6 +56,7 @@ struct rrec {
 	uint64_t from, to;		/* BRANCH, CALL, RETURN; ERROR: to is the IP */
 	const char *name;		/* BRANCH kind, GAP and ERROR message */
 	const char *from_name, *to_name;	/* CALL, RETURN: symbol+offset (RENDER_NAMES) */
+	bool names_plain;		/* both are as printable.h prints them (no escape) */
 	const struct image_sym *from_sym, *to_sym;	/* CALL, RETURN with RENDER_SYMS */
 	const struct pt_event *event;	/* EVENT */
 	uint64_t offset;		/* EVENT (ptxed's --offset), ERROR: in the file */

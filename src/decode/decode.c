@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,11 @@
 #include "fileio.h"
 #include "render.h"
 
-#define MIN_CHUNK (256u << 10)
+/* Chunks (bytes of trace) with -J 2 and more, unless --chunk-size says. */
+#define MIN_CHUNK (32u << 10)
+#define FIRST_CHUNK (128u << 10)
+/* What chunks waiting for their turn keep in memory, all together (beyond: files). */
+#define MEM_BOUND (256ull << 20)
 /*
  * A decoder thread's stack. libipt 2.1 and later (pt_insn_next() runs on its block
  * decoder) recurse in pt_blk_proceed_no_event_cached() once per lap of a loop that
@@ -46,23 +51,36 @@ struct mapped {
 /* What planning reads around a cut: PSB+ is far shorter. */
 #define PLAN_READ (64u << 10)
 
+struct slot {
+	struct decode_chunk *c;
+	bool done;
+};
+
 struct run {
 	struct decode_config *cfg;
 	const struct decode_io *io;
+	unsigned jobs;
 	struct mapped *maps;
-	struct decode_chunk *chunks;
-	size_t nr_chunks, cap_chunks;
-	bool *done;
 	struct symcache *syms;
 	struct dout out, tl;
 	bool have_out, have_tl;
 	const struct renderer *out_rd, *tl_rd;
+	struct dbudget budget;
 	uint64_t progress, total;
-	/* The queue: workers take chunks in order, no more than @window ahead of the merge. */
+	/* Under the lock: chunks planned as workers ask, in order; what the done ones made. */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	size_t next, merged, window;
-	bool stop;
+	struct slot *chunks;
+	size_t nr_chunks, cap_chunks;
+	size_t merged;			/* chunks the merge is done with */
+	struct {
+		size_t stream;		/* the stream being cut (nr_streams: all are) */
+		uint64_t begin;		/* where its next chunk starts */
+		uint64_t tsc_lo;	/* and that chunk's first PSB's TSC */
+		uint8_t *buf;		/* PLAN_READ bytes */
+	} plan;
+	uint64_t done_in, done_out;	/* bytes of trace decoded, of output made */
+	bool stop, nomem;
 };
 
 static const uint8_t psb[PSB_LEN] = {
@@ -163,19 +181,23 @@ static uint64_t find_psb(const struct mapped *m, uint64_t from, uint8_t *buf)
 	return m->len;
 }
 
-/* What the PSB+ at @at says: the IP tracing is at (if it is on) and the TSC. */
-static void psb_state(const struct decode_config *cfg, const struct mapped *m, uint64_t at,
-		      uint8_t *buf, struct decode_chunk *prev, struct decode_chunk *next)
+/*
+ * What the PSB+ at @at says: the IP tracing is at (if it is on) and the TSC. False when
+ * libipt cannot read that PSB+ (a corrupted trace).
+ */
+static bool psb_state(const struct decode_config *cfg, const struct mapped *m, uint64_t at,
+		      uint8_t *buf, size_t len, struct decode_chunk *prev,
+		      struct decode_chunk *next)
 {
 	struct pt_query_decoder *q;
 	struct pt_config pc;
 	uint64_t ip = 0, tsc = 0;
 	uint32_t lost_mtc, lost_cyc;
-	size_t n = plan_read(m, at, buf, PLAN_READ);
+	size_t n = plan_read(m, at, buf, len);
 	int status;
 
 	if (!n)
-		return;
+		return false;
 	pt_config_init(&pc);
 	pc.begin = buf;
 	pc.end = buf + n;
@@ -188,7 +210,7 @@ static void psb_state(const struct decode_config *cfg, const struct mapped *m, u
 		pt_cpu_errata(&pc.errata, &pc.cpu);
 	q = pt_qry_alloc_decoder(&pc);
 	if (!q)
-		return;
+		return false;
 	status = pt_qry_sync_forward(q, &ip);
 	if (status >= 0 && !(status & pts_ip_suppressed)) {
 		prev->have_next_ip = true;
@@ -199,44 +221,81 @@ static void psb_state(const struct decode_config *cfg, const struct mapped *m, u
 		next->tsc_lo = tsc;
 	}
 	pt_qry_free_decoder(q);
+	return status >= 0;
 }
 
 /*
- * A chunk is planned before the run (440 bytes each): a run has at most MAX_CHUNKS
- * (and one more per stream), a larger --chunk-size taken when the traces are longer
- * than MAX_CHUNKS of it (14 MB of chunks at most, 1 GiB in 32 KiB chunks).
+ * PSBs tried for a cut: one whose PSB+ libipt cannot read is passed for the next. Cut
+ * there, the next chunk would start with a sync error (at IP 0) and this one would not
+ * know where that chunk starts (no trim), where one decoder reports the PSB+'s error at
+ * the IP it was at and goes on from the same place: -J 2 would print other lines than
+ * -J 1. Past CUT_TRIES (a trace of nothing but broken PSB+s), the first is taken. The
+ * PSBs after the first are read CUT_READ bytes far (a PSB+ is far shorter): a flood of
+ * PSBs costs 16 small reads a cut, not 16 of PLAN_READ.
+ */
+#define CUT_TRIES 16
+#define CUT_READ 4096
+
+/*
+ * A chunk is kept until the run ends (440 bytes each): a run has at most MAX_CHUNKS
+ * (and one more per stream), a larger chunk taken when the traces are longer than
+ * MAX_CHUNKS of it (14 MB of chunks at most, 1 GiB in 32 KiB chunks).
  */
 #define MAX_CHUNKS 32768
 
-static uint64_t chunk_size(const struct decode_config *cfg, uint64_t len, uint64_t total)
+/*
+ * The bytes of trace for the next chunk of a stream with @left bytes still to plan. A
+ * given --chunk-size is used as it is. Otherwise chunks are handed out as workers ask
+ * for them, each a share of what is left (a 2*jobs-th: they shrink toward the end, so
+ * no worker is left with a long last one), and no bigger than what makes about
+ * bound/(4*jobs) bytes of output at the rate the chunks done so far made output (so
+ * what waits for its turn stays in memory). Before any is done: FIRST_CHUNK. Either
+ * way at least a MAX_CHUNKS-th of all the traces.
+ */
+static uint64_t next_size(const struct run *r, uint64_t left)
 {
-	uint64_t size = cfg->chunk_size;
+	uint64_t size = r->cfg->chunk_size;
 
 	if (!size) {
-		size = len / ((uint64_t)cfg->jobs * 4);
+		size = left / (2 * (uint64_t)r->jobs);
+		if (!r->done_in) {
+			if (size > FIRST_CHUNK)
+				size = FIRST_CHUNK;
+		} else if (r->done_out) {
+			uint64_t want = r->budget.bound / (4 * (uint64_t)r->jobs);
+			double fit = (double)want * (double)r->done_in / (double)r->done_out;
+
+			if (fit < (double)size)
+				size = (uint64_t)fit;
+		}
 		if (size < MIN_CHUNK)
 			size = MIN_CHUNK;
 	}
-	if (size < total / MAX_CHUNKS + 1)
-		size = total / MAX_CHUNKS + 1;
+	if (size < r->total / MAX_CHUNKS + 1)
+		size = r->total / MAX_CHUNKS + 1;
 	return size;
 }
 
-static int add_chunk(struct run *r, size_t stream, uint64_t begin, uint64_t end)
+static struct decode_chunk *new_chunk(struct run *r, size_t stream, uint64_t begin,
+				      uint64_t end)
 {
 	struct decode_chunk *c;
 
 	if (r->nr_chunks == r->cap_chunks) {
-		size_t cap = r->cap_chunks ? 2 * r->cap_chunks : 16;
-		struct decode_chunk *n = realloc(r->chunks, cap * sizeof(*n));
+		size_t cap = r->cap_chunks ? 2 * r->cap_chunks : 64;
+		struct slot *n = realloc(r->chunks, cap * sizeof(*n));
 
 		if (!n)
-			return -ENOMEM;
+			return NULL;
 		r->chunks = n;
 		r->cap_chunks = cap;
 	}
-	c = &r->chunks[r->nr_chunks++];
-	memset(c, 0, sizeof(*c));
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	r->chunks[r->nr_chunks].c = c;
+	r->chunks[r->nr_chunks].done = false;
+	r->nr_chunks++;
 	c->cfg = r->cfg;
 	c->stream = stream;
 	c->pt = r->maps[stream].p;
@@ -247,37 +306,74 @@ static int add_chunk(struct run *r, size_t stream, uint64_t begin, uint64_t end)
 	c->syms = r->syms;
 	c->progress = &r->progress;
 	c->tsc_hi = UINT64_MAX;
-	return 0;
+	dsink_init(&c->out, r->have_out ? &r->out : NULL);
+	dsink_init(&c->tl, r->have_tl ? &r->tl : NULL);
+	return c;
 }
 
-/* Cut a stream at PSBs near every chunk_size bytes (one chunk with -j 1). */
-static int plan_stream(struct run *r, size_t s)
+/*
+ * The next chunk (under the lock): cut from where the last one ended at the first PSB
+ * past next_size() (one chunk per stream with -J 1), with what that PSB+ says for the
+ * chunk before it and after it. NULL when every stream is planned, or out of memory.
+ */
+static struct decode_chunk *claim(struct run *r)
 {
-	const struct mapped *m = &r->maps[s];
-	uint64_t size = chunk_size(r->cfg, m->len, r->total), begin = 0;
-	size_t first = r->nr_chunks;
-	uint8_t *buf = malloc(PLAN_READ);
-	int ret = buf ? 0 : -ENOMEM;
+	struct decode_chunk *c, next, prev;
+	const struct mapped *m;
+	uint64_t begin, end, first_cut;
 
-	while (!ret && r->cfg->jobs > 1 && begin + size < m->len) {
-		uint64_t cut = find_psb(m, begin + size, buf);
+	if (r->stop || r->plan.stream >= r->cfg->nr_streams)
+		return NULL;
+	m = &r->maps[r->plan.stream];
+	begin = r->plan.begin;
+	end = m->len;
+	if (r->jobs > 1) {
+		uint64_t size = next_size(r, m->len - begin);
 
-		if (cut >= m->len)
+		if (begin + size < m->len)
+			end = find_psb(m, begin + size, r->plan.buf);
+	}
+	first_cut = end;
+	for (unsigned i = 0; end < m->len; i++) {
+		size_t len = i ? CUT_READ : PLAN_READ;
+
+		memset(&prev, 0, sizeof(prev));
+		memset(&next, 0, sizeof(next));
+		prev.tsc_hi = UINT64_MAX;
+		if (psb_state(r->cfg, m, end, r->plan.buf, len, &prev, &next))
 			break;
-		ret = add_chunk(r, s, begin, cut);
-		begin = cut;
+		if (i + 1 == CUT_TRIES) {
+			/* None read: the first, as it is (what it says is not known). */
+			end = first_cut;
+			memset(&prev, 0, sizeof(prev));
+			prev.tsc_hi = UINT64_MAX;
+			next.tsc_lo = 0;
+			break;
+		}
+		/* No PSB after it: the chunk runs to the stream's end. */
+		end = find_psb(m, end + 1, r->plan.buf);
 	}
-	if (!ret)
-		ret = add_chunk(r, s, begin, m->len);
-	if (!ret) {
-		r->chunks[first].first = true;
-		r->chunks[r->nr_chunks - 1].last = true;
-		for (size_t i = first; i + 1 < r->nr_chunks; i++)
-			psb_state(r->cfg, m, r->chunks[i + 1].begin, buf, &r->chunks[i],
-				  &r->chunks[i + 1]);
+	c = new_chunk(r, r->plan.stream, begin, end);
+	if (!c) {
+		r->nomem = true;
+		r->stop = true;
+		return NULL;
 	}
-	free(buf);
-	return ret;
+	c->first = begin == 0;
+	c->tsc_lo = r->plan.tsc_lo;
+	if (end < m->len) {
+		c->have_next_ip = prev.have_next_ip;
+		c->next_ip = prev.next_ip;
+		c->tsc_hi = prev.tsc_hi;
+		r->plan.begin = end;
+		r->plan.tsc_lo = next.tsc_lo;
+	} else {
+		c->last = true;
+		r->plan.stream++;
+		r->plan.begin = 0;
+		r->plan.tsc_lo = 0;
+	}
+	return c;
 }
 
 static void *worker(void *arg)
@@ -285,20 +381,34 @@ static void *worker(void *arg)
 	struct run *r = arg;
 
 	for (;;) {
+		struct decode_chunk *c;
 		size_t k;
 
 		pthread_mutex_lock(&r->lock);
-		while (!r->stop && r->next < r->nr_chunks && r->next >= r->merged + r->window)
+		/*
+		 * The one wait: while what waits for its turn holds half the bound, start no
+		 * chunk (the merge, the output's reader, is behind); what does not fit in
+		 * the bound meanwhile goes to temporary files.
+		 */
+		while (!r->stop && r->merged < r->nr_chunks &&
+		       __atomic_load_n(&r->budget.held, __ATOMIC_RELAXED) >= r->budget.bound / 2)
 			pthread_cond_wait(&r->cond, &r->lock);
-		if (r->stop || r->next >= r->nr_chunks) {
+		c = claim(r);
+		k = r->nr_chunks - 1;
+		/* The merge gives it its turn at once if it is next (it waits for that). */
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+		if (!c) {
+			pthread_mutex_lock(&r->lock);
+			pthread_cond_broadcast(&r->cond);
 			pthread_mutex_unlock(&r->lock);
 			return NULL;
 		}
-		k = r->next++;
-		pthread_mutex_unlock(&r->lock);
-		decode_chunk(&r->chunks[k]);
+		decode_chunk(c);
 		pthread_mutex_lock(&r->lock);
-		r->done[k] = true;
+		r->chunks[k].done = true;
+		r->done_in += c->end - c->begin;
+		r->done_out += dsink_pos(&c->out) + dsink_pos(&c->tl);
 		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
 	}
@@ -361,27 +471,33 @@ static void add_stats(struct decode_stats *t, const struct decode_stats *s)
 	t->bytes += s->bytes;
 }
 
-static void wait_done(struct run *r, size_t k)
+/*
+ * Wait (under the lock) until chunk @k is planned (@done: and decoded), or no more
+ * will be; the progress line meanwhile. True when it is.
+ */
+static bool wait_chunk(struct run *r, size_t k, bool done)
 {
 	struct timespec ts;
 
-	pthread_mutex_lock(&r->lock);
-	while (!r->done[k]) {
+	for (;;) {
+		if (k < r->nr_chunks && (!done || r->chunks[k].done))
+			return true;
+		if (k >= r->nr_chunks && (r->stop || r->plan.stream >= r->cfg->nr_streams))
+			return false;
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 250000000;
 		if (ts.tv_nsec >= 1000000000) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		pthread_cond_timedwait(&r->cond, &r->lock, &ts);
-		if (!r->done[k] && r->io->progress) {
+		if (pthread_cond_timedwait(&r->cond, &r->lock, &ts) == ETIMEDOUT &&
+		    r->io->progress) {
 			pthread_mutex_unlock(&r->lock);
 			r->io->progress(r->io->ctx,
 					__atomic_load_n(&r->progress, __ATOMIC_RELAXED), r->total);
 			pthread_mutex_lock(&r->lock);
 		}
 	}
-	pthread_mutex_unlock(&r->lock);
 }
 
 /*
@@ -410,14 +526,25 @@ static void drop_merged(struct run *r, const struct decode_chunk *c)
 		madvise((void *)from, to - from, MADV_DONTNEED);
 }
 
-/* The merge: chunk after chunk, each one's turn as the one before finishes. */
+/*
+ * The merge: chunk after chunk in their order. A chunk gets its turn (what it let go
+ * of reaches the output) as soon as it is planned, and is done with when it is
+ * decoded; the workers wait for it only when the waiting output holds half the bound.
+ */
 static int merge(struct run *r, struct decode_stats *stats, struct error *e)
 {
 	int ret = 0;
 
-	for (size_t k = 0; k < r->nr_chunks; k++) {
-		struct decode_chunk *c = &r->chunks[k];
+	for (size_t k = 0;; k++) {
+		struct decode_chunk *c;
 
+		pthread_mutex_lock(&r->lock);
+		if (!wait_chunk(r, k, false)) {
+			pthread_mutex_unlock(&r->lock);
+			break;
+		}
+		c = r->chunks[k].c;
+		pthread_mutex_unlock(&r->lock);
 		if (!ret) {
 			int a = dsink_promote(&c->out), b = dsink_promote(&c->tl);
 
@@ -425,7 +552,11 @@ static int merge(struct run *r, struct decode_stats *stats, struct error *e)
 				ret = err_runtime(e, a ? a : b, "cannot write the output: %s",
 						  strerror(-(a ? a : b)));
 		}
-		wait_done(r, k);
+		pthread_mutex_lock(&r->lock);
+		/* The memory it held is free: a worker may be waiting for that. */
+		pthread_cond_broadcast(&r->cond);
+		wait_chunk(r, k, true);
+		pthread_mutex_unlock(&r->lock);
 		if (!ret && c->ret) {
 			if (c->error)
 				*e = *c->error;
@@ -453,6 +584,8 @@ static int merge(struct run *r, struct decode_stats *stats, struct error *e)
 		if (ret)
 			break;
 	}
+	if (!ret && r->nomem)
+		ret = err_runtime(e, -ENOMEM, "out of memory");
 	return ret;
 }
 
@@ -514,21 +647,14 @@ static int prepare(struct run *r, struct error *e)
 			return ret;
 		r->total += r->maps[s].len;
 	}
-	for (size_t s = 0; s < cfg->nr_streams; s++) {
-		ret = plan_stream(r, s);
-		if (ret)
-			return err_runtime(e, ret, "out of memory");
-	}
-	r->done = calloc(r->nr_chunks ? r->nr_chunks : 1, sizeof(*r->done));
-	if (!r->done)
+	r->plan.buf = malloc(PLAN_READ);
+	if (!r->plan.buf)
 		return err_runtime(e, -ENOMEM, "out of memory");
 	ret = outputs_open(r, e);
 	if (ret)
 		return ret;
-	for (size_t k = 0; k < r->nr_chunks; k++) {
-		dsink_init(&r->chunks[k].out, r->have_out ? &r->out : NULL);
-		dsink_init(&r->chunks[k].tl, r->have_tl ? &r->tl : NULL);
-	}
+	r->out.budget = &r->budget;
+	r->tl.budget = &r->budget;
 	return 0;
 }
 
@@ -537,13 +663,17 @@ static void cleanup(struct run *r)
 	struct decode_config *cfg = r->cfg;
 
 	for (size_t k = 0; k < r->nr_chunks; k++) {
-		dsink_destroy(&r->chunks[k].out);
-		dsink_destroy(&r->chunks[k].tl);
-		free(r->chunks[k].diags);
-		free(r->chunks[k].error);
+		struct decode_chunk *c = r->chunks[k].c;
+
+		/* Merged ones are empty already. */
+		dsink_destroy(&c->out);
+		dsink_destroy(&c->tl);
+		free(c->diags);
+		free(c->error);
+		free(c);
 	}
 	free(r->chunks);
-	free(r->done);
+	free(r->plan.buf);
 	if (r->maps)
 		for (size_t s = 0; s < cfg->nr_streams; s++)
 			unmap_stream(&r->maps[s]);
@@ -554,6 +684,27 @@ static void cleanup(struct run *r)
 			dsb_file_release(&cfg->streams[s].sb[i]);
 }
 
+/*
+ * The CPUs the process may use (its affinity mask); but one when the machine has no CPU
+ * to spare (the 1-minute load average at least the CPUs online): there a second thread
+ * only adds the cost of the chunk seams.
+ */
+unsigned decode_default_jobs(void)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	double load;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	n = CPU_COUNT(&set);
+	if (n > 1 && online > 0 && getloadavg(&load, 1) == 1 && load >= (double)online)
+		return 1;
+	return n < 1 ? 1 : n > 256 ? 256 : (unsigned)n;
+}
+
+/* @jobs workers, each on a DECODER_STACK stack; those started are counted in @n. */
 static int start_workers(struct run *r, pthread_t *threads, unsigned jobs, unsigned *n,
 			 struct error *e)
 {
@@ -564,7 +715,7 @@ static int start_workers(struct run *r, pthread_t *threads, unsigned jobs, unsig
 		return err_runtime(e, -ENOMEM, "cannot start a decoder thread");
 	if (pthread_attr_setstacksize(&attr, DECODER_STACK))
 		ret = err_runtime(e, -ENOMEM, "cannot give a decoder thread its stack");
-	while (!ret && *n < jobs && *n < r->nr_chunks) {
+	while (!ret && *n < jobs) {
 		if (pthread_create(&threads[*n], &attr, worker, r))
 			ret = err_runtime(e, -EAGAIN, "cannot start a decoder thread");
 		else
@@ -585,19 +736,18 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	memset(&r, 0, sizeof(r));
 	r.cfg = cfg;
 	r.io = io;
+	r.jobs = cfg->jobs ? cfg->jobs : decode_default_jobs();
+	dbudget_init(&r.budget, MEM_BOUND);
 	pthread_mutex_init(&r.lock, NULL);
 	pthread_cond_init(&r.cond, NULL);
 	memset(stats, 0, cfg->nr_streams * sizeof(*stats));
 	ret = prepare(&r, e);
 	if (!ret) {
-		unsigned jobs = cfg->jobs ? cfg->jobs : 1;
-
-		r.window = 2 * (size_t)jobs + 1;
-		threads = calloc(jobs, sizeof(*threads));
+		threads = calloc(r.jobs, sizeof(*threads));
 		if (!threads)
 			ret = err_runtime(e, -ENOMEM, "out of memory");
 		if (!ret)
-			ret = start_workers(&r, threads, jobs, &nthreads, e);
+			ret = start_workers(&r, threads, r.jobs, &nthreads, e);
 	}
 	if (!ret)
 		ret = merge(&r, stats, e);
@@ -612,6 +762,7 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 		ret = outputs_close(&r, ret, e);
 	symbol_notes(&r);
 	cleanup(&r);
+	dbudget_destroy(&r.budget);
 	pthread_cond_destroy(&r.cond);
 	pthread_mutex_destroy(&r.lock);
 	return ret;

@@ -10,7 +10,7 @@ void decode_config_init(struct decode_config *c)
 {
 	memset(c, 0, sizeof(*c));
 	c->mode = DECODE_INSN;
-	c->jobs = 1;
+	c->jobs = 0;	/* decode_default_jobs() */
 	c->conv.time_mult = 1;
 }
 

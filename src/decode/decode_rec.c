@@ -9,7 +9,13 @@
 
 void drec_put(struct dsink *s, const struct drec *hdr, const char *s1, const char *s2)
 {
-	size_t l1 = s1 ? strnlen(s1, NAME_MAX_LEN) : 0, l2 = s2 ? strnlen(s2, NAME_MAX_LEN) : 0;
+	drec_put_max(s, hdr, s1, s2, NAME_MAX_LEN);
+}
+
+void drec_put_max(struct dsink *s, const struct drec *hdr, const char *s1, const char *s2,
+		  size_t max)
+{
+	size_t l1 = s1 ? strnlen(s1, max) : 0, l2 = s2 ? strnlen(s2, max) : 0;
 	size_t len = (sizeof(*hdr) + l1 + 1 + l2 + 1 + 7) & ~(size_t)7;
 	uint8_t *p = dsink_room(s, len);
 	struct drec *r = (struct drec *)p;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Ordered output for parallel decoders: memory, a temporary file, then the output. */
+/* Ordered output for parallel decoders: memory (bounded), a temporary file, then the output. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -10,6 +10,102 @@
 #include "fileio.h"
 
 #define DOUT_BUF (256u << 10)
+
+/* Bytes a sink let go of before its turn, kept in memory: its buffer, handed over. */
+struct dblock {
+	struct dblock *next;
+	uint8_t *buf;
+	size_t len, size;	/* size: what it counts against the bound */
+};
+
+static bool budget_take(struct dbudget *b, size_t n)
+{
+	uint64_t held = __atomic_add_fetch(&b->held, n, __ATOMIC_RELAXED);
+	uint64_t peak = __atomic_load_n(&b->peak, __ATOMIC_RELAXED);
+
+	if (held > b->bound) {
+		__atomic_sub_fetch(&b->held, n, __ATOMIC_RELAXED);
+		return false;
+	}
+	while (held > peak && !__atomic_compare_exchange_n(&b->peak, &peak, held, true,
+							    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return true;
+}
+
+/* Buffers kept for reuse: a fresh one would cost the kernel its pages each time. */
+#define POOL_MAX 1024
+
+void dbudget_init(struct dbudget *b, uint64_t bound)
+{
+	memset(b, 0, sizeof(*b));
+	b->bound = bound;
+	pthread_mutex_init(&b->lock, NULL);
+}
+
+void dbudget_destroy(struct dbudget *b)
+{
+	while (b->pool) {
+		struct dblock *next = b->pool->next;
+
+		free(b->pool->buf);
+		free(b->pool);
+		b->pool = next;
+	}
+	pthread_mutex_destroy(&b->lock);
+}
+
+/* A block with a buffer of @size bytes: from the pool, or new. */
+static struct dblock *block_get(struct dbudget *b, size_t size)
+{
+	struct dblock *blk = NULL, **pp;
+
+	pthread_mutex_lock(&b->lock);
+	for (pp = &b->pool; *pp; pp = &(*pp)->next)
+		if ((*pp)->size == size) {
+			blk = *pp;
+			*pp = blk->next;
+			b->nr_pool--;
+			break;
+		}
+	pthread_mutex_unlock(&b->lock);
+	if (blk)
+		return blk;
+	blk = malloc(sizeof(*blk));
+	if (blk && !(blk->buf = malloc(size))) {
+		free(blk);
+		blk = NULL;
+	}
+	if (blk)
+		blk->size = size;
+	return blk;
+}
+
+static void blocks_free(struct dsink *s, struct dblock *b)
+{
+	struct dbudget *bg = s->out ? s->out->budget : NULL;
+
+	while (b) {
+		struct dblock *next = b->next;
+
+		if (bg) {
+			__atomic_sub_fetch(&bg->held, b->size, __ATOMIC_RELAXED);
+			pthread_mutex_lock(&bg->lock);
+			if (bg->nr_pool < POOL_MAX && bg->nr_pool * (uint64_t)b->size < bg->bound / 2) {
+				b->next = bg->pool;
+				bg->pool = b;
+				bg->nr_pool++;
+				b = NULL;
+			}
+			pthread_mutex_unlock(&bg->lock);
+		}
+		if (b) {
+			free(b->buf);
+			free(b);
+		}
+		b = next;
+	}
+}
 
 int dout_init(struct dout *o, int fd, dout_filter_fn *filter, void *state)
 {
@@ -38,9 +134,10 @@ void dout_write(struct dout *o, const void *p, size_t len)
 {
 	if (o->err)
 		return;
-	if (o->len + len > o->cap) {
+	/* A big piece (a sink's buffer) is written as it is: copying it costs more. */
+	if (o->len + len > o->cap || len >= o->cap / 4) {
 		dout_flush(o);
-		if (len >= o->cap) {
+		if (len >= o->cap / 4) {
 			int ret = write_all(o->fd, p, len);
 
 			if (ret)
@@ -79,6 +176,7 @@ void dsink_init(struct dsink *s, struct dout *out)
 
 void dsink_destroy(struct dsink *s)
 {
+	blocks_free(s, s->head);
 	if (s->spill >= 0)
 		close(s->spill);
 	free(s->buf);
@@ -90,7 +188,8 @@ void dsink_destroy(struct dsink *s)
 uint8_t *dsink_room(struct dsink *s, size_t n)
 {
 	if (s->len + n > s->cap) {
-		size_t cap = s->cap ? s->cap : 64u << 10;
+		/* 80 KiB doubled: 320 KiB, what a sink flushed at 256 KiB (decode_chunk.c) fills. */
+		size_t cap = s->cap ? s->cap : 80u << 10;
 		uint8_t *b;
 
 		while (cap < s->len + n)
@@ -136,7 +235,40 @@ static int spill(struct dsink *s, const uint8_t *p, size_t len)
 			return -errno;
 	}
 	ret = write_all(s->spill, &n, sizeof(n));
+	if (!ret && s->out->budget)
+		__atomic_add_fetch(&s->out->budget->spilled, len, __ATOMIC_RELAXED);
 	return ret ? ret : write_all(s->spill, p, len);
+}
+
+/*
+ * Before its turn, within the bound: hand the buffer (its first @n bytes) over to the
+ * list, and go on in a new one. False when the bound or memory says no.
+ */
+static bool keep(struct dsink *s, size_t n)
+{
+	struct dbudget *b = s->out->budget;
+	struct dblock *blk;
+	uint8_t *full = s->buf;
+
+	if (!b || s->spilling || !budget_take(b, s->cap))
+		return false;
+	blk = block_get(b, s->cap);
+	if (!blk) {
+		__atomic_sub_fetch(&b->held, s->cap, __ATOMIC_RELAXED);
+		return false;
+	}
+	/* The block's buffer (a free one) and the sink's swap: the sink's is handed over. */
+	s->buf = blk->buf;
+	memcpy(s->buf, full + n, s->len - n);
+	blk->next = NULL;
+	blk->buf = full;
+	blk->len = n;
+	if (s->tail)
+		s->tail->next = blk;
+	else
+		s->head = blk;
+	s->tail = blk;
+	return true;
 }
 
 int dsink_flush(struct dsink *s, uint64_t upto)
@@ -149,12 +281,20 @@ int dsink_flush(struct dsink *s, uint64_t upto)
 	n = (size_t)(upto - s->base);
 	if (n > s->len)
 		n = s->len;
+	if (!n)
+		return s->err;
 	pthread_mutex_lock(&s->lock);
 	if (s->direct) {
 		pass(s->out, s->buf, n);
 		ret = s->out->err;
+	} else if (keep(s, n)) {
+		pthread_mutex_unlock(&s->lock);
+		s->len -= n;
+		s->base += n;
+		return s->err;
 	} else {
 		ret = spill(s, s->buf, n);
+		s->spilling = true;
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (ret && !s->err)
@@ -166,17 +306,20 @@ int dsink_flush(struct dsink *s, uint64_t upto)
 }
 
 /* Read the temporary file back frame by frame, into the output. */
-static int readback(struct dsink *s)
+static int readback(struct dsink *s, int fd)
 {
 	uint8_t *buf = NULL;
 	size_t cap = 0;
 	int ret = 0;
 
-	if (lseek(s->spill, 0, SEEK_SET) < 0)
-		return -errno;
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
 	for (;;) {
 		uint64_t n;
-		ssize_t r = read(s->spill, &n, sizeof(n));
+		ssize_t r = read(fd, &n, sizeof(n));
 
 		if (!r)
 			break;
@@ -194,31 +337,53 @@ static int readback(struct dsink *s)
 			buf = b;
 			cap = (size_t)n;
 		}
-		r = pread(s->spill, buf, (size_t)n, lseek(s->spill, 0, SEEK_CUR));
-		if (r != (ssize_t)n || lseek(s->spill, (off_t)n, SEEK_CUR) < 0) {
+		r = pread(fd, buf, (size_t)n, lseek(fd, 0, SEEK_CUR));
+		if (r != (ssize_t)n || lseek(fd, (off_t)n, SEEK_CUR) < 0) {
 			ret = r < 0 ? -errno : -EIO;
 			break;
 		}
 		pass(s->out, buf, (size_t)n);
 	}
 	free(buf);
-	close(s->spill);
-	s->spill = -1;
+	close(fd);
 	return ret;
 }
 
+/*
+ * What the sink let go of so far is taken off it (memory first, then the file: their
+ * order) and passed on without its lock: the writer goes on meanwhile, into a new list.
+ * When no more is left, the sink writes straight to the output.
+ */
 int dsink_promote(struct dsink *s)
 {
 	int ret = 0;
 
 	if (!s->out)
 		return 0;
-	pthread_mutex_lock(&s->lock);
-	if (s->spill >= 0)
-		ret = readback(s);
-	s->direct = true;
-	pthread_mutex_unlock(&s->lock);
-	if (ret && !s->err)
-		s->err = ret;
+	for (;;) {
+		struct dblock *head;
+		int fd;
+
+		pthread_mutex_lock(&s->lock);
+		if (!s->head && s->spill < 0) {
+			s->direct = true;
+			pthread_mutex_unlock(&s->lock);
+			break;
+		}
+		head = s->head;
+		fd = s->spill;
+		s->head = s->tail = NULL;
+		s->spill = -1;
+		s->spilling = false;
+		pthread_mutex_unlock(&s->lock);
+		for (struct dblock *b = head; b; b = b->next)
+			pass(s->out, b->buf, b->len);
+		blocks_free(s, head);
+		if (fd >= 0) {
+			int r = readback(s, fd);
+
+			ret = ret ? ret : r;
+		}
+	}
 	return ret ? ret : s->out->err;
 }

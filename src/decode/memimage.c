@@ -33,7 +33,6 @@ struct image_store {
 	struct section_info *secs;	/* by isid */
 	size_t nr_secs;
 	struct symcache *syms;
-	uint64_t id;		/* never reused: the key of the name cache */
 };
 
 /* One file's symbols by file offset, for naming addresses. */
@@ -268,8 +267,6 @@ static const struct symbol *symfile_find(const struct symfile *f, uint64_t off)
 	return off < end ? f->by_off[i] : NULL;
 }
 
-static uint64_t store_ids;
-
 int image_store_new(struct image_store **sp, struct symcache *syms, struct error *e)
 {
 	struct image_store *s = calloc(1, sizeof(*s));
@@ -278,7 +275,6 @@ int image_store_new(struct image_store **sp, struct symcache *syms, struct error
 	if (!s)
 		return err_runtime(e, -ENOMEM, "out of memory for a decoder image");
 	s->syms = syms;
-	s->id = __atomic_add_fetch(&store_ids, 1, __ATOMIC_RELAXED);
 	s->iscache = pt_iscache_alloc(NULL);
 	s->base = pt_image_alloc("base");
 	s->kernel = pt_image_alloc("kernel");
@@ -659,21 +655,6 @@ bool image_in_anon(struct image_store *s, uint32_t pid, uint64_t ip)
 	return find_anon(image_proc_find(s, pid), ip);
 }
 
-/*
- * The names of addresses in file sections, per decoding thread: a section's
- * path and symbols never change once known, so (store, isid, ip) always names
- * the same symbol. Direct-mapped, bounded; a miss looks it up again.
- */
-#define NAME_CACHE 1024
-
-struct name_slot {
-	uint64_t store, ip;
-	int isid;
-	struct image_sym sym;
-};
-
-static __thread struct name_slot name_cache[NAME_CACHE];
-
 static void resolve_section(struct image_store *s, int isid, uint64_t ip, struct image_sym *out)
 {
 	const struct section_info *sec = &s->secs[isid];
@@ -696,7 +677,6 @@ void image_resolve_pid(struct image_store *s, uint32_t pid, int isid, uint64_t i
 	const struct perfmap_sym *jit;
 	const struct image_anon *anon;
 	const struct perfmap *map;
-	struct name_slot *slot;
 
 	if (isid <= 0 || (size_t)isid >= s->nr_secs || !s->secs[isid].path) {
 		anon = pid != UINT32_MAX ? find_anon(image_proc_find(s, pid), ip) : NULL;
@@ -708,27 +688,52 @@ void image_resolve_pid(struct image_store *s, uint32_t pid, int isid, uint64_t i
 		out->off = jit ? ip - jit->start : anon ? ip - anon->start : 0;
 		return;
 	}
-	slot = &name_cache[(ip ^ (ip >> 12) ^ ((uint64_t)isid << 4)) & (NAME_CACHE - 1)];
-	if (slot->store != s->id || slot->ip != ip || slot->isid != isid) {
-		resolve_section(s, isid, ip, &slot->sym);
-		slot->store = s->id;
-		slot->ip = ip;
-		slot->isid = isid;
-	}
-	*out = slot->sym;
+	resolve_section(s, isid, ip, out);
+}
+
+/* snprintf()'s bytes, by hand: @s appended to @buf at *@n, cut where @len ends it. */
+static void put(char *buf, size_t len, size_t *n, const char *s)
+{
+	size_t k = strlen(s);
+
+	if (*n + k >= len)
+		k = len - 1 - *n;
+	memcpy(buf + *n, s, k);
+	*n += k;
+}
+
+static void put_hex(char *buf, size_t len, size_t *n, uint64_t v)
+{
+	char t[20], *p = t + sizeof(t);
+
+	*--p = '\0';
+	do {
+		*--p = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	put(buf, len, n, p);
 }
 
 void image_sym_format(const struct image_sym *y, char *buf, size_t len)
 {
+	size_t n = 0;
+
+	if (!len)
+		return;
 	if (y->name) {
-		snprintf(buf, len, "%s+0x%" PRIx64, y->name, y->off);
-		return;
+		put(buf, len, &n, y->name);
+		put(buf, len, &n, "+0x");
+		put_hex(buf, len, &n, y->off);
+	} else if (!y->object) {
+		put(buf, len, &n, "[unknown]");
+	} else {
+		put(buf, len, &n, "[unknown] (");
+		put(buf, len, &n, y->file);
+		put(buf, len, &n, "+0x");
+		put_hex(buf, len, &n, y->off);
+		put(buf, len, &n, ")");
 	}
-	if (!y->object) {
-		snprintf(buf, len, "[unknown]");
-		return;
-	}
-	snprintf(buf, len, "[unknown] (%s+0x%" PRIx64 ")", y->file, y->off);
+	buf[n] = '\0';
 }
 
 void image_symbolize_pid(struct image_store *s, uint32_t pid, int isid, uint64_t ip, char *buf,

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* --calls: the call/return tree, indented by depth at the merge (decode_rec.h). */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decode_rec.h"
@@ -12,6 +14,53 @@
 /* Deeper than this is shown as a number: a runaway depth must not print megabytes of blanks. */
 #define INDENT_MAX 64
 
+/* Names escaped for the text (printable.h): at most 4 bytes a byte of a 1024-byte name. */
+#define ESC_MAX (4 * NAME_MAX_LEN + 1)
+
+static void escaped(char *buf, const char *s)
+{
+	char raw[NAME_MAX_LEN + 1];
+	size_t n = s ? strnlen(s, NAME_MAX_LEN) : 0;
+
+	memcpy(raw, s ? s : "", n);
+	raw[n] = '\0';
+	printable_to(buf, ESC_MAX, raw);
+}
+
+/*
+ * A record for the merge. The text's names are escaped here, in the chunk's thread, not
+ * at the merge (one thread for every line): the same bytes, as the merge escaped a name
+ * cut at 1024 bytes; names the decoder found plain (@plain: shorter, and printable ASCII
+ * only) are their own escape. JSON's are kept as they are.
+ */
+static void put_rec(struct render *r, const struct rrec *rec, int kind, const char *s1,
+		    const char *s2, bool plain)
+{
+	char a[ESC_MAX], b[ESC_MAX];
+	struct drec d;
+
+	if (r->ops->json) {
+		render_drec(r->sink, rec, kind, s1, s2);
+		return;
+	}
+	if (!plain) {
+		escaped(a, s1);
+		escaped(b, s2);
+		s1 = a;
+		s2 = b;
+	}
+	memset(&d, 0, sizeof(d));
+	d.kind = (uint8_t)kind;
+	d.how = rec->how;
+	d.from = rec->from;
+	d.to = rec->to;
+	d.pid = rec->pid;
+	d.tid = rec->tid;
+	d.has_time = rec->has_time;
+	d.time = rec->has_time ? rec->time : 0;
+	drec_put_max(r->sink, &d, s1, s2, ESC_MAX);
+}
+
 /* In the chunk: records for the merge; events and errors as the lines --insn has. */
 void render_calls_put(struct render *r, const struct rrec *rec)
 {
@@ -21,7 +70,7 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 	case RREC_STREAM: {
 		struct rrec h = { .kind = RREC_STREAM, .pid = rec->stream };
 
-		render_drec(r->sink, &h, DREC_STREAM, rec->stream_name, NULL);
+		put_rec(r, &h, DREC_STREAM, rec->stream_name, NULL, false);
 		return;
 	}
 	case RREC_CALL:
@@ -29,8 +78,8 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 		/* Out of traced code and back: the [disabled] and [resumed] lines say so. */
 		if (rec->how == DREC_HOW_OFF || rec->how == DREC_HOW_ON)
 			return;
-		render_drec(r->sink, rec, rec->kind == RREC_CALL ? DREC_CALL : DREC_RET,
-			    rec->from_name, rec->to_name);
+		put_rec(r, rec, rec->kind == RREC_CALL ? DREC_CALL : DREC_RET, rec->from_name,
+			rec->to_name, rec->names_plain);
 		return;
 	case RREC_EVENT:
 		render_event_text(rec->event, r->cfg->event_ip ? RENDER_EV_IP : 0, text,
@@ -49,63 +98,128 @@ void render_calls_put(struct render *r, const struct rrec *rec)
 	default:
 		return;
 	}
-	render_drec(r->sink, &(struct rrec){ .pid = rec->pid, .tid = rec->tid,
-			    .has_time = rec->has_time, .time = rec->time },
-		    DREC_MARK, line, NULL);
+	put_rec(r, &(struct rrec){ .pid = rec->pid, .tid = rec->tid, .has_time = rec->has_time,
+				   .time = rec->time }, DREC_MARK, line, NULL, false);
 }
 
-static void indent(struct dout *o, uint64_t depth)
+static char *put_mem(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+static char *put_str(char *p, const char *s)
+{
+	return put_mem(p, s, strlen(s));
+}
+
+static char *put_hex(char *p, uint64_t v)
+{
+	char t[16];
+	int n = 0;
+
+	do {
+		t[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	while (n)
+		*p++ = t[--n];
+	return p;
+}
+
+/* The indentation of @depth: two blanks a level, past INDENT_MAX "[depth N] " by hand. */
+static char *put_indent(char *p, uint64_t depth)
 {
 	static const char blanks[2 * INDENT_MAX + 1] =
 		"                                                                "
 		"                                                                ";
-	char num[32];
+	char num[24], *q = num + sizeof(num);
 
-	if (depth > INDENT_MAX) {
-		int n = snprintf(num, sizeof(num), "[depth %" PRIu64 "] ", depth);
-
-		dout_write(o, blanks, 2 * INDENT_MAX);
-		dout_write(o, num, (size_t)n);
-		return;
-	}
-	dout_write(o, blanks, (size_t)(2 * depth));
+	if (depth <= INDENT_MAX)
+		return put_mem(p, blanks, (size_t)(2 * depth));
+	do {
+		*--q = (char)('0' + depth % 10);
+		depth /= 10;
+	} while (depth);
+	p = put_mem(p, blanks, 2 * INDENT_MAX);
+	p = put_str(p, "[depth ");
+	p = put_mem(p, q, (size_t)(num + sizeof(num) - q));
+	return put_str(p, "] ");
 }
 
+/* The longest line but its names: the indentation, the words, an address. */
+#define LINE_FIXED (2 * INDENT_MAX + 32 + 64)
+
+/*
+ * A line of the tree, built by hand in the output's buffer: the merge writes every line
+ * in order, one thread alone, and snprintf() and copies cost it more than the decoders'
+ * work. The names come escaped (put_rec()), their lengths in the record.
+ */
 static void text_line(struct dout *o, struct calls_state *st, const struct drec *r)
 {
-	/* Names from ELF files and file names: escaped (printable.h). */
-	char s1[4 * NAME_MAX_LEN + 1], s2[4 * NAME_MAX_LEN + 1];
-	char line[2 * sizeof(s1) + 128];
-	int n = 0;
+	size_t need = LINE_FIXED + r->len1 + r->len2;
+	char *line, *p;
 
-	printable_to(s1, sizeof(s1), drec_s1(r));
-	printable_to(s2, sizeof(s2), drec_s2(r));
-
+	if (r->kind != DREC_STREAM && r->kind != DREC_CALL && r->kind != DREC_RET &&
+	    r->kind != DREC_MARK)
+		return;
+	if (r->kind == DREC_STREAM && !st->headers)
+		return;
+	if (o->err)
+		return;
+	if (o->len + need > o->cap && dout_flush(o))
+		return;
+	if (need > o->cap) {
+		/* Longer than the buffer (names of kilobytes): built apart. */
+		line = malloc(need);
+		if (!line) {
+			o->err = -ENOMEM;
+			return;
+		}
+	} else {
+		line = (char *)o->buf + o->len;
+	}
+	p = line;
 	switch (r->kind) {
 	case DREC_STREAM:
-		if (st->headers)
-			n = snprintf(line, sizeof(line), "[stream: %s]\n", s1);
-		dout_write(o, line, (size_t)(n > 0 ? n : 0));
-		return;
+		p = put_str(p, "[stream: ");
+		p = put_mem(p, drec_s1(r), r->len1);
+		p = put_str(p, "]\n");
+		break;
 	case DREC_CALL:
-		n = snprintf(line, sizeof(line), "%s %s (0x%" PRIx64 ") from %s\n",
-			     decode_how_word(r->how), s2, r->to, s1);
+		p = put_indent(p, st->depth);
+		p = put_str(p, decode_how_word(r->how));
+		*p++ = ' ';
+		p = put_mem(p, drec_s2(r), r->len2);
+		p = put_str(p, " (0x");
+		p = put_hex(p, r->to);
+		p = put_str(p, ") from ");
+		p = put_mem(p, drec_s1(r), r->len1);
+		*p++ = '\n';
 		break;
 	case DREC_RET:
-		n = snprintf(line, sizeof(line), "%s to %s (0x%" PRIx64 ") from %s\n",
-			     r->how < DREC_HOW_IRET ? "ret " : decode_how_word(r->how), s2, r->to,
-			     s1);
+		p = put_indent(p, st->depth);
+		p = put_str(p, r->how < DREC_HOW_IRET ? "ret " : decode_how_word(r->how));
+		p = put_str(p, " to ");
+		p = put_mem(p, drec_s2(r), r->len2);
+		p = put_str(p, " (0x");
+		p = put_hex(p, r->to);
+		p = put_str(p, ") from ");
+		p = put_mem(p, drec_s1(r), r->len1);
+		*p++ = '\n';
 		break;
-	case DREC_MARK:
-		n = snprintf(line, sizeof(line), "%s\n", s1);
+	default:	/* DREC_MARK */
+		p = put_indent(p, st->depth);
+		p = put_mem(p, drec_s1(r), r->len1);
+		*p++ = '\n';
 		break;
-	default:
-		return;
 	}
-	indent(o, st->depth);
-	if (n > (int)sizeof(line) - 1)
-		n = (int)sizeof(line) - 1;
-	dout_write(o, line, (size_t)(n > 0 ? n : 0));
+	if (line == (char *)o->buf + o->len) {
+		o->len += (size_t)(p - line);
+	} else {
+		dout_write(o, line, (size_t)(p - line));
+		free(line);
+	}
 }
 
 static void begin(struct dout *o, const struct decode_config *cfg)

@@ -13,7 +13,8 @@
  * call is fast (cmp, jl taken, ret) except every EVERY-th (iterations 0, EVERY, ...), which
  * runs WORK turns of a dec/jnz loop (2 * WORK more instructions) before its ret; a slow call
  * has a PSB+ (its TSC TSC_STEP later each) where its loop starts and where it ends, so that
- * libipt reports the time there (an event). -z: no TSC packets (a trace without timing).
+ * libipt reports the time there (an event), and its ret is a TIP (a CPU compresses no
+ * return across a PSB). -z: no TSC packets (a trace without timing).
  *
  * writes OUTDIR/trace.pt, OUTDIR/prog.bin (raw, at 0x401000), OUTDIR/prog.elf and prints
  * "instructions N branches N calls N psbs N" (branches: taken near branches): what a
@@ -205,7 +206,16 @@ static void write_slow_trace(struct gen *g, uint64_t iters, unsigned per_psb, ui
 			g->insns += 6;
 			g->branches += 3 + (last ? 0 : 1);
 		}
-		tnt_bit(g, &t, 1);			/* ret (compressed) */
+		if (slow && !no_tsc) {
+			/*
+			 * ret: its call was before a PSB, and a CPU starts return
+			 * compression afresh at a PSB: a TIP, not a TNT bit.
+			 */
+			tnt_flush(g, &t);
+			emit_ip(g, ppt_tip, pt_ipc_sext_48, LOOP + 5);
+		} else {
+			tnt_bit(g, &t, 1);		/* ret (compressed) */
+		}
 		tnt_bit(g, &t, !last);			/* jnz loop */
 	}
 	tnt_flush(g, &t);

@@ -568,6 +568,162 @@ Test(decode, jobs_two_prints_what_jobs_one_prints)
 	cleanup(dir);
 }
 
+/* Every output mode, compared at --jobs 1 and --jobs 4. */
+static const char *const jobs_modes[][3] = {
+	{ "--insn", NULL }, { "--branches", NULL }, { "--calls", NULL }, { "--stats", NULL },
+	{ "--insn", "--json" }, { "--branches", "--json" }, { "--calls", "--json" },
+	{ "--stats", "--json" }, { "--timeline", NULL },
+};
+
+/*
+ * @base (a trace's options) decoded in every mode with --jobs 1 and with --jobs 4 cut into
+ * @chunk-byte chunks: standard output, standard error, the exit status and the timeline
+ * file are the same, byte for byte. @tmp is a directory for the timeline files.
+ */
+static void jobs_one_and_four_agree(const struct args *base, const char *chunk, const char *tmp,
+				    const char *what)
+{
+	for (size_t m = 0; m < sizeof(jobs_modes) / sizeof(jobs_modes[0]); m++) {
+		struct run_result r[2];
+		char *tl[2] = { NULL, NULL }, *text[2];
+		char mode[32];
+
+		snprintf(mode, sizeof(mode), "%s%s%s", jobs_modes[m][0],
+			 jobs_modes[m][1] ? " " : "", jobs_modes[m][1] ? jobs_modes[m][1] : "");
+		for (int j = 0; j < 2; j++) {
+			struct args a = { .n = 0 };
+
+			for (int i = 0; i < base->n; i++)
+				add(&a, base->v[i]);
+			add(&a, "-q");
+			if (j) {
+				addv(&a, (const char *[]){ "--jobs", "4", "--chunk-size", chunk, NULL });
+			} else {
+				addv(&a, (const char *[]){ "--jobs", "1", NULL });
+			}
+			add(&a, jobs_modes[m][0]);
+			if (!strcmp(jobs_modes[m][0], "--timeline")) {
+				tl[j] = path_in(tmp, j ? "tl4.json" : "tl1.json");
+				add(&a, tl[j]);
+			}
+			if (jobs_modes[m][1])
+				add(&a, jobs_modes[m][1]);
+			decode(&a, &r[j]);
+		}
+		cr_expect_eq(r[0].status, r[1].status, "%s %s: exit %d at -J 1, %d at -J 4", what,
+			     mode, r[0].status, r[1].status);
+		cr_expect(tl[0] || strlen(r[0].out) + strlen(r[0].err) > 0, "%s %s: no output", what,
+			  mode);
+		cr_expect(!strcmp(r[0].out, r[1].out), "%s %s: -J 4 prints other output than -J 1 "
+			  "(%zu and %zu bytes)", what, mode, strlen(r[0].out), strlen(r[1].out));
+		cr_expect(!strcmp(r[0].err, r[1].err), "%s %s: -J 4 says other things than -J 1:\n"
+			  "%s\n---\n%s", what, mode, r[0].err, r[1].err);
+		if (tl[0]) {
+			text[0] = slurp(tl[0]);
+			text[1] = slurp(tl[1]);
+			cr_expect(strlen(text[0]) > 30, "%s %s: %s", what, mode, text[0]);
+			cr_expect(!strcmp(text[0], text[1]), "%s %s: -J 4 writes another timeline",
+				  what, mode);
+			free(text[0]);
+			free(text[1]);
+		}
+		run_free(&r[0]);
+		run_free(&r[1]);
+	}
+}
+
+/* --jobs 4 in many small chunks prints what --jobs 1 prints, in every mode. */
+Test(decode, jobs_four_prints_what_jobs_one_prints_in_every_mode)
+{
+	struct gen_counts gc;
+	char *dir = generate("20000", "3", &gc);
+	char *slow = generate("3000", "2", NULL);
+	struct args a = { .n = 0 }, b = { .n = 0 };
+
+	cr_assert_gt(gc.psbs, 100);
+	gen_args(&a, dir);
+	jobs_one_and_four_agree(&a, "2K", dir, "ptgen loop");
+	/* The report tests' program: slow calls with time between them. */
+	cleanup(slow);
+	slow = strdup("/tmp/ptc-decode-XXXXXX");
+	cr_assert(mkdtemp(slow));
+	{
+		char *argv[] = { own(run_testprog("ptgen")), "-n", "3000", "-p", "2", "-s", "7",
+				 "-w", "50", "-t", "1000", slow, NULL };
+		struct run_result r;
+
+		cr_assert_eq(run_argv(argv, NULL, &r), 0);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		run_free(&r);
+	}
+	gen_args(&b, slow);
+	jobs_one_and_four_agree(&b, "1K", slow, "ptgen slow calls");
+	cleanup(slow);
+	cleanup(dir);
+}
+
+/*
+ * A corrupted trace whose broken PSB+s (a MODE byte flipped in every fifth) fall on chunk
+ * seams: one decoder reports each at the IP it was at and goes on from the next PSB;
+ * --jobs 4 passes them for a cut and prints the same, in 1 and 2 KiB chunks.
+ */
+Test(decode, jobs_four_prints_what_jobs_one_prints_with_broken_psbs)
+{
+	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
+	char *dir = generate("20000", "3", NULL), *path = path_in(dir, "trace.pt"), *buf;
+	struct args a = { .n = 0 };
+	size_t n, k = 0, flipped = 0;
+	struct run_result r;
+	FILE *f;
+
+	buf = slurp(path);
+	f = fopen(path, "rb");
+	cr_assert(f);
+	fseek(f, 0, SEEK_END);
+	n = (size_t)ftell(f);
+	fclose(f);
+	for (size_t i = 4096; i + 32 < n - 4096; i++) {
+		/* ptgen's PSB+: PSB, TSC (8 bytes), MODE.Exec (0x99), FUP, PSBEND. */
+		if (memcmp(buf + i, psb, sizeof(psb)) || (uint8_t)buf[i + 24] != 0x99)
+			continue;
+		if (k++ % 5 == 0) {
+			long offs[] = { (long)(i + 24), -1 };
+
+			corrupt(path, offs);
+			flipped++;
+		}
+		i += 31;
+	}
+	free(buf);
+	cr_assert_geq(flipped, 50);
+	gen_args(&a, dir);
+	jobs_one_and_four_agree(&a, "1K", dir, "broken PSB+s, 1K");
+	jobs_one_and_four_agree(&a, "2K", dir, "broken PSB+s, 2K");
+	add(&a, "--branches");
+	decode(&a, &r);
+	cr_expect_eq(r.status, 2);
+	cr_expect(strstr(r.err, "unexpected packet context"), "%s", r.err);
+	run_free(&r);
+	cleanup(dir);
+}
+
+/* The same on the real traces of ../shared/traces (one PSB each: one chunk at -J 4 too). */
+Test(decode, jobs_four_prints_what_jobs_one_prints_on_the_shared_traces)
+{
+	char *tmp = strdup("/tmp/ptc-decode-XXXXXX");
+	struct args h = { .n = 0 }, d64 = { .n = 0 }, d32 = { .n = 0 };
+
+	cr_assert(mkdtemp(tmp));
+	hase_args(&h);
+	jobs_one_and_four_agree(&h, "64", tmp, "hase-loopy-skylake");
+	dynamorio_args(&d64, "traces/dynamorio-hello64-asm-2023/test_simple.raw");
+	jobs_one_and_four_agree(&d64, "64", tmp, "dynamorio-hello64");
+	dynamorio_args(&d32, "traces/dynamorio-hello32-asm-2022/test_simple.raw");
+	jobs_one_and_four_agree(&d32, "64", tmp, "dynamorio-hello32");
+	cleanup(tmp);
+}
+
 /*
  * A trace-event file: every event well formed, begin/end balanced on every
  * thread (never below zero, nothing open at the end), gaps as "gap" slices with
@@ -792,6 +948,93 @@ Test(decode, walk_trace_counts_what_ptwalk_encoded_as_ptxed_does)
 	cr_assert(sscanf(strstr(rx.out, "insn: "), "insn: %llu", &pins) == 1, "%s", rx.out);
 	cr_expect_eq(pins, insns, "ptxed %llu instructions, ptwalk %llu", pins, insns);
 	run_free(&rx);
+	cleanup(dir);
+}
+
+/*
+ * --calls names every address by its own offset: on the walk trace (calls and returns
+ * between 20,000 blocks, more addresses than the decoder keeps names of, so slots are
+ * shared and reused), each line's "[unknown] (prog.bin+0xOFF)" is its address less
+ * 0x401000, the text's target and the JSON's both ends, at -J 1 and in 16 KiB chunks.
+ */
+static size_t check_call_names(const char *out, bool json, const char *what)
+{
+	unsigned long long from, to, fo, tof;
+	size_t n = 0;
+
+	for (const char *l = out, *end; *l; l = end + 1) {
+		char line[4096];
+		const char *p;
+
+		end = strchr(l, '\n');
+		cr_assert(end, "%s: a line without its end", what);
+		cr_assert_lt((size_t)(end - l), sizeof(line), "%s: %.200s", what, l);
+		memcpy(line, l, (size_t)(end - l));
+		line[end - l] = '\0';
+		if (json) {
+			p = strstr(line, "\"from\":");
+			if (!p)
+				continue;
+			cr_assert_eq(sscanf(p, "\"from\":\"0x%llx\",\"from_sym\":\"[unknown] "
+					    "(prog.bin+0x%llx)\",\"to\":\"0x%llx\",\"to_sym\":"
+					    "\"[unknown] (prog.bin+0x%llx)\"", &from, &fo, &to, &tof), 4,
+				     "%s: %s", what, line);
+			cr_assert_eq(from - 0x401000, fo, "%s: %s", what, line);
+		} else {
+			p = strstr(line, "call [unknown] (prog.bin+0x");
+			if (p)
+				p += 5;
+			else if ((p = strstr(line, "ret  to [unknown] (prog.bin+0x")))
+				p += 8;
+			else
+				continue;
+			cr_assert_eq(sscanf(p, "[unknown] (prog.bin+0x%llx) (0x%llx) from [unknown] "
+					    "(prog.bin+0x%llx)", &tof, &to, &fo), 3, "%s: %s", what,
+				     line);
+		}
+		cr_assert_eq(to - 0x401000, tof, "%s: %s", what, line);
+		n++;
+	}
+	return n;
+}
+
+Test(decode, calls_name_every_address_by_its_own_offset)
+{
+	char *dir = strdup("/tmp/ptc-walk-XXXXXX"), *raw, *pt;
+	unsigned long long calls;
+
+	cr_assert(mkdtemp(dir));
+	char *argv[] = { own(run_testprog("ptwalk")), "-b", "20000", "-s", "5", "-n", "200000",
+			 "-p", "100", dir, NULL };
+	struct run_result r;
+
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(sscanf(r.out, "instructions %*u branches %*u calls %llu", &calls), 1);
+	run_free(&r);
+	raw = path_in(dir, "prog.bin:0x401000");
+	pt = path_in(dir, "trace.pt");
+	for (int m = 0; m < 4; m++) {
+		struct args a = { .n = 0 };
+		char what[64];
+		size_t n;
+
+		addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--calls", NULL });
+		if (m & 1)
+			add(&a, "--json");
+		if (m & 2)
+			addv(&a, (const char *[]){ "-J", "2", "--chunk-size", "16K", NULL });
+		else
+			addv(&a, (const char *[]){ "-J", "1", NULL });
+		snprintf(what, sizeof(what), "--calls%s at -J %d", m & 1 ? " --json" : "",
+			 m & 2 ? 2 : 1);
+		decode(&a, &r);
+		cr_assert_eq(r.status, 0, "%s: %s", what, r.err);
+		n = check_call_names(r.out, m & 1, what);
+		/* Every call and its return, but those cut by the trace's end. */
+		cr_expect_geq(n, calls, "%s: %zu lines, %llu calls", what, n, calls);
+		run_free(&r);
+	}
 	cleanup(dir);
 }
 

@@ -5,7 +5,9 @@
  * of --calls and --timeline, and the ordered sinks of parallel chunks.
  */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -428,4 +430,174 @@ Test(dsink, sinks_reach_the_output_in_order_and_take_back_what_they_hold)
 	dsink_destroy(&b);
 	dout_destroy(&o);
 	fclose(t);
+}
+
+/* Pieces of numbered lines: "s<sink> <n>\n", each flushed on its own. */
+static void numbered(struct dsink *s, int sink, int from, int to)
+{
+	char line[32];
+
+	for (int i = from; i < to; i++) {
+		int n = snprintf(line, sizeof(line), "s%d %06d\n", sink, i);
+
+		dsink_put(s, line, (size_t)n);
+		if (i % 1000 == 999)
+			cr_assert_eq(dsink_flush(s, dsink_pos(s)), 0);
+	}
+	cr_assert_eq(dsink_flush(s, dsink_pos(s)), 0);
+}
+
+static char *tmp_text(FILE *t)
+{
+	long n = lseek(fileno(t), 0, SEEK_END);
+	char *buf = calloc(1, (size_t)n + 1);
+
+	cr_assert_eq(pread(fileno(t), buf, (size_t)n, 0), n);
+	return buf;
+}
+
+static void expect_numbered(const char *text, int sinks, int lines)
+{
+	const char *p = text;
+	char want[32];
+
+	for (int k = 0; k < sinks; k++)
+		for (int i = 0; i < lines; i++) {
+			int n = snprintf(want, sizeof(want), "s%d %06d\n", k, i);
+
+			cr_assert(!strncmp(p, want, (size_t)n), "line %d of sink %d: %.12s", i, k, p);
+			p += n;
+		}
+	cr_expect_eq(*p, '\0');
+}
+
+/*
+ * Sinks before their turn keep what they let go of in memory while all of them hold no
+ * more than the bound, then in a temporary file; the output gets every sink's bytes in
+ * the sinks' order, and the memory is given back.
+ */
+Test(dsink, memory_within_the_bound_then_a_file_in_order)
+{
+	FILE *t = tmpfile();
+	struct dbudget b;
+	struct dout o;
+	struct dsink s[3];
+	char *text;
+
+	cr_assert(t);
+	dbudget_init(&b, 3u << 20);
+	cr_assert_eq(dout_init(&o, fileno(t), NULL, NULL), 0);
+	o.budget = &b;
+	for (int k = 0; k < 3; k++)
+		dsink_init(&s[k], &o);
+	/* 30 flushes of 10 KB a sink, each an 80 KiB buffer: 2.4 MiB fit, 4.8 MiB do not. */
+	numbered(&s[2], 2, 0, 30000);
+	cr_expect_eq(b.spilled, 0, "the first sink within the bound went to a file");
+	numbered(&s[1], 1, 0, 30000);
+	cr_expect_gt(b.spilled, 0, "beyond the bound: nothing went to a file");
+	cr_expect_leq(b.peak, b.bound);
+	cr_assert_eq(dsink_promote(&s[0]), 0);
+	numbered(&s[0], 0, 0, 30000);
+	cr_assert_eq(dsink_promote(&s[1]), 0);
+	cr_assert_eq(dsink_promote(&s[2]), 0);
+	cr_assert_eq(dout_flush(&o), 0);
+	cr_expect_eq(b.held, 0);
+	text = tmp_text(t);
+	expect_numbered(text, 3, 30000);
+	free(text);
+	for (int k = 0; k < 3; k++)
+		dsink_destroy(&s[k]);
+	cr_expect_eq(b.held, 0);
+	dout_destroy(&o);
+	dbudget_destroy(&b);
+	fclose(t);
+}
+
+struct writer {
+	struct dsink *s;
+	int half[2];		/* a byte once half the lines are let go of */
+};
+
+static void *write_lines(void *arg)
+{
+	struct writer *w = arg;
+
+	numbered(w->s, 1, 0, 20000);
+	cr_assert_eq(write(w->half[1], "h", 1), 1);
+	numbered(w->s, 1, 20000, 40000);
+	return NULL;
+}
+
+/* A sink's turn comes while its writer goes on: nothing is lost or out of order. */
+Test(dsink, promoted_while_its_writer_goes_on)
+{
+	FILE *t = tmpfile();
+	struct dbudget b;
+	struct dout o;
+	struct dsink s0, s1;
+	struct writer w = { .s = &s1 };
+	pthread_t th;
+	char c, *text;
+
+	cr_assert(t);
+	cr_assert_eq(pipe(w.half), 0);
+	dbudget_init(&b, 64u << 20);
+	cr_assert_eq(dout_init(&o, fileno(t), NULL, NULL), 0);
+	o.budget = &b;
+	dsink_init(&s0, &o);
+	dsink_init(&s1, &o);
+	cr_assert_eq(pthread_create(&th, NULL, write_lines, &w), 0);
+	cr_assert_eq(dsink_promote(&s0), 0);
+	numbered(&s0, 0, 0, 40000);
+	cr_assert_eq(read(w.half[0], &c, 1), 1);
+	cr_assert_eq(dsink_promote(&s1), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(dout_flush(&o), 0);
+	text = tmp_text(t);
+	expect_numbered(text, 2, 40000);
+	free(text);
+	dsink_destroy(&s0);
+	dsink_destroy(&s1);
+	cr_expect_eq(b.held, 0);
+	dout_destroy(&o);
+	dbudget_destroy(&b);
+	close(w.half[0]);
+	close(w.half[1]);
+	fclose(t);
+}
+
+/*
+ * image_sym_format() spells by hand what snprintf() spelled: each of its three forms,
+ * offsets of every width, and every buffer length, so that a name cut by the buffer is
+ * cut at the same byte.
+ */
+Test(memimage, sym_format_spells_what_snprintf_did)
+{
+	static const uint64_t offs[] = { 0, 1, 0xf, 0x10, 0xabc, 0x1234567, UINT64_MAX };
+	struct image_sym ys[3] = {
+		{ .name = "_ZN4core3fmt5write17h0123456789abcdefE", .object = "/lib/x.so",
+		  .file = "x.so" },
+		{ .name = NULL, .object = "/usr/lib/libfoo.so.6", .file = "libfoo.so.6" },
+		{ .name = NULL, .object = NULL, .file = NULL },
+	};
+	char want[128], got[128];
+
+	for (size_t i = 0; i < 3; i++) {
+		for (size_t k = 0; k < sizeof(offs) / sizeof(offs[0]); k++) {
+			ys[i].off = offs[k];
+			for (size_t len = 1; len <= sizeof(got); len++) {
+				if (ys[i].name)
+					snprintf(want, len, "%s+0x%" PRIx64, ys[i].name, ys[i].off);
+				else if (!ys[i].object)
+					snprintf(want, len, "[unknown]");
+				else
+					snprintf(want, len, "[unknown] (%s+0x%" PRIx64 ")",
+						 ys[i].file, ys[i].off);
+				memset(got, 'x', sizeof(got));
+				image_sym_format(&ys[i], got, len);
+				cr_assert_str_eq(got, want, "form %zu, offset %" PRIx64 ", %zu bytes",
+						 i, ys[i].off, len);
+			}
+		}
+	}
 }
