@@ -594,20 +594,20 @@ static void jobs_one_and_four_agree(const struct args *base, const char *chunk, 
 			struct args a = { .n = 0 };
 
 			for (int i = 0; i < base->n; i++)
-				add(&a, base->v[i]);
-			add(&a, "-q");
+				args_add(&a, base->v[i]);
+			args_add(&a, "-q");
 			if (j) {
-				addv(&a, (const char *[]){ "--jobs", "4", "--chunk-size", chunk, NULL });
+				args_addv(&a, (const char *[]){ "--jobs", "4", "--chunk-size", chunk, NULL });
 			} else {
-				addv(&a, (const char *[]){ "--jobs", "1", NULL });
+				args_addv(&a, (const char *[]){ "--jobs", "1", NULL });
 			}
-			add(&a, jobs_modes[m][0]);
+			args_add(&a, jobs_modes[m][0]);
 			if (!strcmp(jobs_modes[m][0], "--timeline")) {
 				tl[j] = path_in(tmp, j ? "tl4.json" : "tl1.json");
-				add(&a, tl[j]);
+				args_add(&a, tl[j]);
 			}
 			if (jobs_modes[m][1])
-				add(&a, jobs_modes[m][1]);
+				args_add(&a, jobs_modes[m][1]);
 			decode(&a, &r[j]);
 		}
 		cr_expect_eq(r[0].status, r[1].status, "%s %s: exit %d at -J 1, %d at -J 4", what,
@@ -700,7 +700,7 @@ Test(decode, jobs_four_prints_what_jobs_one_prints_with_broken_psbs)
 	gen_args(&a, dir);
 	jobs_one_and_four_agree(&a, "1K", dir, "broken PSB+s, 1K");
 	jobs_one_and_four_agree(&a, "2K", dir, "broken PSB+s, 2K");
-	add(&a, "--branches");
+	args_add(&a, "--branches");
 	decode(&a, &r);
 	cr_expect_eq(r.status, 2);
 	cr_expect(strstr(r.err, "unexpected packet context"), "%s", r.err);
@@ -1019,13 +1019,13 @@ Test(decode, calls_name_every_address_by_its_own_offset)
 		char what[64];
 		size_t n;
 
-		addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--calls", NULL });
+		args_addv(&a, (const char *[]){ "--raw", raw, "--pt", pt, "--calls", NULL });
 		if (m & 1)
-			add(&a, "--json");
+			args_add(&a, "--json");
 		if (m & 2)
-			addv(&a, (const char *[]){ "-J", "2", "--chunk-size", "16K", NULL });
+			args_addv(&a, (const char *[]){ "-J", "2", "--chunk-size", "16K", NULL });
 		else
-			addv(&a, (const char *[]){ "-J", "1", NULL });
+			args_addv(&a, (const char *[]){ "-J", "1", NULL });
 		snprintf(what, sizeof(what), "--calls%s at -J %d", m & 1 ? " --json" : "",
 			 m & 2 ? 2 : 1);
 		decode(&a, &r);
