@@ -212,7 +212,7 @@ static void write_slow_trace(struct gen *g, uint64_t iters, unsigned per_psb, ui
 			 * compression afresh at a PSB: a TIP, not a TNT bit.
 			 */
 			tnt_flush(g, &t);
-			emit_ip(g, ppt_tip, pt_ipc_sext_48, LOOP + 5);
+			ptenc_emit_ip(&g->e, ppt_tip, pt_ipc_sext_48, LOOP + 5);
 		} else {
 			tnt_bit(g, &t, 1);		/* ret (compressed) */
 		}
