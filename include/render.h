@@ -103,6 +103,14 @@ struct renderer {
 	 * --offset, 0 without it) and @tsc (--time) as in the record.
 	 */
 	void (*insn)(struct render *r, const struct pt_insn *in, uint64_t offset, uint64_t tsc);
+	/*
+	 * Instructions counted in runs, for a renderer that wants no RREC_INSN (the block
+	 * decoder's path stays on): @n instructions in a row, the last at @ip, @next the
+	 * address after it (0: not known; known where a CALL or EVENT record follows), @far
+	 * it is a far return (iret, sysret: a run ends there). A run ends where a record
+	 * comes: no record comes between a run's instructions.
+	 */
+	void (*insns)(struct render *r, uint64_t n, uint64_t ip, uint64_t next, bool far);
 
 	/* At the merge, for output that needs it (NULL, 0: bytes as the sinks have them). */
 	dout_filter_fn *filter;

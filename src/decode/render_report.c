@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * ptcollect report (render_report.h): in the chunk, one byte per instruction and a
- * record per call, return and trace event (append-only, so that a chunk's
- * trimmed end takes its instructions with it); at the merge, call stacks per
- * thread and one row per function.
+ * ptcollect report (render_report.h): in the chunk, a count per run of instructions
+ * (libipt's blocks: a block's in one step) and a record per call, return and trace
+ * event (append-only, so that a chunk's trimmed end takes its instructions with it); at
+ * the merge, call stacks per thread and one row per function.
  */
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -25,6 +25,8 @@
 enum {
 	T_INSN,			/* an instruction */
 	T_FARRET,		/* a far return (iret, sysret): the end of an interrupt */
+	T_RUN,			/* a uint32_t: that many instructions */
+	T_RUNFAR,		/* a uint32_t: that many, the last a far return */
 	T_REC,			/* a struct prec and its strings follow */
 	T_DEF,			/* a struct pdef and its string: a name's id in this chunk */
 	T_CALL,			/* a struct pcall: a call by name ids */
@@ -81,6 +83,8 @@ struct def_slot {
 };
 
 static __thread struct def_slot defs[2 * DEF_MAX];
+/* The last ids found, by hash: a few names come over and over, and stay in the cache. */
+static __thread struct def_slot def_memo[16];
 static __thread uint64_t def_chunks;
 static __thread unsigned def_count;
 
@@ -88,10 +92,13 @@ static __thread unsigned def_count;
 static int def_id(struct render *r, const char *p)
 {
 	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	struct def_slot *m = &def_memo[h >> 60];
 	size_t n, i;
 	struct pdef d;
 	uint8_t *w;
 
+	if (m->chunk == r->chunk && m->p == p && r->chunk)
+		return m->id;
 	if (!r->chunk) {
 		r->chunk = ++def_chunks;
 		def_count = 0;
@@ -99,8 +106,10 @@ static int def_id(struct render *r, const char *p)
 	for (i = (h >> 40) & (2 * DEF_MAX - 1);; i = (i + 1) & (2 * DEF_MAX - 1)) {
 		if (defs[i].chunk != r->chunk)
 			break;
-		if (defs[i].p == p)
+		if (defs[i].p == p) {
+			*m = defs[i];
 			return defs[i].id;
+		}
 	}
 	if (def_count >= DEF_MAX)
 		return -1;
@@ -117,6 +126,7 @@ static int def_id(struct render *r, const char *p)
 	memcpy(w + 1 + sizeof(d), p, n);
 	dsink_commit(r->sink, 1 + sizeof(d) + n);
 	defs[i] = (struct def_slot){ .chunk = r->chunk, .p = p, .id = d.id };
+	*m = defs[i];
 	return def_count++;
 }
 
@@ -321,19 +331,28 @@ static void put(struct render *r, const struct rrec *rec)
 	}
 }
 
-static void insn(struct render *r, const struct pt_insn *in, uint64_t offset, uint64_t tsc)
+static void insns(struct render *r, uint64_t n, uint64_t ip, uint64_t next, bool far)
 {
 	struct dsink *s = r->sink;
-	uint8_t tag = in->iclass == ptic_far_return ? T_FARRET : T_INSN;
+	uint8_t w[1 + sizeof(uint32_t)];
+	uint32_t k;
 
-	(void)offset;
-	(void)tsc;
-	last_ip = in->ip;
-	last_next = in->ip + in->size;
-	if (s->len < s->cap)
-		s->buf[s->len++] = tag;
-	else
-		dsink_put(s, &tag, 1);
+	last_ip = ip;
+	last_next = next;
+	if (n == 1) {
+		w[0] = far ? T_FARRET : T_INSN;
+		if (s->len < s->cap)
+			s->buf[s->len++] = w[0];
+		else
+			dsink_put(s, w, 1);
+		return;
+	}
+	for (; n; n -= k) {
+		k = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+		w[0] = far && k == n ? T_RUNFAR : T_RUN;
+		memcpy(w + 1, &k, sizeof(k));
+		dsink_put(s, w, sizeof(w));
+	}
 }
 
 /* ---- at the merge ---- */
@@ -1232,6 +1251,18 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			i++;
 			continue;
 		}
+		if (data[i] == T_RUN || data[i] == T_RUNFAR) {
+			uint32_t k;
+
+			if (len - i < 1 + sizeof(k))
+				break;
+			memcpy(&k, data + i + 1, sizeof(k));
+			account(s, k);
+			if (data[i] == T_RUNFAR)
+				far_return(s);
+			i += 1 + sizeof(k);
+			continue;
+		}
 		if (data[i] == T_DEF) {
 			struct pdef d;
 
@@ -1690,12 +1721,12 @@ const struct renderer render_report = {
 	.name = "report",
 	.output = RENDER_OUT,
 	.mode = DECODE_REPORT,
-	.wants = RREC_BIT(RREC_STREAM) | RREC_BIT(RREC_INSN) | RREC_BIT(RREC_CALL) |
+	.wants = RREC_BIT(RREC_STREAM) | RREC_BIT(RREC_CALL) |
 		 RREC_BIT(RREC_RETURN) | RREC_BIT(RREC_EVENT) | RREC_BIT(RREC_GAP) |
 		 RREC_BIT(RREC_ERROR) | RREC_BIT(RREC_THREAD) | RREC_BIT(RREC_END),
 	.flags = RENDER_SYMS | RENDER_TIME,
 	.put = put,
-	.insn = insn,
+	.insns = insns,
 	.filter = report_filter,
 	.state_size = sizeof(struct report_state),
 	.begin = begin,
