@@ -369,6 +369,7 @@ struct dist {
 
 struct outlier {
 	uint64_t dur, start;
+	bool timed;			/* its call had a time (else its start is shown as none) */
 	uint32_t pid, tid;
 	uint32_t callee[CALLEES], ncalls[CALLEES];
 	uint32_t more;			/* calls to other functions */
@@ -389,6 +390,7 @@ struct frame {
 	uint64_t child_dur;
 	uint32_t callee[CALLEES], ncalls[CALLEES], more;
 	bool outer;			/* no frame of its function below */
+	bool timed;			/* its call had a time */
 };
 
 struct thr {
@@ -440,6 +442,9 @@ struct rstate {
 	uint64_t lru;
 	uint32_t stream, stream_name, unknown;
 	bool clock_known, clock_time;
+	/* the first time a record had, and whether any other differed: the time moves */
+	bool have_t0, time_moves;
+	uint64_t t0;
 	uint64_t insns, calls, cut, evicted, deep;
 	bool oom;
 	uint32_t defs[DEF_MAX];		/* the chunk's name ids (T_DEF): interned, NONE: "" */
@@ -790,6 +795,7 @@ static void outlier_add(struct rstate *s, struct func *f, const struct frame *fr
 	}
 	o.dur = dur;
 	o.start = fr->start;
+	o.timed = fr->timed;
 	o.pid = t->pid;
 	o.tid = t->tid;
 	memcpy(o.callee, fr->callee, sizeof(o.callee));
@@ -975,13 +981,27 @@ static void account(struct rstate *s, uint64_t n)
 		t->pending += n;
 }
 
+/* Whether the trace's time moves: a trace with one timestamp times nothing. */
+static void note_time(struct rstate *s, const struct prec *p)
+{
+	if (!p->has_time)
+		return;
+	if (!s->have_t0) {
+		s->have_t0 = true;
+		s->t0 = p->time;
+	} else if (p->time != s->t0) {
+		s->time_moves = true;
+	}
+}
+
 static void set_time(struct thr *t, const struct prec *p)
 {
 	if (p->has_time && p->time > t->last_time)
 		t->last_time = p->time;
 }
 
-static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, uint64_t ret)
+static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, uint64_t ret,
+		 bool timed)
 {
 	struct frame *f, *parent = t->depth ? &t->st[t->depth - 1] : NULL;
 	uint32_t pnode = parent ? parent->node : t->root;
@@ -1019,6 +1039,7 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 	f->insns0 = t->insns;
 	f->intr0 = t->intr_insns;
 	f->outer = true;
+	f->timed = timed;
 	for (uint32_t i = 0; i + 1 < t->depth && func != NONE; i++)
 		if (t->st[i].func == func)
 			f->outer = false;
@@ -1045,7 +1066,7 @@ static void on_call(struct rstate *s, const struct prec *p, uint32_t name, uint3
 	if (func != NONE)
 		s->funcs[func].calls++;
 	s->calls++;
-	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1);
+	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1, p->has_time);
 }
 
 /* A return that closes an open call (true); false: on_ret_unmatched() with its names. */
@@ -1153,6 +1174,7 @@ static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const
 {
 	struct thr *t;
 
+	note_time(s, p);
 	/* The clock: the trace's time when it has any before the first call. */
 	if (!s->clock_known && p->has_time && !s->rc->clock_insns) {
 		s->clock_known = true;
@@ -1206,7 +1228,7 @@ static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const
 		t = current(s);
 		set_time(t, p);
 		push(s, t, func_get(s, t->group, sym_str(s, "[interrupt]")),
-		     sym_str(s, "[interrupt]"), UINT64_MAX);
+		     sym_str(s, "[interrupt]"), UINT64_MAX, p->has_time);
 		if (t->depth && t->st[t->depth - 1].ret == UINT64_MAX)
 			t->intr++;
 		break;
@@ -1288,6 +1310,7 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			p.has_time = c.has_time;
 			p.time = c.time;
 			p.a = c.a;
+			note_time(s, &p);
 			on_call(s, &p, name_of(s, c.how, c.name, s->defs[c.obj], c.off),
 				s->defs[c.obj]);
 			i += 1 + sizeof(c);
@@ -1311,6 +1334,7 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			p.has_time = x.has_time;
 			p.time = x.time;
 			p.b = x.b;
+			note_time(s, &p);
 			if (!on_ret_match(s, &p))
 				on_ret_unmatched(s, name_of(s, x.how & 3, x.from, s->defs[x.from_obj],
 							    x.from_off),
@@ -1449,6 +1473,16 @@ static void called_text(const struct rstate *s, const struct outlier *x, char *b
 		snprintf(buf, n, "-");
 }
 
+/*
+ * Whether an outlier's start means anything: in instructions always; in time when its call
+ * had a time and the trace's time moves (one timestamp, such as the TSC placeholder of an
+ * unstamped played stream, times no call).
+ */
+static bool start_known(const struct rstate *s, const struct outlier *x)
+{
+	return !s->clock_time || (x->timed && s->time_moves);
+}
+
 static json_t *outliers_json(const struct rstate *s, struct func *f)
 {
 	json_t *a = json_array();
@@ -1458,7 +1492,7 @@ static json_t *outliers_json(const struct rstate *s, struct func *f)
 		json_t *o = json_object(), *c = json_array();
 
 		json_object_set_new(o, "duration", u64s(x->dur));
-		json_object_set_new(o, "start", u64s(x->start));
+		json_object_set_new(o, "start", start_known(s, x) ? u64s(x->start) : json_null());
 		json_object_set_new(o, "pid", json_integer(x->pid));
 		json_object_set_new(o, "tid", json_integer(x->tid));
 		for (int i = 0; i < CALLEES && x->ncalls[i]; i++) {
@@ -1518,9 +1552,10 @@ static void functions(struct dout *o, struct rstate *s)
 		json_object_set_new(doc, "groups", groups);
 	} else {
 		outf(o, "# %" PRIu64 " instructions, %" PRIu64 " calls; durations in %s%s\n",
-		     s->insns, s->calls, unit, s->clock_time ? " of perf time" :
-		     s->rc->clock_insns ? " (--clock insns)" :
-		     " (the trace has no timing: instructions stand in for time)");
+		     s->insns, s->calls, unit, !s->clock_time ? (s->rc->clock_insns ?
+		     " (--clock insns)" : " (the trace has no timing: instructions stand in for time)") :
+		     s->time_moves ? " of perf time" : " of perf time (the trace's time never moves: "
+		     "every duration is 0 and no start is known; --clock insns tells calls apart)");
 		outf(o, "# quantiles %s (exact up to %u calls per function, then within 3.2%%); "
 		     "incomplete calls (cut by a trace gap) enter no duration\n",
 		     exact ? "exact" : "from a histogram for some", REPORT_EXACT_MAX);
@@ -1608,13 +1643,15 @@ static void functions(struct dout *o, struct rstate *s)
 			outf(o, "\nslowest calls of %s:\n%12s %20s %16s  %s\n", name, "duration",
 			     s->clock_time ? "start (ns)" : "start (insn)", "pid/tid", "called");
 			for (uint32_t i = 0; i < f->nout; i++) {
-				char thr[32];
+				char thr[32], start[24] = "-";
 
 				snprintf(thr, sizeof(thr), "%" PRIu32 "/%" PRIu32, f->out[i].pid,
 					 f->out[i].tid);
+				if (start_known(s, &f->out[i]))
+					snprintf(start, sizeof(start), "%" PRIu64, f->out[i].start);
 				called_text(s, &f->out[i], called, sizeof(called));
-				outf(o, "%12" PRIu64 " %20" PRIu64 " %16s  %s\n", f->out[i].dur,
-				     f->out[i].start, thr, called);
+				outf(o, "%12" PRIu64 " %20s %16s  %s\n", f->out[i].dur, start, thr,
+				     called);
 			}
 		}
 	}

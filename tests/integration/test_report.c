@@ -656,6 +656,71 @@ Test(report, durations_are_the_time_the_trace_encoded_and_add_up)
 	cleanup(dir);
 }
 
+/*
+ * A trace whose time never moves (ptgen's loop with one PSB: one TSC, as a played stream
+ * the rig has not stamped, whose only TSC is a placeholder): every call lasts 0 and no
+ * start is known. The header says so; an outlier's start is "-" in the text and null in
+ * JSON, never the one timestamp as if it were a call's; --clock insns gives starts.
+ */
+Test(report, a_trace_whose_time_never_moves_shows_no_start)
+{
+	static const char *const text[] = { "--outliers", "2", "--function", "f", NULL };
+	static const char *const json_opts[] = { "--json", "--outliers", "2", NULL };
+	static const char *const insns[] = { "--json", "--outliers", "2", "--clock", "insns",
+					     NULL };
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptgen")), "-n", "100", "-p", "100000", dir, NULL };
+	struct args in = { .n = 0 };
+	struct run_result r;
+	json_error_t je;
+	json_t *doc, *f, *o;
+	size_t i;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "psbs 1"), "%s", r.out);
+	run_free(&r);
+	add(&in, "--elf");
+	add(&in, path_in(dir, "prog.elf"));
+	add(&in, "--pt");
+	add(&in, path_in(dir, "trace.pt"));
+	run_tool("report", &in, text, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "the trace's time never moves"), "%s", r.out);
+	cr_expect(strstr(r.out, "\nslowest calls of f:\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "\n           0                    -              0/0  g x1\n"),
+		  "%s", r.out);
+	run_free(&r);
+	run_tool("report", &in, json_opts, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_loads(r.out, 0, &je);
+	cr_assert(doc, "%s", je.text);
+	cr_expect_str_eq(json_string_value(json_object_get(doc, "clock")), "time");
+	f = function(doc, "f");
+	cr_assert(f, "%s", r.out);
+	cr_expect_eq(json_array_size(json_object_get(f, "outliers")), 2, "%s", r.out);
+	json_array_foreach(json_object_get(f, "outliers"), i, o) {
+		cr_expect_eq(num(o, "duration"), 0, "%s", r.out);
+		cr_expect(json_is_null(json_object_get(o, "start")), "%s", r.out);
+	}
+	json_decref(doc);
+	run_free(&r);
+	run_tool("report", &in, insns, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_loads(r.out, 0, &je);
+	cr_assert(doc, "%s", je.text);
+	f = function(doc, "f");
+	cr_assert(f, "%s", r.out);
+	json_array_foreach(json_object_get(f, "outliers"), i, o) {
+		cr_expect_eq(num(o, "duration"), 7, "%s", r.out);
+		cr_expect(json_is_string(json_object_get(o, "start")), "%s", r.out);
+	}
+	json_decref(doc);
+	run_free(&r);
+	cleanup(dir);
+}
+
 /* perf's conversion of a TSC to perf time (time_zero, time_shift, time_mult). */
 static uint64_t perf_time(uint64_t tsc, uint64_t zero, unsigned shift, uint64_t mult)
 {
