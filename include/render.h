@@ -49,14 +49,17 @@ enum rrec_kind {
 
 #define RREC_BIT(k) (1u << (k))
 
-struct image_sym;
+struct image_store;
 
 struct rrec {
 	enum rrec_kind kind;
 	uint64_t from, to;		/* BRANCH, CALL, RETURN; ERROR: to is the IP */
 	const char *name;		/* BRANCH kind, GAP and ERROR message */
 	const char *from_name, *to_name;	/* CALL, RETURN: symbol+offset (RENDER_NAMES) */
-	const struct image_sym *from_sym, *to_sym;	/* CALL, RETURN with RENDER_SYMS */
+	/* CALL, RETURN with RENDER_SYMS: what image_resolve_pid() takes to resolve them */
+	struct image_store *img;
+	uint32_t sym_pid;		/* the thread's process, UINT32_MAX: not known */
+	int from_isid, to_isid;
 	const struct pt_event *event;	/* EVENT */
 	uint64_t offset;		/* EVENT (ptxed's --offset), ERROR: in the file */
 	bool has_time;
@@ -81,7 +84,8 @@ enum render_flags {
 	RENDER_TIME = 2,	/* the renderer shows time (CALL/RETURN records always carry
 				 * libipt's time for the call or return instruction) */
 	RENDER_DISASM = 4,	/* INSN records are disassembled */
-	RENDER_SYMS = 8,	/* CALL/RETURN records carry symbols and objects, unformatted */
+	RENDER_SYMS = 8,	/* CALL/RETURN records carry what resolves their symbols and
+				 * objects (the renderer resolves them, and may keep them) */
 };
 
 enum render_output {

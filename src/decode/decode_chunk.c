@@ -386,7 +386,6 @@ static void symbolize(struct dec *x, uint32_t pid, int isid, uint64_t ip, char *
 static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64_t from,
 		     int from_isid, uint64_t to, int to_isid, const struct last *at)
 {
-	struct image_sym from_sym = { 0 }, to_sym = { 0 };
 	char from_name[512], to_name[512];
 	uint32_t pid = x->thread_known ? x->pid : UINT32_MAX;
 	struct rrec r;
@@ -394,12 +393,6 @@ static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64
 	if (!(x->wants & (RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN))))
 		return;
 	from_name[0] = to_name[0] = '\0';
-	if (x->flags & RENDER_SYMS) {
-		if (from)
-			image_resolve_pid(x->img, pid, from_isid, from, &from_sym);
-		if (to)
-			image_resolve_pid(x->img, pid, to_isid, to, &to_sym);
-	}
 	if (x->flags & RENDER_NAMES) {
 		if (from)
 			symbolize(x, pid, from_isid, from, from_name, sizeof(from_name));
@@ -422,8 +415,10 @@ static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64
 	r.to = to;
 	r.from_name = from_name;
 	r.to_name = to_name;
-	r.from_sym = &from_sym;
-	r.to_sym = &to_sym;
+	r.img = x->img;
+	r.sym_pid = pid;
+	r.from_isid = from_isid;
+	r.to_isid = to_isid;
 	emit(x, &r);
 }
 

@@ -159,14 +159,64 @@ static bool sym_ids(struct render *r, const struct image_sym *y, bool callee, ui
 	return true;
 }
 
+/* The function at @ip of section @isid in @rec's image and process (0: none). */
+static void resolve(const struct rrec *rec, uint64_t ip, int isid, struct image_sym *y)
+{
+	memset(y, 0, sizeof(*y));
+	if (ip)
+		image_resolve_pid(rec->img, rec->sym_pid, isid, ip, y);
+}
+
+/*
+ * The ids of the function at @ip (section @isid) in this chunk, and its offset; false: no id
+ * left. Kept by chunk, section and address: calls and returns name a few addresses over and
+ * over. (Code outside any section, JIT code, is looked up each time: its perf map may grow.)
+ */
+struct addr_slot {
+	uint64_t chunk, ip, off;
+	int isid;
+	uint16_t name, obj;
+	uint8_t how, callee;
+};
+
+#define ADDR_BITS 9
+static __thread struct addr_slot addrs[1u << ADDR_BITS];
+
+static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int isid,
+		     bool callee, uint16_t *name, uint16_t *obj, uint8_t *how, uint64_t *off)
+{
+	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)callee << 63) * 0x9e3779b97f4a7c15ull;
+	struct addr_slot *a = &addrs[h >> (64 - ADDR_BITS)];
+	struct image_sym y;
+
+	if (r->chunk && a->chunk == r->chunk && a->ip == ip && a->isid == isid &&
+	    a->callee == callee) {
+		*name = a->name;
+		*obj = a->obj;
+		*how = a->how;
+		*off = a->off;
+		return true;
+	}
+	resolve(rec, ip, isid, &y);
+	if (!sym_ids(r, &y, callee, name, obj, how))
+		return false;
+	*off = y.off;
+	if (ip && isid > 0)
+		*a = (struct addr_slot){ .chunk = r->chunk, .ip = ip, .off = y.off, .isid = isid,
+					 .name = *name, .obj = *obj, .how = *how,
+					 .callee = callee };
+	return true;
+}
+
 /* A call by ids; false: none left in this chunk (then T_REC). */
 static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret)
 {
 	uint16_t name, obj;
 	struct pcall c;
+	uint64_t off;
 	uint8_t how;
 
-	if (!sym_ids(r, rec->to_sym, true, &name, &obj, &how))
+	if (!addr_ids(r, rec, rec->to, rec->to_isid, true, &name, &obj, &how, &off))
 		return false;
 	c.name = name;
 	c.obj = obj;
@@ -174,7 +224,7 @@ static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret)
 	c.has_time = rec->has_time;
 	c.a = ret;
 	c.time = rec->has_time ? rec->time : 0;
-	c.off = rec->to_sym->off;
+	c.off = off;
 	put_fixed(r->sink, T_CALL, &c, sizeof(c));
 	return true;
 }
@@ -182,11 +232,13 @@ static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret)
 static bool put_ret(struct render *r, const struct rrec *rec)
 {
 	uint16_t from, to, from_obj, to_obj;
+	uint64_t from_off, to_off;
 	uint8_t hf, ht;
 	struct pret x;
 
-	if (!sym_ids(r, rec->from_sym, false, &from, &from_obj, &hf) ||
-	    !sym_ids(r, rec->to_sym, false, &to, &to_obj, &ht))
+	if (!addr_ids(r, rec, rec->from, rec->from_isid, false, &from, &from_obj, &hf,
+		      &from_off) ||
+	    !addr_ids(r, rec, rec->to, rec->to_isid, false, &to, &to_obj, &ht, &to_off))
 		return false;
 	x.from = from;
 	x.to = to;
@@ -196,8 +248,8 @@ static bool put_ret(struct render *r, const struct rrec *rec)
 	x.has_time = rec->has_time;
 	x.b = rec->to;
 	x.time = rec->has_time ? rec->time : 0;
-	x.from_off = rec->from_sym->off;
-	x.to_off = rec->to_sym->off;
+	x.from_off = from_off;
+	x.to_off = to_off;
 	put_fixed(r->sink, T_RET, &x, sizeof(x));
 	return true;
 }
@@ -258,6 +310,7 @@ static const char *func_name(const struct image_sym *y, bool callee, char *buf, 
 static void put(struct render *r, const struct rrec *rec)
 {
 	char f1[NAME_LEN + 1], f2[NAME_LEN + 1];
+	struct image_sym y1, y2;
 	const struct pt_event *ev;
 
 	/*
@@ -276,19 +329,21 @@ static void put(struct render *r, const struct rrec *rec)
 		/* The call is the last instruction decoded: the return comes back after it. */
 		uint64_t ret = rec->from == last_ip ? last_next : 0;
 
-		if (!put_call(r, rec, ret))
-			put_rec4(r->sink, rec, P_CALL, ret, rec->to,
-				 func_name(rec->to_sym, true, f1, sizeof(f1)), NULL,
-				 rec->to_sym->file ? rec->to_sym->file : "", NULL);
+		if (put_call(r, rec, ret))
+			break;
+		resolve(rec, rec->to, rec->to_isid, &y2);
+		put_rec4(r->sink, rec, P_CALL, ret, rec->to, func_name(&y2, true, f1, sizeof(f1)),
+			 NULL, y2.file ? y2.file : "", NULL);
 		break;
 	}
 	case RREC_RETURN:
-		if (!put_ret(r, rec))
-			put_rec4(r->sink, rec, P_RET, rec->from, rec->to,
-				 func_name(rec->from_sym, false, f1, sizeof(f1)),
-				 func_name(rec->to_sym, false, f2, sizeof(f2)),
-				 rec->from_sym->file ? rec->from_sym->file : "",
-				 rec->to_sym->file ? rec->to_sym->file : "");
+		if (put_ret(r, rec))
+			break;
+		resolve(rec, rec->from, rec->from_isid, &y1);
+		resolve(rec, rec->to, rec->to_isid, &y2);
+		put_rec4(r->sink, rec, P_RET, rec->from, rec->to,
+			 func_name(&y1, false, f1, sizeof(f1)), func_name(&y2, false, f2, sizeof(f2)),
+			 y1.file ? y1.file : "", y2.file ? y2.file : "");
 		break;
 	case RREC_GAP:
 		put_rec(r->sink, rec, P_GAP, 0, 0, rec->name, NULL);

@@ -926,6 +926,92 @@ Test(report, time_in_an_interrupt_is_not_the_interrupted_functions)
 	cleanup(dir);
 }
 
+/*
+ * The man page's exactness rules on a tail call and an unwinding return (pttc): f (+0x7)
+ * calls g (+0xd), which jumps to h (+0x10: a tail call, not a call), which calls k (+0x17);
+ * k returns straight to f's return address (a TIP: the stack unwinds, as longjmp and
+ * exceptions do), which ends k, g and f at once, all complete. h has no row: its
+ * instructions and time are g's. Durations in instructions, as ptxed lists them (7).
+ */
+static const char tail_ptt[] =
+	"org 0x100000\n"
+	"bits 64\n"
+	"; @pt p0: psb()\n"
+	"; @pt p1: fup(3: %l0)\n"
+	"; @pt p2: mode.exec(64bit)\n"
+	"; @pt p3: psbend()\n"
+	"; @pt p4: tip(3: %l1)\n"
+	"; @pt p5: fup(1: %l2)\n"
+	"; @pt p6: tip.pgd(0: %l2)\n"
+	"l0: call l3\n"
+	"l1: nop\n"
+	"l2: hlt\n"
+	"l3: call l5\n"
+	"l4: ret\n"
+	"l5: jmp l7\n"
+	"l6: nop\n"
+	"l7: call l10\n"
+	"l8: ret\n"
+	"l9: nop\n"
+	"l10: nop\n"
+	"l11: ret\n";
+
+Test(report, a_tail_call_is_its_callers_and_an_unwinding_return_ends_every_call_above)
+{
+	static const char *const json_opts[] = { "--json", NULL };
+	static const struct {
+		const char *name;
+		uint64_t self, total;
+	} want[] = {
+		{ "[unknown] (tc.bin+0x7)", 1, 5 },	/* f: its call */
+		{ "[unknown] (tc.bin+0xd)", 2, 4 },	/* g: its jmp, and h's call */
+		{ "[unknown] (tc.bin+0x17)", 2, 2 },	/* k: nop, ret */
+	};
+	char *pttc = own(run_shared("oracle/pttc")), *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	struct args in = { .n = 0 };
+	struct run_result r;
+	json_error_t je;
+	json_t *doc, *f;
+	char raw[4200];
+	FILE *out;
+
+	if (system("command -v yasm >/dev/null 2>&1"))
+		cr_skip_test("pttc needs yasm: apt-get install yasm");
+	cr_assert(mkdtemp(dir));
+	out = fopen(path_in(dir, "tc.ptt"), "w");
+	cr_assert(out);
+	fputs(tail_ptt, out);
+	fclose(out);
+	cr_assert_eq(run_argv((char *[]){ "sh", "-c", "cd \"$1\" && \"$2\" tc.ptt", "sh", dir,
+					  pttc, NULL }, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "pttc: %s", r.err);
+	run_free(&r);
+	add(&in, "--pt");
+	add(&in, path_in(dir, "tc.pt"));
+	add(&in, "--raw");
+	snprintf(raw, sizeof(raw), "%s:0x100000", path_in(dir, "tc.bin"));
+	add(&in, raw);
+	run_tool("report", &in, json_opts, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_loads(r.out, 0, &je);
+	cr_assert(doc, "%s", je.text);
+	cr_expect_eq(num(doc, "instructions"), 7, "%s", r.out);
+	cr_expect_eq(num(doc, "calls"), 3, "%s", r.out);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		f = function(doc, want[i].name);
+		cr_assert(f, "%s: %s", want[i].name, r.out);
+		cr_expect_eq(num(f, "calls"), 1, "%s: %s", want[i].name, r.out);
+		cr_expect_eq(num(f, "incomplete"), 0, "%s: %s", want[i].name, r.out);
+		cr_expect_eq(num(f, "insns_self"), want[i].self, "%s: %s", want[i].name, r.out);
+		cr_expect_eq(num(f, "insns_total"), want[i].total, "%s: %s", want[i].name, r.out);
+		cr_expect_eq(num(f, "max"), want[i].total, "%s: %s", want[i].name, r.out);
+	}
+	cr_expect_null(function(doc, "[unknown] (tc.bin+0x10)"), "h is no call: %s", r.out);
+	json_decref(doc);
+	run_free(&r);
+	cleanup(dir);
+}
+
 /* A perf record with the trailer of sample_type 0x10086 (pid/tid 4242), appended to @f. */
 static void sb_record(FILE *f, uint32_t type, const void *body, size_t len, uint64_t time)
 {
