@@ -492,6 +492,7 @@ struct rstate {
 	struct node *nodes;
 	uint32_t nnodes, capnodes;
 	struct map nodemap;		/* parent << 32 | name */
+	struct map offmap;		/* name_of()'s: N_* << 63 | string << 40 | offset */
 	struct thr thr[REPORT_THREADS_MAX];
 	struct thr *cur;
 	uint64_t lru;
@@ -1186,10 +1187,16 @@ static void on_ret(struct rstate *s, const struct prec *p, uint32_t from, uint32
 /* The name a T_CALL or T_RET gives by @how (N_*): formatted here, only when it is needed. */
 static uint32_t name_of(struct rstate *s, unsigned how, uint16_t id, uint32_t obj, uint64_t off)
 {
+	uint32_t base = how == N_SYMOFF ? s->defs[id] : obj, got;
+	uint64_t key = (uint64_t)(how == N_SYMOFF) << 63 | (uint64_t)base << 40 | off;
+	bool keep = base < (1u << 23) && off < (1ull << 40);
 	char b[4 * NAME_LEN];
 
 	if (how == N_SYM)
 		return s->defs[id];
+	/* Spelled once per name and offset: the same few come at every call. */
+	if (keep && (got = map_get(&s->offmap, key)) != NONE)
+		return got;
 	if (how == N_SYMOFF) {
 		if (s->defs[id] == NONE)
 			return NONE;
@@ -1199,7 +1206,10 @@ static uint32_t name_of(struct rstate *s, unsigned how, uint16_t id, uint32_t ob
 	} else {
 		snprintf(b, sizeof(b), "[unknown] (%s+0x%" PRIx64 ")", s->str[obj], off);
 	}
-	return intern_str(s, b);
+	got = intern_str(s, b);
+	if (keep && got != NONE && !map_set(&s->offmap, key, got))
+		s->oom = true;
+	return got;
 }
 
 static void on_thread(struct rstate *s, const struct prec *p)
@@ -1786,6 +1796,7 @@ static void free_state(struct rstate *s)
 	map_free(&s->strmap);
 	map_free(&s->funcmap);
 	map_free(&s->nodemap);
+	map_free(&s->offmap);
 	free(s);
 }
 
