@@ -49,7 +49,7 @@ enum rrec_kind {
 
 #define RREC_BIT(k) (1u << (k))
 
-struct image_sym;
+struct image_store;
 
 struct rrec {
 	enum rrec_kind kind;
@@ -57,7 +57,10 @@ struct rrec {
 	const char *name;		/* BRANCH kind, GAP and ERROR message */
 	const char *from_name, *to_name;	/* CALL, RETURN: symbol+offset (RENDER_NAMES) */
 	bool names_plain;		/* both are as printable.h prints them (no escape) */
-	const struct image_sym *from_sym, *to_sym;	/* CALL, RETURN with RENDER_SYMS */
+	/* CALL, RETURN with RENDER_SYMS: what image_resolve_pid() takes to resolve them */
+	struct image_store *img;
+	uint32_t sym_pid;		/* the thread's process, UINT32_MAX: not known */
+	int from_isid, to_isid;
 	const struct pt_event *event;	/* EVENT */
 	uint64_t offset;		/* EVENT (ptxed's --offset), ERROR: in the file */
 	bool has_time;
@@ -82,7 +85,8 @@ enum render_flags {
 	RENDER_TIME = 2,	/* the renderer shows time (CALL/RETURN records always carry
 				 * libipt's time for the call or return instruction) */
 	RENDER_DISASM = 4,	/* INSN records are disassembled */
-	RENDER_SYMS = 8,	/* CALL/RETURN records carry symbols and objects, unformatted */
+	RENDER_SYMS = 8,	/* CALL/RETURN records carry what resolves their symbols and
+				 * objects (the renderer resolves them, and may keep them) */
 };
 
 enum render_output {
@@ -104,6 +108,14 @@ struct renderer {
 	 * --offset, 0 without it) and @tsc (--time) as in the record.
 	 */
 	void (*insn)(struct render *r, const struct pt_insn *in, uint64_t offset, uint64_t tsc);
+	/*
+	 * Instructions counted in runs, for a renderer that wants no RREC_INSN (the block
+	 * decoder's path stays on): @n instructions in a row, the last at @ip, @next the
+	 * address after it (0: not known; known where a CALL or EVENT record follows), @far
+	 * it is a far return (iret, sysret: a run ends there). A run ends where a record
+	 * comes: no record comes between a run's instructions.
+	 */
+	void (*insns)(struct render *r, uint64_t n, uint64_t ip, uint64_t next, bool far);
 
 	/* At the merge, for output that needs it (NULL, 0: bytes as the sinks have them). */
 	dout_filter_fn *filter;

@@ -60,7 +60,8 @@ struct last {
 	uint64_t ip;
 	int isid;
 	enum pt_insn_class iclass;
-	uint8_t size;
+	uint8_t size;		/* 0: not known (the block path, where nothing needs it) */
+	uint8_t mode;		/* enum pt_exec_mode */
 	uint8_t b[4];		/* its first bytes: which far transfer it is */
 	bool have_time;		/* the time libipt gave it (its last event's, ptxed --time) */
 	uint64_t tsc;
@@ -93,9 +94,6 @@ struct dec {
 	struct shapes *shapes;		/* the block path's instruction cache */
 	struct symname *names;		/* sym_of()'s, 2^NAMES_BITS */
 	csh cs[3];			/* capstone for it, by mode (16, 32, 64), opened on need */
-	/* The block path: the time the instruction decoder would have (see blk_time). */
-	bool use_blk_time, blk_have_time;
-	uint64_t blk_tsc;
 	uint64_t flow_ip;		/* the last instruction's IP in this flow (errors) */
 	struct image_store *img;
 	struct dsb *sb;
@@ -123,6 +121,8 @@ struct dec {
 	struct render rend[2];
 	size_t nr_rend;
 	struct render *insn_rend;	/* the one that wants instructions (only one can) */
+	struct render *run_rend;	/* the one that counts them in runs (insns()) */
+	uint64_t run_n;			/* its instructions not handed over, up to x->prev */
 	unsigned wants;		/* RREC_BIT()s */
 	unsigned flags;		/* RENDER_* */
 	/* What the next asynchronous branch is (Event Trace says it before): perf's word. */
@@ -202,8 +202,43 @@ static bool wants(const struct dec *x, enum rrec_kind k)
 	return x->wants & RREC_BIT(k);
 }
 
+static unsigned last_size(struct dec *x, const struct last *l);
+
+/*
+ * The instructions counted up to the last (x->prev) to the renderer of runs; @need_next:
+ * with the address after the last (a call's return address, where tracing resumes after
+ * a disable), read from its section where the block decoder did not say its size.
+ */
+static void run_flush(struct dec *x, bool need_next)
+{
+	const struct last *l = &x->prev;
+	uint64_t next = l->size ? l->ip + l->size : 0;
+
+	if (!next && need_next && x->shapes) {
+		unsigned size = last_size(x, l);
+
+		next = size ? l->ip + size : 0;
+	}
+	x->run_rend->ops->insns(x->run_rend, x->run_n, l->ip, next,
+				l->iclass == ptic_far_return);
+	x->run_n = 0;
+}
+
+/* @n more instructions, the last x->prev: a far return ends a run (it ends an interrupt). */
+static inline void run_add(struct dec *x, unsigned n)
+{
+	if (!x->run_rend)
+		return;
+	x->run_n += n;
+	if (x->prev.iclass == ptic_far_return)
+		run_flush(x, true);
+}
+
 static void emit(struct dec *x, const struct rrec *rec)
 {
+	/* The instructions before a record come before it. */
+	if (x->run_n)
+		run_flush(x, rec->kind == RREC_CALL || rec->kind == RREC_EVENT);
 	for (size_t i = 0; i < x->nr_rend; i++)
 		if (x->rend[i].ops->wants & RREC_BIT(rec->kind))
 			x->rend[i].ops->put(&x->rend[i], rec);
@@ -237,13 +272,6 @@ static void update_time(struct dec *x)
 	uint32_t lost_mtc, lost_cyc;
 	uint64_t tsc;
 
-	if (x->use_blk_time) {
-		if (x->blk_have_time) {
-			x->tsc = x->blk_tsc;
-			x->have_time = true;
-		}
-		return;
-	}
 	if ((x->bd ? pt_blk_time(x->bd, &tsc, &lost_mtc, &lost_cyc) :
 		     pt_insn_time(x->d, &tsc, &lost_mtc, &lost_cyc)) >= 0) {
 		x->tsc = tsc;
@@ -408,7 +436,8 @@ static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64
 
 	if (!(x->wants & (RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN))))
 		return;
-	if (x->flags & (RENDER_SYMS | RENDER_NAMES)) {
+	/* report (RENDER_SYMS) resolves its own, from the record's image and ids. */
+	if (x->flags & RENDER_NAMES) {
 		if (from && (fe = sym_of(x, pid, from_isid, from)))
 			from_sym = fe->sym;
 		else if (from)
@@ -428,19 +457,27 @@ static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64
 		if (to)
 			to_name = symbolize(&to_sym, te, to_buf, sizeof(to_buf), &to_plain);
 	}
-	rec_init(x, &r, rk);
-	if (at && at->have_time) {
-		r.has_time = true;
-		r.time = tsc_time(x->cfg, at->tsc);
-	}
+	/* rec_init()'s, field by field: a memset of the record costs more at every call. */
+	r.kind = rk;
+	r.name = NULL;
+	r.event = NULL;
+	r.offset = 0;
+	r.stream = 0;
+	r.stream_name = NULL;
+	r.pid = x->pid;
+	r.tid = x->tid;
+	r.has_time = (at && at->have_time) || x->have_time;
+	r.time = !r.has_time ? 0 : tsc_time(x->cfg, at && at->have_time ? at->tsc : x->tsc);
 	r.how = how;
 	r.from = from;
 	r.to = to;
 	r.from_name = from_name;
 	r.to_name = to_name;
 	r.names_plain = from_plain && to_plain;
-	r.from_sym = &from_sym;
-	r.to_sym = &to_sym;
+	r.img = x->img;
+	r.sym_pid = pid;
+	r.from_isid = from_isid;
+	r.to_isid = to_isid;
 	emit(x, &r);
 }
 
@@ -512,6 +549,9 @@ static void drop_prev(struct dec *x)
 
 static void set_mark(struct dec *x)
 {
+	/* What comes before the next chunk's first instruction stays this chunk's. */
+	if (x->run_n)
+		run_flush(x, false);
 	x->mark.valid = true;
 	x->mark.out = dsink_pos(&x->c->out);
 	x->mark.tl = dsink_pos(&x->c->tl);
@@ -767,10 +807,12 @@ static void on_insn(struct dec *x, const struct pt_insn *in, bool ok)
 	x->prev.isid = in->isid;
 	x->prev.iclass = in->iclass;
 	x->prev.size = in->size;
+	x->prev.mode = (uint8_t)in->mode;
 	memcpy(x->prev.b, in->raw, sizeof(x->prev.b));
 	x->prev.have_time = x->have_time;
 	x->prev.tsc = x->tsc;
 	x->have_prev = true;
+	run_add(x, 1);
 	maybe_flush(x);
 	progress(x);
 }
@@ -1233,6 +1275,14 @@ static const struct shape *shape_of(struct dec *x, int isid, uint64_t ip, enum p
 	return s;
 }
 
+/* The size of @l read from its section (the block path), 0: it cannot be read. */
+static unsigned last_size(struct dec *x, const struct last *l)
+{
+	const struct shape *s = shape_of(x, l->isid, l->ip, (enum pt_exec_mode)l->mode);
+
+	return s ? s->size : 0;
+}
+
 /*
  * A block's class that does not say which branch ended it: none (libipt's block cache), or
  * libipt 2.1's ptic_indirect (an indirect jump or any far transfer, from the same cache).
@@ -1301,6 +1351,7 @@ static void block_last_lite(struct dec *x, const struct pt_block *b, struct last
 	l->iclass = b->iclass;
 	l->size = 0;
 	memset(l->b, 0, sizeof(l->b));
+	l->mode = (uint8_t)b->mode;
 	/* Its size says whether a conditional branch was taken; its bytes name far ones. */
 	if (l->iclass == ptic_call || l->iclass == ptic_return || l->iclass == ptic_jump ||
 	    l->iclass == ptic_other)
@@ -1433,11 +1484,9 @@ static long blk_stall(struct dec *x, unsigned cnt, unsigned n, uint64_t off_mid,
 
 /*
  * The instructions of a block, from @b (@err: how pt_blk_next() ended, @off0: the offset
- * before it, @had_time and @tsc0 the time). Returns false when the decoder stalled (an
- * error reported).
+ * before it). Returns false when the decoder stalled (an error reported).
  */
-static bool on_block(struct dec *x, const struct pt_block *b, int err, uint64_t off0,
-		     bool had_time, uint64_t tsc0)
+static bool on_block(struct dec *x, const struct pt_block *b, int err, uint64_t off0)
 {
 	/*
 	 * A block that ends where an event is pending may end at the event's instruction
@@ -1465,26 +1514,11 @@ static bool on_block(struct dec *x, const struct pt_block *b, int err, uint64_t 
 		x->since_check += cnt;
 	if (stop >= 0)
 		m = (unsigned)stop + 1;
-	/*
-	 * The time at the first instruction: the instruction decoder reads the trace of the
-	 * first instruction with it; of the block's branch, only when that is the first.
-	 */
-	if (x->flags & RENDER_TIME) {
-		x->use_blk_time = true;
-		x->blk_have_time = had_time;
-		x->blk_tsc = tsc0;
-		if (n == 1) {
-			uint32_t lm, lc;
-			uint64_t t;
-
-			x->blk_have_time = pt_blk_time(x->bd, &t, &lm, &lc) >= 0;
-			x->blk_tsc = t;
-		}
-	}
 	first.ip = b->ip;
 	first.isid = b->isid;
 	first.iclass = ptic_other;
 	first.size = 0;
+	first.mode = (uint8_t)b->mode;
 	memset(first.b, 0, sizeof(first.b));
 	if (walk || (seam && c->next_ip > b->ip && c->next_ip < b->end_ip)) {
 		/* The next chunk starts inside, or branches may: one instruction at a time. */
@@ -1493,6 +1527,7 @@ static bool on_block(struct dec *x, const struct pt_block *b, int err, uint64_t 
 
 			if (k + 1 == n) {
 				blk_step(x, &last, last_ok, off1);
+				run_add(x, 1);
 				break;
 			}
 			s = shape_of(x, b->isid, first.ip, b->mode);
@@ -1502,20 +1537,21 @@ static bool on_block(struct dec *x, const struct pt_block *b, int err, uint64_t 
 				memcpy(first.b, s->raw, sizeof(first.b));
 			}
 			blk_step(x, &first, true, off0);
-			x->use_blk_time = false;
+			run_add(x, 1);
 			if (!s || !s->size)
 				break;	/* cannot happen: libipt decoded it */
 			first.ip = shape_next(s, first.ip, b->mode);
 		}
 	} else {
 		blk_step(x, n == 1 ? &last : &first, n > 1 || last_ok, n == 1 ? off1 : off0);
-		x->use_blk_time = false;
+		run_add(x, 1);
 		mid = m > 1 ? m - 2 : 0;
 		if (mid) {
 			/* Not branches, no trace read: counted, and the seam's mark checked. */
 			if (seam && x->mark.valid && off0 != x->mark.offset)
 				x->mark.valid = false;
 			c->stats.insns += mid;
+			x->run_n += x->run_rend ? mid : 0;
 		}
 		if (m > 1) {
 			if (m == n) {
@@ -1524,9 +1560,9 @@ static bool on_block(struct dec *x, const struct pt_block *b, int err, uint64_t 
 				first.ip = block_ip(x, b, m - 1, &ip) ? ip : 0;
 				blk_step(x, &first, true, off0);
 			}
+			run_add(x, 1);
 		}
 	}
-	x->use_blk_time = false;
 	if (c->out.len > FLUSH_AT || c->tl.len > FLUSH_AT)
 		maybe_flush(x);
 	x->progress_count += m;
@@ -1565,10 +1601,6 @@ static int flow_blk_once(struct dec *x, int status, struct pt_insn *inp)
 
 	x->flow_ip = 0;
 	for (;;) {
-		uint32_t lm, lc;
-		uint64_t tsc0 = 0;
-		bool had_time;
-
 		if (status & (pts_event_pending | pts_eos)) {
 			status = drain_events(x, status);
 			if (status < 0)
@@ -1592,12 +1624,11 @@ static int flow_blk_once(struct dec *x, int status, struct pt_insn *inp)
 		off0 = OFF_UNKNOWN;
 		if ((!x->c->last && x->c->have_next_ip) || x->since_check + 1024 >= STALL_CHECK)
 			off0 = offset_now(x);
-		had_time = (x->flags & RENDER_TIME) && pt_blk_time(x->bd, &tsc0, &lm, &lc) >= 0;
 		status = pt_blk_next(x->bd, b, sizeof(*b));
 		if (status < 0) {
 			struct pt_insn in;
 
-			if (!on_block(x, b, status, off0, had_time, tsc0))
+			if (!on_block(x, b, status, off0))
 				return stalled_blk(x, inp);
 			memset(&in, 0, sizeof(in));
 			if (status == -pte_nomap || status == -pte_bad_insn) {
@@ -1621,7 +1652,7 @@ static int flow_blk_once(struct dec *x, int status, struct pt_insn *inp)
 			on_error(x, "error", status, &in);
 			return status;
 		}
-		if (!on_block(x, b, status, off0, had_time, tsc0))
+		if (!on_block(x, b, status, off0))
 			return stalled_blk(x, inp);
 		if (b->ninsn) {
 			lastb = b;
@@ -1986,6 +2017,8 @@ static void add_render(struct dec *x, enum render_output output, struct dsink *s
 	x->flags |= rd->flags;
 	if (rd->wants & RREC_BIT(RREC_INSN))
 		x->insn_rend = r;
+	if (rd->insns)
+		x->run_rend = r;
 }
 
 int decode_chunk(struct decode_chunk *c)
@@ -2010,6 +2043,8 @@ int decode_chunk(struct decode_chunk *c)
 		guard_begin(&x, &g);
 		run(&x);
 		guard_end(&x, &g);
+		if (x.run_n)
+			run_flush(&x, false);
 		if (!c->last)
 			trim(&x);
 		/* Sideband due before the next chunk's first event is this chunk's to report. */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * ptcollect report (render_report.h): in the chunk, one byte per instruction and a
- * record per call, return and trace event (append-only, so that a chunk's
- * trimmed end takes its instructions with it); at the merge, call stacks per
- * thread and one row per function.
+ * ptcollect report (render_report.h): in the chunk, a count per run of instructions
+ * (libipt's blocks: a block's in one step) and a record per call, return and trace
+ * event (append-only, so that a chunk's trimmed end takes its instructions with it); at
+ * the merge, call stacks per thread and one row per function.
  */
 #include <fnmatch.h>
 #include <stdarg.h>
@@ -25,6 +25,8 @@
 enum {
 	T_INSN,			/* an instruction */
 	T_FARRET,		/* a far return (iret, sysret): the end of an interrupt */
+	T_RUN,			/* a uint32_t: that many instructions */
+	T_RUNFAR,		/* a uint32_t: that many, the last a far return */
 	T_REC,			/* a struct prec and its strings follow */
 	T_DEF,			/* a struct pdef and its string: a name's id in this chunk */
 	T_CALL,			/* a struct pcall: a call by name ids */
@@ -81,6 +83,8 @@ struct def_slot {
 };
 
 static __thread struct def_slot defs[2 * DEF_MAX];
+/* The last ids found, by hash: a few names come over and over, and stay in the cache. */
+static __thread struct def_slot def_memo[16];
 static __thread uint64_t def_chunks;
 static __thread unsigned def_count;
 
@@ -88,10 +92,13 @@ static __thread unsigned def_count;
 static int def_id(struct render *r, const char *p)
 {
 	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+	struct def_slot *m = &def_memo[h >> 60];
 	size_t n, i;
 	struct pdef d;
 	uint8_t *w;
 
+	if (m->chunk == r->chunk && m->p == p && r->chunk)
+		return m->id;
 	if (!r->chunk) {
 		r->chunk = ++def_chunks;
 		def_count = 0;
@@ -99,8 +106,10 @@ static int def_id(struct render *r, const char *p)
 	for (i = (h >> 40) & (2 * DEF_MAX - 1);; i = (i + 1) & (2 * DEF_MAX - 1)) {
 		if (defs[i].chunk != r->chunk)
 			break;
-		if (defs[i].p == p)
+		if (defs[i].p == p) {
+			*m = defs[i];
 			return defs[i].id;
+		}
 	}
 	if (def_count >= DEF_MAX)
 		return -1;
@@ -117,6 +126,7 @@ static int def_id(struct render *r, const char *p)
 	memcpy(w + 1 + sizeof(d), p, n);
 	dsink_commit(r->sink, 1 + sizeof(d) + n);
 	defs[i] = (struct def_slot){ .chunk = r->chunk, .p = p, .id = d.id };
+	*m = defs[i];
 	return def_count++;
 }
 
@@ -149,14 +159,64 @@ static bool sym_ids(struct render *r, const struct image_sym *y, bool callee, ui
 	return true;
 }
 
+/* The function at @ip of section @isid in @rec's image and process (0: none). */
+static void resolve(const struct rrec *rec, uint64_t ip, int isid, struct image_sym *y)
+{
+	memset(y, 0, sizeof(*y));
+	if (ip)
+		image_resolve_pid(rec->img, rec->sym_pid, isid, ip, y);
+}
+
+/*
+ * The ids of the function at @ip (section @isid) in this chunk, and its offset; false: no id
+ * left. Kept by chunk, section and address: calls and returns name a few addresses over and
+ * over. (Code outside any section, JIT code, is looked up each time: its perf map may grow.)
+ */
+struct addr_slot {
+	uint64_t chunk, ip, off;
+	int isid;
+	uint16_t name, obj;
+	uint8_t how, callee;
+};
+
+#define ADDR_BITS 9
+static __thread struct addr_slot addrs[1u << ADDR_BITS];
+
+static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int isid,
+		     bool callee, uint16_t *name, uint16_t *obj, uint8_t *how, uint64_t *off)
+{
+	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)callee << 63) * 0x9e3779b97f4a7c15ull;
+	struct addr_slot *a = &addrs[h >> (64 - ADDR_BITS)];
+	struct image_sym y;
+
+	if (r->chunk && a->chunk == r->chunk && a->ip == ip && a->isid == isid &&
+	    a->callee == callee) {
+		*name = a->name;
+		*obj = a->obj;
+		*how = a->how;
+		*off = a->off;
+		return true;
+	}
+	resolve(rec, ip, isid, &y);
+	if (!sym_ids(r, &y, callee, name, obj, how))
+		return false;
+	*off = y.off;
+	if (ip && isid > 0)
+		*a = (struct addr_slot){ .chunk = r->chunk, .ip = ip, .off = y.off, .isid = isid,
+					 .name = *name, .obj = *obj, .how = *how,
+					 .callee = callee };
+	return true;
+}
+
 /* A call by ids; false: none left in this chunk (then T_REC). */
 static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret)
 {
 	uint16_t name, obj;
 	struct pcall c;
+	uint64_t off;
 	uint8_t how;
 
-	if (!sym_ids(r, rec->to_sym, true, &name, &obj, &how))
+	if (!addr_ids(r, rec, rec->to, rec->to_isid, true, &name, &obj, &how, &off))
 		return false;
 	c.name = name;
 	c.obj = obj;
@@ -164,7 +224,7 @@ static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret)
 	c.has_time = rec->has_time;
 	c.a = ret;
 	c.time = rec->has_time ? rec->time : 0;
-	c.off = rec->to_sym->off;
+	c.off = off;
 	put_fixed(r->sink, T_CALL, &c, sizeof(c));
 	return true;
 }
@@ -172,11 +232,13 @@ static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret)
 static bool put_ret(struct render *r, const struct rrec *rec)
 {
 	uint16_t from, to, from_obj, to_obj;
+	uint64_t from_off, to_off;
 	uint8_t hf, ht;
 	struct pret x;
 
-	if (!sym_ids(r, rec->from_sym, false, &from, &from_obj, &hf) ||
-	    !sym_ids(r, rec->to_sym, false, &to, &to_obj, &ht))
+	if (!addr_ids(r, rec, rec->from, rec->from_isid, false, &from, &from_obj, &hf,
+		      &from_off) ||
+	    !addr_ids(r, rec, rec->to, rec->to_isid, false, &to, &to_obj, &ht, &to_off))
 		return false;
 	x.from = from;
 	x.to = to;
@@ -186,8 +248,8 @@ static bool put_ret(struct render *r, const struct rrec *rec)
 	x.has_time = rec->has_time;
 	x.b = rec->to;
 	x.time = rec->has_time ? rec->time : 0;
-	x.from_off = rec->from_sym->off;
-	x.to_off = rec->to_sym->off;
+	x.from_off = from_off;
+	x.to_off = to_off;
 	put_fixed(r->sink, T_RET, &x, sizeof(x));
 	return true;
 }
@@ -248,6 +310,7 @@ static const char *func_name(const struct image_sym *y, bool callee, char *buf, 
 static void put(struct render *r, const struct rrec *rec)
 {
 	char f1[NAME_LEN + 1], f2[NAME_LEN + 1];
+	struct image_sym y1, y2;
 	const struct pt_event *ev;
 
 	/*
@@ -266,19 +329,21 @@ static void put(struct render *r, const struct rrec *rec)
 		/* The call is the last instruction decoded: the return comes back after it. */
 		uint64_t ret = rec->from == last_ip ? last_next : 0;
 
-		if (!put_call(r, rec, ret))
-			put_rec4(r->sink, rec, P_CALL, ret, rec->to,
-				 func_name(rec->to_sym, true, f1, sizeof(f1)), NULL,
-				 rec->to_sym->file ? rec->to_sym->file : "", NULL);
+		if (put_call(r, rec, ret))
+			break;
+		resolve(rec, rec->to, rec->to_isid, &y2);
+		put_rec4(r->sink, rec, P_CALL, ret, rec->to, func_name(&y2, true, f1, sizeof(f1)),
+			 NULL, y2.file ? y2.file : "", NULL);
 		break;
 	}
 	case RREC_RETURN:
-		if (!put_ret(r, rec))
-			put_rec4(r->sink, rec, P_RET, rec->from, rec->to,
-				 func_name(rec->from_sym, false, f1, sizeof(f1)),
-				 func_name(rec->to_sym, false, f2, sizeof(f2)),
-				 rec->from_sym->file ? rec->from_sym->file : "",
-				 rec->to_sym->file ? rec->to_sym->file : "");
+		if (put_ret(r, rec))
+			break;
+		resolve(rec, rec->from, rec->from_isid, &y1);
+		resolve(rec, rec->to, rec->to_isid, &y2);
+		put_rec4(r->sink, rec, P_RET, rec->from, rec->to,
+			 func_name(&y1, false, f1, sizeof(f1)), func_name(&y2, false, f2, sizeof(f2)),
+			 y1.file ? y1.file : "", y2.file ? y2.file : "");
 		break;
 	case RREC_GAP:
 		put_rec(r->sink, rec, P_GAP, 0, 0, rec->name, NULL);
@@ -321,19 +386,28 @@ static void put(struct render *r, const struct rrec *rec)
 	}
 }
 
-static void insn(struct render *r, const struct pt_insn *in, uint64_t offset, uint64_t tsc)
+static void insns(struct render *r, uint64_t n, uint64_t ip, uint64_t next, bool far)
 {
 	struct dsink *s = r->sink;
-	uint8_t tag = in->iclass == ptic_far_return ? T_FARRET : T_INSN;
+	uint8_t w[1 + sizeof(uint32_t)];
+	uint32_t k;
 
-	(void)offset;
-	(void)tsc;
-	last_ip = in->ip;
-	last_next = in->ip + in->size;
-	if (s->len < s->cap)
-		s->buf[s->len++] = tag;
-	else
-		dsink_put(s, &tag, 1);
+	last_ip = ip;
+	last_next = next;
+	if (n == 1) {
+		w[0] = far ? T_FARRET : T_INSN;
+		if (s->len < s->cap)
+			s->buf[s->len++] = w[0];
+		else
+			dsink_put(s, w, 1);
+		return;
+	}
+	for (; n; n -= k) {
+		k = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+		w[0] = far && k == n ? T_RUNFAR : T_RUN;
+		memcpy(w + 1, &k, sizeof(k));
+		dsink_put(s, w, sizeof(w));
+	}
 }
 
 /* ---- at the merge ---- */
@@ -350,6 +424,7 @@ struct dist {
 
 struct outlier {
 	uint64_t dur, start;
+	bool timed;			/* its call had a time (else its start is shown as none) */
 	uint32_t pid, tid;
 	uint32_t callee[CALLEES], ncalls[CALLEES];
 	uint32_t more;			/* calls to other functions */
@@ -370,6 +445,7 @@ struct frame {
 	uint64_t child_dur;
 	uint32_t callee[CALLEES], ncalls[CALLEES], more;
 	bool outer;			/* no frame of its function below */
+	bool timed;			/* its call had a time */
 };
 
 struct thr {
@@ -416,11 +492,15 @@ struct rstate {
 	struct node *nodes;
 	uint32_t nnodes, capnodes;
 	struct map nodemap;		/* parent << 32 | name */
+	struct map offmap;		/* name_of()'s: N_* << 63 | string << 40 | offset */
 	struct thr thr[REPORT_THREADS_MAX];
 	struct thr *cur;
 	uint64_t lru;
 	uint32_t stream, stream_name, unknown;
 	bool clock_known, clock_time;
+	/* the first time a record had, and whether any other differed: the time moves */
+	bool have_t0, time_moves;
+	uint64_t t0;
 	uint64_t insns, calls, cut, evicted, deep;
 	bool oom;
 	uint32_t defs[DEF_MAX];		/* the chunk's name ids (T_DEF): interned, NONE: "" */
@@ -771,6 +851,7 @@ static void outlier_add(struct rstate *s, struct func *f, const struct frame *fr
 	}
 	o.dur = dur;
 	o.start = fr->start;
+	o.timed = fr->timed;
 	o.pid = t->pid;
 	o.tid = t->tid;
 	memcpy(o.callee, fr->callee, sizeof(o.callee));
@@ -956,13 +1037,27 @@ static void account(struct rstate *s, uint64_t n)
 		t->pending += n;
 }
 
+/* Whether the trace's time moves: a trace with one timestamp times nothing. */
+static void note_time(struct rstate *s, const struct prec *p)
+{
+	if (!p->has_time)
+		return;
+	if (!s->have_t0) {
+		s->have_t0 = true;
+		s->t0 = p->time;
+	} else if (p->time != s->t0) {
+		s->time_moves = true;
+	}
+}
+
 static void set_time(struct thr *t, const struct prec *p)
 {
 	if (p->has_time && p->time > t->last_time)
 		t->last_time = p->time;
 }
 
-static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, uint64_t ret)
+static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, uint64_t ret,
+		 bool timed)
 {
 	struct frame *f, *parent = t->depth ? &t->st[t->depth - 1] : NULL;
 	uint32_t pnode = parent ? parent->node : t->root;
@@ -1000,6 +1095,7 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 	f->insns0 = t->insns;
 	f->intr0 = t->intr_insns;
 	f->outer = true;
+	f->timed = timed;
 	for (uint32_t i = 0; i + 1 < t->depth && func != NONE; i++)
 		if (t->st[i].func == func)
 			f->outer = false;
@@ -1026,7 +1122,7 @@ static void on_call(struct rstate *s, const struct prec *p, uint32_t name, uint3
 	if (func != NONE)
 		s->funcs[func].calls++;
 	s->calls++;
-	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1);
+	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1, p->has_time);
 }
 
 /* A return that closes an open call (true); false: on_ret_unmatched() with its names. */
@@ -1091,10 +1187,16 @@ static void on_ret(struct rstate *s, const struct prec *p, uint32_t from, uint32
 /* The name a T_CALL or T_RET gives by @how (N_*): formatted here, only when it is needed. */
 static uint32_t name_of(struct rstate *s, unsigned how, uint16_t id, uint32_t obj, uint64_t off)
 {
+	uint32_t base = how == N_SYMOFF ? s->defs[id] : obj, got;
+	uint64_t key = (uint64_t)(how == N_SYMOFF) << 63 | (uint64_t)base << 40 | off;
+	bool keep = base < (1u << 23) && off < (1ull << 40);
 	char b[4 * NAME_LEN];
 
 	if (how == N_SYM)
 		return s->defs[id];
+	/* Spelled once per name and offset: the same few come at every call. */
+	if (keep && (got = map_get(&s->offmap, key)) != NONE)
+		return got;
 	if (how == N_SYMOFF) {
 		if (s->defs[id] == NONE)
 			return NONE;
@@ -1104,7 +1206,10 @@ static uint32_t name_of(struct rstate *s, unsigned how, uint16_t id, uint32_t ob
 	} else {
 		snprintf(b, sizeof(b), "[unknown] (%s+0x%" PRIx64 ")", s->str[obj], off);
 	}
-	return intern_str(s, b);
+	got = intern_str(s, b);
+	if (keep && got != NONE && !map_set(&s->offmap, key, got))
+		s->oom = true;
+	return got;
 }
 
 static void on_thread(struct rstate *s, const struct prec *p)
@@ -1134,6 +1239,7 @@ static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const
 {
 	struct thr *t;
 
+	note_time(s, p);
 	/* The clock: the trace's time when it has any before the first call. */
 	if (!s->clock_known && p->has_time && !s->rc->clock_insns) {
 		s->clock_known = true;
@@ -1187,7 +1293,7 @@ static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const
 		t = current(s);
 		set_time(t, p);
 		push(s, t, func_get(s, t->group, sym_str(s, "[interrupt]")),
-		     sym_str(s, "[interrupt]"), UINT64_MAX);
+		     sym_str(s, "[interrupt]"), UINT64_MAX, p->has_time);
 		if (t->depth && t->st[t->depth - 1].ret == UINT64_MAX)
 			t->intr++;
 		break;
@@ -1232,6 +1338,18 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			i++;
 			continue;
 		}
+		if (data[i] == T_RUN || data[i] == T_RUNFAR) {
+			uint32_t k;
+
+			if (len - i < 1 + sizeof(k))
+				break;
+			memcpy(&k, data + i + 1, sizeof(k));
+			account(s, k);
+			if (data[i] == T_RUNFAR)
+				far_return(s);
+			i += 1 + sizeof(k);
+			continue;
+		}
 		if (data[i] == T_DEF) {
 			struct pdef d;
 
@@ -1257,6 +1375,7 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			p.has_time = c.has_time;
 			p.time = c.time;
 			p.a = c.a;
+			note_time(s, &p);
 			on_call(s, &p, name_of(s, c.how, c.name, s->defs[c.obj], c.off),
 				s->defs[c.obj]);
 			i += 1 + sizeof(c);
@@ -1280,6 +1399,7 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			p.has_time = x.has_time;
 			p.time = x.time;
 			p.b = x.b;
+			note_time(s, &p);
 			if (!on_ret_match(s, &p))
 				on_ret_unmatched(s, name_of(s, x.how & 3, x.from, s->defs[x.from_obj],
 							    x.from_off),
@@ -1418,6 +1538,16 @@ static void called_text(const struct rstate *s, const struct outlier *x, char *b
 		snprintf(buf, n, "-");
 }
 
+/*
+ * Whether an outlier's start means anything: in instructions always; in time when its call
+ * had a time and the trace's time moves (one timestamp, such as the TSC placeholder of an
+ * unstamped played stream, times no call).
+ */
+static bool start_known(const struct rstate *s, const struct outlier *x)
+{
+	return !s->clock_time || (x->timed && s->time_moves);
+}
+
 static json_t *outliers_json(const struct rstate *s, struct func *f)
 {
 	json_t *a = json_array();
@@ -1427,7 +1557,7 @@ static json_t *outliers_json(const struct rstate *s, struct func *f)
 		json_t *o = json_object(), *c = json_array();
 
 		json_object_set_new(o, "duration", u64s(x->dur));
-		json_object_set_new(o, "start", u64s(x->start));
+		json_object_set_new(o, "start", start_known(s, x) ? u64s(x->start) : json_null());
 		json_object_set_new(o, "pid", json_integer(x->pid));
 		json_object_set_new(o, "tid", json_integer(x->tid));
 		for (int i = 0; i < CALLEES && x->ncalls[i]; i++) {
@@ -1487,9 +1617,10 @@ static void functions(struct dout *o, struct rstate *s)
 		json_object_set_new(doc, "groups", groups);
 	} else {
 		outf(o, "# %" PRIu64 " instructions, %" PRIu64 " calls; durations in %s%s\n",
-		     s->insns, s->calls, unit, s->clock_time ? " of perf time" :
-		     s->rc->clock_insns ? " (--clock insns)" :
-		     " (the trace has no timing: instructions stand in for time)");
+		     s->insns, s->calls, unit, !s->clock_time ? (s->rc->clock_insns ?
+		     " (--clock insns)" : " (the trace has no timing: instructions stand in for time)") :
+		     s->time_moves ? " of perf time" : " of perf time (the trace's time never moves: "
+		     "every duration is 0 and no start is known; --clock insns tells calls apart)");
 		outf(o, "# quantiles %s (exact up to %u calls per function, then within 3.2%%); "
 		     "incomplete calls (cut by a trace gap) enter no duration\n",
 		     exact ? "exact" : "from a histogram for some", REPORT_EXACT_MAX);
@@ -1577,13 +1708,15 @@ static void functions(struct dout *o, struct rstate *s)
 			outf(o, "\nslowest calls of %s:\n%12s %20s %16s  %s\n", name, "duration",
 			     s->clock_time ? "start (ns)" : "start (insn)", "pid/tid", "called");
 			for (uint32_t i = 0; i < f->nout; i++) {
-				char thr[32];
+				char thr[32], start[24] = "-";
 
 				snprintf(thr, sizeof(thr), "%" PRIu32 "/%" PRIu32, f->out[i].pid,
 					 f->out[i].tid);
+				if (start_known(s, &f->out[i]))
+					snprintf(start, sizeof(start), "%" PRIu64, f->out[i].start);
 				called_text(s, &f->out[i], called, sizeof(called));
-				outf(o, "%12" PRIu64 " %20" PRIu64 " %16s  %s\n", f->out[i].dur,
-				     f->out[i].start, thr, called);
+				outf(o, "%12" PRIu64 " %20s %16s  %s\n", f->out[i].dur, start, thr,
+				     called);
 			}
 		}
 	}
@@ -1663,6 +1796,7 @@ static void free_state(struct rstate *s)
 	map_free(&s->strmap);
 	map_free(&s->funcmap);
 	map_free(&s->nodemap);
+	map_free(&s->offmap);
 	free(s);
 }
 
@@ -1690,12 +1824,12 @@ const struct renderer render_report = {
 	.name = "report",
 	.output = RENDER_OUT,
 	.mode = DECODE_REPORT,
-	.wants = RREC_BIT(RREC_STREAM) | RREC_BIT(RREC_INSN) | RREC_BIT(RREC_CALL) |
+	.wants = RREC_BIT(RREC_STREAM) | RREC_BIT(RREC_CALL) |
 		 RREC_BIT(RREC_RETURN) | RREC_BIT(RREC_EVENT) | RREC_BIT(RREC_GAP) |
 		 RREC_BIT(RREC_ERROR) | RREC_BIT(RREC_THREAD) | RREC_BIT(RREC_END),
 	.flags = RENDER_SYMS | RENDER_TIME,
 	.put = put,
-	.insn = insn,
+	.insns = insns,
 	.filter = report_filter,
 	.state_size = sizeof(struct report_state),
 	.begin = begin,

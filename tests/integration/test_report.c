@@ -624,6 +624,71 @@ Test(report, durations_are_the_time_the_trace_encoded_and_add_up)
 	cleanup(dir);
 }
 
+/*
+ * A trace whose time never moves (ptgen's loop with one PSB: one TSC, as a played stream
+ * the rig has not stamped, whose only TSC is a placeholder): every call lasts 0 and no
+ * start is known. The header says so; an outlier's start is "-" in the text and null in
+ * JSON, never the one timestamp as if it were a call's; --clock insns gives starts.
+ */
+Test(report, a_trace_whose_time_never_moves_shows_no_start)
+{
+	static const char *const text[] = { "--outliers", "2", "--function", "f", NULL };
+	static const char *const json_opts[] = { "--json", "--outliers", "2", NULL };
+	static const char *const insns[] = { "--json", "--outliers", "2", "--clock", "insns",
+					     NULL };
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptgen")), "-n", "100", "-p", "100000", dir, NULL };
+	struct args in = { .n = 0 };
+	struct run_result r;
+	json_error_t je;
+	json_t *doc, *f, *o;
+	size_t i;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert(strstr(r.out, "psbs 1"), "%s", r.out);
+	run_free(&r);
+	args_add(&in, "--elf");
+	args_add(&in, path_in(dir, "prog.elf"));
+	args_add(&in, "--pt");
+	args_add(&in, path_in(dir, "trace.pt"));
+	run_tool("report", &in, text, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "the trace's time never moves"), "%s", r.out);
+	cr_expect(strstr(r.out, "\nslowest calls of f:\n"), "%s", r.out);
+	cr_expect(strstr(r.out, "\n           0                    -              0/0  g x1\n"),
+		  "%s", r.out);
+	run_free(&r);
+	run_tool("report", &in, json_opts, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_loads(r.out, 0, &je);
+	cr_assert(doc, "%s", je.text);
+	cr_expect_str_eq(json_string_value(json_object_get(doc, "clock")), "time");
+	f = function(doc, "f");
+	cr_assert(f, "%s", r.out);
+	cr_expect_eq(json_array_size(json_object_get(f, "outliers")), 2, "%s", r.out);
+	json_array_foreach(json_object_get(f, "outliers"), i, o) {
+		cr_expect_eq(num(o, "duration"), 0, "%s", r.out);
+		cr_expect(json_is_null(json_object_get(o, "start")), "%s", r.out);
+	}
+	json_decref(doc);
+	run_free(&r);
+	run_tool("report", &in, insns, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_loads(r.out, 0, &je);
+	cr_assert(doc, "%s", je.text);
+	f = function(doc, "f");
+	cr_assert(f, "%s", r.out);
+	json_array_foreach(json_object_get(f, "outliers"), i, o) {
+		cr_expect_eq(num(o, "duration"), 7, "%s", r.out);
+		cr_expect(json_is_string(json_object_get(o, "start")), "%s", r.out);
+	}
+	json_decref(doc);
+	run_free(&r);
+	cleanup(dir);
+}
+
 /* perf's conversion of a TSC to perf time (time_zero, time_shift, time_mult). */
 static uint64_t perf_time(uint64_t tsc, uint64_t zero, unsigned shift, uint64_t mult)
 {
@@ -824,6 +889,92 @@ Test(report, time_in_an_interrupt_is_not_the_interrupted_functions)
 			self_sum += num(row, "insns_self");
 	}
 	cr_expect_eq(self_sum, 10, "%s", r.out);
+	json_decref(doc);
+	run_free(&r);
+	cleanup(dir);
+}
+
+/*
+ * The man page's exactness rules on a tail call and an unwinding return (pttc): f (+0x7)
+ * calls g (+0xd), which jumps to h (+0x10: a tail call, not a call), which calls k (+0x17);
+ * k returns straight to f's return address (a TIP: the stack unwinds, as longjmp and
+ * exceptions do), which ends k, g and f at once, all complete. h has no row: its
+ * instructions and time are g's. Durations in instructions, as ptxed lists them (7).
+ */
+static const char tail_ptt[] =
+	"org 0x100000\n"
+	"bits 64\n"
+	"; @pt p0: psb()\n"
+	"; @pt p1: fup(3: %l0)\n"
+	"; @pt p2: mode.exec(64bit)\n"
+	"; @pt p3: psbend()\n"
+	"; @pt p4: tip(3: %l1)\n"
+	"; @pt p5: fup(1: %l2)\n"
+	"; @pt p6: tip.pgd(0: %l2)\n"
+	"l0: call l3\n"
+	"l1: nop\n"
+	"l2: hlt\n"
+	"l3: call l5\n"
+	"l4: ret\n"
+	"l5: jmp l7\n"
+	"l6: nop\n"
+	"l7: call l10\n"
+	"l8: ret\n"
+	"l9: nop\n"
+	"l10: nop\n"
+	"l11: ret\n";
+
+Test(report, a_tail_call_is_its_callers_and_an_unwinding_return_ends_every_call_above)
+{
+	static const char *const json_opts[] = { "--json", NULL };
+	static const struct {
+		const char *name;
+		uint64_t self, total;
+	} want[] = {
+		{ "[unknown] (tc.bin+0x7)", 1, 5 },	/* f: its call */
+		{ "[unknown] (tc.bin+0xd)", 2, 4 },	/* g: its jmp, and h's call */
+		{ "[unknown] (tc.bin+0x17)", 2, 2 },	/* k: nop, ret */
+	};
+	char *pttc = own(run_shared("oracle/pttc")), *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	struct args in = { .n = 0 };
+	struct run_result r;
+	json_error_t je;
+	json_t *doc, *f;
+	char raw[4200];
+	FILE *out;
+
+	if (system("command -v yasm >/dev/null 2>&1"))
+		cr_skip_test("pttc needs yasm: apt-get install yasm");
+	cr_assert(mkdtemp(dir));
+	out = fopen(path_in(dir, "tc.ptt"), "w");
+	cr_assert(out);
+	fputs(tail_ptt, out);
+	fclose(out);
+	cr_assert_eq(run_argv((char *[]){ "sh", "-c", "cd \"$1\" && \"$2\" tc.ptt", "sh", dir,
+					  pttc, NULL }, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "pttc: %s", r.err);
+	run_free(&r);
+	args_add(&in, "--pt");
+	args_add(&in, path_in(dir, "tc.pt"));
+	args_add(&in, "--raw");
+	snprintf(raw, sizeof(raw), "%s:0x100000", path_in(dir, "tc.bin"));
+	args_add(&in, raw);
+	run_tool("report", &in, json_opts, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_loads(r.out, 0, &je);
+	cr_assert(doc, "%s", je.text);
+	cr_expect_eq(num(doc, "instructions"), 7, "%s", r.out);
+	cr_expect_eq(num(doc, "calls"), 3, "%s", r.out);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		f = function(doc, want[i].name);
+		cr_assert(f, "%s: %s", want[i].name, r.out);
+		cr_expect_eq(num(f, "calls"), 1, "%s: %s", want[i].name, r.out);
+		cr_expect_eq(num(f, "incomplete"), 0, "%s: %s", want[i].name, r.out);
+		cr_expect_eq(num(f, "insns_self"), want[i].self, "%s: %s", want[i].name, r.out);
+		cr_expect_eq(num(f, "insns_total"), want[i].total, "%s: %s", want[i].name, r.out);
+		cr_expect_eq(num(f, "max"), want[i].total, "%s: %s", want[i].name, r.out);
+	}
+	cr_expect_null(function(doc, "[unknown] (tc.bin+0x10)"), "h is no call: %s", r.out);
 	json_decref(doc);
 	run_free(&r);
 	cleanup(dir);
