@@ -16,6 +16,17 @@
 #include "error.h"
 #include "memimage.h"
 
+/*
+ * The stack decode_chunk() needs. libipt 2.1 and later (pt_insn_next() runs on its block
+ * decoder) recurse in pt_blk_proceed_no_event_cached() once per lap of a loop that
+ * needs no trace (a jump or call to itself, a cycle of direct jumps: decode entries in
+ * the block cache), until the block's 16-bit instruction count would wrap: at most
+ * 65535 frames of about 550 bytes (2.2, x86-64), 36 MiB. A thread's default stack
+ * (RLIMIT_STACK, 8 MiB) overflows there; with this one the recursion ends and the
+ * stall check reports the loop as it does with 2.0.5. Pages never touched cost nothing.
+ */
+#define DECODE_CHUNK_STACK (64u << 20)
+
 #define CHUNK_DIAG_MAX 256
 
 struct decode_chunk {

@@ -27,16 +27,6 @@
 #define FIRST_CHUNK (128u << 10)
 /* What chunks waiting for their turn keep in memory, all together (beyond: files). */
 #define MEM_BOUND (256ull << 20)
-/*
- * A decoder thread's stack. libipt 2.1 and later (pt_insn_next() runs on its block
- * decoder) recurse in pt_blk_proceed_no_event_cached() once per lap of a loop that
- * needs no trace (a jump or call to itself, a cycle of direct jumps: decode entries in
- * the block cache), until the block's 16-bit instruction count would wrap: at most
- * 65535 frames of about 550 bytes (2.2, x86-64), 36 MiB. A thread's default stack
- * (RLIMIT_STACK, 8 MiB) overflows there; with this one the recursion ends and the
- * stall check reports the loop as it does with 2.0.5. Pages never touched cost nothing.
- */
-#define DECODER_STACK (64u << 20)
 #define PSB_LEN 16
 
 struct mapped {
@@ -704,7 +694,7 @@ unsigned decode_default_jobs(void)
 	return n < 1 ? 1 : n > 256 ? 256 : (unsigned)n;
 }
 
-/* @jobs workers, each on a DECODER_STACK stack; those started are counted in @n. */
+/* @jobs workers, each on a DECODE_CHUNK_STACK stack; those started are counted in @n. */
 static int start_workers(struct run *r, pthread_t *threads, unsigned jobs, unsigned *n,
 			 struct error *e)
 {
@@ -713,7 +703,7 @@ static int start_workers(struct run *r, pthread_t *threads, unsigned jobs, unsig
 
 	if (pthread_attr_init(&attr))
 		return err_runtime(e, -ENOMEM, "cannot start a decoder thread");
-	if (pthread_attr_setstacksize(&attr, DECODER_STACK))
+	if (pthread_attr_setstacksize(&attr, DECODE_CHUNK_STACK))
 		ret = err_runtime(e, -ENOMEM, "cannot give a decoder thread its stack");
 	while (!ret && *n < jobs) {
 		if (pthread_create(&threads[*n], &attr, worker, r))

@@ -1389,7 +1389,7 @@ Test(decode, help_names_every_mode)
 /*
  * A loop that needs no trace would run for ever: an error, then the next PSB. libipt 2.1
  * and later recurse once per lap of it (up to 65535 frames: src/decode/decode.c,
- * DECODER_STACK), which overflowed a thread's default stack: every shape of such a loop.
+ * DECODE_CHUNK_STACK), which overflowed a thread's default stack: every shape of such a loop.
  */
 static void loop_is_an_error(const uint8_t *code, size_t len, const char *what)
 {
