@@ -80,6 +80,8 @@ struct decode_config {
 	const struct report_config *report;	/* DECODE_REPORT's settings (not owned) */
 	/* Every mode through libipt's instruction decoder, as before the block decoder (tests). */
 	bool insn_path;
+	/* No fast flow path (fastflow.h): every segment through libipt (tests). */
+	bool no_fast;
 };
 
 struct decode_stats {

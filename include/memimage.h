@@ -99,6 +99,13 @@ struct pt_image *image_base(struct image_store *s);
 int image_read(struct image_store *s, int isid, uint64_t ip, uint8_t *buf, size_t n);
 
 /*
+ * The section of the base image (image_base()) that holds @ip, as libipt reads it (a later
+ * section hides what it overlaps of older ones): its isid, and where it ends in @end; 0:
+ * none.
+ */
+int image_base_find(struct image_store *s, uint64_t ip, uint64_t *end);
+
+/*
  * Add an ELF file's PT_LOAD segments to @img (NULL: the base image), as ptxed's
  * --elf FILE[:BASE] does: at their addresses, or moved so that the lowest
  * starts at @base when @has_base. Returns the number of sections added, or a

@@ -4,16 +4,21 @@
 # --timeline file, for every mode that prints no instructions and for `ptcollect report`, on
 # the real traces of ../shared/traces, on libipt's test suite (pttc; each test also with its
 # own ptxed options: Event Trace's --event:iflags, --event:tick, --resync-on-error, filters;
-# libipt 2.2 is required, as Event Trace and TRIG need it) and on ptgen traces cut into many
-# chunks (-J 1 and -J 4, so every chunk seam is crossed). Prints each difference; exits 1 on any.
+# libipt 2.2 is required, as Event Trace and TRIG need it) and on ptgen and ptwalk traces cut
+# into many chunks (-J 1 and -J 4, so every chunk seam is crossed). The modes the fast flow
+# path takes (fastflow.h: --stats, --branches) are run a third time without it
+# (PTCOLLECT_DECODE_NO_FAST=1: libipt's block decoder alone), so that the fast path, the
+# block path and the instruction path are each held to the others. Prints each difference;
+# exits 1 on any.
 #
-#	tests/decode-paths.sh PTCOLLECT SHARED PTGEN WORKDIR
+#	tests/decode-paths.sh PTCOLLECT SHARED PTGEN WORKDIR [PTWALK]
 #
 # Cases where libipt's block and instruction decoders take different paths through a
 # malformed or unusual trace are listed in KNOWN below (docs/testing.md): they must differ
 # exactly as listed (a case that starts to agree is reported too, so the list stays true).
 set -u
 bin=$(realpath "$1") shared=$(realpath "$2") ptgen=$(realpath "$3") work=$(realpath "$4")
+ptwalk=${5:+$(realpath "$5")}
 # (With libipt 2.2, none: the seven of 2.0.5 agree, Event Trace and TRIG cases included.)
 KNOWN=" "
 KNOWN=" $(echo $KNOWN) "
@@ -36,11 +41,21 @@ same() {
 		[ -f "$work/tl" ] && mv "$work/tl" "$work/t1" || : >"$work/t1"
 		"$bin" $CMD "$@" $m >"$work/o2" 2>"$work/e2"; r2=$?
 		[ -f "$work/tl" ] && mv "$work/tl" "$work/t2" || : >"$work/t2"
-		if [ "$r1" != "$r2" ] || ! cmp -s "$work/o1" "$work/o2" ||
+		r3=$r2
+		case $CMD,$m in
+		decode,*--calls* | decode,*--timeline* | report,*) ;;
+		*)	# the fast path's modes: libipt's block decoder alone too
+			PTCOLLECT_DECODE_NO_FAST=1 "$bin" $CMD "$@" $m >"$work/o3" 2>"$work/e3"; r3=$?
+			if ! cmp -s "$work/o1" "$work/o3" || ! cmp -s "$work/e1" "$work/e3"; then
+				r3=nofast-differs
+				diff "$work/o1" "$work/o3" | head -4
+			fi;;
+		esac
+		if [ "$r1" != "$r2" ] || [ "$r1" != "$r3" ] || ! cmp -s "$work/o1" "$work/o2" ||
 		   ! cmp -s "$work/e1" "$work/e2" || ! cmp -s "$work/t1" "$work/t2"; then
 			bad=1
 			case $KNOWN in *" $name "*) continue;; esac
-			echo "DIFF $name, $mode (exit $r1, now $r2): $CMD $*"
+			echo "DIFF $name, $mode (exit $r1, now $r2, no fast path $r3): $CMD $*"
 			diff "$work/o1" "$work/o2" | head -8
 			diff "$work/e1" "$work/e2" | head -8
 			diff "$work/t1" "$work/t2" | head -4
@@ -75,6 +90,20 @@ for j in 1 4; do
 			--pt "$work/gen/trace.pt"
 	done
 done
+# ptwalk: a random walk over 20,000 blocks (the bench's second trace), a few seeds, each
+# -J 1 and in chunks; the fast path decodes most of its segments.
+if [ -n "$ptwalk" ]; then
+	for seed in 1 2 3; do
+		mkdir -p "$work/walk$seed"
+		"$ptwalk" -b 20000 -s $seed -n 300000 -p $((seed * 24)) "$work/walk$seed" >/dev/null ||
+			{ echo "ptwalk failed"; exit 1; }
+		for j in "-J 1" "-J 4 --chunk-size 20000"; do
+			same "ptwalk-$seed-${j// /}" $j --raw "$work/walk$seed/prog.bin:0x401000" \
+				--pt "$work/walk$seed/trace.pt"
+		done
+	done
+fi
+
 CMD=report
 same report-hase --cpu 6/94/3 --elf "$h/loopy" --pt "$h/aux.aux-idx2-cpu2-tid19233.pt"
 for j in 1 4; do

@@ -634,6 +634,7 @@ static int check_config(struct opts *o)
 		return bad("out of memory");
 	/* Hidden: the instruction decoder for every mode, the old path (tests compare). */
 	o->cfg.insn_path = getenv("PTCOLLECT_DECODE_INSN_PATH") && *getenv("PTCOLLECT_DECODE_INSN_PATH");
+	o->cfg.no_fast = getenv("PTCOLLECT_DECODE_NO_FAST") && *getenv("PTCOLLECT_DECODE_NO_FAST");
 	if (o->have_pt) {
 		o->cfg.have_conv = o->conv_given;
 		if (decode_pevent_copy(&o->cfg.conv, &o->pev))

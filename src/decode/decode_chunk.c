@@ -19,6 +19,7 @@
 #include "decode_rec.h"
 #include "decode_sb.h"
 #include "disasm.h"
+#include "fastflow.h"
 #include "fileio.h"
 #include "memimage.h"
 #include "iptcaps.h"
@@ -53,6 +54,7 @@ struct mark {
 	uint64_t offset;	/* trace offset */
 	size_t ndiag;
 	struct decode_stats stats;
+	enum pt_exec_mode mode;	/* the block path's, there (run_fast()) */
 };
 
 /* What is kept of the last instruction: a whole pt_insn is slow to copy at every one. */
@@ -92,6 +94,11 @@ struct dec {
 	struct pt_insn_decoder *d;	/* the instruction decoder (--insn), */
 	struct pt_block_decoder *bd;	/* or the block decoder (the other modes) */
 	struct shapes *shapes;		/* the block path's instruction cache */
+	struct fastflow *ff;		/* the fast flow path, where it may run (fastflow.h) */
+	enum pt_exec_mode blk_mode;	/* the last block's */
+	/* run_fast(): what may be taken back is not let go of (sink positions). */
+	bool hold;
+	uint64_t hold_out, hold_tl;
 	struct symname *names;		/* sym_of()'s, 2^NAMES_BITS */
 	csh cs[3];			/* capstone for it, by mode (16, 32, 64), opened on need */
 	uint64_t flow_ip;		/* the last instruction's IP in this flow (errors) */
@@ -260,11 +267,17 @@ static void rec_init(const struct dec *x, struct rrec *r, enum rrec_kind kind)
 static void maybe_flush(struct dec *x)
 {
 	struct decode_chunk *c = x->c;
+	uint64_t out = x->mark.valid ? x->mark.out : dsink_pos(&c->out);
+	uint64_t tl = x->mark.valid ? x->mark.tl : dsink_pos(&c->tl);
 
+	if (x->hold) {
+		out = out < x->hold_out ? out : x->hold_out;
+		tl = tl < x->hold_tl ? tl : x->hold_tl;
+	}
 	if (c->out.len > FLUSH_AT)
-		dsink_flush(&c->out, x->mark.valid ? x->mark.out : dsink_pos(&c->out));
+		dsink_flush(&c->out, out);
 	if (c->tl.len > FLUSH_AT)
-		dsink_flush(&c->tl, x->mark.valid ? x->mark.tl : dsink_pos(&c->tl));
+		dsink_flush(&c->tl, tl);
 }
 
 static void update_time(struct dec *x)
@@ -558,6 +571,7 @@ static void set_mark(struct dec *x)
 	x->mark.offset = offset_now(x);
 	x->mark.ndiag = x->c->nr_diags;
 	x->mark.stats = x->c->stats;
+	x->mark.mode = x->blk_mode;
 }
 
 /* Drop what the next chunk decodes too: everything from its first instruction on. */
@@ -1503,6 +1517,7 @@ static bool on_block(struct dec *x, const struct pt_block *b, int err, uint64_t 
 
 	if (!n)
 		return true;
+	x->blk_mode = b->mode;
 	block_last_lite(x, b, &last);
 	/* flow() checks for a stall after each instruction decoded without error. */
 	cnt = last_ok ? n : n - 1;
@@ -1786,12 +1801,16 @@ static int sync_forward(struct dec *x, uint64_t off)
 	return x->bd ? pt_blk_sync_set(x->bd, found) : pt_insn_sync_set(x->d, found);
 }
 
-static void run(struct dec *x)
+static void run(struct dec *x, uint64_t from)
 {
 	uint64_t sync = 0;
 
 	for (;;) {
-		int status = sync_forward(x, offset_now(x));
+		int status = from ? pt_blk_sync_set(x->bd, from) : -pte_nosync;
+
+		if (status < 0)
+			status = sync_forward(x, from ? from : offset_now(x));
+		from = 0;
 
 		if (status < 0) {
 			uint64_t off;
@@ -1810,6 +1829,203 @@ static void run(struct dec *x)
 			break;
 	}
 	flush_pending(x, 0);
+}
+
+/* ---- the fast flow path: PSB segments decoded without libipt (fastflow.h) ---- */
+
+/* A fast segment's trace at most: its output waits in the sink until it is known good. */
+#define FAST_SEG_MAX (64u << 10)
+/* Segments in a row that were not fast before the chunk stops trying. */
+#define FAST_MISSES 8
+/* Trace decoded by libipt between two fast segments at most (its output is held). */
+#define FAST_REGION_MAX (256u << 10)
+
+static struct pt_block_decoder *blk_new(const struct dec *x, uint64_t end);
+
+static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind)
+{
+	branch(ctx, from, to, kind);
+}
+
+/*
+ * Trace from @from to @to with libipt, as a chunk of its own: @final, the rest of this
+ * chunk; else ending where the next PSB+'s FUP (@ip) is, as the chunk before a seam does.
+ * Returns whether it ended as the decoder of the whole chunk would have been there: at that
+ * FUP's instruction, no error on the way (else the caller takes it back).
+ */
+static bool fast_region(struct dec *x, uint64_t from, uint64_t to, bool final, uint64_t ip)
+{
+	struct decode_chunk *c = x->c;
+	bool last = c->last, have = c->have_next_ip, clean;
+	uint64_t next_ip = c->next_ip, errors = c->stats.errors, overflows = c->stats.overflows;
+	size_t ndiag = c->nr_diags, more = c->more_diags;
+	struct pt_block_decoder *bd = blk_new(x, c->begin + to);
+
+	if (!bd)
+		return false;
+	pt_blk_free_decoder(x->bd);
+	x->bd = bd;
+	if (!final) {
+		c->last = false;
+		c->have_next_ip = true;
+		c->next_ip = ip;
+	}
+	/* What a new chunk's decoder starts with. */
+	x->have_prev = false;
+	x->mark.valid = false;
+	x->pend.valid = false;
+	x->async_kind = NULL;
+	x->since_check = 0;
+	x->stall_off = 0;
+	x->stall_insns = 0;
+	x->flow_ip = 0;
+	run(x, from);
+	/*
+	 * What follows the mark is the next segment's (trim()): only what is before counts.
+	 * The whole chunk's decoder would check the next PSB+ against its state: a fast
+	 * segment is 64-bit code, so must the code before it be.
+	 */
+	clean = x->mark.valid && x->mark.mode == ptem_64bit;
+	if (!final) {
+		trim(x);
+		clean = clean && c->stats.errors == errors && c->stats.overflows == overflows &&
+			c->nr_diags == ndiag && c->more_diags == more;
+		x->mark.valid = false;
+		x->have_prev = false;
+		c->last = last;
+		c->have_next_ip = have;
+		c->next_ip = next_ip;
+	}
+	return clean;
+}
+
+/*
+ * The next PSB from @at, before @limit (then: @len): past a hole of a sparse file without
+ * reading it, as sync_forward().
+ */
+static size_t next_psb(const struct dec *x, const uint8_t *buf, size_t len, size_t at,
+		       size_t limit)
+{
+	static const uint8_t psb[16] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	};
+	size_t end = limit < len ? limit : len;
+	const uint8_t *p;
+
+	if (x->c->mapped && at < end) {
+		uint64_t data = file_next_data(x->c->fd, file_offset(x, at));
+
+		if (data > file_offset(x, at))
+			return len;	/* a hole: libipt's search passes it */
+	}
+	p = at < end ? memmem(buf + at, end - at, psb, sizeof(psb)) : NULL;
+	return p ? (size_t)(p - buf) : len;
+}
+
+/* What the chunk's sinks and counts were, to take back a cut that was not one. */
+struct fast_snap {
+	uint64_t out, tl;
+	struct decode_stats stats;
+	size_t ndiag;
+	uint64_t more;
+};
+
+static void fast_save(const struct dec *x, struct fast_snap *s)
+{
+	s->out = dsink_pos(&x->c->out);
+	s->tl = dsink_pos(&x->c->tl);
+	s->stats = x->c->stats;
+	s->ndiag = x->c->nr_diags;
+	s->more = x->c->more_diags;
+}
+
+static void fast_restore(struct dec *x, const struct fast_snap *s)
+{
+	dsink_truncate(&x->c->out, s->out);
+	dsink_truncate(&x->c->tl, s->tl);
+	x->c->stats = s->stats;
+	x->c->nr_diags = s->ndiag;
+	x->c->more_diags = s->more;
+}
+
+/*
+ * The chunk segment by segment: each PSB segment that fastflow decodes (wholly inside the
+ * chunk, not its last), the others with libipt between, as chunks of their own would be.
+ * Such a cut is kept only where libipt's decoder of the whole chunk would have been at the
+ * same place with nothing else to say: the libipt stretch before it ended at the next
+ * PSB+'s FUP instruction with no error; else it is taken back and the stretch goes on to
+ * the next PSB. What could be taken back is held in the sinks (FAST_REGION_MAX bounds it).
+ */
+static void run_fast(struct dec *x)
+{
+	struct decode_chunk *c = x->c;
+	const uint8_t *buf = c->pt + c->begin;
+	size_t len = (size_t)(c->end - c->begin), from = 0, next;
+	size_t at = next_psb(x, buf, len, 0, FAST_REGION_MAX + 16);
+	bool want = wants(x, RREC_BRANCH);
+	unsigned misses = 0;
+
+	while (at < len && misses < FAST_MISSES && at - from <= FAST_REGION_MAX) {
+		struct fast_snap before, after;
+		uint64_t ip;
+
+		if (!fastflow_psb(buf, len, at, &ip)) {
+			misses++;
+			at = next_psb(x, buf, len, at + 1, from + FAST_REGION_MAX + 16);
+			continue;
+		}
+		fast_save(x, &before);
+		x->hold = true;
+		x->hold_out = before.out;
+		x->hold_tl = before.tl;
+		if (from < at && !fast_region(x, from, at, false, ip)) {
+			/* Not where the whole chunk's decoder would be: no cut here. */
+			fast_restore(x, &before);
+			misses++;
+			at = next_psb(x, buf, len, at + 1, from + FAST_REGION_MAX + 16);
+			continue;
+		}
+		fast_save(x, &after);
+		if (fastflow_segment(x->ff, buf, len < at + FAST_SEG_MAX ? len : at + FAST_SEG_MAX,
+				     at, &c->stats, want ? fast_branch : NULL, x, &next)) {
+			from = at = next;
+			misses = 0;
+			x->hold = false;
+			maybe_flush(x);
+			if (at - x->progress_off >= PSB_STEP) {
+				if (c->progress)
+					__atomic_fetch_add(c->progress, at - x->progress_off,
+							   __ATOMIC_RELAXED);
+				x->progress_off = at;
+				drop_behind(x, at, KEEP_BEHIND);
+			}
+			continue;
+		}
+		/* Not fast: libipt decodes it from this PSB on, nothing of the try stays. */
+		fast_restore(x, &after);
+		from = at;
+		misses++;
+		at = next_psb(x, buf, len, at + 1, from + FAST_REGION_MAX + 16);
+	}
+	x->hold = false;
+	fast_region(x, from, len, true, 0);
+}
+
+/* Whether the fast path may decode this chunk's segments: what it cannot show is not asked. */
+static bool fast_ok(const struct dec *x, const struct pt_config *pc)
+{
+	const struct decode_config *cfg = x->cfg;
+	static const struct pt_errata none;
+
+	if (cfg->no_fast || x->sb || !x->bd || cfg->stall_limit || cfg->event_tick ||
+	    cfg->event_iflags || (x->flags & RENDER_TIME) ||
+	    (x->wants & (RREC_BIT(RREC_INSN) | RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN) |
+			 RREC_BIT(RREC_THREAD))))
+		return false;
+	if (memcmp(&pc->errata, &none, sizeof(none)) || pc->addr_filter.config.addr_cfg)
+		return false;
+	return true;
 }
 
 /* ---- setup ---- */
@@ -1918,6 +2134,35 @@ static int setup_image(struct dec *x, struct error *e)
 	return ret ? ret : load_files(x->cfg, x->img, e);
 }
 
+/* A block decoder for the chunk's trace up to @end, on the base image (NULL: no memory). */
+static struct pt_block_decoder *blk_new(const struct dec *x, uint64_t end)
+{
+	const struct decode_config *cfg = x->cfg;
+	struct pt_block_decoder *bd;
+	struct pt_config pc;
+
+	setup_config(x, &pc);
+	pc.end = (uint8_t *)(x->c->pt + end);
+	/*
+	 * Each block ends at its one branch: the instructions before it are not branches.
+	 * The block decoder's flags are not laid out as the instruction decoder's.
+	 */
+	memset(&pc.flags, 0, sizeof(pc.flags));
+	pc.flags.variant.block.end_on_call = 1;
+	pc.flags.variant.block.end_on_jump = 1;
+	pc.flags.variant.block.enable_tick_events = cfg->event_tick;
+#if PTC_LIBIPT >= 0x201
+	pc.flags.variant.block.enable_iflags_events = cfg->event_iflags;
+	pc.flags.variant.block.keep_tcal_on_ovf = cfg->keep_tcal_on_ovf;
+#endif
+	bd = pt_blk_alloc_decoder(&pc);
+	if (bd && x->img && pt_blk_set_image(bd, image_base(x->img)) < 0) {
+		pt_blk_free_decoder(bd);
+		return NULL;
+	}
+	return bd;
+}
+
 static int setup(struct dec *x, struct error *e)
 {
 	const struct decode_config *cfg = x->cfg;
@@ -1942,19 +2187,7 @@ static int setup(struct dec *x, struct error *e)
 			x->rend[i].dis = x->dis;
 	}
 	if (!x->insn_rend && !cfg->insn_path) {
-		/*
-		 * Each block ends at its one branch: the instructions before it are not branches.
-		 * The block decoder's flags are not laid out as the instruction decoder's.
-		 */
-		memset(&pc.flags, 0, sizeof(pc.flags));
-		pc.flags.variant.block.end_on_call = 1;
-		pc.flags.variant.block.end_on_jump = 1;
-		pc.flags.variant.block.enable_tick_events = cfg->event_tick;
-#if PTC_LIBIPT >= 0x201
-		pc.flags.variant.block.enable_iflags_events = cfg->event_iflags;
-		pc.flags.variant.block.keep_tcal_on_ovf = cfg->keep_tcal_on_ovf;
-#endif
-		x->bd = pt_blk_alloc_decoder(&pc);
+		x->bd = blk_new(x, x->c->end);
 		x->shapes = calloc(1, sizeof(*x->shapes));
 		if (!x->bd || !x->shapes)
 			return err_runtime(e, -ENOMEM, "%s: libipt could not make a decoder",
@@ -1963,6 +2196,8 @@ static int setup(struct dec *x, struct error *e)
 		if (ret < 0)
 			return err_runtime(e, -EINVAL, "%s: %s", st->name,
 					   pt_errstr(pt_errcode(ret)));
+		if (fast_ok(x, &pc))
+			x->ff = fastflow_new(x->img);
 		return 0;
 	}
 	x->d = pt_insn_alloc_decoder(&pc);
@@ -1978,6 +2213,7 @@ static void teardown(struct dec *x)
 {
 	pt_insn_free_decoder(x->d);
 	pt_blk_free_decoder(x->bd);
+	fastflow_free(x->ff);
 	free(x->shapes);
 	free(x->names);
 	for (int i = 0; i < 3; i++)
@@ -2041,7 +2277,10 @@ int decode_chunk(struct decode_chunk *c)
 		struct guard g;
 
 		guard_begin(&x, &g);
-		run(&x);
+		if (x.ff)
+			run_fast(&x);
+		else
+			run(&x, 0);
 		guard_end(&x, &g);
 		if (x.run_n)
 			run_flush(&x, false);

@@ -32,7 +32,15 @@ struct image_store {
 	struct image_proc *procs;
 	struct section_info *secs;	/* by isid */
 	size_t nr_secs;
+	struct base_sec *bsecs;		/* the base image's sections, oldest first */
+	size_t nr_bsecs, cap_bsecs;
 	struct symcache *syms;
+};
+
+/* A section of the base image (image_base_find()). */
+struct base_sec {
+	uint64_t vaddr, size;
+	int isid;
 };
 
 /* One file's symbols by file offset, for naming addresses. */
@@ -305,6 +313,7 @@ void image_store_free(struct image_store *s)
 	for (size_t i = 0; i < s->nr_secs; i++)
 		free(s->secs[i].path);
 	free(s->secs);
+	free(s->bsecs);
 	free(s);
 }
 
@@ -355,7 +364,33 @@ static int add_section(struct image_store *s, struct pt_image *img, const char *
 		return isid;
 	if (note_section(s, isid, path, offset, vaddr))
 		return -pte_nomem;
+	if (img == s->base) {
+		if (s->nr_bsecs == s->cap_bsecs) {
+			size_t cap = s->cap_bsecs ? 2 * s->cap_bsecs : 8;
+			struct base_sec *n = realloc(s->bsecs, cap * sizeof(*n));
+
+			if (!n)
+				return -pte_nomem;
+			s->bsecs = n;
+			s->cap_bsecs = cap;
+		}
+		s->bsecs[s->nr_bsecs++] = (struct base_sec){ vaddr, size, isid };
+	}
 	return pt_image_add_cached(img, s->iscache, isid, NULL);
+}
+
+int image_base_find(struct image_store *s, uint64_t ip, uint64_t *end)
+{
+	/* libipt's rule: a section added later hides what it overlaps of older ones. */
+	for (size_t i = s->nr_bsecs; i-- > 0;) {
+		const struct base_sec *b = &s->bsecs[i];
+
+		if (ip >= b->vaddr && ip - b->vaddr < b->size) {
+			*end = b->vaddr + b->size;
+			return b->isid;
+		}
+	}
+	return 0;
 }
 
 /* libipt's words for a section that could not be added, with a hint at the usual cause. */

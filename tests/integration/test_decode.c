@@ -1795,7 +1795,8 @@ Test(decode, block_path_prints_what_the_insn_path_printed)
 {
 	char *dir = temp_dir("ptc-decode-paths");
 	char *argv[] = { own(run_srcpath("tests/decode-paths.sh")), (char *)run_bin(),
-			 shared("."), own(run_testprog("ptgen")), dir, NULL };
+			 shared("."), own(run_testprog("ptgen")), dir,
+			 own(run_testprog("ptwalk")), NULL };
 	struct run_result r;
 
 	/* Some 4000 decodes: longer than the suite's watchdog. */

@@ -1,0 +1,753 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The fast flow path (fastflow.h): a PSB segment's packets decoded here, over blocks of
+ * code cut once with capstone. What libipt's block decoder does with the same packets,
+ * for the plainest segments; the rest is the caller's (libipt) to decode.
+ */
+#include <capstone/capstone.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fastflow.h"
+
+/* Instructions in a block at most (a longer run without a branch is cut). */
+#define BLOCK_INSNS 256
+/* Direct branches between two that read trace, at most (more: not fast). */
+#define PEND_MAX 64
+/* Blocks run without reading trace, at most (a cycle of direct jumps: not fast). */
+#define STEPS_MAX 65536
+/* Slots of the index: twice the blocks. */
+#define IDX_SLOTS (2 * FASTFLOW_BLOCKS)
+/* libipt's return stack. */
+#define RETSTACK 64
+
+enum ffcls {
+	FF_NONE,	/* an empty slot */
+	FF_OTHER,	/* no branch: the block was cut, it goes on past its last instruction */
+	FF_COND,
+	FF_JMP,
+	FF_CALL,
+	FF_RET,
+	FF_IJMP,
+	FF_ICALL,
+};
+
+/* A block, 32 bytes: the blocks lie together, in the order they were cut. */
+struct ffblk {
+	uint64_t ip;		/* the first instruction */
+	uint64_t target;	/* a direct branch's */
+	uint32_t last;		/* the last instruction, from ip */
+	uint16_t ninsn;
+	uint8_t size;		/* of the last instruction */
+	uint8_t cls;		/* enum ffcls */
+	/* Where the block went last (taken, not taken): a slot + 1, checked before use. */
+	uint32_t next[2];
+};
+
+struct fastflow {
+	struct image_store *img;
+	csh cs;
+	cs_insn *ci;
+	uint64_t built;
+	struct ffblk *blk;	/* FASTFLOW_BLOCKS, 64-byte aligned; nblk used */
+	uint32_t nblk;
+	uint32_t *idx;		/* IDX_SLOTS: a block's slot + 1 by its address, 0: empty */
+};
+
+struct fastflow *fastflow_new(struct image_store *img)
+{
+	struct fastflow *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	f->blk = aligned_alloc(64, FASTFLOW_BLOCKS * sizeof(struct ffblk));
+	if (!f->blk) {
+		free(f);
+		return NULL;
+	}
+	f->idx = calloc(IDX_SLOTS, sizeof(*f->idx));
+	if (!f->idx) {
+		free(f->blk);
+		free(f);
+		return NULL;
+	}
+	f->img = img;
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &f->cs) != CS_ERR_OK) {
+		free(f->idx);
+		free(f->blk);
+		free(f);
+		return NULL;
+	}
+	f->ci = cs_malloc(f->cs);
+	if (!f->ci) {
+		cs_close(&f->cs);
+		free(f->idx);
+		free(f->blk);
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+void fastflow_free(struct fastflow *f)
+{
+	if (!f)
+		return;
+	cs_free(f->ci, 1);
+	cs_close(&f->cs);
+	free(f->idx);
+	free(f->blk);
+	free(f);
+}
+
+uint64_t fastflow_built(const struct fastflow *f)
+{
+	return f->built;
+}
+
+/* ---- code ---- */
+
+/*
+ * The class of @ci (@raw its bytes) and a direct branch's target, or -1: an instruction
+ * this path leaves to libipt (far transfers, ptwrite, prefixes that change a branch).
+ */
+static int classify(const cs_insn *ci, uint64_t *target)
+{
+	const uint8_t *b = ci->bytes;
+	size_t i = 0, n = ci->size;
+	int64_t rel;
+
+	switch (ci->id) {
+	case X86_INS_CALL: case X86_INS_RET: case X86_INS_JMP:
+	case X86_INS_JAE: case X86_INS_JA: case X86_INS_JBE: case X86_INS_JB:
+	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JE: case X86_INS_JGE:
+	case X86_INS_JG: case X86_INS_JLE: case X86_INS_JL: case X86_INS_JNE:
+	case X86_INS_JNO: case X86_INS_JNP: case X86_INS_JNS: case X86_INS_JO:
+	case X86_INS_JP: case X86_INS_JRCXZ: case X86_INS_JS:
+	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
+		break;
+	case X86_INS_LCALL: case X86_INS_INT: case X86_INS_INT1: case X86_INS_INT3:
+	case X86_INS_INTO: case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_VMCALL:
+	case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETD:
+	case X86_INS_IRETQ: case X86_INS_SYSEXIT: case X86_INS_SYSRET:
+	case X86_INS_VMLAUNCH: case X86_INS_VMRESUME: case X86_INS_LJMP:
+	case X86_INS_INVALID:
+		return -1;
+	default:
+		return FF_OTHER;
+	}
+	if (ci->id == X86_INS_RET)
+		return FF_RET;
+	/* Branch hints and BND: nothing else in front of a near branch here. */
+	while (i < n && (b[i] == 0x2e || b[i] == 0x3e || b[i] == 0xf2))
+		i++;
+	if (i < n && (b[i] & 0xf0) == 0x40 && i + 1 < n && b[i + 1] == 0xff)
+		i++;	/* a REX prefix of an indirect branch: call r11 */
+	if (i >= n)
+		return -1;
+	if (b[i] == 0xff) {
+		uint8_t reg = i + 1 < n ? (b[i + 1] >> 3) & 7 : 0;
+
+		if (ci->id == X86_INS_CALL && reg == 2)
+			return FF_ICALL;
+		if (ci->id == X86_INS_JMP && reg == 4)
+			return FF_IJMP;
+		return -1;
+	}
+	if (b[i] == 0xeb || (b[i] >= 0x70 && b[i] <= 0x7f) || (b[i] >= 0xe0 && b[i] <= 0xe3)) {
+		if (i + 2 != n)
+			return -1;
+		rel = (int8_t)b[i + 1];
+	} else if (b[i] == 0xe8 || b[i] == 0xe9 ||
+		   (b[i] == 0x0f && i + 1 < n && b[i + 1] >= 0x80 && b[i + 1] <= 0x8f)) {
+		size_t at = i + (b[i] == 0x0f ? 2 : 1);
+		int32_t r;
+
+		if (at + 4 != n)
+			return -1;
+		memcpy(&r, b + at, 4);
+		rel = r;
+	} else {
+		return -1;
+	}
+	*target = ci->address + n + (uint64_t)rel;
+	switch (ci->id) {
+	case X86_INS_CALL: return FF_CALL;
+	case X86_INS_JMP: return FF_JMP;
+	default: return FF_COND;
+	}
+}
+
+/* Bytes of code read at a time. */
+#define READ_STEP 256u
+
+/*
+ * Up to READ_STEP bytes of code at @ip into @buf: the number read, 0 when none. @isid and
+ * @end: its section, found on the first read (isid 0).
+ */
+static size_t code_at(struct fastflow *f, uint64_t ip, uint8_t *buf, int *isid, uint64_t *end)
+{
+	size_t len;
+	int got;
+
+	if (!*isid) {
+		*isid = image_base_find(f->img, ip, end);
+		if (!*isid)
+			return 0;
+	}
+	if (ip >= *end)
+		return 0;
+	len = *end - ip < READ_STEP ? (size_t)(*end - ip) : READ_STEP;
+	got = image_read(f->img, *isid, ip, buf, len);
+	return got > 0 ? (size_t)got : 0;
+}
+
+/*
+ * The next instruction at @addr into f->ci, from @buf (@len bytes left at @code), reading
+ * more of the section when it runs out. False: not an instruction capstone knows.
+ */
+static bool next_insn(struct fastflow *f, uint8_t *buf, const uint8_t **code, size_t *len,
+		      uint64_t *addr, int *isid, uint64_t *end)
+{
+	if (*len < 16) {
+		size_t got;
+
+		/* What is left, then more: an instruction may straddle two reads. */
+		memmove(buf, *code, *len);
+		got = code_at(f, *addr + *len, buf + *len, isid, end);
+		*len += got;
+		*code = buf;
+	}
+	return *len && cs_disasm_iter(f->cs, code, len, addr, f->ci);
+}
+
+/*
+ * The block at @ip: from the table, or cut now; NULL when this path cannot. A full table
+ * is emptied (links into it are checked before use).
+ */
+static const struct ffblk *block(struct fastflow *f, uint64_t ip)
+{
+	uint64_t h = ip * 0x9e3779b97f4a7c15ull, end = 0, addr = ip, target = 0;
+	size_t slot = (size_t)(h >> (64 - 16));
+	uint8_t buf[READ_STEP + 16];
+	const uint8_t *code = buf;
+	struct ffblk *e;
+	uint32_t n = 0;
+	size_t len = 0;
+	int isid = 0, cls = FF_OTHER;
+
+	for (; f->idx[slot]; slot = (slot + 1) % IDX_SLOTS)
+		if (f->blk[f->idx[slot] - 1].ip == ip)
+			return &f->blk[f->idx[slot] - 1];
+	for (;;) {
+		if (!next_insn(f, buf, &code, &len, &addr, &isid, &end))
+			return NULL;
+		n++;
+		cls = classify(f->ci, &target);
+		if (cls < 0)
+			return NULL;
+		if (cls != FF_OTHER || n == BLOCK_INSNS)
+			break;
+	}
+	if (f->nblk == FASTFLOW_BLOCKS) {
+		memset(f->idx, 0, IDX_SLOTS * sizeof(*f->idx));
+		f->nblk = 0;
+		slot = (size_t)(h >> (64 - 16));
+	}
+	e = &f->blk[f->nblk++];
+	f->idx[slot] = f->nblk;
+	e->ip = ip;
+	e->last = (uint32_t)(f->ci->address - ip);
+	e->size = (uint8_t)f->ci->size;
+	e->ninsn = (uint16_t)n;
+	e->cls = (uint8_t)cls;
+	e->target = target;
+	e->next[0] = e->next[1] = 0;
+	f->built++;
+	return e;
+}
+
+/* The block at @ip, where @b went (@way: 0 taken, 1 not), through its link if it holds. */
+static inline const struct ffblk *follow(struct fastflow *f, const struct ffblk *b, int way,
+					 uint64_t ip)
+{
+	uint32_t i = b->next[way];
+	const struct ffblk *n;
+
+	if (i && i <= f->nblk && f->blk[i - 1].ip == ip)
+		return &f->blk[i - 1];
+	n = block(f, ip);
+	/* (@b may have moved: a link is only a hint, checked as above.) */
+	if (n)
+		((struct ffblk *)b)->next[way] = (uint32_t)(n - f->blk) + 1;
+	return n;
+}
+
+/* Instructions from @ip up to @to (not counting it), in one block's run; -1: not on one. */
+static long count_to(struct fastflow *f, uint64_t ip, uint64_t to)
+{
+	uint64_t end = 0, addr = ip;
+	uint8_t buf[READ_STEP + 16];
+	const uint8_t *code = buf;
+	size_t len = 0;
+	int isid = 0;
+	long n = 0;
+
+	while (addr < to) {
+		if (!next_insn(f, buf, &code, &len, &addr, &isid, &end))
+			return -1;
+		n++;
+	}
+	return addr == to ? n : -1;
+}
+
+/* ---- packets ---- */
+
+struct seg {
+	const uint8_t *buf;
+	size_t len, pos;
+	uint64_t last_ip;
+	uint64_t tnt;		/* TNT bits not used yet, the next one the highest */
+	unsigned ntnt;
+	uint64_t tip;		/* the last TIP's IP */
+};
+
+enum pk {
+	PK_TNT,
+	PK_TIP,
+	PK_PSB,
+	PK_FAIL,
+};
+
+static uint64_t le(const uint8_t *p, unsigned n)
+{
+	uint64_t v = 0;
+
+	for (unsigned i = n; i-- > 0;)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/* An IP packet's IP at @p (its header byte): into s->last_ip; false: suppressed or bad. */
+static bool ip_packet(struct seg *s, const uint8_t *p, size_t *size)
+{
+	static const uint8_t bytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
+	unsigned ipc = p[0] >> 5, n = bytes[ipc];
+	uint64_t v;
+
+	if (!n || s->pos + 1 + n > s->len)
+		return false;
+	v = le(p + 1, n);
+	switch (ipc) {
+	case 1: s->last_ip = (s->last_ip & ~0xffffull) | v; break;
+	case 2: s->last_ip = (s->last_ip & ~0xffffffffull) | v; break;
+	case 3: s->last_ip = (uint64_t)((int64_t)(v << 16) >> 16); break;
+	case 4: s->last_ip = (s->last_ip & ~0xffffffffffffull) | v; break;
+	default: s->last_ip = v; break;
+	}
+	*size = 1 + n;
+	return true;
+}
+
+/* The size of a timing or PAD packet at s->pos (skipped anywhere), or 0. */
+static size_t skip_size(const struct seg *s)
+{
+	const uint8_t *p = s->buf + s->pos;
+	size_t left = s->len - s->pos, n;
+
+	if (p[0] == 0x00)
+		return 1;
+	if (p[0] == 0x19)
+		return left >= 8 ? 8 : 0;
+	if (p[0] == 0x59)
+		return left >= 2 ? 2 : 0;
+	if ((p[0] & 3) == 3) {		/* CYC */
+		if (!(p[0] & 4))
+			return 1;
+		for (n = 1; n < left && n < 16; n++)
+			if (!(p[n] & 1))
+				return n + 1;
+		return 0;
+	}
+	if (p[0] == 0x02 && left >= 2 && p[1] == 0x73)
+		return left >= 7 ? 7 : 0;	/* TMA */
+	return 0;
+}
+
+static bool is_psb(const struct seg *s)
+{
+	static const uint8_t psb[16] = {
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+		0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+	};
+
+	return s->len - s->pos >= 16 && !memcmp(s->buf + s->pos, psb, 16);
+}
+
+/* The next TNT (loaded into s->tnt), TIP (s->tip) or PSB (not read) after s->pos. */
+static enum pk next_packet(struct seg *s)
+{
+	for (;;) {
+		const uint8_t *p = s->buf + s->pos;
+		size_t n;
+
+		if (s->pos >= s->len)
+			return PK_FAIL;
+		n = skip_size(s);
+		if (n) {
+			s->pos += n;
+			continue;
+		}
+		if (!(p[0] & 1) && p[0] != 0x02) {	/* TNT-8 */
+			unsigned v = p[0] >> 1;
+
+			s->ntnt = 31u - (unsigned)__builtin_clz(v);
+			s->tnt = v & ((1u << s->ntnt) - 1);
+			s->pos++;
+			if (!s->ntnt)
+				continue;
+			return PK_TNT;
+		}
+		if ((p[0] & 0x1f) == 0x0d) {		/* TIP */
+			if (!ip_packet(s, p, &n))
+				return PK_FAIL;
+			s->tip = s->last_ip;
+			s->pos += n;
+			return PK_TIP;
+		}
+		if (p[0] == 0x02 && s->len - s->pos >= 8 && p[1] == 0xa3) {	/* TNT-64 */
+			uint64_t v = le(p + 2, 6);
+
+			if (!v)
+				return PK_FAIL;
+			s->ntnt = 63u - (unsigned)__builtin_clzll(v);
+			s->tnt = v & ((1ull << s->ntnt) - 1);
+			s->pos += 8;
+			if (!s->ntnt)
+				continue;
+			return PK_TNT;
+		}
+		if (is_psb(s))
+			return PK_PSB;
+		return PK_FAIL;
+	}
+}
+
+/*
+ * The PSB+ at @at: s->pos past its PSBEND, the FUP's IP in @ip. False unless tracing is
+ * on in 64-bit code and every packet is one this path knows.
+ */
+static bool psb_plus(struct seg *s, size_t at, uint64_t *ip)
+{
+	bool fup = false, mode = false;
+
+	s->pos = at;
+	s->last_ip = 0;
+	s->ntnt = 0;
+	if (!is_psb(s))
+		return false;
+	s->pos += 16;
+	while (s->pos < s->len) {
+		const uint8_t *p = s->buf + s->pos;
+		size_t left = s->len - s->pos, n = skip_size(s);
+
+		if (n) {
+			s->pos += n;
+			continue;
+		}
+		if (p[0] == 0x99 && left >= 2) {		/* MODE */
+			if ((p[1] >> 5) == 0) {
+				if ((p[1] & 3) != 1)
+					return false;
+				mode = true;
+			} else if ((p[1] >> 5) != 1) {
+				return false;
+			}
+			s->pos += 2;
+		} else if ((p[0] & 0x1f) == 0x1d) {	/* FUP */
+			unsigned ipc = p[0] >> 5;
+
+			/* The first IP after a PSB: uncompressed. */
+			if (fup || (ipc != 3 && ipc != 6) || !ip_packet(s, p, &n))
+				return false;
+			fup = true;
+			*ip = s->last_ip;
+			s->pos += n;
+		} else if (p[0] == 0x02 && left >= 2) {
+			switch (p[1]) {
+			case 0x23:				/* PSBEND */
+				s->pos += 2;
+				return fup && mode;
+			case 0x03:				/* CBR */
+				n = 4;
+				break;
+			case 0x43:				/* PIP */
+				n = 8;
+				break;
+			case 0xc8:				/* VMCS */
+				n = 7;
+				break;
+			default:
+				return false;
+			}
+			if (left < n)
+				return false;
+			s->pos += n;
+		} else {
+			return false;
+		}
+	}
+	return false;
+}
+
+bool fastflow_psb(const uint8_t *buf, size_t len, size_t at, uint64_t *ip)
+{
+	struct seg s = { .buf = buf, .len = len };
+
+	return psb_plus(&s, at, ip);
+}
+
+/* ---- flow ---- */
+
+struct pend {
+	uint64_t from, to;
+	const char *kind;
+};
+
+struct flow {
+	struct fastflow *f;
+	struct seg s;
+	struct decode_stats d;		/* up to the last branch that read trace */
+	uint64_t insns, branches, calls;	/* since: its direct branches, in pend */
+	struct pend pend[PEND_MAX];
+	unsigned npend;
+	uint64_t stack[RETSTACK + 1];
+	uint32_t site[RETSTACK + 1];	/* the call's block (slot + 1): its link to the return */
+	unsigned top, bottom;
+	fastflow_branch_fn *fn;
+	void *ctx;
+};
+
+static void push(struct flow *w, uint64_t ip, uint32_t site)
+{
+	w->stack[w->top] = ip;
+	w->site[w->top] = site;
+	w->top = (w->top + 1) % (RETSTACK + 1);
+	if (w->top == w->bottom)
+		w->bottom = (w->bottom + 1) % (RETSTACK + 1);
+}
+
+static bool pop(struct flow *w, uint64_t *ip, uint32_t *site)
+{
+	if (w->top == w->bottom)
+		return false;
+	w->top = (w->top + RETSTACK) % (RETSTACK + 1);
+	*ip = w->stack[w->top];
+	*site = w->site[w->top];
+	return true;
+}
+
+/* A branch that read trace went through: what ran since it is sure. */
+static void commit(struct flow *w)
+{
+	if (w->fn)
+		for (unsigned i = 0; i < w->npend; i++)
+			w->fn(w->ctx, w->pend[i].from, w->pend[i].to, w->pend[i].kind);
+	w->npend = 0;
+	w->d.insns += w->insns;
+	w->d.branches += w->branches;
+	w->d.calls += w->calls;
+	w->insns = w->branches = w->calls = 0;
+}
+
+static void taken(struct flow *w, uint64_t from, uint64_t to, const char *kind)
+{
+	w->d.branches++;
+	if (w->fn)
+		w->fn(w->ctx, from, to, kind);
+}
+
+/*
+ * The trace ran out at the next PSB (@q): the instructions from @ip (the first after the
+ * last branch that read trace) up to the next PSB+'s FUP, as a chunk ending there has them.
+ */
+static bool tail(struct flow *w, uint64_t ip, size_t q)
+{
+	uint64_t stop;
+	unsigned k;
+
+	if (!fastflow_psb(w->s.buf, w->s.len, q, &stop))
+		return false;
+	w->npend = 0;
+	for (k = 0; k < STEPS_MAX; k++) {
+		const struct ffblk *b;
+
+		if (ip == stop)
+			return true;
+		b = block(w->f, ip);
+		if (!b)
+			return false;
+		if (stop > b->ip && stop <= (b->ip + b->last)) {
+			long n = count_to(w->f, b->ip, stop);
+
+			if (n < 0)
+				return false;
+			w->d.insns += (uint64_t)n;
+			return true;
+		}
+		w->d.insns += b->ninsn;
+		switch (b->cls) {
+		case FF_OTHER:
+			ip = b->ip + b->last + b->size;
+			break;
+		case FF_CALL:
+			w->d.calls++;
+			/* fall through */
+		case FF_JMP:
+			taken(w, (b->ip + b->last), b->target, b->cls == FF_CALL ? "call" : "jmp");
+			ip = b->target;
+			break;
+		default:
+			return false;
+		}
+	}
+	return false;
+}
+
+bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t at,
+		      struct decode_stats *st, fastflow_branch_fn *fn, void *ctx, size_t *next)
+{
+	struct flow *w = calloc(1, sizeof(*w));
+	uint64_t ip, after, to, tail_ip;
+	const struct ffblk *from = NULL;	/* the block before, and which way it went */
+	unsigned steps = 0;
+	int way = 0;
+	bool ok = false;
+
+	if (!w)
+		return false;
+	w->f = f;
+	w->s.buf = buf;
+	w->s.len = len;
+	w->fn = fn;
+	w->ctx = ctx;
+	if (!psb_plus(&w->s, at, &ip))
+		goto out;
+	tail_ip = ip;
+	for (;;) {
+		const struct ffblk *b = from ? follow(f, from, way, ip) : block(f, ip);
+		enum pk k;
+
+		if (!b || ++steps > STEPS_MAX)
+			goto out;
+		after = b->ip + b->last + b->size;
+		from = b;
+		way = 0;
+		switch (b->cls) {
+		case FF_OTHER:
+			w->insns += b->ninsn;
+			ip = after;
+			way = 1;
+			continue;
+		case FF_JMP:
+		case FF_CALL:
+			if (w->npend == PEND_MAX)
+				goto out;
+			w->insns += b->ninsn;
+			w->branches++;
+			w->pend[w->npend++] = (struct pend){ (b->ip + b->last), b->target,
+							     b->cls == FF_CALL ? "call" : "jmp" };
+			if (b->cls == FF_CALL) {
+				w->calls++;
+				/* libipt's rule: a call to the next instruction is not pushed. */
+				if (b->target != after)
+					push(w, after, (uint32_t)(b - f->blk) + 1);
+			}
+			ip = b->target;
+			continue;
+		case FF_COND:
+			if (!w->s.ntnt) {
+				k = next_packet(&w->s);
+				if (k == PK_PSB)
+					goto end;
+				if (k != PK_TNT)
+					goto out;
+			}
+			w->s.ntnt--;
+			commit(w);
+			w->d.insns += b->ninsn;
+			w->d.cond++;
+			to = (w->s.tnt >> w->s.ntnt) & 1 ? b->target : after;
+			if (to != after)
+				taken(w, (b->ip + b->last), to, "jcc");
+			else
+				way = 1;
+			break;
+		case FF_RET:
+			if (w->s.ntnt) {
+				k = PK_TNT;
+			} else {
+				k = next_packet(&w->s);
+				if (k == PK_PSB)
+					goto end;
+				if (k == PK_FAIL)
+					goto out;
+			}
+			commit(w);
+			from = NULL;
+			if (k == PK_TNT) {
+				uint32_t site;
+
+				w->s.ntnt--;
+				if (!((w->s.tnt >> w->s.ntnt) & 1) || !pop(w, &to, &site))
+					goto out;
+				/* The return site through the call's link (checked as any link). */
+				if (site && site <= f->nblk) {
+					from = &f->blk[site - 1];
+					way = 1;
+				}
+			} else {
+				to = w->s.tip;
+			}
+			w->d.insns += b->ninsn;
+			w->d.returns++;
+			taken(w, (b->ip + b->last), to, "return");
+			break;
+		default:	/* FF_IJMP, FF_ICALL */
+			if (w->s.ntnt)
+				goto out;
+			k = next_packet(&w->s);
+			if (k == PK_PSB)
+				goto end;
+			if (k != PK_TIP)
+				goto out;
+			to = w->s.tip;
+			commit(w);
+			from = NULL;
+			w->d.insns += b->ninsn;
+			if (b->cls == FF_ICALL) {
+				w->d.calls++;
+				push(w, after, (uint32_t)(b - f->blk) + 1);
+			}
+			taken(w, (b->ip + b->last), to, b->cls == FF_ICALL ? "call" : "jmp");
+			break;
+		}
+		ip = to;
+		tail_ip = ip;
+		steps = 0;
+	}
+end:
+	/* Nothing may be left of the segment but the branch that waits for the next one. */
+	if (w->s.ntnt || !tail(w, tail_ip, w->s.pos))
+		goto out;
+	*next = w->s.pos;
+	st->insns += w->d.insns;
+	st->branches += w->d.branches;
+	st->cond += w->d.cond;
+	st->calls += w->d.calls;
+	st->returns += w->d.returns;
+	ok = true;
+out:
+	free(w);
+	return ok;
+}
