@@ -33,4 +33,7 @@ void disasm_free(struct disasm *d);
  */
 const char *disasm_line(struct disasm *d, const struct pt_insn *in, size_t *len);
 
+/* libipt's class of the instruction capstone names @id (its X86_INS_*); ptic_other if none. */
+enum pt_insn_class disasm_class(unsigned int id);
+
 #endif

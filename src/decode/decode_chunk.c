@@ -1219,32 +1219,6 @@ static int cs_index(enum pt_exec_mode mode)
 	return mode == ptem_16bit ? 0 : mode == ptem_32bit ? 1 : 2;
 }
 
-/* libipt's class of an instruction capstone decoded (pt_ild.c's table, by capstone's ids). */
-static enum pt_insn_class cs_class(unsigned int id)
-{
-	switch (id) {
-	case X86_INS_CALL: return ptic_call;
-	case X86_INS_RET: return ptic_return;
-	case X86_INS_JMP: return ptic_jump;
-	case X86_INS_JAE: case X86_INS_JA: case X86_INS_JBE: case X86_INS_JB:
-	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JE: case X86_INS_JGE:
-	case X86_INS_JG: case X86_INS_JLE: case X86_INS_JL: case X86_INS_JNE:
-	case X86_INS_JNO: case X86_INS_JNP: case X86_INS_JNS: case X86_INS_JO:
-	case X86_INS_JP: case X86_INS_JRCXZ: case X86_INS_JS:
-	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
-		return ptic_cond_jump;
-	case X86_INS_LCALL: case X86_INS_INT: case X86_INS_INT1: case X86_INS_INT3:
-	case X86_INS_INTO: case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_VMCALL:
-		return ptic_far_call;
-	case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETD:
-	case X86_INS_IRETQ: case X86_INS_SYSEXIT: case X86_INS_SYSRET:
-	case X86_INS_VMLAUNCH: case X86_INS_VMRESUME:
-		return ptic_far_return;
-	case X86_INS_LJMP: return ptic_far_jump;
-	default: return ptic_other;
-	}
-}
-
 /* The instruction at @ip of section @isid, or NULL when it cannot be read. */
 static const struct shape *shape_of(struct dec *x, int isid, uint64_t ip, enum pt_exec_mode mode)
 {
@@ -1282,7 +1256,7 @@ static const struct shape *shape_of(struct dec *x, int isid, uint64_t ip, enum p
 	s->isid = isid;
 	s->mode = (uint8_t)mode;
 	s->size = (uint8_t)ci->size;
-	s->iclass = (uint8_t)cs_class(ci->id);
+	s->iclass = (uint8_t)disasm_class(ci->id);
 	memcpy(s->raw, raw, s->size);
 	s->valid = 1;
 	cs_free(ci, 1);
@@ -1335,7 +1309,7 @@ static void block_last(struct dec *x, const struct pt_block *b, struct pt_insn *
 						CS_MODE_32 : CS_MODE_64, &x->cs[m]) == CS_ERR_OK) {
 				ci = cs_malloc(x->cs[m]);
 				if (ci && cs_disasm_iter(x->cs[m], &code, &len, &addr, ci))
-					in->iclass = cs_class(ci->id);
+					in->iclass = disasm_class(ci->id);
 				if (ci)
 					cs_free(ci, 1);
 			}

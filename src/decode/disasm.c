@@ -138,3 +138,29 @@ const char *disasm_line(struct disasm *d, const struct pt_insn *in, size_t *len)
 	}
 	return d->out;
 }
+
+/* libipt's class of an instruction capstone decoded (pt_ild.c's table, by capstone's ids). */
+enum pt_insn_class disasm_class(unsigned int id)
+{
+	switch (id) {
+	case X86_INS_CALL: return ptic_call;
+	case X86_INS_RET: return ptic_return;
+	case X86_INS_JMP: return ptic_jump;
+	case X86_INS_JAE: case X86_INS_JA: case X86_INS_JBE: case X86_INS_JB:
+	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JE: case X86_INS_JGE:
+	case X86_INS_JG: case X86_INS_JLE: case X86_INS_JL: case X86_INS_JNE:
+	case X86_INS_JNO: case X86_INS_JNP: case X86_INS_JNS: case X86_INS_JO:
+	case X86_INS_JP: case X86_INS_JRCXZ: case X86_INS_JS:
+	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
+		return ptic_cond_jump;
+	case X86_INS_LCALL: case X86_INS_INT: case X86_INS_INT1: case X86_INS_INT3:
+	case X86_INS_INTO: case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_VMCALL:
+		return ptic_far_call;
+	case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETD:
+	case X86_INS_IRETQ: case X86_INS_SYSEXIT: case X86_INS_SYSRET:
+	case X86_INS_VMLAUNCH: case X86_INS_VMRESUME:
+		return ptic_far_return;
+	case X86_INS_LJMP: return ptic_far_jump;
+	default: return ptic_other;
+	}
+}

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "disasm.h"
 #include "fastflow.h"
 
 /* Instructions in a block at most (a longer run without a branch is cut). */
@@ -117,24 +118,15 @@ static int classify(const cs_insn *ci, uint64_t *target)
 	size_t i = 0, n = ci->size;
 	int64_t rel;
 
-	switch (ci->id) {
-	case X86_INS_CALL: case X86_INS_RET: case X86_INS_JMP:
-	case X86_INS_JAE: case X86_INS_JA: case X86_INS_JBE: case X86_INS_JB:
-	case X86_INS_JCXZ: case X86_INS_JECXZ: case X86_INS_JE: case X86_INS_JGE:
-	case X86_INS_JG: case X86_INS_JLE: case X86_INS_JL: case X86_INS_JNE:
-	case X86_INS_JNO: case X86_INS_JNP: case X86_INS_JNS: case X86_INS_JO:
-	case X86_INS_JP: case X86_INS_JRCXZ: case X86_INS_JS:
-	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
-		break;
-	case X86_INS_LCALL: case X86_INS_INT: case X86_INS_INT1: case X86_INS_INT3:
-	case X86_INS_INTO: case X86_INS_SYSCALL: case X86_INS_SYSENTER: case X86_INS_VMCALL:
-	case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETD:
-	case X86_INS_IRETQ: case X86_INS_SYSEXIT: case X86_INS_SYSRET:
-	case X86_INS_VMLAUNCH: case X86_INS_VMRESUME: case X86_INS_LJMP:
-	case X86_INS_INVALID:
+	if (ci->id == X86_INS_INVALID)
 		return -1;
-	default:
+	switch (disasm_class(ci->id)) {
+	case ptic_call: case ptic_return: case ptic_jump: case ptic_cond_jump:
+		break;
+	case ptic_other:
 		return FF_OTHER;
+	default:	/* far transfers */
+		return -1;
 	}
 	if (ci->id == X86_INS_RET)
 		return FF_RET;
