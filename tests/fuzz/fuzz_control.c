@@ -88,8 +88,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	take_all(c);
 	replies += drain(ack[0]);
 	control_get_stats(c, &st);
-	if (st.commands + st.refused != replies || st.replies_lost || !st.ctl_closed)
+	if (st.commands + st.refused != replies || st.replies_lost || !st.ctl_closed) {
+		fprintf(stderr, "fuzz_control: %llu commands + %llu refused, %zu replies read, "
+			"%llu lost, ctl %s, %s replies waiting\n",
+			(unsigned long long)st.commands, (unsigned long long)st.refused, replies,
+			(unsigned long long)st.replies_lost, st.ctl_closed ? "closed" : "open",
+			control_out_pending(c) ? "some" : "no");
 		abort();
+	}
 	control_close(c);
 	close(ctl[0]);
 	close(ack[0]);
