@@ -185,6 +185,17 @@ static void walk(struct gen *g, struct block *b, uint32_t n, uint64_t want, uint
 	emit_psb(g, 0, false);
 	emit_ip(g, ppt_tip_pge, b[0].addr);
 	for (;;) {
+		/*
+		 * Only a jmp rax ends the walk; a small program may have none the walk can
+		 * reach (-b 2: block 0 jumps to itself). Give up rather than run forever.
+		 */
+		if (g->insns > 4 * want + 1000000) {
+			fprintf(stderr, "ptwalk: no jmp rax reached after %" PRIu64 " instructions "
+				"(%" PRIu64 " asked): this program cannot end its walk; give more "
+				"blocks (-b) or another seed (-s)\n", g->insns, want);
+			unlink(g->e.path);	/* no half-written trace left */
+			exit(1);
+		}
 		if (g->packets >= g->per_psb)
 			emit_psb(g, b[cur].addr, true);
 		b[cur].seen = true;
