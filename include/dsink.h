@@ -83,8 +83,17 @@ void dout_destroy(struct dout *o);
 void dsink_init(struct dsink *s, struct dout *out);
 void dsink_destroy(struct dsink *s);
 
-/* Room for @n more bytes at the end: a pointer to write them to, or NULL (out of memory). */
-uint8_t *dsink_room(struct dsink *s, size_t n);
+uint8_t *dsink_grow(struct dsink *s, size_t n);
+/*
+ * Room for @n more bytes at the end: a pointer to write them to, or NULL (out of memory).
+ * Inline: the renderers ask for it once a line.
+ */
+static inline uint8_t *dsink_room(struct dsink *s, size_t n)
+{
+	if (__builtin_expect(s->len + n <= s->cap, 1))
+		return s->buf + s->len;
+	return dsink_grow(s, n);
+}
 static inline void dsink_commit(struct dsink *s, size_t n)
 {
 	s->len += n;

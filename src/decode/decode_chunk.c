@@ -95,6 +95,7 @@ struct dec {
 	struct pt_block_decoder *bd;	/* or the block decoder (the other modes) */
 	struct shapes *shapes;		/* the block path's instruction cache */
 	struct fastflow *ff;		/* the fast flow path, where it may run (fastflow.h) */
+	struct rrec brec;		/* branch()'s record: zero but for what it sets */
 	enum pt_exec_mode blk_mode;	/* the last block's */
 	/* run_fast(): what may be taken back is not let go of (sink positions). */
 	bool hold;
@@ -496,16 +497,19 @@ static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64
 
 static void branch(struct dec *x, uint64_t from, uint64_t to, const char *kind)
 {
-	struct rrec r;
+	/*
+	 * The record is kept in @x, zero but for these: clearing one for each branch (GCC's
+	 * rep stos) was a third of --branches' time on the fast path.
+	 */
+	struct rrec *r = &x->brec;
 
 	if (!wants(x, RREC_BRANCH))
 		return;
-	memset(&r, 0, sizeof(r));
-	r.kind = RREC_BRANCH;
-	r.from = from;
-	r.to = to;
-	r.name = kind;
-	emit(x, &r);
+	r->kind = RREC_BRANCH;
+	r->from = from;
+	r->to = to;
+	r->name = kind;
+	emit(x, r);
 }
 
 /* The pending interrupt frame, its target in section @to_isid (0: not known). */

@@ -185,7 +185,7 @@ void dsink_destroy(struct dsink *s)
 	s->spill = -1;
 }
 
-uint8_t *dsink_room(struct dsink *s, size_t n)
+uint8_t *dsink_grow(struct dsink *s, size_t n)
 {
 	if (s->len + n > s->cap) {
 		/* 80 KiB doubled: 320 KiB, what a sink flushed at 256 KiB (decode_chunk.c) fills. */
