@@ -104,4 +104,7 @@ struct import {
 	uint8_t rec[8 + 65536 + sizeof(struct sb_trailer)];
 };
 
+/* Everything @im holds closed and freed, and @im (calloc'd) itself. */
+void import_state_free(struct import *im);
+
 #endif

@@ -21,29 +21,6 @@
 
 /* ---- the whole ---------------------------------------------------------- */
 
-static void cleanup(struct import *im)
-{
-	for (int i = 0; i < im->nr_streams; i++) {
-		struct istream *s = im->streams[i];
-
-		if (s->s.trace_fd >= 0)
-			close(s->s.trace_fd);
-		if (s->s.sb_fd >= 0)
-			close(s->s.sb_fd);
-		free(s->sb.buf);
-		free(s->chunks);
-		free(s);
-	}
-	free(im->streams);
-	if (im->have_proc && im->proc.fd >= 0)
-		close(im->proc.fd);
-	free(im->proc.buf);
-	manifest_free(&im->m);
-	perfdata_close(im->pd);
-	bundle_free(im->b);
-	free(im);
-}
-
 static int run(struct import *im, struct error *e)
 {
 	static const struct perfdata_ops ops = { import_on_record, import_payload };
@@ -80,7 +57,7 @@ int import_perfdata(const struct import_opts *o, struct import_stats *st, struct
 		ret = err_usage_code(e, -EEXIST, "it exists: import makes a new bundle");
 		err_what(e, "%s", o->dir);
 		err_hint(e, "give a name that does not exist yet");
-		cleanup(im);
+		import_state_free(im);
 		return ret;
 	}
 	ret = perfdata_open(&im->pd, o->fd, o->input, e);
@@ -91,6 +68,6 @@ int import_perfdata(const struct import_opts *o, struct import_stats *st, struct
 	ret = ret ?: bundle_publish(im->b, e);
 	if (ret)
 		bundle_discard(im->b);
-	cleanup(im);
+	import_state_free(im);
 	return ret;
 }
