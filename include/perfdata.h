@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "perfdata_features.h"
 #include "sideband.h"
 
 /* perf's own record types (tools/perf/util/event.h), never sent by the kernel. */
@@ -54,15 +55,6 @@ struct pd_attr {
 	uint64_t *ids;
 	uint32_t nr_ids;
 	char *name;		/* the event's name (EVENT_DESC, EVENT_UPDATE), or NULL */
-};
-
-/* What the header's features say about the recording machine; NULL or -1 when absent. */
-struct pd_features {
-	char *hostname, *os_release, *version, *arch, *cpudesc, *cpuid;
-	int nr_cpus_online, nr_cpus_avail;
-	char **cmdline;
-	int cmdline_argc;
-	char *vdso_build_id;	/* lowercase hex of the [vdso] in HEADER_BUILD_ID */
 };
 
 /* An AUXTRACE record's fields. */

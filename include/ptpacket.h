@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Intel PT packets as libipt's ptdump prints them: one line per packet with
- * its offset, name and payload, and "[offset: what: why]" for a decoding
- * error, after which the dump resynchronizes at the next PSB. The lines are
- * those of ptdump from libipt 2.3 with its default options, or with the
+ * Intel PT packets as libipt's ptdump reads them, and the options of its
+ * dump (struct ptdump_opts). A packet's line and typed fields are
+ * ptpacket_print.h's; the dump of a whole trace, ptdump_walk.h's. The lines
+ * are those of ptdump from libipt 2.3 with its default options, or with the
  * options in struct ptdump_opts.
  *
  * ptcollect links Debian's libipt 2.0.5. Packets and bits that came later are
@@ -19,8 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dumpfield.h"
-#include "error.h"
 
 /* Who decoded the packet: libipt (see pkt), or this module. */
 enum ptpkt_kind {
@@ -81,58 +79,20 @@ struct ptdump_opts {
 	int fd;			/* with mapped: the file, from offset 0, for its holes; or -1 */
 };
 
-#define PTDUMP_LINE_MAX 160
-
-enum ptdump_kind {
-	PTDUMP_PACKET,
-	PTDUMP_ERROR,
-	PTDUMP_TIME,	/* a hidden timing packet's time update (sideband due): no text */
-};
-
-/* One line of the dump, as the walker reports it. */
-struct ptdump_line {
-	enum ptdump_kind kind;
-	uint64_t offset;
-	const char *text;		/* the line as ptdump prints it, without newline */
-	const struct ptpkt *pkt;	/* PTDUMP_PACKET */
-	const char *context;		/* PTDUMP_ERROR: "error decoding packet", ... */
-	int code;			/* PTDUMP_ERROR: libipt's error code (negative), or 0 */
-	bool sb_due;			/* sideband up to @tsc is due before this line */
-	uint64_t tsc;
-};
-
-/* Returns 0 to go on; anything else stops the walk and is returned by it. */
-typedef int ptdump_line_fn(const struct ptdump_line *line, void *ctx);
-
-struct ptdump_stats {
-	uint64_t packets;	/* packets reported (after the options' filters) */
-	uint64_t errors;	/* error lines */
-	uint64_t resyncs;	/* PSBs found again after an error */
-	bool synced;		/* a PSB was found (or --no-sync) */
-	int status;		/* ptdump's exit status for this stream */
-};
-
-/*
- * Dump the trace in @buf (@len bytes) as ptdump does, reporting each line
- * to @fn. Returns 0, @fn's non-zero return, or a negative errno with @e
- * (only when memory runs out). @st gets the counts.
- */
-int ptdump_walk(const uint8_t *buf, size_t len, const struct ptdump_opts *o,
-		ptdump_line_fn *fn, void *ctx, struct ptdump_stats *st, struct error *e);
-
 /* The packet's name as ptdump prints it: "tip.pge", "mode.exec", "cfe", ... */
 const char *ptpacket_name(const struct ptpkt *p);
 
-/*
- * ptdump's line for @p into @line (at least PTDUMP_LINE_MAX bytes). @lastip
- * is the text of the last-IP column (--lastip), or NULL; @time_id and @time
- * those of the time column (--time: "tsc", --tcal: "fcr"), or NULL.
- */
-void ptpacket_line(const struct ptpkt *p, const struct ptdump_opts *o, const char *lastip,
-		   const char *time_id, const char *time,
-		   char *line, size_t len);
+/* libipt's callback for opcodes it does not know; @context is the struct ptpkt being read. */
+int ptpacket_decode_unknown(struct pt_packet_unknown *unknown, const struct pt_config *config,
+			    const uint8_t *pos, void *context);
 
-/* The packet's payload as typed fields (not its offset, name or size). */
-void ptpacket_fields(const struct ptpkt *p, struct dump_fields *f);
+/* A packet libipt 2.1 or 2.2 decoded itself (CFE, EVD, TRIG) into @p's own fields. */
+void ptpacket_adopt_newer(struct ptpkt *p);
+
+/* A sext-48 IP's 64 bits. */
+uint64_t ptpacket_sext48(uint64_t v);
+
+/* FUP, TIP, TIP.PGE or TIP.PGD. */
+bool ptpacket_is_ip(const struct ptpkt *p);
 
 #endif

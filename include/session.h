@@ -14,31 +14,7 @@
 
 #include "error.h"
 #include "plan.h"
-#include "stream.h"
-
-struct session_ops {
-	void *arg;
-	/* A problem that does not stop the recording (it is also in the manifest). */
-	void (*warn)(void *arg, const struct error *e);
-	/* What the recording does that the caller should say (may be NULL). */
-	void (*note)(void *arg, const char *text);
-	/* Once a second while tracing. */
-	void (*tick)(void *arg, double seconds, uint64_t bytes, uint64_t losses);
-};
-
-struct session_result {
-	bool began;		/* tracing started: the bundle is kept, whatever follows */
-	bool workload_ran;
-	int workload_status;	/* exit code, or 128+signal */
-	const char *stop_reason;
-	uint64_t bytes;		/* trace bytes written over all streams */
-	uint64_t losses;	/* loss records (AUX flags, LOST) over all streams */
-	double seconds;
-	struct stream *streams;	/* with their final counts; session_result_free() */
-	int nr_streams;
-	struct manifest manifest;	/* as last written: snapshots, fires, marks */
-	bool manifest_written;	/* the last manifest is on disk: it says what the files hold */
-};
+#include "session_state.h"
 
 /*
  * Returns 0 when the recording completed (possibly with losses it counted),

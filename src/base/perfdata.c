@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "perfdata.h"
+#include "perfdata_features.h"
 
 #define MAGIC		0x32454c4946524550ull	/* "PERFILE2" read as a little-endian u64 */
 #define MAGIC_SWAPPED	0x50455246494c4532ull	/* the same written big-endian */
@@ -18,23 +19,8 @@
 #define FILE_HEADER_OLD	72	/* the same before feature bits existed */
 #define FEAT_BITS	256
 #define BUF_LEN		PD_PAYLOAD_CHUNK	/* at least the largest record, 64 KiB */
-#define MAX_CPUS	(1 << 16)
 #define SID_BITS	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | \
 			 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER)
-
-/* Header features this reader takes in (tools/perf/util/header.h). */
-enum {
-	FEAT_BUILD_ID = 2,
-	FEAT_HOSTNAME = 3,
-	FEAT_OSRELEASE = 4,
-	FEAT_VERSION = 5,
-	FEAT_ARCH = 6,
-	FEAT_NRCPUS = 7,
-	FEAT_CPUDESC = 8,
-	FEAT_CPUID = 9,
-	FEAT_CMDLINE = 11,
-	FEAT_EVENT_DESC = 12,
-};
 
 struct idmap {
 	uint64_t id;
@@ -268,93 +254,16 @@ static int header_attr(struct perfdata *pd, const struct pd_record *r, struct er
 
 /* ---- features ---------------------------------------------------------- */
 
-struct cursor {
-	const uint8_t *p;
-	size_t left;
-	uint64_t off;		/* input offset of p, for messages */
-	const char *what;	/* the feature */
-};
 
-static int take(struct cursor *c, void *dst, size_t n, struct error *e)
-{
-	if (c->left < n)
-		return err_usage(e, "at offset %" PRIu64 ": %s ends %zu bytes early", c->off,
-				 c->what, n - c->left);
-	memcpy(dst, c->p, n);
-	c->p += n;
-	c->left -= n;
-	c->off += n;
-	return 0;
-}
 
-/* perf's header string: a u32 length, then that many bytes, NUL-terminated within. */
-static int take_string(struct cursor *c, char **dst, struct error *e)
-{
-	uint32_t len;
-	char *s;
 
-	if (take(c, &len, sizeof(len), e))
-		return -EINVAL;
-	if (len > c->left || !memchr(c->p, 0, len))
-		return err_usage(e, "at offset %" PRIu64 ": %s: a string of %u bytes %s", c->off,
-				 c->what, len, len > c->left ? "runs past its section" :
-				 "has no terminating NUL");
-	s = strdup((const char *)c->p);
-	if (!s)
-		return err_runtime(e, -ENOMEM, "out of memory");
-	free(*dst);
-	*dst = s;
-	c->p += len;
-	c->left -= len;
-	c->off += len;
-	return 0;
-}
-
-static int feat_cmdline(struct perfdata *pd, struct cursor *c, struct error *e)
-{
-	struct pd_features *f = &pd->feat;
-	uint32_t nr;
-
-	if (take(c, &nr, sizeof(nr), e))
-		return -EINVAL;
-	if (nr > c->left / 4)
-		return err_usage(e, "at offset %" PRIu64 ": cmdline: %u strings cannot fit in %zu "
-				 "bytes", c->off - 4, nr, c->left);
-	for (int i = 0; i < f->cmdline_argc; i++)
-		free(f->cmdline[i]);
-	free(f->cmdline);
-	f->cmdline_argc = 0;
-	f->cmdline = calloc((size_t)nr + 1, sizeof(char *));
-	if (!f->cmdline)
-		return err_runtime(e, -ENOMEM, "out of memory");
-	for (uint32_t i = 0; i < nr; i++) {
-		if (take_string(c, &f->cmdline[i], e))
-			return -EINVAL;
-		f->cmdline_argc++;
-	}
-	return 0;
-}
-
-static int feat_nrcpus(struct perfdata *pd, struct cursor *c, struct error *e)
-{
-	uint32_t v[2];	/* available, online */
-
-	if (take(c, v, sizeof(v), e))
-		return -EINVAL;
-	if (v[0] > MAX_CPUS || v[1] > MAX_CPUS)
-		return err_usage(e, "at offset %" PRIu64 ": nrcpus: %u available, %u online: more "
-				 "than %d", c->off - 8, v[0], v[1], MAX_CPUS);
-	pd->feat.nr_cpus_avail = (int)v[0];
-	pd->feat.nr_cpus_online = (int)v[1];
-	return 0;
-}
 
 /* Event names, in the order of the attrs. */
-static int feat_event_desc(struct perfdata *pd, struct cursor *c, struct error *e)
+static int feat_event_desc(struct perfdata *pd, struct pd_cursor *c, struct error *e)
 {
 	uint32_t nr, sz, nr_ids;
 
-	if (take(c, &nr, sizeof(nr), e) || take(c, &sz, sizeof(sz), e))
+	if (pd_take(c, &nr, sizeof(nr), e) || pd_take(c, &sz, sizeof(sz), e))
 		return -EINVAL;
 	for (uint32_t i = 0; i < nr; i++) {
 		char *name = NULL;
@@ -366,7 +275,7 @@ static int feat_event_desc(struct perfdata *pd, struct cursor *c, struct error *
 		c->p += sz;
 		c->left -= sz;
 		c->off += sz;
-		if (take(c, &nr_ids, sizeof(nr_ids), e) || take_string(c, &name, e))
+		if (pd_take(c, &nr_ids, sizeof(nr_ids), e) || pd_take_string(c, &name, e))
 			return -EINVAL;
 		if (nr_ids > c->left / 8) {
 			free(name);
@@ -384,100 +293,30 @@ static int feat_event_desc(struct perfdata *pd, struct cursor *c, struct error *
 	return 0;
 }
 
-/*
- * The build-ids of the recording: header, pid, 24 bytes of build-id (its
- * length in byte 20 when misc has bit 15), the file's name. Only the vdso's
- * is kept: it names the vdso in perf's build-id cache.
- */
-static int feat_build_id(struct perfdata *pd, struct cursor *c, struct error *e)
-{
-	static const char hex[] = "0123456789abcdef";
 
-	while (c->left) {
-		struct perf_event_header h;
-		const uint8_t *id;
-		size_t n = 20;
-
-		if (take(c, &h, sizeof(h), e))
-			return -EINVAL;
-		if (h.size < 36 || h.size - sizeof(h) > c->left)
-			return err_usage(e, "at offset %" PRIu64 ": build_id: an entry of %u bytes "
-					 "%s", c->off - 8, h.size, h.size < 36 ? "is too short" :
-					 "runs past its section");
-		id = c->p + 4;
-		if ((h.misc & (1 << 15)) && id[20] <= 20)
-			n = id[20];
-		if (memchr(c->p + 28, 0, h.size - 36) && !strcmp((const char *)c->p + 28, "[vdso]") &&
-		    n) {
-			char *s = malloc(2 * n + 1);
-
-			if (!s)
-				return err_runtime(e, -ENOMEM, "out of memory");
-			for (size_t i = 0; i < n; i++) {
-				s[2 * i] = hex[id[i] >> 4];
-				s[2 * i + 1] = hex[id[i] & 15];
-			}
-			s[2 * n] = '\0';
-			free(pd->feat.vdso_build_id);
-			pd->feat.vdso_build_id = s;
-		}
-		c->p += h.size - sizeof(h);
-		c->left -= h.size - sizeof(h);
-		c->off += h.size - sizeof(h);
-	}
-	return 0;
-}
-
-static const char *feat_name(int feat)
-{
-	static const char *const names[] = {
-		[FEAT_BUILD_ID] = "build_id", [FEAT_HOSTNAME] = "hostname",
-		[FEAT_OSRELEASE] = "osrelease", [FEAT_VERSION] = "version", [FEAT_ARCH] = "arch",
-		[FEAT_NRCPUS] = "nrcpus", [FEAT_CPUDESC] = "cpudesc", [FEAT_CPUID] = "cpuid",
-		[FEAT_CMDLINE] = "cmdline", [FEAT_EVENT_DESC] = "event_desc",
-	};
-
-	return feat >= 0 && feat < (int)(sizeof(names) / sizeof(names[0])) && names[feat] ?
-	       names[feat] : NULL;
-}
 
 /* One feature's contents (@len bytes at input offset @off); the ones not used are passed over. */
 static int feature(struct perfdata *pd, int feat, const uint8_t *p, size_t len, uint64_t off,
 		   struct error *e)
 {
-	struct cursor c = { p, len, off, feat_name(feat) };
+	struct pd_cursor c = { p, len, off, pd_feat_name(feat) };
 	struct pd_features *f = &pd->feat;
 
 	switch (feat) {
-	case FEAT_HOSTNAME: return take_string(&c, &f->hostname, e);
-	case FEAT_OSRELEASE: return take_string(&c, &f->os_release, e);
-	case FEAT_VERSION: return take_string(&c, &f->version, e);
-	case FEAT_ARCH: return take_string(&c, &f->arch, e);
-	case FEAT_CPUDESC: return take_string(&c, &f->cpudesc, e);
-	case FEAT_CPUID: return take_string(&c, &f->cpuid, e);
-	case FEAT_NRCPUS: return feat_nrcpus(pd, &c, e);
-	case FEAT_CMDLINE: return feat_cmdline(pd, &c, e);
+	case FEAT_HOSTNAME: return pd_take_string(&c, &f->hostname, e);
+	case FEAT_OSRELEASE: return pd_take_string(&c, &f->os_release, e);
+	case FEAT_VERSION: return pd_take_string(&c, &f->version, e);
+	case FEAT_ARCH: return pd_take_string(&c, &f->arch, e);
+	case FEAT_CPUDESC: return pd_take_string(&c, &f->cpudesc, e);
+	case FEAT_CPUID: return pd_take_string(&c, &f->cpuid, e);
+	case FEAT_NRCPUS: return pd_feat_nrcpus(f, &c, e);
+	case FEAT_CMDLINE: return pd_feat_cmdline(f, &c, e);
 	case FEAT_EVENT_DESC: return feat_event_desc(pd, &c, e);
-	case FEAT_BUILD_ID: return feat_build_id(pd, &c, e);
+	case FEAT_BUILD_ID: return pd_feat_build_id(f, &c, e);
 	default: return 0;
 	}
 }
 
-/* perf's names of its header features (HEADER_*), as `perf report --header` lists them. */
-static const char *feat_perf_name(int feat)
-{
-	static const char *const names[] = {
-		"RESERVED", "TRACING_DATA", "BUILD_ID", "HOSTNAME", "OSRELEASE", "VERSION",
-		"ARCH", "NRCPUS", "CPUDESC", "CPUID", "TOTAL_MEM", "CMDLINE", "EVENT_DESC",
-		"CPU_TOPOLOGY", "NUMA_TOPOLOGY", "BRANCH_STACK", "PMU_MAPPINGS", "GROUP_DESC",
-		"AUXTRACE", "STAT", "CACHE", "SAMPLE_TIME", "MEM_TOPOLOGY", "CLOCKID",
-		"DIR_FORMAT", "BPF_PROG_INFO", "BPF_BTF", "COMPRESSED", "CPU_PMU_CAPS",
-		"CLOCK_DATA", "HYBRID_TOPOLOGY", "PMU_CAPS",
-	};
-
-	return feat >= 0 && feat < (int)(sizeof(names) / sizeof(names[0])) ? names[feat] :
-	       "unknown to ptcollect";
-}
 
 /* File mode: a section table after the data, one entry per feature bit set, in bit order. */
 static int read_features(struct perfdata *pd, const uint64_t bits[4], uint64_t table,
@@ -509,15 +348,15 @@ static int read_features(struct perfdata *pd, const uint64_t bits[4], uint64_t t
 			return err_usage(e, "at offset %" PRIu64 ": feature %s: %" PRIu64 " bytes at "
 					 "%" PRIu64 " run past the end of the file (%" PRIu64 " bytes: "
 					 "cut short?)", table + 16 * (uint64_t)(i - 1),
-					 feat_name(b) ? feat_name(b) : feat_perf_name(b), sec[1],
-					 sec[0], pd->file_size);
-		if (!feat_name(b))
+					 pd_feat_name(b) ? pd_feat_name(b) : pd_feat_perf_name(b),
+					 sec[1], sec[0], pd->file_size);
+		if (!pd_feat_name(b))
 			continue;
 		if (sec[1] > PD_MAX_FEATURE)
 			return err_usage(e, "at offset %" PRIu64 ": feature %s: %" PRIu64 " bytes at "
 					 "%" PRIu64 " are more than features are (up to %u bytes)",
-					 table + 16 * (uint64_t)(i - 1), feat_name(b), sec[1], sec[0],
-					 PD_MAX_FEATURE);
+					 table + 16 * (uint64_t)(i - 1), pd_feat_name(b), sec[1],
+					 sec[0], PD_MAX_FEATURE);
 		p = malloc(sec[1] + 1);
 		if (!p)
 			return err_runtime(e, -ENOMEM, "out of memory");
@@ -663,19 +502,6 @@ fail:
 	return ret;
 }
 
-static void free_features(struct pd_features *f)
-{
-	free(f->hostname);
-	free(f->os_release);
-	free(f->version);
-	free(f->arch);
-	free(f->cpudesc);
-	free(f->cpuid);
-	for (int i = 0; i < f->cmdline_argc; i++)
-		free(f->cmdline[i]);
-	free(f->cmdline);
-	free(f->vdso_build_id);
-}
 
 void perfdata_close(struct perfdata *pd)
 {
@@ -687,7 +513,7 @@ void perfdata_close(struct perfdata *pd)
 	}
 	free(pd->attrs);
 	free(pd->ids);
-	free_features(&pd->feat);
+	pd_features_free(&pd->feat);
 	free(pd->buf);
 	free(pd->name);
 	free(pd);

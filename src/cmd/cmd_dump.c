@@ -17,7 +17,9 @@
 #include "fileio.h"
 #include "msg.h"
 #include "out.h"
+#include "ptdump_walk.h"
 #include "ptpacket.h"
+#include "ptpacket_print.h"
 #include "sbdump.h"
 
 void usage_dump(FILE *f)

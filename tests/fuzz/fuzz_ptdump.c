@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ptdump_walk.h"
 #include "ptpacket.h"
+#include "ptpacket_print.h"
 #include "sbdump.h"
 
 static int pt_line(const struct ptdump_line *l, void *ctx)

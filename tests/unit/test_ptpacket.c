@@ -6,7 +6,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ptpacket.h"
+#include "ptdump_walk.h"
+#include "ptpacket_print.h"
 
 struct seen {
 	int packets, errors;
