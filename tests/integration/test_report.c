@@ -833,39 +833,56 @@ static const char intr_ptt[] =
 	"l9: nop\n"
 	"l10: ret\n";
 
-Test(report, time_in_an_interrupt_is_not_the_interrupted_functions)
+/*
+ * @ptt assembled by pttc as NAME.ptt in a new directory (*@dir, for cleanup()), then
+ * `report --json` of NAME.pt over NAME.bin at 0x100000 into @r: its document.
+ */
+static json_t *report_of_ptt(const char *name, const char *ptt, char **dir,
+			     struct run_result *r)
 {
 	static const char *const json_opts[] = { "--json", NULL };
-	char *pttc = own(run_shared("oracle/pttc")), *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *pttc = own(run_shared("oracle/pttc")), file[64], raw[4200];
 	struct args in = { .n = 0 };
-	struct run_result r;
 	json_error_t je;
-	json_t *doc, *f, *g, *row;
-	uint64_t self_sum = 0;
-	char raw[4200];
-	size_t i, j;
+	json_t *doc;
 	FILE *out;
 
 	if (system("command -v yasm >/dev/null 2>&1"))
 		cr_skip_test("pttc needs yasm: apt-get install yasm");
-	cr_assert(mkdtemp(dir));
-	out = fopen(path_in(dir, "intr.ptt"), "w");
+	*dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	cr_assert(mkdtemp(*dir));
+	snprintf(file, sizeof(file), "%s.ptt", name);
+	out = fopen(path_in(*dir, file), "w");
 	cr_assert(out);
-	fputs(intr_ptt, out);
+	fputs(ptt, out);
 	fclose(out);
-	cr_assert_eq(run_argv((char *[]){ "sh", "-c", "cd \"$1\" && \"$2\" intr.ptt", "sh", dir,
-					  pttc, NULL }, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "pttc: %s", r.err);
-	run_free(&r);
+	cr_assert_eq(run_argv((char *[]){ "sh", "-c", "cd \"$1\" && \"$2\" \"$3\"", "sh", *dir,
+					  pttc, file, NULL }, NULL, r), 0);
+	cr_assert_eq(r->status, 0, "pttc: %s", r->err);
+	run_free(r);
+	snprintf(file, sizeof(file), "%s.pt", name);
 	args_add(&in, "--pt");
-	args_add(&in, path_in(dir, "intr.pt"));
+	args_add(&in, path_in(*dir, file));
 	args_add(&in, "--raw");
-	snprintf(raw, sizeof(raw), "%s:0x100000", path_in(dir, "intr.bin"));
+	snprintf(file, sizeof(file), "%s.bin", name);
+	snprintf(raw, sizeof(raw), "%s:0x100000", path_in(*dir, file));
 	args_add(&in, raw);
-	run_tool("report", &in, json_opts, &r);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = json_loads(r.out, 0, &je);
+	run_tool("report", &in, json_opts, r);
+	cr_assert_eq(r->status, 0, "%s", r->err);
+	doc = json_loads(r->out, 0, &je);
 	cr_assert(doc, "%s", je.text);
+	return doc;
+}
+
+Test(report, time_in_an_interrupt_is_not_the_interrupted_functions)
+{
+	struct run_result r;
+	json_t *doc, *f, *g, *row;
+	uint64_t self_sum = 0;
+	size_t i, j;
+	char *dir;
+
+	doc = report_of_ptt("intr", intr_ptt, &dir, &r);
 	cr_expect_eq(num(doc, "instructions"), 10, "%s", r.out);
 	f = function(doc, "[unknown] (intr.bin+0x7)");
 	cr_assert(f, "%s", r.out);
@@ -926,7 +943,6 @@ static const char tail_ptt[] =
 
 Test(report, a_tail_call_is_its_callers_and_an_unwinding_return_ends_every_call_above)
 {
-	static const char *const json_opts[] = { "--json", NULL };
 	static const struct {
 		const char *name;
 		uint64_t self, total;
@@ -935,34 +951,11 @@ Test(report, a_tail_call_is_its_callers_and_an_unwinding_return_ends_every_call_
 		{ "[unknown] (tc.bin+0xd)", 2, 4 },	/* g: its jmp, and h's call */
 		{ "[unknown] (tc.bin+0x17)", 2, 2 },	/* k: nop, ret */
 	};
-	char *pttc = own(run_shared("oracle/pttc")), *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
-	struct args in = { .n = 0 };
 	struct run_result r;
-	json_error_t je;
 	json_t *doc, *f;
-	char raw[4200];
-	FILE *out;
+	char *dir;
 
-	if (system("command -v yasm >/dev/null 2>&1"))
-		cr_skip_test("pttc needs yasm: apt-get install yasm");
-	cr_assert(mkdtemp(dir));
-	out = fopen(path_in(dir, "tc.ptt"), "w");
-	cr_assert(out);
-	fputs(tail_ptt, out);
-	fclose(out);
-	cr_assert_eq(run_argv((char *[]){ "sh", "-c", "cd \"$1\" && \"$2\" tc.ptt", "sh", dir,
-					  pttc, NULL }, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "pttc: %s", r.err);
-	run_free(&r);
-	args_add(&in, "--pt");
-	args_add(&in, path_in(dir, "tc.pt"));
-	args_add(&in, "--raw");
-	snprintf(raw, sizeof(raw), "%s:0x100000", path_in(dir, "tc.bin"));
-	args_add(&in, raw);
-	run_tool("report", &in, json_opts, &r);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = json_loads(r.out, 0, &je);
-	cr_assert(doc, "%s", je.text);
+	doc = report_of_ptt("tc", tail_ptt, &dir, &r);
 	cr_expect_eq(num(doc, "instructions"), 7, "%s", r.out);
 	cr_expect_eq(num(doc, "calls"), 3, "%s", r.out);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
