@@ -1059,8 +1059,8 @@ static void set_time(struct thr *t, const struct prec *p)
 static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, uint64_t ret,
 		 bool timed)
 {
-	struct frame *f, *parent = t->depth ? &t->st[t->depth - 1] : NULL;
-	uint32_t pnode = parent ? parent->node : t->root;
+	struct frame *f, *parent;
+	uint32_t pnode;
 
 	if (t->depth >= REPORT_DEPTH_MAX) {
 		t->over++;
@@ -1069,10 +1069,14 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 			s->funcs[func].incomplete++;
 		return;
 	}
+	/* The stack may move: the caller's frame is taken after (its callees were counted into
+	 * the freed one, lost or not by how malloc reused it: -J N and -J 1 differed). */
 	if (!grow((void **)&t->st, &t->cap, t->depth + 1, sizeof(*t->st))) {
 		s->oom = true;
 		return;
 	}
+	parent = t->depth ? &t->st[t->depth - 1] : NULL;
+	pnode = parent ? parent->node : t->root;
 	if (parent && func != NONE) {
 		int i;
 
