@@ -476,6 +476,104 @@ Test(report, jobs_two_with_small_chunks_reports_what_one_job_does)
 	cleanup(dir);
 }
 
+/*
+ * @in reported in every view with -J 1, then three times with -J 4 in @chunk-byte chunks
+ * (many seams; three runs, so that an order by which chunk or thread came first would
+ * show): standard output, standard error and the exit status are the same, byte for byte.
+ */
+static void jobs_four_agree(const struct args *in, const char *chunk, const char *what)
+{
+	static const char *const views[][8] = {
+		{ "--json", NULL },
+		{ "--json", "--outliers", "5", NULL },
+		{ "--json", "--outliers", "5", "--clock", "insns", NULL },
+		{ "--folded", NULL },
+		{ "--folded", "--weight", "insns", NULL },
+		{ "--outliers", "5", NULL },
+		{ "--per-thread", "--outliers", "5", NULL },
+	};
+
+	for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+		const char *four[16] = { "-J", "4", "--chunk-size", chunk };
+		const char *one[16] = { "-J", "1" };
+		struct run_result r1;
+		size_t k;
+
+		for (k = 0; views[v][k]; k++) {
+			one[2 + k] = views[v][k];
+			four[4 + k] = views[v][k];
+		}
+		run_tool("report", in, one, &r1);
+		cr_assert_eq(r1.status, 0, "%s %s: %s", what, views[v][0], r1.err);
+		/* (--folded by time may be empty: ptwalk's calls end in the PSB they start in) */
+		cr_expect(strlen(r1.out) > 100 || !strcmp(views[v][0], "--folded"), "%s %s: %s",
+			  what, views[v][0], r1.out);
+		for (int i = 0; i < 3; i++) {
+			struct run_result r4;
+
+			run_tool("report", in, four, &r4);
+			cr_expect_eq(r4.status, r1.status, "%s %s %s: exit %d at -J 4", what,
+				     views[v][0], views[v][1] ? views[v][1] : "", r4.status);
+			cr_expect(!strcmp(r4.out, r1.out), "%s view %zu (%s %s), run %d: -J 4 prints "
+				  "other output than -J 1 (%zu and %zu bytes)", what, v, views[v][0],
+				  views[v][1] ? views[v][1] : "", i, strlen(r4.out), strlen(r1.out));
+			cr_expect_str_eq(r4.err, r1.err, "%s view %zu", what, v);
+			run_free(&r4);
+		}
+		run_free(&r1);
+	}
+}
+
+/*
+ * report -J 4 prints what -J 1 prints, in every view: on ptwalk's random walk (deep stacks
+ * that make the merge's stack grow; its time moves once per PSB, so that most calls last 0
+ * and tie), on ptgen's loop without timing and on its slow calls with timing.
+ */
+Test(report, jobs_four_prints_what_jobs_one_prints_in_every_view)
+{
+	char *walk = own(strdup("/tmp/ptc-report-XXXXXX")), *untimed, *timed;
+	char *argv[] = { own(run_testprog("ptwalk")), "-b", "20000", "-s", "1", "-n", "100000",
+			 walk, NULL };
+	struct args a = { .n = 0 }, b = { .n = 0 }, c = { .n = 0 };
+	struct run_result r;
+
+	cr_assert(mkdtemp(walk));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	args_add(&a, "--raw");
+	args_add(&a, path_in(walk, "prog.bin:0x401000"));
+	args_add(&a, "--pt");
+	args_add(&a, path_in(walk, "trace.pt"));
+	jobs_four_agree(&a, "4K", "ptwalk");
+
+	untimed = generate("20000", "7", "50");
+	args_add(&b, "--elf");
+	args_add(&b, path_in(untimed, "prog.elf"));
+	args_add(&b, "--pt");
+	args_add(&b, path_in(untimed, "trace.pt"));
+	jobs_four_agree(&b, "1K", "ptgen -z");
+
+	timed = own(strdup("/tmp/ptc-report-XXXXXX"));
+	cr_assert(mkdtemp(timed));
+	{
+		char *gen[] = { own(run_testprog("ptgen")), "-n", "3000", "-p", "2", "-s", "7",
+				"-w", "50", "-t", "1000", timed, NULL };
+
+		cr_assert_eq(run_argv(gen, NULL, &r), 0);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		run_free(&r);
+	}
+	args_add(&c, "--elf");
+	args_add(&c, path_in(timed, "prog.elf"));
+	args_add(&c, "--pt");
+	args_add(&c, path_in(timed, "trace.pt"));
+	jobs_four_agree(&c, "1K", "ptgen timed");
+	cleanup(walk);
+	cleanup(untimed);
+	cleanup(timed);
+}
+
 /* --sort, --top, --function choose the rows; --clock insns measures a TSC-only trace. */
 Test(report, sort_top_function_and_clock_choose_what_is_shown)
 {
