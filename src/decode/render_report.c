@@ -443,7 +443,7 @@ struct frame {
 	uint32_t func, node;
 	uint64_t ret;			/* return address; UINT64_MAX: an interrupt */
 	uint64_t start, paused0, insns0, intr0;
-	uint64_t seq;			/* the call's place among the trace's calls (s->calls) */
+	uint64_t seq;			/* the call's place among the trace's calls */
 	uint64_t child_dur;
 	uint32_t callee[CALLEES], ncalls[CALLEES], more;
 	bool outer;			/* no frame of its function below */

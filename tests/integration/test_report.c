@@ -514,9 +514,10 @@ static void jobs_four_agree(const struct args *in, const char *chunk, const char
 			run_tool("report", in, four, &r4);
 			cr_expect_eq(r4.status, r1.status, "%s %s %s: exit %d at -J 4", what,
 				     views[v][0], views[v][1] ? views[v][1] : "", r4.status);
-			cr_expect(!strcmp(r4.out, r1.out), "%s view %zu (%s %s), run %d: -J 4 prints "
-				  "other output than -J 1 (%zu and %zu bytes)", what, v, views[v][0],
-				  views[v][1] ? views[v][1] : "", i, strlen(r4.out), strlen(r1.out));
+			cr_expect(!strcmp(r4.out, r1.out), "%s view %zu (%s %s), run %d: -J 4 "
+				  "prints other output than -J 1 (%zu and %zu bytes)", what, v,
+				  views[v][0], views[v][1] ? views[v][1] : "", i, strlen(r4.out),
+				  strlen(r1.out));
 			cr_expect_str_eq(r4.err, r1.err, "%s view %zu", what, v);
 			run_free(&r4);
 		}
