@@ -424,6 +424,7 @@ struct dist {
 
 struct outlier {
 	uint64_t dur, start;
+	uint64_t seq;			/* its call's place among the trace's calls */
 	bool timed;			/* its call had a time (else its start is shown as none) */
 	uint32_t pid, tid;
 	uint32_t callee[CALLEES], ncalls[CALLEES];
@@ -442,6 +443,7 @@ struct frame {
 	uint32_t func, node;
 	uint64_t ret;			/* return address; UINT64_MAX: an interrupt */
 	uint64_t start, paused0, insns0, intr0;
+	uint64_t seq;			/* the call's place among the trace's calls */
 	uint64_t child_dur;
 	uint32_t callee[CALLEES], ncalls[CALLEES], more;
 	bool outer;			/* no frame of its function below */
@@ -818,15 +820,30 @@ static void dist_quantiles(struct dist *d, const unsigned *q, uint64_t *v, size_
 
 /* ---- outliers ---- */
 
+/*
+ * Whether @x comes before @y: longer, then started earlier, then called earlier in the
+ * trace. A total order by what the trace fixes: which calls are kept and the order they are
+ * shown in do not depend on the order calls reach the heap (-J N prints what -J 1 does).
+ */
+static bool out_before(const struct outlier *x, const struct outlier *y)
+{
+	if (x->dur != y->dur)
+		return x->dur > y->dur;
+	if (x->start != y->start)
+		return x->start < y->start;
+	return x->seq < y->seq;
+}
+
+/* A min-heap by out_before(): its root is the call that goes first when a better comes. */
 static void heap_down(struct outlier *h, uint32_t n, uint32_t i)
 {
 	for (;;) {
 		uint32_t l = 2 * i + 1, r = l + 1, m = i;
 		struct outlier t;
 
-		if (l < n && h[l].dur < h[m].dur)
+		if (l < n && out_before(&h[m], &h[l]))
 			m = l;
-		if (r < n && h[r].dur < h[m].dur)
+		if (r < n && out_before(&h[m], &h[r]))
 			m = r;
 		if (m == i)
 			return;
@@ -843,14 +860,17 @@ static void outlier_add(struct rstate *s, struct func *f, const struct frame *fr
 	uint64_t n = s->rc->outliers;
 	struct outlier o;
 
-	if (!n || (f->nout == n && dur <= f->out[0].dur))
+	if (!n)
+		return;
+	o.dur = dur;
+	o.start = fr->start;
+	o.seq = fr->seq;
+	if (f->nout == n && !out_before(&o, &f->out[0]))
 		return;
 	if (!f->out && !(f->out = calloc(n, sizeof(*f->out)))) {
 		s->oom = true;
 		return;
 	}
-	o.dur = dur;
-	o.start = fr->start;
 	o.timed = fr->timed;
 	o.pid = t->pid;
 	o.tid = t->tid;
@@ -862,7 +882,7 @@ static void outlier_add(struct rstate *s, struct func *f, const struct frame *fr
 
 		f->out[i] = o;
 		/* up */
-		while (i && f->out[(i - 1) / 2].dur > f->out[i].dur) {
+		while (i && out_before(&f->out[(i - 1) / 2], &f->out[i])) {
 			struct outlier tmp = f->out[i];
 
 			f->out[i] = f->out[(i - 1) / 2];
@@ -1059,8 +1079,8 @@ static void set_time(struct thr *t, const struct prec *p)
 static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, uint64_t ret,
 		 bool timed)
 {
-	struct frame *f, *parent = t->depth ? &t->st[t->depth - 1] : NULL;
-	uint32_t pnode = parent ? parent->node : t->root;
+	struct frame *f, *parent;
+	uint32_t pnode;
 
 	if (t->depth >= REPORT_DEPTH_MAX) {
 		t->over++;
@@ -1069,10 +1089,14 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 			s->funcs[func].incomplete++;
 		return;
 	}
+	/* The stack may move: the caller's frame is taken after (its callees were counted into
+	 * the freed one, lost or not by how malloc reused it: -J N and -J 1 differed). */
 	if (!grow((void **)&t->st, &t->cap, t->depth + 1, sizeof(*t->st))) {
 		s->oom = true;
 		return;
 	}
+	parent = t->depth ? &t->st[t->depth - 1] : NULL;
+	pnode = parent ? parent->node : t->root;
 	if (parent && func != NONE) {
 		int i;
 
@@ -1094,6 +1118,7 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 	f->paused0 = paused_now(s, t);
 	f->insns0 = t->insns;
 	f->intr0 = t->intr_insns;
+	f->seq = s->calls;
 	f->outer = true;
 	f->timed = timed;
 	for (uint32_t i = 0; i + 1 < t->depth && func != NONE; i++)
@@ -1496,9 +1521,7 @@ static int cmp_out(const void *a, const void *b)
 {
 	const struct outlier *x = a, *y = b;
 
-	if (x->dur != y->dur)
-		return x->dur > y->dur ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
+	return out_before(x, y) ? -1 : out_before(y, x);
 }
 
 static json_t *u64s(uint64_t v)

@@ -663,6 +663,30 @@ Test(decode, jobs_four_prints_what_jobs_one_prints_in_every_mode)
 }
 
 /*
+ * The same on ptwalk's random walk: deep call stacks (hundreds of frames) across the seams,
+ * for --calls' depth and the timeline's stacks at the merge (report's views are in
+ * test_report.c jobs_four_prints_what_jobs_one_prints_in_every_view).
+ */
+Test(decode, jobs_four_prints_what_jobs_one_prints_on_a_random_walk)
+{
+	char *dir = strdup("/tmp/ptc-walk-XXXXXX");
+	struct args a = { .n = 0 };
+	struct run_result r;
+
+	cr_assert(mkdtemp(dir));
+	char *argv[] = { own(run_testprog("ptwalk")), "-b", "20000", "-s", "1", "-n", "100000",
+			 dir, NULL };
+
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	args_addv(&a, (const char *[]){ "--raw", path_in(dir, "prog.bin:0x401000"), "--pt",
+					 path_in(dir, "trace.pt"), NULL });
+	jobs_one_and_four_agree(&a, "4K", dir, "ptwalk");
+	cleanup(dir);
+}
+
+/*
  * A corrupted trace whose broken PSB+s (a MODE byte flipped in every fifth) fall on chunk
  * seams: one decoder reports each at the IP it was at and goes on from the next PSB;
  * --jobs 4 passes them for a cut and prints the same, in 1 and 2 KiB chunks.

@@ -476,6 +476,105 @@ Test(report, jobs_two_with_small_chunks_reports_what_one_job_does)
 	cleanup(dir);
 }
 
+/*
+ * @in reported in every view with -J 1, then three times with -J 4 in @chunk-byte chunks
+ * (many seams; three runs, so that an order by which chunk or thread came first would
+ * show): standard output, standard error and the exit status are the same, byte for byte.
+ */
+static void jobs_four_agree(const struct args *in, const char *chunk, const char *what)
+{
+	static const char *const views[][8] = {
+		{ "--json", NULL },
+		{ "--json", "--outliers", "5", NULL },
+		{ "--json", "--outliers", "5", "--clock", "insns", NULL },
+		{ "--folded", NULL },
+		{ "--folded", "--weight", "insns", NULL },
+		{ "--outliers", "5", NULL },
+		{ "--per-thread", "--outliers", "5", NULL },
+	};
+
+	for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+		const char *four[16] = { "-J", "4", "--chunk-size", chunk };
+		const char *one[16] = { "-J", "1" };
+		struct run_result r1;
+		size_t k;
+
+		for (k = 0; views[v][k]; k++) {
+			one[2 + k] = views[v][k];
+			four[4 + k] = views[v][k];
+		}
+		run_tool("report", in, one, &r1);
+		cr_assert_eq(r1.status, 0, "%s %s: %s", what, views[v][0], r1.err);
+		/* (--folded by time may be empty: ptwalk's calls end in the PSB they start in) */
+		cr_expect(strlen(r1.out) > 100 || !strcmp(views[v][0], "--folded"), "%s %s: %s",
+			  what, views[v][0], r1.out);
+		for (int i = 0; i < 3; i++) {
+			struct run_result r4;
+
+			run_tool("report", in, four, &r4);
+			cr_expect_eq(r4.status, r1.status, "%s %s %s: exit %d at -J 4", what,
+				     views[v][0], views[v][1] ? views[v][1] : "", r4.status);
+			cr_expect(!strcmp(r4.out, r1.out), "%s view %zu (%s %s), run %d: -J 4 "
+				  "prints other output than -J 1 (%zu and %zu bytes)", what, v,
+				  views[v][0], views[v][1] ? views[v][1] : "", i, strlen(r4.out),
+				  strlen(r1.out));
+			cr_expect_str_eq(r4.err, r1.err, "%s view %zu", what, v);
+			run_free(&r4);
+		}
+		run_free(&r1);
+	}
+}
+
+/*
+ * report -J 4 prints what -J 1 prints, in every view: on ptwalk's random walk (deep stacks
+ * that make the merge's stack grow; its time moves once per PSB, so that most calls last 0
+ * and tie), on ptgen's loop without timing and on its slow calls with timing.
+ */
+Test(report, jobs_four_prints_what_jobs_one_prints_in_every_view)
+{
+	char *walk = own(strdup("/tmp/ptc-report-XXXXXX")), *untimed, *timed;
+	char *argv[] = { own(run_testprog("ptwalk")), "-b", "20000", "-s", "1", "-n", "100000",
+			 walk, NULL };
+	struct args a = { .n = 0 }, b = { .n = 0 }, c = { .n = 0 };
+	struct run_result r;
+
+	cr_assert(mkdtemp(walk));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	args_add(&a, "--raw");
+	args_add(&a, path_in(walk, "prog.bin:0x401000"));
+	args_add(&a, "--pt");
+	args_add(&a, path_in(walk, "trace.pt"));
+	jobs_four_agree(&a, "4K", "ptwalk");
+
+	untimed = generate("20000", "7", "50");
+	args_add(&b, "--elf");
+	args_add(&b, path_in(untimed, "prog.elf"));
+	args_add(&b, "--pt");
+	args_add(&b, path_in(untimed, "trace.pt"));
+	jobs_four_agree(&b, "1K", "ptgen -z");
+
+	timed = own(strdup("/tmp/ptc-report-XXXXXX"));
+	cr_assert(mkdtemp(timed));
+	{
+		char *gen[] = { own(run_testprog("ptgen")), "-n", "3000", "-p", "2", "-s", "7",
+				"-w", "50", "-t", "1000", timed, NULL };
+
+		cr_assert_eq(run_argv(gen, NULL, &r), 0);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		run_free(&r);
+	}
+	args_add(&c, "--elf");
+	args_add(&c, path_in(timed, "prog.elf"));
+	args_add(&c, "--pt");
+	args_add(&c, path_in(timed, "trace.pt"));
+	jobs_four_agree(&c, "1K", "ptgen timed");
+	cleanup(walk);
+	cleanup(untimed);
+	cleanup(timed);
+}
+
 /* --sort, --top, --function choose the rows; --clock insns measures a TSC-only trace. */
 Test(report, sort_top_function_and_clock_choose_what_is_shown)
 {
@@ -833,39 +932,56 @@ static const char intr_ptt[] =
 	"l9: nop\n"
 	"l10: ret\n";
 
-Test(report, time_in_an_interrupt_is_not_the_interrupted_functions)
+/*
+ * @ptt assembled by pttc as NAME.ptt in a new directory (*@dir, for cleanup()), then
+ * `report --json` of NAME.pt over NAME.bin at 0x100000 into @r: its document.
+ */
+static json_t *report_of_ptt(const char *name, const char *ptt, char **dir,
+			     struct run_result *r)
 {
 	static const char *const json_opts[] = { "--json", NULL };
-	char *pttc = own(run_shared("oracle/pttc")), *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *pttc = own(run_shared("oracle/pttc")), file[64], raw[4200];
 	struct args in = { .n = 0 };
-	struct run_result r;
 	json_error_t je;
-	json_t *doc, *f, *g, *row;
-	uint64_t self_sum = 0;
-	char raw[4200];
-	size_t i, j;
+	json_t *doc;
 	FILE *out;
 
 	if (system("command -v yasm >/dev/null 2>&1"))
 		cr_skip_test("pttc needs yasm: apt-get install yasm");
-	cr_assert(mkdtemp(dir));
-	out = fopen(path_in(dir, "intr.ptt"), "w");
+	*dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	cr_assert(mkdtemp(*dir));
+	snprintf(file, sizeof(file), "%s.ptt", name);
+	out = fopen(path_in(*dir, file), "w");
 	cr_assert(out);
-	fputs(intr_ptt, out);
+	fputs(ptt, out);
 	fclose(out);
-	cr_assert_eq(run_argv((char *[]){ "sh", "-c", "cd \"$1\" && \"$2\" intr.ptt", "sh", dir,
-					  pttc, NULL }, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "pttc: %s", r.err);
-	run_free(&r);
+	cr_assert_eq(run_argv((char *[]){ "sh", "-c", "cd \"$1\" && \"$2\" \"$3\"", "sh", *dir,
+					  pttc, file, NULL }, NULL, r), 0);
+	cr_assert_eq(r->status, 0, "pttc: %s", r->err);
+	run_free(r);
+	snprintf(file, sizeof(file), "%s.pt", name);
 	args_add(&in, "--pt");
-	args_add(&in, path_in(dir, "intr.pt"));
+	args_add(&in, path_in(*dir, file));
 	args_add(&in, "--raw");
-	snprintf(raw, sizeof(raw), "%s:0x100000", path_in(dir, "intr.bin"));
+	snprintf(file, sizeof(file), "%s.bin", name);
+	snprintf(raw, sizeof(raw), "%s:0x100000", path_in(*dir, file));
 	args_add(&in, raw);
-	run_tool("report", &in, json_opts, &r);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = json_loads(r.out, 0, &je);
+	run_tool("report", &in, json_opts, r);
+	cr_assert_eq(r->status, 0, "%s", r->err);
+	doc = json_loads(r->out, 0, &je);
 	cr_assert(doc, "%s", je.text);
+	return doc;
+}
+
+Test(report, time_in_an_interrupt_is_not_the_interrupted_functions)
+{
+	struct run_result r;
+	json_t *doc, *f, *g, *row;
+	uint64_t self_sum = 0;
+	size_t i, j;
+	char *dir;
+
+	doc = report_of_ptt("intr", intr_ptt, &dir, &r);
 	cr_expect_eq(num(doc, "instructions"), 10, "%s", r.out);
 	f = function(doc, "[unknown] (intr.bin+0x7)");
 	cr_assert(f, "%s", r.out);
@@ -926,7 +1042,6 @@ static const char tail_ptt[] =
 
 Test(report, a_tail_call_is_its_callers_and_an_unwinding_return_ends_every_call_above)
 {
-	static const char *const json_opts[] = { "--json", NULL };
 	static const struct {
 		const char *name;
 		uint64_t self, total;
@@ -935,34 +1050,11 @@ Test(report, a_tail_call_is_its_callers_and_an_unwinding_return_ends_every_call_
 		{ "[unknown] (tc.bin+0xd)", 2, 4 },	/* g: its jmp, and h's call */
 		{ "[unknown] (tc.bin+0x17)", 2, 2 },	/* k: nop, ret */
 	};
-	char *pttc = own(run_shared("oracle/pttc")), *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
-	struct args in = { .n = 0 };
 	struct run_result r;
-	json_error_t je;
 	json_t *doc, *f;
-	char raw[4200];
-	FILE *out;
+	char *dir;
 
-	if (system("command -v yasm >/dev/null 2>&1"))
-		cr_skip_test("pttc needs yasm: apt-get install yasm");
-	cr_assert(mkdtemp(dir));
-	out = fopen(path_in(dir, "tc.ptt"), "w");
-	cr_assert(out);
-	fputs(tail_ptt, out);
-	fclose(out);
-	cr_assert_eq(run_argv((char *[]){ "sh", "-c", "cd \"$1\" && \"$2\" tc.ptt", "sh", dir,
-					  pttc, NULL }, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "pttc: %s", r.err);
-	run_free(&r);
-	args_add(&in, "--pt");
-	args_add(&in, path_in(dir, "tc.pt"));
-	args_add(&in, "--raw");
-	snprintf(raw, sizeof(raw), "%s:0x100000", path_in(dir, "tc.bin"));
-	args_add(&in, raw);
-	run_tool("report", &in, json_opts, &r);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	doc = json_loads(r.out, 0, &je);
-	cr_assert(doc, "%s", je.text);
+	doc = report_of_ptt("tc", tail_ptt, &dir, &r);
 	cr_expect_eq(num(doc, "instructions"), 7, "%s", r.out);
 	cr_expect_eq(num(doc, "calls"), 3, "%s", r.out);
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
