@@ -370,6 +370,7 @@ static struct decode_chunk *claim(struct run *r)
 static void *worker(void *arg)
 {
 	struct run *r = arg;
+	struct decode_keep *keep = NULL;
 
 	for (;;) {
 		struct decode_chunk *c;
@@ -397,9 +398,10 @@ static void *worker(void *arg)
 			pthread_mutex_lock(&r->lock);
 			pthread_cond_broadcast(&r->cond);
 			pthread_mutex_unlock(&r->lock);
+			decode_keep_free(keep);
 			return NULL;
 		}
-		decode_chunk(c);
+		decode_chunk_kept(c, &keep);
 		pthread_mutex_lock(&r->lock);
 		r->chunks[k].done = true;
 		r->done_in += c->end - c->begin;
