@@ -392,6 +392,20 @@ static uint64_t thread_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * What waits for its turn, at most, before a worker starts no chunk: a chunk's share of
+ * output (next_size()) for each worker but the one whose chunk is merged. Half the bound
+ * before: a worker a little faster than the merged one got further ahead the longer the
+ * trace (a random walk's reach), and the peak memory grew with it (-J 2 --branches on
+ * the loop of bench/decode: 36 MB at 52 M instructions, 61 MB at 209 M).
+ */
+static uint64_t ahead_bound(const struct run *r)
+{
+	uint64_t share = r->budget.bound / (4 * (uint64_t)r->jobs);
+
+	return r->jobs > 1 ? share * (r->jobs - 1) : share;
+}
+
 static void *worker(void *arg)
 {
 	struct run *r = arg;
@@ -404,7 +418,7 @@ static void *worker(void *arg)
 
 		pthread_mutex_lock(&r->lock);
 		/*
-		 * The one wait: while what waits for its turn holds half the bound, or
+		 * The one wait: while what waits for its turn holds ahead_bound(), or
 		 * AHEAD_PER_JOB chunks a worker each, start no chunk (the merge, the output's
 		 * reader, is behind); what does not fit in the bound meanwhile goes to
 		 * temporary files. The count bounds what a chunk holds beside its output
@@ -412,7 +426,7 @@ static void *worker(void *arg)
 		 * machine let thousands of small chunks wait (88 MB, ASan, --chunk-size 16K).
 		 */
 		while (!r->stop && r->merged < r->nr_chunks &&
-		       (__atomic_load_n(&r->budget.held, __ATOMIC_RELAXED) >= r->budget.bound / 2 ||
+		       (__atomic_load_n(&r->budget.held, __ATOMIC_RELAXED) >= ahead_bound(r) ||
 			r->nr_chunks - r->merged >= AHEAD_PER_JOB * (size_t)r->jobs))
 			pthread_cond_wait(&r->cond, &r->lock);
 		c = claim(r);
@@ -555,7 +569,7 @@ static void drop_merged(struct run *r, const struct decode_chunk *c)
 /*
  * The merge: chunk after chunk in their order. A chunk gets its turn (what it let go
  * of reaches the output) as soon as it is planned, and is done with when it is
- * decoded; the workers wait for it only when the waiting output holds half the bound.
+ * decoded; the workers wait for it only when the waiting output holds ahead_bound().
  */
 static int merge(struct run *r, struct decode_stats *stats, struct error *e)
 {
