@@ -62,4 +62,19 @@ int decode_check_files(const struct decode_config *cfg, struct error *e);
 /* Decode @c into its sinks. Returns c->ret. */
 int decode_chunk(struct decode_chunk *c);
 
+/*
+ * What one thread keeps from a chunk to its next: the image of the files given by hand
+ * and what was cut from it (decode_chunk.c). Not shared between threads.
+ */
+struct decode_keep;
+
+/*
+ * decode_chunk() with what the calling thread kept in *@keep (NULL at first), and keeping
+ * for the next what may serve it. A chunk with sideband neither takes nor keeps.
+ */
+int decode_chunk_kept(struct decode_chunk *c, struct decode_keep **keep);
+void decode_keep_free(struct decode_keep *k);
+/* The fast path's blocks the chunks that used @k cut, all told: for tests. */
+uint64_t decode_keep_built(const struct decode_keep *k);
+
 #endif

@@ -29,6 +29,13 @@
 #define MEM_BOUND (256ull << 20)
 #define PSB_LEN 16
 #define AHEAD_PER_JOB 4		/* chunks planned and not yet merged, per worker */
+/*
+ * A chunk's worker CPU time at least, at the rate the chunks done so far went: each chunk
+ * costs a seam (the fast path decodes a chunk's last PSB segment with libipt, 20 times
+ * its own cost; the walk of bench/decode --stats: 3 ms a chunk), and 32 KiB chunks at
+ * the end of a fast run were each more seam than work.
+ */
+#define MIN_CHUNK_NS 10000000ull
 
 struct mapped {
 	const uint8_t *p;	/* the stream's range */
@@ -71,6 +78,7 @@ struct run {
 		uint8_t *buf;		/* PLAN_READ bytes */
 	} plan;
 	uint64_t done_in, done_out;	/* bytes of trace decoded, of output made */
+	uint64_t done_ns;		/* the workers' CPU time for done_in */
 	bool stop, nomem;
 };
 
@@ -238,10 +246,11 @@ static bool psb_state(const struct decode_config *cfg, const struct mapped *m, u
  * The bytes of trace for the next chunk of a stream with @left bytes still to plan. A
  * given --chunk-size is used as it is. Otherwise chunks are handed out as workers ask
  * for them, each a share of what is left (a 2*jobs-th: they shrink toward the end, so
- * no worker is left with a long last one), and no bigger than what makes about
- * bound/(4*jobs) bytes of output at the rate the chunks done so far made output (so
- * what waits for its turn stays in memory). Before any is done: FIRST_CHUNK. Either
- * way at least a MAX_CHUNKS-th of all the traces.
+ * no worker is left with a long last one) but MIN_CHUNK_NS of work at least at the
+ * rate the chunks done so far went, and no bigger than what makes about bound/(4*jobs)
+ * bytes of output at the rate they made output (so what waits for its turn stays in
+ * memory). Before any is done: FIRST_CHUNK. Either way at least a MAX_CHUNKS-th of all
+ * the traces.
  */
 static uint64_t next_size(const struct run *r, uint64_t left)
 {
@@ -249,6 +258,12 @@ static uint64_t next_size(const struct run *r, uint64_t left)
 
 	if (!size) {
 		size = left / (2 * (uint64_t)r->jobs);
+		if (r->done_ns) {
+			double least = (double)r->done_in * MIN_CHUNK_NS / (double)r->done_ns;
+
+			if (least > (double)size)
+				size = least < (double)left ? (uint64_t)least : left;
+		}
 		if (!r->done_in) {
 			if (size > FIRST_CHUNK)
 				size = FIRST_CHUNK;
@@ -367,17 +382,43 @@ static struct decode_chunk *claim(struct run *r)
 	return c;
 }
 
+/* The calling thread's CPU time, nanoseconds. */
+static uint64_t thread_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * What waits for its turn, at most, before a worker starts no chunk: a chunk's share of
+ * output (next_size()) for each worker but the one whose chunk is merged. Half the bound
+ * before: a worker a little faster than the merged one got further ahead the longer the
+ * trace (a random walk's reach), and the peak memory grew with it (-J 2 --branches on
+ * the loop of bench/decode: 36 MB at 52 M instructions, 61 MB at 209 M).
+ */
+static uint64_t ahead_bound(const struct run *r)
+{
+	uint64_t share = r->budget.bound / (4 * (uint64_t)r->jobs);
+
+	return r->jobs > 1 ? share * (r->jobs - 1) : share;
+}
+
 static void *worker(void *arg)
 {
 	struct run *r = arg;
+	struct decode_keep *keep = NULL;
 
 	for (;;) {
 		struct decode_chunk *c;
+		uint64_t t0, t1;
 		size_t k;
 
 		pthread_mutex_lock(&r->lock);
 		/*
-		 * The one wait: while what waits for its turn holds half the bound, or
+		 * The one wait: while what waits for its turn holds ahead_bound(), or
 		 * AHEAD_PER_JOB chunks a worker each, start no chunk (the merge, the output's
 		 * reader, is behind); what does not fit in the bound meanwhile goes to
 		 * temporary files. The count bounds what a chunk holds beside its output
@@ -385,7 +426,7 @@ static void *worker(void *arg)
 		 * machine let thousands of small chunks wait (88 MB, ASan, --chunk-size 16K).
 		 */
 		while (!r->stop && r->merged < r->nr_chunks &&
-		       (__atomic_load_n(&r->budget.held, __ATOMIC_RELAXED) >= r->budget.bound / 2 ||
+		       (__atomic_load_n(&r->budget.held, __ATOMIC_RELAXED) >= ahead_bound(r) ||
 			r->nr_chunks - r->merged >= AHEAD_PER_JOB * (size_t)r->jobs))
 			pthread_cond_wait(&r->cond, &r->lock);
 		c = claim(r);
@@ -397,12 +438,16 @@ static void *worker(void *arg)
 			pthread_mutex_lock(&r->lock);
 			pthread_cond_broadcast(&r->cond);
 			pthread_mutex_unlock(&r->lock);
+			decode_keep_free(keep);
 			return NULL;
 		}
-		decode_chunk(c);
+		t0 = thread_ns();
+		decode_chunk_kept(c, &keep);
+		t1 = thread_ns();
 		pthread_mutex_lock(&r->lock);
 		r->chunks[k].done = true;
 		r->done_in += c->end - c->begin;
+		r->done_ns += t1 - t0;
 		r->done_out += dsink_pos(&c->out) + dsink_pos(&c->tl);
 		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
@@ -524,7 +569,7 @@ static void drop_merged(struct run *r, const struct decode_chunk *c)
 /*
  * The merge: chunk after chunk in their order. A chunk gets its turn (what it let go
  * of reaches the output) as soon as it is planned, and is done with when it is
- * decoded; the workers wait for it only when the waiting output holds half the bound.
+ * decoded; the workers wait for it only when the waiting output holds ahead_bound().
  */
 static int merge(struct run *r, struct decode_stats *stats, struct error *e)
 {

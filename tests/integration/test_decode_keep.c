@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+/*
+ * What a decoder thread keeps from one chunk to its next (decode_chunk.h:
+ * decode_chunk_kept()): the image of the files given by hand and the fast path's
+ * blocks cut from it. -J 2 built them again for every chunk (issue 25: the walk of
+ * bench/decode took twice -J 1's CPU time).
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "decode_chunk.h"
+#include "decode_config.h"
+#include "run.h"
+#include "suitewatch.h"
+#include "tempfile.h"
+
+SUITEWATCH(watchdog, 120)
+TestSuite(decode_keep, .init = watchdog, .fini = free_owned);
+
+struct job {
+	struct decode_chunk *c;
+	struct decode_keep **keep;
+};
+
+/* On a decoder thread's stack, as decode_run's workers. */
+static void *run_job(void *arg)
+{
+	struct job *j = arg;
+
+	decode_chunk_kept(j->c, j->keep);
+	return NULL;
+}
+
+static void decode_one(struct decode_chunk *c, struct decode_keep **keep)
+{
+	struct job j = { c, keep };
+	pthread_attr_t attr;
+	pthread_t t;
+
+	cr_assert_eq(pthread_attr_init(&attr), 0);
+	cr_assert_eq(pthread_attr_setstacksize(&attr, 4 * (size_t)DECODE_CHUNK_STACK), 0);
+	cr_assert_eq(pthread_create(&t, &attr, run_job, &j), 0);
+	cr_assert_eq(pthread_join(t, NULL), 0);
+	pthread_attr_destroy(&attr);
+	cr_assert_eq(c->ret, 0, "the chunk failed: %d", c->ret);
+}
+
+static void chunk_init(struct decode_chunk *c, const struct decode_config *cfg,
+		       const uint8_t *pt, uint64_t len, struct symcache *syms)
+{
+	memset(c, 0, sizeof(*c));
+	c->cfg = cfg;
+	c->pt = pt;
+	c->fd = -1;
+	c->end = len;
+	c->first = c->last = true;
+	c->tsc_hi = UINT64_MAX;
+	c->syms = syms;
+	dsink_init(&c->out, NULL);
+	dsink_init(&c->tl, NULL);
+}
+
+static void chunk_fini(struct decode_chunk *c)
+{
+	dsink_destroy(&c->out);
+	dsink_destroy(&c->tl);
+	free(c->diags);
+	free(c->error);
+}
+
+/*
+ * A walk of 2,000 blocks decoded (--stats, the fast path) as two chunks by one thread:
+ * the second finds every block the first cut (none is cut again) and counts what the
+ * first counted; a thread that keeps nothing cuts them again for each chunk.
+ */
+Test(decode_keep, a_threads_second_chunk_cuts_no_block_again)
+{
+	char *dir = temp_dir("ptc-keep");
+	char *prog = own(run_testprog("ptwalk"));
+	char raw[256], pt[256];
+	char *argv[] = { prog, "-b", "2000", "-s", "1", "-n", "300000", dir, NULL };
+	struct decode_file file = { .raw = true, .path = raw, .addr = 0x401000 };
+	struct decode_stream st = { .name = "walk", .pt = pt };
+	struct decode_config cfg;
+	struct decode_keep *keep = NULL;
+	struct decode_chunk a, b;
+	struct symcache *syms;
+	struct run_result r;
+	struct stat sb;
+	uint64_t built;
+	uint8_t *map;
+	int fd;
+
+	cr_assert(dir);
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	snprintf(raw, sizeof(raw), "%s/prog.bin", dir);
+	snprintf(pt, sizeof(pt), "%s/trace.pt", dir);
+	fd = open(pt, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fstat(fd, &sb), 0);
+	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	cr_assert_neq(map, MAP_FAILED);
+	decode_config_init(&cfg);
+	cfg.mode = DECODE_NONE;
+	cfg.files = &file;
+	cfg.nr_files = 1;
+	cfg.streams = &st;
+	cfg.nr_streams = 1;
+	syms = symcache_new();
+	cr_assert(syms);
+
+	chunk_init(&a, &cfg, map, (uint64_t)sb.st_size, syms);
+	decode_one(&a, &keep);
+	built = decode_keep_built(keep);
+	cr_assert_gt(built, 1000, "the first chunk cut %llu blocks", (unsigned long long)built);
+	chunk_init(&b, &cfg, map, (uint64_t)sb.st_size, syms);
+	decode_one(&b, &keep);
+	cr_expect_eq(decode_keep_built(keep), built, "the second chunk cut %llu blocks more",
+		     (unsigned long long)(decode_keep_built(keep) - built));
+	cr_expect_gt(a.stats.insns, 0);
+	cr_expect_eq(b.stats.insns, a.stats.insns);
+	cr_expect_eq(b.stats.branches, a.stats.branches);
+	chunk_fini(&a);
+	chunk_fini(&b);
+
+	/* Without a keep, nothing is kept: each chunk starts again. */
+	chunk_init(&a, &cfg, map, (uint64_t)sb.st_size, syms);
+	decode_one(&a, NULL);
+	cr_expect_eq(a.stats.insns, b.stats.insns);
+	chunk_fini(&a);
+
+	decode_keep_free(keep);
+	symcache_free(syms);
+	munmap(map, (size_t)sb.st_size);
+	close(fd);
+	temp_dir_remove(dir);
+}
