@@ -20,8 +20,9 @@
  * a TMA after each PSB+'s TSC, an MTC and a CYC after every third packet (between a TNT and
  * the branches that use its bits), a TSC and a TMA every 50 packets. -x EVERY (with -t):
  * after every EVERY-th PSB+ (right after it, or with the next timing packets in turn), one
- * timing packet that libipt's decoder fails on or reads otherwise, in turn: a second TMA after a TSC, a CYC of 10 bytes, a TMA with a reserved bit
- * set (SKZ84's), a 2-byte CYC before a CYC of 0xf3 (SKD007's OVF).
+ * timing packet that libipt's decoder fails on or reads otherwise, in turn: a second TMA
+ * after a TSC, a CYC of 10 bytes, a TSC and a TMA with a reserved bit set (SKZ84's), a
+ * 2-byte CYC before a CYC of 0xf3 (SKD007's OVF).
  *
  *	ptwalk [-b BLOCKS] [-n INSNS] [-p PER_PSB] [-s SEED] [-t [-x EVERY]] OUTDIR
  *
@@ -114,7 +115,14 @@ static void bad_timing(struct gen *g)
 	switch (g->bads++ % 4) {
 	case 0: tma(g); break;			/* a second one after the PSB+'s */
 	case 1: raw(g, cyc10, sizeof(cyc10)); break;
-	case 2: raw(g, p, sizeof(p)); break;	/* FC bit 9: reserved */
+	case 2: {				/* FC bit 9: reserved; after a TSC */
+		struct pt_packet t = { .type = ppt_tsc };
+
+		t.payload.tsc.tsc = g->tsc++;
+		ptenc_emit(&g->e, &t);
+		raw(g, p, sizeof(p));
+		break;
+	}
 	default: raw(g, skd007, sizeof(skd007)); break;
 	}
 }
