@@ -96,6 +96,7 @@ struct decode_stats {
 	uint64_t gaps;		/* errors, overflows and losses: where trace is missing */
 	uint64_t lost;		/* sideband-reported losses: TRUNCATED AUX, LOST */
 	uint64_t bytes;		/* trace bytes */
+	uint64_t fast;		/* PSB segments the fast flow path decoded (fastflow.h) */
 };
 
 enum decode_diag_kind {

@@ -31,6 +31,16 @@ struct fastflow;
 /* A taken branch, in the order the code ran them: perf's kind ("jcc", "call", ...). */
 typedef void fastflow_branch_fn(void *ctx, uint64_t from, uint64_t to, const char *kind);
 
+/*
+ * The errata of libipt's struct pt_errata whose workaround can read the packets this path
+ * takes otherwise than it does: with one set, fastflow refuses a segment where it could
+ * apply (fastflow_errata() in decode_chunk.c says why the others cannot).
+ */
+#define FF_E_BDM70	(1u << 0)	/* a PSB+ followed by TIP.PGE is tracing off */
+#define FF_E_BDM64	(1u << 1)	/* a TSX abort may move the branch before it */
+#define FF_E_SKD007	(1u << 2)	/* a 2-byte CYC before 0xf3 is an OVF */
+#define FF_E_SKZ84	(1u << 3)	/* a bad TMA is 8 bytes: the packets after it skew */
+
 /* NULL when memory runs out. */
 struct fastflow *fastflow_new(struct image_store *img);
 void fastflow_free(struct fastflow *f);
@@ -40,6 +50,20 @@ void fastflow_free(struct fastflow *f);
  * on, 64-bit code), with the IP of its FUP in @ip.
  */
 bool fastflow_psb(const uint8_t *buf, size_t len, size_t at, uint64_t *ip);
+
+/*
+ * As fastflow_psb(), and false too where a cut at this PSB could change what libipt prints:
+ * one of @f's errata could apply to the PSB+ (BDM70, BDM64, SKD007) or to the segment
+ * after it (SKZ84's TMA, SKD007's CYC), a timing packet in it or before the first TNT or TIP
+ * after it would be an error to libipt, or that first packet is something else. run_fast()
+ * makes a cut only where this holds (fastflow_psb(): the PSB+ alone, for callers that cut
+ * nothing).
+ */
+bool fastflow_start(const struct fastflow *f, const uint8_t *buf, size_t len, size_t at,
+		    uint64_t *ip);
+
+/* The errata (FF_E_*) the segments after this are decoded under; none at first. */
+void fastflow_set_errata(struct fastflow *f, unsigned errata);
 
 /*
  * Decode the segment from the PSB at @at: the counts into @st (added), each taken branch

@@ -104,6 +104,30 @@ if [ -n "$ptwalk" ]; then
 	done
 fi
 
+# Timing packets and errata (fastflow.h; decode_chunk.c's fastflow_errata()): a walk with
+# TSC, TMA, MTC and CYC (-t), and walks with timing packets libipt fails on or reads otherwise
+# (-x: a second TMA, a 10-byte CYC, SKZ84's TMA, SKD007's CYC before 0xf3), each under CPUs
+# whose errata libipt works around: none, Skylake (BDM70 SKD007 SKD022 SKD010 SKL014
+# SKL168), Skylake-SP (SKZ84), Broadwell (BDM64), Apollo Lake (APL11 APL12).
+if [ -n "$ptwalk" ]; then
+	for t in "-t" "-t -x 3" "-t -x 7"; do
+		w=$work/time${t// /}
+		mkdir -p "$w"
+		"$ptwalk" -b 5000 -s 2 -n 100000 -p 40 $t "$w" >/dev/null ||
+			{ echo "ptwalk $t failed"; exit 1; }
+		for cpu in none 6/94/3 6/85/4 6/61/0 6/92/0; do
+			c=()
+			[ $cpu = none ] || c=(--cpu $cpu)
+			for j in "-J 1" "-J 4 --chunk-size 8000"; do
+				same "ptwalk${t// /}-$cpu-${j// /}" "${c[@]}" $j \
+					--raw "$w/prog.bin:0x401000" --pt "$w/trace.pt"
+			done
+		done
+	done
+fi
+same ptgen-skylake --cpu 6/94/3 -J 4 --chunk-size 4096 --elf "$work/gen/prog.elf" \
+	--pt "$work/gen/trace.pt"
+
 CMD=report
 same report-hase --cpu 6/94/3 --elf "$h/loopy" --pt "$h/aux.aux-idx2-cpu2-tid19233.pt"
 for j in 1 4; do

@@ -785,6 +785,9 @@ static void print_stats(const struct decode_config *cfg, const struct decode_sta
 		out_u64("errors", "decode errors", s->errors);
 		out_u64("gaps", NULL, s->gaps);
 		out_u64("lost", "losses (sideband)", s->lost);
+		/* A debug count, for the bench and docs/benchmarks.md: not a documented field. */
+		if (getenv("PTCOLLECT_DECODE_FAST_COUNT"))
+			out_u64("fast_segments", "PSB segments decoded fast", s->fast);
 		out_obj_end();
 	}
 	out_arr_end();

@@ -509,6 +509,7 @@ static void add_stats(struct decode_stats *t, const struct decode_stats *s)
 	t->gaps += s->gaps;
 	t->lost += s->lost;
 	t->bytes += s->bytes;
+	t->fast += s->fast;
 }
 
 /*

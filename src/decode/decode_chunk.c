@@ -1950,7 +1950,7 @@ static void run_fast(struct dec *x)
 		struct fast_snap before, after;
 		uint64_t ip;
 
-		if (!fastflow_psb(buf, len, at, &ip)) {
+		if (!fastflow_start(x->ff, buf, len, at, &ip)) {
 			misses++;
 			at = next_psb(x, buf, len, at + 1, from + FAST_REGION_MAX + 16);
 			continue;
@@ -1969,6 +1969,7 @@ static void run_fast(struct dec *x)
 		fast_save(x, &after);
 		if (fastflow_segment(x->ff, buf, len < at + FAST_SEG_MAX ? len : at + FAST_SEG_MAX,
 				     at, &c->stats, want ? fast_branch : NULL, x, &next)) {
+			c->stats.fast++;
 			from = at = next;
 			misses = 0;
 			x->hold = false;
@@ -1992,20 +1993,60 @@ static void run_fast(struct dec *x)
 	fast_region(x, from, len, true, 0);
 }
 
+/*
+ * libipt's errata (struct pt_errata, libipt 2.0 to 2.2) against the fast path: the packets
+ * fastflow takes are a PSB+ (PSB, PSBEND, FUP, MODE.Exec, MODE.TSX, CBR, PIP, VMCS, timing,
+ * PAD), then TNT, TIP and timing packets up to the next PSB. Where each workaround acts:
+ *  - SKL014 (pt_blk_proceed_skl014): a TIP.PGD without IP, and only with address filters.
+ *    Neither is taken (TIP.PGD says "not fast"; filters keep the fast path off): cannot apply.
+ *  - SKD022 (pt_blk_handle_erratum_skd022): an async disable, FUP then TIP.PGD: not taken.
+ *  - SKD010, APL11, APL12 (pt_evt_decode_ovf): what follows an OVF: an OVF is not taken.
+ *  - SKL168 (pt_tcal_update_mtc): which MTCs calibrate the CYC time; it returns early, never
+ *    an error, so only times change, and no mode that takes this path prints one.
+ *  - SKZ84 (pt_pkt_decode_tma): a TMA with reserved bits is skipped as 8 bytes instead of an
+ *    error: fastflow says "not fast" for such a TMA, with or without the erratum; with it,
+ *    FF_E_SKZ84 also makes no cut before a segment that may hold one (the packets after it
+ *    are read askew, and a decoder from the cut may err otherwise than one through it).
+ *  - BDM64 (pt_blk_handle_erratum_bdm64): an aborted TSX event may move the branch before
+ *    it; only a MODE.TSX with TXAbort in a PSB+ reaches fastflow: FF_E_BDM64 refuses it.
+ *  - SKD007 (pt_pkt_handle_skd007): a 2-byte CYC whose second byte is 0x02 before an 0xf3
+ *    is read as an OVF; fastflow would read two CYCs: FF_E_SKD007 refuses it, and makes no
+ *    cut before a segment that may hold one (as SKZ84's, below).
+ *  - BDM70 (pt_evt_check_bdm70): a PSB+ whose first later packet other than timing, PAD,
+ *    CBR, PIP, MODE, VMCS, MNT is a TIP.PGE is tracing off: FF_E_BDM70 refuses such a PSB+,
+ *    at a segment's start and at its end (where the segment before stops), and run_fast()
+ *    makes no cut there.
+ * Bits of the struct this libipt does not name (its reserved words: a later libipt's
+ * errata) keep the fast path off. Timing packets: fastflow.c's skip_size().
+ */
+static bool fastflow_errata(const struct pt_errata *e, unsigned *ff)
+{
+	static const uint32_t none[sizeof(e->reserved) / sizeof(e->reserved[0])];
+
+	if (memcmp(e->reserved, none, sizeof(none)))
+		return false;
+	*ff = (e->bdm70 ? FF_E_BDM70 : 0) | (e->bdm64 ? FF_E_BDM64 : 0) |
+	      (e->skd007 ? FF_E_SKD007 : 0) | (e->skz84 ? FF_E_SKZ84 : 0);
+	return true;
+}
+
 /* Whether the fast path may decode this chunk's segments: what it cannot show is not asked. */
-static bool fast_ok(const struct dec *x, const struct pt_config *pc)
+static bool fast_ok(const struct dec *x, const struct pt_config *pc, unsigned *errata)
 {
 	const struct decode_config *cfg = x->cfg;
-	static const struct pt_errata none;
 
 	if (cfg->no_fast || x->sb || !x->bd || cfg->stall_limit || cfg->event_tick ||
 	    cfg->event_iflags || (x->flags & RENDER_TIME) ||
 	    (x->wants & (RREC_BIT(RREC_INSN) | RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN) |
 			 RREC_BIT(RREC_THREAD))))
 		return false;
-	if (memcmp(&pc->errata, &none, sizeof(none)) || pc->addr_filter.config.addr_cfg)
+	if (pc->addr_filter.config.addr_cfg || !fastflow_errata(&pc->errata, errata))
 		return false;
-	return true;
+	/*
+	 * MTC and CYC are errors to libipt only through pt_time_ctc_delta(), which cannot fail
+	 * while a CTC fits the MTCFreq field's range (4 bits, as IA32_RTIT_CTL has it).
+	 */
+	return pc->mtc_freq <= 15;
 }
 
 /* ---- setup ---- */
@@ -2229,6 +2270,7 @@ static int setup(struct dec *x, struct error *e)
 	const struct decode_config *cfg = x->cfg;
 	const struct decode_stream *st = &cfg->streams[x->c->stream];
 	struct pt_config pc;
+	unsigned errata = 0;
 	int ret;
 
 	setup_config(x, &pc);
@@ -2260,11 +2302,15 @@ static int setup(struct dec *x, struct error *e)
 		if (ret < 0)
 			return err_runtime(e, -EINVAL, "%s: %s", st->name,
 					   pt_errstr(pt_errcode(ret)));
-		if (fast_ok(x, &pc) && x->keep && x->keep->ff) {
-			x->ff = x->keep->ff;
-			x->keep->ff = NULL;
-		} else if (fast_ok(x, &pc)) {
-			x->ff = fastflow_new(x->img);
+		if (fast_ok(x, &pc, &errata)) {
+			if (x->keep && x->keep->ff) {
+				x->ff = x->keep->ff;
+				x->keep->ff = NULL;
+			} else {
+				x->ff = fastflow_new(x->img);
+			}
+			if (x->ff)
+				fastflow_set_errata(x->ff, errata);
 		}
 		if (x->ff)
 			x->ff_built = fastflow_built(x->ff);

@@ -47,6 +47,7 @@ struct ffblk {
 
 struct fastflow {
 	struct image_store *img;
+	unsigned errata;	/* FF_E_*: the errata whose packets this path must refuse */
 	csh cs;
 	cs_insn *ci;
 	uint64_t built;
@@ -298,6 +299,8 @@ static long count_to(struct fastflow *f, uint64_t ip, uint64_t to)
 struct seg {
 	const uint8_t *buf;
 	size_t len, pos;
+	unsigned errata;	/* fastflow's */
+	bool tsc, tma;		/* since the PSB: a TSC, and a TMA after it (libipt's pt_time) */
 	uint64_t last_ip;
 	uint64_t tnt;		/* TNT bits not used yet, the next one the highest */
 	unsigned ntnt;
@@ -341,29 +344,97 @@ static bool ip_packet(struct seg *s, const uint8_t *p, size_t *size)
 	return true;
 }
 
-/* The size of a timing or PAD packet at s->pos (skipped anywhere), or 0. */
-static size_t skip_size(const struct seg *s)
+/*
+ * The size of a timing or PAD packet at s->pos (skipped anywhere), or 0: also for one that
+ * libipt's decoder would fail on or read otherwise (fastflow.h, "timing packets"): a CYC
+ * longer than pt_pkt_read_cyc() takes, a TMA with reserved bits set (SKZ84 or not), a TMA
+ * that pt_time_update_tma() refuses (no TSC before it in this segment, or a second one), and
+ * with SKD007 the 2-byte CYC that libipt reads as the first byte of an OVF.
+ */
+static size_t skip_size(struct seg *s)
 {
 	const uint8_t *p = s->buf + s->pos;
 	size_t left = s->len - s->pos, n;
 
 	if (p[0] == 0x00)
 		return 1;
-	if (p[0] == 0x19)
-		return left >= 8 ? 8 : 0;
+	if (p[0] == 0x19) {
+		if (left < 8)
+			return 0;
+		s->tsc = true;
+		s->tma = false;
+		return 8;
+	}
 	if (p[0] == 0x59)
 		return left >= 2 ? 2 : 0;
 	if ((p[0] & 3) == 3) {		/* CYC */
 		if (!(p[0] & 4))
 			return 1;
-		for (n = 1; n < left && n < 16; n++)
-			if (!(p[n] & 1))
-				return n + 1;
+		/* At most 8 bytes after the first: pt_pkt_read_cyc()'s bad packet else. */
+		for (n = 1; n < left && n <= 8; n++) {
+			if (p[n] & 1)
+				continue;
+			/* SKD007: libipt takes CYC, 0x02 before an 0xf3 as an OVF. */
+			if ((s->errata & FF_E_SKD007) && n == 1 && p[1] == 0x02 &&
+			    (left < 3 || p[2] == 0xf3))
+				return 0;
+			return n + 1;
+		}
 		return 0;
 	}
-	if (p[0] == 0x02 && left >= 2 && p[1] == 0x73)
-		return left >= 7 ? 7 : 0;	/* TMA */
+	if (p[0] == 0x02 && left >= 2 && p[1] == 0x73) {	/* TMA */
+		if (left < 7 || p[4] || (p[6] & 0xfe) || !s->tsc || s->tma)
+			return 0;
+		s->tma = true;
+		return 7;
+	}
 	return 0;
+}
+
+/*
+ * BDM70 (pt_evt_check_bdm70()): libipt takes a PSB+'s FUP as tracing off when the first
+ * packet after it that is not one of a PSB+'s (timing, PAD, CBR, PIP, MODE, VMCS, MNT,
+ * PSBEND) is a TIP.PGE. Whether that can be so after the PSBEND at @at: true when it is, or
+ * when the buffer ends before another packet says it is not.
+ */
+static bool bdm70_pge(const struct seg *s, size_t at)
+{
+	struct seg t = *s;
+
+	t.errata = 0;
+	t.tsc = true;		/* only sizes here: the TMA is not judged twice */
+	t.tma = false;
+	for (t.pos = at; t.pos < t.len;) {
+		const uint8_t *p = t.buf + t.pos;
+		size_t left = t.len - t.pos, n = skip_size(&t);
+
+		t.tma = false;
+		if (n) {
+			t.pos += n;
+			continue;
+		}
+		if ((p[0] & 0x1f) == 0x11)			/* TIP.PGE */
+			return true;
+		if (p[0] == 0x99) {
+			n = 2;					/* MODE */
+		} else if (p[0] == 0x02 && left >= 2) {
+			switch (p[1]) {
+			case 0x23: n = 2; break;		/* PSBEND */
+			case 0x03: n = 4; break;		/* CBR */
+			case 0x43: n = 8; break;		/* PIP */
+			case 0xc8: n = 7; break;		/* VMCS */
+			case 0xc3: n = 11; break;		/* MNT */
+			case 0x73: n = 7; break;		/* TMA (a bad one: not fast anyway) */
+			default: return false;
+			}
+		} else {
+			return p[0] == 0x02;	/* cut short: maybe; any other packet: no */
+		}
+		if (left < n)
+			return true;
+		t.pos += n;
+	}
+	return true;
 }
 
 static bool is_psb(const struct seg *s)
@@ -436,6 +507,8 @@ static bool psb_plus(struct seg *s, size_t at, uint64_t *ip)
 	s->pos = at;
 	s->last_ip = 0;
 	s->ntnt = 0;
+	s->tsc = false;
+	s->tma = false;
 	if (!is_psb(s))
 		return false;
 	s->pos += 16;
@@ -454,6 +527,8 @@ static bool psb_plus(struct seg *s, size_t at, uint64_t *ip)
 				mode = true;
 			} else if ((p[1] >> 5) != 1) {
 				return false;
+			} else if ((s->errata & FF_E_BDM64) && (p[1] & 2)) {
+				return false;	/* MODE.TSX with TXAbort: BDM64 */
 			}
 			s->pos += 2;
 		} else if ((p[0] & 0x1f) == 0x1d) {	/* FUP */
@@ -469,8 +544,12 @@ static bool psb_plus(struct seg *s, size_t at, uint64_t *ip)
 			switch (p[1]) {
 			case 0x23:				/* PSBEND */
 				s->pos += 2;
-				return fup && mode;
+				return fup && mode &&
+				       !((s->errata & FF_E_BDM70) && bdm70_pge(s, s->pos));
 			case 0x03:				/* CBR */
+				/* Ratio 0: pt_time_update_cbr()'s bad packet. */
+				if (left >= 3 && !p[2])
+					return false;
 				n = 4;
 				break;
 			case 0x43:				/* PIP */
@@ -497,6 +576,53 @@ bool fastflow_psb(const uint8_t *buf, size_t len, size_t at, uint64_t *ip)
 	struct seg s = { .buf = buf, .len = len };
 
 	return psb_plus(&s, at, ip);
+}
+
+static bool ahead_ok(struct seg *s);
+
+/*
+ * SKZ84 and SKD007: whether the segment from the PSB at @at may hold a packet that libipt
+ * reads otherwise under @errata: a TMA with reserved bits set (skipped with the byte after
+ * it, SKZ84) or a CYC's 0x02 before an 0xf3 (an OVF, SKD007); any such bytes up to the next
+ * PSB, inside another packet too. The packets after it are read askew: a decoder from
+ * this PSB and one that came through it (with a return stack from before) may then err
+ * differently, so no cut is made at such a PSB.
+ */
+static bool errata_bytes(const uint8_t *buf, size_t len, size_t at, unsigned errata)
+{
+	static const uint8_t psb[4] = { 0x02, 0x82, 0x02, 0x82 };
+	const uint8_t *p = buf + at + 16, *end = buf + len, *q;
+
+	if (!(errata & (FF_E_SKZ84 | FF_E_SKD007)) || at + 16 >= len)
+		return false;
+	q = memmem(p, (size_t)(end - p), psb, sizeof(psb));
+	if (q)
+		end = q;
+	for (; p + 1 < end; p++) {
+		p = memchr(p, 0x02, (size_t)(end - p));
+		if (!p || p + 1 >= end)
+			return false;
+		if ((errata & FF_E_SKZ84) && p[1] == 0x73 && (end - p < 7 || p[4] || (p[6] & 0xfe)))
+			return true;
+		if ((errata & FF_E_SKD007) && p[1] == 0xf3 && (p[-1] & 7) == 7)
+			return true;
+	}
+	return false;
+}
+
+bool fastflow_start(const struct fastflow *f, const uint8_t *buf, size_t len, size_t at,
+		    uint64_t *ip)
+{
+	struct seg s = { .buf = buf, .len = len, .errata = f->errata };
+
+	if (!psb_plus(&s, at, ip) || !ahead_ok(&s))
+		return false;
+	return !errata_bytes(buf, len, at, f->errata);
+}
+
+void fastflow_set_errata(struct fastflow *f, unsigned errata)
+{
+	f->errata = errata;
 }
 
 /* ---- flow ---- */
@@ -560,6 +686,33 @@ static void taken(struct flow *w, uint64_t from, uint64_t to, const char *kind)
 }
 
 /*
+ * Whether libipt's decoder of the whole chunk reads the packets after the PSB+ that ends a
+ * segment (@s past its PSBEND) without an error: it reads on to the next TNT or TIP while
+ * it still is in the segment before, and an error there takes the segment's last blocks
+ * with it (and reports the IP it was at, where a decoder from that PSB would say none). The
+ * timing packets up to the first other one must be ones skip_size() takes, and that one a
+ * TNT or a TIP, where libipt's look-ahead stops (anything else: "not fast", and no cut).
+ */
+static bool ahead_ok(struct seg *s)
+{
+	while (s->pos < s->len) {
+		const uint8_t *p = s->buf + s->pos;
+		size_t n = skip_size(s), left = s->len - s->pos;
+
+		if (n) {
+			s->pos += n;
+			continue;
+		}
+		if (!(p[0] & 1) && p[0] != 0x02)		/* TNT-8 */
+			return true;
+		if ((p[0] & 0x1f) == 0x0d)			/* TIP */
+			return (p[0] >> 5) != 5 && (p[0] >> 5) != 7;
+		return p[0] == 0x02 && left >= 8 && p[1] == 0xa3;	/* TNT-64 */
+	}
+	return false;
+}
+
+/*
  * The trace ran out at the next PSB (@q): the instructions from @ip (the first after the
  * last branch that read trace) up to the next PSB+'s FUP, as a chunk ending there has them.
  */
@@ -568,7 +721,7 @@ static bool tail(struct flow *w, uint64_t ip, size_t q)
 	uint64_t stop;
 	unsigned k;
 
-	if (!fastflow_psb(w->s.buf, w->s.len, q, &stop))
+	if (!fastflow_start(w->f, w->s.buf, w->s.len, q, &stop))
 		return false;
 	w->npend = 0;
 	for (k = 0; k < STEPS_MAX; k++) {
@@ -621,6 +774,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 	w->f = f;
 	w->s.buf = buf;
 	w->s.len = len;
+	w->s.errata = f->errata;
 	w->fn = fn;
 	w->ctx = ctx;
 	if (!psb_plus(&w->s, at, &ip))

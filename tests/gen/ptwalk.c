@@ -16,7 +16,15 @@
  * tracing stops (TIP.PGD), as in ptgen's trace. The same seed
  * gives the same program and trace.
  *
- *	ptwalk [-b BLOCKS] [-n INSNS] [-p PER_PSB] [-s SEED] OUTDIR
+ * -t: timing packets as a CPU with TSC, MTC and CYC on writes them (the walk is the same):
+ * a TMA after each PSB+'s TSC, an MTC and a CYC after every third packet (between a TNT and
+ * the branches that use its bits), a TSC and a TMA every 50 packets. -x EVERY (with -t):
+ * after every EVERY-th PSB+ (right after it, or with the next timing packets in turn), one
+ * timing packet that libipt's decoder fails on or reads otherwise, in turn: a second TMA
+ * after a TSC, a CYC of 10 bytes, a TSC and a TMA with a reserved bit set (SKZ84's), a
+ * 2-byte CYC before a CYC of 0xf3 (SKD007's OVF).
+ *
+ *	ptwalk [-b BLOCKS] [-n INSNS] [-p PER_PSB] [-s SEED] [-t [-x EVERY]] OUTDIR
  *
  * writes OUTDIR/trace.pt and OUTDIR/prog.bin (raw code at 0x401000) and prints
  * "instructions N branches N calls N psbs N blocks N visited N" (branches: taken near
@@ -58,6 +66,9 @@ struct gen {
 	uint64_t stack[STACK];	/* return blocks, as a decoder's 64-entry call stack */
 	unsigned top, depth;
 	uint64_t insns, branches, calls, psbs;
+	bool timing;			/* -t */
+	uint64_t bad_every, ticks, bads;	/* -x; timing packets so far; bad ones */
+	bool bad_later;			/* the next bad one goes with the next timing packets */
 };
 
 static uint64_t rnd(struct gen *g)	/* xorshift64* */
@@ -68,21 +79,102 @@ static uint64_t rnd(struct gen *g)	/* xorshift64* */
 	return g->rng * 0x2545f4914f6cdd1dull;
 }
 
+/* @n bytes of @p as they are: the packets libipt's encoder would not write. */
+static void raw(struct gen *g, const uint8_t *p, size_t n)
+{
+	uint64_t off = 0;
+	int err = pt_enc_get_offset(g->e.enc, &off);
+
+	if (err < 0)
+		ptenc_die("offset", err);
+	if (off + 64 > g->e.cap) {
+		ptenc_flush(&g->e);
+		off = 0;
+	}
+	memcpy(g->e.buf + off, p, n);
+	err = pt_enc_sync_set(g->e.enc, off + n);
+	if (err < 0)
+		ptenc_die("sync", err);
+}
+
+static void tma(struct gen *g)
+{
+	uint8_t p[7] = { 0x02, 0x73, (uint8_t)g->ticks, 0x01, 0x00, (uint8_t)(g->ticks * 7), 0x00 };
+
+	raw(g, p, sizeof(p));
+}
+
+/* -x: one of the timing packets libipt fails on or reads otherwise, in turn. */
+static void bad_timing(struct gen *g)
+{
+	static const uint8_t cyc10[] = { 0x07, 0x81, 0x81, 0x81, 0x81, 0x81, 0x81, 0x81, 0x81,
+					 0x02 };
+	static const uint8_t skd007[] = { 0x07, 0x02, 0xf3 };
+	uint8_t p[7] = { 0x02, 0x73, 0x10, 0x00, 0x00, 0x00, 0x02 };
+
+	switch (g->bads++ % 4) {
+	case 0: tma(g); break;			/* a second one after the PSB+'s */
+	case 1: raw(g, cyc10, sizeof(cyc10)); break;
+	case 2: {				/* FC bit 9: reserved; after a TSC */
+		struct pt_packet t = { .type = ppt_tsc };
+
+		t.payload.tsc.tsc = g->tsc++;
+		ptenc_emit(&g->e, &t);
+		raw(g, p, sizeof(p));
+		break;
+	}
+	default: raw(g, skd007, sizeof(skd007)); break;
+	}
+}
+
+/* -t: what a CPU writes between two packets now and then. */
+static void timing(struct gen *g)
+{
+	struct pt_packet p;
+
+	if (!g->timing || ++g->ticks % 3)
+		return;
+	if (g->bad_later) {
+		g->bad_later = false;
+		bad_timing(g);
+	}
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_mtc;
+	p.payload.mtc.ctc = (uint8_t)(g->ticks / 3);
+	ptenc_emit(&g->e, &p);
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_cyc;
+	p.payload.cyc.value = 1 + g->ticks % 300;
+	ptenc_emit(&g->e, &p);
+	if (g->ticks % 150)
+		return;
+	memset(&p, 0, sizeof(p));
+	p.type = ppt_tsc;
+	p.payload.tsc.tsc = g->tsc++;
+	ptenc_emit(&g->e, &p);
+	tma(g);
+}
+
 static void emit_tnt(struct gen *g)
 {
-	if (ptenc_tnt_flush(&g->e))
+	if (ptenc_tnt_flush(&g->e)) {
 		g->packets++;
+		timing(g);
+	}
 }
 
 static void tnt(struct gen *g, bool taken)
 {
-	if (ptenc_tnt_bit(&g->e, taken))
+	if (ptenc_tnt_bit(&g->e, taken)) {
 		g->packets++;
+		timing(g);
+	}
 }
 
 static void emit_ip(struct gen *g, enum pt_packet_type type, uint64_t ip)
 {
 	emit_tnt(g);
+	timing(g);
 	ptenc_emit_ip(&g->e, type, type == ppt_tip_pgd ? pt_ipc_suppressed : pt_ipc_sext_48, ip);
 	g->packets++;
 }
@@ -94,6 +186,17 @@ static void emit_psb(struct gen *g, uint64_t ip, bool enabled)
 	ptenc_psb(&g->e, &g->tsc, enabled, ip);
 	g->tsc += 0x1000;
 	g->psbs++;
+	if (g->timing) {
+		tma(g);
+		/* Right after the PSB+ (where libipt reads ahead from the segment before), or
+		 * in the segment, each kind in turn. */
+		if (g->bad_every && g->psbs % g->bad_every == 0) {
+			if ((g->bads / 4) % 2)
+				g->bad_later = true;
+			else
+				bad_timing(g);
+		}
+	}
 	g->depth = 0;
 	g->packets = 0;
 }
@@ -270,18 +373,20 @@ int main(int argc, char **argv)
 	g.rng = 1;
 	g.tsc = 0x100000;
 	g.per_psb = 1000;
-	while ((c = getopt(argc, argv, "b:n:p:s:")) != -1) {
+	while ((c = getopt(argc, argv, "b:n:p:s:tx:")) != -1) {
 		switch (c) {
 		case 'b': nblocks = ptenc_number(optarg, "-b"); break;
 		case 'n': want = ptenc_number(optarg, "-n"); break;
 		case 'p': g.per_psb = ptenc_number(optarg, "-p"); break;
 		case 's': g.rng = ptenc_number(optarg, "-s"); break;
+		case 't': g.timing = true; break;
+		case 'x': g.bad_every = ptenc_number(optarg, "-x"); break;
 		default: return 2;
 		}
 	}
 	if (argc - optind != 1 || nblocks < 2 || nblocks > 1u << 24) {
 		fprintf(stderr, "usage: ptwalk [-b BLOCKS (2 to 16M)] [-n INSNS] [-p PER_PSB] "
-			"[-s SEED] OUTDIR\n");
+			"[-s SEED] [-t [-x EVERY]] OUTDIR\n");
 		return 2;
 	}
 	b = calloc(nblocks, sizeof(*b));

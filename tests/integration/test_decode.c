@@ -976,6 +976,86 @@ Test(decode, walk_trace_counts_what_ptwalk_encoded_as_ptxed_does)
 }
 
 /*
+ * The fast flow path on what a real CPU records (issue 25): timing packets (TSC, TMA, MTC,
+ * CYC between a TNT and the branches that use it: ptwalk -t) and a CPU with errata that
+ * libipt works around (Skylake 6/94/3: BDM70, SKD007, SKD022, SKD010, SKL014, SKL168;
+ * Skylake-SP 6/85/4: SKZ84; Broadwell 6/61/0: BDM64). --stats and --branches take it for
+ * most segments (the debug count PTCOLLECT_DECODE_FAST_COUNT; was: none with any erratum)
+ * and print what libipt's block decoder alone prints, byte for byte. With timing packets
+ * libipt fails on or reads otherwise (ptwalk -x: a second TMA after a TSC, a 10-byte CYC, a
+ * TMA with reserved bits, SKD007's CYC before 0xf3; was, with --cpu none: the fast path
+ * skipped them and printed none of libipt's errors), the same, in one chunk and in many.
+ */
+/* decode --cpu @cpu @mode of ptwalk's trace in @dir, in 4000-byte chunks when @chunked. */
+static void ff_decode(char *const *env, const char *cpu, const char *dir, const char *mode,
+		      bool chunked, struct run_result *r)
+{
+	char *raw = path_in(dir, "prog.bin:0x401000"), *pt = path_in(dir, "trace.pt");
+
+	if (chunked)
+		cr_assert_eq(run_ptcollect(env, r, "decode", "--cpu", cpu, "-J", "2",
+					   "--chunk-size", "4000", "--raw", raw, "--pt", pt, mode,
+					   NULL), 0);
+	else
+		cr_assert_eq(run_ptcollect(env, r, "decode", "--cpu", cpu, "--raw", raw, "--pt",
+					   pt, mode, strcmp(mode, "--stats") ? NULL : "--json",
+					   NULL), 0);
+}
+
+Test(decode, fast_path_takes_timing_packets_and_errata_and_prints_what_libipt_does)
+{
+	static char *const count[] = { "PTCOLLECT_DECODE_FAST_COUNT=1", NULL };
+	static char *const nofast[] = { "PTCOLLECT_DECODE_NO_FAST=1", NULL };
+	static const char *const cpus[] = { "none", "6/94/3", "6/85/4", "6/61/0" };
+
+	for (int bad = 0; bad < 2; bad++) {
+		char *dir = strdup("/tmp/ptc-ffwalk-XXXXXX");
+		char *prog = own(run_testprog("ptwalk"));
+		struct run_result r;
+
+		cr_assert(mkdtemp(dir));
+		char *good[] = { prog, "-b", "3000", "-s", "2", "-n", "60000", "-p", "30", "-t",
+				 dir, NULL };
+		char *odd[] = { prog, "-b", "3000", "-s", "2", "-n", "60000", "-p", "30", "-t",
+				"-x", "5", dir, NULL };
+		cr_assert_eq(run_argv(bad ? odd : good, NULL, &r), 0);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		run_free(&r);
+		for (size_t c = 0; c < sizeof(cpus) / sizeof(cpus[0]); c++) {
+			if (!bad) {
+				json_t *doc, *st;
+
+				ff_decode(count, cpus[c], dir, "--stats", false, &r);
+				cr_assert_eq(r.status, 0, "%s", r.err);
+				doc = json_loads(r.out, 0, NULL);
+				cr_assert(doc, "%s", r.out);
+				st = json_array_get(json_object_get(doc, "streams"), 0);
+				cr_expect_gt(json_integer_value(json_object_get(st, "fast_segments")),
+					     50, "%s: %s", cpus[c], r.out);
+				json_decref(doc);
+				run_free(&r);
+			}
+			for (int m = 0; m < 4; m++) {
+				const char *mode = m & 1 ? "--branches" : "--stats";
+				struct run_result a, b;
+
+				ff_decode(NULL, cpus[c], dir, mode, m >= 2, &a);
+				ff_decode(nofast, cpus[c], dir, mode, m >= 2, &b);
+				cr_expect_eq(a.status, b.status, "%s %s", cpus[c], mode);
+				cr_expect_str_eq(a.out, b.out, "%s %s (%s)", cpus[c], mode,
+						 bad ? "bad timing" : "timing");
+				cr_expect_str_eq(a.err, b.err, "%s %s", cpus[c], mode);
+				if (bad)
+					cr_expect(strstr(a.err, "error"), "%s", a.err);
+				run_free(&a);
+				run_free(&b);
+			}
+		}
+		cleanup(dir);
+	}
+}
+
+/*
  * --calls names every address by its own offset: on the walk trace (calls and returns
  * between 20,000 blocks, more addresses than the decoder keeps names of, so slots are
  * shared and reused), each line's "[unknown] (prog.bin+0xOFF)" is its address less
