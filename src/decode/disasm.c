@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* Instruction lines from capstone, cached by address, mode and bytes. */
+/*
+ * Instruction lines from capstone, cached by address, mode and bytes: the text of each
+ * instruction kept once, in a ring, found through a set-associative table (disasm.h).
+ */
 #include <capstone/capstone.h>
 #include <errno.h>
 #include <stdio.h>
@@ -8,23 +11,81 @@
 
 #include "disasm.h"
 
-#define CACHE_BITS 14
-#define LINE_MAX_LEN 176	/* a longer line is not cached */
+/*
+ * Each instruction's record goes to a ring of RING_BYTES, one after another as they are
+ * first seen (a block's together): its address and key (bytes, mode and size: 24 bytes),
+ * its text's length and its text (~25 bytes), ~80,000 records in 4 MiB; the oldest are
+ * written over. The next instruction is most often the one whose record follows the last
+ * one's, looked at first: only a block's first instruction is looked up in the table,
+ * 2^SET_BITS sets of WAYS entries (128 bytes, two cache lines), the set of an instruction
+ * the 8-byte granule of code it starts in, by address (a granule has room for all its
+ * instructions; the table spans 256 KiB of code, farther code shares its sets). 8 MiB in
+ * all: the hot code of real programs, and ptwalk's 80,000 instructions.
+ */
+#define SET_BITS 15
+#define WAYS 8
+#define RING_BYTES (4u << 20)
+#define TEXT_MAX (sizeof(((cs_insn *)0)->mnemonic) + sizeof(((cs_insn *)0)->op_str) + 2)
+#define REC_HEAD 25	/* ip, key[2], the text's length */
+#define REC_MAX 256	/* REC_HEAD + TEXT_MAX, rounded up */
+/* A ring position past this (never in practice: 2^55 bytes of records) empties the cache. */
+#define RING_POS_MAX (1ull << 55)
+
+_Static_assert(DISASM_TEXT_AT + TEXT_MAX <= DISASM_LINE_MAX, "DISASM_LINE_MAX");
+_Static_assert(REC_HEAD + TEXT_MAX <= REC_MAX, "REC_MAX");
 
 struct entry {
 	uint64_t ip;
-	uint64_t raw[2];	/* the 15 bytes, zero-padded */
-	uint8_t mode, size, len;
-	char line[LINE_MAX_LEN + 16];	/* slack: readers copy in blocks of 16 */
+	uint64_t pos;		/* its record's position in the ring + 1 (0: none) */
 };
+
+#define KEY_VALID 0x80u
 
 struct disasm {
 	csh cs[3];		/* 16-, 32-, 64-bit */
 	cs_insn *insn[3];
-	struct entry *cache;
-	char out[DISASM_TEXT_AT + sizeof(((cs_insn *)0)->mnemonic) +
-		 sizeof(((cs_insn *)0)->op_str) + 2 + 16];
+	struct entry *sets;	/* 2^SET_BITS * WAYS, 128-byte aligned in sets_mem */
+	void *sets_mem;
+	char *ring;		/* RING_BYTES and 16 of slack (readers copy in blocks of 16) */
+	uint64_t head;		/* ring bytes written (and skipped) since the start */
+	uint64_t next;		/* the position after the last record used */
+	char out[DISASM_LINE_MAX + 16];
 };
+
+/* " xx " for each byte value (4 bytes each). */
+static const char hex3[256 * 4 + 1] =
+	" 00  01  02  03  04  05  06  07 "
+	" 08  09  0a  0b  0c  0d  0e  0f "
+	" 10  11  12  13  14  15  16  17 "
+	" 18  19  1a  1b  1c  1d  1e  1f "
+	" 20  21  22  23  24  25  26  27 "
+	" 28  29  2a  2b  2c  2d  2e  2f "
+	" 30  31  32  33  34  35  36  37 "
+	" 38  39  3a  3b  3c  3d  3e  3f "
+	" 40  41  42  43  44  45  46  47 "
+	" 48  49  4a  4b  4c  4d  4e  4f "
+	" 50  51  52  53  54  55  56  57 "
+	" 58  59  5a  5b  5c  5d  5e  5f "
+	" 60  61  62  63  64  65  66  67 "
+	" 68  69  6a  6b  6c  6d  6e  6f "
+	" 70  71  72  73  74  75  76  77 "
+	" 78  79  7a  7b  7c  7d  7e  7f "
+	" 80  81  82  83  84  85  86  87 "
+	" 88  89  8a  8b  8c  8d  8e  8f "
+	" 90  91  92  93  94  95  96  97 "
+	" 98  99  9a  9b  9c  9d  9e  9f "
+	" a0  a1  a2  a3  a4  a5  a6  a7 "
+	" a8  a9  aa  ab  ac  ad  ae  af "
+	" b0  b1  b2  b3  b4  b5  b6  b7 "
+	" b8  b9  ba  bb  bc  bd  be  bf "
+	" c0  c1  c2  c3  c4  c5  c6  c7 "
+	" c8  c9  ca  cb  cc  cd  ce  cf "
+	" d0  d1  d2  d3  d4  d5  d6  d7 "
+	" d8  d9  da  db  dc  dd  de  df "
+	" e0  e1  e2  e3  e4  e5  e6  e7 "
+	" e8  e9  ea  eb  ec  ed  ee  ef "
+	" f0  f1  f2  f3  f4  f5  f6  f7 "
+	" f8  f9  fa  fb  fc  fd  fe  ff ";
 
 static int mode_index(enum pt_exec_mode mode)
 {
@@ -39,13 +100,19 @@ int disasm_new(struct disasm **dp, bool att, struct error *e)
 {
 	static const cs_mode modes[3] = { CS_MODE_16, CS_MODE_32, CS_MODE_64 };
 	struct disasm *d = calloc(1, sizeof(*d));
+	size_t table = ((size_t)WAYS << SET_BITS) * sizeof(struct entry);
 	int i;
 
 	*dp = NULL;
-	if (!d || !(d->cache = calloc(1u << CACHE_BITS, sizeof(*d->cache)))) {
+	/* calloc(): pages not touched until used, so that a small program costs little. */
+	if (!d || !(d->sets_mem = calloc(1, table + 128)) ||
+	    !(d->ring = calloc(1, RING_BYTES + 16))) {
+		if (d)
+			free(d->sets_mem);
 		free(d);
 		return err_runtime(e, -ENOMEM, "out of memory for the disassembler");
 	}
+	d->sets = (struct entry *)(((uintptr_t)d->sets_mem + 127) & ~(uintptr_t)127);
 	for (i = 0; i < 3; i++) {
 		cs_err err = cs_open(CS_ARCH_X86, modes[i], &d->cs[i]);
 
@@ -75,67 +142,155 @@ void disasm_free(struct disasm *d)
 		if (d->cs[i])
 			cs_close(&d->cs[i]);
 	}
-	free(d->cache);
+	free(d->sets_mem);
+	free(d->ring);
 	free(d);
 }
 
-static size_t slot(uint64_t ip, int mode)
+static struct entry *set_of(struct disasm *d, uint64_t ip, int mode)
 {
-	uint64_t h = (ip ^ (uint64_t)mode << 62) * 0x9e3779b97f4a7c15ull;
-
-	return (size_t)(h >> (64 - CACHE_BITS));
+	(void)mode;	/* in the key: the same address in two modes is rare */
+	return &d->sets[(size_t)(ip >> 3 & ((1u << SET_BITS) - 1)) * WAYS];
 }
 
-/* Format the line of @in into d->out; its length. */
-static size_t format(struct disasm *d, const struct pt_insn *in, int m)
+/* Capstone's text of @in ("(bad)" if none) and a newline, into @t; its length. */
+static size_t text_of(struct disasm *d, const struct pt_insn *in, size_t n, int m, char *t)
 {
-	static const char hexd[] = "0123456789abcdef";
 	const uint8_t *code = in->raw;
-	size_t n = in->size > sizeof(in->raw) ? sizeof(in->raw) : in->size, i;
 	uint64_t addr = in->ip;
 	cs_insn *ci = d->insn[m];
-	char *p = d->out;
-	int w;
+	size_t a, b;
 
-	for (i = 0; i < n; i++) {
-		*p++ = ' ';
-		*p++ = hexd[in->raw[i] >> 4];
-		*p++ = hexd[in->raw[i] & 15];
+	if (!cs_disasm_iter(d->cs[m], &code, &n, &addr, ci)) {
+		memcpy(t, "(bad)\n", 6);
+		return 6;
 	}
-	memset(p, ' ', DISASM_TEXT_AT - 3 * n);
-	p += DISASM_TEXT_AT - 3 * n;
-	if (!cs_disasm_iter(d->cs[m], &code, &n, &addr, ci))
-		w = sprintf(p, "(bad)\n");
-	else if (ci->op_str[0])
-		w = sprintf(p, "%s %s\n", ci->mnemonic, ci->op_str);
-	else
-		w = sprintf(p, "%s\n", ci->mnemonic);
-	return (size_t)(p - d->out) + (size_t)(w > 0 ? w : 0);
+	a = strnlen(ci->mnemonic, sizeof(ci->mnemonic) - 1);
+	memcpy(t, ci->mnemonic, a);
+	if (ci->op_str[0]) {
+		b = strnlen(ci->op_str, sizeof(ci->op_str) - 1);
+		t[a++] = ' ';
+		memcpy(t + a, ci->op_str, b);
+		a += b;
+	}
+	t[a++] = '\n';
+	return a;
+}
+
+/*
+ * Copy @len bytes in blocks of 16, up to 15 more read and written: a memcpy() of a short,
+ * bounded length becomes "rep movsq", slow to start on some CPUs, for each of millions of
+ * lines.
+ */
+static void copy16(char *dst, const char *src, size_t len)
+{
+	for (size_t i = 0; i < len; i += 16)
+		memcpy(dst + i, src + i, 16);
+}
+
+/* The record of @ip, @k and text @t in the ring (returns its position). */
+static uint64_t keep(struct disasm *d, uint64_t ip, const uint64_t k[2], const char *t,
+		     size_t len)
+{
+	uint64_t at, room;
+	char *r;
+
+	if (d->head >= RING_POS_MAX) {
+		memset(d->sets, 0, ((size_t)WAYS << SET_BITS) * sizeof(struct entry));
+		d->head = 0;
+	}
+	/* A record does not wrap: the rest of the ring is zeroed (no record) and skipped. */
+	room = RING_BYTES - d->head % RING_BYTES;
+	if (room < REC_HEAD + len) {
+		memset(d->ring + d->head % RING_BYTES, 0, room);
+		d->head += room;
+	}
+	at = d->head;
+	r = d->ring + at % RING_BYTES;
+	memcpy(r, &ip, 8);
+	memcpy(r + 8, k, 16);
+	r[24] = (char)len;
+	memcpy(r + REC_HEAD, t, len);
+	d->head += REC_HEAD + len;
+	return at;
+}
+
+/*
+ * The text of the record at ring position @pos into @dst, if it is @ip's with key @k and
+ * still there; its length, or 0. Every position asked for is a record's start, the zeroed
+ * rest of the ring before a wrap, or the head.
+ */
+static size_t look(struct disasm *d, uint64_t pos, uint64_t ip, const uint64_t k[2], char *dst)
+{
+	const char *r = d->ring + pos % RING_BYTES;
+	uint64_t rip, rk[2];
+	size_t len;
+
+	if (pos >= d->head || d->head - pos > RING_BYTES - REC_MAX)
+		return 0;
+	memcpy(&rip, r, 8);
+	memcpy(rk, r + 8, 16);
+	if (rip != ip || rk[0] != k[0] || rk[1] != k[1])
+		return 0;
+	len = (uint8_t)r[24];
+	copy16(dst, r + REC_HEAD, len);
+	d->next = pos + REC_HEAD + len;
+	return len;
+}
+
+size_t disasm_put(struct disasm *d, const struct pt_insn *in, char *dst)
+{
+	static const char blanks[48] = "                                                ";
+	int m = mode_index(in->mode);
+	size_t n = in->size > sizeof(in->raw) ? sizeof(in->raw) : in->size, i, len;
+	struct entry *set;
+	uint64_t k[2];
+	char t[TEXT_MAX + 16];
+
+	/* Two loads (a 15-byte memcpy() makes two overlapping stores that stall the loads). */
+	memcpy(&k[0], in->raw, 8);
+	memcpy(&k[1], in->raw + 7, 8);
+	k[1] >>= 8;
+	if (n < 8) {
+		k[0] &= n ? ~0ull >> (64 - 8 * n) : 0;
+		k[1] = 0;
+	} else {
+		k[1] &= n > 8 ? ~0ull >> (64 - 8 * (n - 8)) : 0;
+	}
+	k[1] = (k[1] & ~(0xffull << 56)) | (uint64_t)(KEY_VALID | (unsigned)m << 4 | n) << 56;
+	/* The bytes: " xx" each, blanks to DISASM_TEXT_AT. */
+	memcpy(dst, blanks, 48);
+	for (i = 0; i < n; i++)
+		memcpy(dst + 3 * i, hex3 + 4 * in->raw[i], 4);
+	dst += DISASM_TEXT_AT;
+	/* The record after the last one's: the next instruction of a block seen before. */
+	len = look(d, d->next, in->ip, k, dst);
+	if (len)
+		return DISASM_TEXT_AT + len;
+	set = set_of(d, in->ip, m);
+	for (i = 0; i < WAYS; i++) {
+		if (set[i].ip != in->ip || !set[i].pos)
+			continue;
+		len = look(d, set[i].pos - 1, in->ip, k, dst);
+		if (len)
+			return DISASM_TEXT_AT + len;
+		break;
+	}
+	len = text_of(d, in, n, m, t);
+	copy16(dst, t, len);
+	/* The oldest of the set makes room (or the entry of this address, gone stale). */
+	if (i == WAYS)
+		i = WAYS - 1;
+	memmove(&set[1], &set[0], i * sizeof(*set));
+	set[0].ip = in->ip;
+	set[0].pos = keep(d, in->ip, k, t, len) + 1;
+	d->next = d->head;
+	return DISASM_TEXT_AT + len;
 }
 
 const char *disasm_line(struct disasm *d, const struct pt_insn *in, size_t *len)
 {
-	int m = mode_index(in->mode);
-	struct entry *en = &d->cache[slot(in->ip, m)];
-	uint64_t raw[2] = { 0, 0 };
-
-	/* libipt zeroes an instruction before filling it: the bytes past its size are 0. */
-	memcpy(raw, in->raw, sizeof(in->raw));
-	if (en->len && en->ip == in->ip && en->raw[0] == raw[0] && en->raw[1] == raw[1] &&
-	    en->mode == m && en->size == in->size) {
-		*len = en->len;
-		return en->line;
-	}
-	*len = format(d, in, m);
-	if (*len <= LINE_MAX_LEN) {
-		en->ip = in->ip;
-		en->raw[0] = raw[0];
-		en->raw[1] = raw[1];
-		en->mode = (uint8_t)m;
-		en->size = in->size;
-		en->len = (uint8_t)*len;
-		memcpy(en->line, d->out, *len);
-	}
+	*len = disasm_put(d, in, d->out);
 	return d->out;
 }
 

@@ -28,8 +28,7 @@ static char *put_hex16(char *p, uint64_t v)
 
 static void insn_line(struct render *r, const struct pt_insn *in, uint64_t offset, uint64_t tsc)
 {
-	uint8_t *p = dsink_room(r->sink, 64 + DISASM_TEXT_AT + 512 + 16), *start = p;
-	const char *tail;
+	uint8_t *p = dsink_room(r->sink, 64 + DISASM_LINE_MAX + 16), *start = p;
 	size_t len;
 
 	if (!p) {
@@ -51,16 +50,7 @@ static void insn_line(struct render *r, const struct pt_insn *in, uint64_t offse
 		*p++ = ' ';
 	}
 	p = (uint8_t *)put_hex16((char *)p, in->ip);
-	tail = disasm_line(r->dis, in, &len);
-	if (len > DISASM_TEXT_AT + 512)
-		len = DISASM_TEXT_AT + 512;
-	/*
-	 * In blocks of 16: a memcpy() of a short, bounded length becomes "rep movsq", slow to
-	 * start on some CPUs, for each of millions of lines. disasm_line() keeps 16 bytes of
-	 * slack after a line, and the room reserved above has it too.
-	 */
-	for (size_t i = 0; i < len; i += 16)
-		memcpy(p + i, tail + i, 16);
+	len = disasm_put(r->dis, in, (char *)p);
 	dsink_commit(r->sink, (size_t)(p - start) + len);
 }
 
