@@ -1816,9 +1816,23 @@ static void run(struct dec *x, uint64_t from)
 
 static struct pt_block_decoder *blk_new(const struct dec *x, uint64_t end);
 
+/*
+ * A taken branch of a fast segment: the BRANCH record, and for a call or a return the
+ * frame's (flow_rec(), as resolve_next() has it) in the sections of the base image, the
+ * only image the fast path reads (fastflow.c's code_at()).
+ */
 static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind)
 {
-	branch(ctx, from, to, kind);
+	struct dec *x = ctx;
+	uint64_t end;
+	bool call = kind[0] == 'c', ret = kind[0] == 'r';	/* "call", "return" */
+
+	branch(x, from, to, kind);
+	if (!(call || ret) || !(x->wants & (RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN))))
+		return;
+	flow_rec(x, call ? RREC_CALL : RREC_RETURN, call ? DREC_HOW_CALL : DREC_HOW_RET, from,
+		 image_base_find(x->img, from, &end), to, image_base_find(x->img, to, &end),
+		 NULL);
 }
 
 /*
@@ -1937,7 +1951,8 @@ static void run_fast(struct dec *x)
 	const uint8_t *buf = c->pt + c->begin;
 	size_t len = (size_t)(c->end - c->begin), from = 0, next;
 	size_t at = next_psb(x, buf, len, 0, FAST_REGION_MAX + 16);
-	bool want = wants(x, RREC_BRANCH);
+	bool want = x->wants & (RREC_BIT(RREC_BRANCH) | RREC_BIT(RREC_CALL) |
+				RREC_BIT(RREC_RETURN));
 	unsigned misses = 0;
 
 	while (at < len && misses < FAST_MISSES && at - from <= FAST_REGION_MAX) {
@@ -1994,9 +2009,16 @@ static bool fast_ok(const struct dec *x, const struct pt_config *pc)
 
 	if (cfg->no_fast || x->sb || !x->bd || cfg->stall_limit || cfg->event_tick ||
 	    cfg->event_iflags || (x->flags & RENDER_TIME) ||
-	    (x->wants & (RREC_BIT(RREC_INSN) | RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN) |
-			 RREC_BIT(RREC_THREAD))))
+	    (x->wants & (RREC_BIT(RREC_INSN) | RREC_BIT(RREC_THREAD))))
 		return false;
+	/*
+	 * Calls and returns (--calls): not where they are shown with their time (JSON; a fast
+	 * segment has no time of its own to give them).
+	 */
+	for (size_t i = 0; i < x->nr_rend; i++)
+		if (x->rend[i].ops->json &&
+		    (x->rend[i].ops->wants & (RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN))))
+			return false;
 	if (memcmp(&pc->errata, &none, sizeof(none)) || pc->addr_filter.config.addr_cfg)
 		return false;
 	return true;
