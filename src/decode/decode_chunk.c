@@ -42,8 +42,17 @@
  * to capstone.
  */
 #define SHAPE_BITS 15
-/* Symbols of call and return addresses kept: 2^NAMES_BITS of 128 bytes (1 MiB). */
-#define NAMES_BITS 13
+/*
+ * Symbols of call and return addresses kept: 2^NAMES_BITS of 128 bytes (2 MiB, touched as
+ * used; the bench's walk names 25,000 addresses: 8192 slots cost its --calls some 13 %).
+ */
+#define NAMES_BITS 14
+/*
+ * A fast segment's calls and returns waiting while their names' cache entries are read in
+ * (the walk's 25,000 addresses do not stay in the cache): a record's lookup waits for memory
+ * in parallel with the next ones' instead of alone.
+ */
+#define FAST_AHEAD 16
 /* Trace bytes behind the decoder kept mapped (libipt never reads back further). */
 #define KEEP_BEHIND (256u << 10)
 
@@ -79,11 +88,17 @@ struct symname {
 	uint64_t ip;
 	int isid;		/* 0: empty */
 	uint32_t pid;
-	struct image_sym sym;
 	uint8_t named;		/* name spelled: SYM_NAMED, | SYM_PLAIN: as printable.h prints it */
 	uint8_t len;
-	char name[74];
-};
+	/*
+	 * A name of up to 45 bytes lies in the entry's first cache line with its key (the
+	 * table is 64-byte aligned): a hit reads one line; @sym, in the second, only a
+	 * longer one's spelling.
+	 */
+	char name[78];
+	struct image_sym sym;
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct symname) == 128, "two cache lines an entry");
 
 #define SYM_NAMED 1
 #define SYM_PLAIN 2
@@ -100,7 +115,8 @@ struct dec {
 	/* run_fast(): what may be taken back is not let go of (sink positions). */
 	bool hold;
 	uint64_t hold_out, hold_tl;
-	struct symname *names;		/* sym_of()'s, 2^NAMES_BITS */
+	struct symname *names;		/* sym_of()'s, 2^NAMES_BITS, in names_mem */
+	void *names_mem;
 	csh cs[3];			/* capstone for it, by mode (16, 32, 64), opened on need */
 	uint64_t flow_ip;		/* the last instruction's IP in this flow (errors) */
 	struct image_store *img;
@@ -122,6 +138,13 @@ struct dec {
 	/* and the time of the last event. */
 	uint64_t event_tsc;
 	struct mark mark;
+	/* A fast segment's branches not handed on yet: their names are being read (fast_branch()). */
+	struct fast_ahead {
+		uint64_t from, to;
+		const char *kind;
+		int from_isid, to_isid;
+	} ahead[FAST_AHEAD];
+	unsigned ahead_at, ahead_n;
 	uint64_t progress_off;
 	unsigned progress_count;
 	uint64_t dropped;	/* trace bytes whose pages were dropped */
@@ -377,19 +400,27 @@ static bool flow_how(enum pt_insn_class ic, const char *kind, enum rrec_kind *rk
  * change invalidates an entry. NULL for code outside any section (JIT code, named by the
  * process's perf map), looked up each time.
  */
-static struct symname *sym_of(struct dec *x, uint32_t pid, int isid, uint64_t ip)
+static inline size_t sym_slot(uint32_t pid, int isid, uint64_t ip)
 {
 	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)pid << 20) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> (64 - NAMES_BITS));
+}
+
+static struct symname *sym_of(struct dec *x, uint32_t pid, int isid, uint64_t ip)
+{
 	struct symname *e;
 
 	if (isid <= 0)
 		return NULL;
 	if (!x->names) {
-		x->names = calloc(1u << NAMES_BITS, sizeof(*x->names));
-		if (!x->names)
+		/* calloc(): pages of slots never used stay untouched (aligned by hand). */
+		x->names_mem = calloc((1u << NAMES_BITS) + 1, sizeof(*x->names));
+		if (!x->names_mem)
 			return NULL;
+		x->names = (struct symname *)(((uintptr_t)x->names_mem + 63) & ~(uintptr_t)63);
 	}
-	e = &x->names[h >> (64 - NAMES_BITS)];
+	e = &x->names[sym_slot(pid, isid, ip)];
 	if (e->isid != isid || e->ip != ip || e->pid != pid) {
 		image_resolve_pid(x->img, pid, isid, ip, &e->sym);
 		e->ip = ip;
@@ -1822,9 +1853,57 @@ static void run(struct dec *x, uint64_t from)
 
 static struct pt_block_decoder *blk_new(const struct dec *x, uint64_t end);
 
+/*
+ * A taken branch of a fast segment: the BRANCH record, and for a call or a return the
+ * frame's (flow_rec(), as resolve_next() has it) in the sections of the base image, the
+ * only image the fast path reads (fastflow.c's code_at()).
+ */
+static void fast_put(struct dec *x, const struct fast_ahead *a)
+{
+	bool call = a->kind[0] == 'c', ret = a->kind[0] == 'r';	/* "call", "return" */
+
+	branch(x, a->from, a->to, a->kind);
+	if (call || ret)
+		flow_rec(x, call ? RREC_CALL : RREC_RETURN, call ? DREC_HOW_CALL : DREC_HOW_RET,
+			 a->from, a->from_isid, a->to, a->to_isid, NULL);
+}
+
+/* The branches fast_branch() holds, handed on (@keep: else dropped with their segment). */
+static void fast_drain(struct dec *x, bool keep)
+{
+	for (; keep && x->ahead_n; x->ahead_n--) {
+		fast_put(x, &x->ahead[x->ahead_at]);
+		x->ahead_at = (x->ahead_at + 1) % FAST_AHEAD;
+	}
+	x->ahead_at = x->ahead_n = 0;
+}
+
 static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind)
 {
-	branch(ctx, from, to, kind);
+	struct dec *x = ctx;
+	uint32_t pid = x->thread_known ? x->pid : UINT32_MAX;
+	struct fast_ahead *a;
+	uint64_t end;
+
+	if (!(x->wants & (RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN)))) {
+		branch(x, from, to, kind);
+		return;
+	}
+	if (x->ahead_n == FAST_AHEAD) {
+		fast_put(x, &x->ahead[x->ahead_at]);
+		x->ahead_at = (x->ahead_at + 1) % FAST_AHEAD;
+		x->ahead_n--;
+	}
+	a = &x->ahead[(x->ahead_at + x->ahead_n++) % FAST_AHEAD];
+	a->from = from;
+	a->to = to;
+	a->kind = kind;
+	a->from_isid = image_base_find(x->img, from, &end);
+	a->to_isid = image_base_find(x->img, to, &end);
+	if (x->names && (x->flags & RENDER_NAMES) && (kind[0] == 'c' || kind[0] == 'r')) {
+		__builtin_prefetch(&x->names[sym_slot(pid, a->from_isid, from)]);
+		__builtin_prefetch(&x->names[sym_slot(pid, a->to_isid, to)]);
+	}
 }
 
 /*
@@ -1943,7 +2022,8 @@ static void run_fast(struct dec *x)
 	const uint8_t *buf = c->pt + c->begin;
 	size_t len = (size_t)(c->end - c->begin), from = 0, next;
 	size_t at = next_psb(x, buf, len, 0, FAST_REGION_MAX + 16);
-	bool want = wants(x, RREC_BRANCH);
+	bool want = x->wants & (RREC_BIT(RREC_BRANCH) | RREC_BIT(RREC_CALL) |
+				RREC_BIT(RREC_RETURN));
 	unsigned misses = 0;
 
 	while (at < len && misses < FAST_MISSES && at - from <= FAST_REGION_MAX) {
@@ -1970,6 +2050,7 @@ static void run_fast(struct dec *x)
 		if (fastflow_segment(x->ff, buf, len < at + FAST_SEG_MAX ? len : at + FAST_SEG_MAX,
 				     at, &c->stats, want ? fast_branch : NULL, x, &next)) {
 			c->stats.fast++;
+			fast_drain(x, true);
 			from = at = next;
 			misses = 0;
 			x->hold = false;
@@ -1984,6 +2065,7 @@ static void run_fast(struct dec *x)
 			continue;
 		}
 		/* Not fast: libipt decodes it from this PSB on, nothing of the try stays. */
+		fast_drain(x, false);
 		fast_restore(x, &after);
 		from = at;
 		misses++;
@@ -2037,9 +2119,16 @@ static bool fast_ok(const struct dec *x, const struct pt_config *pc, unsigned *e
 
 	if (cfg->no_fast || x->sb || !x->bd || cfg->stall_limit || cfg->event_tick ||
 	    cfg->event_iflags || (x->flags & RENDER_TIME) ||
-	    (x->wants & (RREC_BIT(RREC_INSN) | RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN) |
-			 RREC_BIT(RREC_THREAD))))
+	    (x->wants & (RREC_BIT(RREC_INSN) | RREC_BIT(RREC_THREAD))))
 		return false;
+	/*
+	 * Calls and returns (--calls): not where they are shown with their time (JSON; a fast
+	 * segment has no time of its own to give them).
+	 */
+	for (size_t i = 0; i < x->nr_rend; i++)
+		if (x->rend[i].ops->json &&
+		    (x->rend[i].ops->wants & (RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN))))
+			return false;
 	if (pc->addr_filter.config.addr_cfg || !fastflow_errata(&pc->errata, errata))
 		return false;
 	/*
@@ -2332,7 +2421,7 @@ static void teardown(struct dec *x)
 	pt_blk_free_decoder(x->bd);
 	fastflow_free(x->ff);
 	free(x->shapes);
-	free(x->names);
+	free(x->names_mem);
 	for (int i = 0; i < 3; i++)
 		if (x->cs[i])
 			cs_close(&x->cs[i]);

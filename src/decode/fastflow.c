@@ -786,6 +786,11 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 
 		if (!b || ++steps > STEPS_MAX)
 			goto out;
+		/* Where it went before, either way: read while this block's packet is. */
+		if (b->next[0] && b->next[0] <= f->nblk)
+			__builtin_prefetch(&f->blk[b->next[0] - 1]);
+		if (b->next[1] && b->next[1] <= f->nblk)
+			__builtin_prefetch(&f->blk[b->next[1] - 1]);
 		after = b->ip + b->last + b->size;
 		from = b;
 		way = 0;
