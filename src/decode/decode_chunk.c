@@ -2285,7 +2285,8 @@ struct decode_keep {
 	struct image_store *img;	/* NULL: nothing kept */
 	struct fastflow *ff;
 	struct shapes *shapes;
-	struct symname *names;
+	struct symname *names;		/* in names_mem */
+	void *names_mem;
 	csh cs[3];
 	uint64_t built;			/* blocks its chunks cut (decode_keep_built()) */
 };
@@ -2296,7 +2297,7 @@ void decode_keep_free(struct decode_keep *k)
 		return;
 	fastflow_free(k->ff);
 	free(k->shapes);
-	free(k->names);
+	free(k->names_mem);
 	for (int i = 0; i < 3; i++)
 		if (k->cs[i])
 			cs_close(&k->cs[i]);
@@ -2319,10 +2320,12 @@ static bool borrow(struct dec *x)
 	x->img = k->img;
 	x->shapes = k->shapes;
 	x->names = k->names;
+	x->names_mem = k->names_mem;
 	memcpy(x->cs, k->cs, sizeof(x->cs));
 	k->img = NULL;
 	k->shapes = NULL;
 	k->names = NULL;
+	k->names_mem = NULL;
 	memset(k->cs, 0, sizeof(k->cs));
 	return true;
 }
@@ -2342,6 +2345,7 @@ static void give_back(struct dec *x)
 	k->img = x->img;
 	k->shapes = x->shapes;
 	k->names = x->names;
+	k->names_mem = x->names_mem;
 	memcpy(k->cs, x->cs, sizeof(k->cs));
 	if (x->ff) {
 		k->built += fastflow_built(x->ff) - x->ff_built;
@@ -2350,6 +2354,7 @@ static void give_back(struct dec *x)
 	x->img = NULL;
 	x->shapes = NULL;
 	x->names = NULL;
+	x->names_mem = NULL;
 	x->ff = NULL;
 	memset(x->cs, 0, sizeof(x->cs));
 }
