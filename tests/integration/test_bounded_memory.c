@@ -31,8 +31,11 @@ TestSuite(bounded_memory, .init = watchdog);
 #define BIG (256u << 20)
 #define BOUND_KB (64u << 10)	/* the man page's "does not grow": 64 MB, ASan included */
 
-/* Run ptcollect with @args (NULL-terminated), output to /dev/null; its peak RSS in KiB. */
-static long peak_rss_kb(const char *const *args, int *status)
+/*
+ * Run ptcollect with @args (NULL-terminated), its output to @out (NULL: /dev/null); its
+ * peak RSS in KiB.
+ */
+static long run_measured(const char *const *args, const char *out, int *status)
 {
 	char *argv[24];
 	struct rusage ru;
@@ -49,15 +52,19 @@ static long peak_rss_kb(const char *const *args, int *status)
 	cr_assert_geq(pid, 0);
 	if (!pid) {
 		int null = open("/dev/null", O_WRONLY);
+		int fd = out ? open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600) : null;
 		const char *asan = getenv("ASAN_OPTIONS");
 		char opts[512];
+
+		if (fd < 0 || null < 0)
+			_exit(126);
 
 		/* Under ASan, freed memory waits in a quarantine (256 MB): none here. */
 		snprintf(opts, sizeof(opts), "%s%squarantine_size_mb=0", asan ? asan : "",
 			 asan && *asan ? ":" : "");
 		setenv("ASAN_OPTIONS", opts, 1);
 
-		dup2(null, 1);
+		dup2(fd, 1);
 		dup2(null, 2);
 		execv(argv[0], argv);
 		_exit(127);
@@ -65,6 +72,12 @@ static long peak_rss_kb(const char *const *args, int *status)
 	cr_assert_eq(wait4(pid, &st, 0, &ru), pid);
 	*status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 	return ru.ru_maxrss;
+}
+
+/* The same, output to /dev/null. */
+static long peak_rss_kb(const char *const *args, int *status)
+{
+	return run_measured(args, NULL, status);
 }
 
 /* @path becomes @size bytes of records of an unknown type, each 65528 bytes long, sparse. */
@@ -474,30 +487,10 @@ Test(bounded_memory, the_fast_paths_block_table_does_not_grow_with_the_trace)
 /* Run ptcollect with @args (NULL-terminated), its output to @out; its exit status. */
 static int run_to_file(const char *const *args, const char *out)
 {
-	char *argv[24];
-	int n = 0, st;
-	pid_t pid;
+	int st;
 
-	argv[n++] = (char *)run_bin();
-	for (int i = 0; args[i]; i++) {
-		cr_assert_lt(n, 23);
-		argv[n++] = (char *)args[i];
-	}
-	argv[n] = NULL;
-	pid = fork();
-	cr_assert_geq(pid, 0);
-	if (!pid) {
-		int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600), null = open("/dev/null", O_WRONLY);
-
-		if (fd < 0 || null < 0)
-			_exit(126);
-		dup2(fd, 1);
-		dup2(null, 2);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+	run_measured(args, out, &st);
+	return st;
 }
 
 /* Whether files @a and @b hold the same bytes (and are not empty). */
