@@ -28,8 +28,14 @@
 
 struct fastflow;
 
-/* A taken branch, in the order the code ran them: perf's kind ("jcc", "call", ...). */
-typedef void fastflow_branch_fn(void *ctx, uint64_t from, uint64_t to, const char *kind);
+/*
+ * A taken branch, in the order the code ran them: perf's kind ("jcc", "call", ...); @ninsn
+ * the instructions since the branch before (the segment's start for its first), this one
+ * counted; @next the address after the branch (a call's return address). The instructions
+ * after a segment's last branch are the rest of its count (struct decode_stats.insns).
+ */
+typedef void fastflow_branch_fn(void *ctx, uint64_t from, uint64_t to, const char *kind,
+				uint64_t ninsn, uint64_t next);
 
 /*
  * The errata of libipt's struct pt_errata whose workaround can read the packets this path
@@ -64,6 +70,17 @@ bool fastflow_start(const struct fastflow *f, const uint8_t *buf, size_t len, si
 
 /* The errata (FF_E_*) the segments after this are decoded under; none at first. */
 void fastflow_set_errata(struct fastflow *f, unsigned errata);
+
+/*
+ * @timed: for a caller that shows time, which a fast segment does not follow: a segment's
+ * time must be its PSB+'s TSC (fastflow_tsc()) throughout, so one with another timing
+ * packet (MTC, CYC, TMA, a TSC after the PSB+) is not fast, nor is a cut before one; false
+ * at first.
+ */
+void fastflow_set_timed(struct fastflow *f, bool timed);
+
+/* The TSC packet's of the PSB+ at @at into @tsc; false: it has none (or is no PSB+). */
+bool fastflow_tsc(const uint8_t *buf, size_t len, size_t at, uint64_t *tsc);
 
 /*
  * Decode the segment from the PSB at @at: the counts into @st (added), each taken branch

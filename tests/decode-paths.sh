@@ -25,7 +25,8 @@ KNOWN=" $(echo $KNOWN) "
 modes=("--stats" "--branches" "--calls" "--branches --json" "--calls --json"
        "--stats --branches" "--timeline TL" "--calls --timeline TL --stats")
 # ptcollect report: the CALL and RETURN records through its own renderer.
-rmodes=("" "--clock insns --outliers 2" "--folded --weight insns" "--json --per-thread")
+rmodes=("" "--clock insns --outliers 2" "--folded --weight insns" "--json --per-thread" "--json"
+	"--outliers 5")
 fail=0
 
 # same NAME ARGS...: every mode, both paths (CMD: decode, or report with report's modes)
@@ -43,8 +44,8 @@ same() {
 		[ -f "$work/tl" ] && mv "$work/tl" "$work/t2" || : >"$work/t2"
 		r3=$r2
 		case $CMD,$m in
-		decode,*--timeline* | report,*) ;;
-		*)	# the fast path's modes: libipt's block decoder alone too
+		decode,*--timeline*) ;;
+		*)	# the fast path's modes (report's too): libipt's block decoder alone too
 			PTCOLLECT_DECODE_NO_FAST=1 "$bin" $CMD "$@" $m >"$work/o3" 2>"$work/e3"; r3=$?
 			if ! cmp -s "$work/o1" "$work/o3" || ! cmp -s "$work/e1" "$work/e3"; then
 				r3=nofast-differs
@@ -134,6 +135,23 @@ for j in 1 4; do
 	same "report-ptgen-J$j" -J $j --chunk-size 4096 --elf "$work/gen/prog.elf" \
 		--pt "$work/gen/trace.pt"
 done
+# report on the fast path (a PSB+'s TSC is a fast segment's time; other timing packets keep
+# it off): the walks, and the walks with timing packets, in one chunk and in many.
+if [ -n "$ptwalk" ]; then
+	for seed in 1 2; do
+		for j in "-J 1" "-J 4 --chunk-size 20000"; do
+			same "report-ptwalk-$seed-${j// /}" $j \
+				--raw "$work/walk$seed/prog.bin:0x401000" --pt "$work/walk$seed/trace.pt"
+		done
+	done
+	for t in "-t" "-t -x 7"; do
+		for j in "-J 1" "-J 4 --chunk-size 8000"; do
+			same "report-ptwalk${t// /}-${j// /}" --cpu 6/94/3 $j \
+				--raw "$work/time${t// /}/prog.bin:0x401000" \
+				--pt "$work/time${t// /}/trace.pt"
+		done
+	done
+fi
 CMD=decode
 
 # libipt's suite, as libipt's test.bash runs it: pttc, then each ; cpu line.

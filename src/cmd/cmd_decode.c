@@ -925,6 +925,11 @@ static int run(struct opts *o)
 		}
 		if (o->want_stats)
 			print_stats(&o->cfg, stats);
+		/* The debug count of print_stats() for a command without --stats (report). */
+		else if (getenv("PTCOLLECT_DECODE_FAST_COUNT"))
+			for (size_t i = 0; i < o->cfg.nr_streams; i++)
+				msg_note("%s: %s: %" PRIu64 " PSB segments decoded fast", cmd_name,
+					 o->cfg.streams[i].name, stats[i].fast);
 		status = errors ? EXIT_USAGE : EXIT_OK;
 	}
 	free(stats);

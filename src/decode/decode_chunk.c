@@ -143,8 +143,10 @@ struct dec {
 		uint64_t from, to;
 		const char *kind;
 		int from_isid, to_isid;
+		uint64_t ninsn, next;	/* fastflow_branch_fn's */
 	} ahead[FAST_AHEAD];
 	unsigned ahead_at, ahead_n;
+	uint64_t ff_told;	/* the segment's instructions given with its branches so far */
 	uint64_t progress_off;
 	unsigned progress_count;
 	uint64_t dropped;	/* trace bytes whose pages were dropped */
@@ -1854,6 +1856,23 @@ static void run(struct dec *x, uint64_t from)
 static struct pt_block_decoder *blk_new(const struct dec *x, uint64_t end);
 
 /*
+ * The instructions of a fast segment up to a taken branch at @from (its kind, @next the
+ * address after it), this one counted, to the renderer of runs (report): the last is the
+ * branch, as the block path has it (run_flush() gives a call's return address from it).
+ */
+static void fast_run(struct dec *x, uint64_t n, uint64_t from, uint64_t next, const char *kind)
+{
+	if (!x->run_rend)
+		return;
+	x->prev.ip = from;
+	x->prev.isid = 0;
+	x->prev.size = (uint8_t)(next - from);
+	x->prev.iclass = kind[0] == 'c' ? ptic_call : kind[0] == 'r' ? ptic_return :
+			 kind[1] == 'c' ? ptic_cond_jump : ptic_jump;	/* "jcc", "jmp" */
+	x->run_n += n;
+}
+
+/*
  * A taken branch of a fast segment: the BRANCH record, and for a call or a return the
  * frame's (flow_rec(), as resolve_next() has it) in the sections of the base image, the
  * only image the fast path reads (fastflow.c's code_at()).
@@ -1862,6 +1881,7 @@ static void fast_put(struct dec *x, const struct fast_ahead *a)
 {
 	bool call = a->kind[0] == 'c', ret = a->kind[0] == 'r';	/* "call", "return" */
 
+	fast_run(x, a->ninsn, a->from, a->next, a->kind);
 	branch(x, a->from, a->to, a->kind);
 	if (call || ret)
 		flow_rec(x, call ? RREC_CALL : RREC_RETURN, call ? DREC_HOW_CALL : DREC_HOW_RET,
@@ -1878,14 +1898,17 @@ static void fast_drain(struct dec *x, bool keep)
 	x->ahead_at = x->ahead_n = 0;
 }
 
-static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind)
+static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind,
+			uint64_t ninsn, uint64_t next)
 {
 	struct dec *x = ctx;
 	uint32_t pid = x->thread_known ? x->pid : UINT32_MAX;
 	struct fast_ahead *a;
 	uint64_t end;
 
+	x->ff_told += ninsn;
 	if (!(x->wants & (RREC_BIT(RREC_CALL) | RREC_BIT(RREC_RETURN)))) {
+		fast_run(x, ninsn, from, next, kind);
 		branch(x, from, to, kind);
 		return;
 	}
@@ -1898,6 +1921,8 @@ static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind)
 	a->from = from;
 	a->to = to;
 	a->kind = kind;
+	a->ninsn = ninsn;
+	a->next = next;
 	a->from_isid = image_base_find(x->img, from, &end);
 	a->to_isid = image_base_find(x->img, to, &end);
 	if (x->names && (x->flags & RENDER_NAMES) && (kind[0] == 'c' || kind[0] == 'r')) {
@@ -1988,6 +2013,10 @@ struct fast_snap {
 	struct decode_stats stats;
 	size_t ndiag;
 	uint64_t more;
+	uint64_t run_n;		/* the instructions not handed over yet, up to prev */
+	struct last prev;
+	bool have_time;
+	uint64_t tsc;
 };
 
 static void fast_save(const struct dec *x, struct fast_snap *s)
@@ -1997,6 +2026,10 @@ static void fast_save(const struct dec *x, struct fast_snap *s)
 	s->stats = x->c->stats;
 	s->ndiag = x->c->nr_diags;
 	s->more = x->c->more_diags;
+	s->run_n = x->run_n;
+	s->prev = x->prev;
+	s->have_time = x->have_time;
+	s->tsc = x->tsc;
 }
 
 static void fast_restore(struct dec *x, const struct fast_snap *s)
@@ -2006,6 +2039,16 @@ static void fast_restore(struct dec *x, const struct fast_snap *s)
 	x->c->stats = s->stats;
 	x->c->nr_diags = s->ndiag;
 	x->c->more_diags = s->more;
+	x->run_n = s->run_n;
+	x->prev = s->prev;
+	x->have_time = s->have_time;
+	x->tsc = s->tsc;
+	/*
+	 * What a renderer keeps of what it wrote in this chunk (report's ids of names, defined
+	 * once a chunk) may have gone with the sinks' end: it starts as in a new chunk.
+	 */
+	for (size_t i = 0; i < x->nr_rend; i++)
+		x->rend[i].chunk = 0;
 }
 
 /*
@@ -2047,10 +2090,17 @@ static void run_fast(struct dec *x)
 			continue;
 		}
 		fast_save(x, &after);
+		x->ff_told = 0;
+		/* The time libipt has there: the PSB+'s TSC (its events'), else the one before. */
+		if ((x->flags & RENDER_TIME) && fastflow_tsc(buf, len, at, &x->tsc))
+			x->have_time = true;
 		if (fastflow_segment(x->ff, buf, len < at + FAST_SEG_MAX ? len : at + FAST_SEG_MAX,
 				     at, &c->stats, want ? fast_branch : NULL, x, &next)) {
 			c->stats.fast++;
 			fast_drain(x, true);
+			/* The instructions after its last branch, up to the next PSB+'s FUP. */
+			if (x->run_rend)
+				x->run_n += c->stats.insns - after.stats.insns - x->ff_told;
 			from = at = next;
 			misses = 0;
 			x->hold = false;
@@ -2117,10 +2167,18 @@ static bool fast_ok(const struct dec *x, const struct pt_config *pc, unsigned *e
 {
 	const struct decode_config *cfg = x->cfg;
 
+	/* (Without sideband, no RREC_THREAD comes: fast or not.) */
 	if (cfg->no_fast || x->sb || !x->bd || cfg->stall_limit || cfg->event_tick ||
-	    cfg->event_iflags || (x->flags & RENDER_TIME) ||
-	    (x->wants & (RREC_BIT(RREC_INSN) | RREC_BIT(RREC_THREAD))))
+	    cfg->event_iflags || (x->wants & RREC_BIT(RREC_INSN)))
 		return false;
+	/*
+	 * Time (report, the timeline): a fast segment does not follow it. Only where libipt's
+	 * would not move either (fastflow_set_timed(): the PSB+'s TSC at most), and only for a
+	 * renderer that counts instructions in runs (report; the timeline's frames are not).
+	 */
+	for (size_t i = 0; i < x->nr_rend; i++)
+		if ((x->rend[i].ops->flags & RENDER_TIME) && !x->rend[i].ops->insns)
+			return false;
 	/*
 	 * Calls and returns (--calls): not where they are shown with their time (JSON; a fast
 	 * segment has no time of its own to give them).
@@ -2403,8 +2461,10 @@ static int setup(struct dec *x, struct error *e)
 			} else {
 				x->ff = fastflow_new(x->img);
 			}
-			if (x->ff)
+			if (x->ff) {
 				fastflow_set_errata(x->ff, errata);
+				fastflow_set_timed(x->ff, x->flags & RENDER_TIME);
+			}
 		}
 		if (x->ff)
 			x->ff_built = fastflow_built(x->ff);

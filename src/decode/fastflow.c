@@ -48,6 +48,7 @@ struct ffblk {
 struct fastflow {
 	struct image_store *img;
 	unsigned errata;	/* FF_E_*: the errata whose packets this path must refuse */
+	bool timed;		/* time only from a PSB+'s TSC (fastflow_set_timed()) */
 	csh cs;
 	cs_insn *ci;
 	uint64_t built;
@@ -300,6 +301,10 @@ struct seg {
 	const uint8_t *buf;
 	size_t len, pos;
 	unsigned errata;	/* fastflow's */
+	bool timed;		/* fastflow's */
+	bool in_psb;		/* in a PSB+ (psb_plus()) */
+	bool has_tsc;		/* its TSC, in tsc_val */
+	uint64_t tsc_val;
 	bool tsc, tma;		/* since the PSB: a TSC, and a TMA after it (libipt's pt_time) */
 	uint64_t last_ip;
 	uint64_t tnt;		/* TNT bits not used yet, the next one the highest */
@@ -358,9 +363,13 @@ static size_t skip_size(struct seg *s)
 
 	if (p[0] == 0x00)
 		return 1;
+	if (s->timed && !(p[0] == 0x19 && s->in_psb))
+		return 0;
 	if (p[0] == 0x19) {
 		if (left < 8)
 			return 0;
+		s->has_tsc = true;
+		s->tsc_val = le(p + 1, 7);
 		s->tsc = true;
 		s->tma = false;
 		return 8;
@@ -402,6 +411,7 @@ static bool bdm70_pge(const struct seg *s, size_t at)
 	struct seg t = *s;
 
 	t.errata = 0;
+	t.timed = false;	/* only whether a TIP.PGE follows */
 	t.tsc = true;		/* only sizes here: the TMA is not judged twice */
 	t.tma = false;
 	for (t.pos = at; t.pos < t.len;) {
@@ -509,9 +519,11 @@ static bool psb_plus(struct seg *s, size_t at, uint64_t *ip)
 	s->ntnt = 0;
 	s->tsc = false;
 	s->tma = false;
+	s->has_tsc = false;
 	if (!is_psb(s))
 		return false;
 	s->pos += 16;
+	s->in_psb = true;
 	while (s->pos < s->len) {
 		const uint8_t *p = s->buf + s->pos;
 		size_t left = s->len - s->pos, n = skip_size(s);
@@ -544,6 +556,7 @@ static bool psb_plus(struct seg *s, size_t at, uint64_t *ip)
 			switch (p[1]) {
 			case 0x23:				/* PSBEND */
 				s->pos += 2;
+				s->in_psb = false;
 				return fup && mode &&
 				       !((s->errata & FF_E_BDM70) && bdm70_pge(s, s->pos));
 			case 0x03:				/* CBR */
@@ -613,7 +626,7 @@ static bool errata_bytes(const uint8_t *buf, size_t len, size_t at, unsigned err
 bool fastflow_start(const struct fastflow *f, const uint8_t *buf, size_t len, size_t at,
 		    uint64_t *ip)
 {
-	struct seg s = { .buf = buf, .len = len, .errata = f->errata };
+	struct seg s = { .buf = buf, .len = len, .errata = f->errata, .timed = f->timed };
 
 	if (!psb_plus(&s, at, ip) || !ahead_ok(&s))
 		return false;
@@ -625,11 +638,28 @@ void fastflow_set_errata(struct fastflow *f, unsigned errata)
 	f->errata = errata;
 }
 
+void fastflow_set_timed(struct fastflow *f, bool timed)
+{
+	f->timed = timed;
+}
+
+bool fastflow_tsc(const uint8_t *buf, size_t len, size_t at, uint64_t *tsc)
+{
+	struct seg s = { .buf = buf, .len = len };
+	uint64_t ip;
+
+	if (!psb_plus(&s, at, &ip) || !s.has_tsc)
+		return false;
+	*tsc = s.tsc_val;
+	return true;
+}
+
 /* ---- flow ---- */
 
 struct pend {
 	uint64_t from, to;
 	const char *kind;
+	uint64_t at, next;	/* the instructions that ran up to it, this one counted */
 };
 
 struct flow {
@@ -644,6 +674,7 @@ struct flow {
 	unsigned top, bottom;
 	fastflow_branch_fn *fn;
 	void *ctx;
+	uint64_t told;			/* instructions up to the last branch given to fn */
 };
 
 static void push(struct flow *w, uint64_t ip, uint32_t site)
@@ -669,8 +700,11 @@ static bool pop(struct flow *w, uint64_t *ip, uint32_t *site)
 static void commit(struct flow *w)
 {
 	if (w->fn)
-		for (unsigned i = 0; i < w->npend; i++)
-			w->fn(w->ctx, w->pend[i].from, w->pend[i].to, w->pend[i].kind);
+		for (unsigned i = 0; i < w->npend; i++) {
+			w->fn(w->ctx, w->pend[i].from, w->pend[i].to, w->pend[i].kind,
+			      w->pend[i].at - w->told, w->pend[i].next);
+			w->told = w->pend[i].at;
+		}
 	w->npend = 0;
 	w->d.insns += w->insns;
 	w->d.branches += w->branches;
@@ -678,11 +712,14 @@ static void commit(struct flow *w)
 	w->insns = w->branches = w->calls = 0;
 }
 
-static void taken(struct flow *w, uint64_t from, uint64_t to, const char *kind)
+/* A branch that ran (its block counted in w->d.insns), @next the address after it. */
+static void taken(struct flow *w, uint64_t from, uint64_t to, const char *kind, uint64_t next)
 {
 	w->d.branches++;
-	if (w->fn)
-		w->fn(w->ctx, from, to, kind);
+	if (w->fn) {
+		w->fn(w->ctx, from, to, kind, w->d.insns - w->told, next);
+		w->told = w->d.insns;
+	}
 }
 
 /*
@@ -749,7 +786,8 @@ static bool tail(struct flow *w, uint64_t ip, size_t q)
 			w->d.calls++;
 			/* fall through */
 		case FF_JMP:
-			taken(w, (b->ip + b->last), b->target, b->cls == FF_CALL ? "call" : "jmp");
+			taken(w, (b->ip + b->last), b->target, b->cls == FF_CALL ? "call" : "jmp",
+			      b->ip + b->last + b->size);
 			ip = b->target;
 			break;
 		default:
@@ -775,6 +813,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 	w->s.buf = buf;
 	w->s.len = len;
 	w->s.errata = f->errata;
+	w->s.timed = f->timed;
 	w->fn = fn;
 	w->ctx = ctx;
 	if (!psb_plus(&w->s, at, &ip))
@@ -807,7 +846,8 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 			w->insns += b->ninsn;
 			w->branches++;
 			w->pend[w->npend++] = (struct pend){ (b->ip + b->last), b->target,
-							     b->cls == FF_CALL ? "call" : "jmp" };
+							     b->cls == FF_CALL ? "call" : "jmp",
+							     w->d.insns + w->insns, after };
 			if (b->cls == FF_CALL) {
 				w->calls++;
 				/* libipt's rule: a call to the next instruction is not pushed. */
@@ -830,7 +870,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 			w->d.cond++;
 			to = (w->s.tnt >> w->s.ntnt) & 1 ? b->target : after;
 			if (to != after)
-				taken(w, (b->ip + b->last), to, "jcc");
+				taken(w, (b->ip + b->last), to, "jcc", after);
 			else
 				way = 1;
 			break;
@@ -862,7 +902,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 			}
 			w->d.insns += b->ninsn;
 			w->d.returns++;
-			taken(w, (b->ip + b->last), to, "return");
+			taken(w, (b->ip + b->last), to, "return", after);
 			break;
 		default:	/* FF_IJMP, FF_ICALL */
 			if (w->s.ntnt)
@@ -880,7 +920,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 				w->d.calls++;
 				push(w, after, (uint32_t)(b - f->blk) + 1);
 			}
-			taken(w, (b->ip + b->last), to, b->cls == FF_ICALL ? "call" : "jmp");
+			taken(w, (b->ip + b->last), to, b->cls == FF_ICALL ? "call" : "jmp", after);
 			break;
 		}
 		ip = to;

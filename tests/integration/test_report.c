@@ -575,6 +575,83 @@ Test(report, jobs_four_prints_what_jobs_one_prints_in_every_view)
 	cleanup(timed);
 }
 
+/* The segments the fast path decoded: report's debug count on standard error, or -1. */
+static long fast_note(const char *err)
+{
+	const char *p = strstr(err, " PSB segments decoded fast");
+
+	while (p && p > err && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return p ? strtol(p, NULL, 10) : -1;
+}
+
+/*
+ * report takes the fast flow path (fastflow.h) on every segment decode --stats takes it on,
+ * where its time is no more than the PSB+'s TSC (ptwalk's, ptgen's; the debug count
+ * PTCOLLECT_DECODE_FAST_COUNT), and prints what libipt's block decoder alone prints
+ * (PTCOLLECT_DECODE_NO_FAST) in the table, --json, --folded and --outliers. Was: no
+ * segment (report ran libipt's decoder, 15 times decode --stats' CPU time).
+ */
+Test(report, takes_the_fast_path_where_decode_stats_does_and_prints_the_same)
+{
+	static char *const count[] = { "PTCOLLECT_DECODE_FAST_COUNT=1", NULL };
+	static char *const nofast[] = { "PTCOLLECT_DECODE_NO_FAST=1", NULL };
+	static const char *const views[][4] = {
+		{ "--json", NULL }, { "--folded", "--weight", "insns", NULL },
+		{ "--outliers", "5", NULL }, { "--clock", "insns", NULL },
+	};
+	char *walk = own(strdup("/tmp/ptc-report-XXXXXX")), *loop = generate("20000", "7", "50");
+	char *argv[] = { own(run_testprog("ptwalk")), "-b", "20000", "-s", "3", "-n", "200000",
+			 "-p", "24", walk, NULL };
+	struct run_result r;
+
+	cr_assert(mkdtemp(walk));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	for (int t = 0; t < 2; t++) {
+		const char *code = t ? path_in(loop, "prog.elf") : path_in(walk, "prog.bin:0x401000");
+		const char *pt = path_in(t ? loop : walk, "trace.pt");
+		const char *how = t ? "--elf" : "--raw";
+		struct run_result st, rep;
+		json_t *doc;
+		long n;
+
+		cr_assert_eq(run_ptcollect(count, &st, "decode", how, code, "--pt", pt, "--stats",
+					   "--json", NULL), 0);
+		cr_assert_eq(st.status, 0, "%s", st.err);
+		doc = json_loads(st.out, 0, NULL);
+		cr_assert(doc, "%s", st.out);
+		n = (long)json_integer_value(json_object_get(json_array_get(
+			json_object_get(doc, "streams"), 0), "fast_segments"));
+		json_decref(doc);
+		cr_assert_eq(run_ptcollect(count, &rep, "report", how, code, "--pt", pt, NULL), 0);
+		cr_assert_eq(rep.status, 0, "%s", rep.err);
+		cr_expect_gt(n, 20, "%s: %s", pt, st.out);
+		cr_expect_eq(fast_note(rep.err), n, "%s: report's fast segments, decode --stats' "
+			     "%ld: %s", pt, n, rep.err);
+		run_free(&st);
+		run_free(&rep);
+		for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+			struct run_result a, b;
+
+			cr_assert_eq(run_ptcollect(NULL, &a, "report", how, code, "--pt", pt,
+						   views[v][0], views[v][1], views[v][2], NULL), 0);
+			cr_assert_eq(run_ptcollect(nofast, &b, "report", how, code, "--pt", pt,
+						   views[v][0], views[v][1], views[v][2], NULL), 0);
+			cr_expect_eq(a.status, 0, "%s %s: %s", pt, views[v][0], a.err);
+			cr_expect_eq(b.status, a.status, "%s %s", pt, views[v][0]);
+			cr_expect(strlen(a.out) > 30, "%s %s: %s", pt, views[v][0], a.out);
+			cr_expect_str_eq(a.out, b.out, "%s %s", pt, views[v][0]);
+			cr_expect_str_eq(a.err, b.err, "%s %s", pt, views[v][0]);
+			run_free(&a);
+			run_free(&b);
+		}
+	}
+	cleanup(walk);
+	cleanup(loop);
+}
+
 /* --sort, --top, --function choose the rows; --clock insns measures a TSC-only trace. */
 Test(report, sort_top_function_and_clock_choose_what_is_shown)
 {
