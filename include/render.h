@@ -77,7 +77,9 @@ struct render {
 	const struct decode_config *cfg;
 	struct dsink *sink;
 	struct disasm *dis;		/* with RENDER_DISASM */
-	uint64_t chunk;			/* 0 in each new chunk, then the renderer's own */
+	/* 0 in each new chunk and where the decoder took back the sink's end (what the
+	 * renderer defined in the chunk's output may be gone), then the renderer's own */
+	uint64_t chunk;
 };
 
 enum render_flags {

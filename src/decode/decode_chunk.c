@@ -613,6 +613,17 @@ static void set_mark(struct dec *x)
 	x->mark.mode = x->blk_mode;
 }
 
+/*
+ * The sinks' end was taken back: what a renderer keeps of what it wrote in this chunk
+ * (report's ids of names and addresses, defined once a chunk) may have gone with it, so
+ * it starts again as in a new chunk.
+ */
+static void renders_forget(struct dec *x)
+{
+	for (size_t i = 0; i < x->nr_rend; i++)
+		x->rend[i].chunk = 0;
+}
+
 /* Drop what the next chunk decodes too: everything from its first instruction on. */
 static void trim(struct dec *x)
 {
@@ -625,6 +636,8 @@ static void trim(struct dec *x)
 	c->nr_diags = x->mark.ndiag;
 	c->stats = x->mark.stats;
 	x->have_prev = false;
+	/* (fast_region() goes on after it: see fast_restore()) */
+	renders_forget(x);
 }
 
 /*
@@ -1912,6 +1925,28 @@ static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind,
 		branch(x, from, to, kind);
 		return;
 	}
+	/* No names to read ahead (report): each in turn; a jump is a record only to --branches. */
+	if (!(x->flags & RENDER_NAMES)) {
+		struct fast_ahead now;
+
+		if (kind[0] != 'c' && kind[0] != 'r') {
+			if (wants(x, RREC_BRANCH))
+				fast_run(x, ninsn, from, next, kind);
+			else if (x->run_rend)
+				x->run_n += ninsn;
+			branch(x, from, to, kind);
+			return;
+		}
+		now.from = from;
+		now.to = to;
+		now.kind = kind;
+		now.ninsn = ninsn;
+		now.next = next;
+		now.from_isid = image_base_find(x->img, from, &end);
+		now.to_isid = image_base_find(x->img, to, &end);
+		fast_put(x, &now);
+		return;
+	}
 	if (x->ahead_n == FAST_AHEAD) {
 		fast_put(x, &x->ahead[x->ahead_at]);
 		x->ahead_at = (x->ahead_at + 1) % FAST_AHEAD;
@@ -2043,12 +2078,7 @@ static void fast_restore(struct dec *x, const struct fast_snap *s)
 	x->prev = s->prev;
 	x->have_time = s->have_time;
 	x->tsc = s->tsc;
-	/*
-	 * What a renderer keeps of what it wrote in this chunk (report's ids of names, defined
-	 * once a chunk) may have gone with the sinks' end: it starts as in a new chunk.
-	 */
-	for (size_t i = 0; i < x->nr_rend; i++)
-		x->rend[i].chunk = 0;
+	renders_forget(x);
 }
 
 /*

@@ -31,6 +31,10 @@ enum {
 	T_DEF,			/* a struct pdef and its string: a name's id in this chunk */
 	T_CALL,			/* a struct pcall: a call by name ids */
 	T_RET,			/* a struct pret: a return by name ids */
+	T_ADEF,			/* a struct padef: the function at an address, by name ids */
+	T_TIME,			/* a struct ptime: the time of the T_CALLA and T_RETA after it */
+	T_CALLA,		/* a struct pcalla: a call by address id */
+	T_RETA,			/* a struct preta: a return by address ids */
 };
 
 /*
@@ -57,6 +61,33 @@ struct pret {
 	uint16_t from, to, from_obj, to_obj;
 	uint8_t has_time, how;		/* how: from's N_*, to's N_* << 2 */
 	uint64_t b, time, from_off, to_off;
+} __attribute__((packed));
+
+/*
+ * The addresses calls and returns name over and over (addr_ids()'s cache) go by the cache's
+ * slot: T_ADEF says which function a slot holds from there on (its name ids, as a T_CALL or
+ * T_RET has them), T_TIME the time of the records after it (once a chunk, then as it
+ * changes); a call is then 11 bytes, a return 13, and the merge spells no name for them.
+ */
+struct padef {
+	uint16_t aid, name, obj;
+	uint8_t how;
+	uint64_t off;
+} __attribute__((packed));
+
+struct ptime {
+	uint8_t has_time;
+	uint64_t time;
+} __attribute__((packed));
+
+struct pcalla {
+	uint16_t aid;
+	uint64_t a;
+} __attribute__((packed));
+
+struct preta {
+	uint16_t from, to;
+	uint64_t b;
 } __attribute__((packed));
 
 enum prec_kind { P_STREAM, P_CALL, P_RET, P_GAP, P_THREAD, P_END, P_OFF, P_ON, P_INTR };
@@ -130,7 +161,8 @@ static int def_id(struct render *r, const char *p)
 	return def_count++;
 }
 
-static void put_fixed(struct dsink *s, uint8_t tag, const void *rec, size_t n)
+static inline __attribute__((always_inline)) void put_fixed(struct dsink *s, uint8_t tag,
+							     const void *rec, size_t n)
 {
 	uint8_t *w = dsink_room(s, 1 + n);
 
@@ -180,10 +212,17 @@ struct addr_slot {
 };
 
 #define ADDR_BITS 9
-static __thread struct addr_slot addrs[1u << ADDR_BITS];
+#define ADDR_SLOTS (1u << ADDR_BITS)
+static __thread struct addr_slot addrs[ADDR_SLOTS];
 
+/* The time T_TIME last said in this thread's chunk @time_chunk. */
+static __thread uint64_t time_chunk, time_at;
+static __thread bool time_has;
+
+/* @aid: the address's slot (defined by T_ADEF in this chunk), -1: none (not kept). */
 static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int isid,
-		     bool callee, uint16_t *name, uint16_t *obj, uint8_t *how, uint64_t *off)
+		     bool callee, uint16_t *name, uint16_t *obj, uint8_t *how, uint64_t *off,
+		     int *aid)
 {
 	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)callee << 63) * 0x9e3779b97f4a7c15ull;
 	struct addr_slot *a = &addrs[h >> (64 - ADDR_BITS)];
@@ -195,17 +234,41 @@ static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int 
 		*obj = a->obj;
 		*how = a->how;
 		*off = a->off;
+		*aid = (int)(a - addrs);
 		return true;
 	}
+	*aid = -1;
 	resolve(rec, ip, isid, &y);
 	if (!sym_ids(r, &y, callee, name, obj, how))
 		return false;
 	*off = y.off;
-	if (ip && isid > 0)
+	if (ip && isid > 0) {
+		struct padef d = { .aid = (uint16_t)(a - addrs), .name = *name, .obj = *obj,
+				   .how = *how, .off = y.off };
+
 		*a = (struct addr_slot){ .chunk = r->chunk, .ip = ip, .off = y.off, .isid = isid,
 					 .name = *name, .obj = *obj, .how = *how,
 					 .callee = callee };
+		put_fixed(r->sink, T_ADEF, &d, sizeof(d));
+		*aid = d.aid;
+	}
 	return true;
+}
+
+/* T_TIME before a T_CALLA or T_RETA whose time is not the last one said in this chunk. */
+static void put_time(struct render *r, const struct rrec *rec)
+{
+	uint64_t t = rec->has_time ? rec->time : 0;
+	struct ptime p;
+
+	if (time_chunk == r->chunk && time_has == rec->has_time && time_at == t)
+		return;
+	time_chunk = r->chunk;
+	time_has = rec->has_time;
+	time_at = t;
+	p.has_time = rec->has_time;
+	p.time = t;
+	put_fixed(r->sink, T_TIME, &p, sizeof(p));
 }
 
 /* A call by ids; false: none left in this chunk (then T_REC). */
@@ -215,9 +278,17 @@ static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret)
 	struct pcall c;
 	uint64_t off;
 	uint8_t how;
+	int aid;
 
-	if (!addr_ids(r, rec, rec->to, rec->to_isid, true, &name, &obj, &how, &off))
+	if (!addr_ids(r, rec, rec->to, rec->to_isid, true, &name, &obj, &how, &off, &aid))
 		return false;
+	if (aid >= 0) {
+		struct pcalla k = { .aid = (uint16_t)aid, .a = ret };
+
+		put_time(r, rec);
+		put_fixed(r->sink, T_CALLA, &k, sizeof(k));
+		return true;
+	}
 	c.name = name;
 	c.obj = obj;
 	c.how = how;
@@ -235,11 +306,23 @@ static bool put_ret(struct render *r, const struct rrec *rec)
 	uint64_t from_off, to_off;
 	uint8_t hf, ht;
 	struct pret x;
+	int fa, ta;
 
 	if (!addr_ids(r, rec, rec->from, rec->from_isid, false, &from, &from_obj, &hf,
-		      &from_off) ||
-	    !addr_ids(r, rec, rec->to, rec->to_isid, false, &to, &to_obj, &ht, &to_off))
+		      &from_off, &fa) ||
+	    !addr_ids(r, rec, rec->to, rec->to_isid, false, &to, &to_obj, &ht, &to_off, &ta))
 		return false;
+	/* (@to's T_ADEF may have taken @from's slot: then @from's is said again.) */
+	if (fa >= 0 && ta >= 0 && fa == ta && (addrs[fa].ip != rec->from ||
+					       addrs[fa].isid != rec->from_isid))
+		fa = -1;
+	if (fa >= 0 && ta >= 0) {
+		struct preta k = { .from = (uint16_t)fa, .to = (uint16_t)ta, .b = rec->to };
+
+		put_time(r, rec);
+		put_fixed(r->sink, T_RETA, &k, sizeof(k));
+		return true;
+	}
 	x.from = from;
 	x.to = to;
 	x.from_obj = from_obj;
@@ -506,6 +589,10 @@ struct rstate {
 	uint64_t insns, calls, cut, evicted, deep;
 	bool oom;
 	uint32_t defs[DEF_MAX];		/* the chunk's name ids (T_DEF): interned, NONE: "" */
+	/* the functions at the chunk's address slots (T_ADEF), the time T_TIME said */
+	uint32_t asym[ADDR_SLOTS], aobj[ADDR_SLOTS];
+	bool a_has_time;
+	uint64_t a_time;
 };
 
 struct report_state {
@@ -1385,6 +1472,73 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 				break;
 			s->defs[d.id] = intern_obj(s, (const char *)data + i + 1 + sizeof(d), d.len);
 			i += 1 + sizeof(d) + d.len;
+			continue;
+		}
+		if (data[i] == T_ADEF) {
+			struct padef d;
+
+			if (len - i < 1 + sizeof(d))
+				break;
+			memcpy(&d, data + i + 1, sizeof(d));
+			if (d.aid >= ADDR_SLOTS || d.name >= DEF_MAX || d.obj >= DEF_MAX)
+				break;
+			s->asym[d.aid] = name_of(s, d.how, d.name, s->defs[d.obj], d.off);
+			s->aobj[d.aid] = s->defs[d.obj];
+			i += 1 + sizeof(d);
+			continue;
+		}
+		if (data[i] == T_TIME) {
+			struct ptime t;
+
+			if (len - i < 1 + sizeof(t))
+				break;
+			memcpy(&t, data + i + 1, sizeof(t));
+			s->a_has_time = t.has_time;
+			s->a_time = t.time;
+			i += 1 + sizeof(t);
+			continue;
+		}
+		/* T_CALLA and T_RETA: as T_CALL and T_RET (below) with the slots' names */
+		if (data[i] == T_CALLA) {
+			struct pcalla c;
+
+			if (len - i < 1 + sizeof(c))
+				break;
+			memcpy(&c, data + i + 1, sizeof(c));
+			if (c.aid >= ADDR_SLOTS)
+				break;
+			memset(&p, 0, sizeof(p));
+			p.kind = P_CALL;
+			p.has_time = s->a_has_time;
+			p.time = s->a_time;
+			p.a = c.a;
+			note_time(s, &p);
+			on_call(s, &p, s->asym[c.aid], s->aobj[c.aid]);
+			i += 1 + sizeof(c);
+			continue;
+		}
+		if (data[i] == T_RETA) {
+			struct preta x;
+
+			if (len - i < 1 + sizeof(x))
+				break;
+			memcpy(&x, data + i + 1, sizeof(x));
+			if (x.from >= ADDR_SLOTS || x.to >= ADDR_SLOTS)
+				break;
+			memset(&p, 0, sizeof(p));
+			p.kind = P_RET;
+			if (!s->clock_known && s->a_has_time && !s->rc->clock_insns) {
+				s->clock_known = true;
+				s->clock_time = true;
+			}
+			p.has_time = s->a_has_time;
+			p.time = s->a_time;
+			p.b = x.b;
+			note_time(s, &p);
+			if (!on_ret_match(s, &p))
+				on_ret_unmatched(s, s->asym[x.from], s->asym[x.to], s->aobj[x.from],
+						 s->aobj[x.to]);
+			i += 1 + sizeof(x);
 			continue;
 		}
 		if (data[i] == T_CALL) {
