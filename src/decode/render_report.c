@@ -390,10 +390,28 @@ static const char *func_name(const struct image_sym *y, bool callee, char *buf, 
 	return buf;
 }
 
-static void put(struct render *r, const struct rrec *rec)
+/* A call or return with its names spelled (T_REC): the chunk has no id left for them. */
+static __attribute__((noinline)) void put_spelled(struct render *r, const struct rrec *rec,
+						   uint64_t ret)
 {
 	char f1[NAME_LEN + 1], f2[NAME_LEN + 1];
 	struct image_sym y1, y2;
+
+	if (rec->kind == RREC_CALL) {
+		resolve(rec, rec->to, rec->to_isid, &y2);
+		put_rec4(r->sink, rec, P_CALL, ret, rec->to, func_name(&y2, true, f1, sizeof(f1)),
+			 NULL, y2.file ? y2.file : "", NULL);
+		return;
+	}
+	resolve(rec, rec->from, rec->from_isid, &y1);
+	resolve(rec, rec->to, rec->to_isid, &y2);
+	put_rec4(r->sink, rec, P_RET, rec->from, rec->to,
+		 func_name(&y1, false, f1, sizeof(f1)), func_name(&y2, false, f2, sizeof(f2)),
+		 y1.file ? y1.file : "", y2.file ? y2.file : "");
+}
+
+static void put(struct render *r, const struct rrec *rec)
+{
 	const struct pt_event *ev;
 
 	/*
@@ -412,21 +430,13 @@ static void put(struct render *r, const struct rrec *rec)
 		/* The call is the last instruction decoded: the return comes back after it. */
 		uint64_t ret = rec->from == last_ip ? last_next : 0;
 
-		if (put_call(r, rec, ret))
-			break;
-		resolve(rec, rec->to, rec->to_isid, &y2);
-		put_rec4(r->sink, rec, P_CALL, ret, rec->to, func_name(&y2, true, f1, sizeof(f1)),
-			 NULL, y2.file ? y2.file : "", NULL);
+		if (!put_call(r, rec, ret))
+			put_spelled(r, rec, ret);
 		break;
 	}
 	case RREC_RETURN:
-		if (put_ret(r, rec))
-			break;
-		resolve(rec, rec->from, rec->from_isid, &y1);
-		resolve(rec, rec->to, rec->to_isid, &y2);
-		put_rec4(r->sink, rec, P_RET, rec->from, rec->to,
-			 func_name(&y1, false, f1, sizeof(f1)), func_name(&y2, false, f2, sizeof(f2)),
-			 y1.file ? y1.file : "", y2.file ? y2.file : "");
+		if (!put_ret(r, rec))
+			put_spelled(r, rec, 0);
 		break;
 	case RREC_GAP:
 		put_rec(r->sink, rec, P_GAP, 0, 0, rec->name, NULL);
@@ -472,7 +482,7 @@ static void put(struct render *r, const struct rrec *rec)
 static void insns(struct render *r, uint64_t n, uint64_t ip, uint64_t next, bool far)
 {
 	struct dsink *s = r->sink;
-	uint8_t w[1 + sizeof(uint32_t)];
+	uint8_t w[1];
 	uint32_t k;
 
 	last_ip = ip;
@@ -487,9 +497,7 @@ static void insns(struct render *r, uint64_t n, uint64_t ip, uint64_t next, bool
 	}
 	for (; n; n -= k) {
 		k = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
-		w[0] = far && k == n ? T_RUNFAR : T_RUN;
-		memcpy(w + 1, &k, sizeof(k));
-		dsink_put(s, w, sizeof(w));
+		put_fixed(s, far && k == n ? T_RUNFAR : T_RUN, &k, sizeof(k));
 	}
 }
 
