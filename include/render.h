@@ -118,6 +118,13 @@ struct renderer {
 	 * comes: no record comes between a run's instructions.
 	 */
 	void (*insns)(struct render *r, uint64_t n, uint64_t ip, uint64_t next, bool far);
+	/*
+	 * The fast flow path's calls and returns (how DREC_HOW_CALL, DREC_HOW_RET) to the
+	 * renderer of runs, where it is the run's only renderer and wants no branches (NULL:
+	 * insns() and put()): insns() of @n instructions, the last the call or return at
+	 * @rec->from with @next after it, then put() of @rec, in one step.
+	 */
+	void (*flow)(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next);
 
 	/* At the merge, for output that needs it (NULL, 0: bytes as the sinks have them). */
 	dout_filter_fn *filter;

@@ -147,6 +147,9 @@ struct dec {
 	} ahead[FAST_AHEAD];
 	unsigned ahead_at, ahead_n;
 	uint64_t ff_told;	/* the segment's instructions given with its branches so far */
+	bool ff_flow;		/* calls and returns to run_rend->ops->flow() (fast_flow()) */
+	struct rrec frec;	/* fast_flow()'s record: zero but for what it sets */
+	uint64_t frec_tsc;	/* the TSC whose time frec.time is */
 	uint64_t progress_off;
 	unsigned progress_count;
 	uint64_t dropped;	/* trace bytes whose pages were dropped */
@@ -1890,10 +1893,48 @@ static void fast_run(struct dec *x, uint64_t n, uint64_t from, uint64_t next, co
  * frame's (flow_rec(), as resolve_next() has it) in the sections of the base image, the
  * only image the fast path reads (fastflow.c's code_at()).
  */
+/*
+ * A call or return of a fast segment to the renderer of runs alone (renderer.flow()): the
+ * record flow_rec() makes there, the run before it in the same step.
+ */
+static void fast_flow(struct dec *x, const struct fast_ahead *a, bool call)
+{
+	struct rrec *r = &x->frec;
+	uint64_t n = x->run_n + a->ninsn;
+
+	fast_run(x, a->ninsn, a->from, a->next, a->kind);
+	x->run_n = 0;
+	r->kind = call ? RREC_CALL : RREC_RETURN;
+	r->how = call ? DREC_HOW_CALL : DREC_HOW_RET;
+	r->pid = x->pid;
+	r->tid = x->tid;
+	r->has_time = x->have_time;
+	if (x->have_time && (x->tsc != x->frec_tsc || !r->time)) {
+		r->time = tsc_time(x->cfg, x->tsc);
+		x->frec_tsc = x->tsc;
+	}
+	if (!x->have_time)
+		r->time = 0;
+	r->from = a->from;
+	r->to = a->to;
+	r->from_name = "";
+	r->to_name = "";
+	r->names_plain = true;
+	r->img = x->img;
+	r->sym_pid = x->thread_known ? x->pid : UINT32_MAX;
+	r->from_isid = a->from_isid;
+	r->to_isid = a->to_isid;
+	x->run_rend->ops->flow(x->run_rend, r, n, a->next);
+}
+
 static void fast_put(struct dec *x, const struct fast_ahead *a)
 {
 	bool call = a->kind[0] == 'c', ret = a->kind[0] == 'r';	/* "call", "return" */
 
+	if (x->ff_flow && (call || ret)) {
+		fast_flow(x, a, call);
+		return;
+	}
 	fast_run(x, a->ninsn, a->from, a->next, a->kind);
 	branch(x, a->from, a->to, a->kind);
 	if (call || ret)
@@ -2494,6 +2535,8 @@ static int setup(struct dec *x, struct error *e)
 			if (x->ff) {
 				fastflow_set_errata(x->ff, errata);
 				fastflow_set_timed(x->ff, x->flags & RENDER_TIME);
+				x->ff_flow = x->nr_rend == 1 && x->run_rend &&
+					     x->run_rend->ops->flow && !wants(x, RREC_BRANCH);
 			}
 		}
 		if (x->ff)

@@ -35,6 +35,8 @@ enum {
 	T_TIME,			/* a struct ptime: the time of the T_CALLA and T_RETA after it */
 	T_CALLA,		/* a struct pcalla: a call by address id */
 	T_RETA,			/* a struct preta: a return by address ids */
+	T_CALLN,		/* a uint32_t (a T_RUN's), then a struct pcalla */
+	T_RETN,			/* a uint32_t (a T_RUN's), then a struct preta */
 };
 
 /*
@@ -271,8 +273,18 @@ static void put_time(struct render *r, const struct rrec *rec)
 	put_fixed(r->sink, T_TIME, &p, sizeof(p));
 }
 
-/* A call by ids; false: none left in this chunk (then T_REC). */
-static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret)
+/* T_RUN of @k instructions (0: none), before a record. */
+static inline void put_run(struct render *r, uint32_t k)
+{
+	if (k)
+		put_fixed(r->sink, T_RUN, &k, sizeof(k));
+}
+
+/*
+ * A call by ids, after @k instructions (flow(); 0: none); false: none left in this chunk
+ * (then T_REC; nothing but definitions written).
+ */
+static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret, uint32_t k)
 {
 	uint16_t name, obj;
 	struct pcall c;
@@ -283,12 +295,17 @@ static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret)
 	if (!addr_ids(r, rec, rec->to, rec->to_isid, true, &name, &obj, &how, &off, &aid))
 		return false;
 	if (aid >= 0) {
-		struct pcalla k = { .aid = (uint16_t)aid, .a = ret };
+		struct { uint32_t n; struct pcalla c; } __attribute__((packed)) w = {
+			k, { .aid = (uint16_t)aid, .a = ret } };
 
 		put_time(r, rec);
-		put_fixed(r->sink, T_CALLA, &k, sizeof(k));
+		if (k)
+			put_fixed(r->sink, T_CALLN, &w, sizeof(w));
+		else
+			put_fixed(r->sink, T_CALLA, &w.c, sizeof(w.c));
 		return true;
 	}
+	put_run(r, k);
 	c.name = name;
 	c.obj = obj;
 	c.how = how;
@@ -300,7 +317,7 @@ static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret)
 	return true;
 }
 
-static bool put_ret(struct render *r, const struct rrec *rec)
+static bool put_ret(struct render *r, const struct rrec *rec, uint32_t k)
 {
 	uint16_t from, to, from_obj, to_obj;
 	uint64_t from_off, to_off;
@@ -317,12 +334,17 @@ static bool put_ret(struct render *r, const struct rrec *rec)
 					       addrs[fa].isid != rec->from_isid))
 		fa = -1;
 	if (fa >= 0 && ta >= 0) {
-		struct preta k = { .from = (uint16_t)fa, .to = (uint16_t)ta, .b = rec->to };
+		struct { uint32_t n; struct preta x; } __attribute__((packed)) w = {
+			k, { .from = (uint16_t)fa, .to = (uint16_t)ta, .b = rec->to } };
 
 		put_time(r, rec);
-		put_fixed(r->sink, T_RETA, &k, sizeof(k));
+		if (k)
+			put_fixed(r->sink, T_RETN, &w, sizeof(w));
+		else
+			put_fixed(r->sink, T_RETA, &w.x, sizeof(w.x));
 		return true;
 	}
+	put_run(r, k);
 	x.from = from;
 	x.to = to;
 	x.from_obj = from_obj;
@@ -430,12 +452,12 @@ static void put(struct render *r, const struct rrec *rec)
 		/* The call is the last instruction decoded: the return comes back after it. */
 		uint64_t ret = rec->from == last_ip ? last_next : 0;
 
-		if (!put_call(r, rec, ret))
+		if (!put_call(r, rec, ret, 0))
 			put_spelled(r, rec, ret);
 		break;
 	}
 	case RREC_RETURN:
-		if (!put_ret(r, rec))
+		if (!put_ret(r, rec, 0))
 			put_spelled(r, rec, 0);
 		break;
 	case RREC_GAP:
@@ -499,6 +521,25 @@ static void insns(struct render *r, uint64_t n, uint64_t ip, uint64_t next, bool
 		k = n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
 		put_fixed(s, far && k == n ? T_RUNFAR : T_RUN, &k, sizeof(k));
 	}
+}
+
+/*
+ * The fast path's call or return after @n instructions, the last it (renderer.flow()): the
+ * run in the record (T_CALLN, T_RETN) where it can be.
+ */
+static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next)
+{
+	uint32_t k = n <= UINT32_MAX ? (uint32_t)n : 0;
+	bool call = rec->kind == RREC_CALL;
+
+	if (!k)
+		insns(r, n, rec->from, next, false);
+	last_ip = rec->from;
+	last_next = next;
+	if (call ? put_call(r, rec, next, k) : put_ret(r, rec, k))
+		return;
+	put_run(r, k);
+	put_spelled(r, rec, call ? next : 0);
 }
 
 /* ---- at the merge ---- */
@@ -1507,14 +1548,20 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			continue;
 		}
 		/* T_CALLA and T_RETA: as T_CALL and T_RET (below) with the slots' names */
-		if (data[i] == T_CALLA) {
+		if (data[i] == T_CALLA || data[i] == T_CALLN) {
+			size_t at = data[i] == T_CALLN ? sizeof(uint32_t) : 0;
 			struct pcalla c;
+			uint32_t k;
 
-			if (len - i < 1 + sizeof(c))
+			if (len - i < 1 + at + sizeof(c))
 				break;
-			memcpy(&c, data + i + 1, sizeof(c));
+			memcpy(&c, data + i + 1 + at, sizeof(c));
 			if (c.aid >= ADDR_SLOTS)
 				break;
+			if (at) {
+				memcpy(&k, data + i + 1, sizeof(k));
+				account(s, k);
+			}
 			memset(&p, 0, sizeof(p));
 			p.kind = P_CALL;
 			p.has_time = s->a_has_time;
@@ -1522,17 +1569,23 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			p.a = c.a;
 			note_time(s, &p);
 			on_call(s, &p, s->asym[c.aid], s->aobj[c.aid]);
-			i += 1 + sizeof(c);
+			i += 1 + at + sizeof(c);
 			continue;
 		}
-		if (data[i] == T_RETA) {
+		if (data[i] == T_RETA || data[i] == T_RETN) {
+			size_t at = data[i] == T_RETN ? sizeof(uint32_t) : 0;
 			struct preta x;
+			uint32_t k;
 
-			if (len - i < 1 + sizeof(x))
+			if (len - i < 1 + at + sizeof(x))
 				break;
-			memcpy(&x, data + i + 1, sizeof(x));
+			memcpy(&x, data + i + 1 + at, sizeof(x));
 			if (x.from >= ADDR_SLOTS || x.to >= ADDR_SLOTS)
 				break;
+			if (at) {
+				memcpy(&k, data + i + 1, sizeof(k));
+				account(s, k);
+			}
 			memset(&p, 0, sizeof(p));
 			p.kind = P_RET;
 			if (!s->clock_known && s->a_has_time && !s->rc->clock_insns) {
@@ -1546,7 +1599,7 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			if (!on_ret_match(s, &p))
 				on_ret_unmatched(s, s->asym[x.from], s->asym[x.to], s->aobj[x.from],
 						 s->aobj[x.to]);
-			i += 1 + sizeof(x);
+			i += 1 + at + sizeof(x);
 			continue;
 		}
 		if (data[i] == T_CALL) {
@@ -2015,6 +2068,7 @@ const struct renderer render_report = {
 	.flags = RENDER_SYMS | RENDER_TIME,
 	.put = put,
 	.insns = insns,
+	.flow = flow,
 	.filter = report_filter,
 	.state_size = sizeof(struct report_state),
 	.begin = begin,
