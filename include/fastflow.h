@@ -2,7 +2,8 @@
 /*
  * The fast flow path: one PSB segment (from a PSB to the next) of 64-bit code
  * decoded from its packets here, without libipt, for the modes that print no
- * instructions (--stats, --branches). Only the plainest segments are taken:
+ * instructions (--stats, --branches, --calls; report where a segment's time is its
+ * PSB+'s: fastflow_set_timed()). Only the plainest segments are taken:
  * PSB+ with a FUP and 64-bit MODE.Exec, then TNT, TIP, compressed returns,
  * PAD and timing packets; anything else (an enable or disable, a FUP, an
  * overflow, an event, a far branch, an image miss, a mismatch of packets and
