@@ -60,7 +60,7 @@ struct rrec {
 	/* CALL, RETURN with RENDER_SYMS: what image_resolve_pid() takes to resolve them */
 	struct image_store *img;
 	uint32_t sym_pid;		/* the thread's process, UINT32_MAX: not known */
-	int from_isid, to_isid;
+	int from_isid, to_isid;		/* -1: not looked up (renderer.flow(): the base image's) */
 	const struct pt_event *event;	/* EVENT */
 	uint64_t offset;		/* EVENT (ptxed's --offset), ERROR: in the file */
 	bool has_time;

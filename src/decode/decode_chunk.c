@@ -1983,8 +1983,9 @@ static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind,
 		now.kind = kind;
 		now.ninsn = ninsn;
 		now.next = next;
-		now.from_isid = image_base_find(x->img, from, &end);
-		now.to_isid = image_base_find(x->img, to, &end);
+		/* renderer.flow() looks up the sections of the addresses it does not know. */
+		now.from_isid = x->ff_flow ? -1 : image_base_find(x->img, from, &end);
+		now.to_isid = x->ff_flow ? -1 : image_base_find(x->img, to, &end);
 		fast_put(x, &now);
 		return;
 	}

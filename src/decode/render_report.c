@@ -201,6 +201,14 @@ static void resolve(const struct rrec *rec, uint64_t ip, int isid, struct image_
 		image_resolve_pid(rec->img, rec->sym_pid, isid, ip, y);
 }
 
+/* @isid, or where it is -1 (render.h: not looked up), the base image's section at @ip. */
+static int real_isid(const struct rrec *rec, uint64_t ip, int isid)
+{
+	uint64_t end;
+
+	return isid >= 0 || !ip ? isid : image_base_find(rec->img, ip, &end);
+}
+
 /*
  * The ids of the function at @ip (section @isid) in this chunk, and its offset; false: no id
  * left. Kept by chunk, section and address: calls and returns name a few addresses over and
@@ -229,6 +237,7 @@ static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int 
 	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)callee << 63) * 0x9e3779b97f4a7c15ull;
 	struct addr_slot *a = &addrs[h >> (64 - ADDR_BITS)];
 	struct image_sym y;
+	int real;
 
 	if (r->chunk && a->chunk == r->chunk && a->ip == ip && a->isid == isid &&
 	    a->callee == callee) {
@@ -240,11 +249,13 @@ static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int 
 		return true;
 	}
 	*aid = -1;
-	resolve(rec, ip, isid, &y);
+	real = real_isid(rec, ip, isid);
+	resolve(rec, ip, real, &y);
 	if (!sym_ids(r, &y, callee, name, obj, how))
 		return false;
 	*off = y.off;
-	if (ip && isid > 0) {
+	/* (kept by @isid as given: -1 stands for the same section at every use in a chunk) */
+	if (ip && real > 0) {
 		struct padef d = { .aid = (uint16_t)(a - addrs), .name = *name, .obj = *obj,
 				   .how = *how, .off = y.off };
 
@@ -420,13 +431,13 @@ static __attribute__((noinline)) void put_spelled(struct render *r, const struct
 	struct image_sym y1, y2;
 
 	if (rec->kind == RREC_CALL) {
-		resolve(rec, rec->to, rec->to_isid, &y2);
+		resolve(rec, rec->to, real_isid(rec, rec->to, rec->to_isid), &y2);
 		put_rec4(r->sink, rec, P_CALL, ret, rec->to, func_name(&y2, true, f1, sizeof(f1)),
 			 NULL, y2.file ? y2.file : "", NULL);
 		return;
 	}
-	resolve(rec, rec->from, rec->from_isid, &y1);
-	resolve(rec, rec->to, rec->to_isid, &y2);
+	resolve(rec, rec->from, real_isid(rec, rec->from, rec->from_isid), &y1);
+	resolve(rec, rec->to, real_isid(rec, rec->to, rec->to_isid), &y2);
 	put_rec4(r->sink, rec, P_RET, rec->from, rec->to,
 		 func_name(&y1, false, f1, sizeof(f1)), func_name(&y2, false, f2, sizeof(f2)),
 		 y1.file ? y1.file : "", y2.file ? y2.file : "");
