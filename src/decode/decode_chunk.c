@@ -1889,11 +1889,6 @@ static void fast_run(struct dec *x, uint64_t n, uint64_t from, uint64_t next, co
 }
 
 /*
- * A taken branch of a fast segment: the BRANCH record, and for a call or a return the
- * frame's (flow_rec(), as resolve_next() has it) in the sections of the base image, the
- * only image the fast path reads (fastflow.c's code_at()).
- */
-/*
  * A call or return of a fast segment to the renderer of runs alone (renderer.flow()): the
  * record flow_rec() makes there, the run before it in the same step.
  */
@@ -1927,6 +1922,11 @@ static void fast_flow(struct dec *x, const struct fast_ahead *a, bool call)
 	x->run_rend->ops->flow(x->run_rend, r, n, a->next);
 }
 
+/*
+ * A taken branch of a fast segment: the BRANCH record, and for a call or a return the
+ * frame's (flow_rec(), as resolve_next() has it) in the sections of the base image, the
+ * only image the fast path reads (fastflow.c's code_at()).
+ */
 static void fast_put(struct dec *x, const struct fast_ahead *a)
 {
 	bool call = a->kind[0] == 'c', ret = a->kind[0] == 'r';	/* "call", "return" */
