@@ -475,6 +475,20 @@ struct map {
 	size_t cap, n;
 };
 
+/*
+ * A call's row, by what its T_CALL says (how it names the callee, the interned string of
+ * its name or object, its offset) and the caller's group: found once through name_of(),
+ * sym_get() and func_get(), then from here (a call names the same few callees over and
+ * over). Direct-mapped, so bounded; a miss only costs the lookups.
+ */
+struct call_slot {
+	uint64_t off;
+	uint32_t base, obj, group, sym, func;
+	uint8_t how, used;
+};
+
+#define CALL_BITS 14
+
 struct rstate {
 	const struct report_config *rc;
 	size_t nr_streams;
@@ -505,6 +519,8 @@ struct rstate {
 	uint64_t t0;
 	uint64_t insns, calls, cut, evicted, deep;
 	bool oom;
+	bool nodes_on;			/* the call-stack tree is kept: --folded only */
+	struct call_slot calls_seen[1u << CALL_BITS];
 	uint32_t defs[DEF_MAX];		/* the chunk's name ids (T_DEF): interned, NONE: "" */
 };
 
@@ -969,7 +985,8 @@ static void pop_complete(struct rstate *s, struct thr *t)
 		fn->time_total += dur;
 	}
 	fn->time_self += self;
-	s->nodes[f->node].time += self;
+	if (f->node != NONE)
+		s->nodes[f->node].time += self;
 	dist_add(s, &fn->d, dur);
 	outlier_add(s, fn, f, t, dur);
 }
@@ -1004,8 +1021,9 @@ static struct thr *thread_get(struct rstate *s, uint32_t pid, uint32_t tid)
 	t->tid = tid;
 	t->base = NONE;
 	snprintf(label, sizeof(label), "%" PRIu32 "/%" PRIu32, pid, tid);
-	t->root = node_get(s, NONE, tid || pid ? sym_str(s, label) :
-			  sym_get(s, s->stream_name, NONE));
+	t->root = !s->nodes_on ? NONE :
+		  node_get(s, NONE, tid || pid ? sym_str(s, label) :
+			   sym_get(s, s->stream_name, NONE));
 	if (s->rc->per_thread && s->rc->per_stream)
 		snprintf(label, sizeof(label), "%s %" PRIu32 "/%" PRIu32,
 			 s->str[s->stream_name], pid, tid);
@@ -1044,7 +1062,8 @@ static void account(struct rstate *s, uint64_t n)
 	if (t->depth) {
 		struct frame *f = &t->st[t->depth - 1];
 
-		s->nodes[f->node].insns += n;
+		if (f->node != NONE)
+			s->nodes[f->node].insns += n;
 		if (f->func != NONE)
 			s->funcs[f->func].insns_self += n;
 		return;
@@ -1132,22 +1151,28 @@ static uint32_t intern_obj(struct rstate *s, const char *p, size_t n)
 	return n ? intern(s, p, n) : NONE;
 }
 
-/* A call of the function @name in @obj (interned strings, @obj NONE: none). */
-static void on_call(struct rstate *s, const struct prec *p, uint32_t name, uint32_t obj)
+/* A call of @t into the function @n (a sym) whose row is @func. */
+static void on_call_row(struct rstate *s, struct thr *t, const struct prec *p, uint32_t n,
+			uint32_t func)
 {
-	struct thr *t = current(s);
-	uint32_t n = sym_get(s, name, obj), func;
-
 	if (!s->clock_known) {
 		s->clock_known = true;
 		s->clock_time = p->has_time && !s->rc->clock_insns;
 	}
 	set_time(t, p);
-	func = func_get(s, t->group, n);
 	if (func != NONE)
 		s->funcs[func].calls++;
 	s->calls++;
 	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1, p->has_time);
+}
+
+/* A call of the function @name in @obj (interned strings, @obj NONE: none). */
+static void on_call(struct rstate *s, const struct prec *p, uint32_t name, uint32_t obj)
+{
+	struct thr *t = current(s);
+	uint32_t n = sym_get(s, name, obj);
+
+	on_call_row(s, t, p, n, func_get(s, t->group, n));
 }
 
 /* A return that closes an open call (true); false: on_ret_unmatched() with its names. */
@@ -1235,6 +1260,37 @@ static uint32_t name_of(struct rstate *s, unsigned how, uint16_t id, uint32_t ob
 	if (keep && got != NONE && !map_set(&s->offmap, key, got))
 		s->oom = true;
 	return got;
+}
+
+/* A T_CALL's callee (@how, @id, @obj, @off as name_of() takes them) by calls_seen. */
+static void on_call_by_id(struct rstate *s, const struct prec *p, unsigned how, uint16_t id,
+			  uint32_t obj, uint64_t off)
+{
+	struct thr *t = current(s);
+	uint32_t base = how == N_UNKNOWN ? NONE : s->defs[id];
+	struct call_slot *c;
+	uint64_t h;
+
+	if (how == N_SYM)
+		off = 0;		/* the name alone: name_of() ignores it */
+	h = ((uint64_t)base << 32 ^ obj ^ (uint64_t)t->group << 16 ^ (uint64_t)how << 62) *
+	    0x9e3779b97f4a7c15ull ^ off * 0xc2b2ae3d27d4eb4full;
+	c = &s->calls_seen[h >> (64 - CALL_BITS)];
+	if (!c->used || c->off != off || c->base != base || c->obj != obj ||
+	    c->group != t->group || c->how != how) {
+		uint32_t name = name_of(s, how, id, obj, off);
+		uint32_t n = sym_get(s, name, obj);
+		uint32_t func = func_get(s, t->group, n);
+
+		if (name == NONE || n == NONE || func == NONE) {
+			on_call_row(s, t, p, n, func);
+			return;
+		}
+		*c = (struct call_slot){ .off = off, .base = base, .obj = obj, .group = t->group,
+					 .sym = n, .func = func, .how = (uint8_t)how,
+					 .used = 1 };
+	}
+	on_call_row(s, t, p, c->sym, c->func);
 }
 
 static void on_thread(struct rstate *s, const struct prec *p)
@@ -1401,8 +1457,7 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			p.time = c.time;
 			p.a = c.a;
 			note_time(s, &p);
-			on_call(s, &p, name_of(s, c.how, c.name, s->defs[c.obj], c.off),
-				s->defs[c.obj]);
+			on_call_by_id(s, &p, c.how, c.name, s->defs[c.obj], c.off);
 			i += 1 + sizeof(c);
 			continue;
 		}
@@ -1795,6 +1850,7 @@ static void begin(struct dout *o, const struct decode_config *cfg)
 		return;
 	s->rc = cfg->report;
 	s->nr_streams = cfg->nr_streams;
+	s->nodes_on = s->rc->view == REPORT_FOLDED;
 	s->unknown = sym_str(s, "[unknown]");
 	s->stream_name = intern_str(s, "");
 }
