@@ -437,6 +437,10 @@ struct func {
 	struct dist d;
 	struct outlier *out;		/* a min-heap of the longest, cfg->outliers */
 	uint32_t nout;
+	/* its frames on the stacks, and the one thread they are all on (NULL: more than one,
+	 * or none): whether a call is its function's outermost without walking the stack */
+	uint32_t open;
+	const struct thr *open_thr;
 };
 
 struct frame {
@@ -487,7 +491,7 @@ struct call_slot {
 	uint8_t how, used;
 };
 
-#define CALL_BITS 14
+#define CALL_BITS 16
 
 struct rstate {
 	const struct report_config *rc;
@@ -923,9 +927,18 @@ static uint64_t paused_now(const struct rstate *s, const struct thr *t)
 	return s->clock_time ? t->paused_total : t->intr_insns;
 }
 
+/* @f leaves @t's stack. */
+static void frame_gone(struct rstate *s, const struct frame *f)
+{
+	if (f->func != NONE && !--s->funcs[f->func].open)
+		s->funcs[f->func].open_thr = NULL;
+}
+
 static void cut_frame(struct rstate *s, struct thr *t)
 {
 	struct frame *f = &t->st[--t->depth];
+
+	frame_gone(s, f);
 
 	if (f->ret == UINT64_MAX) {
 		t->intr--;
@@ -962,6 +975,7 @@ static void pop_complete(struct rstate *s, struct thr *t)
 	uint64_t dur, incl, self;
 	struct func *fn;
 
+	frame_gone(s, f);
 	dur = now(s, t) - f->start - (paused_now(s, t) - f->paused0);
 	if (now(s, t) < f->start + (paused_now(s, t) - f->paused0))
 		dur = 0;
@@ -1099,6 +1113,7 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 		 bool timed)
 {
 	struct frame *f, *parent;
+	struct func *fn;
 	uint32_t pnode;
 
 	if (t->depth >= REPORT_DEPTH_MAX) {
@@ -1140,9 +1155,17 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 	f->seq = s->calls;
 	f->outer = true;
 	f->timed = timed;
-	for (uint32_t i = 0; i + 1 < t->depth && func != NONE; i++)
-		if (t->st[i].func == func)
-			f->outer = false;
+	if (func == NONE)
+		return;
+	fn = &s->funcs[func];
+	if (fn->open && fn->open_thr == t) {
+		f->outer = false;
+	} else if (fn->open && !fn->open_thr) {
+		for (uint32_t i = 0; i + 1 < t->depth; i++)
+			if (t->st[i].func == func)
+				f->outer = false;
+	}
+	fn->open_thr = !fn->open++ || fn->open_thr == t ? t : NULL;
 }
 
 /* An object's name (@n bytes), NONE for none. */
