@@ -1067,7 +1067,7 @@ static struct thr *current(struct rstate *s)
 	return s->cur;
 }
 
-static void account(struct rstate *s, uint64_t n)
+static inline void account(struct rstate *s, uint64_t n)
 {
 	struct thr *t = current(s);
 
@@ -1131,7 +1131,8 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 	}
 	parent = t->depth ? &t->st[t->depth - 1] : NULL;
 	pnode = parent ? parent->node : t->root;
-	if (parent && func != NONE) {
+	/* What a call called: its outliers' "called" column, kept only for --outliers. */
+	if (parent && func != NONE && s->rc->outliers) {
 		int i;
 
 		for (i = 0; i < CALLEES && parent->ncalls[i] && parent->callee[i] != func; i++)
@@ -1144,7 +1145,12 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 		}
 	}
 	f = &t->st[t->depth++];
-	memset(f, 0, sizeof(*f));
+	f->child_dur = 0;
+	if (s->rc->outliers) {
+		memset(f->callee, 0, sizeof(f->callee));
+		memset(f->ncalls, 0, sizeof(f->ncalls));
+		f->more = 0;
+	}
 	f->func = func;
 	f->ret = ret;
 	f->node = pnode == NONE ? NONE : node_get(s, pnode, name);
