@@ -580,6 +580,10 @@ struct func {
 	struct dist d;
 	struct outlier *out;		/* a min-heap of the longest, cfg->outliers */
 	uint32_t nout;
+	/* its frames on the stacks, and the one thread they are all on (NULL: more than one,
+	 * or none): whether a call is its function's outermost without walking the stack */
+	uint32_t open;
+	const struct thr *open_thr;
 };
 
 struct frame {
@@ -618,6 +622,20 @@ struct map {
 	size_t cap, n;
 };
 
+/*
+ * A call's row, by what its T_CALL says (how it names the callee, the interned string of
+ * its name or object, its offset) and the caller's group: found once through name_of(),
+ * sym_get() and func_get(), then from here (a call names the same few callees over and
+ * over). Direct-mapped, so bounded; a miss only costs the lookups.
+ */
+struct call_slot {
+	uint64_t off;
+	uint32_t base, obj, group, sym, func;
+	uint8_t how, used;
+};
+
+#define CALL_BITS 16
+
 struct rstate {
 	const struct report_config *rc;
 	size_t nr_streams;
@@ -648,6 +666,8 @@ struct rstate {
 	uint64_t t0;
 	uint64_t insns, calls, cut, evicted, deep;
 	bool oom;
+	bool nodes_on;			/* the call-stack tree is kept: --folded only */
+	struct call_slot calls_seen[1u << CALL_BITS];
 	uint32_t defs[DEF_MAX];		/* the chunk's name ids (T_DEF): interned, NONE: "" */
 	/* the functions at the chunk's address slots (T_ADEF), the time T_TIME said */
 	uint32_t asym[ADDR_SLOTS], aobj[ADDR_SLOTS];
@@ -1054,9 +1074,18 @@ static uint64_t paused_now(const struct rstate *s, const struct thr *t)
 	return s->clock_time ? t->paused_total : t->intr_insns;
 }
 
+/* @f leaves @t's stack. */
+static void frame_gone(struct rstate *s, const struct frame *f)
+{
+	if (f->func != NONE && !--s->funcs[f->func].open)
+		s->funcs[f->func].open_thr = NULL;
+}
+
 static void cut_frame(struct rstate *s, struct thr *t)
 {
 	struct frame *f = &t->st[--t->depth];
+
+	frame_gone(s, f);
 
 	if (f->ret == UINT64_MAX) {
 		t->intr--;
@@ -1093,6 +1122,7 @@ static void pop_complete(struct rstate *s, struct thr *t)
 	uint64_t dur, incl, self;
 	struct func *fn;
 
+	frame_gone(s, f);
 	dur = now(s, t) - f->start - (paused_now(s, t) - f->paused0);
 	if (now(s, t) < f->start + (paused_now(s, t) - f->paused0))
 		dur = 0;
@@ -1116,7 +1146,8 @@ static void pop_complete(struct rstate *s, struct thr *t)
 		fn->time_total += dur;
 	}
 	fn->time_self += self;
-	s->nodes[f->node].time += self;
+	if (f->node != NONE)
+		s->nodes[f->node].time += self;
 	dist_add(s, &fn->d, dur);
 	outlier_add(s, fn, f, t, dur);
 }
@@ -1151,8 +1182,9 @@ static struct thr *thread_get(struct rstate *s, uint32_t pid, uint32_t tid)
 	t->tid = tid;
 	t->base = NONE;
 	snprintf(label, sizeof(label), "%" PRIu32 "/%" PRIu32, pid, tid);
-	t->root = node_get(s, NONE, tid || pid ? sym_str(s, label) :
-			  sym_get(s, s->stream_name, NONE));
+	t->root = !s->nodes_on ? NONE :
+		  node_get(s, NONE, tid || pid ? sym_str(s, label) :
+			   sym_get(s, s->stream_name, NONE));
 	if (s->rc->per_thread && s->rc->per_stream)
 		snprintf(label, sizeof(label), "%s %" PRIu32 "/%" PRIu32,
 			 s->str[s->stream_name], pid, tid);
@@ -1182,7 +1214,7 @@ static struct thr *current(struct rstate *s)
 	return s->cur;
 }
 
-static void account(struct rstate *s, uint64_t n)
+static inline void account(struct rstate *s, uint64_t n)
 {
 	struct thr *t = current(s);
 
@@ -1191,7 +1223,8 @@ static void account(struct rstate *s, uint64_t n)
 	if (t->depth) {
 		struct frame *f = &t->st[t->depth - 1];
 
-		s->nodes[f->node].insns += n;
+		if (f->node != NONE)
+			s->nodes[f->node].insns += n;
 		if (f->func != NONE)
 			s->funcs[f->func].insns_self += n;
 		return;
@@ -1227,6 +1260,7 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 		 bool timed)
 {
 	struct frame *f, *parent;
+	struct func *fn;
 	uint32_t pnode;
 
 	if (t->depth >= REPORT_DEPTH_MAX) {
@@ -1244,7 +1278,8 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 	}
 	parent = t->depth ? &t->st[t->depth - 1] : NULL;
 	pnode = parent ? parent->node : t->root;
-	if (parent && func != NONE) {
+	/* What a call called: its outliers' "called" column, kept only for --outliers. */
+	if (parent && func != NONE && s->rc->outliers) {
 		int i;
 
 		for (i = 0; i < CALLEES && parent->ncalls[i] && parent->callee[i] != func; i++)
@@ -1257,7 +1292,12 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 		}
 	}
 	f = &t->st[t->depth++];
-	memset(f, 0, sizeof(*f));
+	f->child_dur = 0;
+	if (s->rc->outliers) {
+		memset(f->callee, 0, sizeof(f->callee));
+		memset(f->ncalls, 0, sizeof(f->ncalls));
+		f->more = 0;
+	}
 	f->func = func;
 	f->ret = ret;
 	f->node = pnode == NONE ? NONE : node_get(s, pnode, name);
@@ -1268,9 +1308,17 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 	f->seq = s->calls;
 	f->outer = true;
 	f->timed = timed;
-	for (uint32_t i = 0; i + 1 < t->depth && func != NONE; i++)
-		if (t->st[i].func == func)
-			f->outer = false;
+	if (func == NONE)
+		return;
+	fn = &s->funcs[func];
+	if (fn->open && fn->open_thr == t) {
+		f->outer = false;
+	} else if (fn->open && !fn->open_thr) {
+		for (uint32_t i = 0; i + 1 < t->depth; i++)
+			if (t->st[i].func == func)
+				f->outer = false;
+	}
+	fn->open_thr = !fn->open++ || fn->open_thr == t ? t : NULL;
 }
 
 /* An object's name (@n bytes), NONE for none. */
@@ -1279,22 +1327,28 @@ static uint32_t intern_obj(struct rstate *s, const char *p, size_t n)
 	return n ? intern(s, p, n) : NONE;
 }
 
-/* A call of the function @name in @obj (interned strings, @obj NONE: none). */
-static void on_call(struct rstate *s, const struct prec *p, uint32_t name, uint32_t obj)
+/* A call of @t into the function @n (a sym) whose row is @func. */
+static void on_call_row(struct rstate *s, struct thr *t, const struct prec *p, uint32_t n,
+			uint32_t func)
 {
-	struct thr *t = current(s);
-	uint32_t n = sym_get(s, name, obj), func;
-
 	if (!s->clock_known) {
 		s->clock_known = true;
 		s->clock_time = p->has_time && !s->rc->clock_insns;
 	}
 	set_time(t, p);
-	func = func_get(s, t->group, n);
 	if (func != NONE)
 		s->funcs[func].calls++;
 	s->calls++;
 	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1, p->has_time);
+}
+
+/* A call of the function @name in @obj (interned strings, @obj NONE: none). */
+static void on_call(struct rstate *s, const struct prec *p, uint32_t name, uint32_t obj)
+{
+	struct thr *t = current(s);
+	uint32_t n = sym_get(s, name, obj);
+
+	on_call_row(s, t, p, n, func_get(s, t->group, n));
 }
 
 /* A return that closes an open call (true); false: on_ret_unmatched() with its names. */
@@ -1382,6 +1436,37 @@ static uint32_t name_of(struct rstate *s, unsigned how, uint16_t id, uint32_t ob
 	if (keep && got != NONE && !map_set(&s->offmap, key, got))
 		s->oom = true;
 	return got;
+}
+
+/* A T_CALL's callee (@how, @id, @obj, @off as name_of() takes them) by calls_seen. */
+static void on_call_by_id(struct rstate *s, const struct prec *p, unsigned how, uint16_t id,
+			  uint32_t obj, uint64_t off)
+{
+	struct thr *t = current(s);
+	uint32_t base = how == N_UNKNOWN ? NONE : s->defs[id];
+	struct call_slot *c;
+	uint64_t h;
+
+	if (how == N_SYM)
+		off = 0;		/* the name alone: name_of() ignores it */
+	h = ((uint64_t)base << 32 ^ obj ^ (uint64_t)t->group << 16 ^ (uint64_t)how << 62) *
+	    0x9e3779b97f4a7c15ull ^ off * 0xc2b2ae3d27d4eb4full;
+	c = &s->calls_seen[h >> (64 - CALL_BITS)];
+	if (!c->used || c->off != off || c->base != base || c->obj != obj ||
+	    c->group != t->group || c->how != how) {
+		uint32_t name = name_of(s, how, id, obj, off);
+		uint32_t n = sym_get(s, name, obj);
+		uint32_t func = func_get(s, t->group, n);
+
+		if (name == NONE || n == NONE || func == NONE) {
+			on_call_row(s, t, p, n, func);
+			return;
+		}
+		*c = (struct call_slot){ .off = off, .base = base, .obj = obj, .group = t->group,
+					 .sym = n, .func = func, .how = (uint8_t)how,
+					 .used = 1 };
+	}
+	on_call_row(s, t, p, c->sym, c->func);
 }
 
 static void on_thread(struct rstate *s, const struct prec *p)
@@ -1627,8 +1712,7 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			p.time = c.time;
 			p.a = c.a;
 			note_time(s, &p);
-			on_call(s, &p, name_of(s, c.how, c.name, s->defs[c.obj], c.off),
-				s->defs[c.obj]);
+			on_call_by_id(s, &p, c.how, c.name, s->defs[c.obj], c.off);
 			i += 1 + sizeof(c);
 			continue;
 		}
@@ -2021,6 +2105,7 @@ static void begin(struct dout *o, const struct decode_config *cfg)
 		return;
 	s->rc = cfg->report;
 	s->nr_streams = cfg->nr_streams;
+	s->nodes_on = s->rc->view == REPORT_FOLDED;
 	s->unknown = sym_str(s, "[unknown]");
 	s->stream_name = intern_str(s, "");
 }
