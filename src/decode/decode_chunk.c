@@ -2380,12 +2380,16 @@ static struct pt_insn_decoder *insn_new(const struct dec *x, uint64_t end)
  * image: the image of the files given by hand (whose sections hold libipt's block
  * caches), the fast path's blocks, the block path's instructions and the names. Each
  * chunk built them again (the bench's walk: capstone over 20,000 blocks, a chunk of
- * 32 KiB or more each time, -J 2 took twice -J 1's CPU time). Each is bounded (fastflow.h,
- * SHAPE_BITS, NAMES_BITS): about 4 MiB a thread beside the files' mappings.
+ * 32 KiB or more each time, -J 2 took twice -J 1's CPU time), and with --insn the lines of
+ * the fast path's blocks (the walk's -J 2 took 2.4 times -J 1's). Each is bounded
+ * (fastflow.h, SHAPE_BITS, NAMES_BITS, insnblk.h): about 4 MiB a thread beside the files'
+ * mappings, 13 MiB with --insn.
  */
 struct decode_keep {
 	struct image_store *img;	/* NULL: nothing kept */
 	struct fastflow *ff;
+	struct insnblk *iblk;		/* --insn: with ff, the lines of its blocks */
+	uint64_t iblk_epoch;
 	struct shapes *shapes;
 	struct symname *names;		/* in names_mem */
 	void *names_mem;
@@ -2398,6 +2402,7 @@ void decode_keep_free(struct decode_keep *k)
 	if (!k)
 		return;
 	fastflow_free(k->ff);
+	insnblk_free(k->iblk);
 	free(k->shapes);
 	free(k->names_mem);
 	for (int i = 0; i < 3; i++)
@@ -2453,6 +2458,9 @@ static void give_back(struct dec *x)
 		k->built += fastflow_built(x->ff) - x->ff_built;
 		fastflow_set_insn(x->ff, NULL, NULL);	/* (its context was this chunk) */
 		k->ff = x->ff;
+		k->iblk = x->iblk;
+		k->iblk_epoch = x->iblk_epoch;
+		x->iblk = NULL;
 	}
 	x->img = NULL;
 	x->shapes = NULL;
@@ -2469,21 +2477,28 @@ static void setup_fast_insn(struct dec *x, const struct pt_config *pc)
 
 	if (!fast_insn_ok(x, pc, &errata))
 		return;
-	x->iblk = insnblk_new();
-	if (!x->iblk)
-		return;
+	/* The thread's from its chunk before: the blocks, and their lines with them. */
+	if (x->keep && x->keep->ff && x->keep->iblk) {
+		x->iblk = x->keep->iblk;
+		x->iblk_epoch = x->keep->iblk_epoch;
+		x->keep->iblk = NULL;
+	} else {
+		x->iblk = insnblk_new();
+		if (!x->iblk)
+			return;
+	}
 	if (x->keep && x->keep->ff) {
 		x->ff = x->keep->ff;
 		x->keep->ff = NULL;
 	} else {
 		x->ff = fastflow_new(x->img);
+		if (!x->ff)
+			return;
+		x->iblk_epoch = fastflow_epoch(x->ff);
 	}
-	if (!x->ff)
-		return;
 	fastflow_set_errata(x->ff, errata);
 	fastflow_set_insn(x->ff, fast_insn, x);
 	x->ff_built = fastflow_built(x->ff);
-	x->iblk_epoch = fastflow_epoch(x->ff);
 }
 
 static int setup(struct dec *x, struct error *e)
