@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The fast flow path: one PSB segment (from a PSB to the next) of 64-bit code
- * decoded from its packets here, without libipt, for the modes that print no
- * instructions (--stats, --branches, --calls; report where a segment's time is its
- * PSB+'s: fastflow_set_timed()). Only the plainest segments are taken:
+ * decoded from its packets here, without libipt, for --stats, --branches, --calls,
+ * --insn through fastflow_set_insn(), and report where a segment's time is its PSB+'s
+ * (fastflow_set_timed()). Only the plainest segments are taken:
  * PSB+ with a FUP and 64-bit MODE.Exec, then TNT, TIP, compressed returns,
  * PAD and timing packets; anything else (an enable or disable, a FUP, an
  * overflow, an event, a far branch, an image miss, a mismatch of packets and
@@ -21,11 +21,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <intel-pt.h>
+
 #include "decode_config.h"
 #include "memimage.h"
 
 /* Blocks kept (32 bytes each, and an index of 8 bytes a block): 1.25 MiB. */
 #define FASTFLOW_BLOCKS (1u << 15)
+/* Instructions in a block at most (a longer run without a branch is cut). */
+#define FASTFLOW_BLOCK_INSNS 256
 
 struct fastflow;
 
@@ -91,6 +95,28 @@ bool fastflow_tsc(const uint8_t *buf, size_t len, size_t at, uint64_t *tsc);
  */
 bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t at,
 		      struct decode_stats *st, fastflow_branch_fn *fn, void *ctx, size_t *next);
+
+/*
+ * The instructions a segment ran, a block at a time in the order they ran: @n (at most
+ * FASTFLOW_BLOCK_INSNS) from @ip, 64-bit code (fastflow_insns() gives them). As with the
+ * branches, a segment that turns out not fast may have said some: the caller drops them.
+ */
+typedef void fastflow_insn_fn(void *ctx, uint64_t ip, unsigned n);
+
+/*
+ * The segments after this say their instructions to @fn (NULL: not). With @fn, a PSB+
+ * whose MODE.TSX says "in a transaction" is not fast (ptxed marks such instructions "?").
+ */
+void fastflow_set_insn(struct fastflow *f, fastflow_insn_fn *fn, void *ctx);
+
+/*
+ * The @n instructions from @ip, as a fastflow_insn_fn() was given them, into @out (ip, isid,
+ * mode, size, raw; the rest zero): how many (fewer only when the code cannot be read).
+ */
+unsigned fastflow_insns(struct fastflow *f, uint64_t ip, unsigned n, struct pt_insn *out);
+
+/* Times the block table was emptied: a cache of what the blocks hold is emptied with it. */
+uint64_t fastflow_epoch(const struct fastflow *f);
 
 /* Blocks built so far (each a capstone pass over its bytes): for tests of the bound. */
 uint64_t fastflow_built(const struct fastflow *f);

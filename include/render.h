@@ -91,6 +91,9 @@ enum render_flags {
 				 * objects (the renderer resolves them, and may keep them) */
 };
 
+/* The room of an insn_text() line: offset, time, "? ", address, disasm.h's line, 16. */
+#define RENDER_INSN_ROOM 336
+
 enum render_output {
 	RENDER_OUT,		/* the instruction stream: stdout */
 	RENDER_TIMELINE,	/* --timeline FILE */
@@ -110,6 +113,13 @@ struct renderer {
 	 * --offset, 0 without it) and @tsc (--time) as in the record.
 	 */
 	void (*insn)(struct render *r, const struct pt_insn *in, uint64_t offset, uint64_t tsc);
+	/*
+	 * The line insn() writes, into @dst instead (room for RENDER_INSN_ROOM bytes, of which
+	 * up to 16 past the line may be written): its length. NULL: the renderer has none (the
+	 * fast flow path prints a renderer's instructions through it, from insnblk.h's cache).
+	 */
+	size_t (*insn_text)(struct render *r, const struct pt_insn *in, uint64_t offset,
+			    uint64_t tsc, char *dst);
 	/*
 	 * Instructions counted in runs, for a renderer that wants no RREC_INSN (the block
 	 * decoder's path stays on): @n instructions in a row, the last at @ip, @next the

@@ -5,8 +5,9 @@
 # the real traces of ../shared/traces, on libipt's test suite (pttc; each test also with its
 # own ptxed options: Event Trace's --event:iflags, --event:tick, --resync-on-error, filters;
 # libipt 2.2 is required, as Event Trace and TRIG need it) and on ptgen and ptwalk traces cut
-# into many chunks (-J 1 and -J 4, so every chunk seam is crossed). The modes the fast flow
-# path takes (fastflow.h: --stats, --branches, --calls) are run a third time without it
+# into many chunks (-J 1 and -J 4, so every chunk seam is crossed). --insn too: the instruction
+# decoder both times, the fast path's blocks (insnblk.h) the second. The modes the fast flow
+# path takes (fastflow.h: --stats, --branches, --calls, --insn) are run a third time without it
 # (PTCOLLECT_DECODE_NO_FAST=1: libipt's block decoder alone), so that the fast path, the
 # block path and the instruction path are each held to the others. Prints each difference;
 # exits 1 on any.
@@ -22,7 +23,7 @@ ptwalk=${5:+$(realpath "$5")}
 # (With libipt 2.2, none: the seven of 2.0.5 agree, Event Trace and TRIG cases included.)
 KNOWN=" "
 KNOWN=" $(echo $KNOWN) "
-modes=("--stats" "--branches" "--calls" "--branches --json" "--calls --json"
+modes=("--insn" "--stats" "--branches" "--calls" "--branches --json" "--calls --json"
        "--stats --branches" "--timeline TL" "--calls --timeline TL --stats")
 # ptcollect report: the CALL and RETURN records through its own renderer.
 rmodes=("" "--clock insns --outliers 2" "--folded --weight insns" "--json --per-thread" "--json"

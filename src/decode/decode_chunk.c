@@ -21,6 +21,7 @@
 #include "disasm.h"
 #include "fastflow.h"
 #include "fileio.h"
+#include "insnblk.h"
 #include "memimage.h"
 #include "iptcaps.h"
 #include "render.h"
@@ -122,6 +123,8 @@ struct dec {
 	struct image_store *img;
 	struct decode_keep *keep;	/* the thread's: img and the caches lent to this chunk */
 	uint64_t ff_built;		/* fastflow_built() when the chunk took ff */
+	struct insnblk *iblk;		/* --insn on the fast path: blocks' lines (fast_insn()) */
+	uint64_t iblk_epoch;		/* fastflow_epoch() when iblk was last emptied */
 	struct dsb *sb;
 	struct disasm *dis;
 	/* The last instruction, until its successor says where it went. */
@@ -653,6 +656,8 @@ static void check_mark(struct dec *x, const struct pt_insn *in, bool ok)
 	if (in->ip == x->c->next_ip) {
 		resolve_next(x, in->ip, in->isid);
 		set_mark(x);
+		if (!x->bd)
+			x->mark.mode = in->mode;	/* the instruction path's (run_fast()) */
 		return;
 	}
 	if (!x->mark.valid || !ok)
@@ -1835,7 +1840,8 @@ static void run(struct dec *x, uint64_t from)
 	uint64_t sync = 0;
 
 	for (;;) {
-		int status = from ? pt_blk_sync_set(x->bd, from) : -pte_nosync;
+		int status = !from ? -pte_nosync : x->bd ? pt_blk_sync_set(x->bd, from) :
+			     pt_insn_sync_set(x->d, from);
 
 		if (status < 0)
 			status = sync_forward(x, from ? from : offset_now(x));
@@ -1870,6 +1876,7 @@ static void run(struct dec *x, uint64_t from)
 #define FAST_REGION_MAX (256u << 10)
 
 static struct pt_block_decoder *blk_new(const struct dec *x, uint64_t end);
+static struct pt_insn_decoder *insn_new(const struct dec *x, uint64_t end);
 
 /*
  * The instructions of a fast segment up to a taken branch at @from (its kind, @next the
@@ -2009,6 +2016,54 @@ static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind,
 }
 
 /*
+ * --insn on the fast path: a block's lines from x->iblk, made on a miss with the renderer's
+ * insn_text() (the instruction path's lines, byte for byte) and kept; a block seen before
+ * costs one copy. Emptied with the block table (insnblk.h).
+ */
+static const char *fast_insn_text(struct dec *x, uint64_t ip, unsigned n, size_t *len)
+{
+	struct render *r = x->insn_rend;
+	struct pt_insn in[FASTFLOW_BLOCK_INSNS];
+	char *dst, *p;
+
+	_Static_assert(FASTFLOW_BLOCK_INSNS * RENDER_INSN_ROOM <= INSNBLK_TEXT_MAX,
+		       "a block's lines fit insnblk's room");
+	if (n > FASTFLOW_BLOCK_INSNS || fastflow_insns(x->ff, ip, n, in) != n)
+		return NULL;
+	dst = p = insnblk_room(x->iblk, n * RENDER_INSN_ROOM);
+	for (unsigned i = 0; i < n; i++)
+		p += r->ops->insn_text(r, &in[i], 0, 0, p);
+	*len = (size_t)(p - dst);
+	insnblk_keep(x->iblk, ip, n, *len);
+	return dst;
+}
+
+static void fast_insn(void *ctx, uint64_t ip, unsigned n)
+{
+	struct dec *x = ctx;
+	struct dsink *sink = x->insn_rend->sink;
+	const char *t;
+	uint8_t *p;
+	size_t len;
+
+	if (fastflow_epoch(x->ff) != x->iblk_epoch) {
+		insnblk_clear(x->iblk);
+		x->iblk_epoch = fastflow_epoch(x->ff);
+	}
+	t = insnblk_find(x->iblk, ip, n, &len);
+	if (!t)
+		t = fast_insn_text(x, ip, n, &len);
+	/* (fastflow read the same code to cut the block: it cannot fail to read it now.) */
+	p = t ? dsink_room(sink, len) : NULL;
+	if (!p) {
+		sink->err = t ? -ENOMEM : -EIO;
+		return;
+	}
+	memcpy(p, t, len);
+	dsink_commit(sink, len);
+}
+
+/*
  * Trace from @from to @to with libipt, as a chunk of its own: @final, the rest of this
  * chunk; else ending where the next PSB+'s FUP (@ip) is, as the chunk before a seam does.
  * Returns whether it ended as the decoder of the whole chunk would have been there: at that
@@ -2020,12 +2075,22 @@ static bool fast_region(struct dec *x, uint64_t from, uint64_t to, bool final, u
 	bool last = c->last, have = c->have_next_ip, clean;
 	uint64_t next_ip = c->next_ip, errors = c->stats.errors, overflows = c->stats.overflows;
 	size_t ndiag = c->nr_diags, more = c->more_diags;
-	struct pt_block_decoder *bd = blk_new(x, c->begin + to);
 
-	if (!bd)
-		return false;
-	pt_blk_free_decoder(x->bd);
-	x->bd = bd;
+	if (x->bd) {
+		struct pt_block_decoder *bd = blk_new(x, c->begin + to);
+
+		if (!bd)
+			return false;
+		pt_blk_free_decoder(x->bd);
+		x->bd = bd;
+	} else {
+		struct pt_insn_decoder *d = insn_new(x, c->begin + to);	/* --insn */
+
+		if (!d)
+			return false;
+		pt_insn_free_decoder(x->d);
+		x->d = d;
+	}
 	if (!final) {
 		c->last = false;
 		c->have_next_ip = true;
@@ -2268,6 +2333,27 @@ static bool fast_ok(const struct dec *x, const struct pt_config *pc, unsigned *e
 	return pc->mtc_freq <= 15;
 }
 
+/*
+ * Whether --insn may take the fast path: the one renderer prints lines that insn_text()
+ * makes, with no offset, time or tick in them, and nothing else is asked for; the trace's
+ * terms as fast_ok()'s.
+ */
+static bool fast_insn_ok(const struct dec *x, const struct pt_config *pc, unsigned *errata)
+{
+	const struct decode_config *cfg = x->cfg;
+	const unsigned shown = RREC_BIT(RREC_INSN) | RREC_BIT(RREC_STREAM) | RREC_BIT(RREC_EVENT) |
+			       RREC_BIT(RREC_EOT) | RREC_BIT(RREC_ERROR);
+
+	if (cfg->no_fast || cfg->insn_path || x->sb || !x->d || x->nr_rend != 1 ||
+	    !x->insn_rend || !x->insn_rend->ops->insn_text || x->run_rend ||
+	    cfg->show_offset || cfg->show_time || cfg->stall_limit || cfg->event_tick ||
+	    cfg->event_iflags || (x->flags & RENDER_TIME) || (x->wants & ~shown))
+		return false;
+	if (pc->addr_filter.config.addr_cfg || !fastflow_errata(&pc->errata, errata))
+		return false;
+	return pc->mtc_freq <= 15;	/* as fast_ok() */
+}
+
 /* ---- setup ---- */
 
 static void on_sb_diag(void *ctx, const struct dsb_diag *d)
@@ -2403,17 +2489,37 @@ static struct pt_block_decoder *blk_new(const struct dec *x, uint64_t end)
 	return bd;
 }
 
+/* An instruction decoder for the chunk's trace up to @end, on the base image (NULL: no memory). */
+static struct pt_insn_decoder *insn_new(const struct dec *x, uint64_t end)
+{
+	struct pt_insn_decoder *d;
+	struct pt_config pc;
+
+	setup_config(x, &pc);
+	pc.end = (uint8_t *)(x->c->pt + end);
+	d = pt_insn_alloc_decoder(&pc);
+	if (d && x->img && pt_insn_set_image(d, image_base(x->img)) < 0) {
+		pt_insn_free_decoder(d);
+		return NULL;
+	}
+	return d;
+}
+
 /*
  * What a decoder thread keeps from one chunk to its next, while no sideband changes the
  * image: the image of the files given by hand (whose sections hold libipt's block
  * caches), the fast path's blocks, the block path's instructions and the names. Each
  * chunk built them again (the bench's walk: capstone over 20,000 blocks, a chunk of
- * 32 KiB or more each time, -J 2 took twice -J 1's CPU time). Each is bounded (fastflow.h,
- * SHAPE_BITS, NAMES_BITS): about 4 MiB a thread beside the files' mappings.
+ * 32 KiB or more each time, -J 2 took twice -J 1's CPU time), and with --insn the lines of
+ * the fast path's blocks (the walk's -J 2 took 2.4 times -J 1's). Each is bounded
+ * (fastflow.h, SHAPE_BITS, NAMES_BITS, insnblk.h): about 4 MiB a thread beside the files'
+ * mappings, 13 MiB with --insn.
  */
 struct decode_keep {
 	struct image_store *img;	/* NULL: nothing kept */
 	struct fastflow *ff;
+	struct insnblk *iblk;		/* --insn: with ff, the lines of its blocks */
+	uint64_t iblk_epoch;
 	struct shapes *shapes;
 	struct symname *names;		/* in names_mem */
 	void *names_mem;
@@ -2426,6 +2532,7 @@ void decode_keep_free(struct decode_keep *k)
 	if (!k)
 		return;
 	fastflow_free(k->ff);
+	insnblk_free(k->iblk);
 	free(k->shapes);
 	free(k->names_mem);
 	for (int i = 0; i < 3; i++)
@@ -2479,7 +2586,11 @@ static void give_back(struct dec *x)
 	memcpy(k->cs, x->cs, sizeof(k->cs));
 	if (x->ff) {
 		k->built += fastflow_built(x->ff) - x->ff_built;
+		fastflow_set_insn(x->ff, NULL, NULL);	/* (its context was this chunk) */
 		k->ff = x->ff;
+		k->iblk = x->iblk;
+		k->iblk_epoch = x->iblk_epoch;
+		x->iblk = NULL;
 	}
 	x->img = NULL;
 	x->shapes = NULL;
@@ -2487,6 +2598,37 @@ static void give_back(struct dec *x)
 	x->names_mem = NULL;
 	x->ff = NULL;
 	memset(x->cs, 0, sizeof(x->cs));
+}
+
+/* --insn's fast path, where fast_insn_ok() lets it run (and there is memory for it). */
+static void setup_fast_insn(struct dec *x, const struct pt_config *pc)
+{
+	unsigned errata = 0;
+
+	if (!fast_insn_ok(x, pc, &errata))
+		return;
+	/* The thread's from its chunk before: the blocks, and their lines with them. */
+	if (x->keep && x->keep->ff && x->keep->iblk) {
+		x->iblk = x->keep->iblk;
+		x->iblk_epoch = x->keep->iblk_epoch;
+		x->keep->iblk = NULL;
+	} else {
+		x->iblk = insnblk_new();
+		if (!x->iblk)
+			return;
+	}
+	if (x->keep && x->keep->ff) {
+		x->ff = x->keep->ff;
+		x->keep->ff = NULL;
+	} else {
+		x->ff = fastflow_new(x->img);
+		if (!x->ff)
+			return;
+		x->iblk_epoch = fastflow_epoch(x->ff);
+	}
+	fastflow_set_errata(x->ff, errata);
+	fastflow_set_insn(x->ff, fast_insn, x);
+	x->ff_built = fastflow_built(x->ff);
 }
 
 static int setup(struct dec *x, struct error *e)
@@ -2538,6 +2680,7 @@ static int setup(struct dec *x, struct error *e)
 				fastflow_set_timed(x->ff, x->flags & RENDER_TIME);
 				x->ff_flow = x->nr_rend == 1 && x->run_rend &&
 					     x->run_rend->ops->flow && !wants(x, RREC_BRANCH);
+				fastflow_set_insn(x->ff, NULL, NULL);
 			}
 		}
 		if (x->ff)
@@ -2550,6 +2693,7 @@ static int setup(struct dec *x, struct error *e)
 	ret = pt_insn_set_image(x->d, image_base(x->img));
 	if (ret < 0)
 		return err_runtime(e, -EINVAL, "%s: %s", st->name, pt_errstr(pt_errcode(ret)));
+	setup_fast_insn(x, &pc);
 	return 0;
 }
 
@@ -2559,6 +2703,7 @@ static void teardown(struct dec *x)
 	pt_insn_free_decoder(x->d);
 	pt_blk_free_decoder(x->bd);
 	fastflow_free(x->ff);
+	insnblk_free(x->iblk);
 	free(x->shapes);
 	free(x->names_mem);
 	for (int i = 0; i < 3; i++)

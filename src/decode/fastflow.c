@@ -12,7 +12,7 @@
 #include "fastflow.h"
 
 /* Instructions in a block at most (a longer run without a branch is cut). */
-#define BLOCK_INSNS 256
+#define BLOCK_INSNS FASTFLOW_BLOCK_INSNS
 /* Direct branches between two that read trace, at most (more: not fast). */
 #define PEND_MAX 64
 /* Blocks run without reading trace, at most (a cycle of direct jumps: not fast). */
@@ -21,6 +21,8 @@
 #define IDX_SLOTS (2 * FASTFLOW_BLOCKS)
 /* libipt's return stack. */
 #define RETSTACK 64
+/* Blocks run between two that read trace whose instructions wait (--insn; more: not fast). */
+#define PBLK_MAX 256
 
 enum ffcls {
 	FF_NONE,	/* an empty slot */
@@ -55,6 +57,9 @@ struct fastflow {
 	struct ffblk *blk;	/* FASTFLOW_BLOCKS, 64-byte aligned; nblk used */
 	uint32_t nblk;
 	uint32_t *idx;		/* IDX_SLOTS: a block's slot + 1 by its address, 0: empty */
+	uint64_t epoch;		/* times the table was emptied */
+	fastflow_insn_fn *insn_fn;	/* the instructions of each block run (--insn), or NULL */
+	void *insn_ctx;
 };
 
 struct fastflow *fastflow_new(struct image_store *img)
@@ -106,6 +111,17 @@ void fastflow_free(struct fastflow *f)
 uint64_t fastflow_built(const struct fastflow *f)
 {
 	return f->built;
+}
+
+uint64_t fastflow_epoch(const struct fastflow *f)
+{
+	return f->epoch;
+}
+
+void fastflow_set_insn(struct fastflow *f, fastflow_insn_fn *fn, void *ctx)
+{
+	f->insn_fn = fn;
+	f->insn_ctx = ctx;
 }
 
 /* ---- code ---- */
@@ -246,6 +262,7 @@ static const struct ffblk *block(struct fastflow *f, uint64_t ip)
 	if (f->nblk == FASTFLOW_BLOCKS) {
 		memset(f->idx, 0, IDX_SLOTS * sizeof(*f->idx));
 		f->nblk = 0;
+		f->epoch++;
 		slot = (size_t)(h >> (64 - 16));
 	}
 	e = &f->blk[f->nblk++];
@@ -295,6 +312,28 @@ static long count_to(struct fastflow *f, uint64_t ip, uint64_t to)
 	return addr == to ? n : -1;
 }
 
+unsigned fastflow_insns(struct fastflow *f, uint64_t ip, unsigned n, struct pt_insn *out)
+{
+	uint64_t end = 0, addr = ip;
+	uint8_t buf[READ_STEP + 16];
+	const uint8_t *code = buf;
+	size_t len = 0;
+	int isid = 0;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		if (!next_insn(f, buf, &code, &len, &addr, &isid, &end))
+			break;
+		memset(&out[i], 0, sizeof(out[i]));
+		out[i].ip = f->ci->address;
+		out[i].isid = isid;
+		out[i].mode = ptem_64bit;
+		out[i].size = (uint8_t)f->ci->size;
+		memcpy(out[i].raw, f->ci->bytes, f->ci->size);
+	}
+	return i;
+}
+
 /* ---- packets ---- */
 
 struct seg {
@@ -305,6 +344,7 @@ struct seg {
 	bool in_psb;		/* in a PSB+ (psb_plus()) */
 	bool has_tsc;		/* its TSC, in tsc_val */
 	uint64_t tsc_val;
+	bool insn;		/* instructions are shown: not those of a transaction */
 	bool tsc, tma;		/* since the PSB: a TSC, and a TMA after it (libipt's pt_time) */
 	uint64_t last_ip;
 	uint64_t tnt;		/* TNT bits not used yet, the next one the highest */
@@ -541,6 +581,8 @@ static bool psb_plus(struct seg *s, size_t at, uint64_t *ip)
 				return false;
 			} else if ((s->errata & FF_E_BDM64) && (p[1] & 2)) {
 				return false;	/* MODE.TSX with TXAbort: BDM64 */
+			} else if (s->insn && (p[1] & 1)) {
+				return false;	/* InTX: speculative, "? " before each */
 			}
 			s->pos += 2;
 		} else if ((p[0] & 0x1f) == 0x1d) {	/* FUP */
@@ -626,7 +668,8 @@ static bool errata_bytes(const uint8_t *buf, size_t len, size_t at, unsigned err
 bool fastflow_start(const struct fastflow *f, const uint8_t *buf, size_t len, size_t at,
 		    uint64_t *ip)
 {
-	struct seg s = { .buf = buf, .len = len, .errata = f->errata, .timed = f->timed };
+	struct seg s = { .buf = buf, .len = len, .errata = f->errata, .timed = f->timed,
+			  .insn = !!f->insn_fn };
 
 	if (!psb_plus(&s, at, ip) || !ahead_ok(&s))
 		return false;
@@ -675,7 +718,29 @@ struct flow {
 	fastflow_branch_fn *fn;
 	void *ctx;
 	uint64_t told;			/* instructions up to the last branch given to fn */
+	/* --insn: the blocks run since the last branch that read trace (first address, count). */
+	struct { uint64_t ip; uint32_t n; } pblk[PBLK_MAX];
+	unsigned npblk;
 };
+
+/* @n instructions from @ip ran (sure): to the caller's fastflow_insn_fn. */
+static inline void ran(struct flow *w, uint64_t ip, unsigned n)
+{
+	if (w->f->insn_fn && n)
+		w->f->insn_fn(w->f->insn_ctx, ip, n);
+}
+
+/* A block ran that a later branch makes sure of: false when too many wait (not fast). */
+static inline bool ran_pending(struct flow *w, const struct ffblk *b)
+{
+	if (!w->f->insn_fn)
+		return true;
+	if (w->npblk == PBLK_MAX)
+		return false;
+	w->pblk[w->npblk].ip = b->ip;
+	w->pblk[w->npblk++].n = b->ninsn;
+	return true;
+}
 
 static void push(struct flow *w, uint64_t ip, uint32_t site)
 {
@@ -706,6 +771,9 @@ static void commit(struct flow *w)
 			w->told = w->pend[i].at;
 		}
 	w->npend = 0;
+	for (unsigned i = 0; i < w->npblk; i++)
+		ran(w, w->pblk[i].ip, w->pblk[i].n);
+	w->npblk = 0;
 	w->d.insns += w->insns;
 	w->d.branches += w->branches;
 	w->d.calls += w->calls;
@@ -761,6 +829,7 @@ static bool tail(struct flow *w, uint64_t ip, size_t q)
 	if (!fastflow_start(w->f, w->s.buf, w->s.len, q, &stop))
 		return false;
 	w->npend = 0;
+	w->npblk = 0;
 	for (k = 0; k < STEPS_MAX; k++) {
 		const struct ffblk *b;
 
@@ -774,9 +843,11 @@ static bool tail(struct flow *w, uint64_t ip, size_t q)
 
 			if (n < 0)
 				return false;
+			ran(w, b->ip, (unsigned)n);
 			w->d.insns += (uint64_t)n;
 			return true;
 		}
+		ran(w, b->ip, b->ninsn);
 		w->d.insns += b->ninsn;
 		switch (b->cls) {
 		case FF_OTHER:
@@ -814,6 +885,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 	w->s.len = len;
 	w->s.errata = f->errata;
 	w->s.timed = f->timed;
+	w->s.insn = !!f->insn_fn;
 	w->fn = fn;
 	w->ctx = ctx;
 	if (!psb_plus(&w->s, at, &ip))
@@ -835,13 +907,15 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 		way = 0;
 		switch (b->cls) {
 		case FF_OTHER:
+			if (!ran_pending(w, b))
+				goto out;
 			w->insns += b->ninsn;
 			ip = after;
 			way = 1;
 			continue;
 		case FF_JMP:
 		case FF_CALL:
-			if (w->npend == PEND_MAX)
+			if (w->npend == PEND_MAX || !ran_pending(w, b))
 				goto out;
 			w->insns += b->ninsn;
 			w->branches++;
@@ -866,6 +940,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 			}
 			w->s.ntnt--;
 			commit(w);
+			ran(w, b->ip, b->ninsn);
 			w->d.insns += b->ninsn;
 			w->d.cond++;
 			to = (w->s.tnt >> w->s.ntnt) & 1 ? b->target : after;
@@ -900,6 +975,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 			} else {
 				to = w->s.tip;
 			}
+			ran(w, b->ip, b->ninsn);
 			w->d.insns += b->ninsn;
 			w->d.returns++;
 			taken(w, (b->ip + b->last), to, "return", after);
@@ -915,6 +991,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 			to = w->s.tip;
 			commit(w);
 			from = NULL;
+			ran(w, b->ip, b->ninsn);
 			w->d.insns += b->ninsn;
 			if (b->cls == FF_ICALL) {
 				w->d.calls++;

@@ -26,22 +26,21 @@ static char *put_hex16(char *p, uint64_t v)
 	return p + 16;
 }
 
-static void insn_line(struct render *r, const struct pt_insn *in, uint64_t offset, uint64_t tsc)
-{
-	uint8_t *p = dsink_room(r->sink, 64 + DISASM_LINE_MAX + 16), *start = p;
-	size_t len;
+_Static_assert(RENDER_INSN_ROOM >= 2 * 18 + 2 + 16 + DISASM_LINE_MAX + 16,
+	       "RENDER_INSN_ROOM");
 
-	if (!p) {
-		r->sink->err = -ENOMEM;
-		return;
-	}
+static size_t insn_text(struct render *r, const struct pt_insn *in, uint64_t offset,
+			uint64_t tsc, char *dst)
+{
+	char *p = dst;
+
 	if (r->cfg->show_offset) {
-		p = (uint8_t *)put_hex16((char *)p, offset);
+		p = put_hex16(p, offset);
 		*p++ = ' ';
 		*p++ = ' ';
 	}
 	if (r->cfg->show_time) {
-		p = (uint8_t *)put_hex16((char *)p, tsc);
+		p = put_hex16(p, tsc);
 		*p++ = ' ';
 		*p++ = ' ';
 	}
@@ -49,9 +48,19 @@ static void insn_line(struct render *r, const struct pt_insn *in, uint64_t offse
 		*p++ = '?';
 		*p++ = ' ';
 	}
-	p = (uint8_t *)put_hex16((char *)p, in->ip);
-	len = disasm_put(r->dis, in, (char *)p);
-	dsink_commit(r->sink, (size_t)(p - start) + len);
+	p = put_hex16(p, in->ip);
+	return (size_t)(p - dst) + disasm_put(r->dis, in, p);
+}
+
+static void insn_line(struct render *r, const struct pt_insn *in, uint64_t offset, uint64_t tsc)
+{
+	uint8_t *p = dsink_room(r->sink, RENDER_INSN_ROOM);
+
+	if (!p) {
+		r->sink->err = -ENOMEM;
+		return;
+	}
+	dsink_commit(r->sink, insn_text(r, in, offset, tsc, (char *)p));
 }
 
 static void put(struct render *r, const struct rrec *rec)
@@ -96,4 +105,5 @@ const struct renderer render_insn = {
 	.flags = RENDER_DISASM,
 	.put = put,
 	.insn = insn_line,
+	.insn_text = insn_text,
 };

@@ -563,12 +563,13 @@ static bool same_file(const char *a, const char *b)
 }
 
 /*
- * --insn's cache of instruction texts (disasm.h: a table over 256 KiB of code, 4 MiB, and
- * a ring of 4 MiB of texts, written over when full): a walk over 60,000 blocks (780 KiB of
- * code, 240,000 instructions, more than both hold) decoded at two lengths (0.4 M and 1.6 M
- * instructions) has the same peak resident set, within 10 % (and 1 MiB); and the short
- * one prints the same at -J 1 and in chunks of 64 KiB on two threads, each chunk's
- * decoder with a cache of its own, started empty.
+ * --insn's caches of instruction texts (disasm.h: a table over 256 KiB of code, 4 MiB, and
+ * a ring of 4 MiB of texts, written over when full; and the fast path's lines of whole
+ * blocks, insnblk.h: a table of 1 MiB, a ring of 8 MiB, emptied with the block table): a
+ * walk over 60,000 blocks (780 KiB of code, 240,000 instructions, more than each holds)
+ * decoded at two lengths (0.4 M and 1.6 M instructions) has the same peak resident set,
+ * within 10 % (and 1 MiB); and the short one prints the same at -J 1 and in chunks of
+ * 64 KiB on two threads, each chunk's decoder with caches of its own, started empty.
  */
 Test(bounded_memory, the_insn_text_cache_does_not_grow_with_the_trace)
 {

@@ -1056,6 +1056,70 @@ Test(decode, fast_path_takes_timing_packets_and_errata_and_prints_what_libipt_do
 }
 
 /*
+ * --insn on the fast path (insnblk.h: each block's lines made once, then copied) prints what
+ * libipt's instruction decoder prints, byte for byte, and is taken: ptwalk traces with timing
+ * packets, good and bad (libipt's errors at the same offsets), under CPUs whose errata the
+ * fast path must keep to, at -J 1 and in 4000-byte chunks; and a walk over 60,000 blocks,
+ * more than the block table holds (emptied, and the lines' cache with it) and more lines
+ * than the cache's ring (written over).
+ */
+Test(decode, insn_fast_path_prints_what_the_insn_decoder_prints)
+{
+	static char *const count[] = { "PTCOLLECT_DECODE_FAST_COUNT=1", NULL };
+	static char *const nofast[] = { "PTCOLLECT_DECODE_NO_FAST=1", NULL };
+	static const char *const cpus[] = { "none", "6/94/3", "6/85/4" };
+
+	for (int t = 0; t < 3; t++) {
+		char *dir = strdup("/tmp/ptc-insnfast-XXXXXX");
+		char *prog = own(run_testprog("ptwalk"));
+		struct run_result r;
+
+		cr_assert(mkdtemp(dir));
+		char *good[] = { prog, "-b", "3000", "-s", "2", "-n", "60000", "-p", "30", "-t",
+				 dir, NULL };
+		char *odd[] = { prog, "-b", "3000", "-s", "2", "-n", "60000", "-p", "30", "-t",
+				"-x", "5", dir, NULL };
+		char *big[] = { prog, "-b", "60000", "-s", "3", "-n", "400000", "-p", "40", dir,
+				NULL };
+		cr_assert_eq(run_argv(t == 0 ? good : t == 1 ? odd : big, NULL, &r), 0);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		run_free(&r);
+		for (size_t c = 0; c < (t == 2 ? 1 : sizeof(cpus) / sizeof(cpus[0])); c++) {
+			char *raw = path_in(dir, "prog.bin:0x401000"), *pt = path_in(dir, "trace.pt");
+			const char *fast;
+
+			if (t != 1) {
+				cr_assert_eq(run_ptcollect(count, &r, "decode", "--cpu", cpus[c],
+							   "--raw", raw, "--pt", pt, "--insn",
+							   "--stats", NULL), 0);
+				cr_assert_eq(r.status, 0, "%s", r.err);
+				fast = strstr(r.out, "PSB segments decoded fast: ");
+				cr_assert(fast, "%.200s", r.err);
+				cr_expect_gt(atol(fast + strlen("PSB segments decoded fast: ")), 50,
+					     "%s: %s", cpus[c], fast);
+				run_free(&r);
+			}
+			for (int chunked = 0; chunked < 2; chunked++) {
+				struct run_result a, b;
+
+				ff_decode(NULL, cpus[c], dir, "--insn", chunked, &a);
+				ff_decode(nofast, cpus[c], dir, "--insn", chunked, &b);
+				cr_expect_eq(a.status, b.status, "%s, walk %d", cpus[c], t);
+				cr_expect(a.out[0] && !strcmp(a.out, b.out),
+					  "%s, walk %d, %s: the fast path's --insn differs", cpus[c],
+					  t, chunked ? "chunks" : "-J 1");
+				cr_expect_str_eq(a.err, b.err, "%s, walk %d", cpus[c], t);
+				if (t == 1)
+					cr_expect(strstr(a.err, "error"), "%s", a.err);
+				run_free(&a);
+				run_free(&b);
+			}
+		}
+		cleanup(dir);
+	}
+}
+
+/*
  * --calls names every address by its own offset: on the walk trace (calls and returns
  * between 20,000 blocks, more addresses than the decoder keeps names of, so slots are
  * shared and reused), each line's "[unknown] (prog.bin+0xOFF)" is its address less

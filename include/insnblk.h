@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * --insn's lines of whole blocks of the fast flow path (fastflow.h), kept by the block's
+ * first address and its number of instructions: a block printed before is printed again
+ * with one copy, without a disassembler or a formatter per instruction. The lines are the
+ * renderer's (struct renderer's insn_text), made once on a miss. The texts lie in a ring
+ * of INSNBLK_RING bytes, found through a table of INSNBLK_SETS sets of 4 (16 bytes an
+ * entry): 9 MiB at most for any trace (touched as used). The caller empties it with the
+ * fast path's block table (fastflow_epoch()).
+ */
+#ifndef PTC_INSNBLK_H
+#define PTC_INSNBLK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define INSNBLK_RING (8u << 20)
+#define INSNBLK_SETS (1u << 14)
+/* The most a block's text may take (insnblk_room()). */
+#define INSNBLK_TEXT_MAX (96u << 10)
+
+struct insnblk;
+
+/* NULL when memory runs out. */
+struct insnblk *insnblk_new(void);
+void insnblk_free(struct insnblk *c);
+
+/* Forget every text. */
+void insnblk_clear(struct insnblk *c);
+
+/* The text of the block of @n instructions from @ip, *@len bytes; NULL: not kept. */
+const char *insnblk_find(struct insnblk *c, uint64_t ip, unsigned n, size_t *len);
+
+/*
+ * Where to write a block's text of up to @max bytes (at most INSNBLK_TEXT_MAX), then kept
+ * by insnblk_keep(); valid until the next call.
+ */
+char *insnblk_room(struct insnblk *c, size_t max);
+
+/* The @len bytes written at insnblk_room()'s pointer: the text of @n from @ip. */
+void insnblk_keep(struct insnblk *c, uint64_t ip, unsigned n, size_t len);
+
+#endif

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Blocks' --insn lines, kept in a ring and found through a set-associative table
+ * (insnblk.h).
+ *
+ * A record is a head (the block's address, its count, its text's length: 16 bytes) and the
+ * text, at a ring position a multiple of 8 that never wraps (the rest of the ring is skipped
+ * instead). Positions grow for ever; a record is still there while the ring has not come
+ * round to it: insnblk_room() lets its caller write up to INSNBLK_TEXT_MAX bytes past the
+ * head, so a record counts as there only while it lies more than that from being written
+ * over.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "insnblk.h"
+
+#define WAYS 4
+#define HEAD 16
+#define ROOM (HEAD + INSNBLK_TEXT_MAX)
+/* A position past this (2^47 bytes of texts: never in practice) empties the cache. */
+#define POS_MAX (1ull << 47)
+
+struct entry {
+	uint64_t ip;
+	uint64_t pn;	/* the record's position + 1 (0: none), its count in the top 16 bits */
+};
+
+struct insnblk {
+	struct entry *sets;	/* INSNBLK_SETS * WAYS, 64-byte aligned in sets_mem */
+	void *sets_mem;
+	char *ring;		/* INSNBLK_RING */
+	uint64_t head;		/* ring bytes written and skipped since the start */
+};
+
+_Static_assert(INSNBLK_RING > 2 * ROOM, "the ring holds more than a block's room");
+
+struct insnblk *insnblk_new(void)
+{
+	struct insnblk *c = calloc(1, sizeof(*c));
+	size_t table = (size_t)INSNBLK_SETS * WAYS * sizeof(struct entry);
+
+	if (!c)
+		return NULL;
+	/* calloc(), malloc(): pages touched only as used (a small program costs little). */
+	c->sets_mem = calloc(1, table + 64);
+	c->ring = malloc(INSNBLK_RING);
+	if (!c->sets_mem || !c->ring) {
+		insnblk_free(c);
+		return NULL;
+	}
+	c->sets = (struct entry *)(((uintptr_t)c->sets_mem + 63) & ~(uintptr_t)63);
+	return c;
+}
+
+void insnblk_free(struct insnblk *c)
+{
+	if (!c)
+		return;
+	free(c->sets_mem);
+	free(c->ring);
+	free(c);
+}
+
+void insnblk_clear(struct insnblk *c)
+{
+	memset(c->sets, 0, (size_t)INSNBLK_SETS * WAYS * sizeof(struct entry));
+	c->head = 0;
+}
+
+static struct entry *set_of(struct insnblk *c, uint64_t ip, unsigned n)
+{
+	uint64_t h = (ip ^ (uint64_t)n << 48) * 0x9e3779b97f4a7c15ull;
+
+	return &c->sets[(size_t)(h >> (64 - 14)) * WAYS];
+}
+
+_Static_assert(INSNBLK_SETS == 1u << 14, "set_of()'s bits");
+
+const char *insnblk_find(struct insnblk *c, uint64_t ip, unsigned n, size_t *len)
+{
+	struct entry *set = set_of(c, ip, n);
+	uint64_t pn = (uint64_t)n << 48;
+
+	for (unsigned i = 0; i < WAYS; i++) {
+		uint64_t pos;
+		const char *r;
+		uint64_t rip;
+		uint32_t rn, rlen;
+
+		if (set[i].ip != ip || (set[i].pn & ~0xffffffffffffull) != pn ||
+		    !(set[i].pn & 0xffffffffffffull))
+			continue;
+		pos = (set[i].pn & 0xffffffffffffull) - 1;
+		if (c->head - pos > INSNBLK_RING - ROOM)
+			return NULL;	/* written over */
+		r = c->ring + pos % INSNBLK_RING;
+		memcpy(&rip, r, 8);
+		memcpy(&rn, r + 8, 4);
+		memcpy(&rlen, r + 12, 4);
+		if (rip != ip || rn != n)
+			return NULL;
+		*len = rlen;
+		return r + HEAD;
+	}
+	return NULL;
+}
+
+char *insnblk_room(struct insnblk *c, size_t max)
+{
+	uint64_t at;
+
+	(void)max;	/* ROOM bytes from the head: at most INSNBLK_TEXT_MAX of text */
+	if (c->head >= POS_MAX)
+		insnblk_clear(c);
+	at = c->head % INSNBLK_RING;
+	if (INSNBLK_RING - at < ROOM) {
+		c->head += INSNBLK_RING - at;
+		at = 0;
+	}
+	return c->ring + at + HEAD;
+}
+
+void insnblk_keep(struct insnblk *c, uint64_t ip, unsigned n, size_t len)
+{
+	struct entry *set = set_of(c, ip, n);
+	char *r = c->ring + c->head % INSNBLK_RING;
+	uint32_t rn = n, rlen = (uint32_t)len;
+	unsigned i;
+
+	memcpy(r, &ip, 8);
+	memcpy(r + 8, &rn, 4);
+	memcpy(r + 12, &rlen, 4);
+	/* The entry of this block, gone stale, or the oldest of the set makes room. */
+	for (i = 0; i < WAYS - 1; i++)
+		if (set[i].ip == ip && set[i].pn >> 48 == n)
+			break;
+	memmove(&set[1], &set[0], i * sizeof(*set));
+	set[0].ip = ip;
+	set[0].pn = (uint64_t)n << 48 | (c->head + 1);
+	c->head += (HEAD + len + 7) & ~(size_t)7;
+}
