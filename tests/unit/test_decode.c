@@ -567,6 +567,65 @@ Test(dsink, promoted_while_its_writer_goes_on)
 }
 
 /*
+ * With the budget's wait_at, a sink before its turn waits as it writes while what the
+ * sinks hold would pass that mark (1 MiB here: its writer let go of 40 buffers of 80 KiB,
+ * 3.2 MiB), and goes on when its turn comes: the peak stays at the mark, nothing goes to
+ * a file, nothing is lost or out of order.
+ */
+/* The same as write_lines(), its byte after 5,000 lines (5 buffers: within 1 MiB). */
+static void *write_lines_early(void *arg)
+{
+	struct writer *w = arg;
+
+	numbered(w->s, 1, 0, 5000);
+	cr_assert_eq(write(w->half[1], "h", 1), 1);
+	numbered(w->s, 1, 5000, 40000);
+	return NULL;
+}
+
+Test(dsink, a_sink_before_its_turn_waits_at_the_mark)
+{
+	FILE *t = tmpfile();
+	struct dbudget b;
+	struct dout o;
+	struct dsink s0, s1;
+	struct writer w = { .s = &s1 };
+	pthread_t th;
+	char c, *text;
+
+	cr_assert(t);
+	cr_assert_eq(pipe(w.half), 0);
+	dbudget_init(&b, 64u << 20);
+	b.wait_at = 1u << 20;
+	cr_assert_eq(dout_init(&o, fileno(t), NULL, NULL), 0);
+	o.budget = &b;
+	dsink_init(&s0, &o);
+	dsink_init(&s1, &o);
+	cr_assert_eq(pthread_create(&th, NULL, write_lines_early, &w), 0);
+	/* Its writer is under way. */
+	cr_assert_eq(read(w.half[0], &c, 1), 1);
+	cr_assert_eq(dsink_promote(&s0), 0);
+	numbered(&s0, 0, 0, 40000);
+	cr_assert_eq(dsink_promote(&s1), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(dout_flush(&o), 0);
+	cr_expect_leq(b.peak, b.wait_at, "held %llu bytes, the mark %llu",
+		      (unsigned long long)b.peak, (unsigned long long)b.wait_at);
+	cr_expect_eq(b.spilled, 0);
+	text = tmp_text(t);
+	expect_numbered(text, 2, 40000);
+	free(text);
+	dsink_destroy(&s0);
+	dsink_destroy(&s1);
+	cr_expect_eq(b.held, 0);
+	dout_destroy(&o);
+	dbudget_destroy(&b);
+	close(w.half[0]);
+	close(w.half[1]);
+	fclose(t);
+}
+
+/*
  * image_sym_format() spells by hand what snprintf() spelled: each of its three forms,
  * offsets of every width, and every buffer length, so that a name cut by the buffer is
  * cut at the same byte.
