@@ -9,8 +9,9 @@
  *   turn stays in memory while every sink of the run together holds no more
  *   than the run's bound (struct dbudget), and beyond the bound goes to a
  *   temporary file (memory stays bounded however long the trace); after its
- *   turn it goes straight to the output. No sink ever waits for its turn
- *   (decode.c holds back new chunks while half the bound is held);
+ *   turn it goes straight to the output. With the budget's wait_at, a sink
+ *   before its turn that would take the memory held past it waits instead,
+ *   until what the merge passed on is given back or its turn comes;
  * - dsink_promote() gives a sink its turn: what it let go of so far reaches
  *   the output (the sink's writer goes on meanwhile), and so will everything
  *   after;
@@ -40,13 +41,24 @@ struct dbudget {
 	uint64_t held;		/* now (atomic) */
 	uint64_t peak;		/* the most held at once (atomic) */
 	uint64_t spilled;	/* bytes that went to temporary files (atomic) */
+	/*
+	 * 0, or what sinks before their turn hold at most before their writers wait (for
+	 * the merge to pass some on, or for their turn): below the bound, so that nothing
+	 * reaches a file while the output's reader keeps up, and the memory is what this
+	 * says however long the trace. dbudget_stop() ends the waits.
+	 */
+	uint64_t wait_at;
+	bool stop;
 	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* memory given back, a sink's turn, or stop */
 	struct dblock *pool;	/* buffers passed on, for sinks to write into again */
 	unsigned nr_pool;
 };
 
 void dbudget_init(struct dbudget *b, uint64_t bound);
 void dbudget_destroy(struct dbudget *b);
+/* No writer waits any longer (the merge stopped): what is over the bound goes to files. */
+void dbudget_stop(struct dbudget *b);
 
 struct dblock;
 

@@ -14,7 +14,10 @@
  * "gap", ph "X") covers the time until decoding resumes: lost time is never
  * shown as time spent in a function.
  *
- * The filter reads decoder records (decode_rec.h) in stream order.
+ * The filter reads decoder records (decode_rec.h) in stream order, made by
+ * timeline_put() in the chunks: what the merge would spell for each of them
+ * there (the time in microseconds as jansson prints it, a call's name as a JSON
+ * string), so that the merge, one thread for every event, only copies.
  */
 #ifndef PTC_TIMELINE_H
 #define PTC_TIMELINE_H
@@ -22,7 +25,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "decode_rec.h"
 #include "dsink.h"
+
+/* The longest time text: jansson's "%.16g" of a double and ".0". */
+#define TIMELINE_TS_MAX 40
 
 struct timeline_state {
 	bool any;		/* an event was written: the next needs a comma */
@@ -31,6 +38,9 @@ struct timeline_state {
 	uint32_t pid, tid;
 	uint64_t depth;		/* open "B" events on the current thread */
 	uint64_t last;		/* the last time seen (ns) */
+	char last_ts[TIMELINE_TS_MAX];	/* last as the file spells it ("": not yet) */
+	uint32_t ids_pid, ids_tid;	/* what ids spells */
+	char ids[48];		/* ,"pid":P,"tid":T ("": not yet) */
 	bool gap_open;
 	uint64_t gap_start;
 	char gap_why[256];
@@ -41,5 +51,7 @@ struct timeline_state {
 void timeline_begin(struct dout *o);
 void timeline_finish(struct dout *o);
 dout_filter_fn timeline_filter;
+/* In the chunk: a record for timeline_filter() (@name: a call's callee, a gap's reason). */
+void timeline_put(struct dsink *s, const struct drec *hdr, const char *name);
 
 #endif

@@ -420,8 +420,8 @@ static void *worker(void *arg)
 		/*
 		 * The one wait: while what waits for its turn holds ahead_bound(), or
 		 * AHEAD_PER_JOB chunks a worker each, start no chunk (the merge, the output's
-		 * reader, is behind); what does not fit in the bound meanwhile goes to
-		 * temporary files. The count bounds what a chunk holds beside its output
+		 * reader, is behind); a chunk already started waits at the same mark as it
+		 * writes (budget.wait_at). The count bounds what a chunk holds beside its output
 		 * (its diagnostics: 174 KiB with one error): a merge starved on a loaded
 		 * machine let thousands of small chunks wait (88 MB, ASan, --chunk-size 16K).
 		 */
@@ -779,6 +779,14 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	r.io = io;
 	r.jobs = cfg->jobs ? cfg->jobs : decode_default_jobs();
 	dbudget_init(&r.budget, MEM_BOUND);
+	/*
+	 * And a chunk's writer waits there too (for the merge to give back memory, or for
+	 * its turn), not only the start of a chunk: a worker ahead went on writing into
+	 * memory up to the bound, and the peak grew with the trace's length (-J 2 --insn
+	 * on the loop of bench/decode: 100 MB at 52 M instructions, 107 MB at 209 M; 53 and
+	 * 55 MB so).
+	 */
+	r.budget.wait_at = ahead_bound(&r);
 	pthread_mutex_init(&r.lock, NULL);
 	pthread_cond_init(&r.cond, NULL);
 	memset(stats, 0, cfg->nr_streams * sizeof(*stats));
@@ -796,6 +804,8 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	r.stop = true;
 	pthread_cond_broadcast(&r.cond);
 	pthread_mutex_unlock(&r.lock);
+	/* A worker waiting for memory the merge would have given back goes on. */
+	dbudget_stop(&r.budget);
 	for (i = 0; i < nthreads; i++)
 		pthread_join(threads[i], NULL);
 	free(threads);

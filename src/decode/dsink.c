@@ -41,6 +41,15 @@ void dbudget_init(struct dbudget *b, uint64_t bound)
 	memset(b, 0, sizeof(*b));
 	b->bound = bound;
 	pthread_mutex_init(&b->lock, NULL);
+	pthread_cond_init(&b->cond, NULL);
+}
+
+void dbudget_stop(struct dbudget *b)
+{
+	pthread_mutex_lock(&b->lock);
+	b->stop = true;
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
 }
 
 void dbudget_destroy(struct dbudget *b)
@@ -52,6 +61,7 @@ void dbudget_destroy(struct dbudget *b)
 		free(b->pool);
 		b->pool = next;
 	}
+	pthread_cond_destroy(&b->cond);
 	pthread_mutex_destroy(&b->lock);
 }
 
@@ -89,9 +99,13 @@ static void blocks_free(struct dsink *s, struct dblock *b)
 		struct dblock *next = b->next;
 
 		if (bg) {
+			uint64_t keep = bg->wait_at ? bg->wait_at : bg->bound / 2;
+
 			__atomic_sub_fetch(&bg->held, b->size, __ATOMIC_RELAXED);
 			pthread_mutex_lock(&bg->lock);
-			if (bg->nr_pool < POOL_MAX && bg->nr_pool * (uint64_t)b->size < bg->bound / 2) {
+			if (bg->wait_at)
+				pthread_cond_broadcast(&bg->cond);
+			if (bg->nr_pool < POOL_MAX && bg->nr_pool * (uint64_t)b->size < keep) {
 				b->next = bg->pool;
 				bg->pool = b;
 				bg->nr_pool++;
@@ -271,6 +285,26 @@ static bool keep(struct dsink *s, size_t n)
 	return true;
 }
 
+/*
+ * Before its turn, with the budget's wait_at: while another buffer would take what the
+ * sinks hold past it, wait for memory given back or for the turn (the sink's lock is
+ * not held: dsink_promote() takes it).
+ */
+static void wait_room(struct dsink *s)
+{
+	struct dbudget *b = s->out->budget;
+
+	if (!b || !b->wait_at || __atomic_load_n(&s->direct, __ATOMIC_ACQUIRE))
+		return;
+	if (__atomic_load_n(&b->held, __ATOMIC_RELAXED) + s->cap <= b->wait_at)
+		return;
+	pthread_mutex_lock(&b->lock);
+	while (!b->stop && !__atomic_load_n(&s->direct, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&b->held, __ATOMIC_RELAXED) + s->cap > b->wait_at)
+		pthread_cond_wait(&b->cond, &b->lock);
+	pthread_mutex_unlock(&b->lock);
+}
+
 int dsink_flush(struct dsink *s, uint64_t upto)
 {
 	size_t n;
@@ -283,6 +317,7 @@ int dsink_flush(struct dsink *s, uint64_t upto)
 		n = s->len;
 	if (!n)
 		return s->err;
+	wait_room(s);
 	pthread_mutex_lock(&s->lock);
 	if (s->direct) {
 		pass(s->out, s->buf, n);
@@ -366,8 +401,16 @@ int dsink_promote(struct dsink *s)
 
 		pthread_mutex_lock(&s->lock);
 		if (!s->head && s->spill < 0) {
-			s->direct = true;
+			struct dbudget *b = s->out->budget;
+
+			__atomic_store_n(&s->direct, true, __ATOMIC_RELEASE);
 			pthread_mutex_unlock(&s->lock);
+			if (b && b->wait_at) {
+				/* Its writer may wait for this. */
+				pthread_mutex_lock(&b->lock);
+				pthread_cond_broadcast(&b->cond);
+				pthread_mutex_unlock(&b->lock);
+			}
 			break;
 		}
 		head = s->head;
@@ -376,9 +419,15 @@ int dsink_promote(struct dsink *s)
 		s->spill = -1;
 		s->spilling = false;
 		pthread_mutex_unlock(&s->lock);
-		for (struct dblock *b = head; b; b = b->next)
-			pass(s->out, b->buf, b->len);
-		blocks_free(s, head);
+		/* Each given back once passed on: a writer waiting for memory goes on. */
+		while (head) {
+			struct dblock *next = head->next;
+
+			pass(s->out, head->buf, head->len);
+			head->next = NULL;
+			blocks_free(s, head);
+			head = next;
+		}
 		if (fd >= 0) {
 			int r = readback(s, fd);
 

@@ -6,6 +6,23 @@
 #include "render.h"
 #include "timeline.h"
 
+/* render_drec()'s record, through timeline_put(). */
+static void put_rec(struct render *r, const struct rrec *rec, int kind, const char *name)
+{
+	struct drec d;
+
+	memset(&d, 0, sizeof(d));
+	d.kind = (uint8_t)kind;
+	d.how = rec->how;
+	d.from = rec->from;
+	d.to = rec->to;
+	d.pid = rec->pid;
+	d.tid = rec->tid;
+	d.has_time = rec->has_time;
+	d.time = rec->has_time ? rec->time : 0;
+	timeline_put(r->sink, &d, name);
+}
+
 static void put(struct render *r, const struct rrec *rec)
 {
 	char name[1100];
@@ -26,16 +43,16 @@ static void put(struct render *r, const struct rrec *rec)
 		name[n] = '\0';
 		if (n > 4 && !strcmp(name + n - 4, "+0x0"))
 			name[n - 4] = '\0';
-		render_drec(r->sink, rec, rec->kind == RREC_CALL ? DREC_CALL : DREC_RET, name, NULL);
+		put_rec(r, rec, rec->kind == RREC_CALL ? DREC_CALL : DREC_RET, name);
 		break;
 	case RREC_GAP:
-		render_drec(r->sink, rec, DREC_GAP, rec->name, NULL);
+		put_rec(r, rec, DREC_GAP, rec->name);
 		break;
 	case RREC_THREAD:
-		render_drec(r->sink, rec, DREC_THREAD, NULL, NULL);
+		put_rec(r, rec, DREC_THREAD, NULL);
 		break;
 	case RREC_END:
-		render_drec(r->sink, rec, DREC_END, NULL, NULL);
+		put_rec(r, rec, DREC_END, NULL);
 		break;
 	default:
 		break;

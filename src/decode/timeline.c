@@ -9,6 +9,92 @@
 #include "timeline.h"
 #include "utf8.h"
 
+/* What drec_put() keeps of a name (decode_rec.c), and its JSON string at most. */
+#define NAME_MAX_LEN 1024
+#define ESC_MAX (6 * NAME_MAX_LEN + 2)
+
+/* jansson's spelling of @ns in microseconds, what json_real() in an event prints. */
+static void ts_text(uint64_t ns, char *buf)
+{
+	json_t *j = json_real((double)ns / 1000.0);
+	char *s = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(16)) :
+		NULL;
+	size_t n = s ? strnlen(s, TIMELINE_TS_MAX - 1) : 0;
+
+	json_decref(j);
+	memcpy(buf, s ? s : "", n);
+	buf[n] = '\0';
+	free(s);
+}
+
+/*
+ * Per chunk thread: the last time spelt, and the names of calls escaped lately (a few
+ * functions are most of the calls). Short names only.
+ */
+#define NAME_CACHE 16
+#define NAME_CACHED 128
+
+static __thread struct {
+	bool ok;
+	uint64_t ns;
+	char text[TIMELINE_TS_MAX];
+} ts_cache;
+
+static __thread struct {
+	char name[NAME_CACHED];
+	char json[6 * NAME_CACHED + 2];
+} name_cache[NAME_CACHE];
+
+/* @name (cut as drec_put() cuts it) as a JSON string, quotes included; "" when none. */
+static const char *name_json(const char *name, char *buf)
+{
+	size_t n = strnlen(name, NAME_MAX_LEN), h = 2166136261u, len;
+	char cut[NAME_MAX_LEN + 1];
+	json_t *j;
+	char *s;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)name[i]) * 16777619u;
+	h %= NAME_CACHE;
+	if (n < NAME_CACHED && name_cache[h].json[0] && !memcmp(name_cache[h].name, name, n) &&
+	    !name_cache[h].name[n])
+		return name_cache[h].json;
+	memcpy(cut, name, n);
+	cut[n] = '\0';
+	j = utf8_json_string(cut);
+	s = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+	json_decref(j);
+	len = s ? strnlen(s, ESC_MAX) : 0;
+	memcpy(buf, s ? s : "", len);
+	buf[len] = '\0';
+	free(s);
+	if (n < NAME_CACHED && len && len < sizeof(name_cache[h].json)) {
+		memcpy(name_cache[h].name, cut, n + 1);
+		memcpy(name_cache[h].json, buf, len + 1);
+	}
+	return buf;
+}
+
+void timeline_put(struct dsink *s, const struct drec *hdr, const char *name)
+{
+	char json[ESC_MAX + 1];
+	const char *s1 = name;
+	const char *ts = "";
+
+	if (hdr->has_time) {
+		if (!ts_cache.ok || ts_cache.ns != hdr->time) {
+			ts_text(hdr->time, ts_cache.text);
+			ts_cache.ns = hdr->time;
+			ts_cache.ok = true;
+		}
+		ts = ts_cache.text;
+	}
+	/* A call's event the merge writes by hand (one()): its name as the file has it. */
+	if (hdr->kind == DREC_CALL && hdr->how == DREC_HOW_CALL)
+		s1 = name_json(name ? name : "", json);
+	drec_put_max(s, hdr, s1, ts, ESC_MAX);
+}
+
 void timeline_begin(struct dout *o)
 {
 	static const char head[] = "{\"traceEvents\": [\n";
@@ -53,15 +139,83 @@ static json_t *event(const struct timeline_state *st, const char *ph, uint64_t n
 /* Time only moves on: a record's time before the last one seen counts as the last. */
 static uint64_t when(struct timeline_state *st, const struct drec *r)
 {
-	if (r->has_time && r->time > st->last)
+	if (r->has_time && r->time > st->last) {
 		st->last = r->time;
+		if (r->len2 && r->len2 < TIMELINE_TS_MAX)
+			memcpy(st->last_ts, drec_s2(r), (size_t)r->len2 + 1);
+		else
+			st->last_ts[0] = '\0';
+	}
 	return st->last;
+}
+
+static char *put_mem(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+static char *put_u32(char *p, uint32_t v)
+{
+	char t[10];
+	int n = 0;
+
+	do {
+		t[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = t[--n];
+	return p;
+}
+
+/*
+ * An "E" event, or a call's "B" (@name: its JSON string, "" for none), spelt by hand as
+ * emit() spells it through jansson: the merge writes every event, one thread alone.
+ */
+static void emit_fast(struct dout *o, struct timeline_state *st, char ph, const char *name,
+		      size_t name_len)
+{
+	uint32_t pid = st->thread_known ? st->pid : 0;
+	uint32_t tid = st->thread_known ? st->tid : st->stream;
+	char line[160], *p = line;
+
+	if (!st->last_ts[0])
+		ts_text(st->last, st->last_ts);
+	if (!st->ids[0] || st->ids_pid != pid || st->ids_tid != tid) {
+		char *q = st->ids;
+
+		q = put_mem(q, ",\"pid\":", 7);
+		q = put_u32(q, pid);
+		q = put_mem(q, ",\"tid\":", 7);
+		q = put_u32(q, tid);
+		*q = '\0';
+		st->ids_pid = pid;
+		st->ids_tid = tid;
+	}
+	if (st->any)
+		p = put_mem(p, ",\n", 2);
+	p = put_mem(p, "{\"ph\":\"", 7);
+	*p++ = ph;
+	p = put_mem(p, "\",\"ts\":", 7);
+	p = put_mem(p, st->last_ts, strlen(st->last_ts));
+	p = put_mem(p, st->ids, strlen(st->ids));
+	if (name_len) {
+		p = put_mem(p, ",\"name\":", 8);
+		dout_write(o, line, (size_t)(p - line));
+		dout_write(o, name, name_len);
+		p = line;
+	}
+	*p++ = '}';
+	dout_write(o, line, (size_t)(p - line));
+	st->any = true;
+	st->events++;
 }
 
 static void close_open(struct dout *o, struct timeline_state *st)
 {
 	for (; st->depth; st->depth--)
-		emit(o, st, event(st, "E", st->last));
+		emit_fast(o, st, 'E', NULL, 0);
 }
 
 static void end_gap(struct dout *o, struct timeline_state *st)
@@ -87,6 +241,7 @@ static void stream_start(struct dout *o, struct timeline_state *st, const struct
 
 	st->stream = r->pid;
 	st->last = 0;
+	st->last_ts[0] = '\0';
 	st->thread_known = false;
 	st->depth = 0;
 	st->gap_open = false;
@@ -123,10 +278,11 @@ static void one(struct dout *o, const struct drec *r)
 	case DREC_CALL:
 		when(st, r);
 		end_gap(o, st);
-		ev = event(st, "B", st->last);
 		if (r->how == DREC_HOW_CALL) {
-			json_object_set_new(ev, "name", utf8_json_string(drec_s1(r)));
+			/* The name comes as the file spells it (timeline_put()). */
+			emit_fast(o, st, 'B', drec_s1(r), r->len1);
 		} else {
+			ev = event(st, "B", st->last);
 			/* An interrupt, a VM exit, untraced time: a frame of its own, named so. */
 			char name[1200];
 
@@ -140,8 +296,8 @@ static void one(struct dout *o, const struct drec *r)
 			json_object_set_new(ev, "name", utf8_json_string(name));
 			json_object_set_new(ev, "cat", json_string(r->how == DREC_HOW_VMEXIT ?
 								    "vm" : "interrupt"));
+			emit(o, st, ev);
 		}
-		emit(o, st, ev);
 		st->depth++;
 		break;
 	case DREC_RET:
@@ -150,7 +306,7 @@ static void one(struct dout *o, const struct drec *r)
 		/* A return from a call before the trace began closes nothing. */
 		if (st->depth) {
 			st->depth--;
-			emit(o, st, event(st, "E", st->last));
+			emit_fast(o, st, 'E', NULL, 0);
 		}
 		break;
 	case DREC_GAP:

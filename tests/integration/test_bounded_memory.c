@@ -608,3 +608,55 @@ Test(bounded_memory, the_insn_text_cache_does_not_grow_with_the_trace)
 	free(o2);
 	temp_dir_remove(dir);
 }
+
+/* ptgen's loop (a call to two functions), @iters iterations, a PSB every 64 of them. */
+static void loop(const char *dir, const char *iters)
+{
+	char *prog = run_testprog("ptgen");
+	char *argv[] = { prog, "-n", (char *)iters, "-p", "64", (char *)dir, NULL };
+	struct run_result r;
+
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	free(prog);
+}
+
+/*
+ * -J 2's output waiting for its turn (decode.c: budget.wait_at): a worker ahead of the
+ * merged chunk waits at a chunk's share of the bound (32 MiB) as it writes, not only
+ * before its next chunk. --insn on ptgen's loop (5.2 M and 20.9 M instructions, 1.3 and
+ * 5.2 GB of text) has the same peak resident set at both lengths, within 10 % (and 1 MiB),
+ * and under BOUND_KB: a worker ahead went on writing its chunk into memory (96 MB at 5.2 M
+ * instructions, 100 MB at 52 M, 107 MB at 209 M). What -J 2 prints is -J 1's:
+ * test_decode.c's jobs_*.
+ */
+Test(bounded_memory, two_jobs_hold_the_same_waiting_output_at_two_lengths, .timeout = 200)
+{
+	char *dir = temp_dir("ptc-jwait"), *s = temp_path(dir, "s"), *l = temp_path(dir, "l");
+	char raw_s[256], raw_l[256], pt_s[256], pt_l[256];
+	long kb_s, kb_l;
+	int status;
+
+	cr_assert_eq(mkdir(s, 0700), 0);
+	cr_assert_eq(mkdir(l, 0700), 0);
+	loop(s, "540000");
+	loop(l, "2160000");
+	snprintf(raw_s, sizeof(raw_s), "%s/prog.bin:0x401000", s);
+	snprintf(raw_l, sizeof(raw_l), "%s/prog.bin:0x401000", l);
+	snprintf(pt_s, sizeof(pt_s), "%s/trace.pt", s);
+	snprintf(pt_l, sizeof(pt_l), "%s/trace.pt", l);
+	kb_s = peak_rss_kb((const char *[]){ "decode", "-J", "2", "--raw", raw_s, "--pt", pt_s,
+					     "--insn", NULL }, &status);
+	cr_expect_eq(status, 0);
+	kb_l = peak_rss_kb((const char *[]){ "decode", "-J", "2", "--raw", raw_l, "--pt", pt_l,
+					     "--insn", NULL }, &status);
+	cr_expect_eq(status, 0);
+	cr_expect_leq(kb_l, kb_s + kb_s / 10 + 1024, "-J 2 --insn: %ld KiB at 20.9 M "
+		      "instructions, %ld KiB at 5.2 M", kb_l, kb_s);
+	cr_expect_lt(kb_s, BOUND_KB, "-J 2 --insn at 5.2 M instructions: %ld KiB", kb_s);
+	cr_expect_lt(kb_l, BOUND_KB, "-J 2 --insn at 20.9 M instructions: %ld KiB", kb_l);
+	free(s);
+	free(l);
+	temp_dir_remove(dir);
+}
