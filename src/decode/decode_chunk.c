@@ -43,10 +43,11 @@
  */
 #define SHAPE_BITS 15
 /*
- * Symbols of call and return addresses kept: 2^NAMES_BITS of 128 bytes (2 MiB, touched as
- * used; the bench's walk names 25,000 addresses: 8192 slots cost its --calls some 13 %).
+ * Symbols of call and return addresses kept: 2^NAMES_BITS of 128 bytes (4 MiB, touched as
+ * used; the bench's walk names 25,000 addresses: 8192 slots cost its --calls some 13 %,
+ * 16,384 slots still missed a lookup in four, each resolved and spelled again).
  */
-#define NAMES_BITS 14
+#define NAMES_BITS 15
 /*
  * A fast segment's calls and returns waiting while their names' cache entries are read in
  * (the walk's 25,000 addresses do not stay in the cache): a record's lookup waits for memory
@@ -407,10 +408,9 @@ static inline size_t sym_slot(uint32_t pid, int isid, uint64_t ip)
 	return (size_t)(h >> (64 - NAMES_BITS));
 }
 
-static struct symname *sym_of(struct dec *x, uint32_t pid, int isid, uint64_t ip)
+/* The slot of @ip in section @isid (NULL: outside any section, or no memory for the table). */
+static struct symname *sym_slot_of(struct dec *x, uint32_t pid, int isid, uint64_t ip)
 {
-	struct symname *e;
-
 	if (isid <= 0)
 		return NULL;
 	if (!x->names) {
@@ -420,15 +420,7 @@ static struct symname *sym_of(struct dec *x, uint32_t pid, int isid, uint64_t ip
 			return NULL;
 		x->names = (struct symname *)(((uintptr_t)x->names_mem + 63) & ~(uintptr_t)63);
 	}
-	e = &x->names[sym_slot(pid, isid, ip)];
-	if (e->isid != isid || e->ip != ip || e->pid != pid) {
-		image_resolve_pid(x->img, pid, isid, ip, &e->sym);
-		e->ip = ip;
-		e->isid = isid;
-		e->pid = pid;
-		e->named = 0;
-	}
-	return e;
+	return &x->names[sym_slot(pid, isid, ip)];
 }
 
 /* Whether printable_to() leaves @s as it is (printable ASCII only). */
@@ -466,6 +458,40 @@ static const char *symbolize(const struct image_sym *y, struct symname *e, char 
 }
 
 /*
+ * The name of @ip in section @isid (symbolize()'s), from its entry in the cache: a hit
+ * with the name spelled reads the entry's first line only. @busy: the entry that holds
+ * the other end's name, in use (another address in it: this one is spelled in @buf).
+ * @used: the entry it took, for the other end's call.
+ */
+static const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
+			   const struct symname *busy, struct symname **used, char *buf,
+			   size_t len, bool *is_plain)
+{
+	struct symname *e = sym_slot_of(x, pid, isid, ip);
+	struct image_sym y;
+
+	*used = e;
+	if (e && e->isid == isid && e->ip == ip && e->pid == pid) {
+		if (e->named & SYM_NAMED) {
+			*is_plain = e->named & SYM_PLAIN;
+			return e->name;
+		}
+		return symbolize(&e->sym, e, buf, len, is_plain);
+	}
+	if (!e || e == busy) {
+		*used = NULL;
+		image_resolve_pid(x->img, pid, isid, ip, &y);
+		return symbolize(&y, NULL, buf, len, is_plain);
+	}
+	image_resolve_pid(x->img, pid, isid, ip, &e->sym);
+	e->ip = ip;
+	e->isid = isid;
+	e->pid = pid;
+	e->named = 0;
+	return symbolize(&e->sym, e, buf, len, is_plain);
+}
+
+/*
  * A CALL or RETURN record (a frame opens or closes) from -> to, at the time of the
  * instruction @at (the call or return: libipt's time for it, as ptxed --time prints it),
  * NULL: now (the decoder's last event).
@@ -473,7 +499,6 @@ static const char *symbolize(const struct image_sym *y, struct symname *e, char 
 static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64_t from,
 		     int from_isid, uint64_t to, int to_isid, const struct last *at)
 {
-	struct image_sym from_sym = { 0 }, to_sym = { 0 };
 	struct symname *fe = NULL, *te = NULL;
 	char from_buf[512], to_buf[512];
 	const char *from_name = "", *to_name = "";
@@ -485,24 +510,13 @@ static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64
 		return;
 	/* report (RENDER_SYMS) resolves its own, from the record's image and ids. */
 	if (x->flags & RENDER_NAMES) {
-		if (from && (fe = sym_of(x, pid, from_isid, from)))
-			from_sym = fe->sym;
-		else if (from)
-			image_resolve_pid(x->img, pid, from_isid, from, &from_sym);
-		if (to && (te = sym_of(x, pid, to_isid, to)))
-			to_sym = te->sym;
-		else if (to)
-			image_resolve_pid(x->img, pid, to_isid, to, &to_sym);
-		/* Both in one slot: it holds @to's now, @from's name is spelled apart. */
-		if (fe == te)
-			fe = NULL;
-	}
-	if (x->flags & RENDER_NAMES) {
 		if (from)
-			from_name = symbolize(&from_sym, fe, from_buf, sizeof(from_buf),
-					      &from_plain);
+			from_name = name_of(x, pid, from_isid, from, NULL, &fe, from_buf,
+					    sizeof(from_buf), &from_plain);
+		/* Both in one slot: it keeps @from's, whose name is in use. */
 		if (to)
-			to_name = symbolize(&to_sym, te, to_buf, sizeof(to_buf), &to_plain);
+			to_name = name_of(x, pid, to_isid, to, fe, &te, to_buf, sizeof(to_buf),
+					  &to_plain);
 	}
 	/* rec_init()'s, field by field: a memset of the record costs more at every call. */
 	r.kind = rk;
@@ -1889,6 +1903,9 @@ static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind)
 		branch(x, from, to, kind);
 		return;
 	}
+	/* --calls: a jump makes no record; queued, it cost two section look-ups each. */
+	if (kind[0] != 'c' && kind[0] != 'r' && !wants(x, RREC_BRANCH))
+		return;
 	if (x->ahead_n == FAST_AHEAD) {
 		fast_put(x, &x->ahead[x->ahead_at]);
 		x->ahead_at = (x->ahead_at + 1) % FAST_AHEAD;
@@ -2279,7 +2296,7 @@ static struct pt_block_decoder *blk_new(const struct dec *x, uint64_t end)
  * caches), the fast path's blocks, the block path's instructions and the names. Each
  * chunk built them again (the bench's walk: capstone over 20,000 blocks, a chunk of
  * 32 KiB or more each time, -J 2 took twice -J 1's CPU time). Each is bounded (fastflow.h,
- * SHAPE_BITS, NAMES_BITS): about 4 MiB a thread beside the files' mappings.
+ * SHAPE_BITS, NAMES_BITS): about 6 MiB a thread beside the files' mappings.
  */
 struct decode_keep {
 	struct image_store *img;	/* NULL: nothing kept */
