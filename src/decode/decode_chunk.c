@@ -82,14 +82,15 @@ struct last {
 struct shapes;
 
 /*
- * What an address of a section is, kept by sym_of(): its symbol and object, and the
+ * What an address of a section is, kept by name_of(): its symbol and object, and the
  * name spelled (a longer one is spelled each time).
  */
 struct symname {
 	uint64_t ip;
 	int isid;		/* 0: empty */
 	uint32_t pid;
-	uint8_t named;		/* name spelled: SYM_NAMED, | SYM_PLAIN: as printable.h prints it */
+	uint8_t named;		/* name spelled: SYM_NAMED, | SYM_PLAIN: as printable.h prints it;
+				 * SYM_RECENT: the way of its set used last */
 	uint8_t len;
 	/*
 	 * A name of up to 45 bytes lies in the entry's first cache line with its key (the
@@ -103,6 +104,7 @@ _Static_assert(sizeof(struct symname) == 128, "two cache lines an entry");
 
 #define SYM_NAMED 1
 #define SYM_PLAIN 2
+#define SYM_RECENT 4
 
 struct dec {
 	struct decode_chunk *c;
@@ -116,7 +118,7 @@ struct dec {
 	/* run_fast(): what may be taken back is not let go of (sink positions). */
 	bool hold;
 	uint64_t hold_out, hold_tl;
-	struct symname *names;		/* sym_of()'s, 2^NAMES_BITS, in names_mem */
+	struct symname *names;		/* name_of()'s, 2^NAMES_BITS, in names_mem */
 	void *names_mem;
 	csh cs[3];			/* capstone for it, by mode (16, 32, 64), opened on need */
 	uint64_t flow_ip;		/* the last instruction's IP in this flow (errors) */
@@ -405,11 +407,15 @@ static inline size_t sym_slot(uint32_t pid, int isid, uint64_t ip)
 {
 	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)pid << 20) * 0x9e3779b97f4a7c15ull;
 
-	return (size_t)(h >> (64 - NAMES_BITS));
+	/* Sets of two ways: the first's slot. */
+	return (size_t)(h >> (64 - NAMES_BITS + 1)) * 2;
 }
 
-/* The slot of @ip in section @isid (NULL: outside any section, or no memory for the table). */
-static struct symname *sym_slot_of(struct dec *x, uint32_t pid, int isid, uint64_t ip)
+/*
+ * The set of @ip in section @isid, its two ways (NULL: outside any section, or no memory
+ * for the table).
+ */
+static struct symname *sym_set_of(struct dec *x, uint32_t pid, int isid, uint64_t ip)
 {
 	if (isid <= 0)
 		return NULL;
@@ -421,6 +427,20 @@ static struct symname *sym_slot_of(struct dec *x, uint32_t pid, int isid, uint64
 		x->names = (struct symname *)(((uintptr_t)x->names_mem + 63) & ~(uintptr_t)63);
 	}
 	return &x->names[sym_slot(pid, isid, ip)];
+}
+
+static bool sym_is(const struct symname *e, uint32_t pid, int isid, uint64_t ip)
+{
+	return e->ip == ip && e->isid == isid && e->pid == pid;
+}
+
+/* @e was the way of its set used last: a miss takes the other (written only on a change). */
+static void sym_touch(struct symname *e, struct symname *other)
+{
+	if (!(e->named & SYM_RECENT)) {
+		e->named |= SYM_RECENT;
+		other->named &= (uint8_t)~SYM_RECENT;
+	}
 }
 
 /* Whether printable_to() leaves @s as it is (printable ASCII only). */
@@ -459,36 +479,49 @@ static const char *symbolize(const struct image_sym *y, struct symname *e, char 
 
 /*
  * The name of @ip in section @isid (symbolize()'s), from its entry in the cache: a hit
- * with the name spelled reads the entry's first line only. @busy: the entry that holds
- * the other end's name, in use (another address in it: this one is spelled in @buf).
- * @used: the entry it took, for the other end's call.
+ * with the name spelled reads the entry's first line only. A miss takes the way of the
+ * set used less lately, but never @busy, the entry that holds the other end's name, in
+ * use. @used: the entry it took, for the other end's call.
  */
 static const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
 			   const struct symname *busy, struct symname **used, char *buf,
 			   size_t len, bool *is_plain)
 {
-	struct symname *e = sym_slot_of(x, pid, isid, ip);
+	struct symname *set = sym_set_of(x, pid, isid, ip), *e;
+	const char *name;
 	struct image_sym y;
+	int w;
 
-	*used = e;
-	if (e && e->isid == isid && e->ip == ip && e->pid == pid) {
+	*used = NULL;
+	if (!set) {
+		image_resolve_pid(x->img, pid, isid, ip, &y);
+		return symbolize(&y, NULL, buf, len, is_plain);
+	}
+	for (w = 0; w < 2; w++) {
+		e = &set[w];
+		if (!sym_is(e, pid, isid, ip))
+			continue;
+		sym_touch(e, &set[!w]);
+		*used = e;
 		if (e->named & SYM_NAMED) {
 			*is_plain = e->named & SYM_PLAIN;
 			return e->name;
 		}
 		return symbolize(&e->sym, e, buf, len, is_plain);
 	}
-	if (!e || e == busy) {
-		*used = NULL;
-		image_resolve_pid(x->img, pid, isid, ip, &y);
-		return symbolize(&y, NULL, buf, len, is_plain);
-	}
+	w = set[0].named & SYM_RECENT ? 1 : 0;
+	if (&set[w] == busy)
+		w = !w;
+	e = &set[w];
 	image_resolve_pid(x->img, pid, isid, ip, &e->sym);
 	e->ip = ip;
 	e->isid = isid;
 	e->pid = pid;
 	e->named = 0;
-	return symbolize(&e->sym, e, buf, len, is_plain);
+	name = symbolize(&e->sym, e, buf, len, is_plain);
+	sym_touch(e, &set[!w]);
+	*used = e;
+	return name;
 }
 
 /*
@@ -513,7 +546,7 @@ static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64
 		if (from)
 			from_name = name_of(x, pid, from_isid, from, NULL, &fe, from_buf,
 					    sizeof(from_buf), &from_plain);
-		/* Both in one slot: it keeps @from's, whose name is in use. */
+		/* Both in one set: it keeps @from's, whose name is in use. */
 		if (to)
 			to_name = name_of(x, pid, to_isid, to, fe, &te, to_buf, sizeof(to_buf),
 					  &to_plain);
@@ -1918,8 +1951,13 @@ static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind)
 	a->from_isid = image_base_find(x->img, from, &end);
 	a->to_isid = image_base_find(x->img, to, &end);
 	if (x->names && (x->flags & RENDER_NAMES) && (kind[0] == 'c' || kind[0] == 'r')) {
-		__builtin_prefetch(&x->names[sym_slot(pid, a->from_isid, from)]);
-		__builtin_prefetch(&x->names[sym_slot(pid, a->to_isid, to)]);
+		const struct symname *f = &x->names[sym_slot(pid, a->from_isid, from)];
+		const struct symname *t = &x->names[sym_slot(pid, a->to_isid, to)];
+
+		__builtin_prefetch(f);
+		__builtin_prefetch(f + 1);
+		__builtin_prefetch(t);
+		__builtin_prefetch(t + 1);
 	}
 }
 
