@@ -571,13 +571,6 @@ static bool psb_plus(struct seg *s, size_t at, uint64_t *ip)
 	return false;
 }
 
-bool fastflow_psb(const uint8_t *buf, size_t len, size_t at, uint64_t *ip)
-{
-	struct seg s = { .buf = buf, .len = len };
-
-	return psb_plus(&s, at, ip);
-}
-
 static bool ahead_ok(struct seg *s);
 
 /*
