@@ -25,6 +25,7 @@
 
 /* Blocks kept (32 bytes each, and an index of 8 bytes a block): 1.25 MiB. */
 #define FASTFLOW_BLOCKS (1u << 15)
+#define FASTFLOW_BLOCK_BYTES (32 + 8)
 
 struct fastflow;
 
@@ -44,6 +45,8 @@ typedef void fastflow_branch_fn(void *ctx, uint64_t from, uint64_t to, const cha
 /* NULL when memory runs out. */
 struct fastflow *fastflow_new(struct image_store *img);
 void fastflow_free(struct fastflow *f);
+/* The most blocks @f's table held at once (FASTFLOW_BLOCKS: it was full, and emptied). */
+uint32_t fastflow_blocks_used(const struct fastflow *f);
 
 /*
  * The PSB+ at @at of @buf (@len bytes): true when a fast segment can start there (tracing

@@ -120,6 +120,7 @@ struct dec {
 	uint64_t hold_out, hold_tl;
 	struct symname *names;		/* name_of()'s, 2^NAMES_BITS, in names_mem */
 	void *names_mem;
+	uint32_t names_used;		/* its entries filled */
 	csh cs[3];			/* capstone for it, by mode (16, 32, 64), opened on need */
 	uint64_t flow_ip;		/* the last instruction's IP in this flow (errors) */
 	struct image_store *img;
@@ -514,6 +515,7 @@ static const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
 		w = !w;
 	e = &set[w];
 	image_resolve_pid(x->img, pid, isid, ip, &e->sym);
+	x->names_used += !e->isid;
 	e->ip = ip;
 	e->isid = isid;
 	e->pid = pid;
@@ -1289,6 +1291,7 @@ struct shape {
 
 struct shapes {
 	struct shape e[1u << SHAPE_BITS];
+	uint32_t used;		/* entries filled */
 };
 
 static size_t shape_slot(uint64_t ip, int isid, int mode)
@@ -1335,6 +1338,7 @@ static const struct shape *shape_of(struct dec *x, int isid, uint64_t ip, enum p
 		cs_free(ci, 1);
 		return NULL;
 	}
+	x->shapes->used += !s->valid;
 	memset(s, 0, sizeof(*s));
 	s->ip = ip;
 	s->isid = isid;
@@ -2328,6 +2332,42 @@ static struct pt_block_decoder *blk_new(const struct dec *x, uint64_t end)
 	return bd;
 }
 
+void decode_cache_bound(enum decode_cache_id id, struct decode_cache *c)
+{
+	switch (id) {
+	case DECODE_CACHE_BLOCKS:
+		*c = (struct decode_cache){ "blocks", "fast path blocks", FASTFLOW_BLOCKS,
+					    (uint64_t)FASTFLOW_BLOCKS * FASTFLOW_BLOCK_BYTES };
+		break;
+	case DECODE_CACHE_NAMES:
+		*c = (struct decode_cache){ "names", "call and return names", 1u << NAMES_BITS,
+					    (uint64_t)sizeof(struct symname) << NAMES_BITS };
+		break;
+	case DECODE_CACHE_SHAPES:
+		*c = (struct decode_cache){ "shapes", "block path instructions", 1u << SHAPE_BITS,
+					    sizeof(struct shapes) };
+		break;
+	default:
+		*c = (struct decode_cache){ "insn_text", "instruction text (--insn)",
+					    disasm_bound_entries(), disasm_bound_bytes() };
+		break;
+	}
+}
+
+/* The caches' use as the chunk ends (kept ones: from the thread's earlier chunks too). */
+static void cache_use(struct dec *x)
+{
+	uint64_t *u = x->c->stats.cache_used;
+
+	if (x->ff)
+		u[DECODE_CACHE_BLOCKS] = fastflow_blocks_used(x->ff);
+	u[DECODE_CACHE_NAMES] = x->names_used;
+	if (x->shapes)
+		u[DECODE_CACHE_SHAPES] = x->shapes->used;
+	if (x->dis)
+		u[DECODE_CACHE_TEXT] = disasm_used(x->dis);
+}
+
 /*
  * What a decoder thread keeps from one chunk to its next, while no sideband changes the
  * image: the image of the files given by hand (whose sections hold libipt's block
@@ -2342,6 +2382,7 @@ struct decode_keep {
 	struct shapes *shapes;
 	struct symname *names;		/* in names_mem */
 	void *names_mem;
+	uint32_t names_used;
 	csh cs[3];
 	uint64_t built;			/* blocks its chunks cut (decode_keep_built()) */
 };
@@ -2376,11 +2417,13 @@ static bool borrow(struct dec *x)
 	x->shapes = k->shapes;
 	x->names = k->names;
 	x->names_mem = k->names_mem;
+	x->names_used = k->names_used;
 	memcpy(x->cs, k->cs, sizeof(x->cs));
 	k->img = NULL;
 	k->shapes = NULL;
 	k->names = NULL;
 	k->names_mem = NULL;
+	k->names_used = 0;
 	memset(k->cs, 0, sizeof(k->cs));
 	return true;
 }
@@ -2401,6 +2444,7 @@ static void give_back(struct dec *x)
 	k->shapes = x->shapes;
 	k->names = x->names;
 	k->names_mem = x->names_mem;
+	k->names_used = x->names_used;
 	memcpy(k->cs, x->cs, sizeof(k->cs));
 	if (x->ff) {
 		k->built += fastflow_built(x->ff) - x->ff_built;
@@ -2572,6 +2616,7 @@ int decode_chunk_kept(struct decode_chunk *c, struct decode_keep **keep)
 			__atomic_fetch_add(c->progress, c->end - c->begin - x.progress_off,
 					   __ATOMIC_RELAXED);
 		c->stats.bytes = c->end - c->begin;
+		cache_use(&x);
 		drop_behind(&x, c->end - c->begin, 0);
 	}
 	teardown(&x);

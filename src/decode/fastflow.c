@@ -53,6 +53,7 @@ struct fastflow {
 	uint64_t built;
 	struct ffblk *blk;	/* FASTFLOW_BLOCKS, 64-byte aligned; nblk used */
 	uint32_t nblk;
+	uint32_t most;		/* nblk at most */
 	uint32_t *idx;		/* IDX_SLOTS: a block's slot + 1 by its address, 0: empty */
 };
 
@@ -105,6 +106,11 @@ void fastflow_free(struct fastflow *f)
 uint64_t fastflow_built(const struct fastflow *f)
 {
 	return f->built;
+}
+
+uint32_t fastflow_blocks_used(const struct fastflow *f)
+{
+	return f->most;
 }
 
 /* ---- code ---- */
@@ -249,6 +255,8 @@ static const struct ffblk *block(struct fastflow *f, uint64_t ip)
 	}
 	e = &f->blk[f->nblk++];
 	f->idx[slot] = f->nblk;
+	if (f->nblk > f->most)
+		f->most = f->nblk;
 	e->ip = ip;
 	e->last = (uint32_t)(f->ci->address - ip);
 	e->size = (uint8_t)f->ci->size;
