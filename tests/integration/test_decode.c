@@ -44,21 +44,6 @@ static char *shared(const char *rel)
 }
 
 /* Run ptcollect decode with @a (after "decode"). */
-/*
- * --stats' caches (their use depends on how the run cut the streams: -J, the fast path)
- * taken off the end of @out, for the tests that compare runs; the text's or the JSON's.
- */
-static void drop_caches(char *out)
-{
-	char *c = strstr(out, "\ncaches (");
-	char *j = strstr(out, ",\n  \"caches\": {");
-
-	if (c)
-		c[1] = '\0';
-	else if (j)
-		strcpy(j, "\n}\n");
-}
-
 static void decode(struct args *a, struct run_result *r)
 {
 	struct args full = { .n = 0 };
@@ -68,7 +53,7 @@ static void decode(struct args *a, struct run_result *r)
 	for (int i = 0; i < a->n; i++)
 		args_add(&full, a->v[i]);
 	cr_assert_eq(run_argv(full.v, NULL, r), 0);
-	drop_caches(r->out);
+	run_drop_caches(r->out);
 }
 
 static void ptxed(struct args *a, struct run_result *r)
@@ -1016,7 +1001,7 @@ static void ff_decode(char *const *env, const char *cpu, const char *dir, const 
 		cr_assert_eq(run_ptcollect(env, r, "decode", "--cpu", cpu, "--raw", raw, "--pt",
 					   pt, mode, strcmp(mode, "--stats") ? NULL : "--json",
 					   NULL), 0);
-	drop_caches(r->out);
+	run_drop_caches(r->out);
 }
 
 Test(decode, fast_path_takes_timing_packets_and_errata_and_prints_what_libipt_does)
@@ -1566,7 +1551,7 @@ static void loop_is_an_error(const uint8_t *code, size_t len, const char *what)
 		for (int i = 0; i < a.n; i++)
 			args_add(&full, a.v[i]);
 		cr_assert_eq(run_argv(full.v, env, &o), 0);
-		drop_caches(o.out);
+		run_drop_caches(o.out);
 		cr_expect_eq(o.status, r.status, "%s", what);
 		cr_expect_str_eq(o.err, r.err, "%s", what);
 		cr_expect_str_eq(o.out, r.out, "%s", what);

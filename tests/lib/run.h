@@ -84,5 +84,10 @@ char *run_srcpath(const char *rel);
 char *run_shared(const char *rel);
 /* libipt's TOOL (ptxed, ptdump, pttc): run_shared("oracle/TOOL"), runnable, or skip/fail. */
 char *run_oracle(const char *tool);
+/*
+ * decode --stats' caches (their use depends on how the run cut the streams: -J, the fast
+ * path) taken off the end of @out, for tests that compare runs; the text's or the JSON's.
+ */
+void run_drop_caches(char *out);
 
 #endif
