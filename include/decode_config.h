@@ -84,6 +84,19 @@ struct decode_config {
 	bool no_fast;
 };
 
+/*
+ * The decoder's caches, each a decoder thread's own and bounded whatever the trace (the
+ * peak memory does not grow with its length): what decode --stats prints of them.
+ */
+enum decode_cache_id {
+	DECODE_CACHE_BLOCKS,	/* the fast path's blocks (fastflow.h) */
+	DECODE_CACHE_NAMES,	/* the names of call and return addresses (--calls) */
+	DECODE_CACHE_SHAPES,	/* the block path's instructions (size, bytes, class) */
+	DECODE_CACHE_TEXT,	/* --insn's instruction text (disasm.h) */
+	DECODE_CACHE_LINES,	/* --insn's lines of the fast path's blocks (insnblk.h) */
+	DECODE_CACHES
+};
+
 struct decode_stats {
 	uint64_t insns;		/* instructions decoded */
 	uint64_t branches;	/* taken branches: jumps, calls, returns, far transfers */
@@ -97,7 +110,19 @@ struct decode_stats {
 	uint64_t lost;		/* sideband-reported losses: TRUNCATED AUX, LOST */
 	uint64_t bytes;		/* trace bytes */
 	uint64_t fast;		/* PSB segments the fast flow path decoded (fastflow.h) */
+	/* Each cache's use (enum decode_cache_id): entries filled, the most in any chunk. */
+	uint64_t cache_used[DECODE_CACHES];
 };
+
+struct decode_cache {
+	const char *key;	/* its JSON key: "blocks", "names", "shapes", "insn_text" */
+	const char *label;	/* its name in the text */
+	uint64_t entries;	/* it holds at most */
+	uint64_t bytes;		/* its memory at most */
+};
+
+/* The bound of cache @id. */
+void decode_cache_bound(enum decode_cache_id id, struct decode_cache *c);
 
 enum decode_diag_kind {
 	DECODE_DIAG_ERROR,	/* a decode error (the stream resyncs) */

@@ -43,6 +43,12 @@ const char *disasm_line(struct disasm *d, const struct pt_insn *in, size_t *len)
  */
 size_t disasm_put(struct disasm *d, const struct pt_insn *in, char *dst);
 
+/* The cache's bound: its table's entries and its memory (the table and the text ring). */
+size_t disasm_bound_entries(void);
+size_t disasm_bound_bytes(void);
+/* Entries of the table @d filled. */
+size_t disasm_used(const struct disasm *d);
+
 /* libipt's class of the instruction capstone names @id (its X86_INS_*); ptic_other if none. */
 enum pt_insn_class disasm_class(unsigned int id);
 

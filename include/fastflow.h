@@ -30,6 +30,7 @@
 #define FASTFLOW_BLOCKS (1u << 15)
 /* Instructions in a block at most (a longer run without a branch is cut). */
 #define FASTFLOW_BLOCK_INSNS 256
+#define FASTFLOW_BLOCK_BYTES (32 + 8)
 
 struct fastflow;
 
@@ -55,20 +56,16 @@ typedef void fastflow_branch_fn(void *ctx, uint64_t from, uint64_t to, const cha
 /* NULL when memory runs out. */
 struct fastflow *fastflow_new(struct image_store *img);
 void fastflow_free(struct fastflow *f);
+/* The most blocks @f's table held at once (FASTFLOW_BLOCKS: it was full, and emptied). */
+uint32_t fastflow_blocks_used(const struct fastflow *f);
 
 /*
  * The PSB+ at @at of @buf (@len bytes): true when a fast segment can start there (tracing
- * on, 64-bit code), with the IP of its FUP in @ip.
- */
-bool fastflow_psb(const uint8_t *buf, size_t len, size_t at, uint64_t *ip);
-
-/*
- * As fastflow_psb(), and false too where a cut at this PSB could change what libipt prints:
- * one of @f's errata could apply to the PSB+ (BDM70, BDM64, SKD007) or to the segment
- * after it (SKZ84's TMA, SKD007's CYC), a timing packet in it or before the first TNT or TIP
- * after it would be an error to libipt, or that first packet is something else. run_fast()
- * makes a cut only where this holds (fastflow_psb(): the PSB+ alone, for callers that cut
- * nothing).
+ * on, 64-bit code), with the IP of its FUP in @ip; false too where a cut at this PSB could
+ * change what libipt prints: one of @f's errata could apply to the PSB+ (BDM70, BDM64,
+ * SKD007) or to the segment after it (SKZ84's TMA, SKD007's CYC), a timing packet in it or
+ * before the first TNT or TIP after it would be an error to libipt, or that first packet is
+ * something else. run_fast() makes a cut only where this holds.
  */
 bool fastflow_start(const struct fastflow *f, const uint8_t *buf, size_t len, size_t at,
 		    uint64_t *ip);

@@ -16,6 +16,9 @@
 
 #define INSNBLK_RING (8u << 20)
 #define INSNBLK_SETS (1u << 14)
+#define INSNBLK_ENTRIES (INSNBLK_SETS * 4)
+/* The bound: the ring and the table of 16-byte entries. */
+#define INSNBLK_BYTES ((uint64_t)INSNBLK_RING + (uint64_t)INSNBLK_ENTRIES * 16)
 /* The most a block's text may take (insnblk_room()). */
 #define INSNBLK_TEXT_MAX (96u << 10)
 
@@ -27,6 +30,9 @@ void insnblk_free(struct insnblk *c);
 
 /* Forget every text. */
 void insnblk_clear(struct insnblk *c);
+
+/* The entries filled (of INSNBLK_ENTRIES) since the last clear. */
+uint32_t insnblk_used(const struct insnblk *c);
 
 /* The text of the block of @n instructions from @ip, *@len bytes; NULL: not kept. */
 const char *insnblk_find(struct insnblk *c, uint64_t ip, unsigned n, size_t *len);

@@ -762,6 +762,34 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
 	r->progress_shown = true;
 }
 
+/*
+ * Each cache's bound (a decoder thread's, whatever the trace); with the debug count, the
+ * most of it a thread filled, which depends on how the streams were cut (-J, the fast
+ * path): the output must not.
+ */
+static void print_caches(const struct decode_config *cfg, const struct decode_stats *st)
+{
+	bool debug = getenv("PTCOLLECT_DECODE_FAST_COUNT");
+	struct decode_cache c;
+
+	out_obj_begin("caches", "caches (each decoder thread's, bounded whatever the trace)");
+	for (int i = 0; i < DECODE_CACHES; i++) {
+		uint64_t used = 0;
+
+		for (size_t k = 0; k < cfg->nr_streams; k++)
+			if (st[k].cache_used[i] > used)
+				used = st[k].cache_used[i];
+		decode_cache_bound((enum decode_cache_id)i, &c);
+		out_obj_begin(c.key, c.label);
+		out_u64("entries", "bound, entries", c.entries);
+		out_u64("bytes", "bound, bytes", c.bytes);
+		if (debug)
+			out_u64("used", "entries used", used);
+		out_obj_end();
+	}
+	out_obj_end();
+}
+
 static void print_stats(const struct decode_config *cfg, const struct decode_stats *st)
 {
 	out_obj_begin(NULL, NULL);
@@ -791,6 +819,7 @@ static void print_stats(const struct decode_config *cfg, const struct decode_sta
 		out_obj_end();
 	}
 	out_arr_end();
+	print_caches(cfg, st);
 	out_obj_end();
 	out_finish();
 }

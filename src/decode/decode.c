@@ -510,6 +510,9 @@ static void add_stats(struct decode_stats *t, const struct decode_stats *s)
 	t->lost += s->lost;
 	t->bytes += s->bytes;
 	t->fast += s->fast;
+	for (int i = 0; i < DECODE_CACHES; i++)
+		if (s->cache_used[i] > t->cache_used[i])
+			t->cache_used[i] = s->cache_used[i];
 }
 
 /*

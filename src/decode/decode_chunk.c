@@ -44,10 +44,11 @@
  */
 #define SHAPE_BITS 15
 /*
- * Symbols of call and return addresses kept: 2^NAMES_BITS of 128 bytes (2 MiB, touched as
- * used; the bench's walk names 25,000 addresses: 8192 slots cost its --calls some 13 %).
+ * Symbols of call and return addresses kept: 2^NAMES_BITS of 128 bytes (4 MiB, touched as
+ * used; the bench's walk names 25,000 addresses: 8192 slots cost its --calls some 13 %,
+ * 16,384 slots still missed a lookup in four, each resolved and spelled again).
  */
-#define NAMES_BITS 14
+#define NAMES_BITS 15
 /*
  * A fast segment's calls and returns waiting while their names' cache entries are read in
  * (the walk's 25,000 addresses do not stay in the cache): a record's lookup waits for memory
@@ -82,14 +83,15 @@ struct last {
 struct shapes;
 
 /*
- * What an address of a section is, kept by sym_of(): its symbol and object, and the
+ * What an address of a section is, kept by name_of(): its symbol and object, and the
  * name spelled (a longer one is spelled each time).
  */
 struct symname {
 	uint64_t ip;
 	int isid;		/* 0: empty */
 	uint32_t pid;
-	uint8_t named;		/* name spelled: SYM_NAMED, | SYM_PLAIN: as printable.h prints it */
+	uint8_t named;		/* name spelled: SYM_NAMED, | SYM_PLAIN: as printable.h prints it;
+				 * SYM_RECENT: the way of its set used last */
 	uint8_t len;
 	/*
 	 * A name of up to 45 bytes lies in the entry's first cache line with its key (the
@@ -103,6 +105,7 @@ _Static_assert(sizeof(struct symname) == 128, "two cache lines an entry");
 
 #define SYM_NAMED 1
 #define SYM_PLAIN 2
+#define SYM_RECENT 4
 
 struct dec {
 	struct decode_chunk *c;
@@ -116,8 +119,9 @@ struct dec {
 	/* run_fast(): what may be taken back is not let go of (sink positions). */
 	bool hold;
 	uint64_t hold_out, hold_tl;
-	struct symname *names;		/* sym_of()'s, 2^NAMES_BITS, in names_mem */
+	struct symname *names;		/* name_of()'s, 2^NAMES_BITS, in names_mem */
 	void *names_mem;
+	uint32_t names_used;		/* its entries filled */
 	csh cs[3];			/* capstone for it, by mode (16, 32, 64), opened on need */
 	uint64_t flow_ip;		/* the last instruction's IP in this flow (errors) */
 	struct image_store *img;
@@ -412,13 +416,16 @@ static inline size_t sym_slot(uint32_t pid, int isid, uint64_t ip)
 {
 	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)pid << 20) * 0x9e3779b97f4a7c15ull;
 
-	return (size_t)(h >> (64 - NAMES_BITS));
+	/* Sets of two ways: the first's slot. */
+	return (size_t)(h >> (64 - NAMES_BITS + 1)) * 2;
 }
 
-static struct symname *sym_of(struct dec *x, uint32_t pid, int isid, uint64_t ip)
+/*
+ * The set of @ip in section @isid, its two ways (NULL: outside any section, or no memory
+ * for the table).
+ */
+static struct symname *sym_set_of(struct dec *x, uint32_t pid, int isid, uint64_t ip)
 {
-	struct symname *e;
-
 	if (isid <= 0)
 		return NULL;
 	if (!x->names) {
@@ -428,15 +435,21 @@ static struct symname *sym_of(struct dec *x, uint32_t pid, int isid, uint64_t ip
 			return NULL;
 		x->names = (struct symname *)(((uintptr_t)x->names_mem + 63) & ~(uintptr_t)63);
 	}
-	e = &x->names[sym_slot(pid, isid, ip)];
-	if (e->isid != isid || e->ip != ip || e->pid != pid) {
-		image_resolve_pid(x->img, pid, isid, ip, &e->sym);
-		e->ip = ip;
-		e->isid = isid;
-		e->pid = pid;
-		e->named = 0;
+	return &x->names[sym_slot(pid, isid, ip)];
+}
+
+static bool sym_is(const struct symname *e, uint32_t pid, int isid, uint64_t ip)
+{
+	return e->ip == ip && e->isid == isid && e->pid == pid;
+}
+
+/* @e was the way of its set used last: a miss takes the other (written only on a change). */
+static void sym_touch(struct symname *e, struct symname *other)
+{
+	if (!(e->named & SYM_RECENT)) {
+		e->named |= SYM_RECENT;
+		other->named &= (uint8_t)~SYM_RECENT;
 	}
-	return e;
 }
 
 /* Whether printable_to() leaves @s as it is (printable ASCII only). */
@@ -474,6 +487,54 @@ static const char *symbolize(const struct image_sym *y, struct symname *e, char 
 }
 
 /*
+ * The name of @ip in section @isid (symbolize()'s), from its entry in the cache: a hit
+ * with the name spelled reads the entry's first line only. A miss takes the way of the
+ * set used less lately, but never @busy, the entry that holds the other end's name, in
+ * use. @used: the entry it took, for the other end's call.
+ */
+static const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
+			   const struct symname *busy, struct symname **used, char *buf,
+			   size_t len, bool *is_plain)
+{
+	struct symname *set = sym_set_of(x, pid, isid, ip), *e;
+	const char *name;
+	struct image_sym y;
+	int w;
+
+	*used = NULL;
+	if (!set) {
+		image_resolve_pid(x->img, pid, isid, ip, &y);
+		return symbolize(&y, NULL, buf, len, is_plain);
+	}
+	for (w = 0; w < 2; w++) {
+		e = &set[w];
+		if (!sym_is(e, pid, isid, ip))
+			continue;
+		sym_touch(e, &set[!w]);
+		*used = e;
+		if (e->named & SYM_NAMED) {
+			*is_plain = e->named & SYM_PLAIN;
+			return e->name;
+		}
+		return symbolize(&e->sym, e, buf, len, is_plain);
+	}
+	w = set[0].named & SYM_RECENT ? 1 : 0;
+	if (&set[w] == busy)
+		w = !w;
+	e = &set[w];
+	image_resolve_pid(x->img, pid, isid, ip, &e->sym);
+	x->names_used += !e->isid;
+	e->ip = ip;
+	e->isid = isid;
+	e->pid = pid;
+	e->named = 0;
+	name = symbolize(&e->sym, e, buf, len, is_plain);
+	sym_touch(e, &set[!w]);
+	*used = e;
+	return name;
+}
+
+/*
  * A CALL or RETURN record (a frame opens or closes) from -> to, at the time of the
  * instruction @at (the call or return: libipt's time for it, as ptxed --time prints it),
  * NULL: now (the decoder's last event).
@@ -481,7 +542,6 @@ static const char *symbolize(const struct image_sym *y, struct symname *e, char 
 static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64_t from,
 		     int from_isid, uint64_t to, int to_isid, const struct last *at)
 {
-	struct image_sym from_sym = { 0 }, to_sym = { 0 };
 	struct symname *fe = NULL, *te = NULL;
 	char from_buf[512], to_buf[512];
 	const char *from_name = "", *to_name = "";
@@ -493,24 +553,13 @@ static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64
 		return;
 	/* report (RENDER_SYMS) resolves its own, from the record's image and ids. */
 	if (x->flags & RENDER_NAMES) {
-		if (from && (fe = sym_of(x, pid, from_isid, from)))
-			from_sym = fe->sym;
-		else if (from)
-			image_resolve_pid(x->img, pid, from_isid, from, &from_sym);
-		if (to && (te = sym_of(x, pid, to_isid, to)))
-			to_sym = te->sym;
-		else if (to)
-			image_resolve_pid(x->img, pid, to_isid, to, &to_sym);
-		/* Both in one slot: it holds @to's now, @from's name is spelled apart. */
-		if (fe == te)
-			fe = NULL;
-	}
-	if (x->flags & RENDER_NAMES) {
 		if (from)
-			from_name = symbolize(&from_sym, fe, from_buf, sizeof(from_buf),
-					      &from_plain);
+			from_name = name_of(x, pid, from_isid, from, NULL, &fe, from_buf,
+					    sizeof(from_buf), &from_plain);
+		/* Both in one set: it keeps @from's, whose name is in use. */
 		if (to)
-			to_name = symbolize(&to_sym, te, to_buf, sizeof(to_buf), &to_plain);
+			to_name = name_of(x, pid, to_isid, to, fe, &te, to_buf, sizeof(to_buf),
+					  &to_plain);
 	}
 	/* rec_init()'s, field by field: a memset of the record costs more at every call. */
 	r.kind = rk;
@@ -1265,6 +1314,7 @@ struct shape {
 
 struct shapes {
 	struct shape e[1u << SHAPE_BITS];
+	uint32_t used;		/* entries filled */
 };
 
 static size_t shape_slot(uint64_t ip, int isid, int mode)
@@ -1311,6 +1361,7 @@ static const struct shape *shape_of(struct dec *x, int isid, uint64_t ip, enum p
 		cs_free(ci, 1);
 		return NULL;
 	}
+	x->shapes->used += !s->valid;
 	memset(s, 0, sizeof(*s));
 	s->ip = ip;
 	s->isid = isid;
@@ -1996,6 +2047,9 @@ static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind,
 		fast_put(x, &now);
 		return;
 	}
+	/* --calls: a jump makes no record; queued, it cost two section look-ups each. */
+	if (kind[0] != 'c' && kind[0] != 'r' && !wants(x, RREC_BRANCH))
+		return;
 	if (x->ahead_n == FAST_AHEAD) {
 		fast_put(x, &x->ahead[x->ahead_at]);
 		x->ahead_at = (x->ahead_at + 1) % FAST_AHEAD;
@@ -2010,8 +2064,13 @@ static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind,
 	a->from_isid = image_base_find(x->img, from, &end);
 	a->to_isid = image_base_find(x->img, to, &end);
 	if (x->names && (x->flags & RENDER_NAMES) && (kind[0] == 'c' || kind[0] == 'r')) {
-		__builtin_prefetch(&x->names[sym_slot(pid, a->from_isid, from)]);
-		__builtin_prefetch(&x->names[sym_slot(pid, a->to_isid, to)]);
+		const struct symname *f = &x->names[sym_slot(pid, a->from_isid, from)];
+		const struct symname *t = &x->names[sym_slot(pid, a->to_isid, to)];
+
+		__builtin_prefetch(f);
+		__builtin_prefetch(f + 1);
+		__builtin_prefetch(t);
+		__builtin_prefetch(t + 1);
 	}
 }
 
@@ -2505,6 +2564,48 @@ static struct pt_insn_decoder *insn_new(const struct dec *x, uint64_t end)
 	return d;
 }
 
+void decode_cache_bound(enum decode_cache_id id, struct decode_cache *c)
+{
+	switch (id) {
+	case DECODE_CACHE_BLOCKS:
+		*c = (struct decode_cache){ "blocks", "fast path blocks", FASTFLOW_BLOCKS,
+					    (uint64_t)FASTFLOW_BLOCKS * FASTFLOW_BLOCK_BYTES };
+		break;
+	case DECODE_CACHE_NAMES:
+		*c = (struct decode_cache){ "names", "call and return names", 1u << NAMES_BITS,
+					    (uint64_t)sizeof(struct symname) << NAMES_BITS };
+		break;
+	case DECODE_CACHE_SHAPES:
+		*c = (struct decode_cache){ "shapes", "block path instructions", 1u << SHAPE_BITS,
+					    sizeof(struct shapes) };
+		break;
+	case DECODE_CACHE_LINES:
+		*c = (struct decode_cache){ "insn_blocks", "block lines (--insn)", INSNBLK_ENTRIES,
+					    INSNBLK_BYTES };
+		break;
+	default:
+		*c = (struct decode_cache){ "insn_text", "instruction text (--insn)",
+					    disasm_bound_entries(), disasm_bound_bytes() };
+		break;
+	}
+}
+
+/* The caches' use as the chunk ends (kept ones: from the thread's earlier chunks too). */
+static void cache_use(struct dec *x)
+{
+	uint64_t *u = x->c->stats.cache_used;
+
+	if (x->ff)
+		u[DECODE_CACHE_BLOCKS] = fastflow_blocks_used(x->ff);
+	u[DECODE_CACHE_NAMES] = x->names_used;
+	if (x->shapes)
+		u[DECODE_CACHE_SHAPES] = x->shapes->used;
+	if (x->dis)
+		u[DECODE_CACHE_TEXT] = disasm_used(x->dis);
+	if (x->iblk)
+		u[DECODE_CACHE_LINES] = insnblk_used(x->iblk);
+}
+
 /*
  * What a decoder thread keeps from one chunk to its next, while no sideband changes the
  * image: the image of the files given by hand (whose sections hold libipt's block
@@ -2512,8 +2613,8 @@ static struct pt_insn_decoder *insn_new(const struct dec *x, uint64_t end)
  * chunk built them again (the bench's walk: capstone over 20,000 blocks, a chunk of
  * 32 KiB or more each time, -J 2 took twice -J 1's CPU time), and with --insn the lines of
  * the fast path's blocks (the walk's -J 2 took 2.4 times -J 1's). Each is bounded
- * (fastflow.h, SHAPE_BITS, NAMES_BITS, insnblk.h): about 4 MiB a thread beside the files'
- * mappings, 13 MiB with --insn.
+ * (fastflow.h, SHAPE_BITS, NAMES_BITS, insnblk.h): about 6 MiB a thread beside the files'
+ * mappings, 15 MiB with --insn.
  */
 struct decode_keep {
 	struct image_store *img;	/* NULL: nothing kept */
@@ -2523,6 +2624,7 @@ struct decode_keep {
 	struct shapes *shapes;
 	struct symname *names;		/* in names_mem */
 	void *names_mem;
+	uint32_t names_used;
 	csh cs[3];
 	uint64_t built;			/* blocks its chunks cut (decode_keep_built()) */
 };
@@ -2558,11 +2660,13 @@ static bool borrow(struct dec *x)
 	x->shapes = k->shapes;
 	x->names = k->names;
 	x->names_mem = k->names_mem;
+	x->names_used = k->names_used;
 	memcpy(x->cs, k->cs, sizeof(x->cs));
 	k->img = NULL;
 	k->shapes = NULL;
 	k->names = NULL;
 	k->names_mem = NULL;
+	k->names_used = 0;
 	memset(k->cs, 0, sizeof(k->cs));
 	return true;
 }
@@ -2583,6 +2687,7 @@ static void give_back(struct dec *x)
 	k->shapes = x->shapes;
 	k->names = x->names;
 	k->names_mem = x->names_mem;
+	k->names_used = x->names_used;
 	memcpy(k->cs, x->cs, sizeof(k->cs));
 	if (x->ff) {
 		k->built += fastflow_built(x->ff) - x->ff_built;
@@ -2796,6 +2901,7 @@ int decode_chunk_kept(struct decode_chunk *c, struct decode_keep **keep)
 			__atomic_fetch_add(c->progress, c->end - c->begin - x.progress_off,
 					   __ATOMIC_RELAXED);
 		c->stats.bytes = c->end - c->begin;
+		cache_use(&x);
 		drop_behind(&x, c->end - c->begin, 0);
 	}
 	teardown(&x);

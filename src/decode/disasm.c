@@ -49,6 +49,7 @@ struct disasm {
 	char *ring;		/* RING_BYTES and 16 of slack (readers copy in blocks of 16) */
 	uint64_t head;		/* ring bytes written (and skipped) since the start */
 	uint64_t next;		/* the position after the last record used */
+	size_t used;		/* table entries filled */
 	char out[DISASM_LINE_MAX + 16];
 };
 
@@ -94,6 +95,21 @@ static int mode_index(enum pt_exec_mode mode)
 	case ptem_32bit: return 1;
 	default: return 2;
 	}
+}
+
+size_t disasm_bound_entries(void)
+{
+	return (size_t)WAYS << SET_BITS;
+}
+
+size_t disasm_bound_bytes(void)
+{
+	return ((size_t)WAYS << SET_BITS) * sizeof(struct entry) + RING_BYTES;
+}
+
+size_t disasm_used(const struct disasm *d)
+{
+	return d->used;
 }
 
 int disasm_new(struct disasm **dp, bool att, struct error *e)
@@ -279,8 +295,10 @@ size_t disasm_put(struct disasm *d, const struct pt_insn *in, char *dst)
 	len = text_of(d, in, n, m, t);
 	copy16(dst, t, len);
 	/* The oldest of the set makes room (or the entry of this address, gone stale). */
-	if (i == WAYS)
+	if (i == WAYS) {
 		i = WAYS - 1;
+		d->used += !set[i].pos;
+	}
 	memmove(&set[1], &set[0], i * sizeof(*set));
 	set[0].ip = in->ip;
 	set[0].pos = keep(d, in->ip, k, t, len) + 1;

@@ -56,6 +56,7 @@ struct fastflow {
 	uint64_t built;
 	struct ffblk *blk;	/* FASTFLOW_BLOCKS, 64-byte aligned; nblk used */
 	uint32_t nblk;
+	uint32_t most;		/* nblk at most */
 	uint32_t *idx;		/* IDX_SLOTS: a block's slot + 1 by its address, 0: empty */
 	uint64_t epoch;		/* times the table was emptied */
 	fastflow_insn_fn *insn_fn;	/* the instructions of each block run (--insn), or NULL */
@@ -122,6 +123,11 @@ void fastflow_set_insn(struct fastflow *f, fastflow_insn_fn *fn, void *ctx)
 {
 	f->insn_fn = fn;
 	f->insn_ctx = ctx;
+}
+
+uint32_t fastflow_blocks_used(const struct fastflow *f)
+{
+	return f->most;
 }
 
 /* ---- code ---- */
@@ -267,6 +273,8 @@ static const struct ffblk *block(struct fastflow *f, uint64_t ip)
 	}
 	e = &f->blk[f->nblk++];
 	f->idx[slot] = f->nblk;
+	if (f->nblk > f->most)
+		f->most = f->nblk;
 	e->ip = ip;
 	e->last = (uint32_t)(f->ci->address - ip);
 	e->size = (uint8_t)f->ci->size;
@@ -624,13 +632,6 @@ static bool psb_plus(struct seg *s, size_t at, uint64_t *ip)
 		}
 	}
 	return false;
-}
-
-bool fastflow_psb(const uint8_t *buf, size_t len, size_t at, uint64_t *ip)
-{
-	struct seg s = { .buf = buf, .len = len };
-
-	return psb_plus(&s, at, ip);
 }
 
 static bool ahead_ok(struct seg *s);

@@ -31,8 +31,11 @@ struct insnblk {
 	void *sets_mem;
 	char *ring;		/* INSNBLK_RING */
 	uint64_t head;		/* ring bytes written and skipped since the start */
+	uint32_t used;		/* entries filled since the last clear */
 };
 
+_Static_assert(INSNBLK_ENTRIES == INSNBLK_SETS * WAYS && sizeof(struct entry) == 16,
+	       "insnblk.h's bound");
 _Static_assert(INSNBLK_RING > 2 * ROOM, "the ring holds more than a block's room");
 
 struct insnblk *insnblk_new(void)
@@ -66,6 +69,12 @@ void insnblk_clear(struct insnblk *c)
 {
 	memset(c->sets, 0, (size_t)INSNBLK_SETS * WAYS * sizeof(struct entry));
 	c->head = 0;
+	c->used = 0;
+}
+
+uint32_t insnblk_used(const struct insnblk *c)
+{
+	return c->used;
 }
 
 static struct entry *set_of(struct insnblk *c, uint64_t ip, unsigned n)
@@ -135,6 +144,8 @@ void insnblk_keep(struct insnblk *c, uint64_t ip, unsigned n, size_t len)
 	for (i = 0; i < WAYS - 1; i++)
 		if (set[i].ip == ip && set[i].pn >> 48 == n)
 			break;
+	if (i == WAYS - 1 && !set[i].pn)
+		c->used++;
 	memmove(&set[1], &set[0], i * sizeof(*set));
 	set[0].ip = ip;
 	set[0].pn = (uint64_t)n << 48 | (c->head + 1);

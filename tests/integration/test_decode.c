@@ -53,6 +53,7 @@ static void decode(struct args *a, struct run_result *r)
 	for (int i = 0; i < a->n; i++)
 		args_add(&full, a->v[i]);
 	cr_assert_eq(run_argv(full.v, NULL, r), 0);
+	run_drop_caches(r->out);
 }
 
 static void ptxed(struct args *a, struct run_result *r)
@@ -1000,6 +1001,7 @@ static void ff_decode(char *const *env, const char *cpu, const char *dir, const 
 		cr_assert_eq(run_ptcollect(env, r, "decode", "--cpu", cpu, "--raw", raw, "--pt",
 					   pt, mode, strcmp(mode, "--stats") ? NULL : "--json",
 					   NULL), 0);
+	run_drop_caches(r->out);
 }
 
 Test(decode, fast_path_takes_timing_packets_and_errata_and_prints_what_libipt_does)
@@ -1613,6 +1615,7 @@ static void loop_is_an_error(const uint8_t *code, size_t len, const char *what)
 		for (int i = 0; i < a.n; i++)
 			args_add(&full, a.v[i]);
 		cr_assert_eq(run_argv(full.v, env, &o), 0);
+		run_drop_caches(o.out);
 		cr_expect_eq(o.status, r.status, "%s", what);
 		cr_expect_str_eq(o.err, r.err, "%s", what);
 		cr_expect_str_eq(o.out, r.out, "%s", what);
@@ -2069,4 +2072,103 @@ Test(decode, a_bundles_address_filters_reach_libipt_for_its_skl014_workaround)
 		free(dir);
 	}
 	cleanup(src);
+}
+
+/*
+ * The caches' stats document of `decode ARGS --stats --json` (after the mode's records):
+ * caches.NAME's bound (entries, bytes) and use, checked against each other.
+ */
+static json_t *caches_of(const char *raw, const char *pt, const char *mode)
+{
+	struct run_result r;
+	const char *doc;
+	json_t *j, *c;
+
+	static char *const count[] = { "PTCOLLECT_DECODE_FAST_COUNT=1", NULL };
+
+	cr_assert_eq(run_ptcollect(count, &r, "decode", "-J", "1", "--raw", raw, "--pt", pt, mode,
+				   "--stats", "--json", NULL), 0);
+	cr_assert_eq(r.status, 0, "%s %s", mode, r.err);
+	doc = strstr(r.out, "{\n  \"streams\"");
+	cr_assert(doc, "%s: no stats document", mode);
+	j = json_loads(doc, 0, NULL);
+	cr_assert(j, "%s: %s", mode, doc);
+	c = json_incref(json_object_get(j, "caches"));
+	cr_assert(c, "%s: no caches: %s", mode, doc);
+	json_decref(j);
+	run_free(&r);
+	return c;
+}
+
+static json_int_t cache_field(json_t *caches, const char *name, const char *field)
+{
+	json_t *v = json_object_get(json_object_get(caches, name), field);
+
+	cr_assert(json_is_integer(v), "caches.%s.%s is not a number", name, field);
+	return json_integer_value(v);
+}
+
+/*
+ * decode --stats prints each cache's bound (entries, bytes: the same for any trace), and
+ * with the debug count the entries a run used, up to the bound: the fast path's blocks in every mode it takes,
+ * the names with --calls, the instruction text with --insn; the text output says them too.
+ */
+Test(decode, stats_print_each_caches_bound_and_use)
+{
+	static const char *const names[] = { "blocks", "names", "shapes", "insn_text",
+					     "insn_blocks" };
+	static char *const count[] = { "PTCOLLECT_DECODE_FAST_COUNT=1", NULL };
+	const char *lines;
+	char *dir = strdup("/tmp/ptc-caches-XXXXXX"), *raw, *pt;
+	json_t *st, *calls, *insn;
+	struct run_result r;
+
+	cr_assert(mkdtemp(dir));
+	char *argv[] = { own(run_testprog("ptwalk")), "-b", "2000", "-s", "1", "-n", "20000",
+			 "-p", "100", dir, NULL };
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	raw = path_in(dir, "prog.bin:0x401000");
+	pt = path_in(dir, "trace.pt");
+	st = caches_of(raw, pt, "--branches");
+	calls = caches_of(raw, pt, "--calls");
+	insn = caches_of(raw, pt, "--insn");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		json_int_t n = cache_field(st, names[i], "entries");
+		json_int_t b = cache_field(st, names[i], "bytes");
+
+		cr_expect_gt(n, 1000, "caches.%s.entries", names[i]);
+		cr_expect_geq(b, n * 16, "caches.%s.bytes: %lld for %lld entries", names[i],
+			      (long long)b, (long long)n);
+		cr_expect_eq(cache_field(calls, names[i], "entries"), n, "%s", names[i]);
+		cr_expect_eq(cache_field(insn, names[i], "bytes"), b, "%s", names[i]);
+		cr_expect_leq(cache_field(st, names[i], "used"), n, "%s", names[i]);
+		cr_expect_leq(cache_field(calls, names[i], "used"), n, "%s", names[i]);
+		cr_expect_leq(cache_field(insn, names[i], "used"), n, "%s", names[i]);
+	}
+	cr_expect_gt(cache_field(st, "blocks", "used"), 100);
+	cr_expect_eq(cache_field(st, "names", "used"), 0, "--branches names nothing");
+	cr_expect_eq(cache_field(st, "insn_text", "used"), 0, "--branches prints no text");
+	cr_expect_gt(cache_field(calls, "names", "used"), 100);
+	cr_expect_gt(cache_field(insn, "insn_text", "used"), 100);
+	cr_expect_eq(cache_field(insn, "names", "used"), 0, "--insn names nothing");
+	json_decref(st);
+	json_decref(calls);
+	json_decref(insn);
+	cr_assert_eq(run_ptcollect(NULL, &r, "decode", "--raw", raw, "--pt", pt, "--stats", NULL),
+		     0);
+	cr_expect(strstr(r.out, "\ncaches (each decoder thread's, bounded whatever the trace):\n"
+			 "  fast path blocks:\n    bound, entries: 32768\n"), "%s", r.out);
+	run_free(&r);
+	/* --insn's text takes the fast path (not with --json): its block lines are used. */
+	cr_assert_eq(run_ptcollect(count, &r, "decode", "--raw", raw, "--pt", pt, "--insn",
+				   "--stats", NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	lines = strstr(r.out, "\n  block lines (--insn):\n    bound, entries: 65536\n"
+			"    bound, bytes: 9437184\n    entries used: ");
+	cr_assert(lines, "%s", r.out);
+	cr_expect_gt(strtoul(strrchr(lines, ':') + 1, NULL, 10), 100, "%s", lines);
+	run_free(&r);
+	cleanup(dir);
 }
