@@ -37,6 +37,7 @@ struct decode_chunk {
 	bool mapped;			/* pt maps a file privately: pages may be dropped */
 	int fd;				/* with mapped: that file, for its holes, or -1 */
 	uint64_t begin, end;		/* this chunk's range of them (begin: a PSB, or 0) */
+	uint64_t len;			/* the stream's bytes in all (0: not known; end) */
 	bool first, last;		/* of its stream */
 	bool have_next_ip;		/* the next chunk starts at next_ip (its PSB+'s FUP) */
 	uint64_t next_ip;

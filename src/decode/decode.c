@@ -309,6 +309,7 @@ static struct decode_chunk *new_chunk(struct run *r, size_t stream, uint64_t beg
 	c->fd = r->maps[stream].fd;
 	c->begin = begin;
 	c->end = end;
+	c->len = r->maps[stream].len;
 	c->syms = r->syms;
 	c->progress = &r->progress;
 	c->tsc_hi = UINT64_MAX;
