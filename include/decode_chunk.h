@@ -16,6 +16,8 @@
 #include "error.h"
 #include "memimage.h"
 
+struct fastflow_table;
+
 /*
  * The stack decode_chunk() needs. libipt 2.1 and later (pt_insn_next() runs on its block
  * decoder) recurse in pt_blk_proceed_no_event_cached() once per lap of a loop that
@@ -44,6 +46,7 @@ struct decode_chunk {
 	/* Sideband problems this chunk reports: records after tsc_lo, up to tsc_hi. */
 	uint64_t tsc_lo, tsc_hi;
 	struct symcache *syms;
+	struct fastflow_table *blocks;	/* the fast path's blocks, shared (NULL: its own) */
 	uint64_t *progress;		/* bytes decoded, all chunks (atomic) */
 
 	/* What came out. */

@@ -46,6 +46,17 @@ struct fastflow *fastflow_new(struct image_store *img);
 void fastflow_free(struct fastflow *f);
 
 /*
+ * Blocks shared by the threads of a run (their images must hold the same code): each is
+ * cut once, by the first thread that needs it, and read by all (issue 25: -J 2 cut every
+ * block in each worker). Freed after every fastflow that shares it.
+ */
+struct fastflow_table;
+struct fastflow_table *fastflow_table_new(void);
+void fastflow_table_free(struct fastflow_table *t);
+/* Cut blocks into @t (until it is full), not a table of @f's own; before any block. */
+void fastflow_share(struct fastflow *f, struct fastflow_table *t);
+
+/*
  * The PSB+ at @at of @buf (@len bytes): true when a fast segment can start there (tracing
  * on, 64-bit code), with the IP of its FUP in @ip.
  */
@@ -74,7 +85,7 @@ void fastflow_set_errata(struct fastflow *f, unsigned errata);
 bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t at,
 		      struct decode_stats *st, fastflow_branch_fn *fn, void *ctx, size_t *next);
 
-/* Blocks built so far (each a capstone pass over its bytes): for tests of the bound. */
+/* Blocks this fastflow built (each a capstone pass over its bytes): for tests. */
 uint64_t fastflow_built(const struct fastflow *f);
 
 #endif

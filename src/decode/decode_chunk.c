@@ -2467,6 +2467,8 @@ static int setup(struct dec *x, struct error *e)
 				x->keep->ff = NULL;
 			} else {
 				x->ff = fastflow_new(x->img);
+				if (x->ff)
+					fastflow_share(x->ff, x->c->blocks);
 			}
 			if (x->ff)
 				fastflow_set_errata(x->ff, errata);
