@@ -55,9 +55,10 @@ struct ffblk {
  */
 struct fastflow_table {
 	struct ffblk *blk;	/* FASTFLOW_BLOCKS, 64-byte aligned; nblk used */
-	uint32_t nblk;
 	uint32_t *idx;		/* IDX_SLOTS: a block's slot + 1 by its address, 0: empty */
 	bool shared;
+	/* What a cut writes, in a line of its own: the pointers above are read at each step. */
+	uint32_t nblk __attribute__((aligned(64)));
 	pthread_mutex_t lock;	/* with shared: who cuts */
 };
 
@@ -74,10 +75,11 @@ struct fastflow {
 
 static struct fastflow_table *table_new(bool shared)
 {
-	struct fastflow_table *t = calloc(1, sizeof(*t));
+	struct fastflow_table *t = aligned_alloc(64, sizeof(*t));
 
 	if (!t)
 		return NULL;
+	memset(t, 0, sizeof(*t));
 	t->blk = aligned_alloc(64, FASTFLOW_BLOCKS * sizeof(struct ffblk));
 	t->idx = calloc(IDX_SLOTS, sizeof(*t->idx));
 	if (!t->blk || !t->idx || (shared && pthread_mutex_init(&t->lock, NULL))) {
