@@ -16,6 +16,8 @@
 #include "error.h"
 #include "memimage.h"
 
+struct fastflow_table;
+
 /*
  * The stack decode_chunk() needs. libipt 2.1 and later (pt_insn_next() runs on its block
  * decoder) recurse in pt_blk_proceed_no_event_cached() once per lap of a loop that
@@ -37,12 +39,14 @@ struct decode_chunk {
 	bool mapped;			/* pt maps a file privately: pages may be dropped */
 	int fd;				/* with mapped: that file, for its holes, or -1 */
 	uint64_t begin, end;		/* this chunk's range of them (begin: a PSB, or 0) */
+	uint64_t len;			/* the stream's bytes in all (0: not known; end) */
 	bool first, last;		/* of its stream */
 	bool have_next_ip;		/* the next chunk starts at next_ip (its PSB+'s FUP) */
 	uint64_t next_ip;
 	/* Sideband problems this chunk reports: records after tsc_lo, up to tsc_hi. */
 	uint64_t tsc_lo, tsc_hi;
 	struct symcache *syms;
+	struct fastflow_table *blocks;	/* the fast path's blocks, shared (NULL: its own) */
 	uint64_t *progress;		/* bytes decoded, all chunks (atomic) */
 
 	/* What came out. */

@@ -60,6 +60,17 @@ void fastflow_free(struct fastflow *f);
 uint32_t fastflow_blocks_used(const struct fastflow *f);
 
 /*
+ * Blocks shared by the threads of a run (their images must hold the same code): each is
+ * cut once, by the first thread that needs it, and read by all (issue 25: -J 2 cut every
+ * block in each worker). Freed after every fastflow that shares it.
+ */
+struct fastflow_table;
+struct fastflow_table *fastflow_table_new(void);
+void fastflow_table_free(struct fastflow_table *t);
+/* Cut blocks into @t (until it is full), not a table of @f's own; before any block. */
+void fastflow_share(struct fastflow *f, struct fastflow_table *t);
+
+/*
  * The PSB+ at @at of @buf (@len bytes): true when a fast segment can start there (tracing
  * on, 64-bit code), with the IP of its FUP in @ip; false too where a cut at this PSB could
  * change what libipt prints: one of @f's errata could apply to the PSB+ (BDM70, BDM64,
@@ -115,7 +126,7 @@ unsigned fastflow_insns(struct fastflow *f, uint64_t ip, unsigned n, struct pt_i
 /* Times the block table was emptied: a cache of what the blocks hold is emptied with it. */
 uint64_t fastflow_epoch(const struct fastflow *f);
 
-/* Blocks built so far (each a capstone pass over its bytes): for tests of the bound. */
+/* Blocks this fastflow built (each a capstone pass over its bytes): for tests. */
 uint64_t fastflow_built(const struct fastflow *f);
 
 #endif

@@ -18,6 +18,7 @@
 
 #include "decode.h"
 #include "decode_chunk.h"
+#include "fastflow.h"
 #include "decode_rec.h"
 #include "fileio.h"
 #include "render.h"
@@ -60,6 +61,7 @@ struct run {
 	unsigned jobs;
 	struct mapped *maps;
 	struct symcache *syms;
+	struct fastflow_table *blocks;	/* the fast path's, shared by the workers (-J 2 on) */
 	struct dout out, tl;
 	bool have_out, have_tl;
 	const struct renderer *out_rd, *tl_rd;
@@ -309,7 +311,9 @@ static struct decode_chunk *new_chunk(struct run *r, size_t stream, uint64_t beg
 	c->fd = r->maps[stream].fd;
 	c->begin = begin;
 	c->end = end;
+	c->len = r->maps[stream].len;
 	c->syms = r->syms;
+	c->blocks = r->blocks;
 	c->progress = &r->progress;
 	c->tsc_hi = UINT64_MAX;
 	dsink_init(&c->out, r->have_out ? &r->out : NULL);
@@ -723,6 +727,7 @@ static void cleanup(struct run *r)
 			unmap_stream(&r->maps[s]);
 	free(r->maps);
 	symcache_free(r->syms);
+	fastflow_table_free(r->blocks);
 	for (size_t s = 0; s < cfg->nr_streams; s++)
 		for (size_t i = 0; i < cfg->streams[s].nr_sb; i++)
 			dsb_file_release(&cfg->streams[s].sb[i]);
@@ -794,6 +799,9 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	pthread_cond_init(&r.cond, NULL);
 	memset(stats, 0, cfg->nr_streams * sizeof(*stats));
 	ret = prepare(&r, e);
+	/* Each block cut once for all workers (no memory for it: each cuts its own). */
+	if (!ret && r.jobs > 1)
+		r.blocks = fastflow_table_new();
 	if (!ret) {
 		threads = calloc(r.jobs, sizeof(*threads));
 		if (!threads)

@@ -146,6 +146,7 @@ struct dec {
 	uint64_t event_tsc;
 	struct mark mark;
 	/* A fast segment's branches not handed on yet: their names are being read (fast_branch()). */
+	uint8_t *seam;		/* fast_segment()'s view of the chunk's last segment */
 	struct fast_ahead {
 		uint64_t from, to;
 		const char *kind;
@@ -2248,8 +2249,71 @@ static void fast_restore(struct dec *x, const struct fast_snap *s)
 }
 
 /*
- * The chunk segment by segment: each PSB segment that fastflow decodes (wholly inside the
- * chunk, not its last), the others with libipt between, as chunks of their own would be.
+ * The chunk's last segment as the stream's one decoder (-J 1) sees it, into @view (a
+ * FAST_SEG_MAX buffer): from its PSB at @at through the next chunk's PSB+ and what follows
+ * it, FAST_SEG_MAX bytes or up to the stream's end, as run_fast() gives fastflow_segment()
+ * in a chunk that runs on. The part past the chunk is read from the file (a neighbour's
+ * pages may be guarded: guard_begin()). Returns its length, 0: not read.
+ */
+static size_t seam_view(const struct dec *x, size_t at, uint8_t *view)
+{
+	const struct decode_chunk *c = x->c;
+	size_t len = (size_t)(c->end - c->begin), want = FAST_SEG_MAX, got;
+
+	if (c->last || !c->len || c->len <= c->end || len - at >= FAST_SEG_MAX)
+		return 0;
+	if (want > c->len - c->begin - at)
+		want = (size_t)(c->len - c->begin - at);
+	got = len - at;
+	memcpy(view, c->pt + c->begin + at, got);
+	if (!c->mapped) {
+		memcpy(view + got, c->pt + c->end, want - got);
+		return want;
+	}
+	if (c->fd < 0)
+		return 0;
+	while (got < want) {
+		ssize_t n = pread(c->fd, view + got, want - got, (off_t)file_offset(x, got + at));
+
+		if (n <= 0)
+			return 0;
+		got += (size_t)n;
+	}
+	return want;
+}
+
+/*
+ * One fast segment from the PSB at @at, its end in @next. The chunk's last is decoded over
+ * seam_view() (then it must end at the chunk's end, the next chunk's PSB): fastflow reads
+ * the same bytes as in a chunk that runs on, so what it says is what the stream's one
+ * decoder says there, and a segment ends as a chunk does (fastflow.h). libipt took that
+ * segment before: 20 times fastflow's cost, each chunk.
+ */
+static bool fast_segment(struct dec *x, const uint8_t *buf, size_t len, size_t at, bool want,
+			 size_t *next)
+{
+	fastflow_branch_fn *fn = want ? fast_branch : NULL;
+	size_t n;
+
+	if (len - at < FAST_SEG_MAX && !x->c->last && next_psb(x, buf, len, at + 1, len) == len) {
+		if (!x->seam)
+			x->seam = malloc(FAST_SEG_MAX);
+		n = x->seam ? seam_view(x, at, x->seam) : 0;
+		if (n) {
+			if (!fastflow_segment(x->ff, x->seam, n, 0, &x->c->stats, fn, x, next))
+				return false;
+			*next += at;
+			return *next == len;
+		}
+	}
+	return fastflow_segment(x->ff, buf, len < at + FAST_SEG_MAX ? len : at + FAST_SEG_MAX,
+				at, &x->c->stats, fn, x, next);
+}
+
+/*
+ * The chunk segment by segment: each PSB segment that fastflow decodes (its last through
+ * the next chunk's PSB+: fast_segment()), the others with libipt between, as chunks of
+ * their own would be.
  * Such a cut is kept only where libipt's decoder of the whole chunk would have been at the
  * same place with nothing else to say: the libipt stretch before it ended at the next
  * PSB+'s FUP instruction with no error; else it is taken back and the stretch goes on to
@@ -2290,8 +2354,7 @@ static void run_fast(struct dec *x)
 		/* The time libipt has there: the PSB+'s TSC (its events'), else the one before. */
 		if ((x->flags & RENDER_TIME) && fastflow_tsc(buf, len, at, &x->tsc))
 			x->have_time = true;
-		if (fastflow_segment(x->ff, buf, len < at + FAST_SEG_MAX ? len : at + FAST_SEG_MAX,
-				     at, &c->stats, want ? fast_branch : NULL, x, &next)) {
+		if (fast_segment(x, buf, len, at, want, &next)) {
 			c->stats.fast++;
 			fast_drain(x, true);
 			/* The instructions after its last branch, up to the next PSB+'s FUP. */
@@ -2318,7 +2381,9 @@ static void run_fast(struct dec *x)
 		at = next_psb(x, buf, len, at + 1, from + FAST_REGION_MAX + 16);
 	}
 	x->hold = false;
-	fast_region(x, from, len, true, 0);
+	/* A last segment decoded fast leaves nothing (the next chunk starts at its end). */
+	if (from < len || c->last)
+		fast_region(x, from, len, true, 0);
 }
 
 /*
@@ -2779,6 +2844,8 @@ static int setup(struct dec *x, struct error *e)
 				x->keep->ff = NULL;
 			} else {
 				x->ff = fastflow_new(x->img);
+				if (x->ff)
+					fastflow_share(x->ff, x->c->blocks);
 			}
 			if (x->ff) {
 				fastflow_set_errata(x->ff, errata);
@@ -2814,6 +2881,7 @@ static void teardown(struct dec *x)
 	for (int i = 0; i < 3; i++)
 		if (x->cs[i])
 			cs_close(&x->cs[i]);
+	free(x->seam);
 	disasm_free(x->dis);
 	dsb_free(x->sb);
 	image_store_free(x->img);

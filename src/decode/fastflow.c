@@ -5,6 +5,7 @@
  * for the plainest segments; the rest is the caller's (libipt) to decode.
  */
 #include <capstone/capstone.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,22 @@ struct ffblk {
 	uint32_t next[2];
 };
 
+/*
+ * The blocks, a table of its own (fastflow_table) or shared by the threads of a run. A
+ * shared one is cut into under its lock and read without: a block is written before its
+ * index slot and nblk say it is there (release, read with acquire), and never changes after
+ * but for its links, hints read and written atomically and checked before use. A full
+ * shared table is not emptied: a thread goes on in a table of its own.
+ */
+struct fastflow_table {
+	struct ffblk *blk;	/* FASTFLOW_BLOCKS, 64-byte aligned; nblk used */
+	uint32_t *idx;		/* IDX_SLOTS: a block's slot + 1 by its address, 0: empty */
+	bool shared;
+	/* What a cut writes, in a line of its own: the pointers above are read at each step. */
+	uint32_t nblk __attribute__((aligned(64)));
+	pthread_mutex_t lock;	/* with shared: who cuts */
+};
+
 struct fastflow {
 	struct image_store *img;
 	unsigned errata;	/* FF_E_*: the errata whose packets this path must refuse */
@@ -54,14 +71,49 @@ struct fastflow {
 	csh cs;
 	cs_insn *ci;
 	uint64_t built;
-	struct ffblk *blk;	/* FASTFLOW_BLOCKS, 64-byte aligned; nblk used */
-	uint32_t nblk;
-	uint32_t most;		/* nblk at most */
-	uint32_t *idx;		/* IDX_SLOTS: a block's slot + 1 by its address, 0: empty */
-	uint64_t epoch;		/* times the table was emptied */
+	struct fastflow_table *t;	/* the blocks: own, or the shared one (not full) */
+	struct fastflow_table *own;	/* NULL until needed */
+	struct fastflow_table *shared;
+	uint32_t most;		/* blocks of the table it cuts into, at most */
+	uint64_t epoch;		/* times its own table was emptied */
 	fastflow_insn_fn *insn_fn;	/* the instructions of each block run (--insn), or NULL */
 	void *insn_ctx;
 };
+
+static struct fastflow_table *table_new(bool shared)
+{
+	struct fastflow_table *t = aligned_alloc(64, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	memset(t, 0, sizeof(*t));
+	t->blk = aligned_alloc(64, FASTFLOW_BLOCKS * sizeof(struct ffblk));
+	t->idx = calloc(IDX_SLOTS, sizeof(*t->idx));
+	if (!t->blk || !t->idx || (shared && pthread_mutex_init(&t->lock, NULL))) {
+		free(t->idx);
+		free(t->blk);
+		free(t);
+		return NULL;
+	}
+	t->shared = shared;
+	return t;
+}
+
+struct fastflow_table *fastflow_table_new(void)
+{
+	return table_new(true);
+}
+
+void fastflow_table_free(struct fastflow_table *t)
+{
+	if (!t)
+		return;
+	if (t->shared)
+		pthread_mutex_destroy(&t->lock);
+	free(t->idx);
+	free(t->blk);
+	free(t);
+}
 
 struct fastflow *fastflow_new(struct image_store *img)
 {
@@ -69,33 +121,24 @@ struct fastflow *fastflow_new(struct image_store *img)
 
 	if (!f)
 		return NULL;
-	f->blk = aligned_alloc(64, FASTFLOW_BLOCKS * sizeof(struct ffblk));
-	if (!f->blk) {
-		free(f);
-		return NULL;
-	}
-	f->idx = calloc(IDX_SLOTS, sizeof(*f->idx));
-	if (!f->idx) {
-		free(f->blk);
-		free(f);
-		return NULL;
-	}
 	f->img = img;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &f->cs) != CS_ERR_OK) {
-		free(f->idx);
-		free(f->blk);
 		free(f);
 		return NULL;
 	}
 	f->ci = cs_malloc(f->cs);
 	if (!f->ci) {
 		cs_close(&f->cs);
-		free(f->idx);
-		free(f->blk);
 		free(f);
 		return NULL;
 	}
 	return f;
+}
+
+void fastflow_share(struct fastflow *f, struct fastflow_table *t)
+{
+	if (!f->t && t && t->shared)
+		f->t = f->shared = t;
 }
 
 void fastflow_free(struct fastflow *f)
@@ -104,9 +147,20 @@ void fastflow_free(struct fastflow *f)
 		return;
 	cs_free(f->ci, 1);
 	cs_close(&f->cs);
-	free(f->idx);
-	free(f->blk);
+	fastflow_table_free(f->own);
 	free(f);
+}
+
+/* Blocks in @t that may be read (all of them, but in a shared table being cut into). */
+static inline uint32_t used(const struct fastflow_table *t)
+{
+	return __atomic_load_n(&t->nblk, __ATOMIC_ACQUIRE);
+}
+
+/* A link of @b (slot + 1, or 0). */
+static inline uint32_t link_of(const struct ffblk *b, int way)
+{
+	return __atomic_load_n(&b->next[way], __ATOMIC_RELAXED);
 }
 
 uint64_t fastflow_built(const struct fastflow *f)
@@ -237,24 +291,63 @@ static bool next_insn(struct fastflow *f, uint8_t *buf, const uint8_t **code, si
 	return *len && cs_disasm_iter(f->cs, code, len, addr, f->ci);
 }
 
+/* A block cut from @ip (f->ci its last instruction) into @t at index @slot. */
+static struct ffblk *put(struct fastflow *f, struct fastflow_table *t, size_t slot,
+			 uint64_t ip, uint32_t n, int cls, uint64_t target)
+{
+	struct ffblk *e = &t->blk[t->nblk];
+
+	e->ip = ip;
+	e->last = (uint32_t)(f->ci->address - ip);
+	e->size = (uint8_t)f->ci->size;
+	e->ninsn = (uint16_t)n;
+	e->cls = (uint8_t)cls;
+	e->target = target;
+	e->next[0] = e->next[1] = 0;
+	__atomic_store_n(&t->nblk, t->nblk + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&t->idx[slot], t->nblk, __ATOMIC_RELEASE);
+	if (t->nblk > f->most)
+		f->most = t->nblk;
+	f->built++;
+	return e;
+}
+
+/* The block at @ip in @t, or NULL; @slot: where the search ended (an empty slot). */
+static inline struct ffblk *lookup(struct fastflow_table *t, uint64_t ip, size_t *slot)
+{
+	size_t k = (size_t)((ip * 0x9e3779b97f4a7c15ull) >> (64 - 16));
+	uint32_t i;
+
+	for (; (i = __atomic_load_n(&t->idx[k], __ATOMIC_ACQUIRE)); k = (k + 1) % IDX_SLOTS)
+		if (t->blk[i - 1].ip == ip)
+			return &t->blk[i - 1];
+	*slot = k;
+	return NULL;
+}
+
 /*
  * The block at @ip: from the table, or cut now; NULL when this path cannot. A full table
- * is emptied (links into it are checked before use).
+ * of its own is emptied (links into it are checked before use).
  */
 static const struct ffblk *block(struct fastflow *f, uint64_t ip)
 {
-	uint64_t h = ip * 0x9e3779b97f4a7c15ull, end = 0, addr = ip, target = 0;
-	size_t slot = (size_t)(h >> (64 - 16));
+	uint64_t end = 0, addr = ip, target = 0;
 	uint8_t buf[READ_STEP + 16];
 	const uint8_t *code = buf;
+	struct fastflow_table *t = f->t;
 	struct ffblk *e;
 	uint32_t n = 0;
-	size_t len = 0;
+	size_t len = 0, slot;
 	int isid = 0, cls = FF_OTHER;
 
-	for (; f->idx[slot]; slot = (slot + 1) % IDX_SLOTS)
-		if (f->blk[f->idx[slot] - 1].ip == ip)
-			return &f->blk[f->idx[slot] - 1];
+	if (!t) {
+		t = f->t = f->own = table_new(false);
+		if (!t)
+			return NULL;
+	}
+	e = lookup(t, ip, &slot);
+	if (e)
+		return e;
 	for (;;) {
 		if (!next_insn(f, buf, &code, &len, &addr, &isid, &end))
 			return NULL;
@@ -265,40 +358,63 @@ static const struct ffblk *block(struct fastflow *f, uint64_t ip)
 		if (cls != FF_OTHER || n == BLOCK_INSNS)
 			break;
 	}
-	if (f->nblk == FASTFLOW_BLOCKS) {
-		memset(f->idx, 0, IDX_SLOTS * sizeof(*f->idx));
-		f->nblk = 0;
-		f->epoch++;
-		slot = (size_t)(h >> (64 - 16));
+	if (t->shared) {
+		pthread_mutex_lock(&t->lock);
+		/* Another thread may have cut it meanwhile. */
+		e = lookup(t, ip, &slot);
+		if (e || t->nblk < FASTFLOW_BLOCKS) {
+			if (!e)
+				e = put(f, t, slot, ip, n, cls, target);
+			pthread_mutex_unlock(&t->lock);
+			return e;
+		}
+		pthread_mutex_unlock(&t->lock);
+		/* Full: this thread goes on in a table of its own. */
+		if (!f->own)
+			f->own = table_new(false);
+		if (!f->own)
+			return NULL;
+		t = f->t = f->own;
+		e = lookup(t, ip, &slot);
+		if (e)
+			return e;
 	}
-	e = &f->blk[f->nblk++];
-	f->idx[slot] = f->nblk;
-	if (f->nblk > f->most)
-		f->most = f->nblk;
-	e->ip = ip;
-	e->last = (uint32_t)(f->ci->address - ip);
-	e->size = (uint8_t)f->ci->size;
-	e->ninsn = (uint16_t)n;
-	e->cls = (uint8_t)cls;
-	e->target = target;
-	e->next[0] = e->next[1] = 0;
-	f->built++;
-	return e;
+	if (t->nblk == FASTFLOW_BLOCKS) {
+		memset(t->idx, 0, IDX_SLOTS * sizeof(*t->idx));
+		t->nblk = 0;
+		f->epoch++;
+		lookup(t, ip, &slot);
+	}
+	return put(f, t, slot, ip, n, cls, target);
+}
+
+/* @b's slot + 1 in the table this thread cuts into, 0: not one of it (a return's hint). */
+static inline uint32_t site_of(const struct fastflow *f, const struct ffblk *b)
+{
+	const struct fastflow_table *t = f->t;
+
+	return b >= t->blk && b < t->blk + FASTFLOW_BLOCKS ? (uint32_t)(b - t->blk) + 1 : 0;
 }
 
 /* The block at @ip, where @b went (@way: 0 taken, 1 not), through its link if it holds. */
 static inline const struct ffblk *follow(struct fastflow *f, const struct ffblk *b, int way,
 					 uint64_t ip)
 {
-	uint32_t i = b->next[way];
+	uint32_t i = link_of(b, way);
 	const struct ffblk *n;
+	struct fastflow_table *t = f->t;
 
-	if (i && i <= f->nblk && f->blk[i - 1].ip == ip)
-		return &f->blk[i - 1];
+	if (t && i && i <= used(t) && t->blk[i - 1].ip == ip)
+		return &t->blk[i - 1];
 	n = block(f, ip);
-	/* (@b may have moved: a link is only a hint, checked as above.) */
-	if (n)
-		((struct ffblk *)b)->next[way] = (uint32_t)(n - f->blk) + 1;
+	/*
+	 * (@b may have moved: a link is only a hint, checked as above. Both in the table this
+	 * thread now cuts into: a link is a slot of it.)
+	 */
+	t = f->t;
+	if (n && b >= t->blk && b < t->blk + FASTFLOW_BLOCKS)
+		__atomic_store_n(&((struct ffblk *)b)->next[way], (uint32_t)(n - t->blk) + 1,
+				 __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -894,15 +1010,18 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 	tail_ip = ip;
 	for (;;) {
 		const struct ffblk *b = from ? follow(f, from, way, ip) : block(f, ip);
+		uint32_t l0, l1;
 		enum pk k;
 
 		if (!b || ++steps > STEPS_MAX)
 			goto out;
 		/* Where it went before, either way: read while this block's packet is. */
-		if (b->next[0] && b->next[0] <= f->nblk)
-			__builtin_prefetch(&f->blk[b->next[0] - 1]);
-		if (b->next[1] && b->next[1] <= f->nblk)
-			__builtin_prefetch(&f->blk[b->next[1] - 1]);
+		l0 = link_of(b, 0);
+		l1 = link_of(b, 1);
+		if (l0)
+			__builtin_prefetch(&f->t->blk[l0 - 1]);
+		if (l1)
+			__builtin_prefetch(&f->t->blk[l1 - 1]);
 		after = b->ip + b->last + b->size;
 		from = b;
 		way = 0;
@@ -927,7 +1046,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 				w->calls++;
 				/* libipt's rule: a call to the next instruction is not pushed. */
 				if (b->target != after)
-					push(w, after, (uint32_t)(b - f->blk) + 1);
+					push(w, after, site_of(f, b));
 			}
 			ip = b->target;
 			continue;
@@ -969,8 +1088,8 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 				if (!((w->s.tnt >> w->s.ntnt) & 1) || !pop(w, &to, &site))
 					goto out;
 				/* The return site through the call's link (checked as any link). */
-				if (site && site <= f->nblk) {
-					from = &f->blk[site - 1];
+				if (site && site <= used(f->t)) {
+					from = &f->t->blk[site - 1];
 					way = 1;
 				}
 			} else {
@@ -996,7 +1115,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 			w->d.insns += b->ninsn;
 			if (b->cls == FF_ICALL) {
 				w->d.calls++;
-				push(w, after, (uint32_t)(b - f->blk) + 1);
+				push(w, after, site_of(f, b));
 			}
 			taken(w, (b->ip + b->last), to, b->cls == FF_ICALL ? "call" : "jmp", after);
 			break;

@@ -428,7 +428,8 @@ static void walk(const char *dir, const char *blocks, const char *insns)
  * a walk over 60,000 blocks, more than it keeps, decoded at two lengths (0.4 M and 1.6 M
  * instructions) has the same peak resident set, within 10 % (and 1 MiB for the noise of
  * small runs); and what it prints is libipt's (PTCOLLECT_DECODE_NO_FAST=1), byte for byte,
- * however often the table was emptied.
+ * however often the table was emptied, at -J 1 and at -J 2 (the workers' shared table
+ * fills, and each goes on in a table of its own).
  */
 Test(bounded_memory, the_fast_paths_block_table_does_not_grow_with_the_trace)
 {
@@ -470,6 +471,13 @@ Test(bounded_memory, the_fast_paths_block_table_does_not_grow_with_the_trace)
 		cr_expect_eq(a.status, 0, "%s", a.err);
 		cr_expect_eq(b.status, a.status);
 		cr_expect_str_eq(a.out, b.out);
+		cr_expect_str_eq(a.err, b.err);
+		run_free(&a);
+		/* -J 2: the workers' shared table fills, then each goes on in one of its own. */
+		cr_assert_eq(run_ptcollect(NULL, &a, "decode", "-J", "2", "--chunk-size", "64K",
+					   "--raw", raw, "--pt", pt_l, mode, NULL), 0);
+		cr_expect_eq(a.status, b.status, "-J 2 %s: %s", mode, a.err);
+		cr_expect(!strcmp(a.out, b.out), "-J 2 %s prints other output than libipt", mode);
 		cr_expect_str_eq(a.err, b.err);
 		run_free(&a);
 		run_free(&b);

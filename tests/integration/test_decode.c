@@ -1122,6 +1122,71 @@ Test(decode, insn_fast_path_prints_what_the_insn_decoder_prints)
 }
 
 /*
+ * A chunk's last PSB segment (up to the next chunk's PSB) is decoded on the fast path as
+ * -J 1's one decoder decodes it, reading past the chunk's end from the file (issue 25: it
+ * went to libipt, 20 times the cost, in every chunk; -J 2 took up to a third more CPU time
+ * than -J 1 on the walk): in 4 KiB chunks as many segments are fast as in one chunk, with
+ * the same output, --stats and --branches, and with an erratum (SKZ84, 6/85/4) that
+ * makes fastflow look past the next PSB+.
+ */
+static uint64_t fast_segments(const char *dir, const char *cpu, const char *chunk,
+			      char **branches)
+{
+	static char *const count[] = { "PTCOLLECT_DECODE_FAST_COUNT=1", NULL };
+	char *raw = path_in(dir, "prog.bin:0x401000"), *pt = path_in(dir, "trace.pt");
+	struct run_result r;
+	json_t *doc;
+	uint64_t n;
+
+	cr_assert_eq(run_ptcollect(count, &r, "decode", "--cpu", cpu, "-J", chunk ? "2" : "1",
+				   "--chunk-size", chunk ? chunk : "4K", "--raw", raw, "--pt", pt,
+				   "--stats", "--json", NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	doc = json_loads(r.out, 0, NULL);
+	cr_assert(doc, "%s", r.out);
+	n = (uint64_t)json_integer_value(json_object_get(json_array_get(
+		json_object_get(doc, "streams"), 0), "fast_segments"));
+	json_decref(doc);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "decode", "--cpu", cpu, "-J", chunk ? "2" : "1",
+				   "--chunk-size", chunk ? chunk : "4K", "--raw", raw, "--pt", pt,
+				   "--branches", NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(r.err, "");
+	*branches = strdup(r.out);
+	run_free(&r);
+	return n;
+}
+
+Test(decode, jobs_two_decodes_a_chunks_last_segment_on_the_fast_path)
+{
+	static const char *const cpus[] = { "none", "6/85/4" };
+	char *dir = strdup("/tmp/ptc-seam-XXXXXX");
+	struct run_result r;
+
+	cr_assert(mkdtemp(dir));
+	char *argv[] = { own(run_testprog("ptwalk")), "-b", "3000", "-s", "2", "-n", "60000",
+			 "-p", "30", dir, NULL };
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	for (size_t c = 0; c < sizeof(cpus) / sizeof(cpus[0]); c++) {
+		char *one, *two;
+		uint64_t n1 = fast_segments(dir, cpus[c], NULL, &one);
+		uint64_t n2 = fast_segments(dir, cpus[c], "4K", &two);
+
+		cr_expect_gt(n1, 100, "%s: %llu fast segments", cpus[c], (unsigned long long)n1);
+		cr_expect_eq(n2, n1, "%s: %llu segments fast in 4 KiB chunks, %llu in one", cpus[c],
+			     (unsigned long long)n2, (unsigned long long)n1);
+		cr_expect_gt(strlen(one), 1000, "%s", cpus[c]);
+		cr_expect(!strcmp(one, two), "%s: -J 2 prints other branches than -J 1", cpus[c]);
+		free(one);
+		free(two);
+	}
+	cleanup(dir);
+}
+
+/*
  * --calls names every address by its own offset: on the walk trace (calls and returns
  * between 20,000 blocks, more addresses than the decoder keeps names of, so slots are
  * shared and reused), each line's "[unknown] (prog.bin+0xOFF)" is its address less

@@ -18,6 +18,7 @@
 
 #include "decode_chunk.h"
 #include "decode_config.h"
+#include "fastflow.h"
 #include "run.h"
 #include "suitewatch.h"
 #include "tempfile.h"
@@ -140,6 +141,108 @@ Test(decode_keep, a_threads_second_chunk_cuts_no_block_again)
 	chunk_fini(&a);
 
 	decode_keep_free(keep);
+	symcache_free(syms);
+	munmap(map, (size_t)sb.st_size);
+	close(fd);
+	temp_dir_remove(dir);
+}
+
+/*
+ * Two threads (-J 2's workers, each with its own keep) on one table of blocks
+ * (fastflow_table, decode_run's with -J 2 on): every block is cut once for both (issue 25:
+ * each worker cut the walk's blocks again, a tenth of -J 1's CPU time on --stats), one
+ * thread after the other and both at once, and both count what one thread counts alone.
+ */
+Test(decode_keep, two_threads_on_a_shared_table_cut_each_block_once)
+{
+	char *dir = temp_dir("ptc-share");
+	char *prog = own(run_testprog("ptwalk"));
+	char raw[256], pt[256];
+	char *argv[] = { prog, "-b", "2000", "-s", "1", "-n", "300000", dir, NULL };
+	struct decode_file file = { .raw = true, .path = raw, .addr = 0x401000 };
+	struct decode_stream st = { .name = "walk", .pt = pt };
+	struct decode_config cfg;
+	struct decode_keep *alone = NULL;
+	struct decode_chunk a, b;
+	struct symcache *syms;
+	struct run_result r;
+	struct stat sb;
+	uint64_t built;
+	uint8_t *map;
+	int fd;
+
+	cr_assert(dir);
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	snprintf(raw, sizeof(raw), "%s/prog.bin", dir);
+	snprintf(pt, sizeof(pt), "%s/trace.pt", dir);
+	fd = open(pt, O_RDONLY);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(fstat(fd, &sb), 0);
+	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	cr_assert_neq(map, MAP_FAILED);
+	decode_config_init(&cfg);
+	cfg.mode = DECODE_NONE;
+	cfg.files = &file;
+	cfg.nr_files = 1;
+	cfg.streams = &st;
+	cfg.nr_streams = 1;
+	syms = symcache_new();
+	cr_assert(syms);
+
+	/* One thread alone, its own table: what every block costs once. */
+	chunk_init(&a, &cfg, map, (uint64_t)sb.st_size, syms);
+	decode_one(&a, &alone);
+	built = decode_keep_built(alone);
+	cr_assert_gt(built, 1000, "%llu blocks", (unsigned long long)built);
+	decode_keep_free(alone);
+
+	for (int together = 0; together < 2; together++) {
+		struct fastflow_table *t = fastflow_table_new();
+		struct decode_keep *k1 = NULL, *k2 = NULL;
+		struct job j1 = { &a, &k1 }, j2 = { &b, &k2 };
+		const char *how = together ? "at once" : "one after the other";
+
+		cr_assert(t);
+		chunk_fini(&a);
+		chunk_init(&a, &cfg, map, (uint64_t)sb.st_size, syms);
+		chunk_init(&b, &cfg, map, (uint64_t)sb.st_size, syms);
+		a.blocks = b.blocks = t;
+		if (together) {
+			pthread_attr_t attr;
+			pthread_t t1, t2;
+
+			cr_assert_eq(pthread_attr_init(&attr), 0);
+			cr_assert_eq(pthread_attr_setstacksize(&attr, 4 * (size_t)DECODE_CHUNK_STACK),
+				     0);
+			cr_assert_eq(pthread_create(&t1, &attr, run_job, &j1), 0);
+			cr_assert_eq(pthread_create(&t2, &attr, run_job, &j2), 0);
+			cr_assert_eq(pthread_join(t1, NULL), 0);
+			cr_assert_eq(pthread_join(t2, NULL), 0);
+			pthread_attr_destroy(&attr);
+			cr_assert_eq(a.ret, 0);
+			cr_assert_eq(b.ret, 0);
+		} else {
+			decode_one(&a, &k1);
+			decode_one(&b, &k2);
+			cr_expect_eq(decode_keep_built(k2), 0, "%s: the second thread cut %llu blocks",
+				     how, (unsigned long long)decode_keep_built(k2));
+		}
+		cr_expect_eq(decode_keep_built(k1) + decode_keep_built(k2), built,
+			     "%s: the threads cut %llu and %llu blocks, one alone %llu", how,
+			     (unsigned long long)decode_keep_built(k1),
+			     (unsigned long long)decode_keep_built(k2), (unsigned long long)built);
+		cr_expect_gt(a.stats.insns, 0);
+		cr_expect_eq(b.stats.insns, a.stats.insns, "%s", how);
+		cr_expect_eq(b.stats.branches, a.stats.branches, "%s", how);
+		cr_expect_eq(b.stats.fast, a.stats.fast, "%s", how);
+		chunk_fini(&b);
+		decode_keep_free(k1);
+		decode_keep_free(k2);
+		fastflow_table_free(t);
+	}
+	chunk_fini(&a);
 	symcache_free(syms);
 	munmap(map, (size_t)sb.st_size);
 	close(fd);
