@@ -5,7 +5,7 @@
  * longest instruction) and the text. Programs run the same instructions over
  * and over, so each instruction's text is kept, keyed by address, mode and
  * bytes (the bytes make a hit exact even for code that changed), in a cache of
- * fixed size: 131,072 instructions in a table of 4 MiB (8-way sets), their
+ * fixed size: 262,144 instructions in a table of 4 MiB (8-way sets), their
  * texts in a ring of 4 MiB; 8 MiB at most, for any trace.
  */
 #ifndef PTC_DISASM_H
