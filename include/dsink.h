@@ -14,7 +14,9 @@
  *   until what the merge passed on is given back or its turn comes;
  * - dsink_promote() gives a sink its turn: what it let go of so far reaches
  *   the output (the sink's writer goes on meanwhile), and so will everything
- *   after;
+ *   after; or dsink_turn() does, and the output stays the merge's to write
+ *   (dsink_pass()) until dsink_promote(): the writer only hands its buffers
+ *   over, holding at most DSINK_TURN_HOLD bytes not yet passed on;
  * - a sink can take back what it has not let go of (dsink_truncate()): a
  *   chunk's last instructions belong to the next chunk.
  *
@@ -59,6 +61,13 @@ void dbudget_init(struct dbudget *b, uint64_t bound);
 void dbudget_destroy(struct dbudget *b);
 /* No writer waits any longer (the merge stopped): what is over the bound goes to files. */
 void dbudget_stop(struct dbudget *b);
+/* Wake whoever waits on the budget (dbudget_wait()): what it waits for may have come. */
+void dbudget_kick(struct dbudget *b);
+/*
+ * Wait until @ready(@arg) (the budget's lock held), the budget stops or @ns pass: false
+ * when the time ran out. Sinks at their turn (dsink_turn()) kick as they let go of bytes.
+ */
+bool dbudget_wait(struct dbudget *b, bool (*ready)(void *), void *arg, uint64_t ns);
 
 struct dblock;
 
@@ -82,6 +91,8 @@ struct dsink {
 	int spill;		/* temporary file for what it let go of before its turn, or -1 */
 	bool spilling;		/* what comes next goes after the file, not to memory */
 	bool direct;		/* its turn came: let go of means written */
+	bool turn;		/* its turn came: let go of means for the merge to pass on */
+	uint64_t own;		/* bytes let go of since the merge last took them (atomic) */
 	int err;
 };
 
@@ -127,5 +138,28 @@ int dsink_flush(struct dsink *s, uint64_t upto);
  * The sink's writer may go on meanwhile (from another thread).
  */
 int dsink_promote(struct dsink *s);
+
+/*
+ * A sink at its turn (dsink_turn()): its writer waits while the merge has not taken
+ * DSINK_TURN_HOLD bytes it let go of (1 MiB: it waited whenever the merge was not
+ * scheduled within a millisecond), and wakes the merge once DSINK_TURN_PASS wait: each
+ * buffer the decoder flushes (decode_chunk.c), read by the merge soon after.
+ */
+#define DSINK_TURN_HOLD (8u << 20)
+#define DSINK_TURN_PASS (256u << 10)
+/*
+ * Its turn, for the merge to write: what it lets go of from now on, and what it let go
+ * of before, is passed on by dsink_pass() (the merge's thread, not the writer's) until
+ * dsink_promote(). With -J 2 and more the workers then decode only, and one thread (the
+ * merge) turns records into text: the same work each, none waits for the other's filter.
+ */
+void dsink_turn(struct dsink *s);
+/* A sink at its turn: what it let go of so far reaches the output. 0 or the error. */
+int dsink_pass(struct dsink *s);
+/* DSINK_TURN_PASS bytes let go of and not yet passed on (a lockless look). */
+static inline bool dsink_turn_ready(const struct dsink *s)
+{
+	return __atomic_load_n(&s->own, __ATOMIC_ACQUIRE) >= DSINK_TURN_PASS;
+}
 
 #endif

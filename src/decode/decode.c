@@ -25,7 +25,7 @@
 
 /* Chunks (bytes of trace) with -J 2 and more, unless --chunk-size says. */
 #define MIN_CHUNK (32u << 10)
-#define FIRST_CHUNK (128u << 10)
+#define FIRST_CHUNK (32u << 10)
 /* What chunks waiting for their turn keep in memory, all together (beyond: files). */
 #define MEM_BOUND (256ull << 20)
 #define PSB_LEN 16
@@ -270,7 +270,7 @@ static uint64_t next_size(const struct run *r, uint64_t left)
 			if (size > FIRST_CHUNK)
 				size = FIRST_CHUNK;
 		} else if (r->done_out) {
-			uint64_t want = r->budget.bound / (4 * (uint64_t)r->jobs);
+			uint64_t want = r->budget.bound / (8 * (uint64_t)r->jobs);
 			double fit = (double)want * (double)r->done_in / (double)r->done_out;
 
 			if (fit < (double)size)
@@ -455,6 +455,8 @@ static void *worker(void *arg)
 		r->done_out += dsink_pos(&c->out) + dsink_pos(&c->tl);
 		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
+		/* The merge may wait on the budget for this chunk's output or its end. */
+		dbudget_kick(&r->budget);
 	}
 }
 
@@ -574,6 +576,73 @@ static void drop_merged(struct run *r, const struct decode_chunk *c)
 		madvise((void *)from, to - from, MADV_DONTNEED);
 }
 
+/* Chunk @k's sinks at their turn for the merge: those whose output has a filter. */
+struct turn {
+	struct run *r;
+	size_t k;
+	struct dsink *s[2];
+	unsigned n;
+};
+
+/* Chunk @k decoded (the run's lock is taken under the budget's: never the other way). */
+static bool chunk_done(struct run *r, size_t k)
+{
+	bool done;
+
+	pthread_mutex_lock(&r->lock);
+	done = r->chunks[k].done;
+	pthread_mutex_unlock(&r->lock);
+	return done;
+}
+
+static bool turn_ready(void *arg)
+{
+	const struct turn *t = arg;
+
+	for (unsigned i = 0; i < t->n; i++)
+		if (dsink_turn_ready(t->s[i]))
+			return true;
+	return chunk_done(t->r, t->k);
+}
+
+/*
+ * With -J 2 and more, the merge turns chunk @k's records into text (--calls, --timeline,
+ * report: an output with a filter) while its worker decodes it (dsink_turn()): the
+ * worker hands its buffers over, and the filter is the merge's work alone. Were the
+ * worker to filter its chunk's output itself (dsink_promote() at once), the worker of
+ * the next chunk, decoding only, ran ahead, filled its share of the waiting output and
+ * waited for its turn (-J 2 --calls on the loop of bench/decode: 250-360 ms of a 1.2 s
+ * run, one worker's). Output without a filter is written by its worker, as it goes
+ * (a hand-over each buffer costs more than the write).
+ */
+static int merge_turn(struct run *r, size_t k, struct decode_chunk *c)
+{
+	struct turn t = { .r = r, .k = k };
+	int ret = 0;
+
+	for (int i = 0; i < 2; i++) {
+		struct dsink *s = i ? &c->tl : &c->out;
+
+		if (s->out && s->out->filter) {
+			dsink_turn(s);
+			t.s[t.n++] = s;
+		} else if (!ret) {
+			/* Its writer must not wait for the memory this chunk's end gives back. */
+			ret = dsink_promote(s);
+		}
+	}
+	while (t.n && !ret) {
+		for (unsigned i = 0; i < t.n && !ret; i++)
+			ret = dsink_pass(t.s[i]);
+		if (ret || chunk_done(r, k))
+			break;
+		if (!dbudget_wait(&r->budget, turn_ready, &t, 250000000) && r->io->progress)
+			r->io->progress(r->io->ctx, __atomic_load_n(&r->progress, __ATOMIC_RELAXED),
+					r->total);
+	}
+	return ret;
+}
+
 /*
  * The merge: chunk after chunk in their order. A chunk gets its turn (what it let go
  * of reaches the output) as soon as it is planned, and is done with when it is
@@ -594,8 +663,11 @@ static int merge(struct run *r, struct decode_stats *stats, struct error *e)
 		c = r->chunks[k].c;
 		pthread_mutex_unlock(&r->lock);
 		if (!ret) {
+			/* After an error too: the worker writes on (dout drops it). */
+			int t = r->jobs > 1 ? merge_turn(r, k, c) : 0;
 			int a = dsink_promote(&c->out), b = dsink_promote(&c->tl);
 
+			a = t ? t : a;
 			if (a || b)
 				ret = err_runtime(e, a ? a : b, "cannot write the output: %s",
 						  strerror(-(a ? a : b)));

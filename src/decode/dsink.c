@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "dsink.h"
@@ -47,9 +48,35 @@ void dbudget_init(struct dbudget *b, uint64_t bound)
 void dbudget_stop(struct dbudget *b)
 {
 	pthread_mutex_lock(&b->lock);
-	b->stop = true;
+	__atomic_store_n(&b->stop, true, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&b->cond);
 	pthread_mutex_unlock(&b->lock);
+}
+
+void dbudget_kick(struct dbudget *b)
+{
+	pthread_mutex_lock(&b->lock);
+	pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+}
+
+bool dbudget_wait(struct dbudget *b, bool (*ready)(void *), void *arg, uint64_t ns)
+{
+	struct timespec ts;
+	bool ok = true;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(ns / 1000000000u);
+	ts.tv_nsec += (long)(ns % 1000000000u);
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&b->lock);
+	while (ok && !b->stop && !ready(arg))
+		ok = pthread_cond_timedwait(&b->cond, &b->lock, &ts) != ETIMEDOUT;
+	pthread_mutex_unlock(&b->lock);
+	return ok;
 }
 
 void dbudget_destroy(struct dbudget *b)
@@ -286,21 +313,33 @@ static bool keep(struct dsink *s, size_t n)
 }
 
 /*
- * Before its turn, with the budget's wait_at: while another buffer would take what the
- * sinks hold past it, wait for memory given back or for the turn (the sink's lock is
- * not held: dsink_promote() takes it).
+ * Whether the writer waits: before its turn, while another buffer would take what the
+ * sinks hold past the budget's wait_at; at its turn for the merge (dsink_turn()),
+ * while the merge has not taken DSINK_TURN_HOLD bytes it let go of.
+ */
+static bool must_wait(const struct dsink *s, const struct dbudget *b)
+{
+	if (__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&s->direct, __ATOMIC_ACQUIRE))
+		return false;
+	if (__atomic_load_n(&s->turn, __ATOMIC_ACQUIRE))
+		return __atomic_load_n(&s->own, __ATOMIC_ACQUIRE) > DSINK_TURN_HOLD;
+	return __atomic_load_n(&b->held, __ATOMIC_RELAXED) + s->cap > b->wait_at;
+}
+
+/*
+ * With the budget's wait_at: wait (must_wait()) for memory given back, the merge taking
+ * what the sink let go of, or the turn (the sink's lock is not held: dsink_promote()
+ * takes it).
  */
 static void wait_room(struct dsink *s)
 {
 	struct dbudget *b = s->out->budget;
 
-	if (!b || !b->wait_at || __atomic_load_n(&s->direct, __ATOMIC_ACQUIRE))
-		return;
-	if (__atomic_load_n(&b->held, __ATOMIC_RELAXED) + s->cap <= b->wait_at)
+	if (!b || !b->wait_at || !must_wait(s, b))
 		return;
 	pthread_mutex_lock(&b->lock);
-	while (!b->stop && !__atomic_load_n(&s->direct, __ATOMIC_ACQUIRE) &&
-	       __atomic_load_n(&b->held, __ATOMIC_RELAXED) + s->cap > b->wait_at)
+	while (must_wait(s, b))
 		pthread_cond_wait(&b->cond, &b->lock);
 	pthread_mutex_unlock(&b->lock);
 }
@@ -309,6 +348,7 @@ int dsink_flush(struct dsink *s, uint64_t upto)
 {
 	size_t n;
 	int ret = 0;
+	bool kick = false;
 
 	if (!s->out || upto <= s->base)
 		return s->err;
@@ -322,16 +362,26 @@ int dsink_flush(struct dsink *s, uint64_t upto)
 	if (s->direct) {
 		pass(s->out, s->buf, n);
 		ret = s->out->err;
-	} else if (keep(s, n)) {
-		pthread_mutex_unlock(&s->lock);
-		s->len -= n;
-		s->base += n;
-		return s->err;
 	} else {
+		uint64_t own = __atomic_add_fetch(&s->own, n, __ATOMIC_RELEASE);
+		/* The merge waits for DSINK_TURN_PASS bytes (or the chunk's end). */
+		bool turn = s->turn && own >= DSINK_TURN_PASS && own - n < DSINK_TURN_PASS;
+
+		if (keep(s, n)) {
+			pthread_mutex_unlock(&s->lock);
+			if (turn)
+				dbudget_kick(s->out->budget);
+			s->len -= n;
+			s->base += n;
+			return s->err;
+		}
 		ret = spill(s, s->buf, n);
 		s->spilling = true;
+		kick = turn;
 	}
 	pthread_mutex_unlock(&s->lock);
+	if (kick && s->out->budget)
+		dbudget_kick(s->out->budget);
 	if (ret && !s->err)
 		s->err = ret;
 	memmove(s->buf, s->buf + n, s->len - n);
@@ -387,52 +437,78 @@ static int readback(struct dsink *s, int fd)
 /*
  * What the sink let go of so far is taken off it (memory first, then the file: their
  * order) and passed on without its lock: the writer goes on meanwhile, into a new list.
- * When no more is left, the sink writes straight to the output.
+ * True when there was some; @direct: when there was none, the sink writes straight to
+ * the output from now on.
  */
+static bool pass_held(struct dsink *s, bool direct, int *ret)
+{
+	struct dblock *head;
+	int fd;
+
+	pthread_mutex_lock(&s->lock);
+	if (!s->head && s->spill < 0) {
+		if (direct)
+			__atomic_store_n(&s->direct, true, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&s->lock);
+		return false;
+	}
+	head = s->head;
+	fd = s->spill;
+	s->head = s->tail = NULL;
+	s->spill = -1;
+	s->spilling = false;
+	__atomic_store_n(&s->own, 0, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&s->lock);
+	/* Each given back once passed on: a writer waiting for memory goes on. */
+	while (head) {
+		struct dblock *next = head->next;
+
+		pass(s->out, head->buf, head->len);
+		head->next = NULL;
+		blocks_free(s, head);
+		head = next;
+	}
+	if (fd >= 0) {
+		int r = readback(s, fd);
+
+		*ret = *ret ? *ret : r;
+	}
+	return true;
+}
+
 int dsink_promote(struct dsink *s)
+{
+	struct dbudget *b;
+	int ret = 0;
+
+	if (!s->out)
+		return 0;
+	while (pass_held(s, true, &ret))
+		;
+	b = s->out->budget;
+	if (b && b->wait_at)
+		dbudget_kick(b);	/* its writer may wait for this */
+	return ret ? ret : s->out->err;
+}
+
+void dsink_turn(struct dsink *s)
+{
+	if (!s->out)
+		return;
+	pthread_mutex_lock(&s->lock);
+	__atomic_store_n(&s->turn, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&s->lock);
+	if (s->out->budget)
+		dbudget_kick(s->out->budget);	/* its writer may wait before its turn */
+}
+
+int dsink_pass(struct dsink *s)
 {
 	int ret = 0;
 
 	if (!s->out)
 		return 0;
-	for (;;) {
-		struct dblock *head;
-		int fd;
-
-		pthread_mutex_lock(&s->lock);
-		if (!s->head && s->spill < 0) {
-			struct dbudget *b = s->out->budget;
-
-			__atomic_store_n(&s->direct, true, __ATOMIC_RELEASE);
-			pthread_mutex_unlock(&s->lock);
-			if (b && b->wait_at) {
-				/* Its writer may wait for this. */
-				pthread_mutex_lock(&b->lock);
-				pthread_cond_broadcast(&b->cond);
-				pthread_mutex_unlock(&b->lock);
-			}
-			break;
-		}
-		head = s->head;
-		fd = s->spill;
-		s->head = s->tail = NULL;
-		s->spill = -1;
-		s->spilling = false;
-		pthread_mutex_unlock(&s->lock);
-		/* Each given back once passed on: a writer waiting for memory goes on. */
-		while (head) {
-			struct dblock *next = head->next;
-
-			pass(s->out, head->buf, head->len);
-			head->next = NULL;
-			blocks_free(s, head);
-			head = next;
-		}
-		if (fd >= 0) {
-			int r = readback(s, fd);
-
-			ret = ret ? ret : r;
-		}
-	}
+	if (pass_held(s, false, &ret) && s->out->budget)
+		dbudget_kick(s->out->budget);	/* its writer may wait for the merge */
 	return ret ? ret : s->out->err;
 }

@@ -573,6 +573,8 @@ static const char *const jobs_modes[][3] = {
 	{ "--insn", NULL }, { "--branches", NULL }, { "--calls", NULL }, { "--stats", NULL },
 	{ "--insn", "--json" }, { "--branches", "--json" }, { "--calls", "--json" },
 	{ "--stats", "--json" }, { "--timeline", NULL },
+	/* An output the merge filters beside one its worker writes (decode.c: merge_turn()). */
+	{ "--timeline", "--insn" }, { "--timeline", "--calls" },
 };
 
 /*

@@ -646,6 +646,111 @@ Test(dsink, a_sink_before_its_turn_waits_at_the_mark)
 	fclose(t);
 }
 
+/* A filter that passes bytes on, and counts the first sink's hand-overs off the merge's thread. */
+static pthread_t merge_thread;
+static int off_merge;
+
+static void merge_only(struct dout *o, const uint8_t *data, size_t len)
+{
+	if (len >= 2 && data[1] == '0' && !pthread_equal(pthread_self(), merge_thread))
+		__atomic_add_fetch(&off_merge, 1, __ATOMIC_RELAXED);
+	dout_write(o, data, len);
+}
+
+/* Sink 0's @n0 lines, then sink 1's @n1, and nothing more. */
+static void expect_sink_lines(const char *text, int n0, int n1)
+{
+	const char *p = text;
+	char want[32];
+
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < (k ? n1 : n0); i++) {
+			int n = snprintf(want, sizeof(want), "s%d %06d\n", k, i);
+
+			cr_assert(!strncmp(p, want, (size_t)n), "line %d of sink %d: %.12s", i, k, p);
+			p += n;
+		}
+	cr_expect_eq(*p, '\0');
+}
+
+struct turn_writer {
+	struct dsink *s;
+	int sink, lines;
+	bool done;
+	struct dbudget *b;
+};
+
+static void *write_turn(void *arg)
+{
+	struct turn_writer *w = arg;
+
+	numbered(w->s, w->sink, 0, w->lines);
+	__atomic_store_n(&w->done, true, __ATOMIC_RELEASE);
+	dbudget_kick(w->b);
+	return NULL;
+}
+
+static bool turn_writer_ready(void *arg)
+{
+	struct turn_writer *w = arg;
+
+	return dsink_turn_ready(w->s) || __atomic_load_n(&w->done, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A sink at its turn for the merge (dsink_turn(), decode.c with -J 2: an output with a
+ * filter): its writer hands 9 MB over while the sink after it waits at the budget's mark
+ * (1 MiB) for its turn; the writer at its turn does not wait at that mark (the merge
+ * would wait for its end: neither would go on), every byte of it goes through the filter
+ * on the merge's thread, and the output is both sinks' in their order.
+ */
+Test(dsink, a_sink_at_its_turn_for_the_merge_is_filtered_by_the_merge)
+{
+	FILE *t = tmpfile();
+	struct dbudget b;
+	struct dout o;
+	struct dsink s0, s1;
+	struct turn_writer w0 = { .s = &s0, .sink = 0, .lines = 900000, .b = &b };
+	struct turn_writer w1 = { .s = &s1, .sink = 1, .lines = 400000, .b = &b };
+	pthread_t th0, th1;
+	char *text;
+
+	cr_assert(t);
+	merge_thread = pthread_self();
+	dbudget_init(&b, 64u << 20);
+	b.wait_at = 1u << 20;
+	cr_assert_eq(dout_init(&o, fileno(t), merge_only, NULL), 0);
+	o.budget = &b;
+	dsink_init(&s0, &o);
+	dsink_init(&s1, &o);
+	cr_assert_eq(pthread_create(&th1, NULL, write_turn, &w1), 0);
+	cr_assert_eq(pthread_create(&th0, NULL, write_turn, &w0), 0);
+	dsink_turn(&s0);
+	while (!__atomic_load_n(&w0.done, __ATOMIC_ACQUIRE)) {
+		cr_assert_eq(dsink_pass(&s0), 0);
+		/* Bounded: a writer that never ends fails the test, not hangs it. */
+		cr_assert(dbudget_wait(&b, turn_writer_ready, &w0, 10000000000ull),
+			  "the writer at its turn waits, 10 s");
+	}
+	cr_assert_eq(pthread_join(th0, NULL), 0);
+	cr_assert_eq(dsink_promote(&s0), 0);
+	cr_expect_eq(off_merge, 0, "%d of the first sink's hand-overs filtered off the merge",
+		     off_merge);
+	cr_assert_eq(dsink_promote(&s1), 0);
+	cr_assert_eq(pthread_join(th1, NULL), 0);
+	cr_assert_eq(dout_flush(&o), 0);
+	cr_expect_eq(b.spilled, 0);
+	text = tmp_text(t);
+	expect_sink_lines(text, 900000, 400000);
+	free(text);
+	dsink_destroy(&s0);
+	dsink_destroy(&s1);
+	cr_expect_eq(b.held, 0);
+	dout_destroy(&o);
+	dbudget_destroy(&b);
+	fclose(t);
+}
+
 /*
  * image_sym_format() spells by hand what snprintf() spelled: each of its three forms,
  * offsets of every width, and every buffer length, so that a name cut by the buffer is
