@@ -420,14 +420,3 @@ char *run_read_line(int fd, int secs)
 	line[n] = '\0';
 	return line;
 }
-
-void run_drop_caches(char *out)
-{
-	char *c = strstr(out, "\ncaches (");
-	char *j = strstr(out, ",\n  \"caches\": {");
-
-	if (c)
-		c[1] = '\0';
-	else if (j)
-		strcpy(j, "\n}\n");
-}

@@ -92,11 +92,5 @@ char *run_srcpath(const char *rel);
 char *run_shared(const char *rel);
 /* libipt's TOOL (ptxed, ptdump, pttc): run_shared("oracle/TOOL"), runnable, or skip/fail. */
 char *run_oracle(const char *tool);
-/*
- * decode --stats' caches taken off the end of @out, for tests that compare runs (with
- * PTCOLLECT_DECODE_FAST_COUNT their use is shown, which depends on how the run cut the
- * streams: -J, the fast path); the text's or the JSON's.
- */
-void run_drop_caches(char *out);
 
 #endif
