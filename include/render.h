@@ -31,6 +31,7 @@
 #include "dsink.h"
 
 struct disasm;
+struct drec;
 
 enum rrec_kind {
 	RREC_STREAM,		/* a stream starts (its first chunk, before decoding) */
@@ -171,7 +172,12 @@ void render_event_text(const struct pt_event *ev, unsigned flags, char *buf, siz
  */
 void *render_event_json(const struct pt_event *ev);
 
-/* A decoder record (decode_rec.h) of @rec's thread, time and addresses. */
+/*
+ * The header of a decoder record (decode_rec.h) of kind @drec_kind: @rec's thread, time,
+ * addresses and how; its strings are the caller's (drec_put()).
+ */
+void render_drec_init(struct drec *d, const struct rrec *rec, int drec_kind);
+/* A decoder record of @rec's thread, time and addresses. */
 void render_drec(struct dsink *s, const struct rrec *rec, int drec_kind, const char *s1,
 		 const char *s2);
 

@@ -555,19 +555,24 @@ void *render_event_json(const struct pt_event *ev)
 	return o;
 }
 
+void render_drec_init(struct drec *d, const struct rrec *rec, int drec_kind)
+{
+	memset(d, 0, sizeof(*d));
+	d->kind = (uint8_t)drec_kind;
+	d->how = rec->how;
+	d->from = rec->from;
+	d->to = rec->to;
+	d->pid = rec->pid;
+	d->tid = rec->tid;
+	d->has_time = rec->has_time;
+	d->time = rec->has_time ? rec->time : 0;
+}
+
 void render_drec(struct dsink *s, const struct rrec *rec, int drec_kind, const char *s1,
 		 const char *s2)
 {
 	struct drec r;
 
-	memset(&r, 0, sizeof(r));
-	r.kind = (uint8_t)drec_kind;
-	r.how = rec->how;
-	r.from = rec->from;
-	r.to = rec->to;
-	r.pid = rec->pid;
-	r.tid = rec->tid;
-	r.has_time = rec->has_time;
-	r.time = rec->has_time ? rec->time : 0;
+	render_drec_init(&r, rec, drec_kind);
 	drec_put(s, &r, s1, s2);
 }

@@ -11,15 +11,7 @@ static void put_rec(struct render *r, const struct rrec *rec, int kind, const ch
 {
 	struct drec d;
 
-	memset(&d, 0, sizeof(d));
-	d.kind = (uint8_t)kind;
-	d.how = rec->how;
-	d.from = rec->from;
-	d.to = rec->to;
-	d.pid = rec->pid;
-	d.tid = rec->tid;
-	d.has_time = rec->has_time;
-	d.time = rec->has_time ? rec->time : 0;
+	render_drec_init(&d, rec, kind);
 	timeline_put(r->sink, &d, name);
 }
 

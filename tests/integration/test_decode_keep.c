@@ -54,17 +54,74 @@ static void decode_one(struct decode_chunk *c, struct decode_keep **keep)
 	cr_assert_eq(c->ret, 0, "the chunk failed: %d", c->ret);
 }
 
-static void chunk_init(struct decode_chunk *c, const struct decode_config *cfg,
-		       const uint8_t *pt, uint64_t len, struct symcache *syms)
+/*
+ * ptwalk's walk over 2,000 blocks (300,000 instructions) in a new directory, its trace
+ * mapped, and a configuration that decodes it (--stats, the fast path).
+ */
+struct walk {
+	char *dir;
+	char raw[256], pt[256];
+	struct decode_file file;
+	struct decode_stream st;
+	struct decode_config cfg;
+	struct symcache *syms;
+	uint8_t *map;
+	uint64_t size;
+	int fd;
+};
+
+static void walk_open(struct walk *w, const char *tmpl)
+{
+	char *prog = own(run_testprog("ptwalk"));
+	struct run_result r;
+	struct stat sb;
+
+	memset(w, 0, sizeof(*w));
+	w->dir = temp_dir(tmpl);
+	cr_assert(w->dir);
+	char *argv[] = { prog, "-b", "2000", "-s", "1", "-n", "300000", w->dir, NULL };
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	snprintf(w->raw, sizeof(w->raw), "%s/prog.bin", w->dir);
+	snprintf(w->pt, sizeof(w->pt), "%s/trace.pt", w->dir);
+	w->fd = open(w->pt, O_RDONLY);
+	cr_assert_geq(w->fd, 0);
+	cr_assert_eq(fstat(w->fd, &sb), 0);
+	w->size = (uint64_t)sb.st_size;
+	w->map = mmap(NULL, (size_t)w->size, PROT_READ, MAP_PRIVATE, w->fd, 0);
+	cr_assert_neq(w->map, MAP_FAILED);
+	w->file = (struct decode_file){ .raw = true, .path = w->raw, .addr = 0x401000 };
+	w->st = (struct decode_stream){ .name = "walk", .pt = w->pt };
+	decode_config_init(&w->cfg);
+	w->cfg.mode = DECODE_NONE;
+	w->cfg.files = &w->file;
+	w->cfg.nr_files = 1;
+	w->cfg.streams = &w->st;
+	w->cfg.nr_streams = 1;
+	w->syms = symcache_new();
+	cr_assert(w->syms);
+}
+
+static void walk_close(struct walk *w)
+{
+	symcache_free(w->syms);
+	munmap(w->map, (size_t)w->size);
+	close(w->fd);
+	temp_dir_remove(w->dir);
+}
+
+/* A chunk of the whole walk, its first and last. */
+static void chunk_init(struct decode_chunk *c, const struct walk *w)
 {
 	memset(c, 0, sizeof(*c));
-	c->cfg = cfg;
-	c->pt = pt;
+	c->cfg = &w->cfg;
+	c->pt = w->map;
 	c->fd = -1;
-	c->end = len;
+	c->end = w->size;
 	c->first = c->last = true;
 	c->tsc_hi = UINT64_MAX;
-	c->syms = syms;
+	c->syms = w->syms;
 	dsink_init(&c->out, NULL);
 	dsink_init(&c->tl, NULL);
 }
@@ -84,47 +141,17 @@ static void chunk_fini(struct decode_chunk *c)
  */
 Test(decode_keep, a_threads_second_chunk_cuts_no_block_again)
 {
-	char *dir = temp_dir("ptc-keep");
-	char *prog = own(run_testprog("ptwalk"));
-	char raw[256], pt[256];
-	char *argv[] = { prog, "-b", "2000", "-s", "1", "-n", "300000", dir, NULL };
-	struct decode_file file = { .raw = true, .path = raw, .addr = 0x401000 };
-	struct decode_stream st = { .name = "walk", .pt = pt };
-	struct decode_config cfg;
 	struct decode_keep *keep = NULL;
 	struct decode_chunk a, b;
-	struct symcache *syms;
-	struct run_result r;
-	struct stat sb;
+	struct walk w;
 	uint64_t built;
-	uint8_t *map;
-	int fd;
 
-	cr_assert(dir);
-	cr_assert_eq(run_argv(argv, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
-	snprintf(raw, sizeof(raw), "%s/prog.bin", dir);
-	snprintf(pt, sizeof(pt), "%s/trace.pt", dir);
-	fd = open(pt, O_RDONLY);
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(fstat(fd, &sb), 0);
-	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	cr_assert_neq(map, MAP_FAILED);
-	decode_config_init(&cfg);
-	cfg.mode = DECODE_NONE;
-	cfg.files = &file;
-	cfg.nr_files = 1;
-	cfg.streams = &st;
-	cfg.nr_streams = 1;
-	syms = symcache_new();
-	cr_assert(syms);
-
-	chunk_init(&a, &cfg, map, (uint64_t)sb.st_size, syms);
+	walk_open(&w, "ptc-keep");
+	chunk_init(&a, &w);
 	decode_one(&a, &keep);
 	built = decode_keep_built(keep);
 	cr_assert_gt(built, 1000, "the first chunk cut %llu blocks", (unsigned long long)built);
-	chunk_init(&b, &cfg, map, (uint64_t)sb.st_size, syms);
+	chunk_init(&b, &w);
 	decode_one(&b, &keep);
 	cr_expect_eq(decode_keep_built(keep), built, "the second chunk cut %llu blocks more",
 		     (unsigned long long)(decode_keep_built(keep) - built));
@@ -135,16 +162,13 @@ Test(decode_keep, a_threads_second_chunk_cuts_no_block_again)
 	chunk_fini(&b);
 
 	/* Without a keep, nothing is kept: each chunk starts again. */
-	chunk_init(&a, &cfg, map, (uint64_t)sb.st_size, syms);
+	chunk_init(&a, &w);
 	decode_one(&a, NULL);
 	cr_expect_eq(a.stats.insns, b.stats.insns);
 	chunk_fini(&a);
 
 	decode_keep_free(keep);
-	symcache_free(syms);
-	munmap(map, (size_t)sb.st_size);
-	close(fd);
-	temp_dir_remove(dir);
+	walk_close(&w);
 }
 
 /*
@@ -155,44 +179,15 @@ Test(decode_keep, a_threads_second_chunk_cuts_no_block_again)
  */
 Test(decode_keep, two_threads_on_a_shared_table_cut_each_block_once)
 {
-	char *dir = temp_dir("ptc-share");
-	char *prog = own(run_testprog("ptwalk"));
-	char raw[256], pt[256];
-	char *argv[] = { prog, "-b", "2000", "-s", "1", "-n", "300000", dir, NULL };
-	struct decode_file file = { .raw = true, .path = raw, .addr = 0x401000 };
-	struct decode_stream st = { .name = "walk", .pt = pt };
-	struct decode_config cfg;
 	struct decode_keep *alone = NULL;
 	struct decode_chunk a, b;
-	struct symcache *syms;
-	struct run_result r;
-	struct stat sb;
+	struct walk w;
 	uint64_t built;
-	uint8_t *map;
-	int fd;
 
-	cr_assert(dir);
-	cr_assert_eq(run_argv(argv, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
-	snprintf(raw, sizeof(raw), "%s/prog.bin", dir);
-	snprintf(pt, sizeof(pt), "%s/trace.pt", dir);
-	fd = open(pt, O_RDONLY);
-	cr_assert_geq(fd, 0);
-	cr_assert_eq(fstat(fd, &sb), 0);
-	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	cr_assert_neq(map, MAP_FAILED);
-	decode_config_init(&cfg);
-	cfg.mode = DECODE_NONE;
-	cfg.files = &file;
-	cfg.nr_files = 1;
-	cfg.streams = &st;
-	cfg.nr_streams = 1;
-	syms = symcache_new();
-	cr_assert(syms);
+	walk_open(&w, "ptc-share");
 
 	/* One thread alone, its own table: what every block costs once. */
-	chunk_init(&a, &cfg, map, (uint64_t)sb.st_size, syms);
+	chunk_init(&a, &w);
 	decode_one(&a, &alone);
 	built = decode_keep_built(alone);
 	cr_assert_gt(built, 1000, "%llu blocks", (unsigned long long)built);
@@ -206,8 +201,8 @@ Test(decode_keep, two_threads_on_a_shared_table_cut_each_block_once)
 
 		cr_assert(t);
 		chunk_fini(&a);
-		chunk_init(&a, &cfg, map, (uint64_t)sb.st_size, syms);
-		chunk_init(&b, &cfg, map, (uint64_t)sb.st_size, syms);
+		chunk_init(&a, &w);
+		chunk_init(&b, &w);
 		a.blocks = b.blocks = t;
 		if (together) {
 			pthread_attr_t attr;
@@ -243,8 +238,5 @@ Test(decode_keep, two_threads_on_a_shared_table_cut_each_block_once)
 		fastflow_table_free(t);
 	}
 	chunk_fini(&a);
-	symcache_free(syms);
-	munmap(map, (size_t)sb.st_size);
-	close(fd);
-	temp_dir_remove(dir);
+	walk_close(&w);
 }

@@ -229,6 +229,24 @@ void args_addv(struct args *a, const char *const *list)
 		args_add(a, *list);
 }
 
+void run_fast_same(const struct args *args, const char *what, struct run_result *fast)
+{
+	static char *const nofast[] = { "PTCOLLECT_DECODE_NO_FAST=1", NULL };
+	struct args a = { .n = 0 };
+	struct run_result slow;
+
+	args_add(&a, run_bin());
+	args_addv(&a, (const char *const *)args->v);
+	cr_assert_eq(run_argv(a.v, NULL, fast), 0, "%s", what);
+	cr_assert_eq(run_argv(a.v, nofast, &slow), 0, "%s", what);
+	cr_expect_eq(fast->status, slow.status, "%s: exit %d on the fast path, %d without", what,
+		     fast->status, slow.status);
+	cr_expect(fast->out[0] && !strcmp(fast->out, slow.out), "%s: the fast path prints %s", what,
+		  fast->out[0] ? "other output than libipt's decoders" : "nothing");
+	cr_expect_str_eq(fast->err, slow.err, "%s", what);
+	run_free(&slow);
+}
+
 int run_start(char *const argv[], struct run_child *c)
 {
 	int ip[2], op[2];
@@ -401,15 +419,4 @@ char *run_read_line(int fd, int secs)
 	}
 	line[n] = '\0';
 	return line;
-}
-
-void run_drop_caches(char *out)
-{
-	char *c = strstr(out, "\ncaches (");
-	char *j = strstr(out, ",\n  \"caches\": {");
-
-	if (c)
-		c[1] = '\0';
-	else if (j)
-		strcpy(j, "\n}\n");
 }

@@ -36,6 +36,14 @@ void args_add(struct args *a, const char *s);
 void args_addv(struct args *a, const char *const *list);
 
 /*
+ * ptcollect @args (without argv[0]) run with its fast paths and with libipt's decoders alone
+ * (PTCOLLECT_DECODE_NO_FAST=1): the test fails unless both end alike and print the same
+ * stdout, not empty, and the same stderr; @what names the run in the messages. The fast
+ * run's result in @fast, for the caller's own checks (run_free() it).
+ */
+void run_fast_same(const struct args *args, const char *what, struct run_result *fast);
+
+/*
  * A target that lives until the test ends it: argv started with its stdin and stdout on pipes
  * (stderr inherited). run_wait_line() reads its stdout until a line equal to @line (its
  * readiness), for at most @secs seconds: 0, or -1 at its end or the bound. run_end() closes
@@ -84,11 +92,5 @@ char *run_srcpath(const char *rel);
 char *run_shared(const char *rel);
 /* libipt's TOOL (ptxed, ptdump, pttc): run_shared("oracle/TOOL"), runnable, or skip/fail. */
 char *run_oracle(const char *tool);
-/*
- * decode --stats' caches taken off the end of @out, for tests that compare runs (with
- * PTCOLLECT_DECODE_FAST_COUNT their use is shown, which depends on how the run cut the
- * streams: -J, the fast path); the text's or the JSON's.
- */
-void run_drop_caches(char *out);
 
 #endif

@@ -415,42 +415,77 @@ static char *file_text(int fd)
 	return buf;
 }
 
+/*
+ * A run's output into a temporary file and @n sinks of it (at most 3), within a budget of
+ * @bound bytes (0: none): what each dsink test sets up.
+ */
+struct sinks {
+	FILE *t;
+	struct dbudget b;
+	struct dout o;
+	struct dsink s[3];
+	int n;
+	bool budget;
+};
+
+static void sinks_open(struct sinks *k, int n, uint64_t bound)
+{
+	memset(k, 0, sizeof(*k));
+	k->t = tmpfile();
+	cr_assert(k->t);
+	k->n = n;
+	k->budget = bound;
+	if (k->budget)
+		dbudget_init(&k->b, bound);
+	cr_assert_eq(dout_init(&k->o, fileno(k->t), NULL, NULL), 0);
+	if (k->budget)
+		k->o.budget = &k->b;
+	for (int i = 0; i < n; i++)
+		dsink_init(&k->s[i], &k->o);
+}
+
+/* The sinks gone, with a budget nothing is held any longer. */
+static void sinks_close(struct sinks *k)
+{
+	for (int i = 0; i < k->n; i++)
+		dsink_destroy(&k->s[i]);
+	if (k->budget)
+		cr_expect_eq(k->b.held, 0);
+	dout_destroy(&k->o);
+	if (k->budget)
+		dbudget_destroy(&k->b);
+	fclose(k->t);
+}
+
 /* Two chunks' sinks reach the output in their order, whatever order they write in. */
 Test(dsink, sinks_reach_the_output_in_order_and_take_back_what_they_hold)
 {
-	FILE *t = tmpfile();
-	struct dout o;
-	struct dsink a, b;
+	struct sinks k;
+	struct dsink *a = &k.s[0], *b = &k.s[1];
 	uint64_t mark;
 
-	cr_assert(t);
-	cr_assert_eq(dout_init(&o, fileno(t), NULL, NULL), 0);
-	dsink_init(&a, &o);
-	dsink_init(&b, &o);
+	sinks_open(&k, 2, 0);
 	/* b writes first and lets go (to its temporary file): nothing reaches the output. */
-	dsink_put(&b, "b1 ", 3);
-	cr_assert_eq(dsink_flush(&b, dsink_pos(&b)), 0);
-	dsink_put(&a, "a1 ", 3);
-	cr_assert_eq(dsink_flush(&a, dsink_pos(&a)), 0);
-	cr_assert_eq(dout_flush(&o), 0);
-	cr_expect_str_eq(file_text(fileno(t)), "");
+	dsink_put(b, "b1 ", 3);
+	cr_assert_eq(dsink_flush(b, dsink_pos(b)), 0);
+	dsink_put(a, "a1 ", 3);
+	cr_assert_eq(dsink_flush(a, dsink_pos(a)), 0);
+	cr_assert_eq(dout_flush(&k.o), 0);
+	cr_expect_str_eq(file_text(fileno(k.t)), "");
 	/* a's turn: what it let go of, then what it writes. */
-	cr_assert_eq(dsink_promote(&a), 0);
-	dsink_put(&a, "a2 ", 3);
-	cr_assert_eq(dsink_flush(&a, dsink_pos(&a)), 0);
+	cr_assert_eq(dsink_promote(a), 0);
+	dsink_put(a, "a2 ", 3);
+	cr_assert_eq(dsink_flush(a, dsink_pos(a)), 0);
 	/* b takes back what it has not let go of. */
-	dsink_put(&b, "b2 ", 3);
-	mark = dsink_pos(&b);
-	dsink_put(&b, "tail", 4);
-	dsink_truncate(&b, mark);
-	cr_assert_eq(dsink_flush(&b, dsink_pos(&b)), 0);
-	cr_assert_eq(dsink_promote(&b), 0);
-	cr_assert_eq(dout_flush(&o), 0);
-	cr_expect_str_eq(file_text(fileno(t)), "a1 a2 b1 b2 ");
-	dsink_destroy(&a);
-	dsink_destroy(&b);
-	dout_destroy(&o);
-	fclose(t);
+	dsink_put(b, "b2 ", 3);
+	mark = dsink_pos(b);
+	dsink_put(b, "tail", 4);
+	dsink_truncate(b, mark);
+	cr_assert_eq(dsink_flush(b, dsink_pos(b)), 0);
+	cr_assert_eq(dsink_promote(b), 0);
+	cr_assert_eq(dout_flush(&k.o), 0);
+	cr_expect_str_eq(file_text(fileno(k.t)), "a1 a2 b1 b2 ");
+	sinks_close(&k);
 }
 
 /* Pieces of numbered lines: "s<sink> <n>\n", each flushed on its own. */
@@ -468,20 +503,14 @@ static void numbered(struct dsink *s, int sink, int from, int to)
 	cr_assert_eq(dsink_flush(s, dsink_pos(s)), 0);
 }
 
-static char *tmp_text(FILE *t)
+/* The output file holds @lines numbered lines of each of @sinks sinks, in the sinks' order. */
+static void expect_numbered(FILE *t, int sinks, int lines)
 {
-	long n = lseek(fileno(t), 0, SEEK_END);
-	char *buf = calloc(1, (size_t)n + 1);
-
-	cr_assert_eq(pread(fileno(t), buf, (size_t)n, 0), n);
-	return buf;
-}
-
-static void expect_numbered(const char *text, int sinks, int lines)
-{
-	const char *p = text;
+	long len = lseek(fileno(t), 0, SEEK_END);
+	char *text = calloc(1, (size_t)len + 1), *p = text;
 	char want[32];
 
+	cr_assert_eq(pread(fileno(t), text, (size_t)len, 0), len);
 	for (int k = 0; k < sinks; k++)
 		for (int i = 0; i < lines; i++) {
 			int n = snprintf(want, sizeof(want), "s%d %06d\n", k, i);
@@ -490,6 +519,7 @@ static void expect_numbered(const char *text, int sinks, int lines)
 			p += n;
 		}
 	cr_expect_eq(*p, '\0');
+	free(text);
 }
 
 /*
@@ -499,92 +529,79 @@ static void expect_numbered(const char *text, int sinks, int lines)
  */
 Test(dsink, memory_within_the_bound_then_a_file_in_order)
 {
-	FILE *t = tmpfile();
-	struct dbudget b;
-	struct dout o;
-	struct dsink s[3];
-	char *text;
+	struct sinks k;
 
-	cr_assert(t);
-	dbudget_init(&b, 3u << 20);
-	cr_assert_eq(dout_init(&o, fileno(t), NULL, NULL), 0);
-	o.budget = &b;
-	for (int k = 0; k < 3; k++)
-		dsink_init(&s[k], &o);
+	sinks_open(&k, 3, 3u << 20);
 	/* 30 flushes of 10 KB a sink, each an 80 KiB buffer: 2.4 MiB fit, 4.8 MiB do not. */
-	numbered(&s[2], 2, 0, 30000);
-	cr_expect_eq(b.spilled, 0, "the first sink within the bound went to a file");
-	numbered(&s[1], 1, 0, 30000);
-	cr_expect_gt(b.spilled, 0, "beyond the bound: nothing went to a file");
-	cr_expect_leq(b.peak, b.bound);
-	cr_assert_eq(dsink_promote(&s[0]), 0);
-	numbered(&s[0], 0, 0, 30000);
-	cr_assert_eq(dsink_promote(&s[1]), 0);
-	cr_assert_eq(dsink_promote(&s[2]), 0);
-	cr_assert_eq(dout_flush(&o), 0);
-	cr_expect_eq(b.held, 0);
-	text = tmp_text(t);
-	expect_numbered(text, 3, 30000);
-	free(text);
-	for (int k = 0; k < 3; k++)
-		dsink_destroy(&s[k]);
-	cr_expect_eq(b.held, 0);
-	dout_destroy(&o);
-	dbudget_destroy(&b);
-	fclose(t);
+	numbered(&k.s[2], 2, 0, 30000);
+	cr_expect_eq(k.b.spilled, 0, "the first sink within the bound went to a file");
+	numbered(&k.s[1], 1, 0, 30000);
+	cr_expect_gt(k.b.spilled, 0, "beyond the bound: nothing went to a file");
+	cr_expect_leq(k.b.peak, k.b.bound);
+	cr_assert_eq(dsink_promote(&k.s[0]), 0);
+	numbered(&k.s[0], 0, 0, 30000);
+	cr_assert_eq(dsink_promote(&k.s[1]), 0);
+	cr_assert_eq(dsink_promote(&k.s[2]), 0);
+	cr_assert_eq(dout_flush(&k.o), 0);
+	cr_expect_eq(k.b.held, 0);
+	expect_numbered(k.t, 3, 30000);
+	sinks_close(&k);
 }
 
 struct writer {
 	struct dsink *s;
-	int half[2];		/* a byte once half the lines are let go of */
+	int half[2];		/* a byte once @early lines are let go of */
+	int early;
 };
 
+/* Sink 1's 40,000 lines, a byte on @half after the first @early of them. */
 static void *write_lines(void *arg)
 {
 	struct writer *w = arg;
 
-	numbered(w->s, 1, 0, 20000);
+	numbered(w->s, 1, 0, w->early);
 	cr_assert_eq(write(w->half[1], "h", 1), 1);
-	numbered(w->s, 1, 20000, 40000);
+	numbered(w->s, 1, w->early, 40000);
 	return NULL;
+}
+
+/*
+ * Sink 1 written on a thread of its own (write_lines()), sink 0 by this one: sink 0's
+ * turn, its 40,000 lines, then sink 1's turn. This thread waits for the writer's byte
+ * before sink 0's turn when @wait_first, else before sink 1's. Both sinks' lines reach the
+ * output, in order.
+ */
+static void two_writers(struct sinks *k, int early, bool wait_first)
+{
+	struct writer w = { .s = &k->s[1], .early = early };
+	pthread_t th;
+	char c;
+
+	cr_assert_eq(pipe(w.half), 0);
+	cr_assert_eq(pthread_create(&th, NULL, write_lines, &w), 0);
+	if (wait_first)
+		cr_assert_eq(read(w.half[0], &c, 1), 1);
+	cr_assert_eq(dsink_promote(&k->s[0]), 0);
+	numbered(&k->s[0], 0, 0, 40000);
+	if (!wait_first)
+		cr_assert_eq(read(w.half[0], &c, 1), 1);
+	cr_assert_eq(dsink_promote(&k->s[1]), 0);
+	cr_assert_eq(pthread_join(th, NULL), 0);
+	cr_assert_eq(dout_flush(&k->o), 0);
+	close(w.half[0]);
+	close(w.half[1]);
+	expect_numbered(k->t, 2, 40000);
 }
 
 /* A sink's turn comes while its writer goes on: nothing is lost or out of order. */
 Test(dsink, promoted_while_its_writer_goes_on)
 {
-	FILE *t = tmpfile();
-	struct dbudget b;
-	struct dout o;
-	struct dsink s0, s1;
-	struct writer w = { .s = &s1 };
-	pthread_t th;
-	char c, *text;
+	struct sinks k;
 
-	cr_assert(t);
-	cr_assert_eq(pipe(w.half), 0);
-	dbudget_init(&b, 64u << 20);
-	cr_assert_eq(dout_init(&o, fileno(t), NULL, NULL), 0);
-	o.budget = &b;
-	dsink_init(&s0, &o);
-	dsink_init(&s1, &o);
-	cr_assert_eq(pthread_create(&th, NULL, write_lines, &w), 0);
-	cr_assert_eq(dsink_promote(&s0), 0);
-	numbered(&s0, 0, 0, 40000);
-	cr_assert_eq(read(w.half[0], &c, 1), 1);
-	cr_assert_eq(dsink_promote(&s1), 0);
-	cr_assert_eq(pthread_join(th, NULL), 0);
-	cr_assert_eq(dout_flush(&o), 0);
-	text = tmp_text(t);
-	expect_numbered(text, 2, 40000);
-	free(text);
-	dsink_destroy(&s0);
-	dsink_destroy(&s1);
-	cr_expect_eq(b.held, 0);
-	dout_destroy(&o);
-	dbudget_destroy(&b);
-	close(w.half[0]);
-	close(w.half[1]);
-	fclose(t);
+	sinks_open(&k, 2, 64u << 20);
+	/* Its writer's byte after half its lines. */
+	two_writers(&k, 20000, false);
+	sinks_close(&k);
 }
 
 /*
@@ -593,57 +610,18 @@ Test(dsink, promoted_while_its_writer_goes_on)
  * 3.2 MiB), and goes on when its turn comes: the peak stays at the mark, nothing goes to
  * a file, nothing is lost or out of order.
  */
-/* The same as write_lines(), its byte after 5,000 lines (5 buffers: within 1 MiB). */
-static void *write_lines_early(void *arg)
-{
-	struct writer *w = arg;
-
-	numbered(w->s, 1, 0, 5000);
-	cr_assert_eq(write(w->half[1], "h", 1), 1);
-	numbered(w->s, 1, 5000, 40000);
-	return NULL;
-}
-
 Test(dsink, a_sink_before_its_turn_waits_at_the_mark)
 {
-	FILE *t = tmpfile();
-	struct dbudget b;
-	struct dout o;
-	struct dsink s0, s1;
-	struct writer w = { .s = &s1 };
-	pthread_t th;
-	char c, *text;
+	struct sinks k;
 
-	cr_assert(t);
-	cr_assert_eq(pipe(w.half), 0);
-	dbudget_init(&b, 64u << 20);
-	b.wait_at = 1u << 20;
-	cr_assert_eq(dout_init(&o, fileno(t), NULL, NULL), 0);
-	o.budget = &b;
-	dsink_init(&s0, &o);
-	dsink_init(&s1, &o);
-	cr_assert_eq(pthread_create(&th, NULL, write_lines_early, &w), 0);
-	/* Its writer is under way. */
-	cr_assert_eq(read(w.half[0], &c, 1), 1);
-	cr_assert_eq(dsink_promote(&s0), 0);
-	numbered(&s0, 0, 0, 40000);
-	cr_assert_eq(dsink_promote(&s1), 0);
-	cr_assert_eq(pthread_join(th, NULL), 0);
-	cr_assert_eq(dout_flush(&o), 0);
-	cr_expect_leq(b.peak, b.wait_at, "held %llu bytes, the mark %llu",
-		      (unsigned long long)b.peak, (unsigned long long)b.wait_at);
-	cr_expect_eq(b.spilled, 0);
-	text = tmp_text(t);
-	expect_numbered(text, 2, 40000);
-	free(text);
-	dsink_destroy(&s0);
-	dsink_destroy(&s1);
-	cr_expect_eq(b.held, 0);
-	dout_destroy(&o);
-	dbudget_destroy(&b);
-	close(w.half[0]);
-	close(w.half[1]);
-	fclose(t);
+	sinks_open(&k, 2, 64u << 20);
+	k.b.wait_at = 1u << 20;
+	/* Its writer under way: its byte after 5,000 lines (5 buffers: within 1 MiB). */
+	two_writers(&k, 5000, true);
+	cr_expect_leq(k.b.peak, k.b.wait_at, "held %llu bytes, the mark %llu",
+		      (unsigned long long)k.b.peak, (unsigned long long)k.b.wait_at);
+	cr_expect_eq(k.b.spilled, 0);
+	sinks_close(&k);
 }
 
 /* A filter that passes bytes on, and counts the first sink's hand-overs off the merge's thread. */
