@@ -1949,14 +1949,20 @@ static void fast_run(struct dec *x, uint64_t n, uint64_t from, uint64_t next, co
 
 /*
  * A call or return of a fast segment to the renderer of runs alone (renderer.flow()): the
- * record flow_rec() makes there, the run before it in the same step.
+ * record flow_rec() makes there, the run before it in the same step. (By value, not by a
+ * struct fast_ahead: fast_branch() makes one on the stack, and reading its two addresses as
+ * one 16-byte load stalled on the stores that had just made it.)
  */
-static void fast_flow(struct dec *x, const struct fast_ahead *a, bool call)
+static void fast_flow(struct dec *x, uint64_t from, uint64_t to, uint64_t ninsn,
+		      uint64_t next, int from_isid, int to_isid, bool call)
 {
 	struct rrec *r = &x->frec;
-	uint64_t n = x->run_n + a->ninsn;
+	uint64_t n = x->run_n + ninsn;
 
-	fast_run(x, a->ninsn, a->from, a->next, a->kind);
+	x->prev.ip = from;
+	x->prev.isid = 0;
+	x->prev.size = (uint8_t)(next - from);
+	x->prev.iclass = call ? ptic_call : ptic_return;
 	x->run_n = 0;
 	r->kind = call ? RREC_CALL : RREC_RETURN;
 	r->how = call ? DREC_HOW_CALL : DREC_HOW_RET;
@@ -1969,16 +1975,16 @@ static void fast_flow(struct dec *x, const struct fast_ahead *a, bool call)
 	}
 	if (!x->have_time)
 		r->time = 0;
-	r->from = a->from;
-	r->to = a->to;
+	r->from = from;
+	r->to = to;
 	r->from_name = "";
 	r->to_name = "";
 	r->names_plain = true;
 	r->img = x->img;
 	r->sym_pid = x->thread_known ? x->pid : UINT32_MAX;
-	r->from_isid = a->from_isid;
-	r->to_isid = a->to_isid;
-	x->run_rend->ops->flow(x->run_rend, r, n, a->next);
+	r->from_isid = from_isid;
+	r->to_isid = to_isid;
+	x->run_rend->ops->flow(x->run_rend, r, n, next);
 }
 
 /*
@@ -1991,7 +1997,7 @@ static void fast_put(struct dec *x, const struct fast_ahead *a)
 	bool call = a->kind[0] == 'c', ret = a->kind[0] == 'r';	/* "call", "return" */
 
 	if (x->ff_flow && (call || ret)) {
-		fast_flow(x, a, call);
+		fast_flow(x, a->from, a->to, a->ninsn, a->next, a->from_isid, a->to_isid, call);
 		return;
 	}
 	fast_run(x, a->ninsn, a->from, a->next, a->kind);
@@ -2037,14 +2043,18 @@ static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind,
 			branch(x, from, to, kind);
 			return;
 		}
+		if (x->ff_flow) {
+			/* renderer.flow() looks up the sections of the addresses it does not know. */
+			fast_flow(x, from, to, ninsn, next, -1, -1, kind[0] == 'c');
+			return;
+		}
 		now.from = from;
 		now.to = to;
 		now.kind = kind;
 		now.ninsn = ninsn;
 		now.next = next;
-		/* renderer.flow() looks up the sections of the addresses it does not know. */
-		now.from_isid = x->ff_flow ? -1 : image_base_find(x->img, from, &end);
-		now.to_isid = x->ff_flow ? -1 : image_base_find(x->img, to, &end);
+		now.from_isid = image_base_find(x->img, from, &end);
+		now.to_isid = image_base_find(x->img, to, &end);
 		fast_put(x, &now);
 		return;
 	}
