@@ -105,6 +105,13 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 		      struct decode_stats *st, fastflow_branch_fn *fn, void *ctx, size_t *next);
 
 /*
+ * With @on, the segments after this give @fn only their calls and returns: a jump's
+ * instructions are counted with the next call's or return's (report counts nothing else).
+ * Off at first.
+ */
+void fastflow_set_calls_only(struct fastflow *f, bool on);
+
+/*
  * The instructions a segment ran, a block at a time in the order they ran: @n (at most
  * FASTFLOW_BLOCK_INSNS) from @ip, 64-bit code (fastflow_insns() gives them). As with the
  * branches, a segment that turns out not fast may have said some: the caller drops them.

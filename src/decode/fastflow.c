@@ -68,6 +68,7 @@ struct fastflow {
 	struct image_store *img;
 	unsigned errata;	/* FF_E_*: the errata whose packets this path must refuse */
 	bool timed;		/* time only from a PSB+'s TSC (fastflow_set_timed()) */
+	bool calls_only;	/* fastflow_set_calls_only() */
 	csh cs;
 	cs_insn *ci;
 	uint64_t built;
@@ -171,6 +172,11 @@ uint64_t fastflow_built(const struct fastflow *f)
 uint64_t fastflow_epoch(const struct fastflow *f)
 {
 	return f->epoch;
+}
+
+void fastflow_set_calls_only(struct fastflow *f, bool on)
+{
+	f->calls_only = on;
 }
 
 void fastflow_set_insn(struct fastflow *f, fastflow_insn_fn *fn, void *ctx)
@@ -834,6 +840,7 @@ struct flow {
 	unsigned top, bottom;
 	fastflow_branch_fn *fn;
 	void *ctx;
+	bool calls_only;		/* jumps not to fn: their instructions go with the next */
 	uint64_t told;			/* instructions up to the last branch given to fn */
 	/* --insn: the blocks run since the last branch that read trace (first address, count). */
 	struct { uint64_t ip; uint32_t n; } pblk[PBLK_MAX];
@@ -883,6 +890,8 @@ static void commit(struct flow *w)
 {
 	if (w->fn)
 		for (unsigned i = 0; i < w->npend; i++) {
+			if (w->calls_only && w->pend[i].kind[0] == 'j')
+				continue;
 			w->fn(w->ctx, w->pend[i].from, w->pend[i].to, w->pend[i].kind,
 			      w->pend[i].at - w->told, w->pend[i].next);
 			w->told = w->pend[i].at;
@@ -901,7 +910,7 @@ static void commit(struct flow *w)
 static void taken(struct flow *w, uint64_t from, uint64_t to, const char *kind, uint64_t next)
 {
 	w->d.branches++;
-	if (w->fn) {
+	if (w->fn && !(w->calls_only && kind[0] == 'j')) {
 		w->fn(w->ctx, from, to, kind, w->d.insns - w->told, next);
 		w->told = w->d.insns;
 	}
@@ -1005,6 +1014,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 	w->s.insn = !!f->insn_fn;
 	w->fn = fn;
 	w->ctx = ctx;
+	w->calls_only = f->calls_only;
 	if (!psb_plus(&w->s, at, &ip))
 		goto out;
 	tail_ip = ip;

@@ -534,19 +534,58 @@ static void insns(struct render *r, uint64_t n, uint64_t ip, uint64_t next, bool
 	}
 }
 
+/* The slot addr_ids() keeps @ip (section @isid) in for this chunk, or -1: not kept yet. */
+static inline int addr_kept(const struct render *r, uint64_t ip, int isid, bool callee)
+{
+	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)callee << 63) * 0x9e3779b97f4a7c15ull;
+	const struct addr_slot *a = &addrs[h >> (64 - ADDR_BITS)];
+
+	if (a->chunk == r->chunk && a->ip == ip && a->isid == isid && a->callee == callee)
+		return (int)(a - addrs);
+	return -1;
+}
+
 /*
  * The fast path's call or return after @n instructions, the last it (renderer.flow()): the
- * run in the record (T_CALLN, T_RETN) where it can be.
+ * run in the record (T_CALLN, T_RETN) where it can be. Most name addresses already kept at
+ * the time already said: their record is written here, without put_call()'s or put_ret()'s
+ * look-ups (the same bytes).
  */
 static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next)
 {
 	uint32_t k = n <= UINT32_MAX ? (uint32_t)n : 0;
 	bool call = rec->kind == RREC_CALL;
 
-	if (!k)
-		insns(r, n, rec->from, next, false);
 	last_ip = rec->from;
 	last_next = next;
+	if (k && r->chunk && time_chunk == r->chunk && time_has == rec->has_time &&
+	    time_at == (rec->has_time ? rec->time : 0)) {
+		struct dsink *s = r->sink;
+		int fa, ta = addr_kept(r, rec->to, rec->to_isid, call);
+		uint8_t *w;
+
+		if (call && ta >= 0 && (w = dsink_room(s, 1 + 4 + sizeof(struct pcalla)))) {
+			struct pcalla c = { .aid = (uint16_t)ta, .a = next };
+
+			w[0] = T_CALLN;
+			memcpy(w + 1, &k, 4);
+			memcpy(w + 5, &c, sizeof(c));
+			dsink_commit(s, 1 + 4 + sizeof(c));
+			return;
+		}
+		if (!call && ta >= 0 && (fa = addr_kept(r, rec->from, rec->from_isid, false)) >= 0 &&
+		    (w = dsink_room(s, 1 + 4 + sizeof(struct preta)))) {
+			struct preta x = { .from = (uint16_t)fa, .to = (uint16_t)ta, .b = rec->to };
+
+			w[0] = T_RETN;
+			memcpy(w + 1, &k, 4);
+			memcpy(w + 5, &x, sizeof(x));
+			dsink_commit(s, 1 + 4 + sizeof(x));
+			return;
+		}
+	}
+	if (!k)
+		insns(r, n, rec->from, next, false);
 	if (call ? put_call(r, rec, next, k) : put_ret(r, rec, k))
 		return;
 	put_run(r, k);
