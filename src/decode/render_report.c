@@ -985,6 +985,9 @@ static int cmp_u64(const void *a, const void *b)
 /* Quantiles @q (per mille) into @v: nearest rank; exact, or a bucket's middle in [min, max]. */
 static void dist_quantiles(struct dist *d, const unsigned *q, uint64_t *v, size_t nq)
 {
+	/* (sorted once for all @q) */
+	if (d->n && !d->hist)
+		qsort(d->exact, d->nexact, sizeof(*d->exact), cmp_u64);
 	for (size_t i = 0; i < nq; i++) {
 		uint64_t rank = d->n ? (d->n * q[i] + 999) / 1000 : 0, seen = 0;
 
@@ -993,7 +996,6 @@ static void dist_quantiles(struct dist *d, const unsigned *q, uint64_t *v, size_
 		if (!d->n)
 			continue;
 		if (!d->hist) {
-			qsort(d->exact, d->nexact, sizeof(*d->exact), cmp_u64);
 			v[i] = d->exact[rank];
 			continue;
 		}
