@@ -1386,6 +1386,18 @@ static uint32_t name_of(struct rstate *s, const struct fref *e)
 	return got;
 }
 
+/* @e's slot in calls_seen for @group (func_of()). */
+static struct call_slot *call_slot_of(struct rstate *s, uint32_t group, const struct fref *e)
+{
+	uint64_t off = e->how == N_SYM || e->how == N_NAME ? 0 : e->off;
+	uint32_t base = e->how == N_UNKNOWN ? NONE : e->base;
+	uint64_t h;
+
+	h = ((uint64_t)base << 32 ^ e->obj ^ (uint64_t)group << 16 ^ (uint64_t)e->how << 62) *
+	    0x9e3779b97f4a7c15ull ^ off * 0xc2b2ae3d27d4eb4full;
+	return &s->calls_seen[h >> (64 - CALL_BITS)];
+}
+
 /*
  * The function @e names (a sym, into @sym) and its row in @group (the return; NONE: none,
  * or out of memory), by calls_seen: name_of(), sym_get() and func_get() once per function,
@@ -1396,11 +1408,8 @@ static uint32_t func_of(struct rstate *s, uint32_t group, const struct fref *e, 
 	uint64_t off = e->how == N_SYM || e->how == N_NAME ? 0 : e->off;	/* (ignored) */
 	uint32_t base = e->how == N_UNKNOWN ? NONE : e->base, name, n, func;
 	struct call_slot *c;
-	uint64_t h;
 
-	h = ((uint64_t)base << 32 ^ e->obj ^ (uint64_t)group << 16 ^ (uint64_t)e->how << 62) *
-	    0x9e3779b97f4a7c15ull ^ off * 0xc2b2ae3d27d4eb4full;
-	c = &s->calls_seen[h >> (64 - CALL_BITS)];
+	c = call_slot_of(s, group, e);
 	if (c->used && c->off == off && c->base == base && c->obj == e->obj &&
 	    c->group == group && c->how == e->how) {
 		*sym = c->sym;
@@ -1626,16 +1635,115 @@ static void far_return(struct rstate *s)
 		pop_complete(s, t);
 }
 
+static __attribute__((noinline)) size_t rec_size_var(const uint8_t *data, size_t len,
+						      size_t i)
+{
+	size_t n = 0;
+
+	if (data[i] == T_DEF && len - i >= 1 + sizeof(struct pdef)) {
+		struct pdef d;
+
+		memcpy(&d, data + i + 1, sizeof(d));
+		n = 1 + sizeof(d) + d.len;
+	} else if (data[i] == T_REC && len - i >= 1 + sizeof(struct prec)) {
+		struct prec p;
+
+		memcpy(&p, data + i + 1, sizeof(p));
+		n = 1 + sizeof(p) + (size_t)p.len1 + p.len2 + p.len3 + p.len4;
+	}
+	return n <= len - i ? n : 0;
+}
+
+/* The size of the record at @i of @data (@len bytes); 0: none whole there. */
+static inline __attribute__((always_inline)) size_t rec_size(const uint8_t *data, size_t len,
+							     size_t i)
+{
+	static const uint8_t fixed[] = {
+		[T_INSN] = 1, [T_FARRET] = 1, [T_RUN] = 5, [T_RUNFAR] = 5,
+		[T_CALL] = 1 + sizeof(struct pcall), [T_RET] = 1 + sizeof(struct pret),
+		[T_ADEF] = 1 + sizeof(struct padef), [T_TIME] = 1 + sizeof(struct ptime),
+		[T_CALLA] = 1 + sizeof(struct pcalla), [T_RETA] = 1 + sizeof(struct preta),
+		[T_CALLN] = 5 + sizeof(struct pcalla), [T_RETN] = 5 + sizeof(struct preta),
+	};
+	size_t n = data[i] < sizeof(fixed) ? fixed[data[i]] : 0;
+
+	if (!n)
+		return rec_size_var(data, len, i);
+	return n <= len - i ? n : 0;
+}
+
+/*
+ * What a call after a T_ADEF will touch, fetched ahead of it (on a trace of many functions
+ * each is a miss): at PREFETCH_FAR records ahead, the T_ADEF's calls_seen slot; when the
+ * cursor is PREFETCH_NEAR records from it, the row that slot holds. Only hints: a record's
+ * handling looks everything up again.
+ */
+#define PREFETCH_FAR 16
+#define PREFETCH_NEAR 6
+#define PREFETCH_RING 16
+
+struct ahead {
+	size_t at;			/* the cursor: the record after the last one seen */
+	uint64_t n;			/* records seen */
+	struct call_slot *slot[PREFETCH_RING];
+	uint64_t seen[PREFETCH_RING];
+	unsigned head, tail;
+};
+
+/* @data's T_ADEF at @at (whole), its calls_seen slot fetched and queued for its row. */
+static void ahead_adef(struct rstate *s, struct ahead *h, const uint8_t *data, size_t at)
+{
+	struct padef d;
+	struct fref e;
+
+	memcpy(&d, data + at + 1, sizeof(d));
+	if (d.name >= DEF_MAX || d.obj >= DEF_MAX || h->tail - h->head == PREFETCH_RING)
+		return;
+	e = (struct fref){ .how = how_of(d.how), .base = s->defs[d.name], .obj = s->defs[d.obj],
+			   .off = d.off };
+	h->slot[h->tail % PREFETCH_RING] = call_slot_of(s, s->cur->group, &e);
+	h->seen[h->tail % PREFETCH_RING] = h->n;
+	__builtin_prefetch(h->slot[h->tail++ % PREFETCH_RING]);
+}
+
+/* The cursor one record on, not behind @i (main loop's record). */
+static inline void ahead_step(struct rstate *s, struct ahead *h, const uint8_t *data,
+			      size_t len, size_t i)
+{
+	size_t n;
+
+	if (h->at < i)
+		h->at = i;
+	if (h->head != h->tail && h->n - h->seen[h->head % PREFETCH_RING] >=
+	    PREFETCH_FAR - PREFETCH_NEAR) {
+		const struct call_slot *c = h->slot[h->head++ % PREFETCH_RING];
+
+		if (c->used && c->func < s->nfuncs)
+			__builtin_prefetch(&s->funcs[c->func]);
+	}
+	if (h->at >= len || !(n = rec_size(data, len, h->at)))
+		return;
+	if (data[h->at] == T_ADEF && s->cur)
+		ahead_adef(s, h, data, h->at);
+	h->at += n;
+	h->n++;
+}
+
 static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 {
 	struct rstate *s = ((struct report_state *)o->state)->s;
+	struct ahead h = { 0 };
 	size_t i = 0;
 
 	if (!s)
 		return;
+	for (int k = 0; k < PREFETCH_FAR; k++)
+		ahead_step(s, &h, data, len, 0);
 	while (i < len) {
 		struct prec p;
 		size_t run = i;
+
+		ahead_step(s, &h, data, len, i);
 
 		while (run < len && data[run] == T_INSN)
 			run++;
