@@ -696,6 +696,7 @@ struct rstate {
 	struct aslot aslots[ADDR_SLOTS];
 	bool a_has_time;
 	uint64_t a_time;
+	bool ahead_on;			/* report_filter() looks ahead (struct ahead) */
 };
 
 struct report_state {
@@ -1681,6 +1682,7 @@ static inline __attribute__((always_inline)) size_t rec_size(const uint8_t *data
 #define PREFETCH_FAR 16
 #define PREFETCH_NEAR 6
 #define PREFETCH_RING 16
+#define PREFETCH_MIN 32		/* ahead while a record in 32 or more is a T_ADEF */
 
 struct ahead {
 	size_t at;			/* the cursor: the record after the last one seen */
@@ -1733,17 +1735,20 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 {
 	struct rstate *s = ((struct report_state *)o->state)->s;
 	struct ahead h = { 0 };
-	size_t i = 0;
+	size_t i = 0, recs = 0, adefs = 0;
+	bool on;
 
 	if (!s)
 		return;
-	for (int k = 0; k < PREFETCH_FAR; k++)
+	on = s->ahead_on;
+	for (int k = 0; on && k < PREFETCH_FAR; k++)
 		ahead_step(s, &h, data, len, 0);
-	while (i < len) {
+	for (; i < len; recs++) {
 		struct prec p;
 		size_t run = i;
 
-		ahead_step(s, &h, data, len, i);
+		if (on)
+			ahead_step(s, &h, data, len, i);
 
 		while (run < len && data[run] == T_INSN)
 			run++;
@@ -1786,6 +1791,7 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			struct padef d;
 			struct aslot *a;
 
+			adefs++;
 			if (len - i < 1 + sizeof(d))
 				break;
 			memcpy(&d, data + i + 1, sizeof(d));
@@ -1941,6 +1947,8 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 		}
 		i += 1 + sizeof(p) + p.len1 + p.len2 + p.len3 + p.len4;
 	}
+	/* The next buffer looks ahead where this one's T_ADEFs were worth it. */
+	s->ahead_on = adefs * PREFETCH_MIN >= recs;
 }
 
 /* ---- output ---- */
@@ -2281,6 +2289,7 @@ static void begin(struct dout *o, const struct decode_config *cfg)
 	s->nodes_on = s->rc->view == REPORT_FOLDED;
 	for (size_t i = 0; i < ADDR_SLOTS; i++)
 		s->aslots[i].group = NONE;
+	s->ahead_on = true;
 	s->unknown = sym_str(s, "[unknown]");
 	s->stream_name = intern_str(s, "");
 }
