@@ -635,6 +635,7 @@ struct call_slot {
 };
 
 #define CALL_BITS 16
+#define CALL_WAYS 2		/* slots a function may take: two on a conflict both stay */
 
 /*
  * A function as a record names it: by how (N_*, or N_NAME: @base is its name already), the
@@ -1387,7 +1388,7 @@ static uint32_t name_of(struct rstate *s, const struct fref *e)
 	return got;
 }
 
-/* @e's slot in calls_seen for @group (func_of()). */
+/* @e's set in calls_seen for @group (func_of()): CALL_WAYS slots, the latest first. */
 static struct call_slot *call_slot_of(struct rstate *s, uint32_t group, const struct fref *e)
 {
 	uint64_t off = e->how == N_SYM || e->how == N_NAME ? 0 : e->off;
@@ -1396,7 +1397,7 @@ static struct call_slot *call_slot_of(struct rstate *s, uint32_t group, const st
 
 	h = ((uint64_t)base << 32 ^ e->obj ^ (uint64_t)group << 16 ^ (uint64_t)e->how << 62) *
 	    0x9e3779b97f4a7c15ull ^ off * 0xc2b2ae3d27d4eb4full;
-	return &s->calls_seen[h >> (64 - CALL_BITS)];
+	return &s->calls_seen[h >> (64 - CALL_BITS) & ~(uint64_t)(CALL_WAYS - 1)];
 }
 
 /*
@@ -1408,21 +1409,24 @@ static uint32_t func_of(struct rstate *s, uint32_t group, const struct fref *e, 
 {
 	uint64_t off = e->how == N_SYM || e->how == N_NAME ? 0 : e->off;	/* (ignored) */
 	uint32_t base = e->how == N_UNKNOWN ? NONE : e->base, name, n, func;
-	struct call_slot *c;
+	struct call_slot *set = call_slot_of(s, group, e), *c;
 
-	c = call_slot_of(s, group, e);
-	if (c->used && c->off == off && c->base == base && c->obj == e->obj &&
-	    c->group == group && c->how == e->how) {
-		*sym = c->sym;
-		return c->func;
-	}
+	for (c = set; c < set + CALL_WAYS; c++)
+		if (c->used && c->off == off && c->base == base && c->obj == e->obj &&
+		    c->group == group && c->how == e->how) {
+			*sym = c->sym;
+			return c->func;
+		}
 	name = name_of(s, e);
 	n = sym_get(s, name, e->obj);
 	func = func_get(s, group, n);
 	*sym = n;
-	if (name != NONE && n != NONE && func != NONE)
-		*c = (struct call_slot){ .off = off, .base = base, .obj = e->obj, .group = group,
-					 .sym = n, .func = func, .how = e->how, .used = 1 };
+	if (name != NONE && n != NONE && func != NONE) {
+		memmove(set + 1, set, (CALL_WAYS - 1) * sizeof(*set));
+		*set = (struct call_slot){ .off = off, .base = base, .obj = e->obj,
+					   .group = group, .sym = n, .func = func, .how = e->how,
+					   .used = 1 };
+	}
 	return func;
 }
 
@@ -1705,7 +1709,8 @@ static void ahead_adef(struct rstate *s, struct ahead *h, const uint8_t *data, s
 			   .off = d.off };
 	h->slot[h->tail % PREFETCH_RING] = call_slot_of(s, s->cur->group, &e);
 	h->seen[h->tail % PREFETCH_RING] = h->n;
-	__builtin_prefetch(h->slot[h->tail++ % PREFETCH_RING]);
+	__builtin_prefetch(h->slot[h->tail % PREFETCH_RING]);
+	__builtin_prefetch(h->slot[h->tail++ % PREFETCH_RING] + CALL_WAYS - 1);
 }
 
 /* The cursor one record on, not behind @i (main loop's record). */
@@ -1720,8 +1725,10 @@ static inline void ahead_step(struct rstate *s, struct ahead *h, const uint8_t *
 	    PREFETCH_FAR - PREFETCH_NEAR) {
 		const struct call_slot *c = h->slot[h->head++ % PREFETCH_RING];
 
-		if (c->used && c->func < s->nfuncs)
-			__builtin_prefetch(&s->funcs[c->func]);
+		/* (the set's every row: one is the T_ADEF's, where it is known) */
+		for (int w = 0; w < CALL_WAYS; w++)
+			if (c[w].used && c[w].func < s->nfuncs)
+				__builtin_prefetch(&s->funcs[c[w].func]);
 	}
 	if (h->at >= len || !(n = rec_size(data, len, h->at)))
 		return;
