@@ -1433,6 +1433,7 @@ static uint32_t func_of(struct rstate *s, uint32_t group, const struct fref *e, 
 	return func;
 }
 
+/* @a's function (a sym, into @sym) and its row in @group, as func_of() gives them. */
 static uint32_t aslot_func(struct rstate *s, uint32_t group, struct aslot *a, uint32_t *sym)
 {
 	uint32_t func;
