@@ -674,6 +674,30 @@ struct call_slot {
 };
 
 #define CALL_BITS 16
+#define CALL_WAYS 2		/* slots a function may take: two on a conflict both stay */
+
+/*
+ * A function as a record names it: by how (N_*, or N_NAME: @base is its name already), the
+ * interned string it starts from (@base: the symbol; none for N_UNKNOWN), its object (@obj,
+ * NONE: none) and offset. Spelled (name_of()) only when it is needed, and then kept.
+ */
+enum { N_NAME = 3 };
+
+struct fref {
+	uint64_t off;
+	uint32_t base, obj;
+	uint8_t how;
+};
+
+/*
+ * The function at an address slot (T_ADEF), and its row in one group: found (func_of())
+ * at the slot's first use by that group, then kept with the slot (a call by slot hashes
+ * nothing).
+ */
+struct aslot {
+	struct fref e;
+	uint32_t group, sym, func;	/* group NONE: not found yet */
+};
 
 struct rstate {
 	const struct report_config *rc;
@@ -709,9 +733,10 @@ struct rstate {
 	struct call_slot calls_seen[1u << CALL_BITS];
 	uint32_t defs[DEF_MAX];		/* the chunk's name ids (T_DEF): interned, NONE: "" */
 	/* the functions at the chunk's address slots (T_ADEF), the time T_TIME said */
-	uint32_t asym[ADDR_SLOTS], aobj[ADDR_SLOTS];
+	struct aslot aslots[ADDR_SLOTS];
 	bool a_has_time;
 	uint64_t a_time;
+	bool ahead_on;			/* report_filter() looks ahead (struct ahead) */
 };
 
 struct report_state {
@@ -1001,6 +1026,9 @@ static int cmp_u64(const void *a, const void *b)
 /* Quantiles @q (per mille) into @v: nearest rank; exact, or a bucket's middle in [min, max]. */
 static void dist_quantiles(struct dist *d, const unsigned *q, uint64_t *v, size_t nq)
 {
+	/* (sorted once for all @q) */
+	if (d->n && !d->hist)
+		qsort(d->exact, d->nexact, sizeof(*d->exact), cmp_u64);
 	for (size_t i = 0; i < nq; i++) {
 		uint64_t rank = d->n ? (d->n * q[i] + 999) / 1000 : 0, seen = 0;
 
@@ -1009,7 +1037,6 @@ static void dist_quantiles(struct dist *d, const unsigned *q, uint64_t *v, size_
 		if (!d->n)
 			continue;
 		if (!d->hist) {
-			qsort(d->exact, d->nexact, sizeof(*d->exact), cmp_u64);
 			v[i] = d->exact[rank];
 			continue;
 		}
@@ -1358,12 +1385,109 @@ static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 				f->outer = false;
 	}
 	fn->open_thr = !fn->open++ || fn->open_thr == t ? t : NULL;
+	/* where its return will put the duration (dist_add(): on many functions, a miss) */
+	if (fn->d.nexact < fn->d.cap)
+		__builtin_prefetch(&fn->d.exact[fn->d.nexact], 1);
 }
 
 /* An object's name (@n bytes), NONE for none. */
 static uint32_t intern_obj(struct rstate *s, const char *p, size_t n)
 {
 	return n ? intern(s, p, n) : NONE;
+}
+
+/* A record's N_*: any other is taken as N_UNKNOWN (as name_of() spells it). */
+static uint8_t how_of(unsigned how)
+{
+	return how == N_SYM || how == N_SYMOFF ? (uint8_t)how : N_UNKNOWN;
+}
+
+/* The name @e gives: formatted here, only when it is needed. */
+static uint32_t name_of(struct rstate *s, const struct fref *e)
+{
+	uint32_t base = e->how == N_SYMOFF ? e->base : e->obj, got;
+	uint64_t key = (uint64_t)(e->how == N_SYMOFF) << 63 | (uint64_t)base << 40 | e->off;
+	bool keep = base < (1u << 23) && e->off < (1ull << 40);
+	char b[4 * NAME_LEN];
+
+	if (e->how == N_SYM || e->how == N_NAME)
+		return e->base;
+	/* Spelled once per name and offset: the same few come at every call. */
+	if (keep && (got = map_get(&s->offmap, key)) != NONE)
+		return got;
+	if (e->how == N_SYMOFF) {
+		if (e->base == NONE)
+			return NONE;
+		snprintf(b, sizeof(b), "%s+0x%" PRIx64, s->str[e->base], e->off);
+	} else if (e->obj == NONE) {
+		snprintf(b, sizeof(b), "[unknown]");
+	} else {
+		snprintf(b, sizeof(b), "[unknown] (%s+0x%" PRIx64 ")", s->str[e->obj], e->off);
+	}
+	got = intern_str(s, b);
+	if (keep && got != NONE && !map_set(&s->offmap, key, got))
+		s->oom = true;
+	return got;
+}
+
+/* @e's set in calls_seen for @group (func_of()): CALL_WAYS slots, the latest first. */
+static struct call_slot *call_slot_of(struct rstate *s, uint32_t group, const struct fref *e)
+{
+	uint64_t off = e->how == N_SYM || e->how == N_NAME ? 0 : e->off;
+	uint32_t base = e->how == N_UNKNOWN ? NONE : e->base;
+	uint64_t h;
+
+	h = ((uint64_t)base << 32 ^ e->obj ^ (uint64_t)group << 16 ^ (uint64_t)e->how << 62) *
+	    0x9e3779b97f4a7c15ull ^ off * 0xc2b2ae3d27d4eb4full;
+	return &s->calls_seen[h >> (64 - CALL_BITS) & ~(uint64_t)(CALL_WAYS - 1)];
+}
+
+/*
+ * The function @e names (a sym, into @sym) and its row in @group (the return; NONE: none,
+ * or out of memory), by calls_seen: name_of(), sym_get() and func_get() once per function,
+ * then one slot (calls and returns name the same few over and over).
+ */
+static uint32_t func_of(struct rstate *s, uint32_t group, const struct fref *e, uint32_t *sym)
+{
+	uint64_t off = e->how == N_SYM || e->how == N_NAME ? 0 : e->off;	/* (ignored) */
+	uint32_t base = e->how == N_UNKNOWN ? NONE : e->base, name, n, func;
+	struct call_slot *set = call_slot_of(s, group, e), *c;
+
+	for (c = set; c < set + CALL_WAYS; c++)
+		if (c->used && c->off == off && c->base == base && c->obj == e->obj &&
+		    c->group == group && c->how == e->how) {
+			*sym = c->sym;
+			return c->func;
+		}
+	name = name_of(s, e);
+	n = sym_get(s, name, e->obj);
+	func = func_get(s, group, n);
+	*sym = n;
+	if (name != NONE && n != NONE && func != NONE) {
+		memmove(set + 1, set, (CALL_WAYS - 1) * sizeof(*set));
+		*set = (struct call_slot){ .off = off, .base = base, .obj = e->obj,
+					   .group = group, .sym = n, .func = func, .how = e->how,
+					   .used = 1 };
+	}
+	return func;
+}
+
+/* @a's function (a sym, into @sym) and its row in @group, as func_of() gives them. */
+static uint32_t aslot_func(struct rstate *s, uint32_t group, struct aslot *a, uint32_t *sym)
+{
+	uint32_t func;
+
+	if (a->group == group && group != NONE) {
+		*sym = a->sym;
+		return a->func;
+	}
+	func = func_of(s, group, &a->e, sym);
+	if (func != NONE) {
+		a->group = group;
+		a->sym = *sym;
+		a->func = func;
+	}
+	return func;
 }
 
 /* A call of @t into the function @n (a sym) whose row is @func. */
@@ -1381,13 +1505,14 @@ static void on_call_row(struct rstate *s, struct thr *t, const struct prec *p, u
 	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1, p->has_time);
 }
 
-/* A call of the function @name in @obj (interned strings, @obj NONE: none). */
-static void on_call(struct rstate *s, const struct prec *p, uint32_t name, uint32_t obj)
+/* A call of the function @e names, or (@a not NULL) the one at an address slot. */
+static void on_call(struct rstate *s, const struct prec *p, const struct fref *e,
+		    struct aslot *a)
 {
 	struct thr *t = current(s);
-	uint32_t n = sym_get(s, name, obj);
+	uint32_t n, func = a ? aslot_func(s, t->group, a, &n) : func_of(s, t->group, e, &n);
 
-	on_call_row(s, t, p, n, func_get(s, t->group, n));
+	on_call_row(s, t, p, n, func);
 }
 
 /* A return that closes an open call (true); false: on_ret_unmatched() with its names. */
@@ -1414,23 +1539,27 @@ static bool on_ret_match(struct rstate *s, const struct prec *p)
 	return false;
 }
 
-static void on_ret_unmatched(struct rstate *s, uint32_t from, uint32_t to, uint32_t from_obj,
-			     uint32_t to_obj)
+/*
+ * A return that closes no open call, from the function @from names to the one @to names
+ * (or, @afrom and @ato not NULL, the ones at those address slots).
+ */
+static void on_ret_unmatched(struct rstate *s, const struct fref *from, const struct fref *to,
+			     struct aslot *afrom, struct aslot *ato)
 {
 	struct thr *t = current(s);
-	uint32_t fn;
+	uint32_t fn, sym;
 
 	/* A return from a call before the trace (or a gap): its function is now known. */
 	if (t->depth)
 		cut_all(s, t);
-	fn = func_get(s, t->group, sym_get(s, from, from_obj));
+	fn = afrom ? aslot_func(s, t->group, afrom, &sym) : func_of(s, t->group, from, &sym);
 	if (fn != NONE) {
 		if (t->base != fn)
 			s->funcs[fn].incomplete++;
 		s->funcs[fn].insns_self += t->pending;
 		t->pending = 0;
 	}
-	t->base = func_get(s, t->group, sym_get(s, to, to_obj));
+	t->base = ato ? aslot_func(s, t->group, ato, &sym) : func_of(s, t->group, to, &sym);
 	if (t->base != NONE && t->base != fn)
 		s->funcs[t->base].incomplete++;
 	if (t->base == NONE) {
@@ -1440,72 +1569,6 @@ static void on_ret_unmatched(struct rstate *s, uint32_t from, uint32_t to, uint3
 			s->funcs[u].insns_self += t->pending;
 		t->pending = 0;
 	}
-}
-
-static void on_ret(struct rstate *s, const struct prec *p, uint32_t from, uint32_t to,
-		   uint32_t from_obj, uint32_t to_obj)
-{
-	if (!on_ret_match(s, p))
-		on_ret_unmatched(s, from, to, from_obj, to_obj);
-}
-
-/* The name a T_CALL or T_RET gives by @how (N_*): formatted here, only when it is needed. */
-static uint32_t name_of(struct rstate *s, unsigned how, uint16_t id, uint32_t obj, uint64_t off)
-{
-	uint32_t base = how == N_SYMOFF ? s->defs[id] : obj, got;
-	uint64_t key = (uint64_t)(how == N_SYMOFF) << 63 | (uint64_t)base << 40 | off;
-	bool keep = base < (1u << 23) && off < (1ull << 40);
-	char b[4 * NAME_LEN];
-
-	if (how == N_SYM)
-		return s->defs[id];
-	/* Spelled once per name and offset: the same few come at every call. */
-	if (keep && (got = map_get(&s->offmap, key)) != NONE)
-		return got;
-	if (how == N_SYMOFF) {
-		if (s->defs[id] == NONE)
-			return NONE;
-		snprintf(b, sizeof(b), "%s+0x%" PRIx64, s->str[s->defs[id]], off);
-	} else if (obj == NONE) {
-		snprintf(b, sizeof(b), "[unknown]");
-	} else {
-		snprintf(b, sizeof(b), "[unknown] (%s+0x%" PRIx64 ")", s->str[obj], off);
-	}
-	got = intern_str(s, b);
-	if (keep && got != NONE && !map_set(&s->offmap, key, got))
-		s->oom = true;
-	return got;
-}
-
-/* A T_CALL's callee (@how, @id, @obj, @off as name_of() takes them) by calls_seen. */
-static void on_call_by_id(struct rstate *s, const struct prec *p, unsigned how, uint16_t id,
-			  uint32_t obj, uint64_t off)
-{
-	struct thr *t = current(s);
-	uint32_t base = how == N_UNKNOWN ? NONE : s->defs[id];
-	struct call_slot *c;
-	uint64_t h;
-
-	if (how == N_SYM)
-		off = 0;		/* the name alone: name_of() ignores it */
-	h = ((uint64_t)base << 32 ^ obj ^ (uint64_t)t->group << 16 ^ (uint64_t)how << 62) *
-	    0x9e3779b97f4a7c15ull ^ off * 0xc2b2ae3d27d4eb4full;
-	c = &s->calls_seen[h >> (64 - CALL_BITS)];
-	if (!c->used || c->off != off || c->base != base || c->obj != obj ||
-	    c->group != t->group || c->how != how) {
-		uint32_t name = name_of(s, how, id, obj, off);
-		uint32_t n = sym_get(s, name, obj);
-		uint32_t func = func_get(s, t->group, n);
-
-		if (name == NONE || n == NONE || func == NONE) {
-			on_call_row(s, t, p, n, func);
-			return;
-		}
-		*c = (struct call_slot){ .off = off, .base = base, .obj = obj, .group = t->group,
-					 .sym = n, .func = func, .how = (uint8_t)how,
-					 .used = 1 };
-	}
-	on_call_row(s, t, p, c->sym, c->func);
 }
 
 static void on_thread(struct rstate *s, const struct prec *p)
@@ -1548,12 +1611,22 @@ static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const
 		s->stream = (uint32_t)p->a;
 		s->stream_name = intern(s, s1, p->len1);
 		break;
-	case P_CALL:
-		on_call(s, p, intern(s, s1, p->len1), intern_obj(s, s3, p->len3));
+	case P_CALL: {
+		struct fref e = { .how = N_NAME, .base = intern(s, s1, p->len1),
+				  .obj = intern_obj(s, s3, p->len3) };
+
+		on_call(s, p, &e, NULL);
 		break;
+	}
 	case P_RET:
-		on_ret(s, p, intern(s, s1, p->len1), intern(s, s2, p->len2),
-		       intern_obj(s, s3, p->len3), intern_obj(s, s4, p->len4));
+		if (!on_ret_match(s, p)) {
+			struct fref from = { .how = N_NAME, .base = intern(s, s1, p->len1),
+					     .obj = intern_obj(s, s3, p->len3) };
+			struct fref to = { .how = N_NAME, .base = intern(s, s2, p->len2),
+					   .obj = intern_obj(s, s4, p->len4) };
+
+			on_ret_unmatched(s, &from, &to, NULL, NULL);
+		}
 		break;
 	case P_GAP:
 		t = current(s);
@@ -1610,16 +1683,122 @@ static void far_return(struct rstate *s)
 		pop_complete(s, t);
 }
 
+static __attribute__((noinline)) size_t rec_size_var(const uint8_t *data, size_t len,
+						      size_t i)
+{
+	size_t n = 0;
+
+	if (data[i] == T_DEF && len - i >= 1 + sizeof(struct pdef)) {
+		struct pdef d;
+
+		memcpy(&d, data + i + 1, sizeof(d));
+		n = 1 + sizeof(d) + d.len;
+	} else if (data[i] == T_REC && len - i >= 1 + sizeof(struct prec)) {
+		struct prec p;
+
+		memcpy(&p, data + i + 1, sizeof(p));
+		n = 1 + sizeof(p) + (size_t)p.len1 + p.len2 + p.len3 + p.len4;
+	}
+	return n <= len - i ? n : 0;
+}
+
+/* The size of the record at @i of @data (@len bytes); 0: none whole there. */
+static inline __attribute__((always_inline)) size_t rec_size(const uint8_t *data, size_t len,
+							     size_t i)
+{
+	static const uint8_t fixed[] = {
+		[T_INSN] = 1, [T_FARRET] = 1, [T_RUN] = 5, [T_RUNFAR] = 5,
+		[T_CALL] = 1 + sizeof(struct pcall), [T_RET] = 1 + sizeof(struct pret),
+		[T_ADEF] = 1 + sizeof(struct padef), [T_TIME] = 1 + sizeof(struct ptime),
+		[T_CALLA] = 1 + sizeof(struct pcalla), [T_RETA] = 1 + sizeof(struct preta),
+		[T_CALLN] = 5 + sizeof(struct pcalla), [T_RETN] = 5 + sizeof(struct preta),
+	};
+	size_t n = data[i] < sizeof(fixed) ? fixed[data[i]] : 0;
+
+	if (!n)
+		return rec_size_var(data, len, i);
+	return n <= len - i ? n : 0;
+}
+
+/*
+ * What a call after a T_ADEF will touch, fetched ahead of it (on a trace of many functions
+ * each is a miss): at PREFETCH_FAR records ahead, the T_ADEF's calls_seen slot; when the
+ * cursor is PREFETCH_NEAR records from it, the row that slot holds. Only hints: a record's
+ * handling looks everything up again.
+ */
+#define PREFETCH_FAR 16
+#define PREFETCH_NEAR 6
+#define PREFETCH_RING 16
+#define PREFETCH_MIN 32		/* ahead while a record in 32 or more is a T_ADEF */
+
+struct ahead {
+	size_t at;			/* the cursor: the record after the last one seen */
+	uint64_t n;			/* records seen */
+	struct call_slot *slot[PREFETCH_RING];
+	uint64_t seen[PREFETCH_RING];
+	unsigned head, tail;
+};
+
+/* @data's T_ADEF at @at (whole), its calls_seen slot fetched and queued for its row. */
+static void ahead_adef(struct rstate *s, struct ahead *h, const uint8_t *data, size_t at)
+{
+	struct padef d;
+	struct fref e;
+
+	memcpy(&d, data + at + 1, sizeof(d));
+	if (d.name >= DEF_MAX || d.obj >= DEF_MAX || h->tail - h->head == PREFETCH_RING)
+		return;
+	e = (struct fref){ .how = how_of(d.how), .base = s->defs[d.name], .obj = s->defs[d.obj],
+			   .off = d.off };
+	h->slot[h->tail % PREFETCH_RING] = call_slot_of(s, s->cur->group, &e);
+	h->seen[h->tail % PREFETCH_RING] = h->n;
+	__builtin_prefetch(h->slot[h->tail % PREFETCH_RING]);
+	__builtin_prefetch(h->slot[h->tail++ % PREFETCH_RING] + CALL_WAYS - 1);
+}
+
+/* The cursor one record on, not behind @i (main loop's record). */
+static inline void ahead_step(struct rstate *s, struct ahead *h, const uint8_t *data,
+			      size_t len, size_t i)
+{
+	size_t n;
+
+	if (h->at < i)
+		h->at = i;
+	if (h->head != h->tail && h->n - h->seen[h->head % PREFETCH_RING] >=
+	    PREFETCH_FAR - PREFETCH_NEAR) {
+		const struct call_slot *c = h->slot[h->head++ % PREFETCH_RING];
+
+		/* (the set's every row: one is the T_ADEF's, where it is known) */
+		for (int w = 0; w < CALL_WAYS; w++)
+			if (c[w].used && c[w].func < s->nfuncs)
+				__builtin_prefetch(&s->funcs[c[w].func]);
+	}
+	if (h->at >= len || !(n = rec_size(data, len, h->at)))
+		return;
+	if (data[h->at] == T_ADEF && s->cur)
+		ahead_adef(s, h, data, h->at);
+	h->at += n;
+	h->n++;
+}
+
 static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 {
 	struct rstate *s = ((struct report_state *)o->state)->s;
-	size_t i = 0;
+	struct ahead h = { 0 };
+	size_t i = 0, recs = 0, adefs = 0;
+	bool on;
 
 	if (!s)
 		return;
-	while (i < len) {
+	on = s->ahead_on;
+	for (int k = 0; on && k < PREFETCH_FAR; k++)
+		ahead_step(s, &h, data, len, 0);
+	for (; i < len; recs++) {
 		struct prec p;
 		size_t run = i;
+
+		if (on)
+			ahead_step(s, &h, data, len, i);
 
 		while (run < len && data[run] == T_INSN)
 			run++;
@@ -1660,14 +1839,18 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 		}
 		if (data[i] == T_ADEF) {
 			struct padef d;
+			struct aslot *a;
 
+			adefs++;
 			if (len - i < 1 + sizeof(d))
 				break;
 			memcpy(&d, data + i + 1, sizeof(d));
 			if (d.aid >= ADDR_SLOTS || d.name >= DEF_MAX || d.obj >= DEF_MAX)
 				break;
-			s->asym[d.aid] = name_of(s, d.how, d.name, s->defs[d.obj], d.off);
-			s->aobj[d.aid] = s->defs[d.obj];
+			a = &s->aslots[d.aid];
+			a->e = (struct fref){ .how = how_of(d.how), .base = s->defs[d.name],
+					      .obj = s->defs[d.obj], .off = d.off };
+			a->group = NONE;
 			i += 1 + sizeof(d);
 			continue;
 		}
@@ -1682,59 +1865,59 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			i += 1 + sizeof(t);
 			continue;
 		}
-		/* T_CALLA and T_RETA: as T_CALL and T_RET (below) with the slots' names */
-		if (data[i] == T_CALLA || data[i] == T_CALLN) {
-			size_t at = data[i] == T_CALLN ? sizeof(uint32_t) : 0;
-			struct pcalla c;
+		/*
+		 * T_CALLA, T_RETA (and T_CALLN, T_RETN: a run before them): as T_CALL and T_RET
+		 * (below) with the functions at the slots, the time T_TIME said.
+		 */
+		if (data[i] >= T_CALLA && data[i] <= T_RETN) {
+			bool call = data[i] == T_CALLA || data[i] == T_CALLN;
+			size_t at = data[i] == T_CALLN || data[i] == T_RETN ? sizeof(uint32_t) : 0;
+			size_t n = 1 + at + (call ? sizeof(struct pcalla) : sizeof(struct preta));
+			uint16_t from, to;
+			uint64_t addr;
 			uint32_t k;
 
-			if (len - i < 1 + at + sizeof(c))
+			if (len - i < n)
 				break;
-			memcpy(&c, data + i + 1 + at, sizeof(c));
-			if (c.aid >= ADDR_SLOTS)
+			if (call) {
+				struct pcalla c;
+
+				memcpy(&c, data + i + 1 + at, sizeof(c));
+				from = to = c.aid;
+				addr = c.a;
+			} else {
+				struct preta x;
+
+				memcpy(&x, data + i + 1 + at, sizeof(x));
+				from = x.from;
+				to = x.to;
+				addr = x.b;
+			}
+			if (from >= ADDR_SLOTS || to >= ADDR_SLOTS)
 				break;
 			if (at) {
 				memcpy(&k, data + i + 1, sizeof(k));
 				account(s, k);
 			}
 			memset(&p, 0, sizeof(p));
-			p.kind = P_CALL;
+			p.kind = call ? P_CALL : P_RET;
 			p.has_time = s->a_has_time;
 			p.time = s->a_time;
-			p.a = c.a;
+			if (call)
+				p.a = addr;
+			else
+				p.b = addr;
 			note_time(s, &p);
-			on_call(s, &p, s->asym[c.aid], s->aobj[c.aid]);
-			i += 1 + at + sizeof(c);
-			continue;
-		}
-		if (data[i] == T_RETA || data[i] == T_RETN) {
-			size_t at = data[i] == T_RETN ? sizeof(uint32_t) : 0;
-			struct preta x;
-			uint32_t k;
-
-			if (len - i < 1 + at + sizeof(x))
-				break;
-			memcpy(&x, data + i + 1 + at, sizeof(x));
-			if (x.from >= ADDR_SLOTS || x.to >= ADDR_SLOTS)
-				break;
-			if (at) {
-				memcpy(&k, data + i + 1, sizeof(k));
-				account(s, k);
-			}
-			memset(&p, 0, sizeof(p));
-			p.kind = P_RET;
-			if (!s->clock_known && s->a_has_time && !s->rc->clock_insns) {
+			/* (a call sets it too, in on_call_row(), to what this sets) */
+			if (!s->clock_known && p.has_time && !s->rc->clock_insns) {
 				s->clock_known = true;
 				s->clock_time = true;
 			}
-			p.has_time = s->a_has_time;
-			p.time = s->a_time;
-			p.b = x.b;
-			note_time(s, &p);
-			if (!on_ret_match(s, &p))
-				on_ret_unmatched(s, s->asym[x.from], s->asym[x.to], s->aobj[x.from],
-						 s->aobj[x.to]);
-			i += 1 + at + sizeof(x);
+			if (call)
+				on_call(s, &p, NULL, &s->aslots[to]);
+			else if (!on_ret_match(s, &p))
+				on_ret_unmatched(s, NULL, NULL, &s->aslots[from], &s->aslots[to]);
+			i += n;
 			continue;
 		}
 		if (data[i] == T_CALL) {
@@ -1751,7 +1934,12 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			p.time = c.time;
 			p.a = c.a;
 			note_time(s, &p);
-			on_call_by_id(s, &p, c.how, c.name, s->defs[c.obj], c.off);
+			{
+				struct fref e = { .how = how_of(c.how), .base = s->defs[c.name],
+						  .obj = s->defs[c.obj], .off = c.off };
+
+				on_call(s, &p, &e, NULL);
+			}
 			i += 1 + sizeof(c);
 			continue;
 		}
@@ -1774,12 +1962,14 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			p.time = x.time;
 			p.b = x.b;
 			note_time(s, &p);
-			if (!on_ret_match(s, &p))
-				on_ret_unmatched(s, name_of(s, x.how & 3, x.from, s->defs[x.from_obj],
-							    x.from_off),
-						 name_of(s, x.how >> 2, x.to, s->defs[x.to_obj],
-							 x.to_off),
-						 s->defs[x.from_obj], s->defs[x.to_obj]);
+			if (!on_ret_match(s, &p)) {
+				struct fref from = { .how = how_of(x.how & 3), .base = s->defs[x.from],
+						     .obj = s->defs[x.from_obj], .off = x.from_off };
+				struct fref to = { .how = how_of(x.how >> 2), .base = s->defs[x.to],
+						   .obj = s->defs[x.to_obj], .off = x.to_off };
+
+				on_ret_unmatched(s, &from, &to, NULL, NULL);
+			}
 			i += 1 + sizeof(x);
 			continue;
 		}
@@ -1807,6 +1997,8 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 		}
 		i += 1 + sizeof(p) + p.len1 + p.len2 + p.len3 + p.len4;
 	}
+	/* The next buffer looks ahead where this one's T_ADEFs were worth it. */
+	s->ahead_on = adefs * PREFETCH_MIN >= recs;
 }
 
 /* ---- output ---- */
@@ -2145,6 +2337,9 @@ static void begin(struct dout *o, const struct decode_config *cfg)
 	s->rc = cfg->report;
 	s->nr_streams = cfg->nr_streams;
 	s->nodes_on = s->rc->view == REPORT_FOLDED;
+	for (size_t i = 0; i < ADDR_SLOTS; i++)
+		s->aslots[i].group = NONE;
+	s->ahead_on = true;
 	s->unknown = sym_str(s, "[unknown]");
 	s->stream_name = intern_str(s, "");
 }
