@@ -128,6 +128,7 @@ struct dec {
 	struct decode_keep *keep;	/* the thread's: img and the caches lent to this chunk */
 	uint64_t ff_built;		/* fastflow_built() when the chunk took ff */
 	struct insnblk *iblk;		/* --insn on the fast path: blocks' lines (fast_insn()) */
+	struct insnblk_shared *lines;	/* the run's, looked in first (NULL: none) */
 	uint64_t iblk_epoch;		/* fastflow_epoch() when iblk was last emptied */
 	struct dsb *sb;
 	struct disasm *dis;
@@ -2076,9 +2077,10 @@ static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind,
 }
 
 /*
- * --insn on the fast path: a block's lines from x->iblk, made on a miss with the renderer's
- * insn_text() (the instruction path's lines, byte for byte) and kept; a block seen before
- * costs one copy. Emptied with the block table (insnblk.h).
+ * --insn on the fast path: a block's lines from the run's shared table (x->lines) or
+ * x->iblk, made on a miss with the renderer's insn_text() (the instruction path's lines,
+ * byte for byte) and kept: in the shared table while it has room, else in x->iblk; a block
+ * seen before costs one copy. x->iblk is emptied with the block table (insnblk.h).
  */
 static const char *fast_insn_text(struct dec *x, uint64_t ip, unsigned n, size_t *len)
 {
@@ -2094,7 +2096,9 @@ static const char *fast_insn_text(struct dec *x, uint64_t ip, unsigned n, size_t
 	for (unsigned i = 0; i < n; i++)
 		p += r->ops->insn_text(r, &in[i], 0, 0, p);
 	*len = (size_t)(p - dst);
-	insnblk_keep(x->iblk, ip, n, *len);
+	/* (Kept in the shared table, the room is still this text's until the next call.) */
+	if (!x->lines || !insnblk_shared_add(x->lines, ip, n, dst, *len))
+		insnblk_keep(x->iblk, ip, n, *len);
 	return dst;
 }
 
@@ -2106,11 +2110,14 @@ static void fast_insn(void *ctx, uint64_t ip, unsigned n)
 	uint8_t *p;
 	size_t len;
 
-	if (fastflow_epoch(x->ff) != x->iblk_epoch) {
-		insnblk_clear(x->iblk);
-		x->iblk_epoch = fastflow_epoch(x->ff);
+	t = x->lines ? insnblk_shared_find(x->lines, ip, n, &len) : NULL;
+	if (!t) {
+		if (fastflow_epoch(x->ff) != x->iblk_epoch) {
+			insnblk_clear(x->iblk);
+			x->iblk_epoch = fastflow_epoch(x->ff);
+		}
+		t = insnblk_find(x->iblk, ip, n, &len);
 	}
-	t = insnblk_find(x->iblk, ip, n, &len);
 	if (!t)
 		t = fast_insn_text(x, ip, n, &len);
 	/* (fastflow read the same code to cut the block: it cannot fail to read it now.) */
@@ -2669,6 +2676,8 @@ static void cache_use(struct dec *x)
 		u[DECODE_CACHE_TEXT] = disasm_used(x->dis);
 	if (x->iblk)
 		u[DECODE_CACHE_LINES] = insnblk_used(x->iblk);
+	if (x->lines && insnblk_shared_used(x->lines) > u[DECODE_CACHE_LINES])
+		u[DECODE_CACHE_LINES] = insnblk_shared_used(x->lines);
 }
 
 /*
@@ -2679,7 +2688,8 @@ static void cache_use(struct dec *x)
  * 32 KiB or more each time, -J 2 took twice -J 1's CPU time), and with --insn the lines of
  * the fast path's blocks (the walk's -J 2 took 2.4 times -J 1's). Each is bounded
  * (fastflow.h, SHAPE_BITS, NAMES_BITS, insnblk.h): about 6 MiB a thread beside the files'
- * mappings, 15 MiB with --insn.
+ * mappings, 15 MiB with --insn (whose lines go to the run's shared table first, and to
+ * iblk only when that is full: until then iblk only lends the room a text is made in).
  */
 struct decode_keep {
 	struct image_store *img;	/* NULL: nothing kept */
@@ -2794,11 +2804,13 @@ static void setup_fast_insn(struct dec *x, const struct pt_config *pc)
 		x->ff = fastflow_new(x->img);
 		if (!x->ff)
 			return;
+		fastflow_share(x->ff, x->c->blocks);
 		x->iblk_epoch = fastflow_epoch(x->ff);
 	}
 	fastflow_set_errata(x->ff, errata);
 	fastflow_set_insn(x->ff, fast_insn, x);
 	x->ff_built = fastflow_built(x->ff);
+	x->lines = x->c->lines;
 }
 
 static int setup(struct dec *x, struct error *e)
