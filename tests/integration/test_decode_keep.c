@@ -154,7 +154,7 @@ Test(decode_keep, a_threads_second_chunk_cuts_no_block_again)
  * each worker cut the walk's blocks again, a tenth of -J 1's CPU time on --stats), one
  * thread after the other and both at once, and both count what one thread counts alone.
  */
-Test(decode_keep, two_threads_on_a_shared_table_cut_each_block_once)
+static void two_threads_on_a_shared_table(enum decode_mode mode)
 {
 	char *dir = temp_dir("ptc-share");
 	char *prog = own(run_testprog("ptwalk"));
@@ -168,7 +168,7 @@ Test(decode_keep, two_threads_on_a_shared_table_cut_each_block_once)
 	struct symcache *syms;
 	struct run_result r;
 	struct stat sb;
-	uint64_t built;
+	uint64_t built, lines_alone;
 	uint8_t *map;
 	int fd;
 
@@ -184,7 +184,7 @@ Test(decode_keep, two_threads_on_a_shared_table_cut_each_block_once)
 	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	cr_assert_neq(map, MAP_FAILED);
 	decode_config_init(&cfg);
-	cfg.mode = DECODE_NONE;
+	cfg.mode = mode;
 	cfg.files = &file;
 	cfg.nr_files = 1;
 	cfg.streams = &st;
@@ -197,10 +197,15 @@ Test(decode_keep, two_threads_on_a_shared_table_cut_each_block_once)
 	decode_one(&a, &alone);
 	built = decode_keep_built(alone);
 	cr_assert_gt(built, 1000, "%llu blocks", (unsigned long long)built);
+	lines_alone = a.stats.cache_used[DECODE_CACHE_LINES];
+	if (mode == DECODE_INSN)
+		cr_assert_gt(lines_alone, 1000, "%llu blocks' lines",
+			     (unsigned long long)lines_alone);
 	decode_keep_free(alone);
 
 	for (int together = 0; together < 2; together++) {
 		struct fastflow_table *t = fastflow_table_new();
+		struct insnblk_shared *lines = mode == DECODE_INSN ? insnblk_shared_new() : NULL;
 		struct decode_keep *k1 = NULL, *k2 = NULL;
 		struct job j1 = { &a, &k1 }, j2 = { &b, &k2 };
 		const char *how = together ? "at once" : "one after the other";
@@ -210,6 +215,7 @@ Test(decode_keep, two_threads_on_a_shared_table_cut_each_block_once)
 		chunk_init(&a, &cfg, map, (uint64_t)sb.st_size, syms);
 		chunk_init(&b, &cfg, map, (uint64_t)sb.st_size, syms);
 		a.blocks = b.blocks = t;
+		a.lines = b.lines = lines;
 		if (together) {
 			pthread_attr_t attr;
 			pthread_t t1, t2;
@@ -238,16 +244,33 @@ Test(decode_keep, two_threads_on_a_shared_table_cut_each_block_once)
 		cr_expect_eq(b.stats.insns, a.stats.insns, "%s", how);
 		cr_expect_eq(b.stats.branches, a.stats.branches, "%s", how);
 		cr_expect_eq(b.stats.fast, a.stats.fast, "%s", how);
+		/* --insn: each block's lines made once, as many as one thread alone keeps. */
+		if (lines)
+			cr_expect_eq(insnblk_shared_used(lines), lines_alone,
+				     "%s: %u blocks' lines shared, one alone keeps %llu", how,
+				     insnblk_shared_used(lines), (unsigned long long)lines_alone);
 		chunk_fini(&b);
 		decode_keep_free(k1);
 		decode_keep_free(k2);
 		fastflow_table_free(t);
+		insnblk_shared_free(lines);
 	}
 	chunk_fini(&a);
 	symcache_free(syms);
 	munmap(map, (size_t)sb.st_size);
 	close(fd);
 	temp_dir_remove(dir);
+}
+
+Test(decode_keep, two_threads_on_a_shared_table_cut_each_block_once)
+{
+	two_threads_on_a_shared_table(DECODE_NONE);
+}
+
+/* The same with --insn (fast_insn()): the blocks and their lines shared (issue 25). */
+Test(decode_keep, two_threads_with_insn_cut_each_block_and_make_its_lines_once)
+{
+	two_threads_on_a_shared_table(DECODE_INSN);
 }
 
 /* ---- --insn's block lines, shared by the threads of a run (insnblk_shared) ---- */
