@@ -83,7 +83,7 @@ static void chunk_fini(struct decode_chunk *c)
  * the second finds every block the first cut (none is cut again) and counts what the
  * first counted; a thread that keeps nothing cuts them again for each chunk.
  */
-Test(decode_keep, a_threads_second_chunk_cuts_no_block_again)
+static void a_threads_second_chunk(enum decode_mode mode)
 {
 	char *dir = temp_dir("ptc-keep");
 	char *prog = own(run_testprog("ptwalk"));
@@ -113,7 +113,7 @@ Test(decode_keep, a_threads_second_chunk_cuts_no_block_again)
 	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	cr_assert_neq(map, MAP_FAILED);
 	decode_config_init(&cfg);
-	cfg.mode = DECODE_NONE;
+	cfg.mode = mode;
 	cfg.files = &file;
 	cfg.nr_files = 1;
 	cfg.streams = &st;
@@ -132,6 +132,15 @@ Test(decode_keep, a_threads_second_chunk_cuts_no_block_again)
 	cr_expect_gt(a.stats.insns, 0);
 	cr_expect_eq(b.stats.insns, a.stats.insns);
 	cr_expect_eq(b.stats.branches, a.stats.branches);
+	/* --insn: the text cache is the first chunk's (a new one would hold nothing). */
+	if (mode == DECODE_INSN) {
+		cr_expect_gt(a.stats.cache_used[DECODE_CACHE_TEXT], 1000);
+		cr_expect_eq(b.stats.cache_used[DECODE_CACHE_TEXT],
+			     a.stats.cache_used[DECODE_CACHE_TEXT], "the second chunk's text cache: "
+			     "%llu entries, the first's %llu",
+			     (unsigned long long)b.stats.cache_used[DECODE_CACHE_TEXT],
+			     (unsigned long long)a.stats.cache_used[DECODE_CACHE_TEXT]);
+	}
 	chunk_fini(&a);
 	chunk_fini(&b);
 
@@ -146,6 +155,17 @@ Test(decode_keep, a_threads_second_chunk_cuts_no_block_again)
 	munmap(map, (size_t)sb.st_size);
 	close(fd);
 	temp_dir_remove(dir);
+}
+
+Test(decode_keep, a_threads_second_chunk_cuts_no_block_again)
+{
+	a_threads_second_chunk(DECODE_NONE);
+}
+
+/* The same with --insn: the blocks, their lines and the instructions' text cache kept. */
+Test(decode_keep, a_threads_second_chunk_with_insn_keeps_the_text_cache)
+{
+	a_threads_second_chunk(DECODE_INSN);
 }
 
 /*
