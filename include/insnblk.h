@@ -52,11 +52,11 @@ void insnblk_keep(struct insnblk *c, uint64_t ip, unsigned n, size_t len);
  * as fastflow_table's): each block's text is kept once, by the first thread that made it,
  * and read by all without a lock (issue 25: each worker made the lines of all the walk's
  * blocks and held them in a table of its own). Found through an index of 4-byte slots
- * (256 KiB, where insnblk's sets take 1 MiB): faster than insnblk at -J 1 too. Kept under its lock: a record is written
- * before its index slot says it is there (release, read with acquire) and never changes
- * nor goes. Bounded as a thread's insnblk (INSNBLK_BYTES): INSNBLK_RING bytes of records,
- * INSNBLK_SHARED_ENTRIES of them; when full, nothing more is kept and a thread keeps the
- * rest in its own insnblk.
+ * (256 KiB, where insnblk's sets take 1 MiB): faster than insnblk at -J 1 too. Kept under
+ * its lock: a record is written before its index slot says it is there (release, read with
+ * acquire) and never changes nor goes. Bounded as a thread's insnblk (INSNBLK_BYTES):
+ * INSNBLK_RING bytes of records, INSNBLK_SHARED_ENTRIES of them; when full, nothing more is
+ * kept and a thread keeps the rest in its own insnblk.
  */
 #define INSNBLK_SHARED_ENTRIES (1u << 15)
 struct insnblk_shared;
