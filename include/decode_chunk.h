@@ -17,6 +17,7 @@
 #include "memimage.h"
 
 struct fastflow_table;
+struct insnblk_shared;
 
 /*
  * The stack decode_chunk() needs. libipt 2.1 and later (pt_insn_next() runs on its block
@@ -47,6 +48,7 @@ struct decode_chunk {
 	uint64_t tsc_lo, tsc_hi;
 	struct symcache *syms;
 	struct fastflow_table *blocks;	/* the fast path's blocks, shared (NULL: its own) */
+	struct insnblk_shared *lines;	/* --insn: their lines, shared (NULL: its own) */
 	uint64_t *progress;		/* bytes decoded, all chunks (atomic) */
 
 	/* What came out. */

@@ -21,6 +21,7 @@
 #include "fastflow.h"
 #include "decode_rec.h"
 #include "fileio.h"
+#include "insnblk.h"
 #include "render.h"
 
 /* Chunks (bytes of trace) with -J 2 and more, unless --chunk-size says. */
@@ -62,6 +63,7 @@ struct run {
 	struct mapped *maps;
 	struct symcache *syms;
 	struct fastflow_table *blocks;	/* the fast path's, shared by the workers (-J 2 on) */
+	struct insnblk_shared *lines;	/* --insn: their lines, shared so too */
 	struct dout out, tl;
 	bool have_out, have_tl;
 	const struct renderer *out_rd, *tl_rd;
@@ -314,6 +316,7 @@ static struct decode_chunk *new_chunk(struct run *r, size_t stream, uint64_t beg
 	c->len = r->maps[stream].len;
 	c->syms = r->syms;
 	c->blocks = r->blocks;
+	c->lines = r->lines;
 	c->progress = &r->progress;
 	c->tsc_hi = UINT64_MAX;
 	dsink_init(&c->out, r->have_out ? &r->out : NULL);
@@ -800,6 +803,7 @@ static void cleanup(struct run *r)
 	free(r->maps);
 	symcache_free(r->syms);
 	fastflow_table_free(r->blocks);
+	insnblk_shared_free(r->lines);
 	for (size_t s = 0; s < cfg->nr_streams; s++)
 		for (size_t i = 0; i < cfg->streams[s].nr_sb; i++)
 			dsb_file_release(&cfg->streams[s].sb[i]);
@@ -874,6 +878,8 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	/* Each block cut once for all workers (no memory for it: each cuts its own). */
 	if (!ret && r.jobs > 1)
 		r.blocks = fastflow_table_new();
+	if (!ret && cfg->mode == DECODE_INSN)
+		r.lines = insnblk_shared_new();
 	if (!ret) {
 		threads = calloc(r.jobs, sizeof(*threads));
 		if (!threads)

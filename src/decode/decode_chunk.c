@@ -128,6 +128,7 @@ struct dec {
 	struct decode_keep *keep;	/* the thread's: img and the caches lent to this chunk */
 	uint64_t ff_built;		/* fastflow_built() when the chunk took ff */
 	struct insnblk *iblk;		/* --insn on the fast path: blocks' lines (fast_insn()) */
+	struct insnblk_shared *lines;	/* the run's, looked in first (NULL: none) */
 	uint64_t iblk_epoch;		/* fastflow_epoch() when iblk was last emptied */
 	struct dsb *sb;
 	struct disasm *dis;
@@ -2139,9 +2140,10 @@ static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind,
 }
 
 /*
- * --insn on the fast path: a block's lines from x->iblk, made on a miss with the renderer's
- * insn_text() (the instruction path's lines, byte for byte) and kept; a block seen before
- * costs one copy. Emptied with the block table (insnblk.h).
+ * --insn on the fast path: a block's lines from the run's shared table (x->lines) or
+ * x->iblk, made on a miss with the renderer's insn_text() (the instruction path's lines,
+ * byte for byte) and kept: in the shared table while it has room, else in x->iblk; a block
+ * seen before costs one copy. x->iblk is emptied with the block table (insnblk.h).
  */
 static const char *fast_insn_text(struct dec *x, uint64_t ip, unsigned n, size_t *len)
 {
@@ -2157,7 +2159,9 @@ static const char *fast_insn_text(struct dec *x, uint64_t ip, unsigned n, size_t
 	for (unsigned i = 0; i < n; i++)
 		p += r->ops->insn_text(r, &in[i], 0, 0, p);
 	*len = (size_t)(p - dst);
-	insnblk_keep(x->iblk, ip, n, *len);
+	/* (Kept in the shared table, the room is still this text's until the next call.) */
+	if (!x->lines || !insnblk_shared_add(x->lines, ip, n, dst, *len))
+		insnblk_keep(x->iblk, ip, n, *len);
 	return dst;
 }
 
@@ -2169,11 +2173,14 @@ static void fast_insn(void *ctx, uint64_t ip, unsigned n)
 	uint8_t *p;
 	size_t len;
 
-	if (fastflow_epoch(x->ff) != x->iblk_epoch) {
-		insnblk_clear(x->iblk);
-		x->iblk_epoch = fastflow_epoch(x->ff);
+	t = x->lines ? insnblk_shared_find(x->lines, ip, n, &len) : NULL;
+	if (!t) {
+		if (fastflow_epoch(x->ff) != x->iblk_epoch) {
+			insnblk_clear(x->iblk);
+			x->iblk_epoch = fastflow_epoch(x->ff);
+		}
+		t = insnblk_find(x->iblk, ip, n, &len);
 	}
-	t = insnblk_find(x->iblk, ip, n, &len);
 	if (!t)
 		t = fast_insn_text(x, ip, n, &len);
 	/* (fastflow read the same code to cut the block: it cannot fail to read it now.) */
@@ -2735,6 +2742,8 @@ static void cache_use(struct dec *x)
 		u[DECODE_CACHE_TEXT] = disasm_used(x->dis);
 	if (x->iblk)
 		u[DECODE_CACHE_LINES] = insnblk_used(x->iblk);
+	if (x->lines && insnblk_shared_used(x->lines) > u[DECODE_CACHE_LINES])
+		u[DECODE_CACHE_LINES] = insnblk_shared_used(x->lines);
 }
 
 /*
@@ -2745,7 +2754,8 @@ static void cache_use(struct dec *x)
  * 32 KiB or more each time, -J 2 took twice -J 1's CPU time), and with --insn the lines of
  * the fast path's blocks (the walk's -J 2 took 2.4 times -J 1's). Each is bounded
  * (fastflow.h, SHAPE_BITS, NAMES_BITS, insnblk.h): about 6 MiB a thread beside the files'
- * mappings, 15 MiB with --insn.
+ * mappings, 15 MiB with --insn (whose lines go to the run's shared table first, and to
+ * iblk only when that is full: until then iblk only lends the room a text is made in).
  */
 struct decode_keep {
 	struct image_store *img;	/* NULL: nothing kept */
@@ -2757,6 +2767,12 @@ struct decode_keep {
 	void *names_mem;
 	uint32_t names_used;
 	csh cs[3];
+	/*
+	 * --insn's text cache (disasm.h: keyed by address, mode and bytes, so right for any
+	 * image): made per chunk, its 8 MiB were zeroed each time (calloc() of memory freed
+	 * before: the walk's -J 2 spent 11.7 % of its instructions in memset()).
+	 */
+	struct disasm *dis;
 	uint64_t built;			/* blocks its chunks cut (decode_keep_built()) */
 };
 
@@ -2766,6 +2782,7 @@ void decode_keep_free(struct decode_keep *k)
 		return;
 	fastflow_free(k->ff);
 	insnblk_free(k->iblk);
+	disasm_free(k->dis);
 	free(k->shapes);
 	free(k->names_mem);
 	for (int i = 0; i < 3; i++)
@@ -2860,6 +2877,7 @@ static void setup_fast_insn(struct dec *x, const struct pt_config *pc)
 		x->ff = fastflow_new(x->img);
 		if (!x->ff)
 			return;
+		fastflow_share(x->ff, x->c->blocks);
 		x->iblk_epoch = fastflow_epoch(x->ff);
 	}
 	fastflow_set_errata(x->ff, errata);
@@ -2867,6 +2885,7 @@ static void setup_fast_insn(struct dec *x, const struct pt_config *pc)
 	fastflow_set_calls_only(x->ff, false);
 	fastflow_set_insn(x->ff, fast_insn, x);
 	x->ff_built = fastflow_built(x->ff);
+	x->lines = x->c->lines;
 }
 
 static int setup(struct dec *x, struct error *e)
@@ -2889,9 +2908,14 @@ static int setup(struct dec *x, struct error *e)
 			return ret;
 	}
 	if (x->flags & RENDER_DISASM) {
-		ret = disasm_new(&x->dis, cfg->att, e);
-		if (ret)
-			return ret;
+		if (x->keep && x->keep->dis) {
+			x->dis = x->keep->dis;
+			x->keep->dis = NULL;
+		} else {
+			ret = disasm_new(&x->dis, cfg->att, e);
+			if (ret)
+				return ret;
+		}
 		for (size_t i = 0; i < x->nr_rend; i++)
 			x->rend[i].dis = x->dis;
 	}
@@ -2959,6 +2983,11 @@ static void teardown(struct dec *x)
 		if (x->cs[i])
 			cs_close(&x->cs[i]);
 	free(x->seam);
+	/* The text cache goes back to the thread whatever the chunk did (it is by the bytes). */
+	if (x->keep && !x->keep->dis) {
+		x->keep->dis = x->dis;
+		x->dis = NULL;
+	}
 	disasm_free(x->dis);
 	dsb_free(x->sb);
 	image_store_free(x->img);

@@ -244,6 +244,9 @@ static size_t look(struct disasm *d, uint64_t pos, uint64_t ip, const uint64_t k
 
 	if (pos >= d->head || d->head - pos > RING_BYTES - REC_MAX)
 		return 0;
+	/* The zeroed rest before a wrap can be shorter than a record's head: no record there. */
+	if (RING_BYTES - pos % RING_BYTES < REC_HEAD)
+		return 0;
 	memcpy(&rip, r, 8);
 	memcpy(rk, r + 8, 16);
 	if (rip != ip || rk[0] != k[0] || rk[1] != k[1])

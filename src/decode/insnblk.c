@@ -10,6 +10,7 @@
  * head, so a record counts as there only while it lies more than that from being written
  * over.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,4 +151,138 @@ void insnblk_keep(struct insnblk *c, uint64_t ip, unsigned n, size_t len)
 	set[0].ip = ip;
 	set[0].pn = (uint64_t)n << 48 | (c->head + 1);
 	c->head += (HEAD + len + 7) & ~(size_t)7;
+}
+
+/* ---- shared by the threads of a run ---- */
+
+/* Index slots (a record's position / 8 + 1, 0: empty): twice the entries, 256 KiB. */
+#define SLOTS (2 * INSNBLK_SHARED_ENTRIES)
+
+struct insnblk_shared {
+	char *rec;		/* INSNBLK_RING: records (HEAD, then the text) one after another */
+	uint32_t *idx;		/* SLOTS */
+	bool full;		/* read and written atomically */
+	/* What a keep writes, in a line of its own: the pointers above are read at each find. */
+	uint64_t end __attribute__((aligned(64)));	/* bytes of records written */
+	uint32_t used;		/* records */
+	pthread_mutex_t lock;
+};
+
+_Static_assert(INSNBLK_RING / 8 < UINT32_MAX && (SLOTS & (SLOTS - 1)) == 0 &&
+	       INSNBLK_RING + (uint64_t)SLOTS * 4 <= INSNBLK_BYTES,
+	       "insnblk_shared's index and bound");
+
+struct insnblk_shared *insnblk_shared_new(void)
+{
+	struct insnblk_shared *s = aligned_alloc(64, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	memset(s, 0, sizeof(*s));
+	/* malloc(), calloc(): pages touched only as used. */
+	s->rec = malloc(INSNBLK_RING);
+	s->idx = calloc(SLOTS, sizeof(*s->idx));
+	if (!s->rec || !s->idx || pthread_mutex_init(&s->lock, NULL)) {
+		free(s->idx);
+		free(s->rec);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void insnblk_shared_free(struct insnblk_shared *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_destroy(&s->lock);
+	free(s->idx);
+	free(s->rec);
+	free(s);
+}
+
+static inline size_t slot_of(uint64_t ip, unsigned n)
+{
+	return (size_t)(((ip ^ (uint64_t)n << 48) * 0x9e3779b97f4a7c15ull) >> (64 - 16));
+}
+
+_Static_assert(SLOTS == 1u << 16, "slot_of()'s bits");
+
+/* The record of @n from @ip, or NULL with @slot the empty slot where the search ended. */
+static const char *shared_lookup(const struct insnblk_shared *s, uint64_t ip, unsigned n,
+				 size_t *slot)
+{
+	size_t k = slot_of(ip, n);
+	uint32_t i;
+
+	for (; (i = __atomic_load_n(&s->idx[k], __ATOMIC_ACQUIRE)); k = (k + 1) % SLOTS) {
+		const char *r = s->rec + (size_t)(i - 1) * 8;
+		uint64_t rip;
+		uint32_t rn;
+
+		memcpy(&rip, r, 8);
+		memcpy(&rn, r + 8, 4);
+		if (rip == ip && rn == n)
+			return r;
+	}
+	*slot = k;
+	return NULL;
+}
+
+const char *insnblk_shared_find(const struct insnblk_shared *s, uint64_t ip, unsigned n,
+				size_t *len)
+{
+	const char *r;
+	uint32_t rlen;
+	size_t slot;
+
+	r = shared_lookup(s, ip, n, &slot);
+	if (!r)
+		return NULL;
+	memcpy(&rlen, r + 12, 4);
+	*len = rlen;
+	return r + HEAD;
+}
+
+bool insnblk_shared_add(struct insnblk_shared *s, uint64_t ip, unsigned n, const char *text,
+			size_t len)
+{
+	uint32_t rn = n, rlen = (uint32_t)len;
+	size_t slot, size = (HEAD + len + 7) & ~(size_t)7;
+	bool kept = true;
+	char *r;
+
+	if (len > INSNBLK_TEXT_MAX || insnblk_shared_full(s))
+		return false;
+	pthread_mutex_lock(&s->lock);
+	/* Another thread may have kept it meanwhile. */
+	if (shared_lookup(s, ip, n, &slot))
+		goto out;
+	if (s->used == INSNBLK_SHARED_ENTRIES ||
+	    INSNBLK_RING - s->end < size) {
+		__atomic_store_n(&s->full, true, __ATOMIC_RELAXED);
+		kept = false;
+		goto out;
+	}
+	r = s->rec + s->end;
+	memcpy(r, &ip, 8);
+	memcpy(r + 8, &rn, 4);
+	memcpy(r + 12, &rlen, 4);
+	memcpy(r + HEAD, text, len);
+	__atomic_store_n(&s->idx[slot], (uint32_t)(s->end / 8) + 1, __ATOMIC_RELEASE);
+	s->end += size;
+	__atomic_store_n(&s->used, s->used + 1, __ATOMIC_RELAXED);
+out:
+	pthread_mutex_unlock(&s->lock);
+	return kept;
+}
+
+bool insnblk_shared_full(const struct insnblk_shared *s)
+{
+	return __atomic_load_n(&s->full, __ATOMIC_RELAXED);
+}
+
+uint32_t insnblk_shared_used(const struct insnblk_shared *s)
+{
+	return __atomic_load_n(&s->used, __ATOMIC_RELAXED);
 }

@@ -16,6 +16,7 @@
 
 #include "decode_rec.h"
 #include "decode_sb.h"
+#include "disasm.h"
 #include "dsink.h"
 #include "memimage.h"
 #include "render.h"
@@ -752,5 +753,45 @@ Test(memimage, sym_format_spells_what_snprintf_did)
 						 i, ys[i].off, len);
 			}
 		}
+	}
+}
+
+/*
+ * --insn's text cache (disasm.c) read a record's head at the ring position after the last
+ * record it used; past a wrap that can be the zeroed rest of the ring, shorter than a
+ * head: 24 bytes read across the ring's end (ASan: heap over-read; the bounded_memory walk
+ * of 60,000 blocks hit it). Records of one size (the same instruction at one address after
+ * another) leave a rest of 2^22 mod their size (16, 5, 4, 4 for 28 to 31 bytes); each is
+ * read again in order across the wrap, and every line is the first one's.
+ */
+Test(disasm, reading_records_again_across_the_rings_wrap_stays_in_the_ring)
+{
+	static const uint8_t codes[][2] = { { 0x90 }, { 0xc3 }, { 0x50 }, { 0xcc }, { 0xf4 },
+					    { 0xfc }, { 0x0f, 0x0b } };
+
+	for (size_t c = 0; c < sizeof(codes) / sizeof(codes[0]); c++) {
+		struct pt_insn in = { .mode = ptem_64bit, .size = codes[c][1] ? 2 : 1 };
+		char want[DISASM_LINE_MAX + 16], got[DISASM_LINE_MAX + 16];
+		const unsigned n = 200000, again = 100000;
+		struct disasm *d = NULL;
+		struct error e = { 0 };
+		size_t wlen, len;
+
+		memcpy(in.raw, codes[c], 2);
+		cr_assert_eq(disasm_new(&d, false, &e), 0);
+		in.ip = 0x400000;
+		wlen = disasm_put(d, &in, want) - DISASM_TEXT_AT;
+		for (unsigned i = 1; i < n; i++) {
+			in.ip = 0x400000 + 16ull * i;
+			len = disasm_put(d, &in, got) - DISASM_TEXT_AT;
+			cr_assert_eq(len, wlen, "code %zu at %u", c, i);
+		}
+		for (unsigned i = n - again; i < n; i++) {
+			in.ip = 0x400000 + 16ull * i;
+			len = disasm_put(d, &in, got) - DISASM_TEXT_AT;
+			cr_assert(len == wlen && !memcmp(got + DISASM_TEXT_AT, want + DISASM_TEXT_AT,
+							 wlen), "code %zu at %u again", c, i);
+		}
+		disasm_free(d);
 	}
 }
