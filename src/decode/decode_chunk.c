@@ -2677,9 +2677,10 @@ static void cache_use(struct dec *x)
  * caches), the fast path's blocks, the block path's instructions and the names. Each
  * chunk built them again (the bench's walk: capstone over 20,000 blocks, a chunk of
  * 32 KiB or more each time, -J 2 took twice -J 1's CPU time), and with --insn the lines of
- * the fast path's blocks (the walk's -J 2 took 2.4 times -J 1's). Each is bounded
- * (fastflow.h, SHAPE_BITS, NAMES_BITS, insnblk.h): about 6 MiB a thread beside the files'
- * mappings, 15 MiB with --insn.
+ * the fast path's blocks (the walk's -J 2 took 2.4 times -J 1's) and the instructions'
+ * texts (disasm.h: 8 MiB zeroed and filled again for each chunk). Each is bounded
+ * (fastflow.h, SHAPE_BITS, NAMES_BITS, insnblk.h, disasm.c): about 6 MiB a thread beside
+ * the files' mappings, 23 MiB with --insn (a chunk's decoder held the texts' 8 MiB too).
  */
 struct decode_keep {
 	struct image_store *img;	/* NULL: nothing kept */
@@ -2691,6 +2692,7 @@ struct decode_keep {
 	void *names_mem;
 	uint32_t names_used;
 	csh cs[3];
+	struct disasm *dis;		/* --insn's texts (keyed by the bytes, any image's) */
 	uint64_t built;			/* blocks its chunks cut (decode_keep_built()) */
 };
 
@@ -2705,6 +2707,7 @@ void decode_keep_free(struct decode_keep *k)
 	for (int i = 0; i < 3; i++)
 		if (k->cs[i])
 			cs_close(&k->cs[i]);
+	disasm_free(k->dis);
 	image_store_free(k->img);
 	free(k);
 }
@@ -2747,6 +2750,10 @@ static void give_back(struct dec *x)
 		fastflow_free(k->ff);
 		k->ff = NULL;
 		return;
+	}
+	if (x->dis && !k->dis) {
+		k->dis = x->dis;
+		x->dis = NULL;
 	}
 	k->img = x->img;
 	k->shapes = x->shapes;
@@ -2821,9 +2828,18 @@ static int setup(struct dec *x, struct error *e)
 			return ret;
 	}
 	if (x->flags & RENDER_DISASM) {
-		ret = disasm_new(&x->dis, cfg->att, e);
-		if (ret)
-			return ret;
+		/*
+		 * The thread's from its chunk before: its 8 MiB of table and ring, zeroed and
+		 * filled again for each chunk, were 10 % of -J 2 --insn's page faults (the walk).
+		 */
+		if (x->keep && x->keep->dis) {
+			x->dis = x->keep->dis;
+			x->keep->dis = NULL;
+		} else {
+			ret = disasm_new(&x->dis, cfg->att, e);
+			if (ret)
+				return ret;
+		}
 		for (size_t i = 0; i < x->nr_rend; i++)
 			x->rend[i].dis = x->dis;
 	}
