@@ -55,6 +55,7 @@ struct dbudget {
 	pthread_cond_t cond;	/* memory given back, a sink's turn, or stop */
 	struct dblock *pool;	/* buffers passed on, for sinks to write into again */
 	unsigned nr_pool;
+	uint64_t pool_bytes;	/* their sizes */
 };
 
 void dbudget_init(struct dbudget *b, uint64_t bound);
@@ -79,6 +80,7 @@ struct dout {
 	int err;		/* the first write error (negative errno), 0 while none */
 	dout_filter_fn *filter;	/* NULL: bytes as they are */
 	void *state;		/* the filter's */
+	size_t sink_cap;	/* the buffer a sink last let go of whole (atomic) */
 };
 
 struct dsink {

@@ -11,6 +11,10 @@
 #include "fileio.h"
 
 #define DOUT_BUF (256u << 10)
+/* A sink's first buffer: 80 KiB doubled, 320 KiB, what a sink flushed at 256 KiB fills. */
+#define SINK_FIRST (80u << 10)
+/* A first buffer's size at most, whatever the sink before let go of. */
+#define SINK_FIRST_MAX (4u << 20)
 
 /* Bytes a sink let go of before its turn, kept in memory: its buffer, handed over. */
 struct dblock {
@@ -92,20 +96,75 @@ void dbudget_destroy(struct dbudget *b)
 	pthread_mutex_destroy(&b->lock);
 }
 
-/* A block with a buffer of @size bytes: from the pool, or new. */
-static struct dblock *block_get(struct dbudget *b, size_t size)
+/*
+ * A block from the pool (its buffer touched already) of @size bytes at least, the largest
+ * there: the sizes sinks grow to in a run change (the walk's --insn: 1.25 MiB), or NULL.
+ */
+static struct dblock *pool_take(struct dbudget *b, size_t size)
 {
-	struct dblock *blk = NULL, **pp;
+	struct dblock *blk = NULL, **pp, **best = NULL;
 
 	pthread_mutex_lock(&b->lock);
 	for (pp = &b->pool; *pp; pp = &(*pp)->next)
-		if ((*pp)->size == size) {
-			blk = *pp;
-			*pp = blk->next;
-			b->nr_pool--;
-			break;
-		}
+		if ((*pp)->size >= size && (!best || (*pp)->size > (*best)->size))
+			best = pp;
+	if (best) {
+		blk = *best;
+		*best = blk->next;
+		b->nr_pool--;
+		b->pool_bytes -= blk->size;
+	}
 	pthread_mutex_unlock(&b->lock);
+	return blk;
+}
+
+/*
+ * Into the pool, while it and what sinks hold before their turn come to no more than the
+ * waiting output's mark (the smallest there makes room for a larger one): before, the pool
+ * kept a mark's worth beside what was held (the walk's -J 2 --insn: 32 MB held and 32 MB
+ * kept, half of them never used again); false: not taken.
+ */
+static bool pool_put(struct dbudget *b, struct dblock *blk)
+{
+	uint64_t keep = b->wait_at ? b->wait_at : b->bound / 2;
+	struct dblock *out = NULL, **pp, **small = NULL;
+	bool taken = false;
+	uint64_t held = __atomic_load_n(&b->held, __ATOMIC_RELAXED);
+
+	keep = keep > held ? keep - held : 0;
+	pthread_mutex_lock(&b->lock);
+	if (b->nr_pool >= POOL_MAX || b->pool_bytes + blk->size > keep) {
+		for (pp = &b->pool; *pp; pp = &(*pp)->next)
+			if (!small || (*pp)->size < (*small)->size)
+				small = pp;
+		if (small && (*small)->size < blk->size &&
+		    b->pool_bytes - (*small)->size + blk->size <= keep) {
+			out = *small;
+			*small = out->next;
+			b->nr_pool--;
+			b->pool_bytes -= out->size;
+		}
+	}
+	if (b->nr_pool < POOL_MAX && b->pool_bytes + blk->size <= keep) {
+		blk->next = b->pool;
+		b->pool = blk;
+		b->nr_pool++;
+		b->pool_bytes += blk->size;
+		taken = true;
+	}
+	pthread_mutex_unlock(&b->lock);
+	if (out) {
+		free(out->buf);
+		free(out);
+	}
+	return taken;
+}
+
+/* A block with a buffer of @size bytes at least: from the pool, or new. */
+static struct dblock *block_get(struct dbudget *b, size_t size)
+{
+	struct dblock *blk = pool_take(b, size);
+
 	if (blk)
 		return blk;
 	blk = malloc(sizeof(*blk));
@@ -126,19 +185,14 @@ static void blocks_free(struct dsink *s, struct dblock *b)
 		struct dblock *next = b->next;
 
 		if (bg) {
-			uint64_t keep = bg->wait_at ? bg->wait_at : bg->bound / 2;
-
 			__atomic_sub_fetch(&bg->held, b->size, __ATOMIC_RELAXED);
-			pthread_mutex_lock(&bg->lock);
-			if (bg->wait_at)
+			if (bg->wait_at) {
+				pthread_mutex_lock(&bg->lock);
 				pthread_cond_broadcast(&bg->cond);
-			if (bg->nr_pool < POOL_MAX && bg->nr_pool * (uint64_t)b->size < keep) {
-				b->next = bg->pool;
-				bg->pool = b;
-				bg->nr_pool++;
-				b = NULL;
+				pthread_mutex_unlock(&bg->lock);
 			}
-			pthread_mutex_unlock(&bg->lock);
+			if (pool_put(bg, b))
+				b = NULL;
 		}
 		if (b) {
 			free(b->buf);
@@ -215,12 +269,33 @@ void dsink_init(struct dsink *s, struct dout *out)
 	s->spill = -1;
 }
 
+/*
+ * The sink's buffer, at its chunk's end, into the pool with the blocks passed on: the next
+ * chunk's sink writes into pages the kernel gave already (-J 2 --insn on the walk of
+ * bench/decode: 25,500 page faults, 60 % of them a sink's first writes to a new buffer).
+ */
+static void buf_free(struct dsink *s)
+{
+	struct dbudget *bg = s->out ? s->out->budget : NULL;
+	struct dblock *blk;
+
+	if (bg && s->buf && (blk = malloc(sizeof(*blk)))) {
+		blk->buf = s->buf;
+		blk->size = s->cap;
+		blk->len = 0;
+		if (pool_put(bg, blk))
+			return;
+		free(blk);
+	}
+	free(s->buf);
+}
+
 void dsink_destroy(struct dsink *s)
 {
 	blocks_free(s, s->head);
 	if (s->spill >= 0)
 		close(s->spill);
-	free(s->buf);
+	buf_free(s);
 	pthread_mutex_destroy(&s->lock);
 	memset(s, 0, sizeof(*s));
 	s->spill = -1;
@@ -228,10 +303,34 @@ void dsink_destroy(struct dsink *s)
 
 uint8_t *dsink_grow(struct dsink *s, size_t n)
 {
+	struct dbudget *bg = s->out ? s->out->budget : NULL;
+
+	/* A first buffer: one another sink gave back (each doubling is new pages, and a copy). */
+	if (!s->cap && bg) {
+		struct dblock *blk = pool_take(bg, n);
+
+		if (blk) {
+			s->buf = blk->buf;
+			s->cap = blk->size;
+			free(blk);
+			return s->buf + s->len;
+		}
+	}
 	if (s->len + n > s->cap) {
-		/* 80 KiB doubled: 320 KiB, what a sink flushed at 256 KiB (decode_chunk.c) fills. */
-		size_t cap = s->cap ? s->cap : 80u << 10;
+		/*
+		 * SINK_FIRST doubled (decode_chunk.c flushes at 256 KiB); or at once what the
+		 * output's last sink let go of in one piece (the fast path's chunks: 1.25 MiB of
+		 * the walk's --insn; each doubling is new pages, and a copy).
+		 */
+		size_t cap = s->cap ? s->cap : SINK_FIRST;
 		uint8_t *b;
+
+		if (!s->cap && s->out) {
+			size_t last = __atomic_load_n(&s->out->sink_cap, __ATOMIC_RELAXED);
+
+			if (last > cap)
+				cap = last < SINK_FIRST_MAX ? last : SINK_FIRST_MAX;
+		}
 
 		while (cap < s->len + n)
 			cap *= 2;
@@ -290,19 +389,29 @@ static bool keep(struct dsink *s, size_t n)
 	struct dbudget *b = s->out->budget;
 	struct dblock *blk;
 	uint8_t *full = s->buf;
+	size_t cap = s->cap;
 
-	if (!b || s->spilling || !budget_take(b, s->cap))
+	if (!b || s->spilling || !budget_take(b, cap))
 		return false;
-	blk = block_get(b, s->cap);
+	/* All of it handed over: the next write takes a buffer then (none at a chunk's end). */
+	blk = n < s->len ? block_get(b, cap) : malloc(sizeof(*blk));
 	if (!blk) {
-		__atomic_sub_fetch(&b->held, s->cap, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&b->held, cap, __ATOMIC_RELAXED);
 		return false;
 	}
 	/* The block's buffer (a free one) and the sink's swap: the sink's is handed over. */
-	s->buf = blk->buf;
-	memcpy(s->buf, full + n, s->len - n);
+	if (n < s->len) {
+		s->buf = blk->buf;
+		s->cap = blk->size;
+		memcpy(s->buf, full + n, s->len - n);
+	} else {
+		__atomic_store_n(&s->out->sink_cap, cap, __ATOMIC_RELAXED);
+		s->buf = NULL;
+		s->cap = 0;
+	}
 	blk->next = NULL;
 	blk->buf = full;
+	blk->size = cap;
 	blk->len = n;
 	if (s->tail)
 		s->tail->next = blk;
