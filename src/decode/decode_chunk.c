@@ -1950,46 +1950,6 @@ static void fast_run(struct dec *x, uint64_t n, uint64_t from, uint64_t next, co
 }
 
 /*
- * A call or return of a fast segment to the renderer of runs alone (renderer.flow()): the
- * record flow_rec() makes there, the run before it in the same step. (By value, not by a
- * struct fast_ahead: fast_branch() makes one on the stack, and reading its two addresses as
- * one 16-byte load stalled on the stores that had just made it.)
- */
-static void fast_flow(struct dec *x, uint64_t from, uint64_t to, uint64_t ninsn,
-		      uint64_t next, int from_isid, int to_isid, bool call)
-{
-	struct rrec *r = &x->frec;
-	uint64_t n = x->run_n + ninsn;
-
-	x->prev.ip = from;
-	x->prev.isid = 0;
-	x->prev.size = (uint8_t)(next - from);
-	x->prev.iclass = call ? ptic_call : ptic_return;
-	x->run_n = 0;
-	r->kind = call ? RREC_CALL : RREC_RETURN;
-	r->how = call ? DREC_HOW_CALL : DREC_HOW_RET;
-	r->pid = x->pid;
-	r->tid = x->tid;
-	r->has_time = x->have_time;
-	if (x->have_time && (x->tsc != x->frec_tsc || !r->time)) {
-		r->time = tsc_time(x->cfg, x->tsc);
-		x->frec_tsc = x->tsc;
-	}
-	if (!x->have_time)
-		r->time = 0;
-	r->from = from;
-	r->to = to;
-	r->from_name = "";
-	r->to_name = "";
-	r->names_plain = true;
-	r->img = x->img;
-	r->sym_pid = x->thread_known ? x->pid : UINT32_MAX;
-	r->from_isid = from_isid;
-	r->to_isid = to_isid;
-	x->run_rend->ops->flow(x->run_rend, r, n, next);
-}
-
-/*
  * fast_flow()'s record with what stays the same through a fast segment: its thread, image
  * and time (fastflow_set_timed(): the PSB+'s, said before the segment).
  */
@@ -2013,6 +1973,33 @@ static void fast_flow_start(struct dec *x)
 	r->sym_pid = x->thread_known ? x->pid : UINT32_MAX;
 	r->from_isid = -1;
 	r->to_isid = -1;
+}
+
+/*
+ * A call or return of a fast segment to the renderer of runs alone (renderer.flow()): the
+ * record flow_rec() makes there, the run before it in the same step. (By value, not by a
+ * struct fast_ahead: fast_branch() makes one on the stack, and reading its two addresses as
+ * one 16-byte load stalled on the stores that had just made it.)
+ */
+static void fast_flow(struct dec *x, uint64_t from, uint64_t to, uint64_t ninsn,
+		      uint64_t next, int from_isid, int to_isid, bool call)
+{
+	struct rrec *r = &x->frec;
+	uint64_t n = x->run_n + ninsn;
+
+	x->prev.ip = from;
+	x->prev.isid = 0;
+	x->prev.size = (uint8_t)(next - from);
+	x->prev.iclass = call ? ptic_call : ptic_return;
+	x->run_n = 0;
+	fast_flow_start(x);
+	r->kind = call ? RREC_CALL : RREC_RETURN;
+	r->how = call ? DREC_HOW_CALL : DREC_HOW_RET;
+	r->from = from;
+	r->to = to;
+	r->from_isid = from_isid;
+	r->to_isid = to_isid;
+	x->run_rend->ops->flow(x->run_rend, r, n, next);
 }
 
 /*
