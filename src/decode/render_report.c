@@ -229,18 +229,32 @@ static __thread struct addr_slot addrs[ADDR_SLOTS];
 static __thread uint64_t time_chunk, time_at;
 static __thread bool time_has;
 
+/* The slot of addrs[] that @ip (section @isid, as a callee or not) hashes to. */
+static inline struct addr_slot *addr_slot_of(uint64_t ip, int isid, bool callee)
+{
+	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)callee << 63) * 0x9e3779b97f4a7c15ull;
+
+	return &addrs[h >> (64 - ADDR_BITS)];
+}
+
+/* Whether slot @a holds @ip (@isid, @callee) for @r's chunk. */
+static inline bool addr_slot_holds(const struct render *r, const struct addr_slot *a,
+				   uint64_t ip, int isid, bool callee)
+{
+	return r->chunk && a->chunk == r->chunk && a->ip == ip && a->isid == isid &&
+	       a->callee == callee;
+}
+
 /* @aid: the address's slot (defined by T_ADEF in this chunk), -1: none (not kept). */
 static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int isid,
 		     bool callee, uint16_t *name, uint16_t *obj, uint8_t *how, uint64_t *off,
 		     int *aid)
 {
-	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)callee << 63) * 0x9e3779b97f4a7c15ull;
-	struct addr_slot *a = &addrs[h >> (64 - ADDR_BITS)];
+	struct addr_slot *a = addr_slot_of(ip, isid, callee);
 	struct image_sym y;
 	int real;
 
-	if (r->chunk && a->chunk == r->chunk && a->ip == ip && a->isid == isid &&
-	    a->callee == callee) {
+	if (addr_slot_holds(r, a, ip, isid, callee)) {
 		*name = a->name;
 		*obj = a->obj;
 		*how = a->how;
@@ -537,12 +551,9 @@ static void insns(struct render *r, uint64_t n, uint64_t ip, uint64_t next, bool
 /* The slot addr_ids() keeps @ip (section @isid) in for this chunk, or -1: not kept yet. */
 static inline int addr_kept(const struct render *r, uint64_t ip, int isid, bool callee)
 {
-	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)callee << 63) * 0x9e3779b97f4a7c15ull;
-	const struct addr_slot *a = &addrs[h >> (64 - ADDR_BITS)];
+	const struct addr_slot *a = addr_slot_of(ip, isid, callee);
 
-	if (a->chunk == r->chunk && a->ip == ip && a->isid == isid && a->callee == callee)
-		return (int)(a - addrs);
-	return -1;
+	return addr_slot_holds(r, a, ip, isid, callee) ? (int)(a - addrs) : -1;
 }
 
 /*
