@@ -11,7 +11,7 @@ fail() { echo "FAIL $1: $2"; }
 skip() { echo "SKIP $1: $2"; }
 
 # stat NAME: a counter from sim/stats (start stop begin_fail ticks bytes truncated snap_head
-# played stamps)
+# played stamps traps), or `active`: the CPUs whose simulated hardware is on now
 stat() { awk -v k="$1" '{ for (i = 1; i < NF; i += 2) if ($i == k) print $(i + 1) }' "$S"; }
 
 # reload [param=value ...]: the module with these parameters
@@ -159,6 +159,24 @@ wait_until() {
 }
 # stat_over KEY MIN: the sim/stats counter KEY is above MIN (for wait_until)
 stat_over() { [ "$(stat "$1")" -gt "$2" ]; }
+
+# wait_stat KEY MIN [BY [TENTHS]]: until the sim/stats counter KEY is above MIN, looked at
+# every 0.1 s; false once the counter BY (default KEY: the progress that leads there) has
+# stood still for TENTHS looks in a row (default 300). A loaded host slows the PMU and the
+# collector down, so the bound is their progress, not the time it all takes.
+wait_stat() {
+	_k=$1 _min=$2 _by=${3:-$1} _t=${4:-300} _n=0 _last=
+	until [ "$(stat "$_k")" -gt "$_min" ]; do
+		_v=$(stat "$_by")
+		if [ "$_v" != "$_last" ]; then
+			_last=$_v _n=0
+		elif [ $_n -ge "$_t" ]; then
+			return 1
+		fi
+		_n=$((_n + 1))
+		sleep 0.1
+	done
+}
 
 # gate_open: ./gate, a FIFO the case holds open for writing on fd 8. A workload that reads
 # it (`cat gate`, or a stdin `<gate`) lives until gate_close; every command started in the
