@@ -146,6 +146,18 @@ wait_file() {
 	[ -e "$1" ]
 }
 
+# wait_file_of PID FILE: until FILE exists (a ready file PID writes once set up); false as
+# soon as PID has exited without it, or after 2 minutes (the case's own limit is 3): how
+# long the set-up takes depends on the load, whether it ends on the process
+wait_file_of() {
+	_n=0
+	while [ ! -e "$2" ] && kill -0 "$1" 2>/dev/null && [ $_n -lt 1200 ]; do
+		sleep 0.1
+		_n=$((_n + 1))
+	done
+	[ -e "$2" ]
+}
+
 # wait_until TENTHS CMD...: until CMD succeeds, looked at every 0.1 s, TENTHS times at
 # most; false on timeout. The cases wait for what they need, never for a fixed time.
 wait_until() {
@@ -160,23 +172,28 @@ wait_until() {
 # stat_over KEY MIN: the sim/stats counter KEY is above MIN (for wait_until)
 stat_over() { [ "$(stat "$1")" -gt "$2" ]; }
 
-# wait_stat KEY MIN [BY [TENTHS]]: until the sim/stats counter KEY is above MIN, looked at
-# every 0.1 s; false once the counter BY (default KEY: the progress that leads there) has
-# stood still for TENTHS looks in a row (default 300). A loaded host slows the PMU and the
-# collector down, so the bound is their progress, not the time it all takes.
-wait_stat() {
-	_k=$1 _min=$2 _by=${3:-$1} _t=${4:-300} _n=0 _last=
-	until [ "$(stat "$_k")" -gt "$_min" ]; do
-		_v=$(stat "$_by")
-		if [ "$_v" != "$_last" ]; then
-			_last=$_v _n=0
-		elif [ $_n -ge "$_t" ]; then
+# wait_moving TENTHS PROBE CMD...: until CMD succeeds, looked at every 0.1 s; false once
+# the output of PROBE (a command, split at spaces: a count of what leads there) has stood
+# still for TENTHS looks in a row. A loaded host slows the PMU, ptcollect and the workload
+# down, so such a wait is bounded by their progress, not by the time it all takes.
+wait_moving() {
+	_wm_t=$1 _wm_p=$2 _wm_n=0 _wm_last=
+	shift 2
+	until "$@"; do
+		# shellcheck disable=SC2086 # PROBE is a command and its arguments
+		_wm_v=$($_wm_p)
+		if [ "$_wm_v" != "$_wm_last" ]; then
+			_wm_last=$_wm_v _wm_n=0
+		elif [ $_wm_n -ge "$_wm_t" ]; then
 			return 1
 		fi
-		_n=$((_n + 1))
+		_wm_n=$((_wm_n + 1))
 		sleep 0.1
 	done
 }
+# wait_stat KEY MIN [BY [TENTHS]]: until the sim/stats counter KEY is above MIN; false once
+# the counter BY (default KEY) has stood still for TENTHS looks (default 300)
+wait_stat() { wait_moving "${4:-300}" "stat ${3:-$1}" stat_over "$1" "$2"; }
 
 # gate_open: ./gate, a FIFO the case holds open for writing on fd 8. A workload that reads
 # it (`cat gate`, or a stdin `<gate`) lives until gate_close; every command started in the

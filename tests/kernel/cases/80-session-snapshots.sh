@@ -12,7 +12,7 @@ gate_open # the workload lives until the case closes the gate
 /ptcollect record -a -S -m ,64K -o snap --control fifo:ctl,ack --ready ready \
 	--trigger uprobe:/trigtarget:trig_hit -j -- cat gate >snap.json 2>snap.err 8>&- &
 pid=$!
-wait_file ready || { cat snap.err; fail snap_ready "no ready file in 10 s"; kill $pid; exit 0; }
+wait_file_of $pid ready || { cat snap.err; fail snap_ready "no ready file"; kill $pid; exit 0; }
 pass snap_ready
 # snapshots N: the control's status counts N snapshots (within 5 s)
 snap_count() { ctl status | grep -q "\"snapshots\":$1,"; }
@@ -22,21 +22,22 @@ snapshots() { wait_until 50 snap_count "$1"; }
 # Before the first wrap: a signal once the PMU has written, then the control once the
 # signal's snapshot is taken and the PMU wrote again.
 t=$(stat ticks)
-wait_until 100 stat_over ticks $((t + 4))
+wait_stat ticks $((t + 4))
 kill -USR2 $pid
 snapshots 1 || fail snap_signal_taken "no snapshot after SIGUSR2: $(ctl status)"
 t=$(stat ticks)
-wait_until 100 stat_over ticks $((t + 4))
+wait_stat ticks $((t + 4))
 r=$(ctl snapshot)
 [ "$r" = ack ] && pass snap_control_acked || fail snap_control_acked "reply '$r'"
 # More than a lap (three laps of both CPUs' 64 KiB), then a trigger; then the control
 # again once the trigger's snapshot is taken and the PMU wrote again.
 t=$(stat ticks)
-wait_until 300 stat_over ticks $((t + 3 * 2 * 65536 / 256)) || fail snap_laps "the PMU wrote less than 3 laps in 30 s"
+wait_stat ticks $((t + 3 * 2 * 65536 / 256)) ||
+	fail snap_laps "the PMU wrote less than 3 laps, then stood still for 30 s"
 /trigtarget --no-wait 1 8>&-
 snapshots 3 || fail snap_trigger_taken "no third snapshot after the trigger: $(ctl status)"
 t=$(stat ticks)
-wait_until 100 stat_over ticks $((t + 4))
+wait_stat ticks $((t + 4))
 r=$(ctl snapshot)
 [ "$r" = ack ] || fail snap_control_after_trigger "reply '$r'"
 r=$(ctl stop)
@@ -80,10 +81,10 @@ fi
 	/bin/sh -c 'i=0; while [ ! -e pt.stop ] && [ $i -lt 900000 ]; do i=$((i + 1)); done' \
 	>/dev/null 2>pt.err 8>&- &
 pid=$!
-wait_file pready || fail snap_per_thread "no ready file"
+wait_file_of $pid pready || fail snap_per_thread "no ready file"
 for i in 1 2 3; do # each once the PMU has written a quarter of the buffer more
 	t=$(stat ticks)
-	wait_until 100 stat_over ticks $((t + 16384 / 256))
+	wait_stat ticks $((t + 16384 / 256))
 	kill -USR2 $pid
 done
 touch pt.stop

@@ -71,7 +71,8 @@ rounds() { grep -c '^round$' /tmp/fa/c.out; }
 rounds_over() { [ "$(rounds)" -gt "$1" ]; }
 kill -STOP $rec
 r0=$(rounds)
-wait_until 600 rounds_over $((r0 + 25)) || fail churn_threads "$(($(rounds) - r0)) rounds of 16 threads in 60 s"
+wait_moving 300 rounds rounds_over $((r0 + 25)) ||
+	fail churn_threads "$(($(rounds) - r0)) rounds of 16 threads, then none for 30 s"
 kill -CONT $rec
 gate_close
 wait $rec

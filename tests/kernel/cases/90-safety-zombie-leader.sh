@@ -67,19 +67,23 @@ for mode in per-cpu per-thread; do
 	rm -f /tmp/z.ready
 	/ptcollect record -q $opt -p $pid -o /tmp/z3$mode --ready /tmp/z.ready 2>/tmp/z3.err &
 	rec=$!
-	wait_file /tmp/z.ready 100
+	wait_file_of $rec /tmp/z.ready
 	t0=$(now_ms)
 	kill -KILL $pid
-	wait_gone $rec 50
+	# It ends by itself, for that reason: its stop reason says so. The time it takes is
+	# shown, not checked (it was held to 1 s of wall time, which a loaded host can exceed); a
+	# recording that never ends is still one after 30 s.
+	wait_gone $rec 300
 	took=$(($(now_ms) - t0))
 	if kill -0 $rec 2>/dev/null; then
-		fail zombie_leader_sigkill_ends_$mode "still recording 5 s after the target's SIGKILL"
+		fail zombie_leader_sigkill_ends_$mode "still recording 30 s after the target's SIGKILL"
 		kill -INT $rec
 	fi
 	wait $rec
 	rc=$?
 	why=$(manifest_str /tmp/z3$mode/manifest.json stop_reason)
-	if [ $rc = 0 ] && [ $took -lt 1000 ] && [ "$why" = "every traced thread exited" ]; then
+	echo "$mode: the recording ended $took ms after the target's SIGKILL"
+	if [ $rc = 0 ] && [ "$why" = "every traced thread exited" ]; then
 		pass zombie_leader_sigkill_ends_$mode
 	else
 		fail zombie_leader_sigkill_ends_$mode "exit $rc after $took ms, stopped by '$why': $(cat /tmp/z3.err)"

@@ -11,7 +11,7 @@ pid=$!
 wait_file started 300 || fail perf_snapshot_started "the workload never started: $(cat snap.log)"
 # two laps of the 64 KiB buffer (by the PMU's timer ticks, one 512-byte chunk each; in
 # snapshot mode sim/stats bytes stays still) before each snapshot, and after the last
-lap() { t=$(stat ticks); wait_until 300 stat_over ticks $((t + 2 * 65536 / 512)); }
+lap() { t=$(stat ticks); wait_stat ticks $((t + 2 * 65536 / 512)); }
 lap
 kill -USR2 "$pid"
 lap
