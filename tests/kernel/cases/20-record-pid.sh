@@ -16,7 +16,7 @@ done
 b0=$(stat bytes)
 /ptcollect record -q -p $pid -o /tmp/p1 --ready /tmp/p1.ready 7>&- &
 rec=$!
-wait_file /tmp/p1.ready 600 || fail pid_ready "no ready file within 60 s"
+wait_file_of $rec /tmp/p1.ready || fail pid_ready "no ready file (ptcollect exited, or 2 minutes)"
 echo go >&7
 _i=0
 while ! grep -q '^started$' /tmp/sp.txt && [ $_i -lt 600 ]; do
@@ -47,7 +47,7 @@ done
 rm -f /tmp/p2.ready
 /ptcollect record -q --per-thread -p $pid -o /tmp/p2 --ready /tmp/p2.ready 7>&- &
 rec=$!
-wait_file /tmp/p2.ready 600 || fail per_thread_ready "no ready file within 60 s"
+wait_file_of $rec /tmp/p2.ready || fail per_thread_ready "no ready file (ptcollect exited, or 2 minutes)"
 exec 7>&-
 wait $rec
 rc=$?

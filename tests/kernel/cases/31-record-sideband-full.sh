@@ -12,7 +12,7 @@ ncpu=$(grep -c '^processor' /proc/cpuinfo)
 gate_open
 /ptcollect record -a -m 1,8K -o sf --ready sf.ready -- cat gate >sf.out 2>&1 8>&- &
 pid=$!
-wait_file sf.ready 300 || fail sideband_full_ready "no ready file in 30 s: $(cat sf.out)"
+wait_file_of $pid sf.ready || fail sideband_full_ready "no ready file: $(cat sf.out)"
 # The stall starts from a known state. At 64 bytes per 20 us ptcollect does not keep up:
 # each CPU's hardware spends much of its time stopped on a full AUX area until ptcollect
 # restarts it, and stopped together with ptcollect it would never fill the area during the

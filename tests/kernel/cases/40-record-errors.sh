@@ -19,7 +19,7 @@ expect error_no_such_process $? 2 /tmp/e.err "-p 999999: no such process"
 gate_open
 /ptcollect record -q -a -o /tmp/e3 --ready e3.ready -- cat gate 8>&- &
 bg=$!
-wait_file e3.ready 300 || fail error_busy_holder_ready "the CPU-wide recording never became ready"
+wait_file_of $bg e3.ready || fail error_busy_holder_ready "the CPU-wide recording never became ready"
 /ptcollect record -q -o /tmp/e4 -- /bin/true 2>/tmp/e.err
 expect error_busy $? 1 /tmp/e.err "Intel PT is busy" "another tool"
 [ -e /tmp/e4 ] && fail error_busy_leaves_nothing "/tmp/e4 was left behind: $(ls /tmp/e4)" \

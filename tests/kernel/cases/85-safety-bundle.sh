@@ -64,7 +64,7 @@ sum0=$(cat b1/manifest.json b1/*.pt | md5sum)
 rm -f /tmp/busy.ready
 /ptcollect record -q -a --ready /tmp/busy.ready -o busy &
 bg=$!
-wait_file /tmp/busy.ready 600 || fail force_busy_pmu_keeps_the_old_bundle "no ready file in 60 s"
+wait_file_of $bg /tmp/busy.ready || fail force_busy_pmu_keeps_the_old_bundle "no ready file"
 rec --force -o b1 -- /bin/true 2>/tmp/f.err
 rc=$?
 kill -INT $bg

@@ -16,7 +16,7 @@ nthr=$(grep -c '^tid ' /tmp/k.out)
 /ptcollect record -q --per-thread -m 4K,4K -p $pid --ready /tmp/k2.ready -o /tmp/k2 \
 	2>/tmp/k.err 7>&- &
 rec=$!
-wait_file /tmp/k2.ready 1200 || fail load_ready "no ready file within 120 s"
+wait_file_of $rec /tmp/k2.ready || fail load_ready "no ready file (ptcollect exited, or 2 minutes)"
 samples=$(sample_rss $rec 6)
 kill -INT $rec
 wait $rec

@@ -82,7 +82,7 @@ for at in start ready checkpoint; do
 	/ptcollect record -q -a --duration 60 -o /tmp/fa/k --ready /tmp/fa/k.ready 2>/dev/null &
 	rec=$!
 	case $at in
-	ready) wait_file /tmp/fa/k.ready 300 || fail "${n}_ready" "no ready file in 30 s" ;;
+	ready) wait_file_of $rec /tmp/fa/k.ready || fail "${n}_ready" "no ready file" ;;
 	checkpoint) wait_until 450 checkpointed || fail "${n}_checkpoint" "no manifest with bytes in 45 s" ;;
 	esac
 	kill -KILL $rec

@@ -15,7 +15,7 @@ pid=$!
 wait_ready /tmp/fa/t.out
 /ptcollect record -q -p $pid -o /tmp/fa/t1 --ready /tmp/fa/t1.ready 2>/tmp/fa/t.err 8>&- &
 rec=$!
-wait_file /tmp/fa/t1.ready 300 || fail target_killed_ready "no ready file in 30 s: $(cat /tmp/fa/t.err)"
+wait_file_of $rec /tmp/fa/t1.ready || fail target_killed_ready "no ready file: $(cat /tmp/fa/t.err)"
 kill -KILL $pid
 gate_close
 wait $rec
@@ -63,7 +63,7 @@ pid=$!
 wait_ready /tmp/fa/c.out
 /ptcollect record -q -p $pid -m 4K -o /tmp/fa/c1 --ready /tmp/fa/c1.ready 2>/tmp/fa/c.err 8>&- &
 rec=$!
-wait_file /tmp/fa/c1.ready 300 || fail churn_ready "no ready file in 30 s: $(cat /tmp/fa/c.err)"
+wait_file_of $rec /tmp/fa/c1.ready || fail churn_ready "no ready file: $(cat /tmp/fa/c.err)"
 # Stopped, it drains nothing: the one-page data ring overflows (PERF_RECORD_LOST) while
 # 400 new threads start tracing (each writes an ITRACE_START, more than 40 bytes, to the
 # target's ring): 25 rounds of 16, which the target counts ("round" after each).
