@@ -55,6 +55,12 @@ struct decode_io {
  * when the load average says none is free.
  */
 unsigned decode_default_jobs(void);
+/*
+ * With @jobs threads, what the output waiting for its turn holds in memory before the
+ * workers wait (for the merge, or for their chunk's turn): the peak memory's bound
+ * beside the caches' (decode_cache_bound()), in bytes.
+ */
+uint64_t decode_wait_mark(unsigned jobs);
 
 /*
  * Decode every stream of @c (its sideband files are read for the run, and

@@ -788,6 +788,13 @@ static void print_caches(const struct decode_config *cfg, const struct decode_st
 		out_obj_end();
 	}
 	out_obj_end();
+	/* And what the output waiting for its turn holds at most (-J 2 and more): the run's. */
+	if (debug) {
+		out_obj_begin("waiting", "output waiting for its turn (the run's, at this -J)");
+		out_u64("bytes", "bound, bytes", decode_wait_mark(cfg->jobs ? cfg->jobs :
+								  decode_default_jobs()));
+		out_obj_end();
+	}
 }
 
 static void print_stats(const struct decode_config *cfg, const struct decode_stats *st)

@@ -29,6 +29,18 @@
 #define FIRST_CHUNK (32u << 10)
 /* What chunks waiting for their turn keep in memory, all together (beyond: files). */
 #define MEM_BOUND (256ull << 20)
+/*
+ * The waiting mark's share per worker but one (budget.wait_at: ahead_bound()), and what
+ * a chunk is sized to print: more than the share, so that the workers, which start
+ * together, bring the waiting output to its mark in their first chunks of full size,
+ * whatever the trace, and the peak memory is the same for every length past them. A
+ * chunk made half the mark before (16 MiB of 32 MiB at -J 2): the mark was reached only
+ * once a worker got a chunk ahead, later the longer the run (the loop of bench/decode,
+ * -J 2 --insn: 24.7 MB at 52 M instructions, 44.8 MB at 209 M). Up to 5/4 of the mark
+ * the worker ahead waits only when it starts in step with the other (the first chunks).
+ */
+#define WAIT_SHARE (16ull << 20)
+#define CHUNK_OUT (WAIT_SHARE + WAIT_SHARE / 4)
 #define PSB_LEN 16
 #define AHEAD_PER_JOB 4		/* chunks planned and not yet merged, per worker */
 /*
@@ -251,10 +263,9 @@ static bool psb_state(const struct decode_config *cfg, const struct mapped *m, u
  * given --chunk-size is used as it is. Otherwise chunks are handed out as workers ask
  * for them, each a share of what is left (a 2*jobs-th: they shrink toward the end, so
  * no worker is left with a long last one) but MIN_CHUNK_NS of work at least at the
- * rate the chunks done so far went, and no bigger than what makes about bound/(4*jobs)
- * bytes of output at the rate they made output (so what waits for its turn stays in
- * memory). Before any is done: FIRST_CHUNK. Either way at least a MAX_CHUNKS-th of all
- * the traces.
+ * rate the chunks done so far went, and no bigger than what makes about CHUNK_OUT bytes
+ * of output at the rate they made output (so what waits for its turn stays in memory).
+ * Before any is done: FIRST_CHUNK. Either way at least a MAX_CHUNKS-th of all the traces.
  */
 static uint64_t next_size(const struct run *r, uint64_t left)
 {
@@ -272,8 +283,7 @@ static uint64_t next_size(const struct run *r, uint64_t left)
 			if (size > FIRST_CHUNK)
 				size = FIRST_CHUNK;
 		} else if (r->done_out) {
-			uint64_t want = r->budget.bound / (8 * (uint64_t)r->jobs);
-			double fit = (double)want * (double)r->done_in / (double)r->done_out;
+			double fit = (double)CHUNK_OUT * (double)r->done_in / (double)r->done_out;
 
 			if (fit < (double)size)
 				size = (uint64_t)fit;
@@ -400,17 +410,20 @@ static uint64_t thread_ns(void)
 }
 
 /*
- * What waits for its turn, at most, before a worker starts no chunk: a chunk's share of
- * output (next_size()) for each worker but the one whose chunk is merged. Half the bound
- * before: a worker a little faster than the merged one got further ahead the longer the
- * trace (a random walk's reach), and the peak memory grew with it (-J 2 --branches on
- * the loop of bench/decode: 36 MB at 52 M instructions, 61 MB at 209 M).
+ * What waits for its turn, at most, before a worker starts no chunk: WAIT_SHARE for each
+ * worker but the one whose chunk is merged. Half the bound before: a worker a little
+ * faster than the merged one got further ahead the longer the trace (a random walk's
+ * reach), and the peak memory grew with it (-J 2 --branches on the loop of bench/decode:
+ * 36 MB at 52 M instructions, 61 MB at 209 M).
  */
 static uint64_t ahead_bound(const struct run *r)
 {
-	uint64_t share = r->budget.bound / (4 * (uint64_t)r->jobs);
+	return decode_wait_mark(r->jobs);
+}
 
-	return r->jobs > 1 ? share * (r->jobs - 1) : share;
+uint64_t decode_wait_mark(unsigned jobs)
+{
+	return WAIT_SHARE * (jobs > 1 ? jobs - 1 : 1);
 }
 
 static void *worker(void *arg)

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +16,62 @@
 #define SINK_FIRST (80u << 10)
 /* A first buffer's size at most, whatever the sink before let go of. */
 #define SINK_FIRST_MAX (4u << 20)
+
+/*
+ * A sink's buffer (and a block's, the pool's): mapped for it and unmapped when given back,
+ * so that what is given back is the kernel's again. Through malloc, the buffers that went
+ * to and fro between the threads' arenas were kept there, fragmented: the peak grew with
+ * the trace's length after the waiting output reached its mark (-J 2 --insn on the walk
+ * of bench/decode: 28 MB at 0.2 s, 35 MB at 4.7 s; 29 MB at 4.7 s so). And each is
+ * mapped whole (MAP_POPULATE): what the waiting output counts (its buffers' sizes) is
+ * what is resident, from the first chunks on; else a buffer's pages came as later chunks
+ * wrote further into it, and the peak grew with the run (the loop's -J 2 --insn: 15 MB
+ * at 52 M instructions, 22 MB at 209 M; 27 MB at both so), and the kernel maps them in
+ * one call, not a fault a page. Under ASan, malloc (and memset): its checks see the
+ * writes, and its allocator maps buffers this large itself.
+ */
+#ifdef __SANITIZE_ADDRESS__
+static void *buf_map(size_t size)
+{
+	void *p = malloc(size);
+
+	return p ? memset(p, 0, size) : NULL;
+}
+
+static void *buf_remap(void *p, size_t old, size_t size)
+{
+	(void)old;
+	return realloc(p, size);
+}
+
+static void buf_unmap(void *p, size_t size)
+{
+	(void)size;
+	free(p);
+}
+#else
+static void *buf_map(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void *buf_remap(void *p, size_t old, size_t size)
+{
+	if (!p)
+		return buf_map(size);
+	p = mremap(p, old, size, MREMAP_MAYMOVE);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void buf_unmap(void *p, size_t size)
+{
+	if (p)
+		munmap(p, size);
+}
+#endif
 
 /* Bytes a sink let go of before its turn, kept in memory: its buffer, handed over. */
 struct dblock {
@@ -88,7 +145,7 @@ void dbudget_destroy(struct dbudget *b)
 	while (b->pool) {
 		struct dblock *next = b->pool->next;
 
-		free(b->pool->buf);
+		buf_unmap(b->pool->buf, b->pool->size);
 		free(b->pool);
 		b->pool = next;
 	}
@@ -120,13 +177,16 @@ static struct dblock *pool_take(struct dbudget *b, size_t size)
 
 /*
  * Into the pool, while it and what sinks hold before their turn come to no more than the
- * waiting output's mark (the smallest there makes room for a larger one): before, the pool
- * kept a mark's worth beside what was held (the walk's -J 2 --insn: 32 MB held and 32 MB
- * kept, half of them never used again); false: not taken.
+ * waiting output's mark and DSINK_TURN_HOLD (the smallest there makes room for a larger
+ * one): before, the pool kept a mark's worth beside what was held (the walk's -J 2 --insn:
+ * 32 MB held and 32 MB kept, half of them never used again). The hold is what a sink at
+ * its turn holds beside the mark: without it, --calls' buffers (held over the mark) were
+ * given back and mapped again each time (-J 2 on the loop of bench/decode: 1,377 buffers,
+ * 117,000 page faults; 100 and 11,500 so). False: not taken.
  */
 static bool pool_put(struct dbudget *b, struct dblock *blk)
 {
-	uint64_t keep = b->wait_at ? b->wait_at : b->bound / 2;
+	uint64_t keep = (b->wait_at ? b->wait_at : b->bound / 2) + DSINK_TURN_HOLD;
 	struct dblock *out = NULL, **pp, **small = NULL;
 	bool taken = false;
 	uint64_t held = __atomic_load_n(&b->held, __ATOMIC_RELAXED);
@@ -154,7 +214,7 @@ static bool pool_put(struct dbudget *b, struct dblock *blk)
 	}
 	pthread_mutex_unlock(&b->lock);
 	if (out) {
-		free(out->buf);
+		buf_unmap(out->buf, out->size);
 		free(out);
 	}
 	return taken;
@@ -168,7 +228,7 @@ static struct dblock *block_get(struct dbudget *b, size_t size)
 	if (blk)
 		return blk;
 	blk = malloc(sizeof(*blk));
-	if (blk && !(blk->buf = malloc(size))) {
+	if (blk && !(blk->buf = buf_map(size))) {
 		free(blk);
 		blk = NULL;
 	}
@@ -195,7 +255,7 @@ static void blocks_free(struct dsink *s, struct dblock *b)
 				b = NULL;
 		}
 		if (b) {
-			free(b->buf);
+			buf_unmap(b->buf, b->size);
 			free(b);
 		}
 		b = next;
@@ -287,7 +347,7 @@ static void buf_free(struct dsink *s)
 			return;
 		free(blk);
 	}
-	free(s->buf);
+	buf_unmap(s->buf, s->cap);
 }
 
 void dsink_destroy(struct dsink *s)
@@ -334,7 +394,7 @@ uint8_t *dsink_grow(struct dsink *s, size_t n)
 
 		while (cap < s->len + n)
 			cap *= 2;
-		b = realloc(s->buf, cap);
+		b = buf_remap(s->buf, s->cap, cap);
 		if (!b)
 			return NULL;
 		s->buf = b;

@@ -30,8 +30,8 @@ TestSuite(bounded_memory, .init = watchdog);
 
 #define BIG (256u << 20)
 #define BOUND_KB (64u << 10)
-/* -J 2's waiting output at most (decode.c's ahead_bound(): 256 MiB / 8), in KiB. */
-#define WAIT_AT_KB (32l << 10)	/* the man page's "does not grow": 64 MB, ASan included */
+/* -J 2's waiting output at most (decode.c's decode_wait_mark(2)), in KiB. */
+#define WAIT_AT_KB (16l << 10)
 
 /*
  * Run ptcollect with @args (NULL-terminated), its output to @out (NULL: /dev/null); its
@@ -634,18 +634,26 @@ static void loop(const char *dir, const char *iters)
 
 /*
  * -J 2's output waiting for its turn (decode.c: budget.wait_at): a worker ahead of the
- * merged chunk waits at a chunk's share of the bound (32 MiB) as it writes, not only
- * before its next chunk. --insn on ptgen's loop (5.2 M and 20.9 M instructions, 1.3 and
- * 5.2 GB of text) peaks at both lengths under -J 1's peak and twice the mark (what waits,
- * and the blocks kept for reuse) with 8 MiB to spare: a worker ahead went on writing its
- * chunk into memory (96 MB at 5.2 M instructions, 104 MB at 20.9 M, 107 MB at 209 M). What -J 2 prints is -J 1's:
+ * merged chunk waits at the mark (16 MiB) as it writes, not only before its next chunk,
+ * and the mark is reached in the first chunks of full size (each makes 5/4 of it, and
+ * the workers start together), so the peak is the same at two lengths past them, within
+ * 10 % and 1 MiB: --insn and --branches on ptgen's loop at 5.2 M and 20.9 M instructions
+ * (1.3 and 5.2 GB of --insn text). Not --calls: its merged chunk's records wait for the
+ * merge's filter too, up to DSINK_TURN_HOLD beside the mark, and how much of that a run
+ * reaches depends on how far the merge falls behind (a loaded machine: 32.6 and 37.9 MB
+ * at the two lengths, 16 % apart; 31.5 and 33.0 MB idle). Before, a chunk made half the mark, which
+ * was reached only once a worker got a chunk ahead, later the longer the run (--branches
+ * 25.6 and 37.2 MB); and the sinks' buffers given back stayed in malloc's arenas (--insn
+ * on the walk of bench/decode: 28 MB at 0.2 s, 35 MB at 4.7 s). Each peak is also under
+ * -J 1's, twice the mark (what waits, and the buffers kept for reuse) and 8 MiB for the
+ * second worker's own state and the buffers being written. What -J 2 prints is -J 1's:
  * test_decode.c's jobs_*.
  */
 Test(bounded_memory, two_jobs_hold_the_same_waiting_output_at_two_lengths, .timeout = 200)
 {
 	char *dir = temp_dir("ptc-jwait"), *s = temp_path(dir, "s"), *l = temp_path(dir, "l");
+	static const char *const modes[] = { "--insn", "--branches" };
 	char raw_s[256], raw_l[256], pt_s[256], pt_l[256];
-	long kb_1, kb_s, kb_l;
 	int status;
 
 	cr_assert_eq(mkdir(s, 0700), 0);
@@ -656,25 +664,26 @@ Test(bounded_memory, two_jobs_hold_the_same_waiting_output_at_two_lengths, .time
 	snprintf(raw_l, sizeof(raw_l), "%s/prog.bin:0x401000", l);
 	snprintf(pt_s, sizeof(pt_s), "%s/trace.pt", s);
 	snprintf(pt_l, sizeof(pt_l), "%s/trace.pt", l);
-	kb_1 = peak_rss_kb((const char *[]){ "decode", "-J", "1", "--raw", raw_l, "--pt", pt_l,
-					     "--insn", NULL }, &status);
-	cr_expect_eq(status, 0);
-	kb_s = peak_rss_kb((const char *[]){ "decode", "-J", "2", "--raw", raw_s, "--pt", pt_s,
-					     "--insn", NULL }, &status);
-	cr_expect_eq(status, 0);
-	kb_l = peak_rss_kb((const char *[]){ "decode", "-J", "2", "--raw", raw_l, "--pt", pt_l,
-					     "--insn", NULL }, &status);
-	cr_expect_eq(status, 0);
-	/*
-	 * How far the worker ahead gets before it waits depends on the scheduling (a loaded
-	 * machine: 51 MB at one length, 62 MB at the other), so the bound is the design's,
-	 * at each length: -J 1's peak, what waits (wait_at) and the blocks kept for reuse (as
-	 * much), and 8 MiB for the second worker's own state and the buffers being written.
-	 */
-	cr_expect_leq(kb_s, kb_1 + 2 * WAIT_AT_KB + 8192, "-J 2 --insn at 5.2 M instructions: "
-		      "%ld KiB (-J 1: %ld KiB)", kb_s, kb_1);
-	cr_expect_leq(kb_l, kb_1 + 2 * WAIT_AT_KB + 8192, "-J 2 --insn at 20.9 M instructions: "
-		      "%ld KiB (-J 1: %ld KiB)", kb_l, kb_1);
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		const char *m = modes[i];
+		long kb_1, kb_s, kb_l, lo, hi;
+
+		kb_1 = peak_rss_kb((const char *[]){ "decode", "-J", "1", "--raw", raw_l, "--pt",
+						     pt_l, m, NULL }, &status);
+		cr_expect_eq(status, 0);
+		kb_s = peak_rss_kb((const char *[]){ "decode", "-J", "2", "--raw", raw_s, "--pt",
+						     pt_s, m, NULL }, &status);
+		cr_expect_eq(status, 0);
+		kb_l = peak_rss_kb((const char *[]){ "decode", "-J", "2", "--raw", raw_l, "--pt",
+						     pt_l, m, NULL }, &status);
+		cr_expect_eq(status, 0);
+		lo = kb_s < kb_l ? kb_s : kb_l;
+		hi = kb_s < kb_l ? kb_l : kb_s;
+		cr_expect_leq(hi, lo + lo / 10 + 1024, "-J 2 %s: %ld KiB at 5.2 M instructions, "
+			      "%ld KiB at 20.9 M (not within 10 %% and 1 MiB)", m, kb_s, kb_l);
+		cr_expect_leq(hi, kb_1 + 2 * WAIT_AT_KB + 8192, "-J 2 %s: %ld KiB at its peak "
+			      "(-J 1: %ld KiB)", m, hi, kb_1);
+	}
 	free(s);
 	free(l);
 	temp_dir_remove(dir);
