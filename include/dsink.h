@@ -37,6 +37,14 @@ struct dout;
 /* Turn @len bytes of whole records into output through dout_write(). */
 typedef void dout_filter_fn(struct dout *o, const uint8_t *data, size_t len);
 
+struct dsink;
+/*
+ * Turn @len bytes of whole records a sink lets go of before its turn into what the
+ * output's unframe filter takes (into dsink.cbuf: dsink_conv_room()), in the writer's
+ * thread: 0, 1 when it leaves them records (for the filter), or -ENOMEM.
+ */
+typedef int dout_convert_fn(struct dsink *s, const uint8_t *data, size_t len);
+
 /* What sinks before their turn may hold in memory, all together. */
 struct dbudget {
 	uint64_t bound;		/* bytes */
@@ -81,6 +89,16 @@ struct dout {
 	dout_filter_fn *filter;	/* NULL: bytes as they are */
 	void *state;		/* the filter's */
 	size_t sink_cap;	/* the buffer a sink last let go of whole (atomic) */
+	/*
+	 * NULL, or: what a sink lets go of while its writer does not write to the file
+	 * itself may be turned by @convert in the writer's thread, and what it made goes
+	 * through @unframe at the merge, not @filter (-J 2 --calls: a worker prints its
+	 * lines once it knows the depth its chunk started at). @seed: at dsink_turn(), what
+	 * the output's state says for @convert from then on (dsink.seed).
+	 */
+	dout_convert_fn *convert;
+	dout_filter_fn *unframe;
+	uint64_t (*seed)(struct dout *o);
 };
 
 struct dsink {
@@ -96,6 +114,12 @@ struct dsink {
 	bool turn;		/* its turn came: let go of means for the merge to pass on */
 	uint64_t own;		/* bytes let go of since the merge last took them (atomic) */
 	int err;
+	/* The output's convert: what it made of the last bytes let go of, its own state. */
+	uint8_t *cbuf;
+	size_t clen, ccap;
+	uint64_t conv[4];
+	uint64_t seed;		/* dout.seed's, once seeded (atomic) says so */
+	bool seeded;
 };
 
 int dout_init(struct dout *o, int fd, dout_filter_fn *filter, void *state);
@@ -124,6 +148,23 @@ static inline void dsink_commit(struct dsink *s, size_t n)
 	s->len += n;
 }
 void dsink_put(struct dsink *s, const void *p, size_t n);
+
+/* For dout.convert: room for @n more bytes of what it makes, or NULL (out of memory). */
+uint8_t *dsink_conv_grow(struct dsink *s, size_t n);
+static inline uint8_t *dsink_conv_room(struct dsink *s, size_t n)
+{
+	if (__builtin_expect(s->clen + n <= s->ccap, 1))
+		return s->cbuf + s->clen;
+	return dsink_conv_grow(s, n);
+}
+/* dout.seed's value for this sink's chunk, once dsink_turn() gave it (a lockless look). */
+static inline bool dsink_seeded(const struct dsink *s, uint64_t *seed)
+{
+	if (!__atomic_load_n(&s->seeded, __ATOMIC_ACQUIRE))
+		return false;
+	*seed = s->seed;
+	return true;
+}
 
 /* The position after the last byte written: marks for dsink_truncate() and dsink_flush(). */
 static inline uint64_t dsink_pos(const struct dsink *s)

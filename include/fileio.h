@@ -46,6 +46,11 @@ void map_drop_behind(const void *base, size_t cur, size_t *dropped);
  * hole there (or cannot tell), UINT64_MAX when the rest of the file is a hole.
  */
 uint64_t file_next_data(int fd, uint64_t off);
+/*
+ * Where the next hole of @fd starts at or after @off (SEEK_HOLE): the file's end when it
+ * has none; @off when it cannot tell.
+ */
+uint64_t file_next_hole(int fd, uint64_t off);
 
 /* Write all @len bytes; EINTR and short writes are retried. 0 or -errno. */
 int write_all(int fd, const void *buf, size_t len);

@@ -142,6 +142,10 @@ struct renderer {
 	size_t state_size;		/* the filter's state (zeroed, in dout.state) */
 	void (*begin)(struct dout *o, const struct decode_config *cfg);	/* before all */
 	void (*finish)(struct dout *o);	/* after all, when the run succeeded */
+	/* NULL, or the output's dout.convert, .unframe and .seed (dsink.h). */
+	dout_convert_fn *convert;
+	dout_filter_fn *unframe;
+	uint64_t (*seed)(struct dout *o);
 };
 
 /* The renderer of @output for @cfg, or NULL: that output has none (--stats alone). */

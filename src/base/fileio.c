@@ -132,6 +132,16 @@ uint64_t file_next_data(int fd, uint64_t off)
 	return (uint64_t)d > off ? (uint64_t)d : off;
 }
 
+uint64_t file_next_hole(int fd, uint64_t off)
+{
+	off_t h;
+
+	if (fd < 0 || off > (uint64_t)INT64_MAX)
+		return off;
+	h = lseek(fd, (off_t)off, SEEK_HOLE);
+	return h < 0 || (uint64_t)h < off ? off : (uint64_t)h;
+}
+
 int write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;

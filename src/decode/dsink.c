@@ -78,6 +78,7 @@ struct dblock {
 	struct dblock *next;
 	uint8_t *buf;
 	size_t len, size;	/* size: what it counts against the bound */
+	bool conv;		/* what the output's convert made (else records) */
 };
 
 static bool budget_take(struct dbudget *b, size_t n)
@@ -321,6 +322,15 @@ static void pass(struct dout *o, const uint8_t *p, size_t len)
 		dout_write(o, p, len);
 }
 
+/* Bytes a sink let go of before (memory, file); @conv: its output's convert made them. */
+static void pass_held_bytes(struct dout *o, const uint8_t *p, size_t len, bool conv)
+{
+	if (len && conv)
+		o->unframe(o, p, len);
+	else
+		pass(o, p, len);
+}
+
 void dsink_init(struct dsink *s, struct dout *out)
 {
 	memset(s, 0, sizeof(*s));
@@ -356,6 +366,11 @@ void dsink_destroy(struct dsink *s)
 	if (s->spill >= 0)
 		close(s->spill);
 	buf_free(s);
+	if (s->cbuf) {
+		s->buf = s->cbuf;
+		s->cap = s->ccap;
+		buf_free(s);
+	}
 	pthread_mutex_destroy(&s->lock);
 	memset(s, 0, sizeof(*s));
 	s->spill = -1;
@@ -403,6 +418,35 @@ uint8_t *dsink_grow(struct dsink *s, size_t n)
 	return s->buf + s->len;
 }
 
+uint8_t *dsink_conv_grow(struct dsink *s, size_t n)
+{
+	struct dbudget *bg = s->out ? s->out->budget : NULL;
+	size_t cap;
+	uint8_t *b;
+
+	/* One the merge gave back: its pages are the kernel's already. */
+	if (!s->ccap && bg) {
+		struct dblock *blk = pool_take(bg, n);
+
+		if (blk) {
+			s->cbuf = blk->buf;
+			s->ccap = blk->size;
+			free(blk);
+			if (s->clen + n <= s->ccap)
+				return s->cbuf + s->clen;
+		}
+	}
+	cap = s->ccap ? s->ccap : SINK_FIRST;
+	while (cap < s->clen + n)
+		cap *= 2;
+	b = realloc(s->cbuf, cap);
+	if (!b)
+		return NULL;
+	s->cbuf = b;
+	s->ccap = cap;
+	return s->cbuf + s->clen;
+}
+
 void dsink_put(struct dsink *s, const void *p, size_t n)
 {
 	uint8_t *d = dsink_room(s, n);
@@ -421,10 +465,15 @@ void dsink_truncate(struct dsink *s, uint64_t pos)
 		s->len = (size_t)(pos - s->base);
 }
 
-/* Before its turn: into the temporary file, as a frame (length, bytes) of whole records. */
-static int spill(struct dsink *s, const uint8_t *p, size_t len)
+/*
+ * Before its turn: into the temporary file, as a frame (length, bytes) of whole records;
+ * SPILL_CONV in the length: what the output's convert made.
+ */
+#define SPILL_CONV (1ull << 63)
+
+static int spill(struct dsink *s, const uint8_t *p, size_t len, bool conv)
 {
-	uint64_t n = len;
+	uint64_t n = len | (conv ? SPILL_CONV : 0);
 	int ret;
 
 	if (s->spill < 0) {
@@ -473,6 +522,35 @@ static bool keep(struct dsink *s, size_t n)
 	blk->buf = full;
 	blk->size = cap;
 	blk->len = n;
+	blk->conv = false;
+	if (s->tail)
+		s->tail->next = blk;
+	else
+		s->head = blk;
+	s->tail = blk;
+	return true;
+}
+
+/* Before its turn, within the bound: what convert made, handed over whole. */
+static bool keep_conv(struct dsink *s)
+{
+	struct dbudget *b = s->out->budget;
+	struct dblock *blk;
+
+	if (!b || s->spilling || !budget_take(b, s->ccap))
+		return false;
+	blk = malloc(sizeof(*blk));
+	if (!blk) {
+		__atomic_sub_fetch(&b->held, s->ccap, __ATOMIC_RELAXED);
+		return false;
+	}
+	blk->next = NULL;
+	blk->buf = s->cbuf;
+	blk->size = s->ccap;
+	blk->len = s->clen;
+	blk->conv = true;
+	s->cbuf = NULL;
+	s->ccap = s->clen = 0;
 	if (s->tail)
 		s->tail->next = blk;
 	else
@@ -513,6 +591,40 @@ static void wait_room(struct dsink *s)
 	pthread_mutex_unlock(&b->lock);
 }
 
+/* dsink_flush() of @n bytes its output's convert made into cbuf (clen). */
+static int flush_conv(struct dsink *s, size_t n)
+{
+	size_t len = s->clen;
+	int ret = 0;
+	bool turn = false;
+
+	pthread_mutex_lock(&s->lock);
+	if (s->direct) {
+		/* Its turn came meanwhile: nothing is held, and the output is this writer's. */
+		pass_held_bytes(s->out, s->cbuf, len, true);
+		ret = s->out->err;
+	} else {
+		uint64_t own = __atomic_add_fetch(&s->own, len, __ATOMIC_RELEASE);
+
+		/* The merge waits for DSINK_TURN_PASS bytes (or the chunk's end). */
+		turn = s->turn && own >= DSINK_TURN_PASS && own - len < DSINK_TURN_PASS;
+		if (!keep_conv(s)) {
+			ret = spill(s, s->cbuf, len, true);
+			s->spilling = true;
+		}
+	}
+	s->clen = 0;
+	pthread_mutex_unlock(&s->lock);
+	if (turn && s->out->budget)
+		dbudget_kick(s->out->budget);
+	if (ret && !s->err)
+		s->err = ret;
+	memmove(s->buf, s->buf + n, s->len - n);
+	s->len -= n;
+	s->base += n;
+	return s->err;
+}
+
 int dsink_flush(struct dsink *s, uint64_t upto)
 {
 	size_t n;
@@ -527,6 +639,19 @@ int dsink_flush(struct dsink *s, uint64_t upto)
 	if (!n)
 		return s->err;
 	wait_room(s);
+	/*
+	 * Before its turn with a convert: turned here, in the writer's thread, outside the
+	 * lock (the merge passes on what was let go of before meanwhile); the sink keeps
+	 * its buffer, and what convert made is handed over.
+	 */
+	if (s->out->convert && !__atomic_load_n(&s->direct, __ATOMIC_ACQUIRE)) {
+		int c = s->out->convert(s, s->buf, n);
+
+		if (c < 0)
+			return s->err = s->err ? s->err : c;
+		if (!c)
+			return flush_conv(s, n);
+	}
 	pthread_mutex_lock(&s->lock);
 	if (s->direct) {
 		pass(s->out, s->buf, n);
@@ -544,7 +669,7 @@ int dsink_flush(struct dsink *s, uint64_t upto)
 			s->base += n;
 			return s->err;
 		}
-		ret = spill(s, s->buf, n);
+		ret = spill(s, s->buf, n, false);
 		s->spilling = true;
 		kick = turn;
 	}
@@ -573,6 +698,7 @@ static int readback(struct dsink *s, int fd)
 	}
 	for (;;) {
 		uint64_t n;
+		bool conv;
 		ssize_t r = read(fd, &n, sizeof(n));
 
 		if (!r)
@@ -581,6 +707,8 @@ static int readback(struct dsink *s, int fd)
 			ret = r < 0 ? -errno : -EIO;
 			break;
 		}
+		conv = n & SPILL_CONV;
+		n &= ~SPILL_CONV;
 		if (n > cap) {
 			uint8_t *b = realloc(buf, (size_t)n);
 
@@ -596,7 +724,7 @@ static int readback(struct dsink *s, int fd)
 			ret = r < 0 ? -errno : -EIO;
 			break;
 		}
-		pass(s->out, buf, (size_t)n);
+		pass_held_bytes(s->out, buf, (size_t)n, conv);
 	}
 	free(buf);
 	close(fd);
@@ -632,7 +760,7 @@ static bool pass_held(struct dsink *s, bool direct, int *ret)
 	while (head) {
 		struct dblock *next = head->next;
 
-		pass(s->out, head->buf, head->len);
+		pass_held_bytes(s->out, head->buf, head->len, head->conv);
 		head->next = NULL;
 		blocks_free(s, head);
 		head = next;
@@ -665,6 +793,10 @@ void dsink_turn(struct dsink *s)
 	if (!s->out)
 		return;
 	pthread_mutex_lock(&s->lock);
+	if (s->out->seed && !s->seeded) {
+		s->seed = s->out->seed(s->out);
+		__atomic_store_n(&s->seeded, true, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&s->turn, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&s->lock);
 	if (s->out->budget)

@@ -53,6 +53,9 @@ int render_open(struct dout *o, int fd, const struct renderer *rd,
 		free(state);
 		return -ENOMEM;
 	}
+	o->convert = rd->convert;
+	o->unframe = rd->unframe;
+	o->seed = rd->seed;
 	if (rd->begin)
 		rd->begin(o, cfg);
 	return 0;

@@ -214,6 +214,146 @@ static void text_line(struct dout *o, struct calls_state *st, const struct drec 
 	}
 }
 
+/*
+ * -J 2 and more: a chunk's worker prints its lines itself (calls_convert(), as its sink
+ * lets go of records) once it knows the depth they are at, and the merge only writes
+ * them (calls_unframe()); the records before go through decode_calls_filter() at the
+ * merge, as they did. The depth is known after a stream's start, or from the chunk's
+ * turn on (dsink_turn() seeds the depth x0 it started at): the worker keeps, over the
+ * records it let go of, s the calls less the returns since the chunk started and m the
+ * least s was, and the depth then is x0 + s, or s - m where that is more (a return at
+ * depth 0 stays there).
+ */
+struct cframe {
+	uint32_t len;		/* the text's bytes, after this header */
+	uint32_t pad;
+	uint64_t end;		/* the depth after it */
+};
+
+struct calls_conv {
+	uint8_t exact;		/* depth is known (else s, m) */
+	uint64_t depth;
+	int64_t s, m;
+};
+_Static_assert(sizeof(struct calls_conv) <= sizeof(((struct dsink *)0)->conv),
+	       "calls_conv in dsink.conv");
+
+/* The depth after each of @len bytes of records, as decode_calls_filter() keeps it. */
+static void calls_count(struct calls_conv *c, const uint8_t *data, size_t len)
+{
+	size_t off = 0;
+
+	while (off + sizeof(struct drec) <= len) {
+		const struct drec *r = (const struct drec *)(data + off);
+
+		if (r->len < sizeof(*r) || r->len > len - off)
+			break;
+		off += r->len;
+		if (r->kind == DREC_STREAM) {
+			c->exact = 1;
+			c->depth = 0;
+		} else if (r->kind == DREC_CALL) {
+			if (c->exact)
+				c->depth++;
+			else
+				c->s++;
+		} else if (r->kind == DREC_RET) {
+			if (c->exact)
+				c->depth -= c->depth > 0;
+			else if (--c->s < c->m)
+				c->m = c->s;
+		}
+	}
+}
+
+/* Records turned at once at most: their text is far less than 4 GiB. */
+#define CONV_MAX (64u << 20)
+
+static int calls_convert(struct dsink *s, const uint8_t *data, size_t len)
+{
+	const struct calls_state *ost = s->out->state;
+	struct calls_state st = { .line = text_line, .headers = ost->headers };
+	struct calls_conv c;
+	struct cframe h = { 0 };
+	size_t off = 0, at;
+	uint64_t x0;
+
+	memcpy(&c, s->conv, sizeof(c));
+	if (!c.exact && dsink_seeded(s, &x0)) {
+		int64_t a = (int64_t)x0 + c.s, b = c.s - c.m;
+
+		c.exact = 1;
+		c.depth = (uint64_t)(a > b ? a : b);
+	}
+	/* (A frame's length is 32 bits: records of a huge flush go as they are.) */
+	if (!c.exact || len > CONV_MAX) {
+		/* Records, for the merge; what they do to the depth kept. */
+		calls_count(&c, data, len);
+		memcpy(s->conv, &c, sizeof(c));
+		return 1;
+	}
+	if (!dsink_conv_room(s, sizeof(h)))
+		return -ENOMEM;
+	at = s->clen;
+	s->clen += sizeof(h);
+	while (off + sizeof(struct drec) <= len) {
+		const struct drec *r = (const struct drec *)(data + off);
+		struct dout o;
+
+		if (r->len < sizeof(*r) || r->len > len - off)
+			break;
+		off += r->len;
+		if (r->kind == DREC_STREAM)
+			c.depth = 0;
+		else if (r->kind == DREC_RET && c.depth)
+			c.depth--;
+		if (!dsink_conv_room(s, LINE_FIXED + r->len1 + r->len2))
+			return -ENOMEM;
+		/* Room for the line: text_line() writes it without a flush. */
+		memset(&o, 0, sizeof(o));
+		o.fd = -1;
+		o.buf = s->cbuf;
+		o.len = s->clen;
+		o.cap = s->ccap;
+		st.depth = c.depth;
+		text_line(&o, &st, r);
+		s->clen = o.len;
+		if (r->kind == DREC_CALL)
+			c.depth++;
+	}
+	h.len = (uint32_t)(s->clen - at - sizeof(h));
+	h.end = c.depth;
+	memcpy(s->cbuf + at, &h, sizeof(h));
+	memcpy(s->conv, &c, sizeof(c));
+	return 0;
+}
+
+static void calls_unframe(struct dout *o, const uint8_t *data, size_t len)
+{
+	struct calls_state *st = o->state;
+	size_t off = 0;
+
+	while (off + sizeof(struct cframe) <= len) {
+		struct cframe h;
+
+		memcpy(&h, data + off, sizeof(h));
+		off += sizeof(h);
+		if (h.len > len - off)
+			break;
+		dout_write(o, data + off, h.len);
+		off += h.len;
+		st->depth = h.end;
+	}
+}
+
+/* A chunk's start depth, at its turn: the depth the output is at. */
+static uint64_t calls_seed(struct dout *o)
+{
+	const struct calls_state *st = o->state;
+
+	return st->depth;
+}
+
 static void begin(struct dout *o, const struct decode_config *cfg)
 {
 	struct calls_state *st = o->state;
@@ -232,4 +372,7 @@ const struct renderer render_calls = {
 	.filter = decode_calls_filter,
 	.state_size = sizeof(struct calls_state),
 	.begin = begin,
+	.convert = calls_convert,
+	.unframe = calls_unframe,
+	.seed = calls_seed,
 };

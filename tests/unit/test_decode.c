@@ -330,6 +330,140 @@ Test(decode_rec, calls_indent_by_depth_and_returns_line_up)
 	free(out);
 }
 
+/*
+ * -J 2 --calls: a chunk's worker prints its lines itself once it knows the depth they are
+ * at (its turn seeds the depth its chunk started at, or a stream starts), and the merge
+ * only writes them; the records before go through the merge's filter. Eight chunks of a
+ * walk of calls and returns (deeper than INDENT_MAX, returns at depth 0, a second stream
+ * in the fourth chunk), each let go of partly before its turn and partly after, print
+ * what one sink promoted at once prints (the -J 1 way), with the pieces in memory and
+ * again in a file (a bound of 4 KiB); the workers did print some.
+ */
+static void walk_recs(struct dsink *s, unsigned from, unsigned to)
+{
+	char a[32], b[32];
+
+	for (unsigned i = from; i < to; i++) {
+		/* Up for 90 records, down to 0 and 8 more, then a jagged walk. */
+		unsigned r = i < 90 ? 0 : i < 190 ? 1 : (i * 2654435761u) >> 29;
+		enum drec_kind k = r < 3 ? DREC_CALL : r < 7 ? DREC_RET : DREC_MARK;
+
+		if (i == 400) {
+			put(s, DREC_STREAM, 0, 0, 0, 0, "cpu1.pt", NULL);
+			continue;
+		}
+		if (r == 1 && i >= 190)
+			k = DREC_RET;
+		snprintf(a, sizeof(a), "f%u+0x%x", i % 7, i);
+		snprintf(b, sizeof(b), "g%u", i % 5);
+		put(s, k, i, 0x1000 + i, 0, 0, k == DREC_MARK ? "[disabled]" : a, b);
+	}
+}
+
+#define WALK_RECS 1600
+#define WALK_CHUNKS 8
+
+static void walk_all(struct dsink *s)
+{
+	put(s, DREC_STREAM, 0, 0, 0, 0, "cpu0.pt", NULL);
+	walk_recs(s, 0, WALK_RECS);
+}
+
+static int unframed;
+static void count_unframe(struct dout *o, const uint8_t *data, size_t len)
+{
+	unframed++;
+	render_calls.unframe(o, data, len);
+}
+
+static char *walk_merged(uint64_t bound, uint64_t *spilled)
+{
+	struct decode_config cfg = { .nr_streams = 2 };
+	struct dsink s[WALK_CHUNKS];
+	FILE *t = tmpfile();
+	struct dbudget b;
+	struct dout o;
+	unsigned per = WALK_RECS / WALK_CHUNKS;
+	char *buf;
+	long n;
+
+	cr_assert(t);
+	dbudget_init(&b, bound);
+	cr_assert_eq(render_open(&o, fileno(t), &render_calls, &cfg), 0);
+	cr_assert_not_null(o.convert);
+	o.unframe = count_unframe;
+	o.budget = &b;
+	/* Each chunk's first third let go of before any turn. */
+	for (unsigned c = 0; c < WALK_CHUNKS; c++) {
+		dsink_init(&s[c], &o);
+		if (!c)
+			put(&s[c], DREC_STREAM, 0, 0, 0, 0, "cpu0.pt", NULL);
+		walk_recs(&s[c], c * per, c * per + per / 3);
+		cr_assert_eq(dsink_flush(&s[c], dsink_pos(&s[c])), 0);
+	}
+	for (unsigned c = 0; c < WALK_CHUNKS; c++) {
+		dsink_turn(&s[c]);
+		walk_recs(&s[c], c * per + per / 3, c * per + 2 * per / 3);
+		cr_assert_eq(dsink_flush(&s[c], dsink_pos(&s[c])), 0);
+		cr_assert_eq(dsink_pass(&s[c]), 0);
+		walk_recs(&s[c], c * per + 2 * per / 3, c * per + per);
+		cr_assert_eq(dsink_flush(&s[c], dsink_pos(&s[c])), 0);
+		cr_assert_eq(dsink_promote(&s[c]), 0);
+		dsink_destroy(&s[c]);
+	}
+	*spilled = b.spilled;
+	cr_assert_eq(render_close(&o, &render_calls, true), 0);
+	cr_expect_eq(b.held, 0);
+	dbudget_destroy(&b);
+	n = lseek(fileno(t), 0, SEEK_END);
+	buf = calloc(1, (size_t)n + 1);
+	cr_assert_eq(pread(fileno(t), buf, (size_t)n, 0), n);
+	fclose(t);
+	return buf;
+}
+
+Test(decode_rec, calls_the_workers_print_are_what_the_merge_printed)
+{
+	char *want, *got;
+	uint64_t spilled;
+
+	{
+		struct decode_config cfg = { .nr_streams = 2 };
+		FILE *t = tmpfile();
+		struct dout o;
+		struct dsink s;
+		long n;
+
+		cr_assert(t);
+		cr_assert_eq(render_open(&o, fileno(t), &render_calls, &cfg), 0);
+		dsink_init(&s, &o);
+		cr_assert_eq(dsink_promote(&s), 0);
+		walk_all(&s);
+		cr_assert_eq(dsink_flush(&s, dsink_pos(&s)), 0);
+		cr_assert_eq(render_close(&o, &render_calls, true), 0);
+		dsink_destroy(&s);
+		n = lseek(fileno(t), 0, SEEK_END);
+		want = calloc(1, (size_t)n + 1);
+		cr_assert_eq(pread(fileno(t), want, (size_t)n, 0), n);
+		fclose(t);
+	}
+	cr_assert(strstr(want, "[depth 65] "), "the walk goes no deeper than INDENT_MAX");
+	cr_assert(strstr(want, "[stream: cpu1.pt]\n"));
+	unframed = 0;
+	got = walk_merged(64u << 20, &spilled);
+	cr_expect_str_eq(got, want);
+	cr_expect_eq(spilled, 0);
+	cr_expect_gt(unframed, 0, "no chunk's worker printed its lines");
+	free(got);
+	unframed = 0;
+	got = walk_merged(4u << 10, &spilled);
+	cr_expect_str_eq(got, want);
+	cr_expect_gt(spilled, 0, "nothing went to the file with a bound of 4 KiB");
+	cr_expect_gt(unframed, 0, "no chunk's worker printed its lines");
+	free(got);
+	free(want);
+}
+
 /* A timeline record as a chunk makes it (timeline_put()): a call's name as JSON, times. */
 static void tl_put(struct dsink *s, enum drec_kind k, uint64_t time, uint32_t tid,
 		   const char *name)
