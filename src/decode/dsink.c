@@ -439,7 +439,7 @@ uint8_t *dsink_conv_grow(struct dsink *s, size_t n)
 	cap = s->ccap ? s->ccap : SINK_FIRST;
 	while (cap < s->clen + n)
 		cap *= 2;
-	b = realloc(s->cbuf, cap);
+	b = buf_remap(s->cbuf, s->ccap, cap);
 	if (!b)
 		return NULL;
 	s->cbuf = b;
