@@ -58,6 +58,7 @@ struct rrec {
 	const char *name;		/* BRANCH kind, GAP and ERROR message */
 	const char *from_name, *to_name;	/* CALL, RETURN: symbol+offset (RENDER_NAMES) */
 	bool names_plain;		/* both are as printable.h prints them (no escape) */
+	uint16_t from_len, to_len;	/* with names_plain: their lengths (strlen()) */
 	/* CALL, RETURN with RENDER_SYMS: what image_resolve_pid() takes to resolve them */
 	struct image_store *img;
 	uint32_t sym_pid;		/* the thread's process, UINT32_MAX: not known */
