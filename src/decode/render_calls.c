@@ -28,6 +28,26 @@ static void escaped(char *buf, const char *s)
 }
 
 /*
+ * memcpy() of a name: most are 8 to 32 bytes, copied in two overlapping moves each side,
+ * not through libc's call (the copies of names were a twelfth of --calls' time).
+ */
+static inline void copy_name(void *dst, const void *src, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+
+	if (n >= 16 && n <= 32) {
+		memcpy(d, s, 16);
+		memcpy(d + n - 16, s + n - 16, 16);
+	} else if (n >= 8 && n < 16) {
+		memcpy(d, s, 8);
+		memcpy(d + n - 8, s + n - 8, 8);
+	} else {
+		memcpy(d, s, n);
+	}
+}
+
+/*
  * A call's or return's record for the text, its names plain (as printable.h prints them)
  * and their lengths known (rrec.from_len, to_len): drec_put_max()'s record, written in
  * place, the names copied once (it cost more than the line the merge makes of it).
@@ -61,9 +81,9 @@ static void put_flow(struct dsink *s, const struct rrec *rec, int kind)
 	d->len2 = (uint16_t)l2;
 	/* The padding and s2's NUL: the last 8 bytes, before the names (s2 may reach them). */
 	memset(p + len - 8, 0, 8);
-	memcpy(p + sizeof(*d), rec->from_name, l1);
+	copy_name(p + sizeof(*d), rec->from_name, l1);
 	p[sizeof(*d) + l1] = '\0';
-	memcpy(p + sizeof(*d) + l1 + 1, rec->to_name, l2);
+	copy_name(p + sizeof(*d) + l1 + 1, rec->to_name, l2);
 	dsink_commit(s, len);
 }
 
@@ -148,16 +168,31 @@ static char *put_str(char *p, const char *s)
 	return put_mem(p, s, strlen(s));
 }
 
-/* @v in hex, no leading zeros: its digits counted first, written from the last. */
+/* "00" to "ff": a byte's two hex digits. */
+static const char hex2[513] =
+	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
+	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
+	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
+	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
+	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
+	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
+	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
+	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
+
+/* @v in hex, no leading zeros: its digits counted, written two at a time from the last. */
 static char *put_hex(char *p, uint64_t v)
 {
-	int n = (64 - __builtin_clzll(v | 1) + 3) / 4;
+	unsigned n = (64 - (unsigned)__builtin_clzll(v | 1) + 3) / 4;
 	char *q = p + n;
 
-	do {
-		*--q = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (q > p);
+	for (; v >= 0x100; v >>= 8) {
+		q -= 2;
+		memcpy(q, &hex2[2 * (v & 0xff)], 2);
+	}
+	if (v >= 0x10)
+		memcpy(q - 2, &hex2[2 * v], 2);
+	else
+		q[-1] = hex2[2 * v + 1];
 	return p + n;
 }
 
@@ -201,7 +236,11 @@ _Static_assert(HOW_KNOWN == DREC_HOW_ON + 1, "a text for each drec_how");
 _Static_assert(HOW_KNOWN == sizeof(how_ret) / sizeof(how_ret[0]), "both tables");
 
 
-/* The indentation of @depth: two blanks a level, past INDENT_MAX "[depth N] " by hand. */
+/*
+ * The indentation of @depth: two blanks a level, past INDENT_MAX "[depth N] " by hand.
+ * Blanks go 32 at a time, up to 31 past the indentation (the line's room, LINE_FIXED,
+ * has them: what follows writes over them).
+ */
 static char *put_indent(char *p, uint64_t depth)
 {
 	static const char blanks[2 * INDENT_MAX + 1] =
@@ -209,8 +248,11 @@ static char *put_indent(char *p, uint64_t depth)
 		"                                                                ";
 	char num[24], *q = num + sizeof(num);
 
-	if (depth <= INDENT_MAX)
-		return put_mem(p, blanks, (size_t)(2 * depth));
+	if (depth <= INDENT_MAX) {
+		for (size_t i = 0; i < 2 * depth; i += 32)
+			memcpy(p + i, blanks, 32);
+		return p + 2 * depth;
+	}
 	do {
 		*--q = (char)('0' + depth % 10);
 		depth /= 10;
@@ -268,11 +310,13 @@ static void text_line(struct dout *o, struct calls_state *st, const struct drec 
 			p = put_str(p, decode_how_word(r->how));
 			*p++ = ' ';
 		}
-		p = put_mem(p, drec_s2(r), r->len2);
+		copy_name(p, drec_s2(r), r->len2);
+		p += r->len2;
 		p = put_str(p, " (0x");
 		p = put_hex(p, r->to);
 		p = put_str(p, ") from ");
-		p = put_mem(p, drec_s1(r), r->len1);
+		copy_name(p, drec_s1(r), r->len1);
+		p += r->len1;
 		*p++ = '\n';
 		break;
 	case DREC_RET:
@@ -283,11 +327,13 @@ static void text_line(struct dout *o, struct calls_state *st, const struct drec 
 			p = put_str(p, decode_how_word(r->how));
 			p = put_str(p, " to ");
 		}
-		p = put_mem(p, drec_s2(r), r->len2);
+		copy_name(p, drec_s2(r), r->len2);
+		p += r->len2;
 		p = put_str(p, " (0x");
 		p = put_hex(p, r->to);
 		p = put_str(p, ") from ");
-		p = put_mem(p, drec_s1(r), r->len1);
+		copy_name(p, drec_s1(r), r->len1);
+		p += r->len1;
 		*p++ = '\n';
 		break;
 	default:	/* DREC_MARK */
