@@ -498,9 +498,9 @@ static const char *symbolize(const struct image_sym *y, struct symname *e, char 
  * set used less lately, but never @busy, the entry that holds the other end's name, in
  * use. @used: the entry it took, for the other end's call.
  */
-static const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
-			   const struct symname *busy, struct symname **used, char *buf,
-			   size_t len, bool *is_plain, size_t *nlen)
+static const char *name_find(struct dec *x, uint32_t pid, int isid, uint64_t ip,
+			     const struct symname *busy, struct symname **used, char *buf,
+			     size_t len, bool *is_plain, size_t *nlen)
 {
 	struct symname *set = sym_set_of(x, pid, isid, ip), *e;
 	const char *name;
@@ -539,6 +539,32 @@ static const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
 	sym_touch(e, &set[!w]);
 	*used = e;
 	return name;
+}
+
+/*
+ * name_find(), its hit with the name spelled in line (the call cost --calls more than the
+ * look-up): two each call or return.
+ */
+static inline const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
+				  const struct symname *busy, struct symname **used,
+				  char *buf, size_t len, bool *is_plain, size_t *nlen)
+{
+	if (isid > 0 && x->names) {
+		struct symname *set = &x->names[sym_slot(pid, isid, ip)];
+
+		for (int w = 0; w < 2; w++) {
+			struct symname *e = &set[w];
+
+			if (!sym_is(e, pid, isid, ip) || !(e->named & SYM_NAMED))
+				continue;
+			sym_touch(e, &set[!w]);
+			*used = e;
+			*is_plain = e->named & SYM_PLAIN;
+			*nlen = e->len;
+			return e->name;
+		}
+	}
+	return name_find(x, pid, isid, ip, busy, used, buf, len, is_plain, nlen);
 }
 
 /*
