@@ -58,6 +58,11 @@ struct rrec {
 	const char *name;		/* BRANCH kind, GAP and ERROR message */
 	const char *from_name, *to_name;	/* CALL, RETURN: symbol+offset (RENDER_NAMES) */
 	bool names_plain;		/* both are as printable.h prints them (no escape) */
+	/*
+	 * With names_plain: from_name's length (strlen()), to_len to_name's. Apart: read as
+	 * one load (GCC pairs adjacent fields), two stores just made did not forward to it.
+	 */
+	uint16_t from_len;
 	/* CALL, RETURN with RENDER_SYMS: what image_resolve_pid() takes to resolve them */
 	struct image_store *img;
 	uint32_t sym_pid;		/* the thread's process, UINT32_MAX: not known */
@@ -68,6 +73,7 @@ struct rrec {
 	uint64_t time;			/* ns of perf time */
 	uint32_t pid, tid;		/* the thread sideband says runs (0 without) */
 	unsigned how;			/* CALL, RETURN: what opened or closed it (drec_how) */
+	uint16_t to_len;
 	uint32_t stream;		/* STREAM: its index; stream_name its name */
 	const char *stream_name;
 };

@@ -468,20 +468,23 @@ static bool plain(const char *s, size_t n)
 
 /*
  * "symbol+0xoff" (image_sym_format()) of @y, the address of entry @e (NULL: none), in
- * @buf or the entry's own copy: the name, and whether it is printable as it is.
+ * @buf or the entry's own copy: the name, its length (@nlen) and whether it is printable
+ * as it is.
  */
 static const char *symbolize(const struct image_sym *y, struct symname *e, char *buf,
-			     size_t len, bool *is_plain)
+			     size_t len, bool *is_plain, size_t *nlen)
 {
 	size_t n;
 
 	if (e && (e->named & SYM_NAMED)) {
 		*is_plain = e->named & SYM_PLAIN;
+		*nlen = e->len;
 		return e->name;
 	}
 	image_sym_format(y, buf, len);
 	n = strnlen(buf, len);
 	*is_plain = plain(buf, n);
+	*nlen = n;
 	if (e && n < sizeof(e->name)) {
 		memcpy(e->name, buf, n + 1);
 		e->len = (uint8_t)n;
@@ -497,9 +500,9 @@ static const char *symbolize(const struct image_sym *y, struct symname *e, char 
  * set used less lately, but never @busy, the entry that holds the other end's name, in
  * use. @used: the entry it took, for the other end's call.
  */
-static const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
-			   const struct symname *busy, struct symname **used, char *buf,
-			   size_t len, bool *is_plain)
+static const char *name_find(struct dec *x, uint32_t pid, int isid, uint64_t ip,
+			     const struct symname *busy, struct symname **used, char *buf,
+			     size_t len, bool *is_plain, size_t *nlen)
 {
 	struct symname *set = sym_set_of(x, pid, isid, ip), *e;
 	const char *name;
@@ -509,7 +512,7 @@ static const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
 	*used = NULL;
 	if (!set) {
 		image_resolve_pid(x->img, pid, isid, ip, &y);
-		return symbolize(&y, NULL, buf, len, is_plain);
+		return symbolize(&y, NULL, buf, len, is_plain, nlen);
 	}
 	for (w = 0; w < 2; w++) {
 		e = &set[w];
@@ -519,9 +522,10 @@ static const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
 		*used = e;
 		if (e->named & SYM_NAMED) {
 			*is_plain = e->named & SYM_PLAIN;
+			*nlen = e->len;
 			return e->name;
 		}
-		return symbolize(&e->sym, e, buf, len, is_plain);
+		return symbolize(&e->sym, e, buf, len, is_plain, nlen);
 	}
 	w = set[0].named & SYM_RECENT ? 1 : 0;
 	if (&set[w] == busy)
@@ -533,10 +537,36 @@ static const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
 	e->isid = isid;
 	e->pid = pid;
 	e->named = 0;
-	name = symbolize(&e->sym, e, buf, len, is_plain);
+	name = symbolize(&e->sym, e, buf, len, is_plain, nlen);
 	sym_touch(e, &set[!w]);
 	*used = e;
 	return name;
+}
+
+/*
+ * name_find(), its hit with the name spelled in line (the call cost --calls more than the
+ * look-up): two each call or return.
+ */
+static inline const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
+				  const struct symname *busy, struct symname **used,
+				  char *buf, size_t len, bool *is_plain, size_t *nlen)
+{
+	if (isid > 0 && x->names) {
+		struct symname *set = &x->names[sym_slot(pid, isid, ip)];
+
+		for (int w = 0; w < 2; w++) {
+			struct symname *e = &set[w];
+
+			if (!sym_is(e, pid, isid, ip) || !(e->named & SYM_NAMED))
+				continue;
+			sym_touch(e, &set[!w]);
+			*used = e;
+			*is_plain = e->named & SYM_PLAIN;
+			*nlen = e->len;
+			return e->name;
+		}
+	}
+	return name_find(x, pid, isid, ip, busy, used, buf, len, is_plain, nlen);
 }
 
 /*
@@ -551,6 +581,7 @@ static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64
 	char from_buf[512], to_buf[512];
 	const char *from_name = "", *to_name = "";
 	bool from_plain = true, to_plain = true;
+	size_t from_len = 0, to_len = 0;
 	uint32_t pid = x->thread_known ? x->pid : UINT32_MAX;
 	struct rrec r;
 
@@ -560,11 +591,11 @@ static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64
 	if (x->flags & RENDER_NAMES) {
 		if (from)
 			from_name = name_of(x, pid, from_isid, from, NULL, &fe, from_buf,
-					    sizeof(from_buf), &from_plain);
+					    sizeof(from_buf), &from_plain, &from_len);
 		/* Both in one set: it keeps @from's, whose name is in use. */
 		if (to)
 			to_name = name_of(x, pid, to_isid, to, fe, &te, to_buf, sizeof(to_buf),
-					  &to_plain);
+					  &to_plain, &to_len);
 	}
 	/* rec_init()'s, field by field: a memset of the record costs more at every call. */
 	r.kind = rk;
@@ -583,6 +614,8 @@ static void flow_rec(struct dec *x, enum rrec_kind rk, enum drec_how how, uint64
 	r.from_name = from_name;
 	r.to_name = to_name;
 	r.names_plain = from_plain && to_plain;
+	r.from_len = (uint16_t)from_len;
+	r.to_len = (uint16_t)to_len;
 	r.img = x->img;
 	r.sym_pid = pid;
 	r.from_isid = from_isid;
@@ -1971,6 +2004,8 @@ static void fast_flow_start(struct dec *x)
 	r->from_name = "";
 	r->to_name = "";
 	r->names_plain = true;
+	r->from_len = 0;
+	r->to_len = 0;
 	r->img = x->img;
 	r->sym_pid = x->thread_known ? x->pid : UINT32_MAX;
 	r->from_isid = -1;
