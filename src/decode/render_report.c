@@ -292,20 +292,26 @@ static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int 
 	return true;
 }
 
-/* T_TIME before a T_CALLV or T_RET* whose time is not the last one said in this chunk. */
-static void put_time(struct render *r, const struct rrec *rec)
+/* T_TIME: put_time()'s, where the time is not the one last said. */
+static __attribute__((noinline)) void put_new_time(struct render *r, const struct rrec *rec)
 {
 	uint64_t t = rec->has_time ? rec->time : 0;
 	struct ptime p;
 
-	if (time_chunk == r->chunk && time_has == rec->has_time && time_at == t)
-		return;
 	time_chunk = r->chunk;
 	time_has = rec->has_time;
 	time_at = t;
 	p.has_time = rec->has_time;
 	p.time = t;
 	put_fixed(r->sink, T_TIME, &p, sizeof(p));
+}
+
+/* T_TIME before a T_CALLV or T_RET* whose time is not the last one said in this chunk. */
+static inline void put_time(struct render *r, const struct rrec *rec)
+{
+	if (time_chunk != r->chunk || time_has != rec->has_time ||
+	    time_at != (rec->has_time ? rec->time : 0))
+		put_new_time(r, rec);
 }
 
 /*
@@ -640,17 +646,19 @@ static inline int addr_kept(const struct render *r, uint64_t ip, int isid, bool 
  * calls and other returns name addresses already kept: their record is written here,
  * without put_call()'s or put_ret()'s look-ups (the same bytes).
  */
+static void flow_slow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next);
+
 static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next)
 {
-	uint32_t k = n <= UINT32_MAX ? (uint32_t)n : 0;
+	uint32_t k = (uint32_t)n;
 	bool call = rec->kind == RREC_CALL;
 	struct dsink *s = r->sink;
 
 	last_ip = rec->from;
 	last_next = next;
-	if (k && r->chunk) {
-		int fa, ta;
+	if (n <= UINT32_MAX && n && r->chunk) {
 		uint8_t *w;
+		int ta;
 
 		if (!call && sh_n && ep_chunk == r->chunk &&
 		    sh_ret[(sh_top - 1) % SHADOW] == rec->to) {
@@ -673,6 +681,22 @@ static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t 
 			sh_push(r, next);
 			return;
 		}
+	}
+	flow_slow(r, rec, n, next);
+}
+
+/* flow()'s other records. */
+static __attribute__((noinline)) void flow_slow(struct render *r, const struct rrec *rec,
+						uint64_t n, uint64_t next)
+{
+	uint32_t k = n <= UINT32_MAX ? (uint32_t)n : 0;
+	bool call = rec->kind == RREC_CALL;
+	struct dsink *s = r->sink;
+
+	if (k && r->chunk) {
+		int fa, ta = addr_kept(r, rec->to, rec->to_isid, call);
+		uint8_t *w;
+
 		if (!call && ta >= 0 && time_chunk == r->chunk && time_has == rec->has_time &&
 		    time_at == (rec->has_time ? rec->time : 0) &&
 		    (fa = addr_kept(r, rec->from, rec->from_isid, false)) >= 0 &&
@@ -844,6 +868,7 @@ struct rstate {
 	bool a_has_time;
 	uint64_t a_time;
 	uint64_t ret_prev;		/* the return address the last T_CALLV said */
+	bool a_noted;			/* note_time() and the clock saw the time T_TIME said */
 	bool ahead_on;			/* report_filter() looks ahead (struct ahead) */
 };
 
@@ -1289,7 +1314,8 @@ static void cut_all(struct rstate *s, struct thr *t)
 	t->paused = false;
 }
 
-static void pop_complete(struct rstate *s, struct thr *t)
+static inline __attribute__((always_inline)) void pop_complete(struct rstate *s,
+							       struct thr *t)
 {
 	struct frame *f = &t->st[--t->depth];
 	struct frame *parent = t->depth ? &t->st[t->depth - 1] : NULL;
@@ -1430,8 +1456,22 @@ static void set_time(struct thr *t, const struct prec *p)
 		t->last_time = p->time;
 }
 
-static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, uint64_t ret,
-		 bool timed)
+/* note_time() and the clock (as report_filter() sets it) for the time T_TIME said. */
+static void note_a_time(struct rstate *s)
+{
+	struct prec p = { .has_time = s->a_has_time, .time = s->a_time };
+
+	note_time(s, &p);
+	if (!s->clock_known && p.has_time && !s->rc->clock_insns) {
+		s->clock_known = true;
+		s->clock_time = true;
+	}
+	s->a_noted = true;
+}
+
+static inline __attribute__((always_inline)) void push(struct rstate *s, struct thr *t,
+						       uint32_t func, uint32_t name,
+						       uint64_t ret, bool timed)
 {
 	struct frame *f, *parent;
 	struct func *fn;
@@ -1998,7 +2038,81 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			memcpy(&t, data + i + 1, sizeof(t));
 			s->a_has_time = t.has_time;
 			s->a_time = t.time;
+			s->a_noted = false;
 			i += 1 + sizeof(t);
+			continue;
+		}
+		/*
+		 * T_CALLV and T_RETTOP, the most of a trace's records: what the branch below
+		 * does for them, without its struct prec; note_time() and the clock see each
+		 * time T_TIME says once (they keep nothing else of it).
+		 */
+		if (data[i] == T_CALLV || data[i] == T_RETTOP) {
+			size_t at = i + 1;
+			uint64_t k, v;
+			struct thr *t;
+
+			if (at < len && data[at] < 0x80)
+				k = data[at++];
+			else if (!get_varint(data, len, &at, &k) || k > UINT32_MAX)
+				break;
+			if (data[i] == T_CALLV) {
+				uint32_t n, func;
+				struct aslot *a;
+				uint16_t to;
+
+				if (len - at < sizeof(to))
+					break;
+				memcpy(&to, data + at, sizeof(to));
+				at += sizeof(to);
+				if (at < len && data[at] < 0x80)
+					v = data[at++];
+				else if (!get_varint(data, len, &at, &v))
+					break;
+				if (to >= ADDR_SLOTS)
+					break;
+				s->ret_prev += (v >> 1) ^ -(v & 1);
+				if (k)
+					account(s, k);
+				if (!s->a_noted)
+					note_a_time(s);
+				t = current(s);
+				a = &s->aslots[to];
+				if (a->group == t->group && t->group != NONE) {
+					n = a->sym;
+					func = a->func;
+				} else {
+					func = aslot_func(s, t->group, a, &n);
+				}
+				if (!s->clock_known) {
+					s->clock_known = true;
+					s->clock_time = s->a_has_time && !s->rc->clock_insns;
+				}
+				if (s->a_has_time && s->a_time > t->last_time)
+					t->last_time = s->a_time;
+				if (func != NONE)
+					s->funcs[func].calls++;
+				s->calls++;
+				push(s, t, func, n, s->ret_prev ? s->ret_prev : UINT64_MAX - 1,
+				     s->a_has_time);
+				i = at;
+				continue;
+			}
+			/* (a return to no call the chunk saw: not what a chunk writes) */
+			t = current(s);
+			if (!t->over && (!t->depth || t->st[t->depth - 1].ret == UINT64_MAX))
+				break;
+			if (k)
+				account(s, k);
+			if (!s->a_noted)
+				note_a_time(s);
+			if (s->a_has_time && s->a_time > t->last_time)
+				t->last_time = s->a_time;
+			if (t->over)
+				t->over--;
+			else
+				pop_complete(s, t);
+			i = at;
 			continue;
 		}
 		/*
