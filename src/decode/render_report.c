@@ -1121,32 +1121,39 @@ static uint64_t bucket_value(size_t b)
 	return lo + (1ull << (e - 6));
 }
 
-static void dist_add(struct rstate *s, struct dist *d, uint64_t v)
+/* dist_add() before its histogram: the exact durations, then the histogram they go into. */
+static void dist_add_slow(struct rstate *s, struct dist *d, uint64_t v)
+{
+	if (d->nexact < REPORT_EXACT_MAX) {
+		if (!grow((void **)&d->exact, &d->cap, d->nexact + 1, sizeof(*d->exact))) {
+			s->oom = true;
+			return;
+		}
+		d->exact[d->nexact++] = v;
+		return;
+	}
+	d->hist = calloc(BUCKETS, sizeof(*d->hist));
+	if (!d->hist) {
+		s->oom = true;
+		return;
+	}
+	for (uint32_t i = 0; i < d->nexact; i++)
+		d->hist[bucket(d->exact[i])]++;
+	free(d->exact);
+	d->exact = NULL;
+	d->nexact = d->cap = 0;
+	d->hist[bucket(v)]++;
+}
+
+static inline void dist_add(struct rstate *s, struct dist *d, uint64_t v)
 {
 	d->n++;
 	d->min = v < d->min ? v : d->min;
 	d->max = v > d->max ? v : d->max;
-	if (!d->hist) {
-		if (d->nexact < REPORT_EXACT_MAX) {
-			if (!grow((void **)&d->exact, &d->cap, d->nexact + 1, sizeof(*d->exact))) {
-				s->oom = true;
-				return;
-			}
-			d->exact[d->nexact++] = v;
-			return;
-		}
-		d->hist = calloc(BUCKETS, sizeof(*d->hist));
-		if (!d->hist) {
-			s->oom = true;
-			return;
-		}
-		for (uint32_t i = 0; i < d->nexact; i++)
-			d->hist[bucket(d->exact[i])]++;
-		free(d->exact);
-		d->exact = NULL;
-		d->nexact = d->cap = 0;
-	}
-	d->hist[bucket(v)]++;
+	if (d->hist)
+		d->hist[bucket(v)]++;
+	else
+		dist_add_slow(s, d, v);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -1349,7 +1356,8 @@ static inline __attribute__((always_inline)) void pop_complete(struct rstate *s,
 	if (f->node != NONE)
 		s->nodes[f->node].time += self;
 	dist_add(s, &fn->d, dur);
-	outlier_add(s, fn, f, t, dur);
+	if (s->rc->outliers)
+		outlier_add(s, fn, f, t, dur);
 }
 
 static struct thr *thread_get(struct rstate *s, uint32_t pid, uint32_t tid)
