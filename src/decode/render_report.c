@@ -1984,6 +1984,102 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 		if (on)
 			ahead_step(s, &h, data, len, i);
 
+		/*
+		 * T_CALLV and T_RETTOP, the most of a trace's records: what the branch below
+		 * does for them, without its struct prec; note_time() and the clock see each
+		 * time T_TIME says once (they keep nothing else of it).
+		 */
+		if (data[i] == T_CALLV || data[i] == T_RETTOP) {
+			size_t at = i + 1;
+			uint64_t k, v;
+			struct thr *t;
+
+			if (at < len && data[at] < 0x80)
+				k = data[at++];
+			else if (!get_varint(data, len, &at, &k) || k > UINT32_MAX)
+				break;
+			if (data[i] == T_CALLV) {
+				uint32_t n, func;
+				struct aslot *a;
+				uint16_t to;
+
+				if (len - at < sizeof(to))
+					break;
+				memcpy(&to, data + at, sizeof(to));
+				at += sizeof(to);
+				if (at < len && data[at] < 0x80)
+					v = data[at++];
+				else if (!get_varint(data, len, &at, &v))
+					break;
+				if (to >= ADDR_SLOTS)
+					break;
+				s->ret_prev += (v >> 1) ^ -(v & 1);
+				if (k)
+					account(s, k);
+				if (!s->a_noted)
+					note_a_time(s);
+				t = current(s);
+				a = &s->aslots[to];
+				if (a->group == t->group && t->group != NONE) {
+					n = a->sym;
+					func = a->func;
+				} else {
+					func = aslot_func(s, t->group, a, &n);
+				}
+				if (!s->clock_known) {
+					s->clock_known = true;
+					s->clock_time = s->a_has_time && !s->rc->clock_insns;
+				}
+				if (s->a_has_time && s->a_time > t->last_time)
+					t->last_time = s->a_time;
+				if (func != NONE)
+					s->funcs[func].calls++;
+				s->calls++;
+				push(s, t, func, n, s->ret_prev ? s->ret_prev : UINT64_MAX - 1,
+				     s->a_has_time);
+				i = at;
+				/*
+				 * A T_RETTOP next (a leaf call) at once: its time is this call's,
+				 * its thread this one (what the T_RETTOP below does, less what
+				 * this call did already).
+				 */
+				if (i < len && data[i] == T_RETTOP && (t->over || (t->depth &&
+				    t->st[t->depth - 1].ret != UINT64_MAX))) {
+					at = i + 1;
+					if (at < len && data[at] < 0x80)
+						k = data[at++];
+					else if (!get_varint(data, len, &at, &k) || k > UINT32_MAX)
+						continue;
+					if (on)
+						ahead_step(s, &h, data, len, i);
+					recs++;
+					if (k)
+						account(s, k);
+					if (t->over)
+						t->over--;
+					else
+						pop_complete(s, t);
+					i = at;
+				}
+				continue;
+			}
+			/* (a return to no call the chunk saw: not what a chunk writes) */
+			t = current(s);
+			if (!t->over && (!t->depth || t->st[t->depth - 1].ret == UINT64_MAX))
+				break;
+			if (k)
+				account(s, k);
+			if (!s->a_noted)
+				note_a_time(s);
+			if (s->a_has_time && s->a_time > t->last_time)
+				t->last_time = s->a_time;
+			if (t->over)
+				t->over--;
+			else
+				pop_complete(s, t);
+			i = at;
+			continue;
+		}
 		while (run < len && data[run] == T_INSN)
 			run++;
 		if (run > i) {
@@ -2048,79 +2144,6 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			s->a_time = t.time;
 			s->a_noted = false;
 			i += 1 + sizeof(t);
-			continue;
-		}
-		/*
-		 * T_CALLV and T_RETTOP, the most of a trace's records: what the branch below
-		 * does for them, without its struct prec; note_time() and the clock see each
-		 * time T_TIME says once (they keep nothing else of it).
-		 */
-		if (data[i] == T_CALLV || data[i] == T_RETTOP) {
-			size_t at = i + 1;
-			uint64_t k, v;
-			struct thr *t;
-
-			if (at < len && data[at] < 0x80)
-				k = data[at++];
-			else if (!get_varint(data, len, &at, &k) || k > UINT32_MAX)
-				break;
-			if (data[i] == T_CALLV) {
-				uint32_t n, func;
-				struct aslot *a;
-				uint16_t to;
-
-				if (len - at < sizeof(to))
-					break;
-				memcpy(&to, data + at, sizeof(to));
-				at += sizeof(to);
-				if (at < len && data[at] < 0x80)
-					v = data[at++];
-				else if (!get_varint(data, len, &at, &v))
-					break;
-				if (to >= ADDR_SLOTS)
-					break;
-				s->ret_prev += (v >> 1) ^ -(v & 1);
-				if (k)
-					account(s, k);
-				if (!s->a_noted)
-					note_a_time(s);
-				t = current(s);
-				a = &s->aslots[to];
-				if (a->group == t->group && t->group != NONE) {
-					n = a->sym;
-					func = a->func;
-				} else {
-					func = aslot_func(s, t->group, a, &n);
-				}
-				if (!s->clock_known) {
-					s->clock_known = true;
-					s->clock_time = s->a_has_time && !s->rc->clock_insns;
-				}
-				if (s->a_has_time && s->a_time > t->last_time)
-					t->last_time = s->a_time;
-				if (func != NONE)
-					s->funcs[func].calls++;
-				s->calls++;
-				push(s, t, func, n, s->ret_prev ? s->ret_prev : UINT64_MAX - 1,
-				     s->a_has_time);
-				i = at;
-				continue;
-			}
-			/* (a return to no call the chunk saw: not what a chunk writes) */
-			t = current(s);
-			if (!t->over && (!t->depth || t->st[t->depth - 1].ret == UINT64_MAX))
-				break;
-			if (k)
-				account(s, k);
-			if (!s->a_noted)
-				note_a_time(s);
-			if (s->a_has_time && s->a_time > t->last_time)
-				t->last_time = s->a_time;
-			if (t->over)
-				t->over--;
-			else
-				pop_complete(s, t);
-			i = at;
 			continue;
 		}
 		/*
