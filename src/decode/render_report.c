@@ -1899,6 +1899,11 @@ static inline __attribute__((always_inline)) size_t rec_size(const uint8_t *data
 	};
 	size_t n = data[i] < sizeof(fixed) ? fixed[data[i]] : 0;
 
+	/* (T_RETTOP and T_CALLV with one-byte varints: most records) */
+	if (data[i] == T_RETTOP && len - i >= 2 && data[i + 1] < 0x80)
+		return 2;
+	if (data[i] == T_CALLV && len - i >= 5 && data[i + 1] < 0x80 && data[i + 4] < 0x80)
+		return 5;
 	if (!n)
 		return rec_size_var(data, len, i);
 	return n <= len - i ? n : 0;
@@ -1941,8 +1946,9 @@ static void ahead_adef(struct rstate *s, struct ahead *h, const uint8_t *data, s
 }
 
 /* The cursor one record on, not behind @i (main loop's record). */
-static inline void ahead_step(struct rstate *s, struct ahead *h, const uint8_t *data,
-			      size_t len, size_t i)
+static inline __attribute__((always_inline)) void ahead_step(struct rstate *s, struct ahead *h,
+							     const uint8_t *data, size_t len,
+							     size_t i)
 {
 	size_t n;
 
