@@ -32,8 +32,8 @@ enum {
 	T_CALL,			/* a struct pcall: a call by name ids */
 	T_RET,			/* a struct pret: a return by name ids */
 	T_ADEF,			/* a struct padef: the function at an address, by name ids */
-	T_TIME,			/* a struct ptime: the time of the T_CALLV and T_RET* after it */
-	T_CALLV,		/* a call by address id: a run, the slot, the return address (below) */
+	T_TIME,			/* a struct ptime: the time of the calls and returns after it */
+	T_CALLV,		/* a call by address id: run, slot, return address (below) */
 	T_RETA,			/* a struct preta: a return by address ids */
 	T_CALLV0,		/* T_CALLV whose return address is not a difference */
 	T_RETN,			/* a uint32_t (a T_RUN's), then a struct preta */
@@ -868,7 +868,7 @@ struct rstate {
 	bool a_has_time;
 	uint64_t a_time;
 	uint64_t ret_prev;		/* the return address the last T_CALLV said */
-	bool a_noted;			/* note_time() and the clock saw the time T_TIME said */
+	bool a_noted;			/* note_time() and the clock saw T_TIME's time */
 	bool ahead_on;			/* report_filter() looks ahead (struct ahead) */
 };
 
@@ -2153,33 +2153,25 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			continue;
 		}
 		/*
-		 * T_CALLV, T_RETA (and T_RETN: a run before it): as T_CALL and T_RET (below)
-		 * with the functions at the slots, the time T_TIME said; T_RETTOP: as T_RET to
-		 * where the top frame returns to.
+		 * T_CALLV0, T_RETA (and T_RETN: a run before it): as T_CALL and T_RET (below)
+		 * with the functions at the slots, the time T_TIME said (T_CALLV and T_RETTOP
+		 * went above).
 		 */
-		if (data[i] >= T_CALLV && data[i] <= T_RETTOP) {
+		if (data[i] == T_CALLV0 || data[i] == T_RETA || data[i] == T_RETN) {
 			uint8_t tag = data[i];
-			bool call = tag == T_CALLV || tag == T_CALLV0;
+			bool call = tag == T_CALLV0;
 			size_t at = i + 1;
 			uint16_t from = 0, to = 0;
 			uint64_t addr = 0, k = 0;
-			struct thr *t;
 
-			if (call || tag == T_RETTOP) {
-				uint64_t v;
-
-				if (!get_varint(data, len, &at, &k) || k > UINT32_MAX)
+			if (call) {
+				if (!get_varint(data, len, &at, &k) || k > UINT32_MAX ||
+				    len - at < sizeof(to))
 					break;
-				if (call) {
-					if (len - at < sizeof(to))
-						break;
-					memcpy(&to, data + at, sizeof(to));
-					at += sizeof(to);
-					if (!get_varint(data, len, &at, &v))
-						break;
-					addr = tag == T_CALLV0 ? v :
-					       s->ret_prev + ((v >> 1) ^ -(v & 1));
-				}
+				memcpy(&to, data + at, sizeof(to));
+				at += sizeof(to);
+				if (!get_varint(data, len, &at, &addr))
+					break;
 			} else {
 				struct preta x;
 
@@ -2202,13 +2194,6 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			}
 			if (from >= ADDR_SLOTS || to >= ADDR_SLOTS)
 				break;
-			if (tag == T_RETTOP) {
-				/* (a return to no call the chunk saw: not what a chunk writes) */
-				t = current(s);
-				if (!t->over && (!t->depth || t->st[t->depth - 1].ret == UINT64_MAX))
-					break;
-				addr = t->over ? 0 : t->st[t->depth - 1].ret;
-			}
 			if (call)
 				s->ret_prev = addr;
 			if (k)
