@@ -47,10 +47,11 @@ enum {
  * (the first call in a chunk, or where the decoder took the sink's end back, is T_CALLV0).
  * A call is then about 5 bytes, not 15.
  *
- * T_RETTOP: a return to where the top frame's call returns to: the chunk saw that call
- * (the calls it wrote since it last wrote any other record than a call, a T_RETTOP, a run
- * or an instruction that is no far return, less those T_RETTOP closed: the merge's top
- * frames, in order), and the merge takes the return address from the frame: 2 bytes, not 17.
+ * T_RETTOP: a return to where the top frame's call returns to, a call the chunk wrote: the
+ * chunk follows the calls it wrote since the last record that may change the merge's stacks
+ * otherwise (put()'s, a far return, a return that is no T_RETTOP), less those T_RETTOP
+ * closed (the merge's top frames, in order), and the merge takes the return address from
+ * its top frame: 2 bytes, not 17.
  */
 #define VARINT_MAX 10
 
@@ -674,8 +675,7 @@ static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t 
 			sh_n--;
 			return;
 		}
-		ta = addr_kept(r, rec->to, rec->to_isid, call);
-		if (call && ta >= 0) {
+		if (call && (ta = addr_kept(r, rec->to, rec->to_isid, true)) >= 0) {
 			put_time(r, rec);
 			put_callv(r, k, (uint16_t)ta, next);
 			sh_push(r, next);
