@@ -32,12 +32,28 @@ enum {
 	T_CALL,			/* a struct pcall: a call by name ids */
 	T_RET,			/* a struct pret: a return by name ids */
 	T_ADEF,			/* a struct padef: the function at an address, by name ids */
-	T_TIME,			/* a struct ptime: the time of the T_CALLA and T_RETA after it */
-	T_CALLA,		/* a struct pcalla: a call by address id */
+	T_TIME,			/* a struct ptime: the time of the calls and returns after it */
+	T_CALLV,		/* a call by address id: run, slot, return address (below) */
 	T_RETA,			/* a struct preta: a return by address ids */
-	T_CALLN,		/* a uint32_t (a T_RUN's), then a struct pcalla */
+	T_CALLV0,		/* T_CALLV whose return address is not a difference */
 	T_RETN,			/* a uint32_t (a T_RUN's), then a struct preta */
+	T_RETTOP,		/* a run (a varint), then a return that closes the top frame */
 };
+
+/*
+ * T_CALLV, T_CALLV0: a varint (LEB128) run of instructions before the call (0: none), the
+ * callee's address slot (uint16_t), then the return address: T_CALLV0's as a varint,
+ * T_CALLV's as the zigzag varint of its difference from the last T_CALLV or T_CALLV0's
+ * (the first call in a chunk, or where the decoder took the sink's end back, is T_CALLV0).
+ * A call is then about 5 bytes, not 15.
+ *
+ * T_RETTOP: a return to where the top frame's call returns to, a call the chunk wrote: the
+ * chunk follows the calls it wrote since the last record that may change the merge's stacks
+ * otherwise (put()'s, a far return, a return that is no T_RETTOP), less those T_RETTOP
+ * closed (the merge's top frames, in order), and the merge takes the return address from
+ * its top frame: 2 bytes, not 17.
+ */
+#define VARINT_MAX 10
 
 /*
  * The names of calls and returns go once per chunk (T_DEF), then by id: a call's record is
@@ -80,11 +96,6 @@ struct padef {
 struct ptime {
 	uint8_t has_time;
 	uint64_t time;
-} __attribute__((packed));
-
-struct pcalla {
-	uint16_t aid;
-	uint64_t a;
 } __attribute__((packed));
 
 struct preta {
@@ -282,20 +293,96 @@ static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int 
 	return true;
 }
 
-/* T_TIME before a T_CALLA or T_RETA whose time is not the last one said in this chunk. */
-static void put_time(struct render *r, const struct rrec *rec)
+/* T_TIME: put_time()'s, where the time is not the one last said. */
+static __attribute__((noinline)) void put_new_time(struct render *r, const struct rrec *rec)
 {
 	uint64_t t = rec->has_time ? rec->time : 0;
 	struct ptime p;
 
-	if (time_chunk == r->chunk && time_has == rec->has_time && time_at == t)
-		return;
 	time_chunk = r->chunk;
 	time_has = rec->has_time;
 	time_at = t;
 	p.has_time = rec->has_time;
 	p.time = t;
 	put_fixed(r->sink, T_TIME, &p, sizeof(p));
+}
+
+/* T_TIME before a T_CALLV or T_RET* whose time is not the last one said in this chunk. */
+static inline void put_time(struct render *r, const struct rrec *rec)
+{
+	if (time_chunk != r->chunk || time_has != rec->has_time ||
+	    time_at != (rec->has_time ? rec->time : 0))
+		put_new_time(r, rec);
+}
+
+/*
+ * The chunk's own view of the merge's top frames (T_RETTOP): the return addresses of the
+ * calls flow() wrote since the last record that may change the merge's stacks otherwise
+ * (put()'s, a far return, a return not to the top frame), the latest SHADOW of them; and
+ * the return address the last T_CALLV said. Both are of the chunk @ep_chunk (render.chunk:
+ * a new one where the decoder took the sink's end back).
+ */
+#define SHADOW 64
+static __thread uint64_t ep_chunk, ep_ret;
+static __thread bool ep_has_ret;
+static __thread uint64_t sh_ret[SHADOW];
+static __thread uint32_t sh_n, sh_top;
+
+static inline void epoch(const struct render *r)
+{
+	if (ep_chunk != r->chunk) {
+		ep_chunk = r->chunk;
+		ep_has_ret = false;
+		sh_n = 0;
+	}
+}
+
+/* A call flow() wrote, returning to @ret, is the merge's top frame. */
+static inline void sh_push(const struct render *r, uint64_t ret)
+{
+	if (!r->chunk)
+		return;
+	epoch(r);
+	sh_ret[sh_top++ % SHADOW] = ret;
+	sh_n += sh_n < SHADOW;
+}
+
+static inline uint8_t *put_varint(uint8_t *w, uint64_t v)
+{
+	while (v >= 0x80) {
+		*w++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*w++ = (uint8_t)v;
+	return w;
+}
+
+/* T_CALLV (or T_CALLV0): a call of the function at slot @aid after @k instructions. */
+static inline void put_callv(struct render *r, uint32_t k, uint16_t aid, uint64_t ret)
+{
+	struct dsink *s = r->sink;
+	uint8_t *w = dsink_room(s, 1 + 2 * VARINT_MAX + sizeof(aid)), *p;
+
+	if (!w) {
+		s->err = s->err ? s->err : -12;
+		return;
+	}
+	epoch(r);
+	p = put_varint(w + 1, k);
+	memcpy(p, &aid, sizeof(aid));
+	p += sizeof(aid);
+	if (ep_has_ret) {
+		int64_t d = (int64_t)(ret - ep_ret);
+
+		w[0] = T_CALLV;
+		p = put_varint(p, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
+	} else {
+		w[0] = T_CALLV0;
+		p = put_varint(p, ret);
+	}
+	ep_ret = ret;
+	ep_has_ret = true;
+	dsink_commit(s, (size_t)(p - w));
 }
 
 /* T_RUN of @k instructions (0: none), before a record. */
@@ -320,14 +407,8 @@ static bool put_call(struct render *r, const struct rrec *rec, uint64_t ret, uin
 	if (!addr_ids(r, rec, rec->to, rec->to_isid, true, &name, &obj, &how, &off, &aid))
 		return false;
 	if (aid >= 0) {
-		struct { uint32_t n; struct pcalla c; } __attribute__((packed)) w = {
-			k, { .aid = (uint16_t)aid, .a = ret } };
-
 		put_time(r, rec);
-		if (k)
-			put_fixed(r->sink, T_CALLN, &w, sizeof(w));
-		else
-			put_fixed(r->sink, T_CALLA, &w.c, sizeof(w.c));
+		put_callv(r, k, (uint16_t)aid, ret);
 		return true;
 	}
 	put_run(r, k);
@@ -461,6 +542,8 @@ static void put(struct render *r, const struct rrec *rec)
 {
 	const struct pt_event *ev;
 
+	/* (what the record does to the merge's stacks is not followed: T_RETTOP starts over) */
+	sh_n = 0;
 	/*
 	 * Only call and return instructions open and close a function's call:
 	 * interrupts, VM exits and tracing switched off come as events, which
@@ -534,6 +617,8 @@ static void insns(struct render *r, uint64_t n, uint64_t ip, uint64_t next, bool
 
 	last_ip = ip;
 	last_next = next;
+	if (far)
+		sh_n = 0;
 	if (n == 1) {
 		w[0] = far ? T_FARRET : T_INSN;
 		if (s->len < s->cap)
@@ -558,33 +643,63 @@ static inline int addr_kept(const struct render *r, uint64_t ip, int isid, bool 
 
 /*
  * The fast path's call or return after @n instructions, the last it (renderer.flow()): the
- * run in the record (T_CALLN, T_RETN) where it can be. Most name addresses already kept at
- * the time already said: their record is written here, without put_call()'s or put_ret()'s
- * look-ups (the same bytes).
+ * run in the record where it can be. A return to the top frame's call is T_RETTOP; most
+ * calls and other returns name addresses already kept: their record is written here,
+ * without put_call()'s or put_ret()'s look-ups (the same bytes).
  */
+static void flow_slow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next);
+
 static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next)
 {
-	uint32_t k = n <= UINT32_MAX ? (uint32_t)n : 0;
+	uint32_t k = (uint32_t)n;
 	bool call = rec->kind == RREC_CALL;
+	struct dsink *s = r->sink;
 
 	last_ip = rec->from;
 	last_next = next;
-	if (k && r->chunk && time_chunk == r->chunk && time_has == rec->has_time &&
-	    time_at == (rec->has_time ? rec->time : 0)) {
-		struct dsink *s = r->sink;
+	if (n <= UINT32_MAX && n && r->chunk) {
+		uint8_t *w;
+		int ta;
+
+		if (!call && sh_n && ep_chunk == r->chunk &&
+		    sh_ret[(sh_top - 1) % SHADOW] == rec->to) {
+			put_time(r, rec);
+			w = dsink_room(s, 1 + VARINT_MAX);
+			if (!w) {
+				s->err = s->err ? s->err : -12;
+				return;
+			}
+			w[0] = T_RETTOP;
+			dsink_commit(s, (size_t)(put_varint(w + 1, k) - w));
+			sh_top--;
+			sh_n--;
+			return;
+		}
+		if (call && (ta = addr_kept(r, rec->to, rec->to_isid, true)) >= 0) {
+			put_time(r, rec);
+			put_callv(r, k, (uint16_t)ta, next);
+			sh_push(r, next);
+			return;
+		}
+	}
+	flow_slow(r, rec, n, next);
+}
+
+/* flow()'s other records. */
+static __attribute__((noinline)) void flow_slow(struct render *r, const struct rrec *rec,
+						uint64_t n, uint64_t next)
+{
+	uint32_t k = n <= UINT32_MAX ? (uint32_t)n : 0;
+	bool call = rec->kind == RREC_CALL;
+	struct dsink *s = r->sink;
+
+	if (k && r->chunk) {
 		int fa, ta = addr_kept(r, rec->to, rec->to_isid, call);
 		uint8_t *w;
 
-		if (call && ta >= 0 && (w = dsink_room(s, 1 + 4 + sizeof(struct pcalla)))) {
-			struct pcalla c = { .aid = (uint16_t)ta, .a = next };
-
-			w[0] = T_CALLN;
-			memcpy(w + 1, &k, 4);
-			memcpy(w + 5, &c, sizeof(c));
-			dsink_commit(s, 1 + 4 + sizeof(c));
-			return;
-		}
-		if (!call && ta >= 0 && (fa = addr_kept(r, rec->from, rec->from_isid, false)) >= 0 &&
+		if (!call && ta >= 0 && time_chunk == r->chunk && time_has == rec->has_time &&
+		    time_at == (rec->has_time ? rec->time : 0) &&
+		    (fa = addr_kept(r, rec->from, rec->from_isid, false)) >= 0 &&
 		    (w = dsink_room(s, 1 + 4 + sizeof(struct preta)))) {
 			struct preta x = { .from = (uint16_t)fa, .to = (uint16_t)ta, .b = rec->to };
 
@@ -592,15 +707,20 @@ static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t 
 			memcpy(w + 1, &k, 4);
 			memcpy(w + 5, &x, sizeof(x));
 			dsink_commit(s, 1 + 4 + sizeof(x));
+			sh_n = 0;
 			return;
 		}
 	}
 	if (!k)
 		insns(r, n, rec->from, next, false);
-	if (call ? put_call(r, rec, next, k) : put_ret(r, rec, k))
-		return;
-	put_run(r, k);
-	put_spelled(r, rec, call ? next : 0);
+	if (!(call ? put_call(r, rec, next, k) : put_ret(r, rec, k))) {
+		put_run(r, k);
+		put_spelled(r, rec, call ? next : 0);
+	}
+	if (call)
+		sh_push(r, next);
+	else
+		sh_n = 0;
 }
 
 /* ---- at the merge ---- */
@@ -747,6 +867,8 @@ struct rstate {
 	struct aslot aslots[ADDR_SLOTS];
 	bool a_has_time;
 	uint64_t a_time;
+	uint64_t ret_prev;		/* the return address the last T_CALLV said */
+	bool a_noted;			/* note_time() and the clock saw T_TIME's time */
 	bool ahead_on;			/* report_filter() looks ahead (struct ahead) */
 };
 
@@ -999,32 +1121,39 @@ static uint64_t bucket_value(size_t b)
 	return lo + (1ull << (e - 6));
 }
 
-static void dist_add(struct rstate *s, struct dist *d, uint64_t v)
+/* dist_add() before its histogram: the exact durations, then the histogram they go into. */
+static void dist_add_slow(struct rstate *s, struct dist *d, uint64_t v)
+{
+	if (d->nexact < REPORT_EXACT_MAX) {
+		if (!grow((void **)&d->exact, &d->cap, d->nexact + 1, sizeof(*d->exact))) {
+			s->oom = true;
+			return;
+		}
+		d->exact[d->nexact++] = v;
+		return;
+	}
+	d->hist = calloc(BUCKETS, sizeof(*d->hist));
+	if (!d->hist) {
+		s->oom = true;
+		return;
+	}
+	for (uint32_t i = 0; i < d->nexact; i++)
+		d->hist[bucket(d->exact[i])]++;
+	free(d->exact);
+	d->exact = NULL;
+	d->nexact = d->cap = 0;
+	d->hist[bucket(v)]++;
+}
+
+static inline void dist_add(struct rstate *s, struct dist *d, uint64_t v)
 {
 	d->n++;
 	d->min = v < d->min ? v : d->min;
 	d->max = v > d->max ? v : d->max;
-	if (!d->hist) {
-		if (d->nexact < REPORT_EXACT_MAX) {
-			if (!grow((void **)&d->exact, &d->cap, d->nexact + 1, sizeof(*d->exact))) {
-				s->oom = true;
-				return;
-			}
-			d->exact[d->nexact++] = v;
-			return;
-		}
-		d->hist = calloc(BUCKETS, sizeof(*d->hist));
-		if (!d->hist) {
-			s->oom = true;
-			return;
-		}
-		for (uint32_t i = 0; i < d->nexact; i++)
-			d->hist[bucket(d->exact[i])]++;
-		free(d->exact);
-		d->exact = NULL;
-		d->nexact = d->cap = 0;
-	}
-	d->hist[bucket(v)]++;
+	if (d->hist)
+		d->hist[bucket(v)]++;
+	else
+		dist_add_slow(s, d, v);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -1192,7 +1321,8 @@ static void cut_all(struct rstate *s, struct thr *t)
 	t->paused = false;
 }
 
-static void pop_complete(struct rstate *s, struct thr *t)
+static inline __attribute__((always_inline)) void pop_complete(struct rstate *s,
+							       struct thr *t)
 {
 	struct frame *f = &t->st[--t->depth];
 	struct frame *parent = t->depth ? &t->st[t->depth - 1] : NULL;
@@ -1226,7 +1356,8 @@ static void pop_complete(struct rstate *s, struct thr *t)
 	if (f->node != NONE)
 		s->nodes[f->node].time += self;
 	dist_add(s, &fn->d, dur);
-	outlier_add(s, fn, f, t, dur);
+	if (s->rc->outliers)
+		outlier_add(s, fn, f, t, dur);
 }
 
 static struct thr *thread_get(struct rstate *s, uint32_t pid, uint32_t tid)
@@ -1333,8 +1464,22 @@ static void set_time(struct thr *t, const struct prec *p)
 		t->last_time = p->time;
 }
 
-static void push(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, uint64_t ret,
-		 bool timed)
+/* note_time() and the clock (as report_filter() sets it) for the time T_TIME said. */
+static void note_a_time(struct rstate *s)
+{
+	struct prec p = { .has_time = s->a_has_time, .time = s->a_time };
+
+	note_time(s, &p);
+	if (!s->clock_known && p.has_time && !s->rc->clock_insns) {
+		s->clock_known = true;
+		s->clock_time = true;
+	}
+	s->a_noted = true;
+}
+
+static inline __attribute__((always_inline)) void push(struct rstate *s, struct thr *t,
+						       uint32_t func, uint32_t name,
+						       uint64_t ret, bool timed)
 {
 	struct frame *f, *parent;
 	struct func *fn;
@@ -1694,11 +1839,40 @@ static void far_return(struct rstate *s)
 		pop_complete(s, t);
 }
 
+/* A varint at *@at of @data (@len bytes), *@at moved past it; false: none whole there. */
+static inline bool get_varint(const uint8_t *data, size_t len, size_t *at, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (unsigned sh = 0; sh < 7 * VARINT_MAX && *at < len; sh += 7) {
+		uint8_t b = data[(*at)++];
+
+		x |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
 static __attribute__((noinline)) size_t rec_size_var(const uint8_t *data, size_t len,
 						      size_t i)
 {
 	size_t n = 0;
 
+	if (data[i] == T_CALLV || data[i] == T_CALLV0 || data[i] == T_RETTOP) {
+		size_t at = i + 1;
+		uint64_t v;
+
+		if (!get_varint(data, len, &at, &v))
+			return 0;
+		if (data[i] != T_RETTOP &&
+		    (len - at < sizeof(uint16_t) || (at += sizeof(uint16_t),
+						     !get_varint(data, len, &at, &v))))
+			return 0;
+		return at - i;
+	}
 	if (data[i] == T_DEF && len - i >= 1 + sizeof(struct pdef)) {
 		struct pdef d;
 
@@ -1721,11 +1895,15 @@ static inline __attribute__((always_inline)) size_t rec_size(const uint8_t *data
 		[T_INSN] = 1, [T_FARRET] = 1, [T_RUN] = 5, [T_RUNFAR] = 5,
 		[T_CALL] = 1 + sizeof(struct pcall), [T_RET] = 1 + sizeof(struct pret),
 		[T_ADEF] = 1 + sizeof(struct padef), [T_TIME] = 1 + sizeof(struct ptime),
-		[T_CALLA] = 1 + sizeof(struct pcalla), [T_RETA] = 1 + sizeof(struct preta),
-		[T_CALLN] = 5 + sizeof(struct pcalla), [T_RETN] = 5 + sizeof(struct preta),
+		[T_RETA] = 1 + sizeof(struct preta), [T_RETN] = 5 + sizeof(struct preta),
 	};
 	size_t n = data[i] < sizeof(fixed) ? fixed[data[i]] : 0;
 
+	/* (T_RETTOP and T_CALLV with one-byte varints: most records) */
+	if (data[i] == T_RETTOP && len - i >= 2 && data[i + 1] < 0x80)
+		return 2;
+	if (data[i] == T_CALLV && len - i >= 5 && data[i + 1] < 0x80 && data[i + 4] < 0x80)
+		return 5;
 	if (!n)
 		return rec_size_var(data, len, i);
 	return n <= len - i ? n : 0;
@@ -1768,8 +1946,9 @@ static void ahead_adef(struct rstate *s, struct ahead *h, const uint8_t *data, s
 }
 
 /* The cursor one record on, not behind @i (main loop's record). */
-static inline void ahead_step(struct rstate *s, struct ahead *h, const uint8_t *data,
-			      size_t len, size_t i)
+static inline __attribute__((always_inline)) void ahead_step(struct rstate *s, struct ahead *h,
+							     const uint8_t *data, size_t len,
+							     size_t i)
 {
 	size_t n;
 
@@ -1811,6 +1990,102 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 		if (on)
 			ahead_step(s, &h, data, len, i);
 
+		/*
+		 * T_CALLV and T_RETTOP, the most of a trace's records: what the branch below
+		 * does for them, without its struct prec; note_time() and the clock see each
+		 * time T_TIME says once (they keep nothing else of it).
+		 */
+		if (data[i] == T_CALLV || data[i] == T_RETTOP) {
+			size_t at = i + 1;
+			uint64_t k, v;
+			struct thr *t;
+
+			if (at < len && data[at] < 0x80)
+				k = data[at++];
+			else if (!get_varint(data, len, &at, &k) || k > UINT32_MAX)
+				break;
+			if (data[i] == T_CALLV) {
+				uint32_t n, func;
+				struct aslot *a;
+				uint16_t to;
+
+				if (len - at < sizeof(to))
+					break;
+				memcpy(&to, data + at, sizeof(to));
+				at += sizeof(to);
+				if (at < len && data[at] < 0x80)
+					v = data[at++];
+				else if (!get_varint(data, len, &at, &v))
+					break;
+				if (to >= ADDR_SLOTS)
+					break;
+				s->ret_prev += (v >> 1) ^ -(v & 1);
+				if (k)
+					account(s, k);
+				if (!s->a_noted)
+					note_a_time(s);
+				t = current(s);
+				a = &s->aslots[to];
+				if (a->group == t->group && t->group != NONE) {
+					n = a->sym;
+					func = a->func;
+				} else {
+					func = aslot_func(s, t->group, a, &n);
+				}
+				if (!s->clock_known) {
+					s->clock_known = true;
+					s->clock_time = s->a_has_time && !s->rc->clock_insns;
+				}
+				if (s->a_has_time && s->a_time > t->last_time)
+					t->last_time = s->a_time;
+				if (func != NONE)
+					s->funcs[func].calls++;
+				s->calls++;
+				push(s, t, func, n, s->ret_prev ? s->ret_prev : UINT64_MAX - 1,
+				     s->a_has_time);
+				i = at;
+				/*
+				 * A T_RETTOP next (a leaf call) at once: its time is this call's,
+				 * its thread this one (what the T_RETTOP below does, less what
+				 * this call did already).
+				 */
+				if (i < len && data[i] == T_RETTOP && (t->over || (t->depth &&
+				    t->st[t->depth - 1].ret != UINT64_MAX))) {
+					at = i + 1;
+					if (at < len && data[at] < 0x80)
+						k = data[at++];
+					else if (!get_varint(data, len, &at, &k) || k > UINT32_MAX)
+						continue;
+					if (on)
+						ahead_step(s, &h, data, len, i);
+					recs++;
+					if (k)
+						account(s, k);
+					if (t->over)
+						t->over--;
+					else
+						pop_complete(s, t);
+					i = at;
+				}
+				continue;
+			}
+			/* (a return to no call the chunk saw: not what a chunk writes) */
+			t = current(s);
+			if (!t->over && (!t->depth || t->st[t->depth - 1].ret == UINT64_MAX))
+				break;
+			if (k)
+				account(s, k);
+			if (!s->a_noted)
+				note_a_time(s);
+			if (s->a_has_time && s->a_time > t->last_time)
+				t->last_time = s->a_time;
+			if (t->over)
+				t->over--;
+			else
+				pop_complete(s, t);
+			i = at;
+			continue;
+		}
 		while (run < len && data[run] == T_INSN)
 			run++;
 		if (run > i) {
@@ -1873,43 +2148,56 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			memcpy(&t, data + i + 1, sizeof(t));
 			s->a_has_time = t.has_time;
 			s->a_time = t.time;
+			s->a_noted = false;
 			i += 1 + sizeof(t);
 			continue;
 		}
 		/*
-		 * T_CALLA, T_RETA (and T_CALLN, T_RETN: a run before them): as T_CALL and T_RET
-		 * (below) with the functions at the slots, the time T_TIME said.
+		 * T_CALLV0, T_RETA (and T_RETN: a run before it): as T_CALL and T_RET (below)
+		 * with the functions at the slots, the time T_TIME said (T_CALLV and T_RETTOP
+		 * went above).
 		 */
-		if (data[i] >= T_CALLA && data[i] <= T_RETN) {
-			bool call = data[i] == T_CALLA || data[i] == T_CALLN;
-			size_t at = data[i] == T_CALLN || data[i] == T_RETN ? sizeof(uint32_t) : 0;
-			size_t n = 1 + at + (call ? sizeof(struct pcalla) : sizeof(struct preta));
-			uint16_t from, to;
-			uint64_t addr;
-			uint32_t k;
+		if (data[i] == T_CALLV0 || data[i] == T_RETA || data[i] == T_RETN) {
+			uint8_t tag = data[i];
+			bool call = tag == T_CALLV0;
+			size_t at = i + 1;
+			uint16_t from = 0, to = 0;
+			uint64_t addr = 0, k = 0;
 
-			if (len - i < n)
-				break;
 			if (call) {
-				struct pcalla c;
-
-				memcpy(&c, data + i + 1 + at, sizeof(c));
-				from = to = c.aid;
-				addr = c.a;
+				if (!get_varint(data, len, &at, &k) || k > UINT32_MAX ||
+				    len - at < sizeof(to))
+					break;
+				memcpy(&to, data + at, sizeof(to));
+				at += sizeof(to);
+				if (!get_varint(data, len, &at, &addr))
+					break;
 			} else {
 				struct preta x;
 
-				memcpy(&x, data + i + 1 + at, sizeof(x));
+				if (tag == T_RETN) {
+					uint32_t n;
+
+					if (len - at < sizeof(n))
+						break;
+					memcpy(&n, data + at, sizeof(n));
+					at += sizeof(n);
+					k = n;
+				}
+				if (len - at < sizeof(x))
+					break;
+				memcpy(&x, data + at, sizeof(x));
+				at += sizeof(x);
 				from = x.from;
 				to = x.to;
 				addr = x.b;
 			}
 			if (from >= ADDR_SLOTS || to >= ADDR_SLOTS)
 				break;
-			if (at) {
-				memcpy(&k, data + i + 1, sizeof(k));
+			if (call)
+				s->ret_prev = addr;
+			if (k)
 				account(s, k);
-			}
 			memset(&p, 0, sizeof(p));
 			p.kind = call ? P_CALL : P_RET;
 			p.has_time = s->a_has_time;
@@ -1928,7 +2216,7 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 				on_call(s, &p, NULL, &s->aslots[to]);
 			else if (!on_ret_match(s, &p))
 				on_ret_unmatched(s, NULL, NULL, &s->aslots[from], &s->aslots[to]);
-			i += n;
+			i = at;
 			continue;
 		}
 		if (data[i] == T_CALL) {
