@@ -728,15 +728,15 @@ static void loop(const char *dir, const char *iters)
  * (1.3 and 5.2 GB of --insn text). Not --calls: its merged chunk's records wait for the
  * merge's filter too, up to DSINK_TURN_HOLD beside the mark, and how much of that a run
  * reaches depends on how far the merge falls behind (a loaded machine: 32.6 and 37.9 MB
- * at the two lengths, 16 % apart; 31.5 and 33.0 MB idle). Before, a chunk made half the mark, which
- * was reached only once a worker got a chunk ahead, later the longer the run (--branches
- * 25.6 and 37.2 MB); and the sinks' buffers given back stayed in malloc's arenas (--insn
+ * at the two lengths, 16 % apart; 31.5 and 33.0 MB idle). Before, a chunk made half the
+ * mark, which was reached only once a worker got a chunk ahead, later the longer the run
+ * (--branches 25.6 and 37.2 MB); and the sinks' buffers given back stayed in malloc's arenas (--insn
  * on the walk of bench/decode: 28 MB at 0.2 s, 35 MB at 4.7 s). Each peak is also under
  * -J 1's, twice the mark (what waits, and the buffers kept for reuse) and 8 MiB for the
  * second worker's own state and the buffers being written. What -J 2 prints is -J 1's:
  * test_decode.c's jobs_*.
  */
-Test(bounded_memory, two_jobs_hold_the_same_waiting_output_at_two_lengths, .timeout = 200)
+Test(bounded_memory, two_jobs_hold_the_same_waiting_output_at_two_lengths)
 {
 	char *dir = temp_dir("ptc-jwait"), *s = temp_path(dir, "s"), *l = temp_path(dir, "l");
 	static const char *const modes[] = { "--insn", "--branches" };
