@@ -591,6 +591,30 @@ static void wait_room(struct dsink *s)
 	pthread_mutex_unlock(&b->lock);
 }
 
+/*
+ * @n bytes more of the sink's own before its turn (under its lock): whether they bring it
+ * to DSINK_TURN_PASS, which the merge waits for (or the chunk's end).
+ */
+static bool own_more(struct dsink *s, size_t n)
+{
+	uint64_t own = __atomic_add_fetch(&s->own, n, __ATOMIC_RELEASE);
+
+	return s->turn && own >= DSINK_TURN_PASS && own - n < DSINK_TURN_PASS;
+}
+
+/* The buffer's first @n bytes are let go of (@ret: how), the merge kicked if @kick. */
+static int let_go(struct dsink *s, size_t n, int ret, bool kick)
+{
+	if (kick && s->out->budget)
+		dbudget_kick(s->out->budget);
+	if (ret && !s->err)
+		s->err = ret;
+	memmove(s->buf, s->buf + n, s->len - n);
+	s->len -= n;
+	s->base += n;
+	return s->err;
+}
+
 /* dsink_flush() of @n bytes its output's convert made into cbuf (clen). */
 static int flush_conv(struct dsink *s, size_t n)
 {
@@ -604,10 +628,7 @@ static int flush_conv(struct dsink *s, size_t n)
 		pass_held_bytes(s->out, s->cbuf, len, true);
 		ret = s->out->err;
 	} else {
-		uint64_t own = __atomic_add_fetch(&s->own, len, __ATOMIC_RELEASE);
-
-		/* The merge waits for DSINK_TURN_PASS bytes (or the chunk's end). */
-		turn = s->turn && own >= DSINK_TURN_PASS && own - len < DSINK_TURN_PASS;
+		turn = own_more(s, len);
 		if (!keep_conv(s)) {
 			ret = spill(s, s->cbuf, len, true);
 			s->spilling = true;
@@ -615,14 +636,7 @@ static int flush_conv(struct dsink *s, size_t n)
 	}
 	s->clen = 0;
 	pthread_mutex_unlock(&s->lock);
-	if (turn && s->out->budget)
-		dbudget_kick(s->out->budget);
-	if (ret && !s->err)
-		s->err = ret;
-	memmove(s->buf, s->buf + n, s->len - n);
-	s->len -= n;
-	s->base += n;
-	return s->err;
+	return let_go(s, n, ret, turn);
 }
 
 int dsink_flush(struct dsink *s, uint64_t upto)
@@ -657,9 +671,7 @@ int dsink_flush(struct dsink *s, uint64_t upto)
 		pass(s->out, s->buf, n);
 		ret = s->out->err;
 	} else {
-		uint64_t own = __atomic_add_fetch(&s->own, n, __ATOMIC_RELEASE);
-		/* The merge waits for DSINK_TURN_PASS bytes (or the chunk's end). */
-		bool turn = s->turn && own >= DSINK_TURN_PASS && own - n < DSINK_TURN_PASS;
+		bool turn = own_more(s, n);
 
 		if (keep(s, n)) {
 			pthread_mutex_unlock(&s->lock);
@@ -674,14 +686,7 @@ int dsink_flush(struct dsink *s, uint64_t upto)
 		kick = turn;
 	}
 	pthread_mutex_unlock(&s->lock);
-	if (kick && s->out->budget)
-		dbudget_kick(s->out->budget);
-	if (ret && !s->err)
-		s->err = ret;
-	memmove(s->buf, s->buf + n, s->len - n);
-	s->len -= n;
-	s->base += n;
-	return s->err;
+	return let_go(s, n, ret, kick);
 }
 
 /* Read the temporary file back frame by frame, into the output. */
