@@ -26,8 +26,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "decode_config.h"
+#include "decode_rec.h"
 #include "dsink.h"
 
 struct disasm;
@@ -182,11 +184,25 @@ void render_event_text(const struct pt_event *ev, unsigned flags, char *buf, siz
  */
 void *render_event_json(const struct pt_event *ev);
 
+/* "00" to "ff": a byte's two hex digits, for the renderers' hex printing (two a step). */
+extern const char render_hex_pairs[513];
+
 /*
  * The header of a decoder record (decode_rec.h) of kind @drec_kind: @rec's thread, time,
  * addresses and how; its strings are the caller's (drec_put()).
  */
-void render_drec_init(struct drec *d, const struct rrec *rec, int drec_kind);
+static inline void render_drec_init(struct drec *d, const struct rrec *rec, int drec_kind)
+{
+	memset(d, 0, sizeof(*d));
+	d->kind = (uint8_t)drec_kind;
+	d->how = rec->how;
+	d->from = rec->from;
+	d->to = rec->to;
+	d->pid = rec->pid;
+	d->tid = rec->tid;
+	d->has_time = rec->has_time;
+	d->time = rec->has_time ? rec->time : 0;
+}
 /* A decoder record of @rec's thread, time and addresses. */
 void render_drec(struct dsink *s, const struct rrec *rec, int drec_kind, const char *s1,
 		 const char *s2);

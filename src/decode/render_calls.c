@@ -64,19 +64,11 @@ static void put_flow(struct dsink *s, const struct rrec *rec, int kind)
 		return;
 	}
 	/*
-	 * Field by field in place (render_drec_init()'s): a header made on the stack and
-	 * copied was read back in 16 bytes before its narrower stores had landed.
+	 * In place: a header made on the stack and copied was read back in 16 bytes before
+	 * its narrower stores had landed.
 	 */
-	memset(d, 0, sizeof(*d));
+	render_drec_init(d, rec, kind);
 	d->len = (uint16_t)len;
-	d->kind = (uint8_t)kind;
-	d->how = rec->how;
-	d->from = rec->from;
-	d->to = rec->to;
-	d->pid = rec->pid;
-	d->tid = rec->tid;
-	d->has_time = rec->has_time;
-	d->time = rec->has_time ? rec->time : 0;
 	d->len1 = (uint16_t)l1;
 	d->len2 = (uint16_t)l2;
 	/* The padding and s2's NUL: the last 8 bytes, before the names (s2 may reach them). */
@@ -168,16 +160,6 @@ static char *put_str(char *p, const char *s)
 	return put_mem(p, s, strlen(s));
 }
 
-/* "00" to "ff": a byte's two hex digits. */
-static const char hex2[513] =
-	"000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"
-	"202122232425262728292a2b2c2d2e2f303132333435363738393a3b3c3d3e3f"
-	"404142434445464748494a4b4c4d4e4f505152535455565758595a5b5c5d5e5f"
-	"606162636465666768696a6b6c6d6e6f707172737475767778797a7b7c7d7e7f"
-	"808182838485868788898a8b8c8d8e8f909192939495969798999a9b9c9d9e9f"
-	"a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf"
-	"c0c1c2c3c4c5c6c7c8c9cacbcccdcecfd0d1d2d3d4d5d6d7d8d9dadbdcdddedf"
-	"e0e1e2e3e4e5e6e7e8e9eaebecedeeeff0f1f2f3f4f5f6f7f8f9fafbfcfdfeff";
 
 /* @v in hex, no leading zeros: its digits counted, written two at a time from the last. */
 static char *put_hex(char *p, uint64_t v)
@@ -187,12 +169,12 @@ static char *put_hex(char *p, uint64_t v)
 
 	for (; v >= 0x100; v >>= 8) {
 		q -= 2;
-		memcpy(q, &hex2[2 * (v & 0xff)], 2);
+		memcpy(q, &render_hex_pairs[2 * (v & 0xff)], 2);
 	}
 	if (v >= 0x10)
-		memcpy(q - 2, &hex2[2 * v], 2);
+		memcpy(q - 2, &render_hex_pairs[2 * v], 2);
 	else
-		q[-1] = hex2[2 * v + 1];
+		q[-1] = render_hex_pairs[2 * v + 1];
 	return p + n;
 }
 
