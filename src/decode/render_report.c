@@ -1971,6 +1971,17 @@ static inline __attribute__((always_inline)) void ahead_step(struct rstate *s, s
 	h->n++;
 }
 
+/* A T_RETTOP after @k instructions: @t's top frame returns (or one past the depth bound). */
+static inline void ret_top(struct rstate *s, struct thr *t, uint64_t k)
+{
+	if (k)
+		account(s, k);
+	if (t->over)
+		t->over--;
+	else
+		pop_complete(s, t);
+}
+
 static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 {
 	struct rstate *s = ((struct report_state *)o->state)->s;
@@ -2059,12 +2070,7 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 					if (on)
 						ahead_step(s, &h, data, len, i);
 					recs++;
-					if (k)
-						account(s, k);
-					if (t->over)
-						t->over--;
-					else
-						pop_complete(s, t);
+					ret_top(s, t, k);
 					i = at;
 				}
 				continue;
@@ -2073,16 +2079,11 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			t = current(s);
 			if (!t->over && (!t->depth || t->st[t->depth - 1].ret == UINT64_MAX))
 				break;
-			if (k)
-				account(s, k);
 			if (!s->a_noted)
 				note_a_time(s);
 			if (s->a_has_time && s->a_time > t->last_time)
 				t->last_time = s->a_time;
-			if (t->over)
-				t->over--;
-			else
-				pop_complete(s, t);
+			ret_top(s, t, k);
 			i = at;
 			continue;
 		}
