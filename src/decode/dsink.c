@@ -376,75 +376,60 @@ void dsink_destroy(struct dsink *s)
 	s->spill = -1;
 }
 
-uint8_t *dsink_grow(struct dsink *s, size_t n)
+/*
+ * Room for @n bytes past @len in *@buf (*@cap bytes): at first one another sink gave back
+ * to @bg's pool (each doubling is new pages, and a copy), else @first doubled until they
+ * fit.
+ */
+static uint8_t *buf_room(struct dbudget *bg, uint8_t **buf, size_t *cap, size_t len, size_t n,
+			 size_t first)
 {
-	struct dbudget *bg = s->out ? s->out->budget : NULL;
+	size_t c;
+	uint8_t *b;
 
-	/* A first buffer: one another sink gave back (each doubling is new pages, and a copy). */
-	if (!s->cap && bg) {
+	if (!*cap && bg) {
 		struct dblock *blk = pool_take(bg, n);
 
 		if (blk) {
-			s->buf = blk->buf;
-			s->cap = blk->size;
+			*buf = blk->buf;
+			*cap = blk->size;
 			free(blk);
-			return s->buf + s->len;
 		}
 	}
-	if (s->len + n > s->cap) {
-		/*
-		 * SINK_FIRST doubled (decode_chunk.c flushes at 256 KiB); or at once what the
-		 * output's last sink let go of in one piece (the fast path's chunks: 1.25 MiB of
-		 * the walk's --insn; each doubling is new pages, and a copy).
-		 */
-		size_t cap = s->cap ? s->cap : SINK_FIRST;
-		uint8_t *b;
+	if (len + n <= *cap)
+		return *buf + len;
+	for (c = *cap ? *cap : first; c < len + n; c *= 2)
+		;
+	b = buf_remap(*buf, *cap, c);
+	if (!b)
+		return NULL;
+	*buf = b;
+	*cap = c;
+	return b + len;
+}
 
-		if (!s->cap && s->out) {
-			size_t last = __atomic_load_n(&s->out->sink_cap, __ATOMIC_RELAXED);
+uint8_t *dsink_grow(struct dsink *s, size_t n)
+{
+	/*
+	 * SINK_FIRST doubled (decode_chunk.c flushes at 256 KiB); or at once what the
+	 * output's last sink let go of in one piece (the fast path's chunks: 1.25 MiB of the
+	 * walk's --insn; each doubling is new pages, and a copy).
+	 */
+	size_t first = SINK_FIRST;
 
-			if (last > cap)
-				cap = last < SINK_FIRST_MAX ? last : SINK_FIRST_MAX;
-		}
+	if (!s->cap && s->out) {
+		size_t last = __atomic_load_n(&s->out->sink_cap, __ATOMIC_RELAXED);
 
-		while (cap < s->len + n)
-			cap *= 2;
-		b = buf_remap(s->buf, s->cap, cap);
-		if (!b)
-			return NULL;
-		s->buf = b;
-		s->cap = cap;
+		if (last > first)
+			first = last < SINK_FIRST_MAX ? last : SINK_FIRST_MAX;
 	}
-	return s->buf + s->len;
+	return buf_room(s->out ? s->out->budget : NULL, &s->buf, &s->cap, s->len, n, first);
 }
 
 uint8_t *dsink_conv_grow(struct dsink *s, size_t n)
 {
-	struct dbudget *bg = s->out ? s->out->budget : NULL;
-	size_t cap;
-	uint8_t *b;
-
-	/* One the merge gave back: its pages are the kernel's already. */
-	if (!s->ccap && bg) {
-		struct dblock *blk = pool_take(bg, n);
-
-		if (blk) {
-			s->cbuf = blk->buf;
-			s->ccap = blk->size;
-			free(blk);
-			if (s->clen + n <= s->ccap)
-				return s->cbuf + s->clen;
-		}
-	}
-	cap = s->ccap ? s->ccap : SINK_FIRST;
-	while (cap < s->clen + n)
-		cap *= 2;
-	b = buf_remap(s->cbuf, s->ccap, cap);
-	if (!b)
-		return NULL;
-	s->cbuf = b;
-	s->ccap = cap;
-	return s->cbuf + s->clen;
+	return buf_room(s->out ? s->out->budget : NULL, &s->cbuf, &s->ccap, s->clen, n,
+			SINK_FIRST);
 }
 
 void dsink_put(struct dsink *s, const void *p, size_t n)
