@@ -474,6 +474,17 @@ static int spill(struct dsink *s, const uint8_t *p, size_t len, bool conv)
 	return ret ? ret : write_all(s->spill, p, len);
 }
 
+/* @blk after what @s holds before its turn. */
+static void held_append(struct dsink *s, struct dblock *blk)
+{
+	blk->next = NULL;
+	if (s->tail)
+		s->tail->next = blk;
+	else
+		s->head = blk;
+	s->tail = blk;
+}
+
 /*
  * Before its turn, within the bound: hand the buffer (its first @n bytes) over to the
  * list, and go on in a new one. False when the bound or memory says no.
@@ -503,16 +514,11 @@ static bool keep(struct dsink *s, size_t n)
 		s->buf = NULL;
 		s->cap = 0;
 	}
-	blk->next = NULL;
 	blk->buf = full;
 	blk->size = cap;
 	blk->len = n;
 	blk->conv = false;
-	if (s->tail)
-		s->tail->next = blk;
-	else
-		s->head = blk;
-	s->tail = blk;
+	held_append(s, blk);
 	return true;
 }
 
@@ -529,18 +535,13 @@ static bool keep_conv(struct dsink *s)
 		__atomic_sub_fetch(&b->held, s->ccap, __ATOMIC_RELAXED);
 		return false;
 	}
-	blk->next = NULL;
 	blk->buf = s->cbuf;
 	blk->size = s->ccap;
 	blk->len = s->clen;
 	blk->conv = true;
 	s->cbuf = NULL;
 	s->ccap = s->clen = 0;
-	if (s->tail)
-		s->tail->next = blk;
-	else
-		s->head = blk;
-	s->tail = blk;
+	held_append(s, blk);
 	return true;
 }
 
