@@ -134,7 +134,8 @@ void dsink_destroy(struct dsink *s);
 
 uint8_t *dsink_grow(struct dsink *s, size_t n);
 /*
- * Room for @n more bytes at the end: a pointer to write them to, or NULL (out of memory).
+ * Room for @n more bytes at the end: a pointer to write them to, or NULL (out of memory,
+ * which the sink's err then holds).
  * Inline: the renderers ask for it once a line.
  */
 static inline uint8_t *dsink_room(struct dsink *s, size_t n)

@@ -20,10 +20,8 @@ void drec_put_max(struct dsink *s, const struct drec *hdr, const char *s1, const
 	uint8_t *p = dsink_room(s, len);
 	struct drec *r = (struct drec *)p;
 
-	if (!p) {
-		s->err = s->err ? s->err : -ENOMEM;
+	if (!p)
 		return;
-	}
 	*r = *hdr;
 	r->len = (uint16_t)len;
 	r->len1 = (uint16_t)l1;

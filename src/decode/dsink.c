@@ -416,6 +416,7 @@ uint8_t *dsink_grow(struct dsink *s, size_t n)
 	 * walk's --insn; each doubling is new pages, and a copy).
 	 */
 	size_t first = SINK_FIRST;
+	uint8_t *p;
 
 	if (!s->cap && s->out) {
 		size_t last = __atomic_load_n(&s->out->sink_cap, __ATOMIC_RELAXED);
@@ -423,7 +424,11 @@ uint8_t *dsink_grow(struct dsink *s, size_t n)
 		if (last > first)
 			first = last < SINK_FIRST_MAX ? last : SINK_FIRST_MAX;
 	}
-	return buf_room(s->out ? s->out->budget : NULL, &s->buf, &s->cap, s->len, n, first);
+	p = buf_room(s->out ? s->out->budget : NULL, &s->buf, &s->cap, s->len, n, first);
+	/* Recorded here, so that no renderer has to: the sink's first error stays. */
+	if (!p && !s->err)
+		s->err = -ENOMEM;
+	return p;
 }
 
 uint8_t *dsink_conv_grow(struct dsink *s, size_t n)
@@ -436,10 +441,8 @@ void dsink_put(struct dsink *s, const void *p, size_t n)
 {
 	uint8_t *d = dsink_room(s, n);
 
-	if (!d) {
-		s->err = -ENOMEM;
+	if (!d)
 		return;
-	}
 	memcpy(d, p, n);
 	s->len += n;
 }

@@ -59,10 +59,8 @@ static void put_flow(struct dsink *s, const struct rrec *rec, int kind)
 	uint8_t *p = dsink_room(s, len);
 	struct drec *d = (struct drec *)p;
 
-	if (!p) {
-		s->err = s->err ? s->err : -ENOMEM;
+	if (!p)
 		return;
-	}
 	/*
 	 * In place: a header made on the stack and copied was read back in 16 bytes before
 	 * its narrower stores had landed.
@@ -270,10 +268,8 @@ static void text_line(struct dout *o, struct calls_state *st, const struct drec 
 	if (need > o->cap) {
 		/* Longer than the buffer (names of kilobytes): built apart. */
 		line = malloc(need);
-		if (!line) {
-			o->err = -ENOMEM;
+		if (!line)
 			return;
-		}
 	} else {
 		line = (char *)o->buf + o->len;
 	}

@@ -46,10 +46,8 @@ static void insn_line(struct render *r, const struct pt_insn *in, uint64_t offse
 {
 	uint8_t *p = dsink_room(r->sink, RENDER_INSN_ROOM);
 
-	if (!p) {
-		r->sink->err = -ENOMEM;
+	if (!p)
 		return;
-	}
 	dsink_commit(r->sink, insn_text(r, in, offset, tsc, (char *)p));
 }
 

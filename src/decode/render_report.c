@@ -159,10 +159,8 @@ static int def_id(struct render *r, const char *p)
 		return -1;
 	n = strnlen(p, NAME_LEN);
 	w = dsink_room(r->sink, 1 + sizeof(d) + n);
-	if (!w) {
-		r->sink->err = r->sink->err ? r->sink->err : -12;
+	if (!w)
 		return -1;
-	}
 	d.id = (uint16_t)def_count;
 	d.len = (uint16_t)n;
 	w[0] = T_DEF;
@@ -179,10 +177,8 @@ static inline __attribute__((always_inline)) void put_fixed(struct dsink *s, uin
 {
 	uint8_t *w = dsink_room(s, 1 + n);
 
-	if (!w) {
-		s->err = s->err ? s->err : -12;
+	if (!w)
 		return;
-	}
 	w[0] = tag;
 	memcpy(w + 1, rec, n);
 	dsink_commit(s, 1 + n);
@@ -363,10 +359,8 @@ static inline void put_callv(struct render *r, uint32_t k, uint16_t aid, uint64_
 	struct dsink *s = r->sink;
 	uint8_t *w = dsink_room(s, 1 + 2 * VARINT_MAX + sizeof(aid)), *p;
 
-	if (!w) {
-		s->err = s->err ? s->err : -12;
+	if (!w)
 		return;
-	}
 	epoch(r);
 	p = put_varint(w + 1, k);
 	memcpy(p, &aid, sizeof(aid));
@@ -474,10 +468,8 @@ static void put_rec4(struct dsink *s, const struct rrec *rec, enum prec_kind k, 
 	size_t all = 1 + sizeof(p) + l1 + l2 + l3 + l4;
 	uint8_t *d = dsink_room(s, all);
 
-	if (!d) {
-		s->err = s->err ? s->err : -12;
+	if (!d)
 		return;
-	}
 	memset(&p, 0, sizeof(p));
 	p.kind = (uint8_t)k;
 	p.has_time = rec->has_time;
@@ -665,10 +657,8 @@ static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t 
 		    sh_ret[(sh_top - 1) % SHADOW] == rec->to) {
 			put_time(r, rec);
 			w = dsink_room(s, 1 + VARINT_MAX);
-			if (!w) {
-				s->err = s->err ? s->err : -12;
+			if (!w)
 				return;
-			}
 			w[0] = T_RETTOP;
 			dsink_commit(s, (size_t)(put_varint(w + 1, k) - w));
 			sh_top--;
@@ -2673,10 +2663,8 @@ static void finish(struct dout *o)
 	struct report_state *rs = o->state;
 	struct rstate *s = rs->s;
 
-	if (!s) {
-		o->err = o->err ? o->err : -12;
+	if (!s)
 		return;
-	}
 	streams_end(s);
 	if (s->rc->view == REPORT_FOLDED)
 		folded(o, s);
