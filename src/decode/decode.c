@@ -30,7 +30,7 @@
 /* What chunks waiting for their turn keep in memory, all together (beyond: files). */
 #define MEM_BOUND (256ull << 20)
 /*
- * The waiting mark's share per worker but one (budget.wait_at: ahead_bound()), and what
+ * The waiting mark's share per worker but one (budget.wait_at: decode_wait_mark()), and what
  * a chunk is sized to print: more than the share, so that the workers, which start
  * together, bring the waiting output to its mark in their first chunks of full size,
  * whatever the trace, and the peak memory is the same for every length past them. A
@@ -416,11 +416,6 @@ static uint64_t thread_ns(void)
  * reach), and the peak memory grew with it (-J 2 --branches on the loop of bench/decode:
  * 36 MB at 52 M instructions, 61 MB at 209 M).
  */
-static uint64_t ahead_bound(const struct run *r)
-{
-	return decode_wait_mark(r->jobs);
-}
-
 uint64_t decode_wait_mark(unsigned jobs)
 {
 	return WAIT_SHARE * (jobs > 1 ? jobs - 1 : 1);
@@ -438,7 +433,7 @@ static void *worker(void *arg)
 
 		pthread_mutex_lock(&r->lock);
 		/*
-		 * The one wait: while what waits for its turn holds ahead_bound(), or
+		 * The one wait: while what waits for its turn holds budget.wait_at, or
 		 * AHEAD_PER_JOB chunks a worker each, start no chunk (the merge, the output's
 		 * reader, is behind); a chunk already started waits at the same mark as it
 		 * writes (budget.wait_at). The count bounds what a chunk holds beside its output
@@ -446,7 +441,7 @@ static void *worker(void *arg)
 		 * machine let thousands of small chunks wait (88 MB, ASan, --chunk-size 16K).
 		 */
 		while (!r->stop && r->merged < r->nr_chunks &&
-		       (__atomic_load_n(&r->budget.held, __ATOMIC_RELAXED) >= ahead_bound(r) ||
+		       (__atomic_load_n(&r->budget.held, __ATOMIC_RELAXED) >= r->budget.wait_at ||
 			r->nr_chunks - r->merged >= AHEAD_PER_JOB * (size_t)r->jobs))
 			pthread_cond_wait(&r->cond, &r->lock);
 		c = claim(r);
@@ -662,7 +657,7 @@ static int merge_turn(struct run *r, size_t k, struct decode_chunk *c)
 /*
  * The merge: chunk after chunk in their order. A chunk gets its turn (what it let go
  * of reaches the output) as soon as it is planned, and is done with when it is
- * decoded; the workers wait for it only when the waiting output holds ahead_bound().
+ * decoded; the workers wait for it only when the waiting output holds budget.wait_at.
  */
 static int merge(struct run *r, struct decode_stats *stats, struct error *e)
 {
@@ -883,7 +878,7 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	 * on the loop of bench/decode: 100 MB at 52 M instructions, 107 MB at 209 M; 53 and
 	 * 55 MB so).
 	 */
-	r.budget.wait_at = ahead_bound(&r);
+	r.budget.wait_at = decode_wait_mark(r.jobs);
 	pthread_mutex_init(&r.lock, NULL);
 	pthread_cond_init(&r.cond, NULL);
 	memset(stats, 0, cfg->nr_streams * sizeof(*stats));

@@ -494,11 +494,23 @@ static const char *symbolize(const struct image_sym *y, struct symname *e, char 
 	return buf;
 }
 
+/* The way of @set that holds @ip of @isid in @pid, made the recent one; NULL: a miss. */
+static inline struct symname *sym_hit(struct symname *set, uint32_t pid, int isid,
+				      uint64_t ip)
+{
+	for (int w = 0; w < 2; w++) {
+		if (sym_is(&set[w], pid, isid, ip)) {
+			sym_touch(&set[w], &set[!w]);
+			return &set[w];
+		}
+	}
+	return NULL;
+}
+
 /*
- * The name of @ip in section @isid (symbolize()'s), from its entry in the cache: a hit
- * with the name spelled reads the entry's first line only. A miss takes the way of the
- * set used less lately, but never @busy, the entry that holds the other end's name, in
- * use. @used: the entry it took, for the other end's call.
+ * name_of()'s miss: the entry of the set's way used less lately, but never @busy, the
+ * entry that holds the other end's name, in use. No set (no section, no memory): the
+ * name is spelled into @buf and nothing is kept.
  */
 static const char *name_find(struct dec *x, uint32_t pid, int isid, uint64_t ip,
 			     const struct symname *busy, struct symname **used, char *buf,
@@ -513,19 +525,6 @@ static const char *name_find(struct dec *x, uint32_t pid, int isid, uint64_t ip,
 	if (!set) {
 		image_resolve_pid(x->img, pid, isid, ip, &y);
 		return symbolize(&y, NULL, buf, len, is_plain, nlen);
-	}
-	for (w = 0; w < 2; w++) {
-		e = &set[w];
-		if (!sym_is(e, pid, isid, ip))
-			continue;
-		sym_touch(e, &set[!w]);
-		*used = e;
-		if (e->named & SYM_NAMED) {
-			*is_plain = e->named & SYM_PLAIN;
-			*nlen = e->len;
-			return e->name;
-		}
-		return symbolize(&e->sym, e, buf, len, is_plain, nlen);
 	}
 	w = set[0].named & SYM_RECENT ? 1 : 0;
 	if (&set[w] == busy)
@@ -544,27 +543,25 @@ static const char *name_find(struct dec *x, uint32_t pid, int isid, uint64_t ip,
 }
 
 /*
- * name_find(), its hit with the name spelled in line (the call cost --calls more than the
- * look-up): two each call or return.
+ * The name of @ip in section @isid (symbolize()'s), from its entry in the cache: a hit
+ * with the name spelled reads the entry's first line only, in line (the call cost --calls
+ * more than the look-up: two each call or return). @used: the entry it took, for the
+ * other end's call.
  */
 static inline const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
 				  const struct symname *busy, struct symname **used,
 				  char *buf, size_t len, bool *is_plain, size_t *nlen)
 {
-	if (isid > 0 && x->names) {
-		struct symname *set = &x->names[sym_slot(pid, isid, ip)];
+	struct symname *e;
 
-		for (int w = 0; w < 2; w++) {
-			struct symname *e = &set[w];
-
-			if (!sym_is(e, pid, isid, ip) || !(e->named & SYM_NAMED))
-				continue;
-			sym_touch(e, &set[!w]);
-			*used = e;
-			*is_plain = e->named & SYM_PLAIN;
-			*nlen = e->len;
-			return e->name;
-		}
+	if (isid > 0 && x->names && (e = sym_hit(&x->names[sym_slot(pid, isid, ip)], pid,
+						  isid, ip))) {
+		*used = e;
+		if (!(e->named & SYM_NAMED))
+			return symbolize(&e->sym, e, buf, len, is_plain, nlen);
+		*is_plain = e->named & SYM_PLAIN;
+		*nlen = e->len;
+		return e->name;
 	}
 	return name_find(x, pid, isid, ip, busy, used, buf, len, is_plain, nlen);
 }
@@ -2292,16 +2289,15 @@ static size_t next_psb(struct dec *x, const uint8_t *buf, size_t len, size_t at,
 	};
 	size_t end = limit < len ? limit : len;
 	const uint8_t *p;
+	uint64_t off;
 
 	/*
 	 * Where the next hole starts is kept: one lseek() a PSB cost -J 2 (the loop of
 	 * bench/decode: 7,900 a run, half its system time).
 	 */
 	if (x->c->mapped && at < end &&
-	    (file_offset(x, at) < x->data_lo || file_offset(x, at) >= x->data_hi)) {
-		uint64_t off = file_offset(x, at), data = file_next_data(x->c->fd, off);
-
-		if (data > off)
+	    ((off = file_offset(x, at)) < x->data_lo || off >= x->data_hi)) {
+		if (file_next_data(x->c->fd, off) > off)
 			return len;	/* a hole: libipt's search passes it */
 		x->data_lo = off;
 		x->data_hi = file_next_hole(x->c->fd, off);
