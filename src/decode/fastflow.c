@@ -24,6 +24,8 @@
 #define RETSTACK 64
 /* Blocks run between two that read trace whose instructions wait (--insn; more: not fast). */
 #define PBLK_MAX 256
+/* TIPs read ahead of the flow (tip_ahead()). */
+#define TIPS_AHEAD 3
 
 enum ffcls {
 	FF_NONE,	/* an empty slot */
@@ -318,10 +320,16 @@ static struct ffblk *put(struct fastflow *f, struct fastflow_table *t, size_t sl
 	return e;
 }
 
+/* Where the search for @ip in an index starts. */
+static inline size_t idx_slot(uint64_t ip)
+{
+	return (size_t)((ip * 0x9e3779b97f4a7c15ull) >> (64 - 16));
+}
+
 /* The block at @ip in @t, or NULL; @slot: where the search ended (an empty slot). */
 static inline struct ffblk *lookup(struct fastflow_table *t, uint64_t ip, size_t *slot)
 {
-	size_t k = (size_t)((ip * 0x9e3779b97f4a7c15ull) >> (64 - 16));
+	size_t k = idx_slot(ip);
 	uint32_t i;
 
 	for (; (i = __atomic_load_n(&t->idx[k], __ATOMIC_ACQUIRE)); k = (k + 1) % IDX_SLOTS)
@@ -499,7 +507,7 @@ static uint64_t le(const uint8_t *p, unsigned n)
 }
 
 /* An IP packet's IP at @p (its header byte): into s->last_ip; false: suppressed or bad. */
-static bool ip_packet(struct seg *s, const uint8_t *p, size_t *size)
+static inline bool ip_packet(struct seg *s, const uint8_t *p, size_t *size)
 {
 	static const uint8_t bytes[8] = { 0, 2, 4, 6, 6, 0, 8, 0 };
 	unsigned ipc = p[0] >> 5, n = bytes[ipc];
@@ -507,7 +515,13 @@ static bool ip_packet(struct seg *s, const uint8_t *p, size_t *size)
 
 	if (!n || s->pos + 1 + n > s->len)
 		return false;
-	v = le(p + 1, n);
+	if (s->pos + 9 <= s->len) {	/* one load (x86: little-endian), the IP's bytes kept */
+		memcpy(&v, p + 1, 8);
+		if (n < 8)
+			v &= (1ull << (8 * n)) - 1;
+	} else {
+		v = le(p + 1, n);
+	}
 	switch (ipc) {
 	case 1: s->last_ip = (s->last_ip & ~0xffffull) | v; break;
 	case 2: s->last_ip = (s->last_ip & ~0xffffffffull) | v; break;
@@ -627,8 +641,11 @@ static bool is_psb(const struct seg *s)
 	return s->len - s->pos >= 16 && !memcmp(s->buf + s->pos, psb, 16);
 }
 
-/* The next TNT (loaded into s->tnt), TIP (s->tip) or PSB (not read) after s->pos. */
-static enum pk next_packet(struct seg *s)
+/*
+ * The next TNT (loaded into s->tnt), TIP (s->tip) or PSB (not read) after s->pos. A TNT-8
+ * and a TIP are tried before skip_size(): no byte that starts either is one it takes.
+ */
+static inline enum pk next_packet(struct seg *s)
 {
 	for (;;) {
 		const uint8_t *p = s->buf + s->pos;
@@ -636,12 +653,7 @@ static enum pk next_packet(struct seg *s)
 
 		if (s->pos >= s->len)
 			return PK_FAIL;
-		n = skip_size(s);
-		if (n) {
-			s->pos += n;
-			continue;
-		}
-		if (!(p[0] & 1) && p[0] != 0x02) {	/* TNT-8 */
+		if (!(p[0] & 1) && p[0] > 0x02) {	/* TNT-8 (0x00: PAD) */
 			unsigned v = p[0] >> 1;
 
 			s->ntnt = 31u - (unsigned)__builtin_clz(v);
@@ -658,9 +670,16 @@ static enum pk next_packet(struct seg *s)
 			s->pos += n;
 			return PK_TIP;
 		}
+		n = skip_size(s);
+		if (n) {
+			s->pos += n;
+			continue;
+		}
 		if (p[0] == 0x02 && s->len - s->pos >= 8 && p[1] == 0xa3) {	/* TNT-64 */
-			uint64_t v = le(p + 2, 6);
+			uint64_t v;
 
+			memcpy(&v, p, 8);	/* its 6 bytes after the 2 of its header */
+			v >>= 16;
 			if (!v)
 				return PK_FAIL;
 			s->ntnt = 63u - (unsigned)__builtin_clzll(v);
@@ -837,6 +856,7 @@ struct flow {
 	unsigned npend;
 	uint64_t stack[RETSTACK + 1];
 	uint32_t site[RETSTACK + 1];	/* the call's block (slot + 1): its link to the return */
+	uint32_t back[RETSTACK + 1];	/* that link when the call ran (a hint, checked) */
 	unsigned top, bottom;
 	fastflow_branch_fn *fn;
 	void *ctx;
@@ -845,6 +865,15 @@ struct flow {
 	/* --insn: the blocks run since the last branch that read trace (first address, count). */
 	struct { uint64_t ip; uint32_t n; } pblk[PBLK_MAX];
 	unsigned npblk;
+	/*
+	 * The TIPs ahead, read by a second reader of the packets (ahead, on while it reads
+	 * what next_packet() would): their blocks' index slots and then the blocks fetched
+	 * into the caches before the flow gets there (a random walk's targets missed both).
+	 */
+	struct seg ahead;
+	bool ahead_on;
+	unsigned ntip;
+	uint64_t tip[TIPS_AHEAD];
 };
 
 /* @n instructions from @ip ran (sure): to the caller's fastflow_insn_fn. */
@@ -866,27 +895,64 @@ static inline bool ran_pending(struct flow *w, const struct ffblk *b)
 	return true;
 }
 
-static void push(struct flow *w, uint64_t ip, uint32_t site)
+static void push(struct flow *w, uint64_t ip, uint32_t site, uint32_t back)
 {
 	w->stack[w->top] = ip;
 	w->site[w->top] = site;
+	w->back[w->top] = back;
 	w->top = (w->top + 1) % (RETSTACK + 1);
 	if (w->top == w->bottom)
 		w->bottom = (w->bottom + 1) % (RETSTACK + 1);
 }
 
-static bool pop(struct flow *w, uint64_t *ip, uint32_t *site)
+static bool pop(struct flow *w, uint64_t *ip, uint32_t *site, uint32_t *back)
 {
 	if (w->top == w->bottom)
 		return false;
 	w->top = (w->top + RETSTACK) % (RETSTACK + 1);
 	*ip = w->stack[w->top];
 	*site = w->site[w->top];
+	*back = w->back[w->top];
 	return true;
 }
 
+/*
+ * The TIPs after the one the flow just took (or, at first, from the segment's start): the
+ * next TIPS_AHEAD read, the last's index slot fetched, the one before's block (its slot
+ * fetched a TIP before), so that each has a TIP's time to come. Only hints: what the flow
+ * decodes is read by next_packet() on w->s alone.
+ */
+static void tip_ahead(struct flow *w, bool took)
+{
+	const struct fastflow_table *t = w->f->t;
+
+	if (took && w->ntip) {
+		memmove(w->tip, w->tip + 1, (TIPS_AHEAD - 1) * sizeof(w->tip[0]));
+		w->ntip--;
+	}
+	while (w->ntip < TIPS_AHEAD && w->ahead_on) {
+		enum pk k = next_packet(&w->ahead);
+
+		if (k == PK_TIP) {
+			w->tip[w->ntip++] = w->ahead.tip;
+			if (t)
+				__builtin_prefetch(&t->idx[idx_slot(w->ahead.tip)]);
+		} else if (k == PK_TNT) {
+			w->ahead.ntnt = 0;
+		} else {
+			w->ahead_on = false;
+		}
+	}
+	if (w->ntip >= 2 && t) {
+		uint32_t i = __atomic_load_n(&t->idx[idx_slot(w->tip[1])], __ATOMIC_RELAXED);
+
+		if (i && i <= used(t))
+			__builtin_prefetch(&t->blk[i - 1]);
+	}
+}
+
 /* A branch that read trace went through: what ran since it is sure. */
-static void commit(struct flow *w)
+static inline void commit(struct flow *w)
 {
 	if (w->fn)
 		for (unsigned i = 0; i < w->npend; i++) {
@@ -1000,6 +1066,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 	struct flow *w = calloc(1, sizeof(*w));
 	uint64_t ip, after, to, tail_ip;
 	const struct ffblk *from = NULL;	/* the block before, and which way it went */
+	const struct ffblk *known = NULL;	/* the next block, known (a return's) */
 	unsigned steps = 0;
 	int way = 0;
 	bool ok = false;
@@ -1017,12 +1084,16 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 	w->calls_only = f->calls_only;
 	if (!psb_plus(&w->s, at, &ip))
 		goto out;
+	w->ahead = w->s;
+	w->ahead_on = true;
+	tip_ahead(w, false);
 	tail_ip = ip;
 	for (;;) {
-		const struct ffblk *b = from ? follow(f, from, way, ip) : block(f, ip);
+		const struct ffblk *b = known ? known : from ? follow(f, from, way, ip) : block(f, ip);
 		uint32_t l0, l1;
 		enum pk k;
 
+		known = NULL;
 		if (!b || ++steps > STEPS_MAX)
 			goto out;
 		/* Where it went before, either way: read while this block's packet is. */
@@ -1032,6 +1103,13 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 			__builtin_prefetch(&f->t->blk[l0 - 1]);
 		if (l1)
 			__builtin_prefetch(&f->t->blk[l1 - 1]);
+		if (b->cls == FF_RET && w->top != w->bottom) {
+			/* Where the return on the stack goes, as it went before. */
+			uint32_t r = w->back[(w->top + RETSTACK) % (RETSTACK + 1)];
+
+			if (r && r <= used(f->t))
+				__builtin_prefetch(&f->t->blk[r - 1]);
+		}
 		after = b->ip + b->last + b->size;
 		from = b;
 		way = 0;
@@ -1056,7 +1134,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 				w->calls++;
 				/* libipt's rule: a call to the next instruction is not pushed. */
 				if (b->target != after)
-					push(w, after, site_of(f, b));
+					push(w, after, site_of(f, b), link_of(b, 1));
 			}
 			ip = b->target;
 			continue;
@@ -1092,18 +1170,24 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 			commit(w);
 			from = NULL;
 			if (k == PK_TNT) {
-				uint32_t site;
+				uint32_t site, back;
 
 				w->s.ntnt--;
-				if (!((w->s.tnt >> w->s.ntnt) & 1) || !pop(w, &to, &site))
+				if (!((w->s.tnt >> w->s.ntnt) & 1) || !pop(w, &to, &site, &back))
 					goto out;
-				/* The return site through the call's link (checked as any link). */
-				if (site && site <= used(f->t)) {
+				/*
+				 * The return site as the call's link was when it ran (fetched
+				 * above), else through the link now (checked as any link).
+				 */
+				if (back && back <= used(f->t) && f->t->blk[back - 1].ip == to) {
+					known = &f->t->blk[back - 1];
+				} else if (site && site <= used(f->t)) {
 					from = &f->t->blk[site - 1];
 					way = 1;
 				}
 			} else {
 				to = w->s.tip;
+				tip_ahead(w, true);
 			}
 			ran(w, b->ip, b->ninsn);
 			w->d.insns += b->ninsn;
@@ -1119,13 +1203,14 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 			if (k != PK_TIP)
 				goto out;
 			to = w->s.tip;
+			tip_ahead(w, true);
 			commit(w);
 			from = NULL;
 			ran(w, b->ip, b->ninsn);
 			w->d.insns += b->ninsn;
 			if (b->cls == FF_ICALL) {
 				w->d.calls++;
-				push(w, after, site_of(f, b));
+				push(w, after, site_of(f, b), link_of(b, 1));
 			}
 			taken(w, (b->ip + b->last), to, b->cls == FF_ICALL ? "call" : "jmp", after);
 			break;
