@@ -2520,21 +2520,36 @@ static void emit_json(struct dout *o, json_t *j)
 	}
 }
 
-static void called_text(const struct rstate *s, const struct outlier *x, char *buf, size_t n)
-{
-	size_t at = 0;
-	char name[4 * 128 + 1];
+/* The called column's bytes at most, with its NUL (the char[2048] it was printed into) */
+#define CALLED_MAX 2048
 
-	buf[0] = '\0';
+/*
+ * What an outlier called, into @buf (@n bytes): "f x2, g x1, 3 more", "-" for nothing; cut
+ * to @n - 1 bytes where longer (what snprintf() into @buf made). Returns its length.
+ */
+static size_t called_text(const struct rstate *s, const struct outlier *x, char *buf, size_t n)
+{
+	char full[CALLEES * (4 * 128 + 16) + 32], *e = full;
+	size_t len;
+
 	for (int i = 0; i < CALLEES && x->ncalls[i]; i++) {
-		printable_to(name, sizeof(name), sym_text(s, s->funcs[x->callee[i]].name));
-		at += (size_t)snprintf(buf + at, at < n ? n - at : 0, "%s%s x%" PRIu32,
-				       i ? ", " : "", name, x->ncalls[i]);
+		if (i)
+			e = put_left(e, ", ", 2, 2);
+		e += printable_to(e, 4 * 128 + 1, sym_text(s, s->funcs[x->callee[i]].name));
+		e = put_left(e, " x", 2, 2);
+		e = put_dec(e, x->ncalls[i], 0);
 	}
-	if (x->more && at < n)
-		snprintf(buf + at, n - at, ", %" PRIu32 " more", x->more);
-	if (!buf[0])
-		snprintf(buf, n, "-");
+	if (x->more) {
+		e = put_left(e, ", ", 2, 2);
+		e = put_dec(e, x->more, 0);
+		e = put_left(e, " more", 5, 5);
+	}
+	len = (size_t)(e - full) < n ? (size_t)(e - full) : n - 1;
+	if (!len)
+		return (size_t)(stpcpy(buf, "-") - buf);
+	memcpy(buf, full, len);
+	buf[len] = '\0';
+	return len;
 }
 
 /*
@@ -2747,10 +2762,15 @@ static void functions(struct dout *o, struct rstate *s)
 	if (rc->json) {
 		emit_json(o, doc);
 	} else if (rc->outliers) {
+		char head[128], *e;
+		size_t hlen;
+
+		hlen = (size_t)snprintf(head, sizeof(head), "%12s %20s %16s  %s\n", "duration",
+					s->clock_time ? "start (ns)" : "start (insn)", "pid/tid",
+					"called");
 		group = NONE;
 		for (uint32_t k = 0, shown2 = 0; k < n; k++) {
 			struct func *f = &s->funcs[rows[k].func];
-			char called[2048];
 
 			if (k + 8 < n)
 				__builtin_prefetch(&s->funcs[rows[k + 8].func]);
@@ -2762,19 +2782,34 @@ static void functions(struct dout *o, struct rstate *s)
 				continue;
 			if (f->nout)
 				qsort(f->out, f->nout, sizeof(*f->out), cmp_out);
-			printable_to(name, sizeof(name), sym_text(s, f->name));
-			outf(o, "\nslowest calls of %s:\n%12s %20s %16s  %s\n", name, "duration",
-			     s->clock_time ? "start (ns)" : "start (insn)", "pid/tid", "called");
+			e = put_left(line, "\nslowest calls of ", 18, 18);
+			e = put_left(e, name, printable_to(name, sizeof(name), sym_text(s, f->name)), 0);
+			e = put_left(e, ":\n", 2, 2);
+			e = put_left(e, head, hlen, 0);
+			dout_write(o, line, (size_t)(e - line) < OUTF_MAX ? (size_t)(e - line) :
+				   OUTF_MAX - 1);
 			for (uint32_t i = 0; i < f->nout; i++) {
-				char thr[32], start[24] = "-";
+				const struct outlier *x = &f->out[i];
+				char thr[24], *t = thr;
+				size_t clen;
 
-				snprintf(thr, sizeof(thr), "%" PRIu32 "/%" PRIu32, f->out[i].pid,
-					 f->out[i].tid);
-				if (start_known(s, &f->out[i]))
-					snprintf(start, sizeof(start), "%" PRIu64, f->out[i].start);
-				called_text(s, &f->out[i], called, sizeof(called));
-				outf(o, "%12" PRIu64 " %20s %16s  %s\n", f->out[i].dur, start, thr,
-				     called);
+				t = put_dec(t, x->pid, 0);
+				*t++ = '/';
+				t = put_dec(t, x->tid, 0);
+				e = put_dec(line, x->dur, 12);
+				*e++ = ' ';
+				if (start_known(s, x))
+					e = put_dec(e, x->start, 20);
+				else
+					e = put_left(put_left(e, "", 0, 19), "-", 1, 1);
+				*e++ = ' ';
+				e = put_left(put_left(e, "", 0, t - thr < 16 ? 16 - (size_t)(t - thr) :
+						      0), thr, (size_t)(t - thr), 0);
+				e = put_left(e, "  ", 2, 2);
+				clen = called_text(s, x, e, CALLED_MAX);
+				e += clen;
+				*e++ = '\n';
+				dout_write(o, line, (size_t)(e - line));
 			}
 		}
 	}
