@@ -23,6 +23,11 @@
 struct section_info {
 	char *path;
 	uint64_t offset, vaddr;
+	/* resolve_section()'s, found at the section's first use: its symbols (the symcache's
+	 * under its lock), its file name (in @path) */
+	bool known;
+	const struct symfile *syms;
+	const char *file;
 };
 
 struct image_store {
@@ -692,16 +697,19 @@ bool image_in_anon(struct image_store *s, uint32_t pid, uint64_t ip)
 
 static void resolve_section(struct image_store *s, int isid, uint64_t ip, struct image_sym *out)
 {
-	const struct section_info *sec = &s->secs[isid];
+	struct section_info *sec = &s->secs[isid];
 	const struct symbol *sym;
-	const struct symfile *f;
 	uint64_t off = sec->offset + (ip - sec->vaddr);
 
-	f = s->syms ? symcache_get(s->syms, sec->path) : NULL;
-	sym = f ? symfile_find(f, off) : NULL;
+	if (!sec->known) {
+		sec->syms = s->syms ? symcache_get(s->syms, sec->path) : NULL;
+		sec->file = strrchr(sec->path, '/');
+		sec->file = sec->file && sec->file[1] ? sec->file + 1 : sec->path;
+		sec->known = true;
+	}
+	sym = sec->syms ? symfile_find(sec->syms, off) : NULL;
 	out->object = sec->path;
-	out->file = strrchr(sec->path, '/');
-	out->file = out->file && out->file[1] ? out->file + 1 : sec->path;
+	out->file = sec->file;
 	out->name = sym ? sym->name : NULL;
 	out->off = sym ? off - sym->offset : off;
 }
