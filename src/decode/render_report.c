@@ -2063,6 +2063,71 @@ static inline void ret_top(struct rstate *s, struct thr *t, uint64_t k)
 		pop_complete(s, t);
 }
 
+/*
+ * A call of @func (a sym @name; @timed as push() has it, @ret its return address) that the
+ * very next record, a T_RETTOP after @k instructions, closes: what push(), ret_top() and
+ * pop_complete() do for it, without its frame (half the calls of a trace are leaves). No
+ * time passes between: the duration is @k on the instruction clock, 0 on the trace's.
+ * Only where push() makes a frame that the T_RETTOP pops (the caller checks: no frame
+ * over the depth bound, none pending there, @ret not an interrupt's).
+ */
+static void leaf(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, bool timed,
+		 uint64_t k)
+{
+	struct frame *parent = t->depth ? &t->st[t->depth - 1] : NULL;
+	uint32_t pnode = parent ? parent->node : t->root, node;
+	uint64_t dur = s->clock_time ? 0 : k;
+	struct func *fn;
+	bool outer = true;
+
+	if (parent && func != NONE && s->rc->outliers) {
+		int i;
+
+		for (i = 0; i < CALLEES && parent->ncalls[i] && parent->callee[i] != func; i++)
+			;
+		if (i == CALLEES) {
+			parent->more++;
+		} else {
+			parent->callee[i] = func;
+			parent->ncalls[i]++;
+		}
+	}
+	node = pnode == NONE ? NONE : node_get(s, pnode, name);
+	s->insns += k;
+	t->insns += k;
+	if (node != NONE)
+		s->nodes[node].insns += k;
+	if (parent && parent->ret != UINT64_MAX)
+		parent->child_dur += dur;
+	if (func == NONE)
+		return;
+	if (node != NONE)
+		s->nodes[node].time += dur;
+	fn = &s->funcs[func];
+	if (fn->open && fn->open_thr == t) {
+		outer = false;
+	} else if (fn->open) {
+		if (!fn->open_thr)
+			for (uint32_t i = 0; i < t->depth; i++)
+				if (t->st[i].func == func)
+					outer = false;
+		/* (push() forgets the one thread; the return does not bring it back) */
+		fn->open_thr = NULL;
+	}
+	fn->insns_self += k;
+	if (outer) {
+		fn->insns_total += k;
+		fn->time_total += dur;
+	}
+	fn->time_self += dur;
+	dist_add(s, &fn->d, dur);
+	if (s->rc->outliers) {
+		struct frame f = { .start = now(s, t) - dur, .seq = s->calls, .timed = timed };
+
+		outlier_add(s, fn, &f, t, dur);
+	}
+}
+
 static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 {
 	struct rstate *s = ((struct report_state *)o->state)->s;
@@ -2097,6 +2162,7 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			else if (!get_varint(data, len, &at, &k) || k > UINT32_MAX)
 				break;
 			if (data[i] == T_CALLV) {
+				uint64_t ret;
 				uint32_t n, func;
 				struct aslot *a;
 				uint16_t to;
@@ -2133,9 +2199,19 @@ static void report_filter(struct dout *o, const uint8_t *data, size_t len)
 				if (func != NONE)
 					s->funcs[func].calls++;
 				s->calls++;
-				push(s, t, func, n, s->ret_prev ? s->ret_prev : UINT64_MAX - 1,
-				     s->a_has_time);
+				ret = s->ret_prev ? s->ret_prev : UINT64_MAX - 1;
 				i = at;
+				/* A T_RETTOP next that closes this call: a leaf (above). */
+				if (i + 1 < len && data[i] == T_RETTOP && data[i + 1] < 0x80 &&
+				    !t->over && t->depth < REPORT_DEPTH_MAX && ret != UINT64_MAX) {
+					if (on)
+						ahead_step(s, &h, data, len, i);
+					recs++;
+					leaf(s, t, func, n, s->a_has_time, data[i + 1]);
+					i += 2;
+					continue;
+				}
+				push(s, t, func, n, ret, s->a_has_time);
 				/*
 				 * A T_RETTOP next (a leaf call) at once: its time is this call's,
 				 * its thread this one (what the T_RETTOP below does, less what
