@@ -99,6 +99,7 @@ struct dout {
 	dout_filter_fn *filter;	/* NULL: bytes as they are */
 	void *state;		/* the filter's */
 	size_t sink_cap;	/* the buffer a sink last let go of whole (atomic) */
+	size_t conv_len;	/* the text (dsink.cbuf) a sink last handed over (atomic) */
 	/*
 	 * NULL, or: what a sink lets go of while its writer does not write to the file
 	 * itself may be turned by @convert in the writer's thread, and what it made goes
