@@ -105,6 +105,7 @@ void dbudget_init(struct dbudget *b, uint64_t bound)
 	b->bound = bound;
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->cond, NULL);
+	pthread_cond_init(&b->room, NULL);
 }
 
 void dbudget_stop(struct dbudget *b)
@@ -112,14 +113,57 @@ void dbudget_stop(struct dbudget *b)
 	pthread_mutex_lock(&b->lock);
 	__atomic_store_n(&b->stop, true, __ATOMIC_RELEASE);
 	pthread_cond_broadcast(&b->cond);
+	pthread_cond_broadcast(&b->room);
 	pthread_mutex_unlock(&b->lock);
+}
+
+/*
+ * Wake the waiters of @cond if @waiting says there are any. The fence pairs with
+ * wait_enter()'s: either the waiter sees what the caller changed before it sleeps, or the
+ * caller sees the waiter (and the lock orders the broadcast after its sleep).
+ */
+static void kick(struct dbudget *b, pthread_cond_t *cond, const unsigned *waiting)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(waiting, __ATOMIC_RELAXED))
+		return;
+	pthread_mutex_lock(&b->lock);
+	pthread_cond_broadcast(cond);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* A waiter counted (the budget's lock held), before it looks at what it waits for. */
+static void wait_enter(unsigned *waiting)
+{
+	__atomic_store_n(waiting, *waiting + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static void wait_leave(unsigned *waiting)
+{
+	__atomic_store_n(waiting, *waiting - 1, __ATOMIC_RELAXED);
 }
 
 void dbudget_kick(struct dbudget *b)
 {
-	pthread_mutex_lock(&b->lock);
-	pthread_cond_broadcast(&b->cond);
-	pthread_mutex_unlock(&b->lock);
+	kick(b, &b->cond, &b->waiting);
+}
+
+/* Wake the writers waiting for room (wait_room()), if any do. */
+static void kick_room(struct dbudget *b)
+{
+	kick(b, &b->room, &b->waiting_room);
+}
+
+/*
+ * A writer that waits for memory given back waits until a quarter of the mark of it is free beside
+ * its buffer, and blocks given back wake it only then: woken at each block, it wrote one
+ * buffer more and waited again, a hand-over each (-J 2 --calls on the walk of
+ * bench/decode: 360 wakes a worker).
+ */
+static uint64_t room_slack(const struct dbudget *b)
+{
+	return b->wait_at / 4;
 }
 
 bool dbudget_wait(struct dbudget *b, bool (*ready)(void *), void *arg, uint64_t ns)
@@ -135,8 +179,10 @@ bool dbudget_wait(struct dbudget *b, bool (*ready)(void *), void *arg, uint64_t 
 		ts.tv_nsec -= 1000000000;
 	}
 	pthread_mutex_lock(&b->lock);
-	while (ok && !b->stop && !ready(arg))
+	wait_enter(&b->waiting);
+	while (ok && !__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE) && !ready(arg))
 		ok = pthread_cond_timedwait(&b->cond, &b->lock, &ts) != ETIMEDOUT;
+	wait_leave(&b->waiting);
 	pthread_mutex_unlock(&b->lock);
 	return ok;
 }
@@ -151,6 +197,7 @@ void dbudget_destroy(struct dbudget *b)
 		b->pool = next;
 	}
 	pthread_cond_destroy(&b->cond);
+	pthread_cond_destroy(&b->room);
 	pthread_mutex_destroy(&b->lock);
 }
 
@@ -247,11 +294,9 @@ static void blocks_free(struct dsink *s, struct dblock *b)
 
 		if (bg) {
 			__atomic_sub_fetch(&bg->held, b->size, __ATOMIC_RELAXED);
-			if (bg->wait_at) {
-				pthread_mutex_lock(&bg->lock);
-				pthread_cond_broadcast(&bg->cond);
-				pthread_mutex_unlock(&bg->lock);
-			}
+			if (bg->wait_at && __atomic_load_n(&bg->held, __ATOMIC_RELAXED) +
+					   room_slack(bg) <= bg->wait_at)
+				kick_room(bg);
 			if (pool_put(bg, b))
 				b = NULL;
 		}
@@ -431,8 +476,22 @@ uint8_t *dsink_grow(struct dsink *s, size_t n)
 	return p;
 }
 
+/*
+ * A new text buffer (each flush hands its own over) has room at once for what the last
+ * one handed over held, from the pool or mapped whole (SINK_FIRST doubled, the sizes
+ * the pool has): grown from SINK_FIRST by mremap(), the
+ * pages each doubling added came a fault each, and each mremap() with the other threads
+ * running sent them a TLB flush (-J 2 --calls on the walk of bench/decode: 1,900 faults
+ * writing the text, 60 mremap() calls).
+ */
 uint8_t *dsink_conv_grow(struct dsink *s, size_t n)
 {
+	if (!s->ccap && s->out) {
+		size_t last = __atomic_load_n(&s->out->conv_len, __ATOMIC_RELAXED);
+
+		if (n < last)
+			n = last < SINK_FIRST_MAX ? last : SINK_FIRST_MAX;
+	}
 	return buf_room(s->out ? s->out->budget : NULL, &s->cbuf, &s->ccap, s->clen, n,
 			SINK_FIRST);
 }
@@ -538,6 +597,7 @@ static bool keep_conv(struct dsink *s)
 		__atomic_sub_fetch(&b->held, s->ccap, __ATOMIC_RELAXED);
 		return false;
 	}
+	__atomic_store_n(&s->out->conv_len, s->clen, __ATOMIC_RELAXED);
 	blk->buf = s->cbuf;
 	blk->size = s->ccap;
 	blk->len = s->clen;
@@ -553,14 +613,14 @@ static bool keep_conv(struct dsink *s)
  * sinks hold past the budget's wait_at; at its turn for the merge (dsink_turn()),
  * while the merge has not taken DSINK_TURN_HOLD bytes it let go of.
  */
-static bool must_wait(const struct dsink *s, const struct dbudget *b)
+static bool must_wait(const struct dsink *s, const struct dbudget *b, uint64_t slack)
 {
 	if (__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE) ||
 	    __atomic_load_n(&s->direct, __ATOMIC_ACQUIRE))
 		return false;
 	if (__atomic_load_n(&s->turn, __ATOMIC_ACQUIRE))
 		return __atomic_load_n(&s->own, __ATOMIC_ACQUIRE) > DSINK_TURN_HOLD;
-	return __atomic_load_n(&b->held, __ATOMIC_RELAXED) + s->cap > b->wait_at;
+	return __atomic_load_n(&b->held, __ATOMIC_RELAXED) + s->cap + slack > b->wait_at;
 }
 
 /*
@@ -572,11 +632,13 @@ static void wait_room(struct dsink *s)
 {
 	struct dbudget *b = s->out->budget;
 
-	if (!b || !b->wait_at || !must_wait(s, b))
+	if (!b || !b->wait_at || !must_wait(s, b, 0))
 		return;
 	pthread_mutex_lock(&b->lock);
-	while (must_wait(s, b))
-		pthread_cond_wait(&b->cond, &b->lock);
+	wait_enter(&b->waiting_room);
+	while (must_wait(s, b, room_slack(b)))
+		pthread_cond_wait(&b->room, &b->lock);
+	wait_leave(&b->waiting_room);
 	pthread_mutex_unlock(&b->lock);
 }
 
@@ -778,7 +840,7 @@ int dsink_promote(struct dsink *s)
 		;
 	b = s->out->budget;
 	if (b && b->wait_at)
-		dbudget_kick(b);	/* its writer may wait for this */
+		kick_room(b);	/* its writer may wait for this */
 	return ret ? ret : s->out->err;
 }
 
@@ -794,7 +856,7 @@ void dsink_turn(struct dsink *s)
 	__atomic_store_n(&s->turn, true, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&s->lock);
 	if (s->out->budget)
-		dbudget_kick(s->out->budget);	/* its writer may wait before its turn */
+		kick_room(s->out->budget);	/* its writer may wait before its turn */
 }
 
 int dsink_pass(struct dsink *s)
@@ -804,6 +866,6 @@ int dsink_pass(struct dsink *s)
 	if (!s->out)
 		return 0;
 	if (pass_held(s, false, &ret) && s->out->budget)
-		dbudget_kick(s->out->budget);	/* its writer may wait for the merge */
+		kick_room(s->out->budget);	/* its writer may wait for the merge */
 	return ret ? ret : s->out->err;
 }
