@@ -47,6 +47,27 @@ struct decode_io {
 	decode_diag_fn *diag;	/* called in stream order, from decode_run()'s thread */
 	decode_progress_fn *progress;	/* NULL: none; else about 4 times a second */
 	void *ctx;
+	struct decode_acct *acct;	/* NULL: none; else filled by decode_run() */
+};
+
+/*
+ * Where a run's time went, thread by thread (a debug count: PTCOLLECT_DECODE_THREADS):
+ * each thread's own CPU time (CLOCK_THREAD_CPUTIME_ID), and the wall time it was blocked
+ * and how often, per wait; the wall time before the first chunk started (planning,
+ * image loading) and after the last one started (the tail).
+ */
+#define DECODE_ACCT_WORKERS 8
+struct decode_acct {
+	uint64_t wall_ns, start_ns, tail_ns;
+	uint64_t main_cpu_ns;		/* the merge's thread, the start-up with it */
+	uint64_t prep_cpu_ns;		/* of which before the workers started */
+	uint64_t merge_wait_ns[3], merge_waits[3];	/* planned, decoded, its turn's output */
+	unsigned workers;
+	struct {
+		uint64_t cpu_ns, decode_cpu_ns, chunks;
+		uint64_t start_wait_ns, start_waits;	/* the mark, or AHEAD_PER_JOB */
+		uint64_t room_wait_ns, room_waits;	/* writing: the mark, or its turn */
+	} w[DECODE_ACCT_WORKERS];
 };
 
 

@@ -217,4 +217,7 @@ static inline bool dsink_turn_ready(const struct dsink *s)
 	return __atomic_load_n(&s->own, __ATOMIC_ACQUIRE) >= DSINK_TURN_PASS;
 }
 
+/* The calling thread's waits in a sink's writer (wait_room()), and their wall time. */
+void dsink_thread_waits(uint64_t *n, uint64_t *ns);
+
 #endif

@@ -906,12 +906,33 @@ static int open_timeline(const struct opts *o, char **tmp)
 	return fd;
 }
 
+/* The debug count of PTCOLLECT_DECODE_THREADS (docs/benchmarks.md): ms, thread by thread. */
+static void print_acct(const struct decode_acct *a)
+{
+	static const char *const merge[3] = { "planned", "decoded", "turn" };
+
+	fprintf(stderr, "%s: threads: wall %.1f ms, start %.1f, tail %.1f; main cpu %.1f "
+		"(%.1f before the workers)", cmd_name, a->wall_ns / 1e6, a->start_ns / 1e6,
+		a->tail_ns / 1e6, a->main_cpu_ns / 1e6, a->prep_cpu_ns / 1e6);
+	for (int i = 0; i < 3; i++)
+		fprintf(stderr, ", merge waits %s %" PRIu64 " %.1f", merge[i], a->merge_waits[i],
+			a->merge_wait_ns[i] / 1e6);
+	fputc('\n', stderr);
+	for (unsigned i = 0; i < a->workers; i++)
+		fprintf(stderr, "%s: threads: worker %u: cpu %.1f (chunks %.1f in %" PRIu64 "), "
+			"start waits %" PRIu64 " %.1f, room waits %" PRIu64 " %.1f\n", cmd_name, i,
+			a->w[i].cpu_ns / 1e6, a->w[i].decode_cpu_ns / 1e6, a->w[i].chunks,
+			a->w[i].start_waits, a->w[i].start_wait_ns / 1e6, a->w[i].room_waits,
+			a->w[i].room_wait_ns / 1e6);
+}
+
 static int run(struct opts *o)
 {
 	struct decode_stats *stats = calloc(o->cfg.nr_streams, sizeof(*stats));
 	uint64_t *counts = calloc(2 * o->cfg.nr_streams, sizeof(*counts));
 	struct report rep = { .cfg = &o->cfg };
 	struct decode_io io = { .out_fd = 1, .timeline_fd = -1, .diag = on_diag, .ctx = &rep };
+	struct decode_acct acct;
 	uint64_t errors = 0;
 	struct error e;
 	char *timeline_tmp = NULL;
@@ -934,7 +955,11 @@ static int run(struct opts *o)
 	}
 	fflush(stdout);
 	err_clear(&e);
+	if (getenv("PTCOLLECT_DECODE_THREADS"))
+		io.acct = &acct;
 	ret = decode_run(&o->cfg, &io, stats, &e);
+	if (io.acct)
+		print_acct(io.acct);
 	if (rep.progress_shown)
 		fputs("\r\033[K", stderr);
 	if (io.timeline_fd >= 0 && close(io.timeline_fd) && !ret)

@@ -96,6 +96,10 @@ struct run {
 	uint64_t done_in, done_out;	/* bytes of trace decoded, of output made */
 	uint64_t done_ns;		/* the workers' CPU time for done_in */
 	bool stop, nomem;
+	/* The debug count (io->acct), and wall times for it: start, first chunk, last. */
+	struct decode_acct *acct;
+	unsigned acct_next;
+	uint64_t t_begin, t_first, t_last;
 };
 
 static const uint8_t psb[PSB_LEN] = {
@@ -409,6 +413,15 @@ static uint64_t thread_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Wall time (the debug count only), nanoseconds. */
+static uint64_t wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /*
  * What waits for its turn, at most, before a worker starts no chunk: WAIT_SHARE for each
  * worker but the one whose chunk is merged. Half the bound before: a worker a little
@@ -425,13 +438,20 @@ static void *worker(void *arg)
 {
 	struct run *r = arg;
 	struct decode_keep *keep = NULL;
+	unsigned me = __atomic_fetch_add(&r->acct_next, 1, __ATOMIC_RELAXED);
+	__typeof__(r->acct->w[0]) *a = r->acct && me < DECODE_ACCT_WORKERS ?
+		&r->acct->w[me] : NULL;
 
 	for (;;) {
 		struct decode_chunk *c;
-		uint64_t t0, t1;
+		uint64_t t0, t1, w0 = 0;
 		size_t k;
 
 		pthread_mutex_lock(&r->lock);
+		if (a && !r->stop && r->merged < r->nr_chunks &&
+		    (__atomic_load_n(&r->budget.held, __ATOMIC_RELAXED) >= r->budget.wait_at ||
+		     r->nr_chunks - r->merged >= AHEAD_PER_JOB * (size_t)r->jobs))
+			w0 = wall_ns();
 		/*
 		 * The one wait: while what waits for its turn holds budget.wait_at, or
 		 * AHEAD_PER_JOB chunks a worker each, start no chunk (the merge, the output's
@@ -444,8 +464,20 @@ static void *worker(void *arg)
 		       (__atomic_load_n(&r->budget.held, __ATOMIC_RELAXED) >= r->budget.wait_at ||
 			r->nr_chunks - r->merged >= AHEAD_PER_JOB * (size_t)r->jobs))
 			pthread_cond_wait(&r->cond, &r->lock);
+		if (w0) {
+			a->start_waits++;
+			a->start_wait_ns += wall_ns() - w0;
+		}
 		c = claim(r);
 		k = r->nr_chunks - 1;
+		if (r->acct && c) {
+			uint64_t now = wall_ns();
+
+			if (!r->t_first)
+				r->t_first = now;
+			if (r->plan.stream >= r->cfg->nr_streams)
+				r->t_last = now;
+		}
 		/* The merge gives it its turn at once if it is next (it waits for that). */
 		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
@@ -454,6 +486,10 @@ static void *worker(void *arg)
 			pthread_cond_broadcast(&r->cond);
 			pthread_mutex_unlock(&r->lock);
 			decode_keep_free(keep);
+			if (a) {
+				a->cpu_ns = thread_ns();
+				dsink_thread_waits(&a->room_waits, &a->room_wait_ns);
+			}
 			return NULL;
 		}
 		t0 = thread_ns();
@@ -463,6 +499,10 @@ static void *worker(void *arg)
 		r->chunks[k].done = true;
 		r->done_in += c->end - c->begin;
 		r->done_ns += t1 - t0;
+		if (a) {
+			a->decode_cpu_ns += t1 - t0;
+			a->chunks++;
+		}
 		r->done_out += dsink_pos(&c->out) + dsink_pos(&c->tl);
 		pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
@@ -539,12 +579,19 @@ static void add_stats(struct decode_stats *t, const struct decode_stats *s)
 static bool wait_chunk(struct run *r, size_t k, bool done)
 {
 	struct timespec ts;
+	uint64_t w0 = 0;
 
 	for (;;) {
-		if (k < r->nr_chunks && (!done || r->chunks[k].done))
-			return true;
-		if (k >= r->nr_chunks && (r->stop || r->plan.stream >= r->cfg->nr_streams))
-			return false;
+		if ((k < r->nr_chunks && (!done || r->chunks[k].done)) ||
+		    (k >= r->nr_chunks && (r->stop || r->plan.stream >= r->cfg->nr_streams))) {
+			if (w0) {
+				r->acct->merge_waits[done]++;
+				r->acct->merge_wait_ns[done] += wall_ns() - w0;
+			}
+			return k < r->nr_chunks;
+		}
+		if (r->acct && !w0)
+			w0 = wall_ns();
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 250000000;
 		if (ts.tv_nsec >= 1000000000) {
@@ -643,11 +690,21 @@ static int merge_turn(struct run *r, size_t k, struct decode_chunk *c)
 		}
 	}
 	while (t.n && !ret) {
+		uint64_t w0 = 0;
+		bool ok;
+
 		for (unsigned i = 0; i < t.n && !ret; i++)
 			ret = dsink_pass(t.s[i]);
 		if (ret || chunk_done(r, k))
 			break;
-		if (!dbudget_wait(&r->budget, turn_ready, &t, 250000000) && r->io->progress)
+		if (r->acct)
+			w0 = wall_ns();
+		ok = dbudget_wait(&r->budget, turn_ready, &t, 250000000);
+		if (r->acct) {
+			r->acct->merge_waits[2]++;
+			r->acct->merge_wait_ns[2] += wall_ns() - w0;
+		}
+		if (!ok && r->io->progress)
 			r->io->progress(r->io->ctx, __atomic_load_n(&r->progress, __ATOMIC_RELAXED),
 					r->total);
 	}
@@ -870,6 +927,11 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	r.cfg = cfg;
 	r.io = io;
 	r.jobs = cfg->jobs ? cfg->jobs : decode_default_jobs();
+	r.acct = io->acct;
+	if (r.acct) {
+		memset(r.acct, 0, sizeof(*r.acct));
+		r.t_begin = wall_ns();
+	}
 	dbudget_init(&r.budget, MEM_BOUND);
 	/*
 	 * And a chunk's writer waits there too (for the merge to give back memory, or for
@@ -892,6 +954,8 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 		threads = calloc(r.jobs, sizeof(*threads));
 		if (!threads)
 			ret = err_runtime(e, -ENOMEM, "out of memory");
+		if (r.acct)
+			r.acct->prep_cpu_ns = thread_ns();
 		if (!ret)
 			ret = start_workers(&r, threads, r.jobs, &nthreads, e);
 	}
@@ -910,6 +974,15 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 		ret = outputs_close(&r, ret, e);
 	symbol_notes(&r);
 	cleanup(&r);
+	if (r.acct) {
+		uint64_t end = wall_ns();
+
+		r.acct->wall_ns = end - r.t_begin;
+		r.acct->start_ns = r.t_first ? r.t_first - r.t_begin : 0;
+		r.acct->tail_ns = r.t_last ? end - r.t_last : 0;
+		r.acct->main_cpu_ns = thread_ns();
+		r.acct->workers = nthreads < DECODE_ACCT_WORKERS ? nthreads : DECODE_ACCT_WORKERS;
+	}
 	dbudget_destroy(&r.budget);
 	pthread_cond_destroy(&r.cond);
 	pthread_mutex_destroy(&r.lock);

@@ -628,18 +628,38 @@ static bool must_wait(const struct dsink *s, const struct dbudget *b, uint64_t s
  * what the sink let go of, or the turn (the sink's lock is not held: dsink_promote()
  * takes it).
  */
+static __thread uint64_t room_waits, room_wait_ns;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void dsink_thread_waits(uint64_t *n, uint64_t *ns)
+{
+	*n = room_waits;
+	*ns = room_wait_ns;
+}
+
 static void wait_room(struct dsink *s)
 {
 	struct dbudget *b = s->out->budget;
+	uint64_t t0;
 
 	if (!b || !b->wait_at || !must_wait(s, b, 0))
 		return;
+	t0 = mono_ns();
 	pthread_mutex_lock(&b->lock);
 	wait_enter(&b->waiting_room);
 	while (must_wait(s, b, room_slack(b)))
 		pthread_cond_wait(&b->room, &b->lock);
 	wait_leave(&b->waiting_room);
 	pthread_mutex_unlock(&b->lock);
+	room_waits++;
+	room_wait_ns += mono_ns() - t0;
 }
 
 /*

@@ -1188,6 +1188,55 @@ Test(decode, jobs_two_decodes_a_chunks_last_segment_on_the_fast_path)
 }
 
 /*
+ * The debug count PTCOLLECT_DECODE_THREADS (docs/benchmarks.md): a line for the run and
+ * one per worker on stderr, each worker's chunks adding up to what the run cut (4 KiB
+ * chunks of a 60,000-instruction walk: many), its chunks' CPU time within its own; the
+ * output the same as without it.
+ */
+Test(decode, jobs_two_accounts_each_threads_time_when_asked)
+{
+	static char *const threads[] = { "PTCOLLECT_DECODE_THREADS=1", NULL };
+	char *dir = strdup("/tmp/ptc-acct-XXXXXX");
+	struct run_result r, plain;
+	unsigned long long chunks = 0;
+	unsigned workers = 0;
+
+	cr_assert(mkdtemp(dir));
+	char *argv[] = { own(run_testprog("ptwalk")), "-b", "3000", "-s", "2", "-n", "60000",
+			 "-p", "30", dir, NULL };
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	char *raw = path_in(dir, "prog.bin:0x401000"), *pt = path_in(dir, "trace.pt");
+
+	cr_assert_eq(run_ptcollect(threads, &r, "decode", "-J", "2", "--chunk-size", "4K",
+				   "--raw", raw, "--pt", pt, "--branches", NULL), 0);
+	cr_assert_eq(run_ptcollect(NULL, &plain, "decode", "-J", "2", "--chunk-size", "4K",
+				   "--raw", raw, "--pt", pt, "--branches", NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_str_eq(plain.err, "");
+	cr_assert(!strcmp(r.out, plain.out), "the count changed the output");
+	cr_assert(strstr(r.err, "decode: threads: wall "), "%s", r.err);
+	for (const char *l = strstr(r.err, "worker "); l; l = strstr(l + 1, "worker ")) {
+		unsigned w;
+		double cpu, dcpu;
+		unsigned long long n;
+
+		cr_assert_eq(sscanf(l, "worker %u: cpu %lf (chunks %lf in %llu)", &w, &cpu, &dcpu,
+				    &n), 4, "%.200s", l);
+		cr_expect_eq(w, workers, "%s", r.err);
+		cr_expect_leq(dcpu, cpu, "%s", r.err);
+		chunks += n;
+		workers++;
+	}
+	cr_expect_eq(workers, 2, "%s", r.err);
+	cr_expect_gt(chunks, 10, "%s", r.err);
+	run_free(&r);
+	run_free(&plain);
+	cleanup(dir);
+}
+
+/*
  * --calls names every address by its own offset: on the walk trace (calls and returns
  * between 20,000 blocks, more addresses than the decoder keeps names of, so slots are
  * shared and reused), each line's "[unknown] (prog.bin+0xOFF)" is its address less
