@@ -5,7 +5,6 @@
 . /lib.sh
 reload chunk=2048 period_us=100 || exit 0
 mkfifo ctl ack
-exec 9<>ack
 s0=$(stat start)
 gate_open # the workload lives until the case closes the gate
 /ptcollect record -a -m ,256K -o load --control fifo:ctl,ack --ready ready -- cat gate \
@@ -19,6 +18,8 @@ while [ ! -e ready ] && kill -0 $pid 2>/dev/null && [ $n -lt 2000000 ]; do n=$((
 s1=$(stat start)
 [ -e ready ] && [ "$s1" -gt "$s0" ] && pass control_ready_after_enable \
 	|| fail control_ready_after_enable "ready $(cat ready 2>/dev/null), PMU starts $s0 -> $s1"
+[ -e ready ] || { kill $pid; exit 0; }
+exec 9<ack # ptcollect's replies; read-only, so a read ends when ptcollect exits (lib.sh ctl)
 t0=$(cut -d' ' -f1 /proc/uptime)
 ok=0
 for i in $(seq 50); do
