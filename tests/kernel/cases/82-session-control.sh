@@ -34,7 +34,7 @@ echo "$st" | grep -q '"state":"tracing"' && echo "$st" | grep -q '"bytes":"[1-9]
 	&& pass control_status_json || fail control_status_json "$st"
 r1=$(ctl frobnicate now)
 printf '\001\002\n' >ctl
-read -r -t 10 r2 <&9
+read -r r2 <&9 # the reply to the garbage, or at once empty when ptcollect has exited
 r3=$(ctl enable please)
 echo "$r1 / $r2 / $r3"
 case "$r1$r2$r3" in
