@@ -33,7 +33,7 @@ gate_open
 /spawner 3 10 stdin <gate >sp.out 8>&- &
 pid=$!
 echo go >&8
-wait_until 300 grep -q '^started$' sp.out || fail plan_streams_spawner "its threads never started"
+wait_of $pid grep -q '^started$' sp.out || fail plan_streams_spawner "its threads never started (it exited)"
 same plan_streams_pid_with_threads /tmp/pp -p $pid --duration 0.5
 same plan_streams_per_thread_pid /tmp/pt --per-thread -p $pid --duration 0.5
 [ "$(bundle_files /tmp/pt | wc -l)" = 4 ] && pass plan_streams_per_thread_one_per_thread \
@@ -56,11 +56,14 @@ n=$(/ptcollect record --dry-run --json --per-thread -o /tmp/pw -- /bin/true | gr
 	|| fail plan_streams_per_thread_workload_info "$(/ptcollect info /tmp/pw 2>&1)"
 
 # A recording killed mid-way: the manifest of its last checkpoint reads back, and says so.
-# killed once a checkpoint (every 5 s) has written bytes into the manifest
+# killed once a checkpoint (every 5 s) has written bytes into the manifest: it lives until
+# then, and the wait is bounded by the PMU's progress (the bytes a checkpoint counts, which
+# stand still once ptcollect has exited or stopped draining)
 checkpointed() { [ "$(json_sum /tmp/killed/manifest.json bytes 2>/dev/null)" -gt 0 ]; }
-/ptcollect record -q -a --duration 60 -o /tmp/killed &
+/ptcollect record -q -a -o /tmp/killed &
 rec=$!
-wait_until 450 checkpointed || fail info_killed_checkpoint "no manifest with bytes in 45 s"
+wait_moving 300 "stat bytes" checkpointed ||
+	fail info_killed_checkpoint "no manifest with bytes, and the PMU wrote nothing for 30 s"
 kill -9 $rec
 wait $rec 2>/dev/null
 if /ptcollect info /tmp/killed >/tmp/info.killed 2>&1 && grep -q 'did not finish cleanly' /tmp/info.killed \

@@ -7,14 +7,16 @@
 # 128 KB/s per CPU into 64 KiB buffers: half a second per lap.
 reload chunk=256 period_us=2000 || exit 0
 mkfifo ctl ack
-exec 9<>ack
 gate_open # the workload lives until the case closes the gate
 /ptcollect record -a -S -m ,64K -o snap --control fifo:ctl,ack --ready ready \
 	--trigger uprobe:/trigtarget:trig_hit -j -- cat gate >snap.json 2>snap.err 8>&- &
 pid=$!
 wait_file_of $pid ready || { cat snap.err; fail snap_ready "no ready file"; kill $pid; exit 0; }
 pass snap_ready
-# snapshots N: the control's status counts N snapshots (within 5 s)
+exec 9<ack # ptcollect's replies; read-only, so a read ends when ptcollect exits (lib.sh ctl)
+# snapshots N: the control's status counts N snapshots; false once ptcollect has answered
+# 50 status requests without: bounded by ptcollect's own progress, each answer a round of
+# its loop (the signal and a trigger's fire are handled in the round they are seen)
 snap_count() { ctl status | grep -q "\"snapshots\":$1,"; }
 snapshots() { wait_until 50 snap_count "$1"; }
 # The PMU's progress is counted in its timer's ticks (sim/stats ticks: one 256-byte chunk

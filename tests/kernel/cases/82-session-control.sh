@@ -5,7 +5,6 @@
 . /lib.sh
 reload chunk=2048 period_us=100 || exit 0
 mkfifo ctl ack
-exec 9<>ack
 s0=$(stat start)
 gate_open # the workload lives until the case closes the gate
 /ptcollect record -a -m ,256K -o load --control fifo:ctl,ack --ready ready -- cat gate \
@@ -19,6 +18,8 @@ while [ ! -e ready ] && kill -0 $pid 2>/dev/null && [ $n -lt 2000000 ]; do n=$((
 s1=$(stat start)
 [ -e ready ] && [ "$s1" -gt "$s0" ] && pass control_ready_after_enable \
 	|| fail control_ready_after_enable "ready $(cat ready 2>/dev/null), PMU starts $s0 -> $s1"
+[ -e ready ] || { kill $pid; exit 0; }
+exec 9<ack # ptcollect's replies; read-only, so a read ends when ptcollect exits (lib.sh ctl)
 t0=$(cut -d' ' -f1 /proc/uptime)
 ok=0
 for i in $(seq 50); do
@@ -33,7 +34,7 @@ echo "$st" | grep -q '"state":"tracing"' && echo "$st" | grep -q '"bytes":"[1-9]
 	&& pass control_status_json || fail control_status_json "$st"
 r1=$(ctl frobnicate now)
 printf '\001\002\n' >ctl
-read -r -t 10 r2 <&9
+read -r r2 <&9 # the reply to the garbage, or at once empty when ptcollect has exited
 r3=$(ctl enable please)
 echo "$r1 / $r2 / $r3"
 case "$r1$r2$r3" in

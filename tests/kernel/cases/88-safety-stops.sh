@@ -8,15 +8,20 @@ mkdir -p /tmp/fa
 # now_ms: milliseconds since boot
 now_ms() { awk '{ printf "%d", $1 * 1000 }' /proc/uptime; }
 
-# later FILE SIG COUNT: send SIG to ptcollect COUNT times once FILE exists (within 60 s;
-# the time in /tmp/fa/sent_at, how many went in /tmp/fa/sent). ptcollect runs in the
-# foreground: a job started with & by a script ignores SIGINT, and an ignored signal is
-# never delivered.
+# later FILE SIG COUNT: send SIG to ptcollect COUNT times once FILE exists (the time in
+# /tmp/fa/sent_at, how many went in /tmp/fa/sent); none once the case has run `over` (the
+# foreground ptcollect has ended without FILE). ptcollect runs in the foreground: a job
+# started with & by a script ignores SIGINT, and an ignored signal is never delivered.
 later() {
-	(wait_file "$1" 600; p=$(pidof ptcollect); now_ms >/tmp/fa/sent_at; i=0
-	 while [ $i -lt "$3" ] && kill -"$2" $p 2>/dev/null; do i=$((i + 1)); done
+	rm -f /tmp/fa/over /tmp/fa/sent /tmp/fa/sent_at
+	(until [ -e "$1" ] || [ -e /tmp/fa/over ]; do sleep 0.1; done
+	 p=$(pidof ptcollect); now_ms >/tmp/fa/sent_at; i=0
+	 while [ -e "$1" ] && [ $i -lt "$3" ] && kill -"$2" $p 2>/dev/null; do i=$((i + 1)); done
 	 echo $i >/tmp/fa/sent) &
+	later_pid=$!
 }
+# over: the foreground ptcollect has ended; later's sender ends too, and has said how many
+over() { touch /tmp/fa/over; wait $later_pid; }
 
 # ---- 5: a workload that ignores SIGTERM is killed after the grace period ----
 t0=$(now_ms)
@@ -41,6 +46,7 @@ later /tmp/fa/termed INT 1
 timeout -s KILL 60 /ptcollect record -q --duration 1 -o /tmp/fa/w2 -- \
 	/bin/sh -c 'trap "touch /tmp/fa/termed" TERM; trap "" INT; . /lib.sh; work 100000000' 2>/tmp/fa/w.err
 rc=$?
+over
 took=$(($(now_ms) - $(cat /tmp/fa/sent_at)))
 why=$(manifest_str /tmp/fa/w2/manifest.json stop_reason)
 [ $took -lt 2000 ] && [ "$why" = "--duration reached" ] &&
@@ -75,15 +81,18 @@ reload chunk=512 period_us=1000 pattern=1 || exit 0
 # ---- SIGKILL of ptcollect: while opening, while recording, after a manifest update ----
 # at once; once tracing is live (the ready file); once a checkpoint (every 5 s) has put
 # bytes in the manifest
+# (ptcollect lives until killed; the wait for a checkpoint is bounded by the PMU's progress,
+# the bytes it counts, which stand still once ptcollect has exited or stopped draining)
 checkpointed() { [ "$(json_sum /tmp/fa/k/manifest.json bytes 2>/dev/null)" -gt 0 ]; }
 for at in start ready checkpoint; do
 	n=kill9_at_$at
 	rm -rf /tmp/fa/k /tmp/fa/k.ready
-	/ptcollect record -q -a --duration 60 -o /tmp/fa/k --ready /tmp/fa/k.ready 2>/dev/null &
+	/ptcollect record -q -a -o /tmp/fa/k --ready /tmp/fa/k.ready 2>/dev/null &
 	rec=$!
 	case $at in
 	ready) wait_file_of $rec /tmp/fa/k.ready || fail "${n}_ready" "no ready file" ;;
-	checkpoint) wait_until 450 checkpointed || fail "${n}_checkpoint" "no manifest with bytes in 45 s" ;;
+	checkpoint) wait_moving 300 "stat bytes" checkpointed ||
+		fail "${n}_checkpoint" "no manifest with bytes, and the PMU wrote nothing for 30 s" ;;
 	esac
 	kill -KILL $rec
 	wait $rec 2>/dev/null
@@ -108,8 +117,10 @@ for sig in INT TERM HUP; do
 	case $sig in INT) name=Interrupt ;; TERM) name=Terminated ;; HUP) name=Hangup ;; esac
 	rm -f /tmp/fa/s.ready
 	later /tmp/fa/s.ready $sig 40
-	timeout -s KILL 60 /ptcollect record -q -a --duration 20 -o /tmp/fa/s$sig --ready /tmp/fa/s.ready 2>/tmp/fa/s.err
+	# no --duration: the burst ends it, however long the set-up takes
+	/ptcollect record -q -a -o /tmp/fa/s$sig --ready /tmp/fa/s.ready 2>/tmp/fa/s.err
 	rc=$?
+	over
 	why=$(manifest_str /tmp/fa/s$sig/manifest.json stop_reason)
 	[ $rc = 0 ] && [ "$why" = "$name" ] && grep -q '"complete": true' /tmp/fa/s$sig/manifest.json &&
 		pass signal_burst_${sig}_exits_0 ||

@@ -13,37 +13,34 @@ CALLS=2000
 T=$D/sim/trap
 
 # inject TID N: N traps into thread TID, each sent (the traps counter moves) before the next
-# one is asked for, so that two never merge into one pending SIGTRAP; $sent counts them.
+# one is asked for, so that two never merge into one pending SIGTRAP; $sent counts them. The
+# thread sends it to itself on its way to user mode: waited for while the thread lives.
 inject() {
 	sent=0
 	while [ $sent -lt "$2" ]; do
 		_b=$(stat traps)
 		echo "$1" 2>/dev/null >"$T" || return 1
-		_t=0
 		while [ "$(stat traps)" = "$_b" ]; do
-			_t=$((_t + 1))
-			[ $_t -gt 300 ] && return 1
+			[ -e "/proc/$1/stat" ] || return 1
 			sleep 0.01
 		done
 		sent=$((sent + 1))
 	done
 }
 
-# start NAME CMD...: CMD in the background, its stdin the FIFO NAME.go (the go byte), its
-# stdout NAME.out, its exit status into NAME.rc; waits (bounded) for trigtarget's "ready PID"
-# and sets $pid.
+# start NAME CMD...: CMD in the background ($spid), its stdin the FIFO NAME.go (the go byte),
+# its stdout NAME.out, its exit status into NAME.rc; waits for trigtarget's "ready PID" while
+# CMD lives, and sets $pid.
 start() {
 	_n=$1
 	shift
 	mkfifo "$_n.go"
 	( "$@" <"$_n.go" >"$_n.out" 2>"$_n.err"; echo $? >"$_n.rc" ) &
+	spid=$!
 	exec 8>"$_n.go"
-	_t=0 pid=
-	while [ -z "$pid" ] && [ $_t -lt 600 ]; do
-		pid=$(awk '$1 == "ready" { print $2 }' "$_n.out" 2>/dev/null)
-		[ -n "$pid" ] || sleep 0.05
-		_t=$((_t + 1))
-	done
+	pid=
+	ready_pid() { pid=$(awk '$1 == "ready" { print $2 }' "$_n.out" 2>/dev/null); [ -n "$pid" ]; }
+	wait_of $spid ready_pid
 }
 
 # release: the go byte
@@ -52,12 +49,16 @@ release() {
 	exec 8>&-
 }
 
-# finish NAME: wait (bounded) for its exit status
-finish() {
-	_t=0
-	while [ ! -s "$1.rc" ] && [ $_t -lt 1200 ]; do
-		sleep 0.05
-		_t=$((_t + 1))
+# finish: wait for CMD's end (its exit status is in NAME.rc then)
+finish() { wait $spid; }
+
+# worker NAME: the thread trigtarget starts for its calls, once it runs ($worker; none if
+# the program ended first)
+worker() {
+	worker=
+	until [ -n "$worker" ] || [ -s "$1.rc" ]; do
+		worker=$(ls /proc/"$pid"/task 2>/dev/null | grep -vx "$pid" | head -1)
+		[ -n "$worker" ] || sleep 0.01
 	done
 }
 
@@ -72,12 +73,7 @@ inject "$pid" $TRAPS
 before=$sent
 release
 # and into the thread making the calls, while it makes them (as many as it lives for)
-_t=0 worker=
-while [ -z "$worker" ] && [ $_t -lt 200 ] && [ ! -s g.rc ]; do
-	worker=$(ls /proc/"$pid"/task 2>/dev/null | grep -vx "$pid" | head -1)
-	[ -n "$worker" ] || sleep 0.01
-	_t=$((_t + 1))
-done
+worker g
 during=0
 if [ -n "$worker" ]; then
 	inject "$worker" $TRAPS
@@ -106,21 +102,12 @@ start pt /trigtarget --spaced 500 $CALLS
 /ptcollect record -o pg --ready pg.ready -p "$pid" --trigger breakpoint:/trigtarget:trig_hit=mark \
 	>/dev/null 2>pg.err &
 rec=$!
-_t=0
-while [ ! -e pg.ready ] && [ $_t -lt 600 ] && kill -0 $rec 2>/dev/null; do
-	sleep 0.05
-	_t=$((_t + 1))
-done
+wait_file_of $rec pg.ready
 inject "$pid" $TRAPS
 before=$sent
 release
 # and into the thread it starts for the calls, a tracee from its clone (PTRACE_O_TRACECLONE)
-_t=0 worker=
-while [ -z "$worker" ] && [ $_t -lt 200 ] && [ ! -s pt.rc ]; do
-	worker=$(ls /proc/"$pid"/task 2>/dev/null | grep -vx "$pid" | head -1)
-	[ -n "$worker" ] || sleep 0.01
-	_t=$((_t + 1))
-done
+worker pt
 during=0
 if [ -n "$worker" ]; then
 	inject "$worker" $TRAPS
