@@ -52,8 +52,9 @@ static int info_option(void *script, int c, char *arg)
 }
 
 struct problems {
-	char *msg[MAX_PROBLEMS];
+	char *msg[MAX_PROBLEMS + 1];	/* the last: how many more were not listed */
 	int nr;
+	unsigned more;
 };
 
 __attribute__((format(printf, 2, 3)))
@@ -61,12 +62,24 @@ static void problem(struct problems *p, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (p->nr == MAX_PROBLEMS)
+	if (p->nr == MAX_PROBLEMS) {
+		p->more++;
 		return;
+	}
 	va_start(ap, fmt);
 	if (vasprintf(&p->msg[p->nr], fmt, ap) >= 0)
 		p->nr++;
+	else
+		p->more++;
 	va_end(ap);
+}
+
+/* The list is bounded, its count is not: say how many it left out, never a short list. */
+static void problems_close(struct problems *p)
+{
+	if (p->more && asprintf(&p->msg[p->nr], "%u more problem(s) not listed: the first %d "
+				"are above", p->more, p->nr) >= 0)
+		p->nr++;
 }
 
 static void check_streams(int dirfd, const struct manifest *m, struct problems *p)
@@ -390,6 +403,7 @@ int do_info(int argc, char **argv)
 		return cmd_error("info", &e);
 	}
 	check_bundle(fd, &m, &p);
+	problems_close(&p);
 	close(fd);
 	if (script) {
 		ret = print_script(&m, dir);

@@ -327,6 +327,46 @@ Test(bundle, info_reports_a_recording_that_was_cut_short)
 	free(dir);
 }
 
+/*
+ * More problems than info lists (64 perf maps missing, 64 refused, the streams' losses):
+ * the first are listed and the rest counted, in the text and in the JSON alike.
+ */
+Test(bundle, info_counts_the_problems_it_does_not_list)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
+	char *dir = testbundle_dir(), want[128];
+	struct manifest m;
+	struct run_result r;
+	int listed = 0;
+
+	testbundle_describe(&m, &pc);
+	for (int i = 0; i < MANIFEST_MAX_PERF_MAPS; i++) {
+		struct mperfmap *pm = manifest_add_perf_map(&m);
+		struct mperfmap_refused *no = manifest_add_perf_map_refused(&m);
+
+		cr_assert(pm && no);
+		pm->pid = 1000 + i;
+		cr_assert(asprintf(&pm->file, "perf-maps/perf-%d.map", pm->pid) > 0);
+		pm->bytes = 10;
+		no->pid = 2000 + i;
+		no->why = strdup("a link");
+	}
+	testbundle_write_manifest(dir, &m, true);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	for (const char *q = r.err; (q = strstr(q, "info: ")); q++)
+		listed++;
+	/* 128 perf map problems and the two streams' losses (4): 64 listed, 68 counted. */
+	snprintf(want, sizeof(want), "info: 68 more problem(s) not listed: the first 64 are above");
+	cr_expect(strstr(r.err, want), "no '%s' in:\n%s", want, r.err);
+	cr_expect_eq(listed, 65, "64 problems and the count: %d in\n%s", listed, r.err);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", "--json", dir, NULL), 0);
+	cr_expect(strstr(r.out, "68 more problem(s) not listed"), "%s", r.out);
+	run_free(&r);
+	testbundle_remove(dir);
+	free(dir);
+}
+
 Test(bundle, bad_bundles_exit_two_with_the_reason)
 {
 	char *dir = testbundle_dir(), path[512];
