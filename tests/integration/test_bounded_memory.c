@@ -99,6 +99,26 @@ static long peak_rss_kb_low(const char *const *args, const char *out, int *statu
 	return a < b ? a : b;
 }
 
+/*
+ * The highest of three runs' peaks, output to /dev/null: what a length can reach. -J 2's
+ * waiting output reaches the mark only when both workers run at once while the merge is
+ * behind, which a loaded machine may not give a short run at all (21.1 MB at 5.2 M
+ * instructions beside 25.7 MB at 20.9 M, the long one at the mark).
+ */
+static long peak_rss_kb_high(const char *const *args, int *status)
+{
+	long hi = 0;
+
+	for (int i = 0; i < 3; i++) {
+		int st;
+		long kb = run_measured(args, NULL, &st);
+
+		*status = i && *status ? *status : st;
+		hi = kb > hi ? kb : hi;
+	}
+	return hi;
+}
+
 /* @path becomes @size bytes of records of an unknown type, each 65528 bytes long, sparse. */
 static void sparse_sideband(const char *path, size_t size)
 {
@@ -753,21 +773,22 @@ Test(bounded_memory, two_jobs_hold_the_same_waiting_output_at_two_lengths)
 	snprintf(pt_l, sizeof(pt_l), "%s/trace.pt", l);
 	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 		const char *m = modes[i];
-		long kb_1, kb_s, kb_l, lo, hi;
+		long kb_1, kb_s, kb_l, hi;
 
 		kb_1 = peak_rss_kb((const char *[]){ "decode", "-J", "1", "--raw", raw_l, "--pt",
 						     pt_l, m, NULL }, &status);
 		cr_expect_eq(status, 0);
-		kb_s = peak_rss_kb((const char *[]){ "decode", "-J", "2", "--raw", raw_s, "--pt",
-						     pt_s, m, NULL }, &status);
+		/* Growth shows in every long run; the short one's peak is its highest. */
+		kb_s = peak_rss_kb_high((const char *[]){ "decode", "-J", "2", "--raw", raw_s,
+							  "--pt", pt_s, m, NULL }, &status);
 		cr_expect_eq(status, 0);
-		kb_l = peak_rss_kb((const char *[]){ "decode", "-J", "2", "--raw", raw_l, "--pt",
-						     pt_l, m, NULL }, &status);
+		kb_l = peak_rss_kb_low((const char *[]){ "decode", "-J", "2", "--raw", raw_l, "--pt",
+							 pt_l, m, NULL }, NULL, &status);
 		cr_expect_eq(status, 0);
-		lo = kb_s < kb_l ? kb_s : kb_l;
 		hi = kb_s < kb_l ? kb_l : kb_s;
-		cr_expect_leq(hi, lo + lo / 10 + 1024, "-J 2 %s: %ld KiB at 5.2 M instructions, "
-			      "%ld KiB at 20.9 M (not within 10 %% and 1 MiB)", m, kb_s, kb_l);
+		cr_expect_leq(kb_l, kb_s + kb_s / 10 + 1024, "-J 2 %s: %ld KiB at 5.2 M instructions "
+			      "(the highest of three runs), %ld KiB at 20.9 M (the lower of two): "
+			      "more than 10 %% and 1 MiB over", m, kb_s, kb_l);
 		cr_expect_leq(hi, kb_1 + 2 * WAIT_AT_KB + 8192, "-J 2 %s: %ld KiB at its peak "
 			      "(-J 1: %ld KiB)", m, hi, kb_1);
 	}
