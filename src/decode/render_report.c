@@ -1558,6 +1558,23 @@ static void note_a_time(struct rstate *s)
 	s->a_noted = true;
 }
 
+/* What a call called: its outliers' "called" column, kept only for --outliers. */
+static inline void count_callee(const struct rstate *s, struct frame *parent, uint32_t func)
+{
+	int i;
+
+	if (!parent || func == NONE || !s->rc->outliers)
+		return;
+	for (i = 0; i < CALLEES && parent->ncalls[i] && parent->callee[i] != func; i++)
+		;
+	if (i == CALLEES) {
+		parent->more++;
+	} else {
+		parent->callee[i] = func;
+		parent->ncalls[i]++;
+	}
+}
+
 static inline __attribute__((always_inline)) void push(struct rstate *s, struct thr *t,
 						       uint32_t func, uint32_t name,
 						       uint64_t ret, bool timed)
@@ -1581,19 +1598,7 @@ static inline __attribute__((always_inline)) void push(struct rstate *s, struct 
 	}
 	parent = t->depth ? &t->st[t->depth - 1] : NULL;
 	pnode = parent ? parent->node : t->root;
-	/* What a call called: its outliers' "called" column, kept only for --outliers. */
-	if (parent && func != NONE && s->rc->outliers) {
-		int i;
-
-		for (i = 0; i < CALLEES && parent->ncalls[i] && parent->callee[i] != func; i++)
-			;
-		if (i == CALLEES) {
-			parent->more++;
-		} else {
-			parent->callee[i] = func;
-			parent->ncalls[i]++;
-		}
-	}
+	count_callee(s, parent, func);
 	f = &t->st[t->depth++];
 	f->child_dur = 0;
 	if (s->rc->outliers) {
@@ -2080,18 +2085,7 @@ static void leaf(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 	struct func *fn;
 	bool outer = true;
 
-	if (parent && func != NONE && s->rc->outliers) {
-		int i;
-
-		for (i = 0; i < CALLEES && parent->ncalls[i] && parent->callee[i] != func; i++)
-			;
-		if (i == CALLEES) {
-			parent->more++;
-		} else {
-			parent->callee[i] = func;
-			parent->ncalls[i]++;
-		}
-	}
+	count_callee(s, parent, func);
 	node = pnode == NONE ? NONE : node_get(s, pnode, name);
 	s->insns += k;
 	t->insns += k;
