@@ -22,6 +22,7 @@
 #include "decode_rec.h"
 #include "fileio.h"
 #include "insnblk.h"
+#include "monotime.h"
 #include "render.h"
 
 /* Chunks (bytes of trace) with -J 2 and more, unless --chunk-size says. */
@@ -413,15 +414,6 @@ static uint64_t thread_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Wall time (the debug count only), nanoseconds. */
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /*
  * What waits for its turn, at most, before a worker starts no chunk: WAIT_SHARE for each
  * worker but the one whose chunk is merged. Half the bound before: a worker a little
@@ -451,7 +443,7 @@ static void *worker(void *arg)
 		if (a && !r->stop && r->merged < r->nr_chunks &&
 		    (__atomic_load_n(&r->budget.held, __ATOMIC_RELAXED) >= r->budget.wait_at ||
 		     r->nr_chunks - r->merged >= AHEAD_PER_JOB * (size_t)r->jobs))
-			w0 = wall_ns();
+			w0 = monotime_ns();
 		/*
 		 * The one wait: while what waits for its turn holds budget.wait_at, or
 		 * AHEAD_PER_JOB chunks a worker each, start no chunk (the merge, the output's
@@ -466,12 +458,12 @@ static void *worker(void *arg)
 			pthread_cond_wait(&r->cond, &r->lock);
 		if (w0) {
 			a->start_waits++;
-			a->start_wait_ns += wall_ns() - w0;
+			a->start_wait_ns += monotime_ns() - w0;
 		}
 		c = claim(r);
 		k = r->nr_chunks - 1;
 		if (r->acct && c) {
-			uint64_t now = wall_ns();
+			uint64_t now = monotime_ns();
 
 			if (!r->t_first)
 				r->t_first = now;
@@ -586,12 +578,12 @@ static bool wait_chunk(struct run *r, size_t k, bool done)
 		    (k >= r->nr_chunks && (r->stop || r->plan.stream >= r->cfg->nr_streams))) {
 			if (w0) {
 				r->acct->merge_waits[done]++;
-				r->acct->merge_wait_ns[done] += wall_ns() - w0;
+				r->acct->merge_wait_ns[done] += monotime_ns() - w0;
 			}
 			return k < r->nr_chunks;
 		}
 		if (r->acct && !w0)
-			w0 = wall_ns();
+			w0 = monotime_ns();
 		clock_gettime(CLOCK_REALTIME, &ts);
 		ts.tv_nsec += 250000000;
 		if (ts.tv_nsec >= 1000000000) {
@@ -698,11 +690,11 @@ static int merge_turn(struct run *r, size_t k, struct decode_chunk *c)
 		if (ret || chunk_done(r, k))
 			break;
 		if (r->acct)
-			w0 = wall_ns();
+			w0 = monotime_ns();
 		ok = dbudget_wait(&r->budget, turn_ready, &t, 250000000);
 		if (r->acct) {
 			r->acct->merge_waits[2]++;
-			r->acct->merge_wait_ns[2] += wall_ns() - w0;
+			r->acct->merge_wait_ns[2] += monotime_ns() - w0;
 		}
 		if (!ok && r->io->progress)
 			r->io->progress(r->io->ctx, __atomic_load_n(&r->progress, __ATOMIC_RELAXED),
@@ -930,7 +922,7 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	r.acct = io->acct;
 	if (r.acct) {
 		memset(r.acct, 0, sizeof(*r.acct));
-		r.t_begin = wall_ns();
+		r.t_begin = monotime_ns();
 	}
 	dbudget_init(&r.budget, MEM_BOUND);
 	/*
@@ -975,7 +967,7 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	symbol_notes(&r);
 	cleanup(&r);
 	if (r.acct) {
-		uint64_t end = wall_ns();
+		uint64_t end = monotime_ns();
 
 		r.acct->wall_ns = end - r.t_begin;
 		r.acct->start_ns = r.t_first ? r.t_first - r.t_begin : 0;

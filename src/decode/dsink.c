@@ -10,6 +10,7 @@
 
 #include "dsink.h"
 #include "fileio.h"
+#include "monotime.h"
 
 #define DOUT_BUF (256u << 10)
 /* A sink's first buffer: 80 KiB doubled, 320 KiB, what a sink flushed at 256 KiB fills. */
@@ -623,20 +624,8 @@ static bool must_wait(const struct dsink *s, const struct dbudget *b, uint64_t s
 	return __atomic_load_n(&b->held, __ATOMIC_RELAXED) + s->cap + slack > b->wait_at;
 }
 
-/*
- * With the budget's wait_at: wait (must_wait()) for memory given back, the merge taking
- * what the sink let go of, or the turn (the sink's lock is not held: dsink_promote()
- * takes it).
- */
+/* The calling thread's waits in wait_room(), and their wall time. */
 static __thread uint64_t room_waits, room_wait_ns;
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 void dsink_thread_waits(uint64_t *n, uint64_t *ns)
 {
@@ -644,6 +633,11 @@ void dsink_thread_waits(uint64_t *n, uint64_t *ns)
 	*ns = room_wait_ns;
 }
 
+/*
+ * With the budget's wait_at: wait (must_wait()) for memory given back, the merge taking
+ * what the sink let go of, or the turn (the sink's lock is not held: dsink_promote()
+ * takes it).
+ */
 static void wait_room(struct dsink *s)
 {
 	struct dbudget *b = s->out->budget;
@@ -651,7 +645,7 @@ static void wait_room(struct dsink *s)
 
 	if (!b || !b->wait_at || !must_wait(s, b, 0))
 		return;
-	t0 = mono_ns();
+	t0 = monotime_ns();
 	pthread_mutex_lock(&b->lock);
 	wait_enter(&b->waiting_room);
 	while (must_wait(s, b, room_slack(b)))
@@ -659,7 +653,7 @@ static void wait_room(struct dsink *s)
 	wait_leave(&b->waiting_room);
 	pthread_mutex_unlock(&b->lock);
 	room_waits++;
-	room_wait_ns += mono_ns() - t0;
+	room_wait_ns += monotime_ns() - t0;
 }
 
 /*
