@@ -412,6 +412,23 @@ static char *path_in(const char *dir, const char *name)
 	return own(p);
 }
 
+/* ptwalk's program and trace of @args (NULL-terminated) in a new directory from @tmpl. */
+static char *walk_dir(const char *tmpl, const char *const *args)
+{
+	char *dir = strdup(tmpl);
+	struct args a = { .n = 0 };
+	struct run_result r;
+
+	cr_assert(dir && mkdtemp(dir));
+	args_add(&a, own(run_testprog("ptwalk")));
+	args_addv(&a, args);
+	args_add(&a, dir);
+	cr_assert_eq(run_argv(a.v, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	return dir;
+}
+
 static void gen_args(struct args *a, const char *dir)
 {
 	args_add(a, "--elf");
@@ -671,17 +688,10 @@ Test(decode, jobs_four_prints_what_jobs_one_prints_in_every_mode)
  */
 Test(decode, jobs_four_prints_what_jobs_one_prints_on_a_random_walk)
 {
-	char *dir = strdup("/tmp/ptc-walk-XXXXXX");
+	char *dir = walk_dir("/tmp/ptc-walk-XXXXXX", (const char *[]){ "-b", "20000", "-s", "1",
+								"-n", "100000", NULL });
 	struct args a = { .n = 0 };
-	struct run_result r;
 
-	cr_assert(mkdtemp(dir));
-	char *argv[] = { own(run_testprog("ptwalk")), "-b", "20000", "-s", "1", "-n", "100000",
-			 dir, NULL };
-
-	cr_assert_eq(run_argv(argv, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
 	args_addv(&a, (const char *[]){ "--raw", path_in(dir, "prog.bin:0x401000"), "--pt",
 					 path_in(dir, "trace.pt"), NULL });
 	jobs_one_and_four_agree(&a, "4K", dir, "ptwalk");
@@ -977,23 +987,6 @@ Test(decode, walk_trace_counts_what_ptwalk_encoded_as_ptxed_does)
 	cleanup(dir);
 }
 
-/* ptwalk's program and trace of @args (NULL-terminated) in a new directory from @tmpl. */
-static char *ff_walk(const char *tmpl, const char *const *args)
-{
-	char *dir = strdup(tmpl);
-	struct args a = { .n = 0 };
-	struct run_result r;
-
-	cr_assert(dir && mkdtemp(dir));
-	args_add(&a, own(run_testprog("ptwalk")));
-	args_addv(&a, args);
-	args_add(&a, dir);
-	cr_assert_eq(run_argv(a.v, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
-	return dir;
-}
-
 /* The walks' arguments: with timing packets, good and bad; over 60,000 blocks. */
 static const char *const ff_good[] = { "-b", "3000", "-s", "2", "-n", "60000", "-p", "30", "-t",
 				       NULL };
@@ -1038,7 +1031,7 @@ Test(decode, fast_path_takes_timing_packets_and_errata_and_prints_what_libipt_do
 	static const char *const cpus[] = { "none", "6/94/3", "6/85/4", "6/61/0" };
 
 	for (int bad = 0; bad < 2; bad++) {
-		char *dir = ff_walk("/tmp/ptc-ffwalk-XXXXXX", bad ? ff_odd : ff_good);
+		char *dir = walk_dir("/tmp/ptc-ffwalk-XXXXXX", bad ? ff_odd : ff_good);
 		struct run_result r;
 
 		for (size_t c = 0; c < sizeof(cpus) / sizeof(cpus[0]); c++) {
@@ -1088,7 +1081,7 @@ Test(decode, insn_fast_path_prints_what_the_insn_decoder_prints)
 	static const char *const cpus[] = { "none", "6/94/3", "6/85/4" };
 
 	for (int t = 0; t < 3; t++) {
-		char *dir = ff_walk("/tmp/ptc-insnfast-XXXXXX",
+		char *dir = walk_dir("/tmp/ptc-insnfast-XXXXXX",
 				    t == 0 ? ff_good : t == 1 ? ff_odd : ff_big);
 		struct run_result r;
 
@@ -1162,15 +1155,8 @@ static uint64_t fast_segments(const char *dir, const char *cpu, const char *chun
 Test(decode, jobs_two_decodes_a_chunks_last_segment_on_the_fast_path)
 {
 	static const char *const cpus[] = { "none", "6/85/4" };
-	char *dir = strdup("/tmp/ptc-seam-XXXXXX");
-	struct run_result r;
-
-	cr_assert(mkdtemp(dir));
-	char *argv[] = { own(run_testprog("ptwalk")), "-b", "3000", "-s", "2", "-n", "60000",
-			 "-p", "30", dir, NULL };
-	cr_assert_eq(run_argv(argv, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
+	char *dir = walk_dir("/tmp/ptc-seam-XXXXXX", (const char *[]){ "-b", "3000", "-s", "2",
+								"-n", "60000", "-p", "30", NULL });
 	for (size_t c = 0; c < sizeof(cpus) / sizeof(cpus[0]); c++) {
 		char *one, *two;
 		uint64_t n1 = fast_segments(dir, cpus[c], NULL, &one);
@@ -1196,17 +1182,12 @@ Test(decode, jobs_two_decodes_a_chunks_last_segment_on_the_fast_path)
 Test(decode, jobs_two_accounts_each_threads_time_when_asked)
 {
 	static char *const threads[] = { "PTCOLLECT_DECODE_THREADS=1", NULL };
-	char *dir = strdup("/tmp/ptc-acct-XXXXXX");
+	char *dir = walk_dir("/tmp/ptc-acct-XXXXXX", (const char *[]){ "-b", "3000", "-s", "2",
+								"-n", "60000", "-p", "30", NULL });
 	struct run_result r, plain;
 	unsigned long long chunks = 0;
 	unsigned workers = 0;
 
-	cr_assert(mkdtemp(dir));
-	char *argv[] = { own(run_testprog("ptwalk")), "-b", "3000", "-s", "2", "-n", "60000",
-			 "-p", "30", dir, NULL };
-	cr_assert_eq(run_argv(argv, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
 	char *raw = path_in(dir, "prog.bin:0x401000"), *pt = path_in(dir, "trace.pt");
 
 	cr_assert_eq(run_ptcollect(threads, &r, "decode", "-J", "2", "--chunk-size", "4K",
@@ -2233,16 +2214,11 @@ Test(decode, stats_print_each_caches_bound_and_use)
 					     "insn_blocks" };
 	static char *const count[] = { "PTCOLLECT_DECODE_FAST_COUNT=1", NULL };
 	const char *lines;
-	char *dir = strdup("/tmp/ptc-caches-XXXXXX"), *raw, *pt;
+	char *dir = walk_dir("/tmp/ptc-caches-XXXXXX", (const char *[]){ "-b", "2000", "-s", "1",
+								  "-n", "20000", "-p", "100",
+								  NULL }), *raw, *pt;
 	json_t *st, *calls, *insn;
 	struct run_result r;
-
-	cr_assert(mkdtemp(dir));
-	char *argv[] = { own(run_testprog("ptwalk")), "-b", "2000", "-s", "1", "-n", "20000",
-			 "-p", "100", dir, NULL };
-	cr_assert_eq(run_argv(argv, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
 	raw = path_in(dir, "prog.bin:0x401000");
 	pt = path_in(dir, "trace.pt");
 	st = caches_of(raw, pt, "--branches");
