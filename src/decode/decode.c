@@ -440,10 +440,6 @@ static void *worker(void *arg)
 		size_t k;
 
 		pthread_mutex_lock(&r->lock);
-		if (a && !r->stop && r->merged < r->nr_chunks &&
-		    (__atomic_load_n(&r->budget.held, __ATOMIC_RELAXED) >= r->budget.wait_at ||
-		     r->nr_chunks - r->merged >= AHEAD_PER_JOB * (size_t)r->jobs))
-			w0 = monotime_ns();
 		/*
 		 * The one wait: while what waits for its turn holds budget.wait_at, or
 		 * AHEAD_PER_JOB chunks a worker each, start no chunk (the merge, the output's
@@ -454,8 +450,11 @@ static void *worker(void *arg)
 		 */
 		while (!r->stop && r->merged < r->nr_chunks &&
 		       (__atomic_load_n(&r->budget.held, __ATOMIC_RELAXED) >= r->budget.wait_at ||
-			r->nr_chunks - r->merged >= AHEAD_PER_JOB * (size_t)r->jobs))
+			r->nr_chunks - r->merged >= AHEAD_PER_JOB * (size_t)r->jobs)) {
+			if (a && !w0)
+				w0 = monotime_ns();
 			pthread_cond_wait(&r->cond, &r->lock);
+		}
 		if (w0) {
 			a->start_waits++;
 			a->start_wait_ns += monotime_ns() - w0;
