@@ -198,7 +198,7 @@ int dsink_promote(struct dsink *s);
  * A sink at its turn (dsink_turn()): its writer waits while the merge has not taken
  * DSINK_TURN_HOLD bytes it let go of (1 MiB: it waited whenever the merge was not
  * scheduled within a millisecond), and wakes the merge once DSINK_TURN_PASS wait: each
- * buffer the decoder flushes (decode_chunk.c), read by the merge soon after.
+ * buffer the decoder flushes (dec_records.c), read by the merge soon after.
  */
 #define DSINK_TURN_HOLD (8u << 20)
 #define DSINK_TURN_PASS (256u << 10)

@@ -173,7 +173,7 @@ struct image_sym {
 
 /*
  * image_symbolize_pid's answer without the formatting (the strings live as long
- * as @s). Not cached: its callers keep what they look up again (decode_chunk.c).
+ * as @s). Not cached: its callers keep what they look up again (dec_names.c).
  */
 void image_resolve_pid(struct image_store *s, uint32_t pid, int isid, uint64_t ip,
 		       struct image_sym *out);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Decode output formats. The decoder loop (decode_chunk.c) knows no format:
+ * Decode output formats. The decoder loop (decode_chunk.c, dec_*.c) knows no format:
  * it produces typed records (an instruction, a taken branch, a call, a
  * return, an event, a gap, an error, a thread switch, a stream's start and
  * end) and hands each to the renderers of the run: the mode's (on the

@@ -457,7 +457,7 @@ static uint8_t *buf_room(struct dbudget *bg, uint8_t **buf, size_t *cap, size_t 
 uint8_t *dsink_grow(struct dsink *s, size_t n)
 {
 	/*
-	 * SINK_FIRST doubled (decode_chunk.c flushes at 256 KiB); or at once what the
+	 * SINK_FIRST doubled (dec_records.c flushes at 256 KiB); or at once what the
 	 * output's last sink let go of in one piece (the fast path's chunks: 1.25 MiB of the
 	 * walk's --insn; each doubling is new pages, and a copy).
 	 */

@@ -1,0 +1,207 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ptcollect report's merge (report_agg.c): its state (call stacks per thread, one row per
+ * function), which report_out.c prints.
+ */
+#ifndef PTC_REPORT_PRIV_H
+#define PTC_REPORT_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "render_report.h"
+#include "report_rec.h"
+
+#define NONE UINT32_MAX
+#define CALLEES 4
+
+struct dist {
+	uint64_t n, min, max;
+	uint64_t *exact;		/* up to REPORT_EXACT_MAX, then NULL and hist */
+	uint32_t nexact, cap;
+	uint64_t *hist;
+};
+
+struct outlier {
+	uint64_t dur, start;
+	uint64_t seq;			/* its call's place among the trace's calls */
+	bool timed;			/* its call had a time (else its start is shown as none) */
+	uint32_t pid, tid;
+	uint32_t callee[CALLEES], ncalls[CALLEES];
+	uint32_t more;			/* calls to other functions */
+};
+
+/*
+ * A row, 64-byte aligned (funcs_grow()) and two cache lines long: the first has what every
+ * call, return and run of instructions adds to, the second the duration's distribution and
+ * what the output alone reads. (Unaligned, a row took three lines, each one touched by a
+ * call: on many functions, each a miss.)
+ */
+struct func {
+	uint64_t calls, insns_self, insns_total, time_self, time_total;
+	/* its frames on the stacks, and the one thread they are all on (NULL: more than one,
+	 * or none): whether a call is its function's outermost without walking the stack */
+	const struct thr *open_thr;
+	uint32_t open;
+	uint32_t nout;
+	uint64_t incomplete;
+	struct dist d;
+	struct outlier *out;		/* a min-heap of the longest, cfg->outliers */
+	uint32_t name, group;		/* a sym (sym_get), an interned string */
+} __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct func) == 128, "struct func: two cache lines");
+
+struct frame {
+	uint32_t func, node;
+	uint64_t ret;			/* return address; UINT64_MAX: an interrupt */
+	uint64_t start, paused0, insns0, intr0;
+	uint64_t seq;			/* the call's place among the trace's calls */
+	uint64_t child_dur;
+	uint32_t callee[CALLEES], ncalls[CALLEES], more;
+	bool outer;			/* no frame of its function below */
+	bool timed;			/* its call had a time */
+};
+
+struct thr {
+	bool used, paused;
+	uint32_t pid, tid, group, root;
+	uint64_t lru;
+	struct frame *st;
+	uint32_t depth, cap, over, intr;
+	/* intr_insns: the instructions of interrupts that ended (counted when they end, so
+	 * that a function the handler calls keeps its own) */
+	uint64_t insns, intr_insns, paused_total, pause_at, resume_ip, last_time;
+	uint32_t base;			/* the function at depth 0, NONE: not known */
+	uint64_t pending;		/* its instructions while not known */
+};
+
+struct node {
+	uint32_t parent, name;		/* name: a sym */
+	uint64_t insns, time;
+};
+
+/*
+ * An open-addressing table of 64-bit keys to 32-bit values; a key and its value side by
+ * side (a look-up reads one cache line, not one in each of two arrays).
+ */
+struct mslot {
+	uint64_t key;
+	uint32_t val;
+};
+
+struct map {
+	struct mslot *slots;
+	size_t cap, n;
+};
+
+/*
+ * A call's row, by what its T_CALL says (how it names the callee, the interned string of
+ * its name or object, its offset) and the caller's group: found once through name_of(),
+ * sym_get() and func_get(), then from here (a call names the same few callees over and
+ * over). Direct-mapped, so bounded; a miss only costs the lookups.
+ */
+struct call_slot {
+	uint64_t off;
+	uint32_t base, obj, group, sym, func;
+	uint8_t how, used;
+};
+
+#define CALL_BITS 16
+#define CALL_WAYS 2		/* slots a function may take: two on a conflict both stay */
+
+/*
+ * A function as a record names it: by how (N_*, or N_NAME: @base is its name already), the
+ * interned string it starts from (@base: the symbol; none for N_UNKNOWN), its object (@obj,
+ * NONE: none) and offset. Spelled (name_of()) only when it is needed, and then kept.
+ */
+enum { N_NAME = 3 };
+
+struct fref {
+	uint64_t off;
+	uint32_t base, obj;
+	uint8_t how;
+};
+
+/*
+ * The function at an address slot (T_ADEF), and its row in one group: found (func_of())
+ * at the slot's first use by that group, then kept with the slot (a call by slot hashes
+ * nothing).
+ */
+struct aslot {
+	struct fref e;
+	uint32_t group, sym, func;	/* group NONE: not found yet */
+};
+
+struct rstate {
+	const struct report_config *rc;
+	size_t nr_streams;
+	/* interned strings */
+	char **str;
+	uint32_t nstr, capstr;
+	struct map strmap;		/* hash -> first id (chained through strnext) */
+	uint32_t *strnext;
+	/* functions by name and object (interned strings, object NONE: none) */
+	uint32_t *sym_name, *sym_obj;
+	uint32_t nsyms, capsyms;
+	struct map symmap;		/* name << 32 | object */
+	struct func *funcs;
+	uint32_t nfuncs, capfuncs;
+	struct map funcmap;		/* group << 32 | name */
+	bool funcs_full;
+	struct node *nodes;
+	uint32_t nnodes, capnodes;
+	struct map nodemap;		/* parent << 32 | name */
+	struct map offmap;		/* name_of()'s: N_* << 63 | string << 40 | offset */
+	struct thr thr[REPORT_THREADS_MAX];
+	struct thr *cur;
+	uint64_t lru;
+	uint32_t stream, stream_name, unknown;
+	bool clock_known, clock_time;
+	/* the first time a record had, and whether any other differed: the time moves */
+	bool have_t0, time_moves;
+	uint64_t t0;
+	uint64_t insns, calls, cut, evicted, deep;
+	bool oom;
+	bool nodes_on;			/* the call-stack tree is kept: --folded only */
+	struct call_slot calls_seen[1u << CALL_BITS];
+	uint32_t defs[DEF_MAX];		/* the chunk's name ids (T_DEF): interned, NONE: "" */
+	/* the functions at the chunk's address slots (T_ADEF), the time T_TIME said */
+	struct aslot aslots[ADDR_SLOTS];
+	bool a_has_time;
+	uint64_t a_time;
+	uint64_t ret_prev;		/* the return address the last T_CALLV said */
+	bool a_noted;			/* note_time() and the clock saw T_TIME's time */
+	bool ahead_on;			/* report_filter() looks ahead (struct ahead) */
+};
+
+/* report_agg.c */
+void streams_end(struct rstate *s);
+void report_free(struct rstate *s);
+void dist_quantiles(struct dist *d, const unsigned *q, uint64_t *v, size_t nq);
+
+static inline const char *sym_text(const struct rstate *s, uint32_t sym)
+{
+	return s->str[s->sym_name[sym]];
+}
+
+static inline const char *obj_text(const struct rstate *s, uint32_t sym)
+{
+	return s->sym_obj[sym] == NONE ? "" : s->str[s->sym_obj[sym]];
+}
+
+/*
+ * Whether @x comes before @y: longer, then started earlier, then called earlier in the
+ * trace. A total order by what the trace fixes: which calls are kept and the order they are
+ * shown in do not depend on the order calls reach the heap (-J N prints what -J 1 does).
+ */
+static inline bool out_before(const struct outlier *x, const struct outlier *y)
+{
+	if (x->dur != y->dur)
+		return x->dur > y->dur;
+	if (x->start != y->start)
+		return x->start < y->start;
+	return x->seq < y->seq;
+}
+
+#endif

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: MIT */
+/* dec_fast.c: the chunk's PSB segments through fastflow where they may be. */
+#ifndef PTC_DEC_FAST_H
+#define PTC_DEC_FAST_H
+
+#include "dec.h"
+
+void fast_insn(void *ctx, uint64_t ip, unsigned n);
+void run_fast(struct dec *x);
+
+#endif

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dec_names.c: the names of call and return addresses, kept; the hit path (name_of()) in
+ * line.
+ */
+#ifndef PTC_DEC_NAMES_H
+#define PTC_DEC_NAMES_H
+
+#include "dec.h"
+
+/*
+ * Symbols of call and return addresses kept: 2^NAMES_BITS of 128 bytes (4 MiB, touched as
+ * used; the bench's walk names 25,000 addresses: 8192 slots cost its --calls some 13 %,
+ * 16,384 slots still missed a lookup in four, each resolved and spelled again).
+ */
+#define NAMES_BITS 15
+
+/*
+ * What an address of a section is, kept by name_of(): its symbol and object, and the
+ * name spelled (a longer one is spelled each time).
+ */
+struct symname {
+	uint64_t ip;
+	int isid;		/* 0: empty */
+	uint32_t pid;
+	uint8_t named;		/* name spelled: SYM_NAMED, | SYM_PLAIN: as printable.h prints it;
+				 * SYM_RECENT: the way of its set used last */
+	uint8_t len;
+	/*
+	 * A name of up to 45 bytes lies in the entry's first cache line with its key (the
+	 * table is 64-byte aligned): a hit reads one line; @sym, in the second, only a
+	 * longer one's spelling.
+	 */
+	char name[78];
+	struct image_sym sym;
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct symname) == 128, "two cache lines an entry");
+
+#define SYM_NAMED 1
+#define SYM_PLAIN 2
+#define SYM_RECENT 4
+
+const char *symbolize(const struct image_sym *y, struct symname *e, char *buf, size_t len,
+		      bool *is_plain, size_t *nlen);
+const char *name_find(struct dec *x, uint32_t pid, int isid, uint64_t ip,
+		      const struct symname *busy, struct symname **used, char *buf, size_t len,
+		      bool *is_plain, size_t *nlen);
+
+/*
+ * The one cache of what an address is (image_resolve_pid()) and its name (its spelling,
+ * image_sym_format()), by process, section and address: calls and returns name the same
+ * addresses over and over. A section's file and its symbols do not change, so no image
+ * change invalidates an entry. NULL for code outside any section (JIT code, named by the
+ * process's perf map), looked up each time.
+ */
+static inline size_t sym_slot(uint32_t pid, int isid, uint64_t ip)
+{
+	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)pid << 20) * 0x9e3779b97f4a7c15ull;
+
+	/* Sets of two ways: the first's slot. */
+	return (size_t)(h >> (64 - NAMES_BITS + 1)) * 2;
+}
+
+static inline bool sym_is(const struct symname *e, uint32_t pid, int isid, uint64_t ip)
+{
+	return e->ip == ip && e->isid == isid && e->pid == pid;
+}
+
+/* @e was the way of its set used last: a miss takes the other (written only on a change). */
+static inline void sym_touch(struct symname *e, struct symname *other)
+{
+	if (!(e->named & SYM_RECENT)) {
+		e->named |= SYM_RECENT;
+		other->named &= (uint8_t)~SYM_RECENT;
+	}
+}
+
+/* The way of @set that holds @ip of @isid in @pid, made the recent one; NULL: a miss. */
+static inline struct symname *sym_hit(struct symname *set, uint32_t pid, int isid,
+				      uint64_t ip)
+{
+	for (int w = 0; w < 2; w++) {
+		if (sym_is(&set[w], pid, isid, ip)) {
+			sym_touch(&set[w], &set[!w]);
+			return &set[w];
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The name of @ip in section @isid (symbolize()'s), from its entry in the cache: a hit
+ * with the name spelled reads the entry's first line only, in line (the call cost --calls
+ * more than the look-up: two each call or return). @used: the entry it took, for the
+ * other end's call.
+ */
+static inline const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
+				  const struct symname *busy, struct symname **used,
+				  char *buf, size_t len, bool *is_plain, size_t *nlen)
+{
+	struct symname *e;
+
+	if (isid > 0 && x->names && (e = sym_hit(&x->names[sym_slot(pid, isid, ip)], pid,
+						  isid, ip))) {
+		*used = e;
+		if (!(e->named & SYM_NAMED))
+			return symbolize(&e->sym, e, buf, len, is_plain, nlen);
+		*is_plain = e->named & SYM_PLAIN;
+		*nlen = e->len;
+		return e->name;
+	}
+	return name_find(x, pid, isid, ip, busy, used, buf, len, is_plain, nlen);
+}
+
+#endif

@@ -1,0 +1,1601 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ptcollect report, at the merge (report_priv.h): the chunks' records (render_report.c), in
+ * stream order, make call stacks per thread and one row per function; report_out.c prints
+ * the rows.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_priv.h"
+
+
+static uint64_t hash64(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	return k ^ (k >> 33);
+}
+
+static uint32_t map_get(const struct map *m, uint64_t key)
+{
+	if (!m->cap)
+		return NONE;
+	for (size_t i = hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->slots[i].val == NONE)
+			return NONE;
+		if (m->slots[i].key == key)
+			return m->slots[i].val;
+	}
+}
+
+static bool map_set(struct map *m, uint64_t key, uint32_t val)
+{
+	if (2 * (m->n + 1) > m->cap) {
+		struct map n = { .cap = m->cap ? 2 * m->cap : 1024 };
+
+		n.slots = malloc(n.cap * sizeof(*n.slots));
+		if (!n.slots)
+			return false;
+		for (size_t i = 0; i < n.cap; i++)
+			n.slots[i].val = NONE;
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->slots[i].val != NONE)
+				map_set(&n, m->slots[i].key, m->slots[i].val);
+		free(m->slots);
+		*m = n;
+	}
+	for (size_t i = hash64(key) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (m->slots[i].val == NONE) {
+			m->slots[i].key = key;
+			m->slots[i].val = val;
+			m->n++;
+			return true;
+		}
+		if (m->slots[i].key == key) {
+			m->slots[i].val = val;
+			return true;
+		}
+	}
+}
+
+static void map_free(struct map *m)
+{
+	free(m->slots);
+}
+
+static bool grow(void **p, uint32_t *cap, uint32_t need, size_t size)
+{
+	uint32_t n;
+	void *q;
+
+	if (need <= *cap)
+		return true;
+	n = *cap ? 2 * *cap : 64;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, (size_t)n * size);
+	if (!q)
+		return false;
+	*p = q;
+	*cap = n;
+	return true;
+}
+
+static uint64_t str_hash(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
+	return h;
+}
+
+/* The id of a string (@n bytes), NONE when out of memory. */
+static uint32_t intern(struct rstate *s, const char *p, size_t n)
+{
+	uint64_t h = str_hash(p, n);
+	uint32_t id = map_get(&s->strmap, h);
+
+	for (uint32_t i = id; i != NONE; i = s->strnext[i])
+		if (!strncmp(s->str[i], p, n) && !s->str[i][n])
+			return i;
+	if (s->nstr + 1 > s->capstr) {
+		uint32_t cap = s->capstr;
+		uint32_t *next;
+
+		if (!grow((void **)&s->str, &cap, s->nstr + 1, sizeof(*s->str)))
+			goto oom;
+		next = realloc(s->strnext, cap * sizeof(*next));
+		if (!next)
+			goto oom;
+		s->strnext = next;
+		s->capstr = cap;
+	}
+	s->str[s->nstr] = strndup(p, n);
+	if (!s->str[s->nstr] || !map_set(&s->strmap, h, s->nstr))
+		goto oom;
+	s->strnext[s->nstr] = id;
+	return s->nstr++;
+oom:
+	s->oom = true;
+	return NONE;
+}
+
+static uint32_t intern_str(struct rstate *s, const char *p)
+{
+	return intern(s, p, strlen(p));
+}
+
+/* The function @name (a string) in @obj (a string, NONE: none); NONE when out of memory. */
+static uint32_t sym_get(struct rstate *s, uint32_t name, uint32_t obj)
+{
+	uint64_t key = (uint64_t)name << 32 | obj;
+	uint32_t id = map_get(&s->symmap, key), cap = s->capsyms;
+
+	if (id != NONE || name == NONE)
+		return id;
+	if (s->nsyms + 1 > cap) {
+		if (!grow((void **)&s->sym_name, &cap, s->nsyms + 1, sizeof(*s->sym_name)))
+			goto oom;
+		cap = s->capsyms;
+		if (!grow((void **)&s->sym_obj, &cap, s->nsyms + 1, sizeof(*s->sym_obj)))
+			goto oom;
+		s->capsyms = cap;
+	}
+	if (!map_set(&s->symmap, key, s->nsyms))
+		goto oom;
+	s->sym_name[s->nsyms] = name;
+	s->sym_obj[s->nsyms] = obj;
+	return s->nsyms++;
+oom:
+	s->oom = true;
+	return NONE;
+}
+
+/* A function named @p (a C string) without an object: "[interrupt]", a thread's label. */
+static uint32_t sym_str(struct rstate *s, const char *p)
+{
+	return sym_get(s, intern_str(s, p), NONE);
+}
+
+/* Room for one more row, aligned as struct func wants (realloc() would not). */
+static bool funcs_grow(struct rstate *s)
+{
+	uint32_t n = s->capfuncs ? 2 * s->capfuncs : 64;
+	struct func *q;
+
+	if (s->nfuncs < s->capfuncs)
+		return true;
+	q = aligned_alloc(_Alignof(struct func), (size_t)n * sizeof(*q));
+	if (!q)
+		return false;
+	if (s->nfuncs)
+		memcpy(q, s->funcs, (size_t)s->nfuncs * sizeof(*q));
+	free(s->funcs);
+	s->funcs = q;
+	s->capfuncs = n;
+	return true;
+}
+
+/* The row of @name in @group; rows past REPORT_FUNCS_MAX go to "[other]". */
+static uint32_t func_get(struct rstate *s, uint32_t group, uint32_t name)
+{
+	uint64_t key = (uint64_t)group << 32 | name;
+	uint32_t id = map_get(&s->funcmap, key);
+	struct func *f;
+
+	if (id != NONE)
+		return id;
+	if (name == NONE || group == NONE)
+		return NONE;
+	if (s->nfuncs >= REPORT_FUNCS_MAX) {
+		s->funcs_full = true;
+		name = sym_str(s, "[other]");
+		key = (uint64_t)group << 32 | name;
+		id = map_get(&s->funcmap, key);
+		if (id != NONE || s->nfuncs >= REPORT_FUNCS_MAX + 256)
+			return id;
+	}
+	if (!funcs_grow(s) ||
+	    !map_set(&s->funcmap, key, s->nfuncs)) {
+		s->oom = true;
+		return NONE;
+	}
+	f = &s->funcs[s->nfuncs];
+	memset(f, 0, sizeof(*f));
+	f->name = name;
+	f->group = group;
+	f->d.min = UINT64_MAX;
+	return s->nfuncs++;
+}
+
+static uint32_t node_get(struct rstate *s, uint32_t parent, uint32_t name)
+{
+	uint64_t key = (uint64_t)parent << 32 | name;
+	uint32_t id = map_get(&s->nodemap, key);
+
+	if (id != NONE)
+		return id;
+	if (s->nnodes >= REPORT_NODES_MAX || name == NONE)
+		return parent;
+	if (!grow((void **)&s->nodes, &s->capnodes, s->nnodes + 1, sizeof(*s->nodes)) ||
+	    !map_set(&s->nodemap, key, s->nnodes)) {
+		s->oom = true;
+		return parent;
+	}
+	s->nodes[s->nnodes] = (struct node){ .parent = parent, .name = name };
+	return s->nnodes++;
+}
+
+/* ---- durations ---- */
+
+static size_t bucket(uint64_t v)
+{
+	int e;
+
+	if (v < 2 * REPORT_HIST_SUB)
+		return (size_t)v;
+	e = 63 - __builtin_clzll(v);	/* >= 6 */
+	return 2 * REPORT_HIST_SUB + (size_t)(e - 6) * REPORT_HIST_SUB +
+	       ((v >> (e - 5)) & (REPORT_HIST_SUB - 1));
+}
+
+#define BUCKETS (2 * REPORT_HIST_SUB + 58 * REPORT_HIST_SUB)
+
+/* The middle of bucket @b. */
+static uint64_t bucket_value(size_t b)
+{
+	size_t e, sub;
+	uint64_t lo;
+
+	if (b < 2 * REPORT_HIST_SUB)
+		return b;
+	e = (b - 2 * REPORT_HIST_SUB) / REPORT_HIST_SUB + 6;
+	sub = (b - 2 * REPORT_HIST_SUB) % REPORT_HIST_SUB;
+	lo = (1ull << e) | ((uint64_t)sub << (e - 5));
+	return lo + (1ull << (e - 6));
+}
+
+/* dist_add() before its histogram: the exact durations, then the histogram they go into. */
+static void dist_add_slow(struct rstate *s, struct dist *d, uint64_t v)
+{
+	if (d->nexact < REPORT_EXACT_MAX) {
+		if (!grow((void **)&d->exact, &d->cap, d->nexact + 1, sizeof(*d->exact))) {
+			s->oom = true;
+			return;
+		}
+		d->exact[d->nexact++] = v;
+		return;
+	}
+	d->hist = calloc(BUCKETS, sizeof(*d->hist));
+	if (!d->hist) {
+		s->oom = true;
+		return;
+	}
+	for (uint32_t i = 0; i < d->nexact; i++)
+		d->hist[bucket(d->exact[i])]++;
+	free(d->exact);
+	d->exact = NULL;
+	d->nexact = d->cap = 0;
+	d->hist[bucket(v)]++;
+}
+
+static inline void dist_add(struct rstate *s, struct dist *d, uint64_t v)
+{
+	d->n++;
+	d->min = v < d->min ? v : d->min;
+	d->max = v > d->max ? v : d->max;
+	if (d->hist)
+		d->hist[bucket(v)]++;
+	else
+		dist_add_slow(s, d, v);
+}
+
+static inline void swap_u64(uint64_t *a, uint64_t *b)
+{
+	uint64_t t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/*
+ * Reorders @a[0..@n) so that @a[@k] is the value a sort would put there, none before it
+ * larger and none after it smaller (a selection: quickselect, the median of three as pivot).
+ */
+static void select_u64(uint64_t *a, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	while (hi - lo >= 16) {
+		size_t mid = lo + (hi - lo) / 2, i = lo, j = hi;
+		uint64_t pivot;
+
+		if (a[mid] < a[lo])
+			swap_u64(&a[mid], &a[lo]);
+		if (a[hi] < a[lo])
+			swap_u64(&a[hi], &a[lo]);
+		if (a[hi] < a[mid])
+			swap_u64(&a[hi], &a[mid]);
+		pivot = a[mid];
+		/* Hoare's: runs of equal values split in the middle */
+		for (;;) {
+			while (a[i] < pivot)
+				i++;
+			while (a[j] > pivot)
+				j--;
+			if (i >= j)
+				break;
+			swap_u64(&a[i++], &a[j--]);
+		}
+		/* [lo, j] <= pivot <= [j + 1, hi] */
+		if (k <= j)
+			hi = j;
+		else
+			lo = j + 1;
+	}
+	for (size_t i = lo + 1; i <= hi; i++) {
+		uint64_t v = a[i];
+		size_t j = i;
+
+		for (; j > lo && a[j - 1] > v; j--)
+			a[j] = a[j - 1];
+		a[j] = v;
+	}
+}
+
+/*
+ * Quantiles @q (per mille, ascending) into @v: nearest rank; exact, or a bucket's middle in
+ * [min, max].
+ */
+void dist_quantiles(struct dist *d, const unsigned *q, uint64_t *v, size_t nq)
+{
+	uint64_t rank[8], seen = 0, hi;
+	size_t b = 0;
+
+	for (size_t i = 0; i < nq; i++) {
+		rank[i] = d->n ? (d->n * q[i] + 999) / 1000 : 0;
+		rank[i] = rank[i] ? rank[i] - 1 : 0;
+		v[i] = 0;
+	}
+	if (!d->n)
+		return;
+	if (!d->hist) {
+		/* the highest rank first: the lower ones are then among the values below it */
+		hi = d->nexact;
+		for (size_t i = nq; i-- > 0;) {
+			if (rank[i] >= d->nexact)	/* out of memory on the way */
+				continue;
+			if (rank[i] < hi) {
+				select_u64(d->exact, hi, rank[i]);
+				hi = rank[i];
+			}
+			v[i] = d->exact[rank[i]];
+		}
+		return;
+	}
+	/* one walk of the buckets for all @q */
+	for (size_t i = 0; i < nq; i++) {
+		for (; b < BUCKETS; b++) {
+			if (seen + d->hist[b] > rank[i]) {
+				v[i] = bucket_value(b);
+				break;
+			}
+			seen += d->hist[b];
+		}
+		v[i] = v[i] < d->min ? d->min : v[i] > d->max ? d->max : v[i];
+	}
+}
+
+/* ---- outliers ---- */
+
+/* A min-heap by out_before(): its root is the call that goes first when a better comes. */
+static void heap_down(struct outlier *h, uint32_t n, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		struct outlier t;
+
+		if (l < n && out_before(&h[m], &h[l]))
+			m = l;
+		if (r < n && out_before(&h[m], &h[r]))
+			m = r;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void outlier_add(struct rstate *s, struct func *f, const struct frame *fr,
+			const struct thr *t, uint64_t dur)
+{
+	uint64_t n = s->rc->outliers;
+	struct outlier o;
+
+	if (!n)
+		return;
+	o.dur = dur;
+	o.start = fr->start;
+	o.seq = fr->seq;
+	if (f->nout == n && !out_before(&o, &f->out[0]))
+		return;
+	if (!f->out && !(f->out = calloc(n, sizeof(*f->out)))) {
+		s->oom = true;
+		return;
+	}
+	o.timed = fr->timed;
+	o.pid = t->pid;
+	o.tid = t->tid;
+	memcpy(o.callee, fr->callee, sizeof(o.callee));
+	memcpy(o.ncalls, fr->ncalls, sizeof(o.ncalls));
+	o.more = fr->more;
+	if (f->nout < n) {
+		uint32_t i = f->nout++;
+
+		f->out[i] = o;
+		/* up */
+		while (i && out_before(&f->out[(i - 1) / 2], &f->out[i])) {
+			struct outlier tmp = f->out[i];
+
+			f->out[i] = f->out[(i - 1) / 2];
+			f->out[(i - 1) / 2] = tmp;
+			i = (i - 1) / 2;
+		}
+		return;
+	}
+	f->out[0] = o;
+	heap_down(f->out, f->nout, 0);
+}
+
+/* ---- stacks ---- */
+
+static uint64_t now(const struct rstate *s, const struct thr *t)
+{
+	return s->clock_time ? t->last_time : t->insns;
+}
+
+static uint64_t paused_now(const struct rstate *s, const struct thr *t)
+{
+	return s->clock_time ? t->paused_total : t->intr_insns;
+}
+
+/* @f leaves @t's stack. */
+static void frame_gone(struct rstate *s, const struct frame *f)
+{
+	if (f->func != NONE && !--s->funcs[f->func].open)
+		s->funcs[f->func].open_thr = NULL;
+}
+
+static void cut_frame(struct rstate *s, struct thr *t)
+{
+	struct frame *f = &t->st[--t->depth];
+
+	frame_gone(s, f);
+
+	if (f->ret == UINT64_MAX) {
+		t->intr--;
+		return;
+	}
+	if (f->func != NONE)
+		s->funcs[f->func].incomplete++;
+}
+
+/* Trace is missing: every open call of @t is incomplete, what runs next is not known. */
+static void cut_all(struct rstate *s, struct thr *t)
+{
+	if (t->depth || t->over)
+		s->cut++;
+	while (t->depth)
+		cut_frame(s, t);
+	t->over = 0;
+	t->intr = 0;
+	if (t->pending) {
+		uint32_t u = func_get(s, t->group, s->unknown);
+
+		if (u != NONE)
+			s->funcs[u].insns_self += t->pending;
+		t->pending = 0;
+	}
+	t->base = NONE;
+	t->paused = false;
+}
+
+static inline __attribute__((always_inline)) void pop_complete(struct rstate *s,
+							       struct thr *t)
+{
+	struct frame *f = &t->st[--t->depth];
+	struct frame *parent = t->depth ? &t->st[t->depth - 1] : NULL;
+	uint64_t dur, incl, self;
+	struct func *fn;
+
+	frame_gone(s, f);
+	dur = now(s, t) - f->start - (paused_now(s, t) - f->paused0);
+	if (now(s, t) < f->start + (paused_now(s, t) - f->paused0))
+		dur = 0;
+	incl = (t->insns - f->insns0) - (t->intr_insns - f->intr0);
+	if (f->ret == UINT64_MAX) {
+		/* An interrupt ends: its time is not the interrupted function's. */
+		t->intr--;
+		t->intr_insns += incl;
+		if (s->clock_time)
+			t->paused_total += dur;
+		return;
+	}
+	self = dur > f->child_dur ? dur - f->child_dur : 0;
+	if (parent && parent->ret != UINT64_MAX)
+		parent->child_dur += dur;
+	if (f->func == NONE)
+		return;
+	fn = &s->funcs[f->func];
+	if (f->outer) {
+		fn->insns_total += incl;
+		fn->time_total += dur;
+	}
+	fn->time_self += self;
+	if (f->node != NONE)
+		s->nodes[f->node].time += self;
+	dist_add(s, &fn->d, dur);
+	if (s->rc->outliers)
+		outlier_add(s, fn, f, t, dur);
+}
+
+static struct thr *thread_get(struct rstate *s, uint32_t pid, uint32_t tid)
+{
+	struct thr *t, *old = NULL, *free_one = NULL;
+	char label[128];
+
+	for (size_t i = 0; i < REPORT_THREADS_MAX; i++) {
+		t = &s->thr[i];
+		if (!t->used) {
+			free_one = free_one ? free_one : t;
+			continue;
+		}
+		if (t->pid == pid && t->tid == tid)
+			return t;
+		if (!old || t->lru < old->lru)
+			old = t;
+	}
+	t = free_one;
+	if (!t) {
+		/* The longest idle thread's stack is given up. */
+		t = old;
+		cut_all(s, t);
+		s->evicted++;
+	}
+	free(t->st);
+	memset(t, 0, sizeof(*t));
+	t->used = true;
+	t->pid = pid;
+	t->tid = tid;
+	t->base = NONE;
+	snprintf(label, sizeof(label), "%" PRIu32 "/%" PRIu32, pid, tid);
+	t->root = !s->nodes_on ? NONE :
+		  node_get(s, NONE, tid || pid ? sym_str(s, label) :
+			   sym_get(s, s->stream_name, NONE));
+	if (s->rc->per_thread && s->rc->per_stream)
+		snprintf(label, sizeof(label), "%s %" PRIu32 "/%" PRIu32,
+			 s->str[s->stream_name], pid, tid);
+	else if (s->rc->per_stream)
+		snprintf(label, sizeof(label), "%s", s->str[s->stream_name]);
+	else if (!s->rc->per_thread)
+		label[0] = '\0';
+	t->group = intern_str(s, label);
+	return t;
+}
+
+void streams_end(struct rstate *s)
+{
+	for (size_t i = 0; i < REPORT_THREADS_MAX; i++) {
+		if (s->thr[i].used)
+			cut_all(s, &s->thr[i]);
+		free(s->thr[i].st);
+		memset(&s->thr[i], 0, sizeof(s->thr[i]));
+	}
+	s->cur = NULL;
+}
+
+static struct thr *current(struct rstate *s)
+{
+	if (!s->cur)
+		s->cur = thread_get(s, 0, 0);
+	return s->cur;
+}
+
+static inline void account(struct rstate *s, uint64_t n)
+{
+	struct thr *t = current(s);
+
+	s->insns += n;
+	t->insns += n;
+	if (t->depth) {
+		struct frame *f = &t->st[t->depth - 1];
+
+		if (f->node != NONE)
+			s->nodes[f->node].insns += n;
+		if (f->func != NONE)
+			s->funcs[f->func].insns_self += n;
+		return;
+	}
+	if (t->root != NONE)
+		s->nodes[t->root].insns += n;
+	if (t->base != NONE)
+		s->funcs[t->base].insns_self += n;
+	else
+		t->pending += n;
+}
+
+/* Whether the trace's time moves: a trace with one timestamp times nothing. */
+static void note_time(struct rstate *s, const struct prec *p)
+{
+	if (!p->has_time)
+		return;
+	if (!s->have_t0) {
+		s->have_t0 = true;
+		s->t0 = p->time;
+	} else if (p->time != s->t0) {
+		s->time_moves = true;
+	}
+}
+
+static void set_time(struct thr *t, const struct prec *p)
+{
+	if (p->has_time && p->time > t->last_time)
+		t->last_time = p->time;
+}
+
+/* note_time() and the clock (as report_filter() sets it) for the time T_TIME said. */
+static void note_a_time(struct rstate *s)
+{
+	struct prec p = { .has_time = s->a_has_time, .time = s->a_time };
+
+	note_time(s, &p);
+	if (!s->clock_known && p.has_time && !s->rc->clock_insns) {
+		s->clock_known = true;
+		s->clock_time = true;
+	}
+	s->a_noted = true;
+}
+
+/* What a call called: its outliers' "called" column, kept only for --outliers. */
+static inline void count_callee(const struct rstate *s, struct frame *parent, uint32_t func)
+{
+	int i;
+
+	if (!parent || func == NONE || !s->rc->outliers)
+		return;
+	for (i = 0; i < CALLEES && parent->ncalls[i] && parent->callee[i] != func; i++)
+		;
+	if (i == CALLEES) {
+		parent->more++;
+	} else {
+		parent->callee[i] = func;
+		parent->ncalls[i]++;
+	}
+}
+
+static inline __attribute__((always_inline)) void push(struct rstate *s, struct thr *t,
+						       uint32_t func, uint32_t name,
+						       uint64_t ret, bool timed)
+{
+	struct frame *f, *parent;
+	struct func *fn;
+	uint32_t pnode;
+
+	if (t->depth >= REPORT_DEPTH_MAX) {
+		t->over++;
+		s->deep++;
+		if (func != NONE)
+			s->funcs[func].incomplete++;
+		return;
+	}
+	/* The stack may move: the caller's frame is taken after (its callees were counted into
+	 * the freed one, lost or not by how malloc reused it: -J N and -J 1 differed). */
+	if (!grow((void **)&t->st, &t->cap, t->depth + 1, sizeof(*t->st))) {
+		s->oom = true;
+		return;
+	}
+	parent = t->depth ? &t->st[t->depth - 1] : NULL;
+	pnode = parent ? parent->node : t->root;
+	count_callee(s, parent, func);
+	f = &t->st[t->depth++];
+	f->child_dur = 0;
+	if (s->rc->outliers) {
+		memset(f->callee, 0, sizeof(f->callee));
+		memset(f->ncalls, 0, sizeof(f->ncalls));
+		f->more = 0;
+	}
+	f->func = func;
+	f->ret = ret;
+	f->node = pnode == NONE ? NONE : node_get(s, pnode, name);
+	f->start = now(s, t);
+	f->paused0 = paused_now(s, t);
+	f->insns0 = t->insns;
+	f->intr0 = t->intr_insns;
+	f->seq = s->calls;
+	f->outer = true;
+	f->timed = timed;
+	if (func == NONE)
+		return;
+	fn = &s->funcs[func];
+	if (fn->open && fn->open_thr == t) {
+		f->outer = false;
+	} else if (fn->open && !fn->open_thr) {
+		for (uint32_t i = 0; i + 1 < t->depth; i++)
+			if (t->st[i].func == func)
+				f->outer = false;
+	}
+	fn->open_thr = !fn->open++ || fn->open_thr == t ? t : NULL;
+	/* where its return will put the duration (dist_add(): on many functions, a miss) */
+	if (fn->d.nexact < fn->d.cap)
+		__builtin_prefetch(&fn->d.exact[fn->d.nexact], 1);
+}
+
+/* An object's name (@n bytes), NONE for none. */
+static uint32_t intern_obj(struct rstate *s, const char *p, size_t n)
+{
+	return n ? intern(s, p, n) : NONE;
+}
+
+/* A record's N_*: any other is taken as N_UNKNOWN (as name_of() spells it). */
+static uint8_t how_of(unsigned how)
+{
+	return how == N_SYM || how == N_SYMOFF ? (uint8_t)how : N_UNKNOWN;
+}
+
+/* The name @e gives: formatted here, only when it is needed. */
+static uint32_t name_of(struct rstate *s, const struct fref *e)
+{
+	uint32_t base = e->how == N_SYMOFF ? e->base : e->obj, got;
+	uint64_t key = (uint64_t)(e->how == N_SYMOFF) << 63 | (uint64_t)base << 40 | e->off;
+	bool keep = base < (1u << 23) && e->off < (1ull << 40);
+	char b[4 * NAME_LEN];
+
+	if (e->how == N_SYM || e->how == N_NAME)
+		return e->base;
+	/* Spelled once per name and offset: the same few come at every call. */
+	if (keep && (got = map_get(&s->offmap, key)) != NONE)
+		return got;
+	if (e->how == N_SYMOFF) {
+		if (e->base == NONE)
+			return NONE;
+		snprintf(b, sizeof(b), "%s+0x%" PRIx64, s->str[e->base], e->off);
+	} else if (e->obj == NONE) {
+		snprintf(b, sizeof(b), "[unknown]");
+	} else {
+		snprintf(b, sizeof(b), "[unknown] (%s+0x%" PRIx64 ")", s->str[e->obj], e->off);
+	}
+	got = intern_str(s, b);
+	if (keep && got != NONE && !map_set(&s->offmap, key, got))
+		s->oom = true;
+	return got;
+}
+
+/* @e's set in calls_seen for @group (func_of()): CALL_WAYS slots, the latest first. */
+static struct call_slot *call_slot_of(struct rstate *s, uint32_t group, const struct fref *e)
+{
+	uint64_t off = e->how == N_SYM || e->how == N_NAME ? 0 : e->off;
+	uint32_t base = e->how == N_UNKNOWN ? NONE : e->base;
+	uint64_t h;
+
+	h = ((uint64_t)base << 32 ^ e->obj ^ (uint64_t)group << 16 ^ (uint64_t)e->how << 62) *
+	    0x9e3779b97f4a7c15ull ^ off * 0xc2b2ae3d27d4eb4full;
+	return &s->calls_seen[h >> (64 - CALL_BITS) & ~(uint64_t)(CALL_WAYS - 1)];
+}
+
+/*
+ * The function @e names (a sym, into @sym) and its row in @group (the return; NONE: none,
+ * or out of memory), by calls_seen: name_of(), sym_get() and func_get() once per function,
+ * then one slot (calls and returns name the same few over and over).
+ */
+static uint32_t func_of(struct rstate *s, uint32_t group, const struct fref *e, uint32_t *sym)
+{
+	uint64_t off = e->how == N_SYM || e->how == N_NAME ? 0 : e->off;	/* (ignored) */
+	uint32_t base = e->how == N_UNKNOWN ? NONE : e->base, name, n, func;
+	struct call_slot *set = call_slot_of(s, group, e), *c;
+
+	for (c = set; c < set + CALL_WAYS; c++)
+		if (c->used && c->off == off && c->base == base && c->obj == e->obj &&
+		    c->group == group && c->how == e->how) {
+			*sym = c->sym;
+			return c->func;
+		}
+	name = name_of(s, e);
+	n = sym_get(s, name, e->obj);
+	func = func_get(s, group, n);
+	*sym = n;
+	if (name != NONE && n != NONE && func != NONE) {
+		memmove(set + 1, set, (CALL_WAYS - 1) * sizeof(*set));
+		*set = (struct call_slot){ .off = off, .base = base, .obj = e->obj,
+					   .group = group, .sym = n, .func = func, .how = e->how,
+					   .used = 1 };
+	}
+	return func;
+}
+
+/* @a's function (a sym, into @sym) and its row in @group, as func_of() gives them. */
+static uint32_t aslot_func(struct rstate *s, uint32_t group, struct aslot *a, uint32_t *sym)
+{
+	uint32_t func;
+
+	if (a->group == group && group != NONE) {
+		*sym = a->sym;
+		return a->func;
+	}
+	func = func_of(s, group, &a->e, sym);
+	if (func != NONE) {
+		a->group = group;
+		a->sym = *sym;
+		a->func = func;
+	}
+	return func;
+}
+
+/* A call of @t into the function @n (a sym) whose row is @func. */
+static void on_call_row(struct rstate *s, struct thr *t, const struct prec *p, uint32_t n,
+			uint32_t func)
+{
+	if (!s->clock_known) {
+		s->clock_known = true;
+		s->clock_time = p->has_time && !s->rc->clock_insns;
+	}
+	set_time(t, p);
+	if (func != NONE)
+		s->funcs[func].calls++;
+	s->calls++;
+	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1, p->has_time);
+}
+
+/* A call of the function @e names, or (@a not NULL) the one at an address slot. */
+static void on_call(struct rstate *s, const struct prec *p, const struct fref *e,
+		    struct aslot *a)
+{
+	struct thr *t = current(s);
+	uint32_t n, func = a ? aslot_func(s, t->group, a, &n) : func_of(s, t->group, e, &n);
+
+	on_call_row(s, t, p, n, func);
+}
+
+/* A return that closes an open call (true); false: on_ret_unmatched() with its names. */
+static bool on_ret_match(struct rstate *s, const struct prec *p)
+{
+	struct thr *t = current(s);
+	uint32_t i;
+
+	set_time(t, p);
+	if (t->over) {
+		t->over--;
+		return true;
+	}
+	for (i = t->depth; i > 0; i--) {
+		if (t->st[i - 1].ret == UINT64_MAX)
+			break;
+		if (t->st[i - 1].ret == p->b) {
+			/* What is above it returns with it (the stack unwinds). */
+			while (t->depth >= i)
+				pop_complete(s, t);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * A return that closes no open call, from the function @from names to the one @to names
+ * (or, @afrom and @ato not NULL, the ones at those address slots).
+ */
+static void on_ret_unmatched(struct rstate *s, const struct fref *from, const struct fref *to,
+			     struct aslot *afrom, struct aslot *ato)
+{
+	struct thr *t = current(s);
+	uint32_t fn, sym;
+
+	/* A return from a call before the trace (or a gap): its function is now known. */
+	if (t->depth)
+		cut_all(s, t);
+	fn = afrom ? aslot_func(s, t->group, afrom, &sym) : func_of(s, t->group, from, &sym);
+	if (fn != NONE) {
+		if (t->base != fn)
+			s->funcs[fn].incomplete++;
+		s->funcs[fn].insns_self += t->pending;
+		t->pending = 0;
+	}
+	t->base = ato ? aslot_func(s, t->group, ato, &sym) : func_of(s, t->group, to, &sym);
+	if (t->base != NONE && t->base != fn)
+		s->funcs[t->base].incomplete++;
+	if (t->base == NONE) {
+		uint32_t u = func_get(s, t->group, s->unknown);
+
+		if (u != NONE)
+			s->funcs[u].insns_self += t->pending;
+		t->pending = 0;
+	}
+}
+
+static void on_thread(struct rstate *s, const struct prec *p)
+{
+	struct thr *t = current(s), *n;
+
+	set_time(t, p);
+	if (t->pid == p->pid && t->tid == p->tid)
+		return;
+	if (!t->paused) {
+		t->paused = true;
+		t->pause_at = t->last_time;
+	}
+	n = thread_get(s, p->pid, p->tid);
+	n->lru = ++s->lru;
+	if (p->has_time && p->time > n->last_time)
+		n->last_time = p->time;
+	if (n->paused) {
+		n->paused = false;
+		n->paused_total += n->last_time - n->pause_at;
+	}
+	s->cur = n;
+}
+
+static void on_rec(struct rstate *s, const struct prec *p, const char *s1, const char *s2,
+		   const char *s3, const char *s4)
+{
+	struct thr *t;
+
+	note_time(s, p);
+	/* The clock: the trace's time when it has any before the first call. */
+	if (!s->clock_known && p->has_time && !s->rc->clock_insns) {
+		s->clock_known = true;
+		s->clock_time = true;
+	}
+
+	switch (p->kind) {
+	case P_STREAM:
+		streams_end(s);
+		s->stream = (uint32_t)p->a;
+		s->stream_name = intern(s, s1, p->len1);
+		break;
+	case P_CALL: {
+		struct fref e = { .how = N_NAME, .base = intern(s, s1, p->len1),
+				  .obj = intern_obj(s, s3, p->len3) };
+
+		on_call(s, p, &e, NULL);
+		break;
+	}
+	case P_RET:
+		if (!on_ret_match(s, p)) {
+			struct fref from = { .how = N_NAME, .base = intern(s, s1, p->len1),
+					     .obj = intern_obj(s, s3, p->len3) };
+			struct fref to = { .how = N_NAME, .base = intern(s, s2, p->len2),
+					   .obj = intern_obj(s, s4, p->len4) };
+
+			on_ret_unmatched(s, &from, &to, NULL, NULL);
+		}
+		break;
+	case P_GAP:
+		t = current(s);
+		set_time(t, p);
+		cut_all(s, t);
+		break;
+	case P_THREAD:
+		on_thread(s, p);
+		break;
+	case P_END:
+		streams_end(s);
+		break;
+	case P_OFF:
+		t = current(s);
+		set_time(t, p);
+		t->paused = true;
+		t->pause_at = t->last_time;
+		t->resume_ip = p->a;
+		break;
+	case P_ON:
+		t = current(s);
+		set_time(t, p);
+		if (!t->paused)
+			break;
+		t->paused = false;
+		/* Where it stopped: the thread goes on (the time between is not its). */
+		if (p->b || p->a == t->resume_ip)
+			t->paused_total += t->last_time - t->pause_at;
+		else
+			cut_all(s, t);
+		break;
+	case P_INTR:
+		t = current(s);
+		set_time(t, p);
+		push(s, t, func_get(s, t->group, sym_str(s, "[interrupt]")),
+		     sym_str(s, "[interrupt]"), UINT64_MAX, p->has_time);
+		if (t->depth && t->st[t->depth - 1].ret == UINT64_MAX)
+			t->intr++;
+		break;
+	default:
+		break;
+	}
+}
+
+static void far_return(struct rstate *s)
+{
+	struct thr *t = current(s);
+
+	if (!t->intr)
+		return;
+	while (t->depth && t->st[t->depth - 1].ret != UINT64_MAX)
+		cut_frame(s, t);
+	if (t->depth)
+		pop_complete(s, t);
+}
+
+/* A varint at *@at of @data (@len bytes), *@at moved past it; false: none whole there. */
+static inline bool get_varint(const uint8_t *data, size_t len, size_t *at, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (unsigned sh = 0; sh < 7 * VARINT_MAX && *at < len; sh += 7) {
+		uint8_t b = data[(*at)++];
+
+		x |= (uint64_t)(b & 0x7f) << sh;
+		if (!(b & 0x80)) {
+			*v = x;
+			return true;
+		}
+	}
+	return false;
+}
+
+static __attribute__((noinline)) size_t rec_size_var(const uint8_t *data, size_t len,
+						      size_t i)
+{
+	size_t n = 0;
+
+	if (data[i] == T_CALLV || data[i] == T_CALLV0 || data[i] == T_RETTOP) {
+		size_t at = i + 1;
+		uint64_t v;
+
+		if (!get_varint(data, len, &at, &v))
+			return 0;
+		if (data[i] != T_RETTOP &&
+		    (len - at < sizeof(uint16_t) || (at += sizeof(uint16_t),
+						     !get_varint(data, len, &at, &v))))
+			return 0;
+		return at - i;
+	}
+	if (data[i] == T_DEF && len - i >= 1 + sizeof(struct pdef)) {
+		struct pdef d;
+
+		memcpy(&d, data + i + 1, sizeof(d));
+		n = 1 + sizeof(d) + d.len;
+	} else if (data[i] == T_REC && len - i >= 1 + sizeof(struct prec)) {
+		struct prec p;
+
+		memcpy(&p, data + i + 1, sizeof(p));
+		n = 1 + sizeof(p) + (size_t)p.len1 + p.len2 + p.len3 + p.len4;
+	}
+	return n <= len - i ? n : 0;
+}
+
+/* The size of the record at @i of @data (@len bytes); 0: none whole there. */
+static inline __attribute__((always_inline)) size_t rec_size(const uint8_t *data, size_t len,
+							     size_t i)
+{
+	static const uint8_t fixed[] = {
+		[T_INSN] = 1, [T_FARRET] = 1, [T_RUN] = 5, [T_RUNFAR] = 5,
+		[T_CALL] = 1 + sizeof(struct pcall), [T_RET] = 1 + sizeof(struct pret),
+		[T_ADEF] = 1 + sizeof(struct padef), [T_TIME] = 1 + sizeof(struct ptime),
+		[T_RETA] = 1 + sizeof(struct preta), [T_RETN] = 5 + sizeof(struct preta),
+	};
+	size_t n = data[i] < sizeof(fixed) ? fixed[data[i]] : 0;
+
+	/* (T_RETTOP and T_CALLV with one-byte varints: most records) */
+	if (data[i] == T_RETTOP && len - i >= 2 && data[i + 1] < 0x80)
+		return 2;
+	if (data[i] == T_CALLV && len - i >= 5 && data[i + 1] < 0x80 && data[i + 4] < 0x80)
+		return 5;
+	if (!n)
+		return rec_size_var(data, len, i);
+	return n <= len - i ? n : 0;
+}
+
+/*
+ * What a call after a T_ADEF will touch, fetched ahead of it (on a trace of many functions
+ * each is a miss): at PREFETCH_FAR records ahead, the T_ADEF's calls_seen slot; when the
+ * cursor is PREFETCH_NEAR records from it, the row that slot holds. Only hints: a record's
+ * handling looks everything up again.
+ */
+#define PREFETCH_FAR 16
+#define PREFETCH_NEAR 6
+#define PREFETCH_RING 16
+#define PREFETCH_MIN 32		/* ahead while a record in 32 or more is a T_ADEF */
+
+struct ahead {
+	size_t at;			/* the cursor: the record after the last one seen */
+	uint64_t n;			/* records seen */
+	struct call_slot *slot[PREFETCH_RING];
+	uint64_t seen[PREFETCH_RING];
+	unsigned head, tail;
+};
+
+/* @data's T_ADEF at @at (whole), its calls_seen slot fetched and queued for its row. */
+static void ahead_adef(struct rstate *s, struct ahead *h, const uint8_t *data, size_t at)
+{
+	struct padef d;
+	struct fref e;
+
+	memcpy(&d, data + at + 1, sizeof(d));
+	if (d.name >= DEF_MAX || d.obj >= DEF_MAX || h->tail - h->head == PREFETCH_RING)
+		return;
+	e = (struct fref){ .how = how_of(d.how), .base = s->defs[d.name], .obj = s->defs[d.obj],
+			   .off = d.off };
+	h->slot[h->tail % PREFETCH_RING] = call_slot_of(s, s->cur->group, &e);
+	h->seen[h->tail % PREFETCH_RING] = h->n;
+	__builtin_prefetch(h->slot[h->tail % PREFETCH_RING]);
+	__builtin_prefetch(h->slot[h->tail++ % PREFETCH_RING] + CALL_WAYS - 1);
+}
+
+/* The cursor one record on, not behind @i (main loop's record). */
+static inline __attribute__((always_inline)) void ahead_step(struct rstate *s, struct ahead *h,
+							     const uint8_t *data, size_t len,
+							     size_t i)
+{
+	size_t n;
+
+	if (h->at < i)
+		h->at = i;
+	if (h->head != h->tail && h->n - h->seen[h->head % PREFETCH_RING] >=
+	    PREFETCH_FAR - PREFETCH_NEAR) {
+		const struct call_slot *c = h->slot[h->head++ % PREFETCH_RING];
+
+		/* (the set's every row: one is the T_ADEF's, where it is known) */
+		for (int w = 0; w < CALL_WAYS; w++)
+			if (c[w].used && c[w].func < s->nfuncs)
+				__builtin_prefetch(&s->funcs[c[w].func]);
+	}
+	if (h->at >= len || !(n = rec_size(data, len, h->at)))
+		return;
+	if (data[h->at] == T_ADEF && s->cur)
+		ahead_adef(s, h, data, h->at);
+	h->at += n;
+	h->n++;
+}
+
+/* A T_RETTOP after @k instructions: @t's top frame returns (or one past the depth bound). */
+static inline void ret_top(struct rstate *s, struct thr *t, uint64_t k)
+{
+	if (k)
+		account(s, k);
+	if (t->over)
+		t->over--;
+	else
+		pop_complete(s, t);
+}
+
+/*
+ * A call of @func (a sym @name; @timed as push() has it, @ret its return address) that the
+ * very next record, a T_RETTOP after @k instructions, closes: what push(), ret_top() and
+ * pop_complete() do for it, without its frame (half the calls of a trace are leaves). No
+ * time passes between: the duration is @k on the instruction clock, 0 on the trace's.
+ * Only where push() makes a frame that the T_RETTOP pops (the caller checks: no frame
+ * over the depth bound, none pending there, @ret not an interrupt's).
+ */
+static void leaf(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, bool timed,
+		 uint64_t k)
+{
+	struct frame *parent = t->depth ? &t->st[t->depth - 1] : NULL;
+	uint32_t pnode = parent ? parent->node : t->root, node;
+	uint64_t dur = s->clock_time ? 0 : k;
+	struct func *fn;
+	bool outer = true;
+
+	count_callee(s, parent, func);
+	node = pnode == NONE ? NONE : node_get(s, pnode, name);
+	s->insns += k;
+	t->insns += k;
+	if (node != NONE)
+		s->nodes[node].insns += k;
+	if (parent && parent->ret != UINT64_MAX)
+		parent->child_dur += dur;
+	if (func == NONE)
+		return;
+	if (node != NONE)
+		s->nodes[node].time += dur;
+	fn = &s->funcs[func];
+	if (fn->open && fn->open_thr == t) {
+		outer = false;
+	} else if (fn->open) {
+		if (!fn->open_thr)
+			for (uint32_t i = 0; i < t->depth; i++)
+				if (t->st[i].func == func)
+					outer = false;
+		/* (push() forgets the one thread; the return does not bring it back) */
+		fn->open_thr = NULL;
+	}
+	fn->insns_self += k;
+	if (outer) {
+		fn->insns_total += k;
+		fn->time_total += dur;
+	}
+	fn->time_self += dur;
+	dist_add(s, &fn->d, dur);
+	if (s->rc->outliers) {
+		struct frame f = { .start = now(s, t) - dur, .seq = s->calls, .timed = timed };
+
+		outlier_add(s, fn, &f, t, dur);
+	}
+}
+
+void report_filter(struct dout *o, const uint8_t *data, size_t len)
+{
+	struct rstate *s = ((struct report_state *)o->state)->s;
+	struct ahead h = { 0 };
+	size_t i = 0, recs = 0, adefs = 0;
+	bool on;
+
+	if (!s)
+		return;
+	on = s->ahead_on;
+	for (int k = 0; on && k < PREFETCH_FAR; k++)
+		ahead_step(s, &h, data, len, 0);
+	for (; i < len; recs++) {
+		struct prec p;
+		size_t run = i;
+
+		if (on)
+			ahead_step(s, &h, data, len, i);
+
+		/*
+		 * T_CALLV and T_RETTOP, the most of a trace's records: what the branch below
+		 * does for them, without its struct prec; note_time() and the clock see each
+		 * time T_TIME says once (they keep nothing else of it).
+		 */
+		if (data[i] == T_CALLV || data[i] == T_RETTOP) {
+			size_t at = i + 1;
+			uint64_t k, v;
+			struct thr *t;
+
+			if (at < len && data[at] < 0x80)
+				k = data[at++];
+			else if (!get_varint(data, len, &at, &k) || k > UINT32_MAX)
+				break;
+			if (data[i] == T_CALLV) {
+				uint64_t ret;
+				uint32_t n, func;
+				struct aslot *a;
+				uint16_t to;
+
+				if (len - at < sizeof(to))
+					break;
+				memcpy(&to, data + at, sizeof(to));
+				at += sizeof(to);
+				if (at < len && data[at] < 0x80)
+					v = data[at++];
+				else if (!get_varint(data, len, &at, &v))
+					break;
+				if (to >= ADDR_SLOTS)
+					break;
+				s->ret_prev += (v >> 1) ^ -(v & 1);
+				if (k)
+					account(s, k);
+				if (!s->a_noted)
+					note_a_time(s);
+				t = current(s);
+				a = &s->aslots[to];
+				if (a->group == t->group && t->group != NONE) {
+					n = a->sym;
+					func = a->func;
+				} else {
+					func = aslot_func(s, t->group, a, &n);
+				}
+				if (!s->clock_known) {
+					s->clock_known = true;
+					s->clock_time = s->a_has_time && !s->rc->clock_insns;
+				}
+				if (s->a_has_time && s->a_time > t->last_time)
+					t->last_time = s->a_time;
+				if (func != NONE)
+					s->funcs[func].calls++;
+				s->calls++;
+				ret = s->ret_prev ? s->ret_prev : UINT64_MAX - 1;
+				i = at;
+				/* A T_RETTOP next that closes this call: a leaf (above). */
+				if (i + 1 < len && data[i] == T_RETTOP && data[i + 1] < 0x80 &&
+				    !t->over && t->depth < REPORT_DEPTH_MAX && ret != UINT64_MAX) {
+					if (on)
+						ahead_step(s, &h, data, len, i);
+					recs++;
+					leaf(s, t, func, n, s->a_has_time, data[i + 1]);
+					i += 2;
+					continue;
+				}
+				push(s, t, func, n, ret, s->a_has_time);
+				/*
+				 * A T_RETTOP next (a leaf call) at once: its time is this call's,
+				 * its thread this one (what the T_RETTOP below does, less what
+				 * this call did already).
+				 */
+				if (i < len && data[i] == T_RETTOP && (t->over || (t->depth &&
+				    t->st[t->depth - 1].ret != UINT64_MAX))) {
+					at = i + 1;
+					if (at < len && data[at] < 0x80)
+						k = data[at++];
+					else if (!get_varint(data, len, &at, &k) || k > UINT32_MAX)
+						continue;
+					if (on)
+						ahead_step(s, &h, data, len, i);
+					recs++;
+					ret_top(s, t, k);
+					i = at;
+				}
+				continue;
+			}
+			/* (a return to no call the chunk saw: not what a chunk writes) */
+			t = current(s);
+			if (!t->over && (!t->depth || t->st[t->depth - 1].ret == UINT64_MAX))
+				break;
+			if (!s->a_noted)
+				note_a_time(s);
+			if (s->a_has_time && s->a_time > t->last_time)
+				t->last_time = s->a_time;
+			ret_top(s, t, k);
+			i = at;
+			continue;
+		}
+		while (run < len && data[run] == T_INSN)
+			run++;
+		if (run > i) {
+			account(s, run - i);
+			i = run;
+			continue;
+		}
+		if (data[i] == T_FARRET) {
+			account(s, 1);
+			far_return(s);
+			i++;
+			continue;
+		}
+		if (data[i] == T_RUN || data[i] == T_RUNFAR) {
+			uint32_t k;
+
+			if (len - i < 1 + sizeof(k))
+				break;
+			memcpy(&k, data + i + 1, sizeof(k));
+			account(s, k);
+			if (data[i] == T_RUNFAR)
+				far_return(s);
+			i += 1 + sizeof(k);
+			continue;
+		}
+		if (data[i] == T_DEF) {
+			struct pdef d;
+
+			if (len - i < 1 + sizeof(d))
+				break;
+			memcpy(&d, data + i + 1, sizeof(d));
+			if (d.id >= DEF_MAX || len - i - 1 - sizeof(d) < d.len)
+				break;
+			s->defs[d.id] = intern_obj(s, (const char *)data + i + 1 + sizeof(d), d.len);
+			i += 1 + sizeof(d) + d.len;
+			continue;
+		}
+		if (data[i] == T_ADEF) {
+			struct padef d;
+			struct aslot *a;
+
+			adefs++;
+			if (len - i < 1 + sizeof(d))
+				break;
+			memcpy(&d, data + i + 1, sizeof(d));
+			if (d.aid >= ADDR_SLOTS || d.name >= DEF_MAX || d.obj >= DEF_MAX)
+				break;
+			a = &s->aslots[d.aid];
+			a->e = (struct fref){ .how = how_of(d.how), .base = s->defs[d.name],
+					      .obj = s->defs[d.obj], .off = d.off };
+			a->group = NONE;
+			i += 1 + sizeof(d);
+			continue;
+		}
+		if (data[i] == T_TIME) {
+			struct ptime t;
+
+			if (len - i < 1 + sizeof(t))
+				break;
+			memcpy(&t, data + i + 1, sizeof(t));
+			s->a_has_time = t.has_time;
+			s->a_time = t.time;
+			s->a_noted = false;
+			i += 1 + sizeof(t);
+			continue;
+		}
+		/*
+		 * T_CALLV0, T_RETA (and T_RETN: a run before it): as T_CALL and T_RET (below)
+		 * with the functions at the slots, the time T_TIME said (T_CALLV and T_RETTOP
+		 * went above).
+		 */
+		if (data[i] == T_CALLV0 || data[i] == T_RETA || data[i] == T_RETN) {
+			uint8_t tag = data[i];
+			bool call = tag == T_CALLV0;
+			size_t at = i + 1;
+			uint16_t from = 0, to = 0;
+			uint64_t addr = 0, k = 0;
+
+			if (call) {
+				if (!get_varint(data, len, &at, &k) || k > UINT32_MAX ||
+				    len - at < sizeof(to))
+					break;
+				memcpy(&to, data + at, sizeof(to));
+				at += sizeof(to);
+				if (!get_varint(data, len, &at, &addr))
+					break;
+			} else {
+				struct preta x;
+
+				if (tag == T_RETN) {
+					uint32_t n;
+
+					if (len - at < sizeof(n))
+						break;
+					memcpy(&n, data + at, sizeof(n));
+					at += sizeof(n);
+					k = n;
+				}
+				if (len - at < sizeof(x))
+					break;
+				memcpy(&x, data + at, sizeof(x));
+				at += sizeof(x);
+				from = x.from;
+				to = x.to;
+				addr = x.b;
+			}
+			if (from >= ADDR_SLOTS || to >= ADDR_SLOTS)
+				break;
+			if (call)
+				s->ret_prev = addr;
+			if (k)
+				account(s, k);
+			memset(&p, 0, sizeof(p));
+			p.kind = call ? P_CALL : P_RET;
+			p.has_time = s->a_has_time;
+			p.time = s->a_time;
+			if (call)
+				p.a = addr;
+			else
+				p.b = addr;
+			note_time(s, &p);
+			/* (a call sets it too, in on_call_row(), to what this sets) */
+			if (!s->clock_known && p.has_time && !s->rc->clock_insns) {
+				s->clock_known = true;
+				s->clock_time = true;
+			}
+			if (call)
+				on_call(s, &p, NULL, &s->aslots[to]);
+			else if (!on_ret_match(s, &p))
+				on_ret_unmatched(s, NULL, NULL, &s->aslots[from], &s->aslots[to]);
+			i = at;
+			continue;
+		}
+		if (data[i] == T_CALL) {
+			struct pcall c;
+
+			if (len - i < 1 + sizeof(c))
+				break;
+			memcpy(&c, data + i + 1, sizeof(c));
+			if (c.name >= DEF_MAX || c.obj >= DEF_MAX)
+				break;
+			memset(&p, 0, sizeof(p));
+			p.kind = P_CALL;
+			p.has_time = c.has_time;
+			p.time = c.time;
+			p.a = c.a;
+			note_time(s, &p);
+			{
+				struct fref e = { .how = how_of(c.how), .base = s->defs[c.name],
+						  .obj = s->defs[c.obj], .off = c.off };
+
+				on_call(s, &p, &e, NULL);
+			}
+			i += 1 + sizeof(c);
+			continue;
+		}
+		if (data[i] == T_RET) {
+			struct pret x;
+
+			if (len - i < 1 + sizeof(x))
+				break;
+			memcpy(&x, data + i + 1, sizeof(x));
+			if (x.from >= DEF_MAX || x.to >= DEF_MAX || x.from_obj >= DEF_MAX ||
+			    x.to_obj >= DEF_MAX)
+				break;
+			memset(&p, 0, sizeof(p));
+			p.kind = P_RET;
+			if (!s->clock_known && x.has_time && !s->rc->clock_insns) {
+				s->clock_known = true;
+				s->clock_time = true;
+			}
+			p.has_time = x.has_time;
+			p.time = x.time;
+			p.b = x.b;
+			note_time(s, &p);
+			if (!on_ret_match(s, &p)) {
+				struct fref from = { .how = how_of(x.how & 3), .base = s->defs[x.from],
+						     .obj = s->defs[x.from_obj], .off = x.from_off };
+				struct fref to = { .how = how_of(x.how >> 2), .base = s->defs[x.to],
+						   .obj = s->defs[x.to_obj], .off = x.to_off };
+
+				on_ret_unmatched(s, &from, &to, NULL, NULL);
+			}
+			i += 1 + sizeof(x);
+			continue;
+		}
+		if (data[i] != T_REC || len - i < 1 + sizeof(p))
+			break;
+		memcpy(&p, data + i + 1, sizeof(p));
+		if (len - i - 1 - sizeof(p) < (size_t)p.len1 + p.len2 + p.len3 + p.len4)
+			break;
+		{
+			char s1[NAME_LEN + 1], s2[NAME_LEN + 1], s3[NAME_LEN + 1], s4[NAME_LEN + 1];
+			const char *d = (const char *)data + i + 1 + sizeof(p);
+
+			if (p.len1 > NAME_LEN || p.len2 > NAME_LEN || p.len3 > NAME_LEN ||
+			    p.len4 > NAME_LEN)
+				break;
+			memcpy(s1, d, p.len1);
+			s1[p.len1] = '\0';
+			memcpy(s2, d + p.len1, p.len2);
+			s2[p.len2] = '\0';
+			memcpy(s3, d + p.len1 + p.len2, p.len3);
+			s3[p.len3] = '\0';
+			memcpy(s4, d + p.len1 + p.len2 + p.len3, p.len4);
+			s4[p.len4] = '\0';
+			on_rec(s, &p, s1, s2, s3, s4);
+		}
+		i += 1 + sizeof(p) + p.len1 + p.len2 + p.len3 + p.len4;
+	}
+	/* The next buffer looks ahead where this one's T_ADEFs were worth it. */
+	s->ahead_on = adefs * PREFETCH_MIN >= recs;
+}
+
+void report_begin(struct dout *o, const struct decode_config *cfg)
+{
+	struct report_state *rs = o->state;
+	struct rstate *s = calloc(1, sizeof(*s));
+
+	rs->s = s;
+	if (!s)
+		return;
+	s->rc = cfg->report;
+	s->nr_streams = cfg->nr_streams;
+	s->nodes_on = s->rc->view == REPORT_FOLDED;
+	for (size_t i = 0; i < ADDR_SLOTS; i++)
+		s->aslots[i].group = NONE;
+	s->ahead_on = true;
+	s->unknown = sym_str(s, "[unknown]");
+	s->stream_name = intern_str(s, "");
+}
+
+void report_free(struct rstate *s)
+{
+	streams_end(s);
+	for (uint32_t i = 0; i < s->nfuncs; i++) {
+		free(s->funcs[i].d.exact);
+		free(s->funcs[i].d.hist);
+		free(s->funcs[i].out);
+	}
+	for (uint32_t i = 0; i < s->nstr; i++)
+		free(s->str[i]);
+	free(s->str);
+	free(s->strnext);
+	free(s->sym_name);
+	free(s->sym_obj);
+	map_free(&s->symmap);
+	free(s->funcs);
+	free(s->nodes);
+	map_free(&s->strmap);
+	map_free(&s->funcmap);
+	map_free(&s->nodemap);
+	map_free(&s->offmap);
+	free(s);
+}
