@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "suitewatch.h"
 
 struct buf {
 	char *p;
@@ -358,12 +359,42 @@ bool run_poll(int pid, bool (*ready)(int pid, const void *arg), const void *arg,
 {
 	long long end = now_ms() + secs * 1000LL;
 
+	int st;
+
 	while (!ready(pid, arg)) {
-		if (now_ms() > end)
+		/* A child that has ended (a zombie's state was checked above) never gets there. */
+		if (now_ms() > end || run_ended(pid, &st))
 			return false;
 		usleep(1000);
 	}
 	return true;
+}
+
+bool run_ended(int pid, int *st)
+{
+	siginfo_t si = { .si_pid = 0 };
+
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) || si.si_pid != pid)
+		return false;
+	*st = si.si_code == CLD_EXITED ? si.si_status << 8 : si.si_status;
+	return true;
+}
+
+void run_wait_file(int pid, const char *path, const char *what, int secs)
+{
+	long long end = now_ms() + secs * 1000LL;
+	int st = 0;
+
+	suitewatch_awaiting(what);
+	/* A 1 ms poll of two cheap checks: the file, then whether its maker still lives. */
+	while (access(path, F_OK)) {
+		cr_assert(!run_ended(pid, &st), "%s: pid %d ended (wait status %#x) without "
+			  "making %s", what, pid, st, path);
+		cr_assert(now_ms() <= end, "%s: no %s after %d s while pid %d still runs", what,
+			  path, secs, pid);
+		usleep(1000);
+	}
+	suitewatch_awaiting(NULL);
 }
 
 bool run_proc_state(int pid, const void *arg)

@@ -68,9 +68,19 @@ long run_read_all(struct run_child *c, char *buf, size_t size, int secs);
 
 /*
  * Poll /proc until @ready(@pid, @arg) holds, every millisecond, for at most @secs seconds:
- * whether it held. The conditions below read /proc/PID.
+ * whether it held. False at once when @pid is the test's child and has ended (not reaped)
+ * while @ready does not hold: what it waited for will not come. The conditions below read /proc/PID.
  */
 bool run_poll(int pid, bool (*ready)(int pid, const void *arg), const void *arg, int secs);
+/*
+ * Until the file @path exists, while the test's child @pid lives (it is not reaped here):
+ * fails at once, naming @what and @pid's exit status, when @pid has ended without making
+ * it, and after @secs seconds as the last resort against a real hang (a loaded machine is
+ * slow, not stuck: give a generous bound). The suite's watchdog names @what too.
+ */
+void run_wait_file(int pid, const char *path, const char *what, int secs);
+/* Whether the test's child @pid has ended (not reaped here); its wait status in *@st. */
+bool run_ended(int pid, int *st);
 /* /proc/PID/stat's state is the letter *@arg ('Z': exited, not reaped). */
 bool run_proc_state(int pid, const void *arg);
 /* /proc/PID/maps has a mapping whose path contains the string @arg. */
