@@ -358,7 +358,6 @@ int run_end(struct run_child *c, int secs)
 bool run_poll(int pid, bool (*ready)(int pid, const void *arg), const void *arg, int secs)
 {
 	long long end = now_ms() + secs * 1000LL;
-
 	int st;
 
 	while (!ready(pid, arg)) {
