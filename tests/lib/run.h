@@ -18,6 +18,14 @@ struct run_result {
  * from /dev/null. Returns 0, or -errno when it could not be started.
  */
 int run_argv(char *const argv[], char *const env[], struct run_result *r);
+/*
+ * run_argv() for a long batch (a script of thousands of decodes): bounded by its progress,
+ * not by a guess of its length on a loaded machine. The test's watchdog is re-armed to
+ * @idle_secs each time the program's CPU time and its reaped children's grows (checked every
+ * second), so it fails, naming the batch, only once that time stands still for @idle_secs.
+ */
+int run_argv_busy(char *const argv[], char *const env[], struct run_result *r,
+		  unsigned idle_secs);
 /* The same for ptcollect ($PTCOLLECT_BIN) with the given arguments. */
 int run_ptcollect(char *const env[], struct run_result *r, const char *arg, ...)
 	__attribute__((sentinel));
