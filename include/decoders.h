@@ -32,6 +32,17 @@ char **decoder_argv(const struct manifest *m, const char *dir, int i, enum decod
 /* The same for trace file @trace (a snapshot's window) of stream @i. */
 char **decoder_argv_trace(const struct manifest *m, const char *dir, int i, const char *trace,
 			  enum decoder tool);
+/*
+ * The same without the other streams' sideband (--pevent:secondary of proc.pevent stays):
+ * for a bundle of many streams, where those lists make the lines quadratic in the streams.
+ */
+char **decoder_argv_own(const struct manifest *m, const char *dir, int i, const char *trace,
+			enum decoder tool);
+/*
+ * --pevent:secondary and its file for every stream's sideband, in the streams' order (a
+ * stream's line takes all but its own): what decoder_argv_own() leaves out.
+ */
+char **decoder_secondary_argv(const struct manifest *m, const char *dir);
 /* The stream a snapshot's window belongs to (its sideband is the primary), or -1. */
 int decoder_window_stream(const struct manifest *m, const struct mwindow *w);
 void decoder_argv_free(char **argv);

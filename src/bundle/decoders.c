@@ -132,7 +132,7 @@ static void config(struct argv *a, const struct manifest *m)
  * apply to it) and every other mapped file at sysroot + its path; kernel
  * code only from --raw (it ignores the kernel's own MMAP records).
  */
-static void sideband(struct argv *a, const struct manifest *m, int i)
+static void sideband(struct argv *a, const struct manifest *m, int i, bool others)
 {
 	add(a, "--pevent:sample-type");
 	add(a, "0x%" PRIx64, m->attr.sample_type);
@@ -166,7 +166,7 @@ static void sideband(struct argv *a, const struct manifest *m, int i)
 		add(a, "--pevent:secondary");
 		add_file(a, "%s", m->proc_sideband);
 	}
-	for (int j = 0; j < m->nr_streams; j++) {
+	for (int j = 0; others && j < m->nr_streams; j++) {
 		if (j == i)
 			continue;
 		add(a, "--pevent:secondary");
@@ -175,7 +175,8 @@ static void sideband(struct argv *a, const struct manifest *m, int i)
 }
 
 /* The arguments for trace file @trace (the stream's own, or a snapshot's window) of stream @i. */
-static struct argv build(const struct manifest *m, int i, const char *trace, enum decoder tool)
+static struct argv build(const struct manifest *m, int i, const char *trace, enum decoder tool,
+			 bool others)
 {
 	struct argv a = { 0 };
 
@@ -183,7 +184,7 @@ static struct argv build(const struct manifest *m, int i, const char *trace, enu
 	config(&a, m);
 	if (tool == DECODER_PTXED) {
 		addr_filters(&a, m);
-		sideband(&a, m, i);
+		sideband(&a, m, i, others);
 		add(&a, "--pt");
 	}
 	add_file(&a, "%s", trace);
@@ -205,10 +206,9 @@ int decoder_window_stream(const struct manifest *m, const struct mwindow *w)
 	return -1;
 }
 
-char **decoder_argv_trace(const struct manifest *m, const char *dir, int i, const char *trace,
-			  enum decoder tool)
+/* @a's files of the bundle put below @dir: the argv, or NULL (@a freed either way). */
+static char **in_dir(struct argv a, const char *dir)
 {
-	struct argv a = build(m, i, trace, tool);
 	char **v = a.v;
 
 	for (int k = 0; v && k < a.n; k++) {
@@ -225,6 +225,33 @@ char **decoder_argv_trace(const struct manifest *m, const char *dir, int i, cons
 	}
 	free(a.in_bundle);
 	return v;
+}
+
+char **decoder_argv_trace(const struct manifest *m, const char *dir, int i, const char *trace,
+			  enum decoder tool)
+{
+	return in_dir(build(m, i, trace, tool, true), dir);
+}
+
+char **decoder_argv_own(const struct manifest *m, const char *dir, int i, const char *trace,
+			enum decoder tool)
+{
+	return in_dir(build(m, i, trace, tool, false), dir);
+}
+
+char **decoder_secondary_argv(const struct manifest *m, const char *dir)
+{
+	struct argv a = { 0 };
+
+	for (int j = 0; j < m->nr_streams; j++) {
+		add(&a, "--pevent:secondary");
+		add_file(&a, "%s", m->streams[j].sideband);
+	}
+	if (a.failed)
+		argv_free(&a);
+	else if (!a.v)
+		a.v = calloc(1, sizeof(*a.v));	/* no stream: an empty list, not ENOMEM */
+	return in_dir(a, dir);
 }
 
 void decoder_argv_free(char **argv)
@@ -351,7 +378,7 @@ static void put_decode(struct text *t, const struct manifest *m, int i, const ch
 {
 	const char *ext = tool == DECODER_PTXED ? "ptxed" : "ptdump";
 	size_t n = strlen(file);
-	struct argv a = build(m, i, file, tool);
+	struct argv a = build(m, i, file, tool, true);
 	char *out;
 
 	if (n > 3 && !strcmp(file + n - 3, ".pt"))

@@ -233,6 +233,18 @@ static void check_bundle(int dirfd, const struct manifest *m, struct problems *p
 }
 
 /*
+ * Up to this many streams, each ptxed line names every other stream's sideband; above, one
+ * list says them once (ptxed_secondary), as those lines grow with the square of the streams
+ * (48 MB of lines for 1,000 streams).
+ */
+#define INLINE_SECONDARY 16
+
+static bool secondary_apart(const struct manifest *m)
+{
+	return m->nr_streams > INLINE_SECONDARY;
+}
+
+/*
  * The decoder's line for trace file @trace of stream @i (NULL: the stream's
  * own), as one shell command; null for an empty one.
  */
@@ -244,10 +256,24 @@ static int put_decoder(json_t *obj, const char *key, const struct manifest *m, c
 
 	if (!bytes || !trace)
 		return json_object_set_new(obj, key, json_null());
-	argv = decoder_argv_trace(m, dir, i, trace, tool);
+	argv = secondary_apart(m) ? decoder_argv_own(m, dir, i, trace, tool) :
+	       decoder_argv_trace(m, dir, i, trace, tool);
 	line = argv ? decoder_shell_join(argv) : NULL;
 	ret = line ? json_object_set_new(obj, key, utf8_json_string(line)) : -1;
 
+	free(line);
+	decoder_argv_free(argv);
+	return ret;
+}
+
+/* The other streams' sideband that each ptxed line leaves out, said once (secondary_apart()). */
+static int put_secondary(json_t *info, const struct manifest *m, const char *dir)
+{
+	char **argv = decoder_secondary_argv(m, dir), *line;
+	int ret;
+
+	line = argv ? decoder_shell_join(argv) : NULL;
+	ret = line ? json_object_set_new(info, "ptxed_secondary", utf8_json_string(line)) : -1;
 	free(line);
 	decoder_argv_free(argv);
 	return ret;
@@ -318,6 +344,8 @@ static json_t *describe(const struct manifest *m, const char *dir, const struct 
 		json_object_set(info, "perf_maps", json_object_get(mj, "perf_maps"));
 	if (m->nr_perf_maps_refused)
 		json_object_set(info, "perf_maps_refused", json_object_get(mj, "perf_maps_refused"));
+	if (secondary_apart(m) && put_secondary(info, m, dir))
+		goto fail;
 	for (int i = 0; i < m->nr_streams; i++) {
 		json_t *s = manifest_stream_to_json(&m->streams[i]);
 

@@ -28,6 +28,7 @@
 static void end_workload(struct session *s)
 {
 	struct timespec t0, t;
+	bool again = false;
 
 	if (s->w.pid <= 0)
 		return;
@@ -37,7 +38,6 @@ static void end_workload(struct session *s)
 	while (!workload_reap(&s->w)) {
 		struct pollfd pf = { .fd = s->sig_fd, .events = POLLIN };
 		struct signalfd_siginfo si;
-		bool again = false;
 
 		clock_gettime(CLOCK_MONOTONIC, &t);
 		if (t.tv_sec - t0.tv_sec >= GRACE_SECONDS)
@@ -48,7 +48,12 @@ static void end_workload(struct session *s)
 		if (again)
 			break;
 	}
-	if (s->w.pid > 0) {
+	/* Which way the grace ended: a slow end is not told from a second stop signal else. */
+	if (s->w.pid > 0 && again) {
+		session_warn(s, -EINTR, "the workload (pid %d) had not ended since SIGTERM when "
+			     "another stop signal came: it was killed", (int)s->w.pid);
+		workload_kill(&s->w);
+	} else if (s->w.pid > 0) {
 		session_warn(s, -ETIMEDOUT, "the workload (pid %d) did not end within %d s of "
 			     "SIGTERM: it was killed", (int)s->w.pid, GRACE_SECONDS);
 		workload_kill(&s->w);

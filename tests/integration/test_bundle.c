@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <intel-pt.h>
+#include <jansson.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -282,6 +283,90 @@ Test(bundle, info_reads_back_what_the_recorder_wrote)
 	free(m);
 	testbundle_remove(dir);
 	free(dir);
+}
+
+/* info's stdout and stderr for a bundle of @nr streams, as text or --json: their bytes. */
+static size_t info_bytes(int nr, bool json)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
+	char *dir = testbundle_dir();
+	struct run_result r;
+	struct manifest m;
+	size_t n;
+
+	testbundle_describe(&m, &pc);
+	testbundle_write_streams(dir, &m, true, nr);
+	if (json)
+		cr_assert_eq(run_ptcollect(NULL, &r, "info", "--json", dir, NULL), 0);
+	else
+		cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	cr_expect_eq(r.status, 0, "%d streams: %s", nr, r.err);
+	n = strlen(r.out) + strlen(r.err);
+	run_free(&r);
+	testbundle_remove(dir);
+	free(dir);
+	return n;
+}
+
+/*
+ * info's output grows with the streams, not with their square: a stream's ptxed line named
+ * every other stream's sideband (48 MB for the rig's 1,000 streams). 400 streams against
+ * 100: at most 4.5 times the bytes (4 for the streams, the rest for the longer numbers).
+ */
+Test(bundle, info_output_grows_linearly_with_the_streams)
+{
+	for (int json = 0; json < 2; json++) {
+		size_t small = info_bytes(100, json), big = info_bytes(400, json);
+
+		cr_expect_leq(big * 2, small * 9, "%s: %zu bytes for 100 streams, %zu for 400",
+			      json ? "--json" : "text", small, big);
+	}
+}
+
+/*
+ * Up to 16 streams each ptxed line names the others' sideband, as before; above, each names
+ * its own and proc.pevent's, and ptxed_secondary says every stream's once.
+ */
+Test(bundle, info_says_the_secondary_sideband_once_above_16_streams)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
+
+	for (int nr = 16; nr <= 17; nr++) {
+		char *dir = testbundle_dir(), other[512], *line;
+		struct run_result r;
+		struct manifest m;
+		json_t *j, *sec;
+
+		testbundle_describe(&m, &pc);
+		testbundle_write_streams(dir, &m, true, nr);
+		cr_assert_eq(run_ptcollect(NULL, &r, "info", "--json", dir, NULL), 0);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		j = json_loads(r.out, 0, NULL);
+		cr_assert(j, "%s", r.out);
+		line = strdup(json_string_value(json_object_get(json_array_get(
+			json_object_get(j, "streams"), 0), "ptxed")));
+		sec = json_object_get(j, "ptxed_secondary");
+		snprintf(other, sizeof(other), "--pevent:secondary %s/cpu%d.pevent --pt", dir,
+			 nr - 1);
+		if (nr == 16) {
+			cr_expect(!sec, "%d streams: %s", nr, r.out);
+			cr_expect(strstr(line, other), "%d streams: %s", nr, line);
+		} else {
+			snprintf(other, sizeof(other), "--pevent:primary %s/cpu0.pevent --pt %s/cpu0.pt",
+				 dir, dir);
+			cr_expect(strstr(line, other), "%d streams: %s", nr, line);
+			snprintf(other, sizeof(other), "--pevent:secondary %s/cpu0.pevent "
+				 "--pevent:secondary %s/cpu1.pevent", dir, dir);
+			cr_expect(json_is_string(sec) && !strncmp(json_string_value(sec), other,
+								  strlen(other)),
+				  "%d streams: %s", nr, json_string_value(sec));
+		}
+		free(line);
+		json_decref(j);
+		run_free(&r);
+		testbundle_remove(dir);
+		free(dir);
+	}
 }
 
 Test(bundle, without_cap_user_time_zero_info_warns_and_ptxed_gets_no_time)

@@ -25,10 +25,16 @@
 #include "oracle.h"
 #include "run.h"
 #include "sideband.h"
+#include "suitewatch.h"
 #include "tempfile.h"
 #include "testbundle.h"
 #include "user.h"
 #include "workload.h"
+
+/* Against a real hang only: the suite's slowest test takes seconds on a loaded machine. */
+SUITEWATCH(watchdog, 300)
+
+TestSuite(safety, .init = watchdog);
 
 /* Run ptcollect with @args as `sh -c` runs it with @redir (">/dev/full", ">&-"). */
 static void run_redirected(char **env, const char *redir, char *const args[],
@@ -718,8 +724,11 @@ static void become_nobody(bool hold)
 	cr_assert_eq(workload_start(&w, "/bin/sh", argv, &mask, hold, &u, &e), 0, "%s", e.why);
 	cr_assert_eq(workload_release(&w, "sh", &e), 0, "%s", e.why);
 	cr_assert_eq(workload_run(&w, hold, &e), 0, "%s", e.why);
-	for (int i = 0; i < 6000 && !workload_reap(&w); i++)
-		usleep(10000);
+	/* Until it ends by itself (its one echo); a hang is the watchdog's, which says so. */
+	suitewatch_awaiting("the workload's end (sh -c 'echo $(id -u) ... >ids')");
+	while (!workload_reap(&w))
+		usleep(1000);
+	suitewatch_awaiting(NULL);
 	cr_expect_eq(w.status, 0);
 	f = fopen(out, "r");
 	cr_assert(f, "the workload wrote nothing");
@@ -798,22 +807,29 @@ Test(safety, the_plan_refuses_more_events_than_the_hard_descriptor_limit)
 	struct oracle_env oe;
 	char **env = oracle_fixture_env(&oe, "skylake");
 	struct run_result r;
-	int out[2];
+	int out[2], in[2], st;
 	char buf[4096];
 	ssize_t n, got = 0;
 	pid_t child;
 
 	cr_assert_eq(pipe(out), 0);
+	cr_assert_eq(pipe(in), 0);
 	child = fork();
 	if (child == 0) {
 		dup2(out[1], 1);
-		execl(threads, threads, "sleep", "40", "10", (char *)NULL);
+		/* 40 threads that live until the test closes their stdin (in[1]). */
+		dup2(in[0], 0);
+		close(in[1]);
+		execl(threads, threads, "sleep", "40", "stdin", (char *)NULL);
 		_exit(127);
 	}
 	close(out[1]);
+	close(in[0]);
 	while (!memmem(buf, (size_t)got, "ready\n", 6) && (n = read(out[0], buf + got,
 		sizeof(buf) - 1 - (size_t)got)) > 0)
 		got += n;
+	cr_assert(memmem(buf, (size_t)got, "ready\n", 6), "threads sleep 40 stdin ended before "
+		  "its ready line");
 	snprintf(pid, sizeof(pid), "%d", (int)child);
 	/* 41 threads on the fixture's 4 CPUs: 164 events, 8 files, 64 spare: 236 > 200. */
 	snprintf(script, sizeof(script), "ulimit -n 200 && ulimit -Hn 200 && exec '%s' record "
@@ -830,8 +846,9 @@ Test(safety, the_plan_refuses_more_events_than_the_hard_descriptor_limit)
 	cr_assert_eq(run_argv(argv, env, &r), 0);
 	cr_expect_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
-	kill(child, SIGKILL);
-	waitpid(child, NULL, 0);
+	close(in[1]);
+	cr_expect_eq(waitpid(child, &st, 0), child);
+	cr_expect(WIFEXITED(st) && !WEXITSTATUS(st), "threads: status %#x", st);
 	close(out[0]);
 	free(threads);
 }

@@ -156,8 +156,11 @@ static void stops_after_k(const char *kind)
 	char *argv[] = { (char *)run_bin(), "record", "--no-trace", "-q", "-j", "-o", out,
 			 "--trigger", spec, "--trigger-count", "7", "--", prog, "--no-wait",
 			 "--hold", "--spaced", "1000", "50", "1", NULL };
+	/* Its output ends when it stops after the 7th fire; 100 s only against a real hang. */
+	suitewatch(120);
 	cr_assert_eq(run_start(argv, &c), 0);
-	cr_expect_geq(run_read_all(&c, json, sizeof(json), 60), 0, "no end of output in 60 s");
+	cr_expect_geq(run_read_all(&c, json, sizeof(json), 100), 0, "record --trigger-count 7 "
+		      "did not end its output in 100 s (not stopped after 7 fires?)");
 	status = run_end(&c, 10);
 	/* The recording ended before the workload: it was ended with SIGTERM. */
 	cr_expect_eq(status, 128 + SIGTERM, "%s", json);
@@ -225,9 +228,7 @@ static void live_start(struct live *l, const char *ready_arg)
 
 static void wait_ready_file(struct live *l)
 {
-	for (int i = 0; i < 6000 && access(l->ready, F_OK); i++)
-		usleep(10000);
-	cr_assert_eq(access(l->ready, F_OK), 0, "no ready file after 60 s");
+	run_wait_file(l->pid, l->ready, "ptcollect record --ready's file", 50);
 }
 
 /* One line from ACK, within 5 s. */
@@ -608,9 +609,7 @@ Test(session, sigusr2_without_snapshot_mode_is_ignored_with_a_warning)
 	}
 	close(p[1]);
 	close(in[0]);
-	for (int i = 0; i < 6000 && access(ready, F_OK); i++)
-		usleep(10000);
-	cr_assert_eq(access(ready, F_OK), 0, "no ready file after 60 s");
+	run_wait_file(pid, ready, "ptcollect record --ready's file", 50);
 	kill(pid, SIGUSR2);
 	/* Its warning says it handled the signal; the recording goes on after it. */
 	len = 0;

@@ -305,18 +305,21 @@ Test(trigger_guard, a_stopped_workload_stays_stopped_until_sigcont)
 	struct timespec tick = { 0, 2000000 };
 	struct sess s;
 	pid_t w = 0;
-	int rc, i;
+	int rc, ended;
 
 	cr_assert(mkdtemp(dir));
 	sess_start(&s, dir, "out", sp, args);
-	/* Bounded: 5 s of /proc reads for the workload to be stopped. */
-	for (i = 0; i < 2500 && !(w && (st == 'T' || st == 't')); i++) {
+	/* While record lives (it ends with the workload): a hang is the watchdog's, named. */
+	suitewatch_awaiting("the workload to say it stops and be stopped (/proc state T)");
+	while (!(w && (st == 'T' || st == 't'))) {
+		cr_assert(!run_ended(s.pid, &ended), "record ended (wait status %#x) before the "
+			  "workload stopped (state %c)", ended, st ? st : '-');
 		w = w ? w : first_child(s.pid);
 		/* Not the 't' of its hold at exec: after it said it stops. */
 		st = w && file_has(s.err, "stopping") ? proc_state(w) : 0;
 		nanosleep(&tick, NULL);
 	}
-	cr_assert(w && (st == 'T' || st == 't'), "the workload did not stop (state %c)", st);
+	suitewatch_awaiting(NULL);
 	cr_expect_eq(kill(w, SIGCONT), 0);
 	rc = sess_wait(&s, &text);
 	cr_expect_eq(rc, 0);

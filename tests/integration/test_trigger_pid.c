@@ -54,7 +54,7 @@ static void target_start(struct target *t, const char *const *args)
 	argv[a] = NULL;
 	cr_assert_eq(run_start(argv, &t->c), 0);
 	snprintf(line, sizeof(line), "ready %d", t->c.pid);
-	cr_assert_eq(run_wait_line(&t->c, line, 10), 0, "trigtarget did not say ready");
+	cr_assert_eq(run_wait_line(&t->c, line, 30), 0, "trigtarget did not say ready");
 }
 
 /* The go: its calls start; then its exit code (128+signal), reaped. */
@@ -113,7 +113,7 @@ static bool exists(int pid, const void *arg)
 /* Tracing has begun (the ready file), or the test fails with record's stderr. */
 static void rec_wait_ready(struct rec *r)
 {
-	cr_assert(run_poll(r->pid, exists, r->ready, 20), "record never became ready (%s)",
+	cr_assert(run_poll(r->pid, exists, r->ready, 50), "record ended, or was not ready after 50 s (%s)",
 		  r->err);
 }
 
@@ -372,7 +372,7 @@ Test(trigger_pid, a_refused_seize_falls_back_at_the_start)
 	const char *why;
 
 	cr_assert_eq(run_start(argv, &c), 0);
-	cr_assert_eq(run_wait_line(&c, "ready", 10), 0, "threads did not say ready");
+	cr_assert_eq(run_wait_line(&c, "ready", 30), 0, "threads did not say ready");
 	tid = other_thread(c.pid);
 	cr_assert_gt(tid, 0);
 	cr_assert_eq(ptrace(PTRACE_SEIZE, tid, NULL, NULL), 0, "seize: %s", strerror(errno));
@@ -418,14 +418,14 @@ Test(trigger_pid, a_thread_that_execs_is_let_go_without_waiting_for_its_old_id)
 
 	cr_assert_eq(run_start(argv, &c), 0);
 	snprintf(line, sizeof(line), "ready %d", c.pid);
-	cr_assert_eq(run_wait_line(&c, line, 10), 0, "threadexec did not say ready");
+	cr_assert_eq(run_wait_line(&c, line, 30), 0, "threadexec did not say ready");
 	rec_start(&r, "breakpoint", prog, c.pid);
 	rec_wait_ready(&r);
 	cr_expect(tracer_of(c.pid) == r.pid, "threadexec is not record's tracee");
 	cr_assert_eq(write(c.in, "g", 1), 1);
 	/* Said by the new image: record has let its exec stop go. */
 	snprintf(line, sizeof(line), "after %d", c.pid);
-	cr_assert_eq(run_wait_line(&c, line, 20), 0, "threadexec's thread did not exec");
+	cr_assert_eq(run_wait_line(&c, line, 30), 0, "threadexec's thread did not exec");
 	cr_assert_eq(kill(r.pid, SIGINT), 0);
 	rc = rec_wait(&r);
 	cr_expect_eq(rc, 0, "record exit %d (%s)", rc, r.err);
@@ -433,7 +433,7 @@ Test(trigger_pid, a_thread_that_execs_is_let_go_without_waiting_for_its_old_id)
 		  "thread id (%s)", r.err);
 	cr_expect(all_traced_by(c.pid, &zero), "threadexec is still traced by %d",
 		  tracer_of(c.pid));
-	cr_expect_eq(run_end(&c, 10), 0, "threadexec's exit status");
+	cr_expect_eq(run_end(&c, 30), 0, "threadexec's exit status");
 	rec_remove(&r);
 	free(prog);
 }

@@ -190,15 +190,7 @@ static int wait_bounded(pid_t pid)
 /* Until ptcollect (@rec) has written its ready file @ready; fails once it has exited without. */
 static void wait_ready(pid_t rec, const char *ready)
 {
-	int st;
-
-	while (access(ready, F_OK)) {
-		pid_t w = waitpid(rec, &st, WNOHANG);
-
-		cr_assert_geq(w, 0);
-		cr_assert_neq(w, rec, "ptcollect exited (status %#x) without its ready file", st);
-		usleep(10000);
-	}
+	run_wait_file(rec, ready, "ptcollect record -p's ready file", 50);
 }
 
 /*

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "run.h"
+#include "suitewatch.h"
 
 struct buf {
 	char *p;
@@ -35,10 +36,55 @@ static void buf_add(struct buf *b, const char *d, size_t n)
 	b->p[b->len] = '\0';
 }
 
+/*
+ * The CPU time @pid has used and reaped from its children (/proc/PID/stat's utime, stime,
+ * cutime, cstime, in ticks): it grows while @pid or any child it has waited for works.
+ */
+static unsigned long long cpu_ticks(pid_t pid)
+{
+	unsigned long long t[4] = { 0 };
+	char path[64], buf[1024], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* After the name: state, then fields 4 to 13, then utime stime cutime cstime. */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+			 &t[0], &t[1], &t[2], &t[3]) != 4)
+		return 0;
+	return t[0] + t[1] + t[2] + t[3];
+}
+
+static int run_argv_idle(char *const argv[], char *const env[], struct run_result *r,
+			 unsigned idle_secs);
+
 int run_argv(char *const argv[], char *const env[], struct run_result *r)
+{
+	return run_argv_idle(argv, env, r, 0);
+}
+
+int run_argv_busy(char *const argv[], char *const env[], struct run_result *r,
+		  unsigned idle_secs)
+{
+	return run_argv_idle(argv, env, r, idle_secs);
+}
+
+/* run_argv(); with @idle_secs, the watchdog re-armed to it each second cpu_ticks() grew. */
+static int run_argv_idle(char *const argv[], char *const env[], struct run_result *r,
+			 unsigned idle_secs)
 {
 	int op[2], ep[2], st;
 	struct buf out = { 0 }, err = { 0 };
+	unsigned long long ticks = 0;
 	pid_t pid;
 
 	memset(r, 0, sizeof(*r));
@@ -77,12 +123,19 @@ int run_argv(char *const argv[], char *const env[], struct run_result *r)
 	for (int open_fds = 2; open_fds;) {
 		struct pollfd pf[2] = { { op[0], POLLIN, 0 }, { ep[0], POLLIN, 0 } };
 		char tmp[8192];
+		int ready = poll(pf, 2, idle_secs ? 1000 : -1);
 
-		if (poll(pf, 2, -1) < 0) {
+		if (ready < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
+		if (idle_secs && cpu_ticks(pid) != ticks) {
+			ticks = cpu_ticks(pid);
+			suitewatch(idle_secs);
+		}
+		if (!ready)
+			continue;
 		for (int i = 0; i < 2; i++) {
 			ssize_t n;
 
@@ -357,13 +410,42 @@ int run_end(struct run_child *c, int secs)
 bool run_poll(int pid, bool (*ready)(int pid, const void *arg), const void *arg, int secs)
 {
 	long long end = now_ms() + secs * 1000LL;
+	int st;
 
 	while (!ready(pid, arg)) {
-		if (now_ms() > end)
+		/* A child that has ended (a zombie's state was checked above) never gets there. */
+		if (now_ms() > end || run_ended(pid, &st))
 			return false;
 		usleep(1000);
 	}
 	return true;
+}
+
+bool run_ended(int pid, int *st)
+{
+	siginfo_t si = { .si_pid = 0 };
+
+	if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) || si.si_pid != pid)
+		return false;
+	*st = si.si_code == CLD_EXITED ? si.si_status << 8 : si.si_status;
+	return true;
+}
+
+void run_wait_file(int pid, const char *path, const char *what, int secs)
+{
+	long long end = now_ms() + secs * 1000LL;
+	int st = 0;
+
+	suitewatch_awaiting(what);
+	/* A 1 ms poll of two cheap checks: the file, then whether its maker still lives. */
+	while (access(path, F_OK)) {
+		cr_assert(!run_ended(pid, &st), "%s: pid %d ended (wait status %#x) without "
+			  "making %s", what, pid, st, path);
+		cr_assert(now_ms() <= end, "%s: no %s after %d s while pid %d still runs", what,
+			  path, secs, pid);
+		usleep(1000);
+	}
+	suitewatch_awaiting(NULL);
 }
 
 bool run_proc_state(int pid, const void *arg)

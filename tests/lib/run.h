@@ -18,6 +18,14 @@ struct run_result {
  * from /dev/null. Returns 0, or -errno when it could not be started.
  */
 int run_argv(char *const argv[], char *const env[], struct run_result *r);
+/*
+ * run_argv() for a long batch (a script of thousands of decodes): bounded by its progress,
+ * not by a guess of its length on a loaded machine. The test's watchdog is re-armed to
+ * @idle_secs each time the program's CPU time and its reaped children's grows (checked every
+ * second), so it fails, naming the batch, only once that time stands still for @idle_secs.
+ */
+int run_argv_busy(char *const argv[], char *const env[], struct run_result *r,
+		  unsigned idle_secs);
 /* The same for ptcollect ($PTCOLLECT_BIN) with the given arguments. */
 int run_ptcollect(char *const env[], struct run_result *r, const char *arg, ...)
 	__attribute__((sentinel));
@@ -68,9 +76,19 @@ long run_read_all(struct run_child *c, char *buf, size_t size, int secs);
 
 /*
  * Poll /proc until @ready(@pid, @arg) holds, every millisecond, for at most @secs seconds:
- * whether it held. The conditions below read /proc/PID.
+ * whether it held. False at once when @pid is the test's child and has ended (not reaped)
+ * while @ready does not hold: what it waited for will not come. The conditions below read /proc/PID.
  */
 bool run_poll(int pid, bool (*ready)(int pid, const void *arg), const void *arg, int secs);
+/*
+ * Until the file @path exists, while the test's child @pid lives (it is not reaped here):
+ * fails at once, naming @what and @pid's exit status, when @pid has ended without making
+ * it, and after @secs seconds as the last resort against a real hang (a loaded machine is
+ * slow, not stuck: give a generous bound). The suite's watchdog names @what too.
+ */
+void run_wait_file(int pid, const char *path, const char *what, int secs);
+/* Whether the test's child @pid has ended (not reaped here); its wait status in *@st. */
+bool run_ended(int pid, int *st);
 /* /proc/PID/stat's state is the letter *@arg ('Z': exited, not reaped). */
 bool run_proc_state(int pid, const void *arg);
 /* /proc/PID/maps has a mapping whose path contains the string @arg. */

@@ -9,6 +9,7 @@
 #include "suitewatch.h"
 
 static volatile sig_atomic_t armed_s;
+static const char *volatile awaiting;
 
 static void put(const char *s)
 {
@@ -35,7 +36,12 @@ static void on_alarm(int sig)
 	put(t && t->name ? t->name : "?");
 	put(" hung: still running after ");
 	put(p);
-	put(" s\n");
+	put(" s");
+	if (awaiting) {
+		put(", awaiting: ");
+		put(awaiting);
+	}
+	put("\n");
 	_exit(SUITEWATCH_EXIT);
 }
 
@@ -49,6 +55,11 @@ void suitewatch(unsigned seconds)
 	cr_assert_eq(sigaction(SIGALRM, &sa, NULL), 0);
 	armed_s = (sig_atomic_t)seconds;
 	alarm(seconds);
+}
+
+void suitewatch_awaiting(const char *what)
+{
+	awaiting = what;
 }
 
 static char *owned[OWN_MAX];

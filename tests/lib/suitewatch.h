@@ -24,6 +24,12 @@
 /* Arm the running test's watchdog: @seconds from now (0: disarm). */
 void suitewatch(unsigned seconds);
 
+/*
+ * What the test waits for now (a static string; NULL: nothing named): the watchdog's
+ * message adds "awaiting: WHAT", so a hang says what never came.
+ */
+void suitewatch_awaiting(const char *what);
+
 /* A suite .init @name that arms the watchdog for @seconds. */
 #define SUITEWATCH(name, seconds)		\
 	static void name(void)			\

@@ -74,16 +74,22 @@ void testbundle_sb_record(FILE *f, uint32_t type, const void *body, size_t len, 
 
 void testbundle_write_manifest(const char *dir, struct manifest *m, bool finish)
 {
+	testbundle_write_streams(dir, m, finish, 2);
+}
+
+void testbundle_write_streams(const char *dir, struct manifest *m, bool finish, int nr)
+{
 	struct auxring_stats stats = { .aux_bytes = 4096, .truncated = 2, .data_full = 1,
 				       .restarts = 3 };
 	struct error e = { 0 };
-	struct stream st[2];
+	struct stream *st = calloc((size_t)nr, sizeof(*st));
 	struct bundle *b;
 	char data[4096];
 
+	cr_assert(st);
 	cr_assert_eq(bundle_create(&b, dir, false, &e), 0, "%s", e.why);
 	memset(data, 0x55, sizeof(data));
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < nr; i++) {
 		stream_init(&st[i], i, -1);
 		cr_assert_eq(bundle_open_stream(b, &st[i], &e), 0, "%s", e.why);
 		cr_assert_eq(write(st[i].trace_fd, data, sizeof(data)), 4096);
@@ -92,14 +98,15 @@ void testbundle_write_manifest(const char *dir, struct manifest *m, bool finish)
 	}
 	cr_assert_eq(bundle_write_manifest(b, m, &e), 0, "%s", e.why);
 	if (finish) {
-		for (int i = 0; i < 2; i++)
+		for (int i = 0; i < nr; i++)
 			cr_assert_eq(bundle_close_stream(b, &st[i], &e), 0, "%s", e.why);
 		m->complete = true;
 		cr_assert_eq(manifest_set(&m->stop_reason, "the workload exited"), 0);
 		cr_assert_eq(bundle_write_manifest(b, m, &e), 0, "%s", e.why);
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < nr; i++)
 		bundle_close_stream(b, &st[i], NULL);
+	free(st);
 	bundle_free(b);
 	manifest_free(m);
 }

@@ -19,6 +19,8 @@ void testbundle_describe(struct manifest *m, const struct perf_event_mmap_page *
  * stop reason, else as if the collector was killed while recording.
  */
 void testbundle_write_manifest(const char *dir, struct manifest *m, bool finish);
+/* The same with @nr streams (cpu0 to cpu@nr-1), each as those two. */
+void testbundle_write_streams(const char *dir, struct manifest *m, bool finish, int nr);
 /* The same with testbundle_describe()'s manifest. */
 void testbundle_write(const char *dir, const struct perf_event_mmap_page *pc, bool finish);
 /*

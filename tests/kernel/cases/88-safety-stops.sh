@@ -29,7 +29,11 @@ timeout -s KILL 60 /ptcollect record --duration 1 -o /tmp/fa/w1 -- \
 	/bin/sh -c 'trap "" TERM; . /lib.sh; work 100000000' 2>/tmp/fa/w.err
 rc=$?
 took=$(($(now_ms) - t0))
-if [ $rc = 137 ] && [ $took -lt 20000 ] && grep -q 'did not end within 5 s of SIGTERM' /tmp/fa/w.err &&
+# Which way the grace ended is in ptcollect's words (the end of the grace here, a second
+# signal below), not in wall time, which a loaded host stretches (2070 ms for 2000 seen);
+# the times are in the messages.
+if [ $rc = 137 ] && grep -q 'did not end within 5 s of SIGTERM' /tmp/fa/w.err &&
+	! grep -q 'another stop signal came' /tmp/fa/w.err &&
 	grep -q '"complete": true' /tmp/fa/w1/manifest.json &&
 	grep -q '"exit_status": 137' /tmp/fa/w1/manifest.json &&
 	[ "$(manifest_str /tmp/fa/w1/manifest.json stop_reason)" = "--duration reached" ]; then
@@ -43,14 +47,17 @@ fi
 # sent SIGTERM (it says so in a file, and goes on).
 rm -f /tmp/fa/termed
 later /tmp/fa/termed INT 1
-timeout -s KILL 60 /ptcollect record -q --duration 1 -o /tmp/fa/w2 -- \
+timeout -s KILL 60 /ptcollect record --duration 1 -o /tmp/fa/w2 -- \
 	/bin/sh -c 'trap "touch /tmp/fa/termed" TERM; trap "" INT; . /lib.sh; work 100000000' 2>/tmp/fa/w.err
 rc=$?
 over
 took=$(($(now_ms) - $(cat /tmp/fa/sent_at)))
 why=$(manifest_str /tmp/fa/w2/manifest.json stop_reason)
-[ $took -lt 2000 ] && [ "$why" = "--duration reached" ] &&
+# Its own words: killed on the second signal, not at the end of the grace.
+[ "$why" = "--duration reached" ] &&
 	grep -q '"complete": true' /tmp/fa/w2/manifest.json &&
+	grep -q 'had not ended since SIGTERM when another stop signal came' /tmp/fa/w.err &&
+	! grep -q 'did not end within' /tmp/fa/w.err &&
 	pass workload_grace_ends_on_a_second_signal ||
 	fail workload_grace_ends_on_a_second_signal "exit $rc, $took ms after SIGINT, stopped by '$why': $(cat /tmp/fa/w.err)"
 
