@@ -30,6 +30,8 @@
 
 /* The longest time text: jansson's "%.16g" of a double and ".0". */
 #define TIMELINE_TS_MAX 40
+/* {"ph":"B","ts":TS,"pid":P,"tid":T,"name": at most, and room to spare. */
+#define TIMELINE_EV_MAX 128
 
 struct timeline_state {
 	bool any;		/* an event was written: the next needs a comma */
@@ -39,8 +41,15 @@ struct timeline_state {
 	uint64_t depth;		/* open "B" events on the current thread */
 	uint64_t last;		/* the last time seen (ns) */
 	char last_ts[TIMELINE_TS_MAX];	/* last as the file spells it ("": not yet) */
-	uint32_t ids_pid, ids_tid;	/* what ids spells */
-	char ids[48];		/* ,"pid":P,"tid":T ("": not yet) */
+	/*
+	 * A call's "B" up to its name, and a whole "E", as the file spells them at the time
+	 * and thread in key_*: most events repeat the last one's time and thread.
+	 */
+	bool key_ok;
+	uint64_t key_ns;
+	uint32_t key_pid, key_tid;
+	uint8_t b_len, e_len;
+	char b_pre[TIMELINE_EV_MAX], e_line[TIMELINE_EV_MAX];
 	bool gap_open;
 	uint64_t gap_start;
 	char gap_why[256];

@@ -27,15 +27,18 @@ static void put(struct render *r, const struct rrec *rec)
 		render_drec(r->sink, &h, DREC_STREAM, rec->stream_name, NULL);
 		break;
 	}
-	case RREC_CALL:
 	case RREC_RETURN:
+		/* The filter closes the innermost open call: a return's names are not read. */
+		put_rec(r, rec, DREC_RET, NULL);
+		break;
+	case RREC_CALL:
 		/* The callee: its symbol, without "+0x0". */
 		n = strnlen(rec->to_name, sizeof(name) - 1);
 		memcpy(name, rec->to_name, n);
 		name[n] = '\0';
 		if (n > 4 && !strcmp(name + n - 4, "+0x0"))
 			name[n - 4] = '\0';
-		put_rec(r, rec, rec->kind == RREC_CALL ? DREC_CALL : DREC_RET, name);
+		put_rec(r, rec, DREC_CALL, name);
 		break;
 	case RREC_GAP:
 		put_rec(r, rec, DREC_GAP, rec->name);
