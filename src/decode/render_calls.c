@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "decode_rec.h"
 #include "printable.h"
@@ -61,6 +64,11 @@ static void put_flow(struct dsink *s, const struct rrec *rec, int kind)
 
 	if (!p)
 		return;
+	/*
+	 * The buffer's lines a few records on, asked for to be written: at -J 2 a sink's
+	 * buffer is often a new one (the last went to the merge), cold.
+	 */
+	__builtin_prefetch(p + 512, 1);
 	/*
 	 * In place: a header made on the stack and copied was read back in 16 bytes before
 	 * its narrower stores had landed.
@@ -383,6 +391,59 @@ static void calls_count(struct calls_conv *c, const uint8_t *data, size_t len)
 /* Records turned at once at most: their text is far less than 4 GiB. */
 #define CONV_MAX (64u << 20)
 
+/*
+ * calls_convert()'s lines are made in a small buffer of the thread's, which stays in its
+ * cache, and copied into cbuf by stores that go past the cache: cbuf is cold (the waiting
+ * output, tens of MiB a worker, taken by the merge later), so writing lines straight into
+ * it read each of its lines from memory first and pushed the worker's tables (blocks,
+ * names) out of its cache. Larger than a line can be (LINE_FIXED and two escaped names).
+ */
+#define STAGE_SIZE (16u << 10)
+_Static_assert(STAGE_SIZE >= LINE_FIXED + 2 * ESC_MAX, "a line fits the stage");
+
+static __thread uint8_t stage[STAGE_SIZE] __attribute__((aligned(64)));
+
+/* memcpy() of @n bytes to @dst, whole aligned 64-byte lines of it past the cache. */
+static void copy_cold(uint8_t *dst, const uint8_t *src, size_t n)
+{
+#if defined(__SSE2__)
+	size_t head = (64 - ((uintptr_t)dst & 63)) & 63;
+
+	if (n < head + 64) {
+		memcpy(dst, src, n);
+		return;
+	}
+	memcpy(dst, src, head);
+	dst += head;
+	src += head;
+	n -= head;
+	for (; n >= 64; n -= 64, dst += 64, src += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)src);
+		__m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(src + 32));
+		__m128i d = _mm_loadu_si128((const __m128i *)(src + 48));
+
+		_mm_stream_si128((__m128i *)dst, a);
+		_mm_stream_si128((__m128i *)(dst + 16), b);
+		_mm_stream_si128((__m128i *)(dst + 32), c);
+		_mm_stream_si128((__m128i *)(dst + 48), d);
+	}
+#endif
+	memcpy(dst, src, n);
+}
+
+/* The stage's @n bytes appended to cbuf (false: out of memory). */
+static bool stage_out(struct dsink *s, size_t n)
+{
+	uint8_t *p = dsink_conv_room(s, n);
+
+	if (!p)
+		return false;
+	copy_cold(p, stage, n);
+	s->clen += n;
+	return true;
+}
+
 static int calls_convert(struct dsink *s, const uint8_t *data, size_t len)
 {
 	const struct calls_state *ost = s->out->state;
@@ -410,17 +471,18 @@ static int calls_convert(struct dsink *s, const uint8_t *data, size_t len)
 	if (!dsink_conv_room(s, sizeof(h)))
 		return -ENOMEM;
 	at = s->clen;
+	s->clen += sizeof(h);
 	/*
-	 * The lines go into cbuf through one dout set up here, its room made before each: set
-	 * up for each record (a memset, rep stos), it cost more than the line (-J 2 --calls
-	 * on the walk of bench/decode: calls_convert() 3.4 % of the run's samples, more than
-	 * text_line()).
+	 * The lines go into the stage through one dout set up here, its room made before
+	 * each: set up for each record (a memset, rep stos), it cost more than the line (-J 2
+	 * --calls on the walk of bench/decode: calls_convert() 3.4 % of the run's samples,
+	 * more than text_line()).
 	 */
 	memset(&o, 0, sizeof(o));
 	o.fd = -1;
-	o.buf = s->cbuf;
-	o.len = s->clen + sizeof(h);
-	o.cap = s->ccap;
+	o.buf = stage;
+	o.len = 0;
+	o.cap = STAGE_SIZE;
 	while (off + sizeof(struct drec) <= len) {
 		const struct drec *r = (const struct drec *)(data + off);
 		size_t need;
@@ -435,18 +497,21 @@ static int calls_convert(struct dsink *s, const uint8_t *data, size_t len)
 		/* Room for the line: text_line() writes it without a flush. */
 		need = LINE_FIXED + r->len1 + r->len2;
 		if (o.len + need > o.cap) {
-			s->clen = o.len;
-			if (!dsink_conv_grow(s, need))
+			if (!stage_out(s, o.len))
 				return -ENOMEM;
-			o.buf = s->cbuf;
-			o.cap = s->ccap;
+			o.len = 0;
 		}
 		st.depth = c.depth;
 		text_line(&o, &st, r);
 		if (r->kind == DREC_CALL)
 			c.depth++;
 	}
-	s->clen = o.len;
+	if (o.len && !stage_out(s, o.len))
+		return -ENOMEM;
+#if defined(__SSE2__)
+	/* The stores past the cache are done before cbuf goes to the merge. */
+	_mm_sfence();
+#endif
 	h.len = (uint32_t)(s->clen - at - sizeof(h));
 	h.end = c.depth;
 	memcpy(s->cbuf + at, &h, sizeof(h));
