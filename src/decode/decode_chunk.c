@@ -307,17 +307,6 @@ static void rec_init(const struct dec *x, struct rrec *r, enum rrec_kind kind)
 	}
 }
 
-/*
- * Whether @s lets go of its bytes now: past FLUSH_AT and 3/4 of its buffer. A buffer let
- * go of counts its size against the waiting output's mark, not what it holds: flushed at
- * FLUSH_AT, the 640 KiB buffers of the loop of bench/decode (--insn, -J 2) held 0.3 MB
- * each, and the mark of 16 MiB 7 MB of output.
- */
-static inline bool sink_full(const struct dsink *s)
-{
-	return s->len > FLUSH_AT && s->len > s->cap - s->cap / 4;
-}
-
 static void maybe_flush(struct dec *x)
 {
 	struct decode_chunk *c = x->c;
@@ -328,9 +317,9 @@ static void maybe_flush(struct dec *x)
 		out = out < x->hold_out ? out : x->hold_out;
 		tl = tl < x->hold_tl ? tl : x->hold_tl;
 	}
-	if (sink_full(&c->out))
+	if (c->out.len > FLUSH_AT)
 		dsink_flush(&c->out, out);
-	if (sink_full(&c->tl))
+	if (c->tl.len > FLUSH_AT)
 		dsink_flush(&c->tl, tl);
 }
 
@@ -1716,7 +1705,7 @@ static bool on_block(struct dec *x, const struct pt_block *b, int err, uint64_t 
 			run_add(x, 1);
 		}
 	}
-	if (sink_full(&c->out) || sink_full(&c->tl))
+	if (c->out.len > FLUSH_AT || c->tl.len > FLUSH_AT)
 		maybe_flush(x);
 	x->progress_count += m;
 	if (x->progress_count >= PROGRESS_EVERY) {
