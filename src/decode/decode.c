@@ -25,20 +25,32 @@
 #include "monotime.h"
 #include "render.h"
 
-/* Chunks (bytes of trace) with -J 2 and more, unless --chunk-size says. */
-#define MIN_CHUNK (32u << 10)
+/*
+ * Chunks (bytes of trace) with -J 2 and more, unless --chunk-size says: at least MIN_CHUNK
+ * (the output fit below may ask for little trace: the loop of bench/decode makes 0.9 MB
+ * of --insn text a KiB of trace, and 32 KiB made 30 MB, above the mark), the first ones
+ * FIRST_CHUNK.
+ */
+#define MIN_CHUNK (4u << 10)
 #define FIRST_CHUNK (32u << 10)
 /* What chunks waiting for their turn keep in memory, all together (beyond: files). */
 #define MEM_BOUND (256ull << 20)
 /*
- * The waiting mark's share per worker but one (budget.wait_at: decode_wait_mark()), and what
- * a chunk is sized to print: more than the share, so that the workers, which start
- * together, bring the waiting output to its mark in their first chunks of full size,
- * whatever the trace, and the peak memory is the same for every length past them. A
- * chunk made half the mark before (16 MiB of 32 MiB at -J 2): the mark was reached only
- * once a worker got a chunk ahead, later the longer the run (the loop of bench/decode,
- * -J 2 --insn: 24.7 MB at 52 M instructions, 44.8 MB at 209 M). Up to 5/4 of the mark
- * the worker ahead waits only when it starts in step with the other (the first chunks).
+ * The waiting mark's share per worker but one (budget.wait_at: decode_wait_mark()), and
+ * what the first chunk sized by its output prints: more than the share, so that the
+ * workers, which start together, bring the waiting output to its mark in their first
+ * chunks of full size, whatever the trace, and the peak memory is the same for every
+ * length past them (a chunk made half the mark before: the mark was reached only once a
+ * worker got a chunk ahead, later the longer the run; the loop of bench/decode, -J 2
+ * --insn: 24.7 MB at 52 M instructions, 44.8 MB at 209 M).
+ *
+ * After that first one, a chunk is sized to end stagger() (WAIT_SHARE / jobs of the mark)
+ * after the chunks still being decoded before it, and no sooner than 3/2 of that after
+ * it starts (next_size()): the worker ahead prints about half of what the mark lets it
+ * before its turn, whatever the chunks before did, where chunks of 5/4 of the share made
+ * it wait at the mark at nearly every chunk (the loop's -J 2 --insn: 121 waits in 128
+ * chunks, 103 ms of a 353 ms run): each wait left the next worker ahead a whole share
+ * to print, the mark again.
  */
 #define WAIT_SHARE (16ull << 20)
 #define CHUNK_OUT (WAIT_SHARE + WAIT_SHARE / 4)
@@ -96,6 +108,7 @@ struct run {
 	} plan;
 	uint64_t done_in, done_out;	/* bytes of trace decoded, of output made */
 	uint64_t done_ns;		/* the workers' CPU time for done_in */
+	bool filled;			/* a chunk was sized to CHUNK_OUT (next_size()) */
 	bool stop, nomem;
 	/* The debug count (io->acct), and wall times for it: start, first chunk, last. */
 	struct decode_acct *acct;
@@ -264,15 +277,54 @@ static bool psb_state(const struct decode_config *cfg, const struct mapped *m, u
 #define MAX_CHUNKS 32768
 
 /*
+ * The output chunks still being decoded before the next one will print after now, at
+ * @rate bytes of output a byte of trace (the most of them: the next chunk's turn comes
+ * when they are done). Under the lock.
+ */
+static double out_left(const struct run *r, double rate)
+{
+	double most = 0;
+
+	for (size_t k = r->merged; k < r->nr_chunks; k++) {
+		const struct decode_chunk *c = r->chunks[k].c;
+		double left;
+
+		if (r->chunks[k].done)
+			continue;
+		left = (double)(c->end - c->begin) * rate -
+		       (double)(dsink_let_go(&c->out) + dsink_let_go(&c->tl));
+		if (left > most)
+			most = left;
+	}
+	return most;
+}
+
+/*
+ * What a chunk prints before its turn, at most, to keep the waiting output at about half
+ * its mark: WAIT_SHARE / jobs of the mark's bytes, as the buffers held so far were
+ * filled (a buffer counts its size, not what it holds).
+ */
+static double stagger(const struct run *r)
+{
+	uint64_t gave = __atomic_load_n(&r->budget.gave, __ATOMIC_RELAXED);
+	uint64_t size = __atomic_load_n(&r->budget.gave_size, __ATOMIC_RELAXED);
+	double share = (double)(WAIT_SHARE / r->jobs);
+
+	return gave && size > gave ? share * (double)gave / (double)size : share;
+}
+
+/*
  * The bytes of trace for the next chunk of a stream with @left bytes still to plan. A
  * given --chunk-size is used as it is. Otherwise chunks are handed out as workers ask
  * for them, each a share of what is left (a 2*jobs-th: they shrink toward the end, so
  * no worker is left with a long last one) but MIN_CHUNK_NS of work at least at the
- * rate the chunks done so far went, and no bigger than what makes about CHUNK_OUT bytes
- * of output at the rate they made output (so what waits for its turn stays in memory).
- * Before any is done: FIRST_CHUNK. Either way at least a MAX_CHUNKS-th of all the traces.
+ * rate the chunks done so far went, and no bigger than what makes, at the rate they
+ * made output, CHUNK_OUT bytes (the first so sized: @fill) or what the chunks before it
+ * still print and stagger() (so what waits for its turn stays in memory, and the worker
+ * ahead stays clear of the mark). Before any is done: FIRST_CHUNK. Either way at least a
+ * MAX_CHUNKS-th of all the traces.
  */
-static uint64_t next_size(const struct run *r, uint64_t left)
+static uint64_t next_size(const struct run *r, uint64_t left, bool fill)
 {
 	uint64_t size = r->cfg->chunk_size;
 
@@ -288,7 +340,19 @@ static uint64_t next_size(const struct run *r, uint64_t left)
 			if (size > FIRST_CHUNK)
 				size = FIRST_CHUNK;
 		} else if (r->done_out) {
-			double fit = (double)CHUNK_OUT * (double)r->done_in / (double)r->done_out;
+			double rate = (double)r->done_out / (double)r->done_in;
+			double t = stagger(r), out = out_left(r, rate) + t, fit;
+
+			/*
+			 * Not below 3/2 of the stagger: when the chunks before are done already
+			 * (the worker ahead was not scheduled, a loaded machine), a chunk of one
+			 * stagger would end before the other worker's next got far.
+			 */
+			if (out < 1.5 * t)
+				out = 1.5 * t;
+			if (fill)
+				out = (double)CHUNK_OUT;
+			fit = out / rate;
 
 			if (fit < (double)size)
 				size = (uint64_t)fit;
@@ -356,7 +420,11 @@ static struct decode_chunk *claim(struct run *r)
 	begin = r->plan.begin;
 	end = m->len;
 	if (r->jobs > 1) {
-		uint64_t size = next_size(r, m->len - begin);
+		uint64_t size = next_size(r, m->len - begin, !r->filled);
+
+		/* The first chunk sized by its output fills the waiting output to its mark. */
+		if (r->done_out && !r->cfg->chunk_size)
+			r->filled = true;
 
 		if (begin + size < m->len)
 			end = find_psb(m, begin + size, r->plan.buf);

@@ -97,6 +97,13 @@ static bool budget_take(struct dbudget *b, size_t n)
 	return true;
 }
 
+/* @n bytes a sink let go of before its turn, held in buffers of @size bytes. */
+static void budget_gave(struct dbudget *b, size_t n, size_t size)
+{
+	__atomic_add_fetch(&b->gave, n, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&b->gave_size, size, __ATOMIC_RELAXED);
+}
+
 /* Buffers kept for reuse: a fresh one would cost the kernel its pages each time. */
 #define POOL_MAX 1024
 
@@ -582,11 +589,14 @@ static bool keep(struct dsink *s, size_t n)
 	blk->len = n;
 	blk->conv = false;
 	held_append(s, blk);
+	budget_gave(b, n, cap);
 	return true;
 }
 
-/* Before its turn, within the bound: what convert made, handed over whole. */
-static bool keep_conv(struct dsink *s)
+/*
+ * Before its turn, within the bound: what convert made of @n bytes, handed over whole.
+ */
+static bool keep_conv(struct dsink *s, size_t n)
 {
 	struct dbudget *b = s->out->budget;
 	struct dblock *blk;
@@ -603,9 +613,10 @@ static bool keep_conv(struct dsink *s)
 	blk->size = s->ccap;
 	blk->len = s->clen;
 	blk->conv = true;
+	held_append(s, blk);
+	budget_gave(b, n, s->ccap);
 	s->cbuf = NULL;
 	s->ccap = s->clen = 0;
-	held_append(s, blk);
 	return true;
 }
 
@@ -676,7 +687,7 @@ static int let_go(struct dsink *s, size_t n, int ret, bool kick)
 		s->err = ret;
 	memmove(s->buf, s->buf + n, s->len - n);
 	s->len -= n;
-	s->base += n;
+	__atomic_store_n(&s->base, s->base + n, __ATOMIC_RELAXED);
 	return s->err;
 }
 
@@ -694,7 +705,7 @@ static int flush_conv(struct dsink *s, size_t n)
 		ret = s->out->err;
 	} else {
 		turn = own_more(s, len);
-		if (!keep_conv(s)) {
+		if (!keep_conv(s, n)) {
 			ret = spill(s, s->cbuf, len, true);
 			s->spilling = true;
 		}
@@ -743,7 +754,7 @@ int dsink_flush(struct dsink *s, uint64_t upto)
 			if (turn)
 				dbudget_kick(s->out->budget);
 			s->len -= n;
-			s->base += n;
+			__atomic_store_n(&s->base, s->base + n, __ATOMIC_RELAXED);
 			return s->err;
 		}
 		ret = spill(s, s->buf, n, false);

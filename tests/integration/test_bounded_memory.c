@@ -742,8 +742,9 @@ static void loop(const char *dir, const char *iters)
 /*
  * -J 2's output waiting for its turn (decode.c: budget.wait_at): a worker ahead of the
  * merged chunk waits at the mark (16 MiB) as it writes, not only before its next chunk,
- * and the mark is reached in the first chunks of full size (each makes 5/4 of it, and
- * the workers start together), so the peak is the same at two lengths past them, within
+ * and the mark is reached in the first chunks of full size (the first sized by its output
+ * makes 5/4 of it, and the workers start together; those after it end half a share after
+ * the chunk before), so the peak is the same at two lengths past them, within
  * 10 % and 1 MiB: --insn and --branches on ptgen's loop at 5.2 M and 20.9 M instructions
  * (1.3 and 5.2 GB of --insn text). Not --calls: its merged chunk's records wait for the
  * merge's filter too, up to DSINK_TURN_HOLD beside the mark, and how much of that a run
