@@ -233,11 +233,12 @@ static void check_bundle(int dirfd, const struct manifest *m, struct problems *p
 }
 
 /*
- * Up to this many streams, each ptxed line names every other stream's sideband; above, one
- * list says them once (ptxed_secondary), as those lines grow with the square of the streams
- * (48 MB of lines for 1,000 streams).
+ * Up to this many streams (a machine of 64 CPUs), each ptxed line names
+ * every other stream's sideband and runs as it is; above, one list says them once
+ * (ptxed_secondary), as those lines grow with the square of the streams (48 MB of lines
+ * for 1,000 streams).
  */
-#define INLINE_SECONDARY 16
+#define INLINE_SECONDARY 64
 
 static bool secondary_apart(const struct manifest *m)
 {

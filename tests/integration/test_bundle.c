@@ -324,14 +324,14 @@ Test(bundle, info_output_grows_linearly_with_the_streams)
 }
 
 /*
- * Up to 16 streams each ptxed line names the others' sideband, as before; above, each names
+ * Up to 64 streams each ptxed line names the others' sideband, as before; above, each names
  * its own and proc.pevent's, and ptxed_secondary says every stream's once.
  */
-Test(bundle, info_says_the_secondary_sideband_once_above_16_streams)
+Test(bundle, info_says_the_secondary_sideband_once_above_64_streams)
 {
 	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
 
-	for (int nr = 16; nr <= 17; nr++) {
+	for (int nr = 64; nr <= 65; nr++) {
 		char *dir = testbundle_dir(), other[512], *line;
 		struct run_result r;
 		struct manifest m;
@@ -348,7 +348,7 @@ Test(bundle, info_says_the_secondary_sideband_once_above_16_streams)
 		sec = json_object_get(j, "ptxed_secondary");
 		snprintf(other, sizeof(other), "--pevent:secondary %s/cpu%d.pevent --pt", dir,
 			 nr - 1);
-		if (nr == 16) {
+		if (nr == 64) {
 			cr_expect(!sec, "%d streams: %s", nr, r.out);
 			cr_expect(strstr(line, other), "%d streams: %s", nr, line);
 		} else {
