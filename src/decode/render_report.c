@@ -3,7 +3,7 @@
  * ptcollect report (render_report.h), in the chunk: a count per run of instructions
  * (libipt's blocks: a block's in one step) and a record per call, return and trace event
  * (append-only, so that a chunk's trimmed end takes its instructions with it; the records
- * are report_priv.h's). At the merge (report_agg.c), call stacks per thread and one row
+ * are report_agg.h's). At the merge (report_agg.c), call stacks per thread and one row
  * per function; report_out.c prints them.
  */
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * ptcollect report, at the merge (report_priv.h): the chunks' records (render_report.c), in
+ * ptcollect report, at the merge (report_agg.h): the chunks' records (render_report.c), in
  * stream order, make call stacks per thread and one row per function; report_out.c prints
  * the rows.
  */
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_priv.h"
+#include "report_agg.h"
 
 
 static uint64_t hash64(uint64_t k)

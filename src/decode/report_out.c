@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * ptcollect report's output (report_priv.h): the rows report_agg.c made, as a table (text
+ * ptcollect report's output (report_agg.h): the rows report_agg.c made, as a table (text
  * or JSON) or folded stacks.
  */
 #include <fnmatch.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "printable.h"
-#include "report_priv.h"
+#include "report_agg.h"
 #include "utf8.h"
 
 /* ---- output ---- */

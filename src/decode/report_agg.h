@@ -3,8 +3,8 @@
  * ptcollect report's merge (report_agg.c): its state (call stacks per thread, one row per
  * function), which report_out.c prints.
  */
-#ifndef PTC_REPORT_PRIV_H
-#define PTC_REPORT_PRIV_H
+#ifndef PTC_REPORT_AGG_H
+#define PTC_REPORT_AGG_H
 
 #include <stdbool.h>
 #include <stdint.h>

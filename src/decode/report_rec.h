@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ptcollect report's records (render_report.h is the command's side): what a chunk writes
- * (render_report.c) and the merge reads (report_agg.c, its state in report_priv.h), and the
+ * (render_report.c) and the merge reads (report_agg.c, its state in report_agg.h), and the
  * merge's entry points the renderer names.
  */
 #ifndef PTC_REPORT_REC_H
@@ -110,7 +110,7 @@ struct prec {
 #define ADDR_BITS 9
 #define ADDR_SLOTS (1u << ADDR_BITS)
 
-/* the merge's state (report_priv.h), behind the renderer's state */
+/* the merge's state (report_agg.h), behind the renderer's state */
 struct rstate;
 
 struct report_state {
