@@ -68,6 +68,23 @@ void drec_put(struct dsink *s, const struct drec *hdr, const char *s1, const cha
 void drec_put_max(struct dsink *s, const struct drec *hdr, const char *s1, const char *s2,
 		  size_t max);
 
+/*
+ * The whole record at *@off of @data's @len bytes, *@off moved past it; NULL at the end
+ * (or at a record cut short). Every walk of handed-over records goes through it.
+ */
+static inline const struct drec *drec_next(const uint8_t *data, size_t len, size_t *off)
+{
+	const struct drec *r;
+
+	if (*off + sizeof(*r) > len)
+		return NULL;
+	r = (const struct drec *)(data + *off);
+	if (r->len < sizeof(*r) || r->len > len - *off)
+		return NULL;
+	*off += r->len;
+	return r;
+}
+
 /* Call @fn for each whole record of @data (what a sink handed over), in order. */
 typedef void drec_fn(struct dout *o, const struct drec *r);
 void drec_each(struct dout *o, const uint8_t *data, size_t len, drec_fn *fn);

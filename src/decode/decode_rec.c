@@ -38,20 +38,16 @@ void drec_put_max(struct dsink *s, const struct drec *hdr, const char *s1, const
 
 void drec_each(struct dout *o, const uint8_t *data, size_t len, drec_fn *fn)
 {
+	const struct drec *r;
 	size_t off = 0;
 
-	while (off + sizeof(struct drec) <= len) {
-		const struct drec *r = (const struct drec *)(data + off);
-
-		if (r->len < sizeof(*r) || r->len > len - off)
-			break;
+	while ((r = drec_next(data, len, &off))) {
 		/*
 		 * At -J 2 the merge reads records a worker wrote on the other CPU a while ago:
 		 * a few lines ahead asked for (a prefetch past the end does not fault).
 		 */
-		__builtin_prefetch(data + off + DREC_AHEAD);
+		__builtin_prefetch((const uint8_t *)r + DREC_AHEAD);
 		fn(o, r);
-		off += r->len;
 	}
 }
 

@@ -363,14 +363,10 @@ _Static_assert(sizeof(struct calls_conv) <= sizeof(((struct dsink *)0)->conv),
 /* The depth after each of @len bytes of records, as decode_calls_filter() keeps it. */
 static void calls_count(struct calls_conv *c, const uint8_t *data, size_t len)
 {
+	const struct drec *r;
 	size_t off = 0;
 
-	while (off + sizeof(struct drec) <= len) {
-		const struct drec *r = (const struct drec *)(data + off);
-
-		if (r->len < sizeof(*r) || r->len > len - off)
-			break;
-		off += r->len;
+	while ((r = drec_next(data, len, &off))) {
 		if (r->kind == DREC_STREAM) {
 			c->exact = 1;
 			c->depth = 0;
@@ -450,6 +446,7 @@ static int calls_convert(struct dsink *s, const uint8_t *data, size_t len)
 	struct calls_state st = { .line = text_line, .headers = ost->headers };
 	struct calls_conv c;
 	struct cframe h = { 0 };
+	const struct drec *r;
 	size_t off = 0, at;
 	struct dout o;
 	uint64_t x0;
@@ -483,13 +480,9 @@ static int calls_convert(struct dsink *s, const uint8_t *data, size_t len)
 	o.buf = stage;
 	o.len = 0;
 	o.cap = STAGE_SIZE;
-	while (off + sizeof(struct drec) <= len) {
-		const struct drec *r = (const struct drec *)(data + off);
+	while ((r = drec_next(data, len, &off))) {
 		size_t need;
 
-		if (r->len < sizeof(*r) || r->len > len - off)
-			break;
-		off += r->len;
 		if (r->kind == DREC_STREAM)
 			c.depth = 0;
 		else if (r->kind == DREC_RET && c.depth)

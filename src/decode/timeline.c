@@ -377,14 +377,10 @@ static void one(struct dout *o, const struct drec *r)
 void timeline_filter(struct dout *o, const uint8_t *data, size_t len)
 {
 	struct timeline_state *st = o->state;
+	const struct drec *r;
 	size_t off = 0;
 
-	while (off + sizeof(struct drec) <= len) {
-		const struct drec *r = (const struct drec *)(data + off);
-
-		if (r->len < sizeof(*r) || r->len > len - off)
-			break;
-		off += r->len;
+	while ((r = drec_next(data, len, &off))) {
 		if (st->gap_open) {
 			one(o, r);
 		} else if (r->kind == DREC_RET) {
