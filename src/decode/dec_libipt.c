@@ -135,6 +135,24 @@ static int drain_events(struct dec *x, int status)
 }
 
 /* From a sync point until the end or an error. Returns -pte_eos at the end. */
+/*
+ * The stream's end (its end-of-trace record made): ptxed stops here. A chunk's end is not
+ * one: the instructions up to the first that needs the next chunk's packets are decoded
+ * (and trimmed).
+ */
+static bool stream_end(struct dec *x, int status)
+{
+	if (!(status & pts_eos) || !x->c->last)
+		return false;
+	if (!(status & pts_ip_suppressed) && wants(x, RREC_EOT)) {
+		struct rrec r;
+
+		rec_init(x, &r, RREC_EOT);
+		dec_emit(x, &r);
+	}
+	return true;
+}
+
 static int flow_once(struct dec *x, int status, struct pt_insn *inp)
 {
 	struct pt_insn in;
@@ -144,19 +162,8 @@ static int flow_once(struct dec *x, int status, struct pt_insn *inp)
 		status = drain_events(x, status);
 		if (status < 0)
 			break;
-		/*
-		 * The stream's end: ptxed stops here. A chunk's end is not one: the instructions
-		 * up to the first that needs the next chunk's packets are decoded (and trimmed).
-		 */
-		if ((status & pts_eos) && x->c->last) {
-			if (!(status & pts_ip_suppressed) && wants(x, RREC_EOT)) {
-				struct rrec r;
-
-				rec_init(x, &r, RREC_EOT);
-				dec_emit(x, &r);
-			}
+		if (stream_end(x, status))
 			return -pte_eos;
-		}
 		in.iclass = ptic_error;
 		note_offset(x);
 		status = pt_insn_next(x->d, &in, sizeof(in));
@@ -515,15 +522,8 @@ static int flow_blk_once(struct dec *x, int status, struct pt_insn *inp)
 			status = drain_events(x, status);
 			if (status < 0)
 				break;
-			if ((status & pts_eos) && x->c->last) {
-				if (!(status & pts_ip_suppressed) && wants(x, RREC_EOT)) {
-					struct rrec r;
-
-					rec_init(x, &r, RREC_EOT);
-					dec_emit(x, &r);
-				}
+			if (stream_end(x, status))
 				return -pte_eos;
-			}
 		}
 		note_offset(x);
 		/*
