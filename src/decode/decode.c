@@ -339,7 +339,7 @@ static bool staggered(const struct run *r)
 
 static uint64_t next_size(const struct run *r, uint64_t left, bool fill)
 {
-	uint64_t size = r->cfg->chunk_size;
+	uint64_t size = r->cfg->chunk_size, min_size;
 
 	if (!size) {
 		size = left / (2 * (uint64_t)r->jobs);
@@ -370,8 +370,9 @@ static uint64_t next_size(const struct run *r, uint64_t left, bool fill)
 			if (fit < (double)size)
 				size = (uint64_t)fit;
 		}
-		if (size < (staggered(r) ? MIN_CHUNK : MIN_CHUNK_PLAIN))
-			size = staggered(r) ? MIN_CHUNK : MIN_CHUNK_PLAIN;
+		min_size = staggered(r) ? MIN_CHUNK : MIN_CHUNK_PLAIN;
+		if (size < min_size)
+			size = min_size;
 	}
 	if (size < r->total / MAX_CHUNKS + 1)
 		size = r->total / MAX_CHUNKS + 1;
