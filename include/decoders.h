@@ -43,6 +43,14 @@ char **decoder_argv_own(const struct manifest *m, const char *dir, int i, const 
  * stream's line takes all but its own): what decoder_argv_own() leaves out.
  */
 char **decoder_secondary_argv(const struct manifest *m, const char *dir);
+/*
+ * Up to this many streams (a machine of 64 CPUs), each ptxed line names every other
+ * stream's sideband and runs as it is; above, those lists would grow with the square of
+ * the streams (48 MB of lines for 1,000), so info says them once and the script names
+ * them once, in a function each ptxed line calls.
+ */
+#define DECODER_INLINE_SECONDARY 64
+bool decoder_secondary_apart(const struct manifest *m);
 /* The stream a snapshot's window belongs to (its sideband is the primary), or -1. */
 int decoder_window_stream(const struct manifest *m, const struct mwindow *w);
 void decoder_argv_free(char **argv);
@@ -56,8 +64,9 @@ char *decoder_shell_join(char *const *argv);
  * arguments decoder_argv() gives, every path in the bundle quoted below the
  * bundle the script finds when it runs: its first argument, else the
  * directory the script is in when it holds manifest.json, else @dir (make it
- * absolute for a script that runs from any directory). ptcollect-info(1)
- * documents its usage. malloc'd; NULL on ENOMEM.
+ * absolute for a script that runs from any directory); above
+ * DECODER_INLINE_SECONDARY streams the other streams' sideband is listed once, in a
+ * shell function. ptcollect-info(1) documents its usage. malloc'd; NULL on ENOMEM.
  */
 char *decoder_script(const struct manifest *m, const char *dir);
 

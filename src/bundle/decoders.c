@@ -198,6 +198,11 @@ char **decoder_argv(const struct manifest *m, const char *dir, int i, enum decod
 	return decoder_argv_trace(m, dir, i, m->streams[i].file, tool);
 }
 
+bool decoder_secondary_apart(const struct manifest *m)
+{
+	return m->nr_streams > DECODER_INLINE_SECONDARY;
+}
+
 int decoder_window_stream(const struct manifest *m, const struct mwindow *w)
 {
 	for (int i = 0; i < m->nr_streams; i++)
@@ -266,7 +271,7 @@ void decoder_argv_free(char **argv)
 /* Growing text; any failure leaves it NULL for good. */
 struct text {
 	char *s;
-	size_t len;
+	size_t len, size;
 	bool failed;
 };
 
@@ -288,16 +293,25 @@ static void put(struct text *t, const char *fmt, ...)
 	va_start(ap, fmt);
 	len = vasprintf(&more, fmt, ap);
 	va_end(ap);
-	n = len < 0 ? NULL : realloc(t->s, t->len + (size_t)len + 1);
-	if (!n) {
-		if (len >= 0)
-			free(more);
+	if (len < 0) {
 		text_failed(t);
 		return;
 	}
-	memcpy(n + t->len, more, (size_t)len + 1);
+	if (t->len + (size_t)len + 1 > t->size) {
+		/* doubling: a script of many streams is made in time linear in its size */
+		size_t size = 2 * (t->len + (size_t)len + 1);
+
+		n = realloc(t->s, size);
+		if (!n) {
+			free(more);
+			text_failed(t);
+			return;
+		}
+		t->s = n;
+		t->size = size;
+	}
+	memcpy(t->s + t->len, more, (size_t)len + 1);
 	free(more);
-	t->s = n;
 	t->len += (size_t)len;
 }
 
@@ -372,13 +386,40 @@ static const char script_body[] =
 	"}\n"
 	"\n";
 
+/*
+ * Above DECODER_INLINE_SECONDARY streams: ptxed_all, which a stream's ptxed line
+ * calls with its own sideband, its trace and its arguments; it adds every other
+ * stream's sideband and --pt TRACE, the argv the line would have said in full.
+ */
+static void put_ptxed_all(struct text *t, const struct manifest *m)
+{
+	put(t, "# ptxed_all OWN TRACE ARGS...: ptxed with ARGS, every stream's sideband but\n"
+	       "# OWN as secondary, then --pt TRACE (the list is said once, here)\n"
+	       "ptxed_all() {\n"
+	       "\t_own=$1 _tr=$2\n"
+	       "\tshift 2\n"
+	       "\tfor _f in");
+	for (int j = 0; j < m->nr_streams; j++) {
+		put(t, " \\\n\t\t");
+		put_word(t, m->streams[j].sideband);
+	}
+	put(t, "\n\tdo\n"
+	       "\t\t[ \"$_f\" = \"$_own\" ] || set -- \"$@\" --pevent:secondary \"$b/$_f\"\n"
+	       "\tdone\n"
+	       "\t\"$ptxed\" \"$@\" --pt \"$b/$_tr\"\n"
+	       "}\n"
+	       "\n");
+}
+
 /* One decoder's line in the script for trace @file of stream @i: the bundle's files below "$b". */
 static void put_decode(struct text *t, const struct manifest *m, int i, const char *file,
 		       enum decoder tool)
 {
 	const char *ext = tool == DECODER_PTXED ? "ptxed" : "ptdump";
+	bool apart = tool == DECODER_PTXED && decoder_secondary_apart(m);
 	size_t n = strlen(file);
-	struct argv a = build(m, i, file, tool, true);
+	struct argv a = build(m, i, file, tool, !apart);
+	int end = apart ? a.n - 2 : a.n;	/* ptxed_all says --pt TRACE (build()'s last two) */
 	char *out;
 
 	if (n > 3 && !strcmp(file + n - 3, ".pt"))
@@ -394,8 +435,15 @@ static void put_decode(struct text *t, const struct manifest *m, int i, const ch
 	put_word(t, file);
 	put(t, " \"$out\"/");
 	put_word(t, out);
-	put(t, " \"$%s\"", a.v[0]);
-	for (int k = 1; k < a.n; k++) {
+	if (apart) {
+		put(t, " ptxed_all ");
+		put_word(t, m->streams[i].sideband);
+		put(t, " ");
+		put_word(t, file);
+	} else {
+		put(t, " \"$%s\"", a.v[0]);
+	}
+	for (int k = 1; k < end; k++) {
 		put(t, a.in_bundle[k] ? " \"$b\"/" : " ");
 		put_word(t, a.v[k]);
 	}
@@ -411,6 +459,8 @@ char *decoder_script(const struct manifest *m, const char *dir)
 	put(&t, "%s", script_head);
 	put_word(&t, dir);
 	put(&t, "%s", script_body);
+	if (decoder_secondary_apart(m))
+		put_ptxed_all(&t, m);
 	for (int i = 0; i < m->nr_streams; i++) {
 		if (!m->streams[i].file)
 			continue;	/* snapshot mode: the windows, below */

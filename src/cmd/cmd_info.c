@@ -233,19 +233,6 @@ static void check_bundle(int dirfd, const struct manifest *m, struct problems *p
 }
 
 /*
- * Up to this many streams (a machine of 64 CPUs), each ptxed line names
- * every other stream's sideband and runs as it is; above, one list says them once
- * (ptxed_secondary), as those lines grow with the square of the streams (48 MB of lines
- * for 1,000 streams).
- */
-#define INLINE_SECONDARY 64
-
-static bool secondary_apart(const struct manifest *m)
-{
-	return m->nr_streams > INLINE_SECONDARY;
-}
-
-/*
  * The decoder's line for trace file @trace of stream @i (NULL: the stream's
  * own), as one shell command; null for an empty one.
  */
@@ -257,7 +244,7 @@ static int put_decoder(json_t *obj, const char *key, const struct manifest *m, c
 
 	if (!bytes || !trace)
 		return json_object_set_new(obj, key, json_null());
-	argv = secondary_apart(m) ? decoder_argv_own(m, dir, i, trace, tool) :
+	argv = decoder_secondary_apart(m) ? decoder_argv_own(m, dir, i, trace, tool) :
 	       decoder_argv_trace(m, dir, i, trace, tool);
 	line = argv ? decoder_shell_join(argv) : NULL;
 	ret = line ? json_object_set_new(obj, key, utf8_json_string(line)) : -1;
@@ -267,7 +254,7 @@ static int put_decoder(json_t *obj, const char *key, const struct manifest *m, c
 	return ret;
 }
 
-/* The other streams' sideband that each ptxed line leaves out, said once (secondary_apart()). */
+/* The other streams' sideband that each ptxed line leaves out, said once (decoders.h). */
 static int put_secondary(json_t *info, const struct manifest *m, const char *dir)
 {
 	char **argv = decoder_secondary_argv(m, dir), *line;
@@ -345,7 +332,7 @@ static json_t *describe(const struct manifest *m, const char *dir, const struct 
 		json_object_set(info, "perf_maps", json_object_get(mj, "perf_maps"));
 	if (m->nr_perf_maps_refused)
 		json_object_set(info, "perf_maps_refused", json_object_get(mj, "perf_maps_refused"));
-	if (secondary_apart(m) && put_secondary(info, m, dir))
+	if (decoder_secondary_apart(m) && put_secondary(info, m, dir))
 		goto fail;
 	for (int i = 0; i < m->nr_streams; i++) {
 		json_t *s = manifest_stream_to_json(&m->streams[i]);

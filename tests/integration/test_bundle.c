@@ -24,6 +24,7 @@
 
 #include "auxring.h"
 #include "bundle.h"
+#include "decoders.h"
 #include "manifest.h"
 #include "oracle.h"
 #include "run.h"
@@ -367,6 +368,106 @@ Test(bundle, info_says_the_secondary_sideband_once_above_64_streams)
 		testbundle_remove(dir);
 		free(dir);
 	}
+}
+
+/* `info --script` for @nr streams into @script (outside the bundle @dir): its size. */
+static size_t script_of(const char *dir, int nr, const char *script)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
+	struct run_result r;
+	struct manifest m;
+	size_t n;
+	FILE *f;
+
+	testbundle_describe(&m, &pc);
+	testbundle_write_streams(dir, &m, true, nr);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", "--script", dir, NULL), 0);
+	cr_assert_eq(r.status, 0, "%d streams: %s", nr, r.err);
+	n = strlen(r.out);
+	f = fopen(script, "w");
+	cr_assert(f && fputs(r.out, f) >= 0 && !fclose(f));
+	run_free(&r);
+	return n;
+}
+
+/*
+ * The script's ptxed lines run with every stream's sideband above 64 streams too (a
+ * function names the others' once), and the script grows with the streams, not their
+ * square: a decoder that prints its arguments gets decoder_argv()'s, stream by stream.
+ */
+Test(bundle, info_script_runs_every_sideband_and_grows_linearly_with_the_streams)
+{
+	char top[] = "/tmp/ptc-script-XXXXXX", script[64], fake[64], out[64], path[600];
+	const int nrs[] = { 64, 65, 100, 400 };
+	size_t bytes[4];
+
+	cr_assert(mkdtemp(top));
+	snprintf(script, sizeof(script), "%s/decode.sh", top);
+	snprintf(fake, sizeof(fake), "%s/args", top);
+	snprintf(out, sizeof(out), "%s/out", top);
+	{
+		FILE *f = fopen(fake, "w");
+
+		cr_assert(f && fputs("#!/bin/sh\nfor a; do printf '%s\\n' \"$a\"; done\n", f) >= 0 &&
+			  !fclose(f) && !chmod(fake, 0700));
+	}
+	for (int t = 0; t < 4; t++) {
+		char *dir = testbundle_dir(), *env[3] = { NULL };
+		char *argv[] = { "sh", script, dir, out, NULL };
+		struct run_result r;
+		struct manifest m;
+		struct error e;
+		int fd;
+
+		bytes[t] = script_of(dir, nrs[t], script);
+		if (nrs[t] > 65) {
+			testbundle_remove(dir);
+			free(dir);
+			continue;
+		}
+		cr_assert_eq(mkdir(out, 0700), 0);
+		cr_assert_gt(asprintf(&env[0], "PTXED=%s", fake), 0);
+		cr_assert_gt(asprintf(&env[1], "PTDUMP=%s", fake), 0);
+		cr_assert_eq(run_argv(argv, env, &r), 0);
+		cr_expect_eq(r.status, 0, "%d streams: %s%s", nrs[t], r.out, r.err);
+		fd = open(dir, O_RDONLY | O_DIRECTORY);
+		cr_assert_eq(manifest_read(fd, dir, &m, &e), 0, "%s", e.why);
+		close(fd);
+		for (int i = 0; i < nrs[t]; i += nrs[t] - 1) {
+			char **want = decoder_argv(&m, dir, i, DECODER_PTXED), *got, *p;
+			size_t len;
+
+			snprintf(path, sizeof(path), "%s/cpu%d.ptxed", out, i);
+			got = (char *)slurp(path, &len);
+			got[len] = '\0';
+			cr_assert(want);
+			p = got;
+			for (char **w = want + 1; *w; w++) {
+				size_t n = strlen(*w);
+
+				cr_assert(!strncmp(p, *w, n) && p[n] == '\n', "%d streams, stream %d: "
+					  "argument %td differs:\nwant %s\ngot  %.300s", nrs[t], i,
+					  w - want, *w, p);
+				p += n + 1;
+			}
+			cr_expect_str_empty(p, "%d streams: more arguments: %.300s", nrs[t], p);
+			decoder_argv_free(want);
+			free(got);
+		}
+		manifest_free(&m);
+		run_free(&r);
+		free(env[0]);
+		free(env[1]);
+		snprintf(path, sizeof(path), "rm -rf '%s'", out);
+		cr_assert_eq(system(path), 0);
+		testbundle_remove(dir);
+		free(dir);
+	}
+	cr_expect_leq(bytes[3] * 2, bytes[2] * 9, "%zu bytes for 100 streams, %zu for 400",
+		      bytes[2], bytes[3]);
+	unlink(script);
+	unlink(fake);
+	rmdir(top);
 }
 
 Test(bundle, without_cap_user_time_zero_info_warns_and_ptxed_gets_no_time)
