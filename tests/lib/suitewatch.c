@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "suitewatch.h"
@@ -18,7 +19,36 @@ static void put(const char *s)
 	(void)n;
 }
 
-/* Only async-signal-safe calls: write(), _exit(). */
+#define REAP_GRACE_MS 2000	/* from SIGTERM to SIGKILL for what the hung test started */
+
+/*
+ * What the hung test started (its targets, a ptcollect and its workload: the process
+ * group Criterion's worker leads, which they join) must not outlive it and load the
+ * rest of the suite: a child in a group of its own asks them to end, then kills what
+ * is left, while the test exits at once with its status.
+ */
+static void reap_group(void)
+{
+	pid_t group = getpgrp();
+	struct sigaction sa;
+
+	if (group != getpid())
+		return;		/* not a group of the test's own: nothing known to reap */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGTERM, &sa, NULL);	/* the test ends by its own _exit(), below */
+	if (fork() == 0) {
+		struct timespec grace = { REAP_GRACE_MS / 1000, 0 };
+
+		setpgid(0, 0);
+		kill(-group, SIGTERM);
+		nanosleep(&grace, NULL);
+		kill(-group, SIGKILL);
+		_exit(0);
+	}
+}
+
+/* Only async-signal-safe calls: write(), sigaction(), fork(), kill(), _exit(). */
 static void on_alarm(int sig)
 {
 	const struct criterion_test *t = criterion_current_test;
@@ -42,6 +72,7 @@ static void on_alarm(int sig)
 		put(awaiting);
 	}
 	put("\n");
+	reap_group();
 	_exit(SUITEWATCH_EXIT);
 }
 

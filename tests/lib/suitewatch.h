@@ -5,7 +5,9 @@
  * The watchdog: Criterion runs each test in a process of its own; suitewatch(N) arms
  * SIGALRM there, and a test still running N seconds later prints
  * "suitewatch: SUITE::TEST hung: still running after N s" to stderr and _exit()s with
- * SUITEWATCH_EXIT, which fails it. Not Criterion's .timeout: its runner's timeout thread
+ * SUITEWATCH_EXIT, which fails it; what the test started (the process group each
+ * Criterion worker leads) gets SIGTERM, then SIGKILL 2 s later, so that no target
+ * of a hung test keeps running. Not Criterion's .timeout: its runner's timeout thread
  * loses an allocation when two such tests run at once, and the ASan build reports that leak.
  *
  *	SUITEWATCH(watchdog, 60)
