@@ -213,6 +213,79 @@ Test(trigger_guard, the_workloads_own_sigtrap_still_kills_it)
 	cr_expect_eq(n, 100);
 }
 
+/* Trigger 0's count @key, or -1; its text @key in *@str (malloc'd, NULL when null). */
+static long trigger_field(const char *json_text, const char *key, char **str)
+{
+	json_t *j = json_loads(json_text, 0, NULL), *v;
+	const char *s;
+	long n = -1;
+
+	if (str)
+		*str = NULL;
+	if (!j)
+		return -1;
+	v = json_object_get(json_array_get(json_object_get(j, "triggers"), 0), key);
+	s = json_string_value(v);
+	if (s && str)
+		*str = strdup(s);
+	else if (s)
+		n = atol(s);
+	json_decref(j);
+	return n;
+}
+
+/*
+ * The workload's own debug traps under a breakpoint (tests/progs/owntraps.c)
+ * reach it and kill it as they would untraced, and the manifest says they
+ * were passed on: int3; an icebp whose trap stops at the breakpoint's
+ * address (TRAP_BRKPT, as the breakpoint's misreported trap does, but with
+ * 0xf1 before IP); a TF single-step onto the breakpoint (TRAP_TRACE, TF set).
+ */
+static void own_trap(const char *kind, const char *fn, const char *si_code)
+{
+	char dir[] = "/tmp/ptc-guard-XXXXXX", *prog = run_testprog("owntraps");
+	char *sp = spec("breakpoint", prog, fn), *text, *passed, *stray;
+	struct sess s;
+	int rc;
+
+#if !defined(__x86_64__)
+	cr_skip_test("owntraps makes x86-64 debug traps");
+#endif
+	cr_assert(mkdtemp(dir));
+	sess_start(&s, dir, "out", sp, (const char *[]){ prog, kind, "50", NULL });
+	rc = sess_wait(&s, &text);
+	cr_expect_eq(rc, 128 + SIGTRAP, "%s: record passes on the workload's status", kind);
+	cr_expect_eq(exit_status_of(text), 128 + SIGTRAP, "%s: its own trap killed it", kind);
+	cr_expect_eq(fires_of(text), 50, "%s", kind);
+	cr_expect_eq(trigger_field(text, "passed_traps", NULL), 1, "%s", kind);
+	cr_expect_eq(trigger_field(text, "stray_traps", NULL), 0, "%s", kind);
+	trigger_field(text, "passed_trap", &passed);
+	trigger_field(text, "stray_trap", &stray);
+	cr_expect(passed && strstr(passed, si_code), "%s: the passed trap says %s: %s", kind,
+		  si_code, passed ? passed : "(null)");
+	cr_expect_null(stray, "%s", kind);
+	free(passed);
+	free(stray);
+	free(text);
+	free(sp);
+	free(prog);
+}
+
+Test(trigger_guard, the_workloads_own_int3_reaches_it)
+{
+	own_trap("int3", "trig_asm", "si_code 128,");
+}
+
+Test(trigger_guard, the_workloads_own_icebp_at_the_breakpoint_reaches_it)
+{
+	own_trap("icebp", "trig_asm", "si_code 1,");
+}
+
+Test(trigger_guard, the_workloads_own_single_step_onto_the_breakpoint_reaches_it)
+{
+	own_trap("step", "trig_step", "si_code 2,");
+}
+
 Test(trigger_guard, the_workloads_other_signals_reach_it)
 {
 	long w, n;
