@@ -10,8 +10,8 @@
  * Kept, the workload and every thread and child it starts stay tracees
  * (PTRACE_SEIZE, following fork, vfork, clone and exec), and exechold_poll()
  * resumes each stop: a SIGTRAP that one of our breakpoints caused but no
- * perf event claimed is swallowed (exechold_trap_is_stray(); see the "stray
- * debug traps" section of docs/faults.md), every other signal is passed on,
+ * perf event claimed is swallowed (exechold_trap_is_stray(); see "Stray
+ * debug traps" in tests/kernel/README.md), every other signal is passed on,
  * a group-stop stays stopped (PTRACE_LISTEN) until SIGCONT.
  */
 #ifndef PTC_EXECHOLD_H
@@ -66,11 +66,20 @@ struct exechold_traps {
 };
 
 /*
- * Whether a SIGTRAP is a stray debug trap of our breakpoints (to swallow),
- * from its siginfo and the thread's state at the stop. See the "stray debug
- * traps" section of docs/faults.md.
+ * The guarded session's breakpoint addresses (trigger_bp.c notes each one
+ * it arms): a debug trap at one of them that the program did not make is
+ * ours. One session per process, so one table, kept to the end (a trap can
+ * wait at a thread's stop after its breakpoint is closed). 0 or -ENOSPC.
  */
-bool exechold_trap_is_stray(const struct exechold_trap *tr);
+#define EXECHOLD_MAX_BP 64	/* TRIGGER_MAX triggers, one address each */
+int exechold_note_breakpoint(uint64_t addr);
+
+/*
+ * Whether a SIGTRAP is a stray debug trap of our breakpoints (to swallow),
+ * from its siginfo and the thread's state at the stop; @bp the session's
+ * breakpoint addresses. See "Stray debug traps" in tests/kernel/README.md.
+ */
+bool exechold_trap_is_stray(const struct exechold_trap *tr, const uint64_t *bp, int nr_bp);
 
 /*
  * Resume every tracee stop waiting now, never blocking. Returns true when

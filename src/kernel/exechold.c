@@ -18,11 +18,18 @@
 #include "exechold.h"
 #include "procfs.h"
 
+#ifndef TRAP_BRKPT
+#define TRAP_BRKPT 1
+#endif
+#ifndef TRAP_TRACE
+#define TRAP_TRACE 2
+#endif
 #ifndef TRAP_HWBKPT
 #define TRAP_HWBKPT 4
 #endif
 
 #define EFLAGS_TF	0x100
+#define ICEBP		0xf1	/* int1: a #DB the program raises itself, a trap (IP after it) */
 
 #define FOLLOW (PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
 		PTRACE_O_TRACECLONE)
@@ -80,14 +87,51 @@ int exechold_keep(pid_t pid, struct error *e)
 	return 0;
 }
 
-/*
- * x86's exc_debug_user() sends SIGTRAP TRAP_HWBKPT for a #DB whose DR6 has a
- * trap bit no perf event claimed; in a process whose tracer we are only our
- * breakpoints set DR7. Every other SIGTRAP is passed on (recorded).
- */
-bool exechold_trap_is_stray(const struct exechold_trap *tr)
+static uint64_t bp_addrs[EXECHOLD_MAX_BP];
+static int nr_bp_addrs;
+
+int exechold_note_breakpoint(uint64_t addr)
 {
-	return tr->si_code == TRAP_HWBKPT;
+	for (int i = 0; i < nr_bp_addrs; i++)
+		if (bp_addrs[i] == addr)
+			return 0;
+	if (nr_bp_addrs == EXECHOLD_MAX_BP)
+		return -ENOSPC;
+	bp_addrs[nr_bp_addrs++] = addr;
+	return 0;
+}
+
+static bool at_breakpoint(uint64_t ip, const uint64_t *bp, int nr_bp)
+{
+	for (int i = 0; i < nr_bp; i++)
+		if (bp[i] == ip)
+			return true;
+	return false;
+}
+
+/*
+ * An execute breakpoint is a fault: the thread stops with IP at the
+ * breakpoint's address, the instruction not run. x86's exc_debug_user()
+ * sends SIGTRAP for a #DB that no notifier fully claimed: TRAP_HWBKPT when a
+ * DR6 trap bit is left (our breakpoint's, no perf event took it), TRAP_TRACE
+ * when DR6 has BS, TRAP_BRKPT when DR6 read back empty (taken for an icebp).
+ * The program's own traps differ: int3 is SI_KERNEL, raise() SI_TKILL, its
+ * icebp a trap with 0xf1 right before IP, its single-step TF set (TRAP_TRACE
+ * at an IP of ours with TF clear and no icebp is ours: the program cannot
+ * single-step there without TF).
+ */
+bool exechold_trap_is_stray(const struct exechold_trap *tr, const uint64_t *bp, int nr_bp)
+{
+	switch (tr->si_code) {
+	case TRAP_HWBKPT:
+		/* Only our breakpoints set DR7 in a process whose tracer we are. */
+		return true;
+	case TRAP_BRKPT:
+	case TRAP_TRACE:
+		return !tr->tf && tr->prev_byte != ICEBP && at_breakpoint(tr->ip, bp, nr_bp);
+	default:
+		return false;
+	}
 }
 
 /* The CPU @tid last ran on: field 39 of /proc/TID/stat, or -1. */
@@ -162,7 +206,7 @@ static int judge_trap(pid_t tid, struct exechold_traps *t)
 	struct exechold_trap tr;
 
 	trap_evidence(tid, &tr);
-	if (exechold_trap_is_stray(&tr)) {
+	if (exechold_trap_is_stray(&tr, bp_addrs, nr_bp_addrs)) {
 		if (t) {
 			t->swallowed++;
 			t->last_swallowed = tr;
