@@ -9,11 +9,10 @@
  *
  * Kept, the workload and every thread and child it starts stay tracees
  * (PTRACE_SEIZE, following fork, vfork, clone and exec), and exechold_poll()
- * resumes each stop: a SIGTRAP with si_code TRAP_HWBKPT is swallowed (a
- * debug trap from a hardware breakpoint that no perf event claimed; nothing
- * else makes one in a process whose tracer we are: see the "stray debug
- * traps" section of tests/kernel/README.md), every other signal is passed
- * on, a group-stop stays stopped (PTRACE_LISTEN) until SIGCONT.
+ * resumes each stop: a SIGTRAP that one of our breakpoints caused but no
+ * perf event claimed is swallowed (exechold_trap_is_stray(); see "Stray
+ * debug traps" in tests/kernel/README.md), every other signal is passed on,
+ * a group-stop stays stopped (PTRACE_LISTEN) until SIGCONT.
  */
 #ifndef PTC_EXECHOLD_H
 #define PTC_EXECHOLD_H
@@ -43,17 +42,49 @@ int exechold_release(pid_t pid, struct error *e);
 /* Let a seized @pid run and stay its tracer. 0 or -errno. */
 int exechold_keep(pid_t pid, struct error *e);
 
-struct exechold_traps {
-	uint64_t swallowed;	/* SIGTRAP TRAP_HWBKPT kept from the tracees */
-	uint64_t last_addr;	/* where the last one stopped (si_addr) */
-	pid_t last_tid;
-	int last_cpu;		/* the CPU it stopped on (/proc), -1 unknown */
+/*
+ * One SIGTRAP met at a tracee's signal-delivery stop, as the guard saw it:
+ * the evidence for the swallow-or-pass verdict (exechold_trap_is_stray()).
+ */
+struct exechold_trap {
+	int si_code;		/* EXECHOLD_NO_SIGINFO when PTRACE_GETSIGINFO failed */
+	uint64_t fault_addr;	/* si_addr */
+	uint64_t ip;		/* the thread's instruction pointer at the stop */
+	uint64_t dr6;		/* ptrace's view of DR6 (PEEKUSER u_debugreg[6]), 0 unread */
+	bool tf;		/* EFLAGS.TF at the stop: the program single-steps itself */
+	int prev_byte;		/* the byte before ip (0xf1: an icebp ran), -1 unread */
+	pid_t tid;
+	int cpu;		/* the CPU it stopped on (/proc), -1 unknown */
 };
+
+#define EXECHOLD_NO_SIGINFO INT32_MIN
+
+struct exechold_traps {
+	uint64_t swallowed;	/* SIGTRAPs our breakpoints caused, kept from the tracees */
+	uint64_t passed;	/* SIGTRAPs passed on (the program's own) */
+	struct exechold_trap last_swallowed, last_passed;
+};
+
+/*
+ * The guarded session's breakpoint addresses (trigger_bp.c notes each one
+ * it arms): a debug trap at one of them that the program did not make is
+ * ours. One session per process, so one table, kept to the end (a trap can
+ * wait at a thread's stop after its breakpoint is closed). 0 or -ENOSPC.
+ */
+#define EXECHOLD_MAX_BP 64	/* TRIGGER_MAX triggers, one address each */
+int exechold_note_breakpoint(uint64_t addr);
+
+/*
+ * Whether a SIGTRAP is a stray debug trap of our breakpoints (to swallow),
+ * from its siginfo and the thread's state at the stop; @bp the session's
+ * breakpoint addresses. See "Stray debug traps" in tests/kernel/README.md.
+ */
+bool exechold_trap_is_stray(const struct exechold_trap *tr, const uint64_t *bp, int nr_bp);
 
 /*
  * Resume every tracee stop waiting now, never blocking. Returns true when
  * @pid (the workload, the caller's child) has ended, its wait status in
- * *@status. Swallowed traps are counted in @t.
+ * *@status. SIGTRAPs swallowed and passed on are counted in @t.
  */
 bool exechold_poll(pid_t pid, int *status, struct exechold_traps *t);
 
@@ -92,7 +123,5 @@ void exechold_group_poll(struct exechold_group *g, struct exechold_traps *t);
 int exechold_group_release(struct exechold_group *g, struct exechold_traps *t);
 void exechold_group_free(struct exechold_group *g);
 
-/* Whether this SIGTRAP's siginfo is a hardware breakpoint's trap (to swallow). */
-bool exechold_is_hwbkpt(const siginfo_t *si);
 
 #endif

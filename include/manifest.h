@@ -101,11 +101,17 @@ struct mtrigger {
 	/*
 	 * Breakpoints: "tracee" (the process is ptcollect's tracee, stray debug
 	 * traps kept from it), or "uprobe" (armed as a uprobe: @fallback says
-	 * why); NULL for a uprobe. stray_traps: those kept, for every guarded one.
+	 * why); NULL for a uprobe. stray_traps: those kept, for every guarded one;
+	 * passed_traps: the SIGTRAPs passed on to it (its own); stray_trap and
+	 * passed_trap: the last of each as the guard saw it (si_code, IP, TF,
+	 * DR6, ...; shorter than MANIFEST_TRAP_TEXT), NULL when none.
 	 */
 	char *guard, *fallback;
-	uint64_t stray_traps;
+	uint64_t stray_traps, passed_traps;
+	char *stray_trap, *passed_trap;
 };
+
+#define MANIFEST_TRAP_TEXT 256
 
 /* One fire of a trigger. */
 struct mfire {

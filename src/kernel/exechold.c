@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -16,9 +18,18 @@
 #include "exechold.h"
 #include "procfs.h"
 
+#ifndef TRAP_BRKPT
+#define TRAP_BRKPT 1
+#endif
+#ifndef TRAP_TRACE
+#define TRAP_TRACE 2
+#endif
 #ifndef TRAP_HWBKPT
 #define TRAP_HWBKPT 4
 #endif
+
+#define EFLAGS_TF	0x100
+#define ICEBP		0xf1	/* int1: a #DB the program raises itself, a trap (IP after it) */
 
 #define FOLLOW (PTRACE_O_TRACEEXEC | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | \
 		PTRACE_O_TRACECLONE)
@@ -76,9 +87,51 @@ int exechold_keep(pid_t pid, struct error *e)
 	return 0;
 }
 
-bool exechold_is_hwbkpt(const siginfo_t *si)
+static uint64_t bp_addrs[EXECHOLD_MAX_BP];
+static int nr_bp_addrs;
+
+int exechold_note_breakpoint(uint64_t addr)
 {
-	return si->si_signo == SIGTRAP && si->si_code == TRAP_HWBKPT;
+	for (int i = 0; i < nr_bp_addrs; i++)
+		if (bp_addrs[i] == addr)
+			return 0;
+	if (nr_bp_addrs == EXECHOLD_MAX_BP)
+		return -ENOSPC;
+	bp_addrs[nr_bp_addrs++] = addr;
+	return 0;
+}
+
+static bool at_breakpoint(uint64_t ip, const uint64_t *bp, int nr_bp)
+{
+	for (int i = 0; i < nr_bp; i++)
+		if (bp[i] == ip)
+			return true;
+	return false;
+}
+
+/*
+ * An execute breakpoint is a fault: the thread stops with IP at the
+ * breakpoint's address, the instruction not run. x86's exc_debug_user()
+ * sends SIGTRAP for a #DB that no notifier fully claimed: TRAP_HWBKPT when a
+ * DR6 trap bit is left (our breakpoint's, no perf event took it), TRAP_TRACE
+ * when DR6 has BS, TRAP_BRKPT when DR6 read back empty (taken for an icebp).
+ * The program's own traps differ: int3 is SI_KERNEL, raise() SI_TKILL, its
+ * icebp a trap with 0xf1 right before IP, its single-step TF set (TRAP_TRACE
+ * at an IP of ours with TF clear and no icebp is ours: the program cannot
+ * single-step there without TF).
+ */
+bool exechold_trap_is_stray(const struct exechold_trap *tr, const uint64_t *bp, int nr_bp)
+{
+	switch (tr->si_code) {
+	case TRAP_HWBKPT:
+		/* Only our breakpoints set DR7 in a process whose tracer we are. */
+		return true;
+	case TRAP_BRKPT:
+	case TRAP_TRACE:
+		return !tr->tf && tr->prev_byte != ICEBP && at_breakpoint(tr->ip, bp, nr_bp);
+	default:
+		return false;
+	}
 }
 
 /* The CPU @tid last ran on: field 39 of /proc/TID/stat, or -1. */
@@ -107,11 +160,70 @@ static bool is_stop_signal(int sig)
 	return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
 }
 
+/* What the thread looks like at a SIGTRAP stop, as much as ptrace tells. */
+static void trap_evidence(pid_t tid, struct exechold_trap *tr)
+{
+	struct user_regs_struct regs;
+	siginfo_t si;
+	long word;
+
+	memset(tr, 0, sizeof(*tr));
+	tr->tid = tid;
+	tr->prev_byte = -1;
+	tr->si_code = EXECHOLD_NO_SIGINFO;
+	if (!ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) && si.si_signo == SIGTRAP) {
+		tr->si_code = si.si_code;
+		tr->fault_addr = (uint64_t)(uintptr_t)si.si_addr;
+	}
+#if defined(__x86_64__)
+	if (!ptrace(PTRACE_GETREGS, tid, NULL, &regs)) {
+		tr->ip = regs.rip;
+		tr->tf = regs.eflags & EFLAGS_TF;
+		errno = 0;
+		word = ptrace(PTRACE_PEEKDATA, tid, (void *)(uintptr_t)(tr->ip - 1), NULL);
+		if (!errno)
+			tr->prev_byte = (int)(word & 0xff);
+	}
+	errno = 0;
+	word = ptrace(PTRACE_PEEKUSER, tid, (void *)offsetof(struct user, u_debugreg[6]), NULL);
+	if (!errno)
+		tr->dr6 = (uint64_t)word;
+#else
+	(void)regs;
+	(void)word;
+	tr->ip = tr->fault_addr;
+#endif
+	tr->cpu = last_cpu(tid);
+}
+
+/*
+ * A SIGTRAP at @tid's signal-delivery stop: 0 when it is a stray trap of our
+ * breakpoints (swallowed: the instruction runs again, where the breakpoint
+ * is claimed and counted once), else SIGTRAP. Either is recorded in @t.
+ */
+static int judge_trap(pid_t tid, struct exechold_traps *t)
+{
+	struct exechold_trap tr;
+
+	trap_evidence(tid, &tr);
+	if (exechold_trap_is_stray(&tr, bp_addrs, nr_bp_addrs)) {
+		if (t) {
+			t->swallowed++;
+			t->last_swallowed = tr;
+		}
+		return 0;
+	}
+	if (t) {
+		t->passed++;
+		t->last_passed = tr;
+	}
+	return SIGTRAP;
+}
+
 /* Resume one tracee stop: the signal to pass on, or a swallowed trap. */
 static void resume(pid_t tid, int st, struct exechold_traps *t)
 {
 	int sig = WSTOPSIG(st), event = st >> 16;
-	siginfo_t si;
 
 	if (event == PTRACE_EVENT_STOP) {
 		/* A group-stop stays stopped; a new tracee's first stop goes on. */
@@ -122,14 +234,8 @@ static void resume(pid_t tid, int st, struct exechold_traps *t)
 		ptrace(PTRACE_CONT, tid, NULL, NULL);
 		return;
 	}
-	if (sig == SIGTRAP && !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) &&
-	    exechold_is_hwbkpt(&si)) {
-		t->swallowed++;
-		t->last_addr = (uint64_t)(uintptr_t)si.si_addr;
-		t->last_tid = tid;
-		t->last_cpu = last_cpu(tid);
-		sig = 0;
-	}
+	if (sig == SIGTRAP)
+		sig = judge_trap(tid, t);
 	ptrace(PTRACE_CONT, tid, NULL, (void *)(long)sig);
 }
 
@@ -349,7 +455,6 @@ static void detach_stopped(struct exechold_group *g, pid_t tid, int st, struct e
 {
 	int sig = WSTOPSIG(st), event = st >> 16;
 	unsigned long msg = 0;
-	siginfo_t si;
 
 	if (event == PTRACE_EVENT_CLONE || event == PTRACE_EVENT_FORK ||
 	    event == PTRACE_EVENT_VFORK) {
@@ -360,15 +465,8 @@ static void detach_stopped(struct exechold_group *g, pid_t tid, int st, struct e
 	forget_former_tid(g, tid, st);
 	if (event) {
 		sig = 0;	/* an event stop, or a group-stop (which the detach keeps) */
-	} else if (sig == SIGTRAP && !ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) &&
-		   exechold_is_hwbkpt(&si)) {
-		if (t) {
-			t->swallowed++;
-			t->last_addr = (uint64_t)(uintptr_t)si.si_addr;
-			t->last_tid = tid;
-			t->last_cpu = last_cpu(tid);
-		}
-		sig = 0;
+	} else if (sig == SIGTRAP) {
+		sig = judge_trap(tid, t);
 	}
 	ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig);
 	group_remove(g, tid);

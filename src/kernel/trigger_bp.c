@@ -37,6 +37,7 @@
 #include "cli.h"
 #include "procfs.h"
 #include "cpuset.h"
+#include "exechold.h"
 #include "trigger_backend.h"
 
 #define BP_RING_PAGES 16	/* data pages per CPU: ~1600 hits between reads (a loaded machine) */
@@ -271,6 +272,10 @@ int trigger_bp_open(struct trigger_bp **out, unsigned int idx, const char *path,
 	}
 	if (open_all(b, addr, tids, ntids, cpus, ncpus, epfd, &err))
 		ret = open_error(e, err, path, offset, pid, addr);
+	/* The guard tells our debug traps by their address (exechold_trap_is_stray()). */
+	else if (exechold_note_breakpoint(addr))
+		ret = err_runtime(e, -ENOSPC, "more than %d breakpoint addresses",
+				  EXECHOLD_MAX_BP);
 out:
 	free(cpus);
 	free(tids);

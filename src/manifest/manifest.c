@@ -85,6 +85,8 @@ void manifest_free(struct manifest *m)
 		free(m->triggers[i].path);
 		free(m->triggers[i].guard);
 		free(m->triggers[i].fallback);
+		free(m->triggers[i].stray_trap);
+		free(m->triggers[i].passed_trap);
 	}
 	free(m->triggers);
 	free(m->fires);

@@ -9,7 +9,8 @@
 #define FINAL_SLACK	4096	/* stop_reason, end_time, exit_status, sysroot, ... */
 #define U64_WIDTH	20	/* digits of UINT64_MAX */
 #define STREAM_U64S	10	/* bytes, sideband_bytes, 6 losses, restarts, itrace_start */
-#define TRIGGER_U64S	4	/* fires, dropped, throttled, stray_traps */
+#define TRIGGER_U64S	5	/* fires, dropped, throttled, stray_traps, passed_traps */
+#define TRIGGER_TEXTS	2	/* stray_trap, passed_trap: set at the end */
 #define DEPTH_INDENT	4	/* an entry of a top-level array sits 4 spaces deeper */
 
 /* @j dumped as a top-level array's element: its lines 4 spaces in, then ",\n". */
@@ -94,6 +95,7 @@ size_t manifest_size_bound(const struct manifest *m, uint64_t fires, uint64_t sn
 	free(t);
 	n += (size_t)m->nr_streams * STREAM_U64S * U64_WIDTH;
 	n += (size_t)m->nr_triggers * TRIGGER_U64S * U64_WIDTH;
+	n += (size_t)m->nr_triggers * TRIGGER_TEXTS * MANIFEST_TRAP_TEXT;
 	if (fires > MANIFEST_MAX_FIRES)
 		fires = MANIFEST_MAX_FIRES;
 	n += (size_t)fires * fire;

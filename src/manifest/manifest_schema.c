@@ -143,6 +143,9 @@ static const struct mfield trigger_fields[] = {
 	STR("guard", guard, MF_OPTIONAL),
 	STR("fallback", fallback, MF_OPTIONAL),
 	U64("stray_traps", stray_traps, MF_OPTIONAL),
+	U64("passed_traps", passed_traps, MF_OPTIONAL),
+	STR("stray_trap", stray_trap, MF_OPTIONAL),
+	STR("passed_trap", passed_trap, MF_OPTIONAL),
 };
 static void *add_trigger(void *m) { return manifest_add_trigger(m); }
 SCHEMA(mschema_trigger, trigger_fields, T, add_trigger);

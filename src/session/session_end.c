@@ -68,9 +68,35 @@ static bool uprobes(const struct script_plan *sp)
 	return false;
 }
 
+static const char *target_name(const struct session *s, char *buf, size_t len)
+{
+	if (s->sp->scope == SCOPE_PROCESS)
+		snprintf(buf, len, "process %d", (int)s->sp->pid);
+	else
+		snprintf(buf, len, "the workload");
+	return buf;
+}
+
+/* One SIGTRAP as the guard saw it: what tells ours from the program's. */
+static const char *trap_text(const struct exechold_trap *tr, char *buf, size_t len)
+{
+	char code[16];
+
+	if (tr->si_code == EXECHOLD_NO_SIGINFO)
+		snprintf(code, sizeof(code), "unknown");
+	else
+		snprintf(code, sizeof(code), "%d", tr->si_code);
+	snprintf(buf, len, "si_code %s, si_addr 0x%" PRIx64 ", ip 0x%" PRIx64 ", TF %d, byte "
+		 "before ip %s%02x, ptrace DR6 0x%" PRIx64 ", thread %d on CPU %d", code,
+		 tr->fault_addr, tr->ip, tr->tf, tr->prev_byte < 0 ? "unread " : "0x",
+		 tr->prev_byte < 0 ? 0 : tr->prev_byte, tr->dr6, (int)tr->tid, tr->cpu);
+	return buf;
+}
+
 int session_finish(struct session *s, int ret, struct error *e)
 {
 	const struct exechold_traps *t = &s->w.traps;
+	char who[64], last[MANIFEST_TRAP_TEXT];
 	struct warnings iw = { 0 };
 	struct error fe = { 0 };
 
@@ -87,20 +113,29 @@ int session_finish(struct session *s, int ret, struct error *e)
 				     "process(es) of the traced one: the BPF map of followed "
 				     "processes was full", missed);
 	}
-	if (t->swallowed && s->sp->scope == SCOPE_PROCESS)
-		session_warn(s, -EINTR, "the kernel sent process %d %" PRIu64 " debug trap(s) "
-			     "no breakpoint claimed (SIGTRAP TRAP_HWBKPT, the last at 0x%" PRIx64
-			     " in thread %d on CPU %d): kept from it, which would have died of "
-			     "them", (int)s->sp->pid, t->swallowed, t->last_addr,
-			     (int)t->last_tid, t->last_cpu);
-	else if (t->swallowed)
-		session_warn(s, -EINTR, "the kernel sent the workload %" PRIu64 " debug trap(s) "
-			     "no breakpoint claimed (SIGTRAP TRAP_HWBKPT, the last at 0x%" PRIx64
-			     " in thread %d on CPU %d): kept from it, which would have died of "
-			     "them", t->swallowed, t->last_addr, (int)t->last_tid, t->last_cpu);
+	if (t->swallowed)
+		session_warn(s, -EINTR, "the kernel sent %s %" PRIu64 " debug trap(s) of our "
+			     "breakpoints that no perf event claimed (the last: %s): kept from it, "
+			     "which would have died of them", target_name(s, who, sizeof(who)),
+			     t->swallowed, trap_text(&t->last_swallowed, last, sizeof(last)));
+	if (t->passed)
+		session_warn(s, -EINTR, "%" PRIu64 " SIGTRAP(s) of %s passed on to it as its own "
+			     "(the last: %s)", t->passed, target_name(s, who, sizeof(who)),
+			     trap_text(&t->last_passed, last, sizeof(last)));
 	for (int i = 0; i < s->m.nr_triggers; i++)
-		if (s->m.triggers[i].guard && !strcmp(s->m.triggers[i].guard, "tracee"))
-			s->m.triggers[i].stray_traps = t->swallowed;
+		if (s->m.triggers[i].guard && !strcmp(s->m.triggers[i].guard, "tracee")) {
+			struct mtrigger *mt = &s->m.triggers[i];
+
+			mt->stray_traps = t->swallowed;
+			mt->passed_traps = t->passed;
+			/* The evidence, where CI keeps only the bundle (no memory: left out). */
+			if (t->swallowed)
+				manifest_set(&mt->stray_trap,
+					     trap_text(&t->last_swallowed, last, sizeof(last)));
+			if (t->passed)
+				manifest_set(&mt->passed_trap,
+					     trap_text(&t->last_passed, last, sizeof(last)));
+		}
 
 	for (int i = 0; i < s->nr_streams; i++)
 		if (bundle_close_stream(s->bundle, &s->streams[i], &fe) && !ret)

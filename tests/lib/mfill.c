@@ -182,7 +182,10 @@ void mfill(struct manifest *m)
 		t->throttled = u64();
 		t->guard = str("guard");
 		t->fallback = str("fallback");
+		t->stray_trap = str("stray_trap");
+		t->passed_trap = str("passed_trap");
 		t->stray_traps = u64();
+		t->passed_traps = u64();
 	}
 	for (int i = 0; i < 2; i++) {
 		struct mfire *f = manifest_add_fire(m);

@@ -209,6 +209,15 @@ Test(manifest_bounds, the_size_bound_holds_the_manifest_grown_to_its_limits)
 	}
 	m.triggers[0].fires = m.triggers[0].dropped = m.triggers[0].throttled = UINT64_MAX;
 	m.triggers[0].stray_traps = UINT64_MAX;
+	m.triggers[0].passed_traps = UINT64_MAX;
+	for (int k = 0; k < 2; k++) {
+		char text[MANIFEST_TRAP_TEXT];
+
+		memset(text, 'x', sizeof(text) - 1);
+		text[sizeof(text) - 1] = 0;
+		cr_assert_eq(manifest_set(k ? &m.triggers[0].passed_trap :
+					  &m.triggers[0].stray_trap, text), 0);
+	}
 	for (int i = 0; i < 50; i++)
 		*manifest_add_fire(&m) = (struct mfire){ 0, UINT64_MAX, UINT64_MAX, INT32_MIN,
 							 INT32_MIN, INT32_MIN, UINT32_MAX };

@@ -23,7 +23,7 @@ _Static_assert(sizeof(struct mstream) == 104, "struct mstream changed: see mfill
 _Static_assert(sizeof(struct mimage) == 40, "struct mimage changed: see mfill.c");
 _Static_assert(sizeof(struct msnapshot) == 64, "struct msnapshot changed: see mfill.c");
 _Static_assert(sizeof(struct mwindow) == 40, "struct mwindow changed: see mfill.c");
-_Static_assert(sizeof(struct mtrigger) == 96, "struct mtrigger changed: see mfill.c");
+_Static_assert(sizeof(struct mtrigger) == 120, "struct mtrigger changed: see mfill.c");
 _Static_assert(sizeof(struct mfire) == 40, "struct mfire changed: see mfill.c");
 _Static_assert(sizeof(struct mmark) == 24, "struct mmark changed: see mfill.c");
 _Static_assert(sizeof(struct mperfmap) == 32, "struct mperfmap changed: see mfill.c");
@@ -114,6 +114,8 @@ static void same(const struct manifest *a, const struct manifest *b)
 		STREQ(triggers[i].path); EQ(triggers[i].offset); EQ(triggers[i].limit);
 		EQ(triggers[i].fires); EQ(triggers[i].dropped); EQ(triggers[i].throttled);
 		STREQ(triggers[i].guard); STREQ(triggers[i].fallback); EQ(triggers[i].stray_traps);
+		EQ(triggers[i].passed_traps); STREQ(triggers[i].stray_trap);
+		STREQ(triggers[i].passed_trap);
 	}
 	cr_assert_eq(a->nr_fires, b->nr_fires);
 	for (int i = 0; i < a->nr_fires; i++) {
