@@ -41,7 +41,9 @@ $(IPT_DIR)/libipt.mk: scripts/libipt.sh
 endif
 export IPT_CFLAGS IPT_LIBS
 
-CFLAGS    += $(OPT) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Iinclude $(IPT_CFLAGS) \
+# -Wundef: an #if on a macro no header defined (PTC_LIBIPT without iptcaps.h) is an error,
+# not a feature compiled out.
+CFLAGS    += $(OPT) -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wundef -Werror -Iinclude $(IPT_CFLAGS) \
 	     -DPTC_VERSION='"$(VERSION)"' $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS    += $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(IPT_LIBS)
 
@@ -191,7 +193,7 @@ $(BUILD)/tests/progs/ptgen $(BUILD)/tests/progs/ptwalk: $(BUILD)/tests/progs/%: 
 		tests/gen/ptenc.c tests/gen/ptenc.h
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Werror $(IPT_CFLAGS) -o $@ \
+	$(Q)$(CC) -O2 -g -std=gnu11 -Wall -Wextra -Wundef -Werror $(IPT_CFLAGS) -o $@ \
 		$(filter %.c,$^) $(IPT_LIBS)
 # C++: overloads whose demangled names differ only in their parameters.
 $(BUILD)/tests/progs/cxx: tests/progs/cxx/main.cc

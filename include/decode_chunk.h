@@ -3,21 +3,16 @@
  * One piece of a decode run: a PSB-delimited chunk of one stream, decoded by
  * its own libipt decoder, image and sideband into its own sinks. decode_run
  * (decode.h) cuts streams into chunks, runs them on threads and merges their
- * sinks; decode_chunk() is what a thread does with one.
+ * sinks; decode_chunk() is what a thread does with one (struct decode_chunk, in
+ * decode_config.h beside what the whole run is asked and reports).
  */
 #ifndef PTC_DECODE_CHUNK_H
 #define PTC_DECODE_CHUNK_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "decode_config.h"
-#include "dsink.h"
 #include "error.h"
-#include "memimage.h"
-
-struct fastflow_table;
-struct insnblk_shared;
 
 /*
  * The stack decode_chunk() needs. libipt 2.1 and later (pt_insn_next() runs on its block
@@ -29,38 +24,6 @@ struct insnblk_shared;
  * stall check reports the loop as it does with 2.0.5. Pages never touched cost nothing.
  */
 #define DECODE_CHUNK_STACK (64u << 20)
-
-#define CHUNK_DIAG_MAX 256
-
-struct decode_chunk {
-	/* What to decode. */
-	const struct decode_config *cfg;
-	size_t stream;
-	const uint8_t *pt;		/* the stream's bytes */
-	bool mapped;			/* pt maps a file privately: pages may be dropped */
-	int fd;				/* with mapped: that file, for its holes, or -1 */
-	uint64_t begin, end;		/* this chunk's range of them (begin: a PSB, or 0) */
-	uint64_t len;			/* the stream's bytes in all (0: not known; end) */
-	bool first, last;		/* of its stream */
-	bool have_next_ip;		/* the next chunk starts at next_ip (its PSB+'s FUP) */
-	uint64_t next_ip;
-	/* Sideband problems this chunk reports: records after tsc_lo, up to tsc_hi. */
-	uint64_t tsc_lo, tsc_hi;
-	struct symcache *syms;
-	struct fastflow_table *blocks;	/* the fast path's blocks, shared (NULL: its own) */
-	struct insnblk_shared *lines;	/* --insn: their lines, shared (NULL: its own) */
-	uint64_t *progress;		/* bytes decoded, all chunks (atomic) */
-
-	/* What came out. */
-	struct dsink out;		/* the instruction stream */
-	struct dsink tl;		/* timeline records */
-	struct decode_stats stats;
-	struct decode_diag *diags;
-	size_t nr_diags;
-	uint64_t more_diags;		/* dropped beyond CHUNK_DIAG_MAX */
-	int ret;			/* a failure that stopped it: negative errno, with error */
-	struct error *error;		/* what it was (allocated; NULL: no memory to say) */
-};
 
 /* Load the files given by hand once, to find a bad one before any chunk starts. */
 int decode_check_files(const struct decode_config *cfg, struct error *e);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "decode_sb.h"
+#include "dsink.h"
 
 enum decode_mode {
 	DECODE_NONE,		/* no instruction stream: --stats or --timeline alone */
@@ -139,6 +140,48 @@ struct decode_diag {
 	uint64_t ip;
 	bool has_ip;
 	char msg[640];
+};
+
+/*
+ * One chunk of a decode run: what it is to decode and what came out of it. decode_run
+ * (decode.h) fills the first half, decode_chunk() (decode_chunk.h) the second; the files
+ * of a chunk's decoding (src/decode/dec.h) need this struct and not decode_chunk.h.
+ */
+struct error;
+struct symcache;
+struct fastflow_table;
+struct insnblk_shared;
+
+#define CHUNK_DIAG_MAX 256
+
+struct decode_chunk {
+	/* What to decode. */
+	const struct decode_config *cfg;
+	size_t stream;
+	const uint8_t *pt;		/* the stream's bytes */
+	bool mapped;			/* pt maps a file privately: pages may be dropped */
+	int fd;				/* with mapped: that file, for its holes, or -1 */
+	uint64_t begin, end;		/* this chunk's range of them (begin: a PSB, or 0) */
+	uint64_t len;			/* the stream's bytes in all (0: not known; end) */
+	bool first, last;		/* of its stream */
+	bool have_next_ip;		/* the next chunk starts at next_ip (its PSB+'s FUP) */
+	uint64_t next_ip;
+	/* Sideband problems this chunk reports: records after tsc_lo, up to tsc_hi. */
+	uint64_t tsc_lo, tsc_hi;
+	struct symcache *syms;
+	struct fastflow_table *blocks;	/* the fast path's blocks, shared (NULL: its own) */
+	struct insnblk_shared *lines;	/* --insn: their lines, shared (NULL: its own) */
+	uint64_t *progress;		/* bytes decoded, all chunks (atomic) */
+
+	/* What came out. */
+	struct dsink out;		/* the instruction stream */
+	struct dsink tl;		/* timeline records */
+	struct decode_stats stats;
+	struct decode_diag *diags;
+	size_t nr_diags;
+	uint64_t more_diags;		/* dropped beyond CHUNK_DIAG_MAX */
+	int ret;			/* a failure that stopped it: negative errno, with error */
+	struct error *error;		/* what it was (allocated; NULL: no memory to say) */
 };
 
 void decode_config_init(struct decode_config *c);

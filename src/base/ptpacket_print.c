@@ -277,7 +277,7 @@ static void column(char *line, size_t len, size_t *n, const char *s, size_t widt
 }
 
 /* ptdump's print_buffer(): fixed-width columns, the payload only where there is one. */
-static void render(const struct cols *c, const struct ptdump_opts *o, char *line, size_t len)
+static void cols_line(const struct cols *c, const struct ptdump_opts *o, char *line, size_t len)
 {
 	bool sep = false;
 	size_t n = 0;
@@ -340,7 +340,7 @@ void ptpacket_line(const struct ptpkt *p, const struct ptdump_opts *o, const cha
 		field(c.track_id, sizeof(c.track_id), "%s", time_id);
 		field(c.track, sizeof(c.track), "%s", time);
 	}
-	render(&c, o, line, len);
+	cols_line(&c, o, line, len);
 }
 
 /* ---- typed fields ------------------------------------------------------------ */

@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "decode_chunk.h"
+#include "decode_config.h"
 #include "decode_rec.h"
 #include "decode_sb.h"
 #include "memimage.h"
