@@ -651,9 +651,9 @@ Test(report, takes_the_fast_path_where_decode_stats_does_and_prints_the_same)
 /*
  * A fast segment hands its calls and returns to report in batches (fastflow_set_batch(): 256
  * at most) before it is known good: one that turns out not fast takes back the batches it
- * handed over. ptgen's segments here hold some 1,400 calls each; three of them end in a
+ * handed over. ptgen's segments here hold some 1,100 calls each; three of them end in a
  * TSC packet (a copy of the next PSB+'s, put before that PSB), which a timed fast segment
- * does not take: each fails after five batches and libipt decodes it. report prints what
+ * does not take: each fails after eight batches and libipt decodes it. report prints what
  * libipt's decoder alone prints, every view, -J 1 and -J 2 in 4 KiB chunks.
  */
 Test(report, takes_back_the_batches_of_a_segment_that_is_not_fast)
