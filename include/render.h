@@ -31,6 +31,7 @@
 #include "decode_config.h"
 #include "decode_rec.h"
 #include "dsink.h"
+#include "fastflow.h"
 
 struct disasm;
 struct drec;
@@ -144,6 +145,13 @@ struct renderer {
 	 * @rec->from with @next after it, then put() of @rec, in one step.
 	 */
 	void (*flow)(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next);
+	/*
+	 * NULL, or flow() of @n calls and returns in one step (fastflow_set_batch()): @rec
+	 * holds what stays the same through a fast segment (its kind, how, from and to are the
+	 * renderer's to set), @run instructions before the first (added to its count).
+	 */
+	void (*flows)(struct render *r, struct rrec *rec, uint64_t run,
+		      const struct fastflow_cr *v, unsigned n);
 
 	/* At the merge, for output that needs it (NULL, 0: bytes as the sinks have them). */
 	dout_filter_fn *filter;

@@ -127,6 +127,27 @@ static void fast_call_ret(void *ctx, uint64_t from, uint64_t to, const char *kin
 }
 
 /*
+ * fastflow's batch of calls and returns (fastflow_set_batch()) to the renderer's flows():
+ * what fast_call_ret() does for each, once a batch (only the last is x->prev).
+ */
+static void fast_calls(void *ctx, const struct fastflow_cr *v, unsigned n)
+{
+	struct dec *x = ctx;
+	const struct fastflow_cr *l = &v[n - 1];
+	uint64_t told = 0, run = x->run_n;
+
+	for (unsigned i = 0; i < n; i++)
+		told += v[i].ninsn;
+	x->ff_told += told;
+	x->prev.ip = l->from;
+	x->prev.isid = 0;
+	x->prev.size = (uint8_t)(l->next - l->from);
+	x->prev.iclass = l->call ? ptic_call : ptic_return;
+	x->run_n = 0;
+	x->run_rend->ops->flows(x->run_rend, &x->frec, run, v, n);
+}
+
+/*
  * A taken branch of a fast segment: the BRANCH record, and for a call or a return the
  * frame's (flow_rec(), as resolve_next() has it) in the sections of the base image, the
  * only image the fast path reads (fastflow.c's code_at()).
@@ -456,8 +477,11 @@ static bool fast_segment(struct dec *x, const uint8_t *buf, size_t len, size_t a
 	fastflow_branch_fn *fn = !want ? NULL : x->ff_calls ? fast_call_ret : fast_branch;
 	size_t n;
 
-	if (fn == fast_call_ret)
+	if (fn == fast_call_ret) {
 		fast_flow_start(x);
+		/* (no memory for a batch: one call a call or return, as without flows()) */
+		fastflow_set_batch(x->ff, x->run_rend->ops->flows ? fast_calls : NULL);
+	}
 
 	if (len - at < FAST_SEG_MAX && !x->c->last && next_psb(x, buf, len, at + 1, len) == len) {
 		if (!x->seam)

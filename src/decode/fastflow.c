@@ -81,6 +81,9 @@ struct fastflow {
 	uint64_t epoch;		/* times its own table was emptied */
 	fastflow_insn_fn *insn_fn;	/* the instructions of each block run (--insn), or NULL */
 	void *insn_ctx;
+	fastflow_batch_fn *batch_fn;	/* fastflow_set_batch(), or NULL */
+	struct fastflow_cr *cr;		/* its batch: FASTFLOW_BATCH, ncr used */
+	unsigned ncr;
 };
 
 static struct fastflow_table *table_new(bool shared)
@@ -151,6 +154,7 @@ void fastflow_free(struct fastflow *f)
 	cs_free(f->ci, 1);
 	cs_close(&f->cs);
 	fastflow_table_free(f->own);
+	free(f->cr);
 	free(f);
 }
 
@@ -179,6 +183,16 @@ uint64_t fastflow_epoch(const struct fastflow *f)
 void fastflow_set_calls_only(struct fastflow *f, bool on)
 {
 	f->calls_only = on;
+}
+
+bool fastflow_set_batch(struct fastflow *f, fastflow_batch_fn *fn)
+{
+	if (fn && !f->cr && !(f->cr = malloc(FASTFLOW_BATCH * sizeof(*f->cr)))) {
+		f->batch_fn = NULL;
+		return false;
+	}
+	f->batch_fn = fn;
+	return true;
 }
 
 void fastflow_set_insn(struct fastflow *f, fastflow_insn_fn *fn, void *ctx)
@@ -861,6 +875,7 @@ struct flow {
 	fastflow_branch_fn *fn;
 	void *ctx;
 	bool calls_only;		/* jumps not to fn: their instructions go with the next */
+	bool batch;			/* calls and returns to f->batch_fn, not fn (give()) */
 	uint64_t told;			/* instructions up to the last branch given to fn */
 	/* --insn: the blocks run since the last branch that read trace (first address, count). */
 	struct { uint64_t ip; uint32_t n; } pblk[PBLK_MAX];
@@ -951,6 +966,31 @@ static void tip_ahead(struct flow *w, bool took)
 	}
 }
 
+/* The batch so far to f->batch_fn. */
+static __attribute__((noinline)) void flush(struct flow *w)
+{
+	struct fastflow *f = w->f;
+
+	if (f->ncr)
+		f->batch_fn(w->ctx, f->cr, f->ncr);
+	f->ncr = 0;
+}
+
+/* A branch to fn, or with w->batch (calls and returns only) into the batch. */
+static inline void give(struct flow *w, uint64_t from, uint64_t to, const char *kind,
+			uint64_t ninsn, uint64_t next)
+{
+	struct fastflow *f = w->f;
+
+	if (w->batch) {
+		f->cr[f->ncr++] = (struct fastflow_cr){ from, to, ninsn, next, kind[0] == 'c' };
+		if (f->ncr == FASTFLOW_BATCH)
+			flush(w);
+		return;
+	}
+	w->fn(w->ctx, from, to, kind, ninsn, next);
+}
+
 /* A branch that read trace went through: what ran since it is sure. */
 static inline void commit(struct flow *w)
 {
@@ -958,8 +998,8 @@ static inline void commit(struct flow *w)
 		for (unsigned i = 0; i < w->npend; i++) {
 			if (w->calls_only && w->pend[i].kind[0] == 'j')
 				continue;
-			w->fn(w->ctx, w->pend[i].from, w->pend[i].to, w->pend[i].kind,
-			      w->pend[i].at - w->told, w->pend[i].next);
+			give(w, w->pend[i].from, w->pend[i].to, w->pend[i].kind,
+			     w->pend[i].at - w->told, w->pend[i].next);
 			w->told = w->pend[i].at;
 		}
 	w->npend = 0;
@@ -977,7 +1017,7 @@ static void taken(struct flow *w, uint64_t from, uint64_t to, const char *kind, 
 {
 	w->d.branches++;
 	if (w->fn && !(w->calls_only && kind[0] == 'j')) {
-		w->fn(w->ctx, from, to, kind, w->d.insns - w->told, next);
+		give(w, from, to, kind, w->d.insns - w->told, next);
 		w->told = w->d.insns;
 	}
 }
@@ -1082,6 +1122,8 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 	w->fn = fn;
 	w->ctx = ctx;
 	w->calls_only = f->calls_only;
+	w->batch = fn && f->calls_only && f->batch_fn;
+	f->ncr = 0;
 	if (!psb_plus(&w->s, at, &ip))
 		goto out;
 	w->ahead = w->s;
@@ -1223,6 +1265,8 @@ end:
 	/* Nothing may be left of the segment but the branch that waits for the next one. */
 	if (w->s.ntnt || !tail(w, tail_ip, w->s.pos))
 		goto out;
+	if (w->batch)
+		flush(w);
 	*next = w->s.pos;
 	st->insns += w->d.insns;
 	st->branches += w->d.branches;

@@ -540,7 +540,9 @@ static inline int addr_kept(const struct render *r, uint64_t ip, int isid, bool 
  */
 static void flow_slow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next);
 
-static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next)
+static inline __attribute__((always_inline)) void flow_one(struct render *r,
+							    const struct rrec *rec, uint64_t n,
+							    uint64_t next)
 {
 	uint32_t k = (uint32_t)n;
 	bool call = rec->kind == RREC_CALL;
@@ -572,6 +574,27 @@ static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t 
 		}
 	}
 	flow_slow(r, rec, n, next);
+}
+
+static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next)
+{
+	flow_one(r, rec, n, next);
+}
+
+/* A fast segment's calls and returns in one step (renderer.flows()): flow() of each. */
+static void flows(struct render *r, struct rrec *rec, uint64_t run,
+		  const struct fastflow_cr *v, unsigned n)
+{
+	for (unsigned i = 0; i < n; i++) {
+		bool call = v[i].call;
+
+		rec->kind = call ? RREC_CALL : RREC_RETURN;
+		rec->how = call ? DREC_HOW_CALL : DREC_HOW_RET;
+		rec->from = v[i].from;
+		rec->to = v[i].to;
+		flow_one(r, rec, v[i].ninsn + run, v[i].next);
+		run = 0;
+	}
 }
 
 /* flow()'s other records. */
@@ -623,6 +646,7 @@ const struct renderer render_report = {
 	.put = put,
 	.insns = insns,
 	.flow = flow,
+	.flows = flows,
 	.filter = report_filter,
 	.state_size = sizeof(struct report_state),
 	.begin = report_begin,

@@ -648,6 +648,91 @@ Test(report, takes_the_fast_path_where_decode_stats_does_and_prints_the_same)
 	cleanup(loop);
 }
 
+/*
+ * A fast segment hands its calls and returns to report in batches (fastflow_set_batch(): 256
+ * at most) before it is known good: one that turns out not fast takes back the batches it
+ * handed over. ptgen's segments here hold some 1,100 calls each; three of them end in a
+ * TSC packet (a copy of the next PSB+'s, put before that PSB), which a timed fast segment
+ * does not take: each fails after eight batches and libipt decodes it. report prints what
+ * libipt's decoder alone prints, every view, -J 1 and -J 2 in 4 KiB chunks.
+ */
+Test(report, takes_back_the_batches_of_a_segment_that_is_not_fast)
+{
+	static char *const count[] = { "PTCOLLECT_DECODE_FAST_COUNT=1", NULL };
+	static const char *const views[][4] = {
+		{ "--json", "--outliers", "3", NULL }, { "--folded", "--weight", "insns", NULL },
+		{ "--per-thread", "--clock", "insns", NULL }, { "--sort", "p99", NULL },
+	};
+	static const uint8_t psb[16] = { 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82,
+					 2, 0x82, 2, 0x82, 2, 0x82, 2, 0x82 };
+	static const size_t seg[] = { 4, 11, 21 };	/* the PSBs that end them */
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptgen")), "-n", "200000", "-p", "50", dir, NULL };
+	const char *elf, *good, *bad;
+	size_t at[64], n = 0, len, from = 0;
+	struct run_result r, g;
+	uint8_t *buf;
+	FILE *f;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	elf = path_in(dir, "prog.elf");
+	good = path_in(dir, "trace.pt");
+	bad = path_in(dir, "bad.pt");
+	f = fopen(good, "rb");
+	cr_assert(f);
+	buf = malloc(1u << 20);
+	cr_assert(buf);
+	len = fread(buf, 1, 1u << 20, f);
+	fclose(f);
+	cr_assert(len > 0 && len < (1u << 20));
+	for (size_t i = 0; i + sizeof(psb) <= len && n < 64; i++)
+		if (!memcmp(buf + i, psb, sizeof(psb)))
+			at[n++] = i;
+	cr_assert_geq(n, 22, "%zu PSBs", n);
+	cr_assert(buf[at[21] + 16] == 0x19, "a TSC packet first in the PSB+");
+	f = fopen(bad, "wb");
+	cr_assert(f);
+	for (size_t k = 0; k < 3; k++) {
+		size_t p = at[seg[k]];
+
+		cr_assert_eq(fwrite(buf + from, 1, p - from, f), p - from);
+		cr_assert_eq(fwrite(buf + p + 16, 1, 8, f), 8);
+		from = p;
+	}
+	cr_assert_eq(fwrite(buf + from, 1, len - from, f), len - from);
+	cr_assert_eq(fclose(f), 0);
+	free(buf);
+
+	/* The three segments start fast and fail: three fewer fast ones, no error. */
+	cr_assert_eq(run_ptcollect(count, &g, "report", "--elf", elf, "--pt", good, NULL), 0);
+	cr_assert_eq(run_ptcollect(count, &r, "report", "--elf", elf, "--pt", bad, NULL), 0);
+	cr_expect_eq(g.status, 0, "%s", g.err);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect_gt(fast_note(g.err), 200, "%s", g.err);
+	cr_expect_eq(fast_note(r.err), fast_note(g.err) - 3, "%s", r.err);
+	run_free(&g);
+	run_free(&r);
+	for (int j = 0; j < 2; j++)
+		for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+			struct args a = { .n = 0 };
+			char what[256];
+
+			args_addv(&a, (const char *[]){ "report", "--elf", elf, "--pt", bad, NULL });
+			if (j)
+				args_addv(&a, (const char *[]){ "-J", "2", "--chunk-size", "4K",
+								NULL });
+			args_addv(&a, views[v]);
+			snprintf(what, sizeof(what), "%s %s -J %d", bad, views[v][0], j + 1);
+			run_fast_same(&a, what, &r);
+			cr_expect_eq(r.status, 0, "%s: %s", what, r.err);
+			run_free(&r);
+		}
+	cleanup(dir);
+}
+
 /* --sort, --top, --function choose the rows; --clock insns measures a TSC-only trace. */
 Test(report, sort_top_function_and_clock_choose_what_is_shown)
 {
