@@ -99,6 +99,12 @@ struct calls_state {
 	calls_line_fn *line;
 	bool headers;		/* a line where each stream starts (more than one stream) */
 	uint64_t depth;
+	/*
+	 * -J 2 and more, text: bytes of lines workers made at a guessed depth that the merge
+	 * found right and that it had to indent again (render_calls.c). The merge writes them,
+	 * workers read them (atomic) to stop guessing where the guesses keep failing.
+	 */
+	uint64_t guess_hit, guess_miss;
 };
 dout_filter_fn decode_calls_filter;
 

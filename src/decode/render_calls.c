@@ -338,19 +338,33 @@ static void text_line(struct dout *o, struct calls_state *st, const struct drec 
 
 /*
  * -J 2 and more: a chunk's worker prints its lines itself (calls_convert(), as its sink
- * lets go of records) once it knows the depth they are at, and the merge only writes
- * them (calls_unframe()); the records before go through decode_calls_filter() at the
- * merge, as they did. The depth is known after a stream's start, or from the chunk's
- * turn on (dsink_turn() seeds the depth x0 it started at): the worker keeps, over the
- * records it let go of, s the calls less the returns since the chunk started and m the
- * least s was, and the depth then is x0 + s, or s - m where that is more (a return at
- * depth 0 stays there).
+ * lets go of records), and the merge only writes them (calls_unframe()). The worker keeps
+ * s, the calls less the returns since its chunk started, and m, the least s was: with x0
+ * the depth the chunk started at, a line's depth is s + max(x0, -m) (a return at depth 0
+ * stays there). From the chunk's turn on x0 is known (dsink_turn() seeds it), as it is
+ * after a stream's start; before, the worker guesses x0 = 0 (the chunk has been back at
+ * the trace's outermost depth: the depth is s - m) and cuts its lines into frames where
+ * -m stays the same, each made at a base depth: in such a frame the depth of each line is
+ * the base plus the same offset whatever x0 is, the base being max(the depth before the
+ * frame, low), low 1 for a frame that opens with a return below every one before (a new
+ * m) and 0 else. The merge knows the depth before each frame: where the base it finds is
+ * the guessed one (ptgen's loop: always) it writes the frame whole, else it indents each
+ * line again (each line's length and kind follow the frame's text). Where the guesses
+ * keep failing (ptwalk: the depth grows over the trace) the workers stop guessing and
+ * hand over records until their turn, which the merge makes into lines, as before.
  */
 struct cframe {
 	uint32_t len;		/* the text's bytes, after this header */
-	uint32_t pad;
-	uint64_t end;		/* the depth after it */
+	uint32_t lines;		/* guessed: its lines, a uint32 each after the text (CLINE) */
+	uint64_t end;		/* the depth after it; guessed: the base it was made at */
+	int64_t s;		/* guessed: the calls less the returns in it */
+	uint32_t low;		/* guessed: the base is max(the depth before, low) */
+	uint32_t guessed;
 };
+
+/* A guessed frame's line: its length and what it does to the depth. */
+#define CLINE(len, kind) ((uint32_t)(len) << 2 | (kind))
+enum { CLINE_MARK, CLINE_CALL, CLINE_RET };
 
 struct calls_conv {
 	uint8_t exact;		/* depth is known (else s, m) */
@@ -360,6 +374,12 @@ struct calls_conv {
 _Static_assert(sizeof(struct calls_conv) <= sizeof(((struct dsink *)0)->conv),
 	       "calls_conv in dsink.conv");
 
+/*
+ * How far ahead calls_count() and calls_convert() ask for records: a dozen records of
+ * --calls. They were written a flush ago (hundreds of KiB), out of the first level cache.
+ */
+#define CONV_AHEAD 4096
+
 /* The depth after each of @len bytes of records, as decode_calls_filter() keeps it. */
 static void calls_count(struct calls_conv *c, const uint8_t *data, size_t len)
 {
@@ -367,6 +387,8 @@ static void calls_count(struct calls_conv *c, const uint8_t *data, size_t len)
 	size_t off = 0;
 
 	while ((r = drec_next(data, len, &off))) {
+		/* Each record's length says where the next starts: asked for ahead. */
+		__builtin_prefetch((const uint8_t *)r + CONV_AHEAD);
 		if (r->kind == DREC_STREAM) {
 			c->exact = 1;
 			c->depth = 0;
@@ -388,6 +410,20 @@ static void calls_count(struct calls_conv *c, const uint8_t *data, size_t len)
 #define CONV_MAX (64u << 20)
 
 /*
+ * Guessed lines the merge indented again that the workers still guess past: a few
+ * chunks' worth, and a quarter of those it found right.
+ */
+#define GUESS_SLACK (1u << 20)
+
+static bool guessing(const struct calls_state *ost)
+{
+	uint64_t hit = __atomic_load_n(&ost->guess_hit, __ATOMIC_RELAXED);
+	uint64_t miss = __atomic_load_n(&ost->guess_miss, __ATOMIC_RELAXED);
+
+	return miss <= GUESS_SLACK + hit / 4;
+}
+
+/*
  * calls_convert()'s lines are made in a small buffer of the thread's, which stays in its
  * cache, and copied into cbuf by stores that go past the cache: cbuf is cold (the waiting
  * output, tens of MiB a worker, taken by the merge later), so writing lines straight into
@@ -398,6 +434,10 @@ static void calls_count(struct calls_conv *c, const uint8_t *data, size_t len)
 _Static_assert(STAGE_SIZE >= LINE_FIXED + 2 * ESC_MAX, "a line fits the stage");
 
 static __thread uint8_t stage[STAGE_SIZE] __attribute__((aligned(64)));
+
+/* A guessed frame's CLINE()s, until the frame is closed (grown as needed, kept). */
+static __thread uint32_t *cline;
+static __thread size_t cline_cap;
 
 /* memcpy() of @n bytes to @dst, whole aligned 64-byte lines of it past the cache. */
 static void copy_cold(uint8_t *dst, const uint8_t *src, size_t n)
@@ -440,16 +480,86 @@ static bool stage_out(struct dsink *s, size_t n)
 	return true;
 }
 
+/* The frame calls_convert() writes: its header's place in cbuf, and what it holds. */
+struct cwrite {
+	struct dout o;		/* the stage */
+	size_t at;
+	struct cframe h;
+	int64_t s0;		/* guessed: the chunk's s where it opened */
+};
+
+static int frame_open(struct dsink *s, struct cwrite *w, const struct calls_conv *c,
+		      uint32_t low)
+{
+	if (!dsink_conv_room(s, sizeof(w->h)))
+		return -ENOMEM;
+	w->at = s->clen;
+	s->clen += sizeof(w->h);
+	memset(&w->h, 0, sizeof(w->h));
+	if (!c->exact) {
+		uint64_t base = (uint64_t)(c->s - c->m);
+
+		w->h.guessed = 1;
+		w->h.low = low;
+		w->h.end = base > low ? base : low;
+		w->s0 = c->s;
+	}
+	return 0;
+}
+
+static int frame_close(struct dsink *s, struct cwrite *w, const struct calls_conv *c)
+{
+	size_t text;
+
+	if (w->o.len && !stage_out(s, w->o.len))
+		return -ENOMEM;
+	w->o.len = 0;
+	text = s->clen - w->at - sizeof(w->h);
+	if (w->h.guessed) {
+		size_t n = (size_t)w->h.lines * sizeof(*cline);
+		uint8_t *p = dsink_conv_room(s, n);
+
+		if (!p)
+			return -ENOMEM;
+		memcpy(p, cline, n);
+		s->clen += n;
+		w->h.s = c->s - w->s0;
+	} else {
+		w->h.end = c->depth;
+	}
+	w->h.len = (uint32_t)text;
+	memcpy(s->cbuf + w->at, &w->h, sizeof(w->h));
+	return 0;
+}
+
+/* A guessed frame's line of @n bytes (none for records without a line). */
+static bool cline_add(struct cwrite *w, size_t n, unsigned kind)
+{
+	if (!n)
+		return true;
+	if (w->h.lines == cline_cap) {
+		size_t cap = cline_cap ? 2 * cline_cap : 4096;
+		uint32_t *p = realloc(cline, cap * sizeof(*p));
+
+		if (!p)
+			return false;
+		cline = p;
+		cline_cap = cap;
+	}
+	cline[w->h.lines++] = CLINE(n, kind);
+	return true;
+}
+
 static int calls_convert(struct dsink *s, const uint8_t *data, size_t len)
 {
 	const struct calls_state *ost = s->out->state;
 	struct calls_state st = { .line = text_line, .headers = ost->headers };
 	struct calls_conv c;
-	struct cframe h = { 0 };
+	struct cwrite w;
 	const struct drec *r;
-	size_t off = 0, at;
-	struct dout o;
+	size_t off = 0;
 	uint64_t x0;
+	int ret;
 
 	memcpy(&c, s->conv, sizeof(c));
 	if (!c.exact && dsink_seeded(s, &x0)) {
@@ -459,57 +569,118 @@ static int calls_convert(struct dsink *s, const uint8_t *data, size_t len)
 		c.depth = (uint64_t)(a > b ? a : b);
 	}
 	/* (A frame's length is 32 bits: records of a huge flush go as they are.) */
-	if (!c.exact || len > CONV_MAX) {
+	if ((!c.exact && !guessing(ost)) || len > CONV_MAX) {
 		/* Records, for the merge; what they do to the depth kept. */
 		calls_count(&c, data, len);
 		memcpy(s->conv, &c, sizeof(c));
 		return 1;
 	}
-	if (!dsink_conv_room(s, sizeof(h)))
-		return -ENOMEM;
-	at = s->clen;
-	s->clen += sizeof(h);
 	/*
 	 * The lines go into the stage through one dout set up here, its room made before
 	 * each: set up for each record (a memset, rep stos), it cost more than the line (-J 2
 	 * --calls on the walk of bench/decode: calls_convert() 3.4 % of the run's samples,
 	 * more than text_line()).
 	 */
-	memset(&o, 0, sizeof(o));
-	o.fd = -1;
-	o.buf = stage;
-	o.len = 0;
-	o.cap = STAGE_SIZE;
+	memset(&w.o, 0, sizeof(w.o));
+	w.o.fd = -1;
+	w.o.buf = stage;
+	w.o.len = 0;
+	w.o.cap = STAGE_SIZE;
+	ret = frame_open(s, &w, &c, 0);
+	if (ret)
+		return ret;
 	while ((r = drec_next(data, len, &off))) {
-		size_t need;
+		size_t need = LINE_FIXED + r->len1 + r->len2, at;
+		unsigned kind = CLINE_MARK;
 
-		if (r->kind == DREC_STREAM)
-			c.depth = 0;
-		else if (r->kind == DREC_RET && c.depth)
-			c.depth--;
-		/* Room for the line: text_line() writes it without a flush. */
-		need = LINE_FIXED + r->len1 + r->len2;
-		if (o.len + need > o.cap) {
-			if (!stage_out(s, o.len))
-				return -ENOMEM;
-			o.len = 0;
+		/* Each record's length says where the next starts: asked for ahead. */
+		__builtin_prefetch((const uint8_t *)r + CONV_AHEAD);
+
+		if (!c.exact && (r->kind == DREC_STREAM ||
+				 (r->kind == DREC_RET && c.s - 1 < c.m))) {
+			/*
+			 * A stream's start makes the depth known; a return below every one
+			 * before opens a frame whose base is at least 1.
+			 */
+			ret = frame_close(s, &w, &c);
+			if (ret)
+				return ret;
+			if (r->kind == DREC_STREAM)
+				c.exact = 1;
+			ret = frame_open(s, &w, &c, 1);
+			if (ret)
+				return ret;
 		}
-		st.depth = c.depth;
-		text_line(&o, &st, r);
-		if (r->kind == DREC_CALL)
-			c.depth++;
+		/* Room for the line: text_line() writes it without a flush. */
+		if (w.o.len + need > w.o.cap) {
+			if (!stage_out(s, w.o.len))
+				return -ENOMEM;
+			w.o.len = 0;
+		}
+		at = w.o.len;
+		if (c.exact) {
+			if (r->kind == DREC_STREAM)
+				c.depth = 0;
+			else if (r->kind == DREC_RET && c.depth)
+				c.depth--;
+			st.depth = c.depth;
+			text_line(&w.o, &st, r);
+			if (r->kind == DREC_CALL)
+				c.depth++;
+			continue;
+		}
+		if (r->kind == DREC_RET) {
+			kind = CLINE_RET;
+			if (--c.s < c.m)
+				c.m = c.s;
+		}
+		st.depth = (uint64_t)(c.s - c.m);
+		text_line(&w.o, &st, r);
+		if (r->kind == DREC_CALL) {
+			kind = CLINE_CALL;
+			c.s++;
+		}
+		if (!cline_add(&w, w.o.len - at, kind))
+			return -ENOMEM;
 	}
-	if (o.len && !stage_out(s, o.len))
-		return -ENOMEM;
+	ret = frame_close(s, &w, &c);
+	if (ret)
+		return ret;
 #if defined(__SSE2__)
 	/* The stores past the cache are done before cbuf goes to the merge. */
 	_mm_sfence();
 #endif
-	h.len = (uint32_t)(s->clen - at - sizeof(h));
-	h.end = c.depth;
-	memcpy(s->cbuf + at, &h, sizeof(h));
 	memcpy(s->conv, &c, sizeof(c));
 	return 0;
+}
+
+/*
+ * A guessed frame whose base was not the one found: each line indented again, at @base
+ * and the line's offset (its own indentation was @guess's and the offset).
+ */
+static void unframe_again(struct dout *o, const uint8_t *text, const uint8_t *lines,
+			  uint32_t n, uint64_t base, uint64_t guess)
+{
+	char ind[LINE_FIXED];
+	int64_t off = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t l;
+		size_t was, now;
+
+		memcpy(&l, lines + (size_t)i * sizeof(l), sizeof(l));
+		if ((l & 3) == CLINE_RET)
+			off--;
+		was = (size_t)(put_indent(ind, guess + off) - ind);
+		now = (size_t)(put_indent(ind, base + off) - ind);
+		if (was > l >> 2)
+			was = l >> 2;
+		dout_write(o, ind, now);
+		dout_write(o, text + was, (l >> 2) - was);
+		text += l >> 2;
+		if ((l & 3) == CLINE_CALL)
+			off++;
+	}
 }
 
 static void calls_unframe(struct dout *o, const uint8_t *data, size_t len)
@@ -519,14 +690,33 @@ static void calls_unframe(struct dout *o, const uint8_t *data, size_t len)
 
 	while (off + sizeof(struct cframe) <= len) {
 		struct cframe h;
+		uint64_t base;
+		size_t nl;
 
 		memcpy(&h, data + off, sizeof(h));
 		off += sizeof(h);
 		if (h.len > len - off)
 			break;
-		dout_write(o, data + off, h.len);
-		off += h.len;
-		st->depth = h.end;
+		if (!h.guessed) {
+			dout_write(o, data + off, h.len);
+			off += h.len;
+			st->depth = h.end;
+			continue;
+		}
+		nl = (size_t)h.lines * sizeof(uint32_t);
+		if (nl > len - off - h.len)
+			break;
+		base = st->depth > h.low ? st->depth : h.low;
+		if (base == h.end) {
+			dout_write(o, data + off, h.len);
+			__atomic_store_n(&st->guess_hit, st->guess_hit + h.len, __ATOMIC_RELAXED);
+		} else {
+			unframe_again(o, data + off, data + off + h.len, h.lines, base, h.end);
+			__atomic_store_n(&st->guess_miss, st->guess_miss + h.len,
+					 __ATOMIC_RELAXED);
+		}
+		st->depth = (uint64_t)((int64_t)base + h.s);
+		off += h.len + nl;
 	}
 }
 
