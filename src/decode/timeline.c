@@ -434,6 +434,7 @@ static __thread struct {
 	bool thread_ok;		/* the thread is the worker's st's */
 	bool gap_closed;	/* no gap open after the records so far */
 	bool text;		/* in a text segment */
+	size_t tp;		/* 1 + where the open TLP_TEXT piece's header is in cbuf, or 0 */
 	int64_t s, m;
 	uint64_t events;
 } tlc;
@@ -465,20 +466,61 @@ static bool piece(struct dsink *s, struct tl_piece h, const void *p, size_t len)
 	return true;
 }
 
-/* The stage's events as a TLP_TEXT piece. */
+/*
+ * The stage's events to the open TLP_TEXT piece (one from a segment's start to its end or
+ * to a TLP_COND_E): at the merge a piece is as long as the events that reached the
+ * stage, in one write() where it is long, not copied into the output's buffer first.
+ */
 static bool stage_out(struct dsink *s, struct dout *o)
 {
-	bool ok = !o->len || piece(s, (struct tl_piece){ .kind = TLP_TEXT }, o->buf, o->len);
+	uint8_t *q;
 
+	if (!o->len)
+		return true;
+	if (!tlc.tp) {
+		if (!dsink_conv_room(s, sizeof(struct tl_piece)))
+			return false;
+		tlc.tp = s->clen + 1;
+		s->clen += sizeof(struct tl_piece);
+	}
+	q = dsink_conv_room(s, o->len);
+	if (!q)
+		return false;
+	memcpy(q, o->buf, o->len);
+	s->clen += o->len;
 	o->len = 0;
-	return ok;
+	return true;
+}
+
+/* The stage's events out, and the open TLP_TEXT piece closed. */
+static bool text_close(struct dsink *s, struct dout *o)
+{
+	struct tl_piece h = { .kind = TLP_TEXT };
+	size_t at, pad;
+	uint8_t *q;
+
+	if (!stage_out(s, o))
+		return false;
+	if (!tlc.tp)
+		return true;
+	at = tlc.tp - 1;
+	tlc.tp = 0;
+	h.len = (uint32_t)(s->clen - at - sizeof(h));
+	pad = pad8(h.len) - h.len;
+	q = dsink_conv_room(s, pad);
+	if (!q)
+		return false;
+	memset(q, 0, pad);
+	s->clen += pad;
+	memcpy(s->cbuf + at, &h, sizeof(h));
+	return true;
 }
 
 static bool seg_end(struct dsink *s, struct dout *o)
 {
 	const char *ts = tlc.st.last_ts;
 
-	if (!stage_out(s, o))
+	if (!text_close(s, o))
 		return false;
 	tlc.text = false;
 	return piece(s, (struct tl_piece){ .kind = TLP_SEGEND, .s = tlc.s, .m = tlc.m,
@@ -541,6 +583,7 @@ int timeline_convert(struct dsink *s, const uint8_t *data, size_t len)
 	} else if (s->conv[0] != tlc.id) {
 		return 1;	/* (not this thread's chunk: records, as before) */
 	}
+	tlc.tp = 0;
 	memset(&o, 0, sizeof(o));
 	o.fd = -1;
 	o.buf = tl_stage;
@@ -575,7 +618,7 @@ int timeline_convert(struct dsink *s, const uint8_t *data, size_t len)
 					tlc.events++;
 				} else {
 					/* Its own piece, the stage's events before it theirs. */
-					if (!stage_out(s, &o))
+					if (!text_close(s, &o))
 						return -ENOMEM;
 					emit_fast(&o, st, 'E', NULL, 0);
 					if (!piece(s, (struct tl_piece){ .kind = TLP_COND_E,
