@@ -648,8 +648,13 @@ int timeline_convert(struct dsink *s, const uint8_t *data, size_t len)
 			tlc.events = 0;
 		}
 	}
-	if (tlc.text)
-		return seg_end(s, &o) ? 0 : -ENOMEM;
+	if (tlc.text) {
+		/* The next flush goes on in text (a segment of its own). */
+		if (!seg_end(s, &o))
+			return -ENOMEM;
+		tlc.text = true;
+		return 0;
+	}
 	if (!out)
 		return 1;	/* all records: as they are, no copy */
 	return off > recs && !piece(s, (struct tl_piece){ .kind = TLP_RECS }, data + recs,
