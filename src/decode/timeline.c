@@ -438,7 +438,8 @@ static __thread struct {
 	int64_t s, m;
 	uint64_t events;
 } tlc;
-static __thread uint64_t tlc_serial;
+/* Run-wide, so that no two threads' chunks have the same name. */
+static uint64_t tlc_serial;
 
 /* Events are spelt here, then copied into cbuf a piece at a time. */
 #define TL_STAGE (16u << 10)
@@ -574,7 +575,7 @@ int timeline_convert(struct dsink *s, const uint8_t *data, size_t len)
 	struct dout o;
 
 	if (!s->conv[0]) {
-		s->conv[0] = ++tlc_serial;
+		s->conv[0] = __atomic_add_fetch(&tlc_serial, 1, __ATOMIC_RELAXED);
 		memset(&tlc, 0, sizeof(tlc));
 		tlc.id = s->conv[0];
 		/* Every event after a chunk's head comes after another: the comma. */
