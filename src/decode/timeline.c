@@ -461,7 +461,8 @@ static bool piece(struct dsink *s, struct tl_piece h, const void *p, size_t len)
 		return false;
 	h.len = (uint32_t)len;
 	memcpy(q, &h, sizeof(h));
-	memcpy(q + sizeof(h), p, len);
+	if (len)
+		memcpy(q + sizeof(h), p, len);
 	memset(q + sizeof(h) + len, 0, pad8(len) - len);
 	s->clen += n;
 	return true;
