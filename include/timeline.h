@@ -54,12 +54,31 @@ struct timeline_state {
 	uint64_t gap_start;
 	char gap_why[256];
 	uint64_t events;	/* written: B, E, X, M */
+	/*
+	 * -J 2 and more (timeline_convert()): @plain, set before the workers start, says a
+	 * chunk's thread is known without its records (one stream, no sideband: pid 0, tid
+	 * 0, as stream_start() leaves it). At the merge, in a worker's text segment: the
+	 * depth it started at, and whether its events' times are before @last (restamp:
+	 * @last_d, last_ts read back as a number).
+	 */
+	bool plain;
+	bool restamp;
+	uint64_t seg_depth;
+	double last_d;
 };
 
 /* The file's opening and closing (around every stream's records). */
 void timeline_begin(struct dout *o);
 void timeline_finish(struct dout *o);
 dout_filter_fn timeline_filter;
+/*
+ * -J 2 and more: a worker writes its chunk's events itself (timeline_convert()) after its
+ * head (the records up to where its thread is known and no gap is open), the merge
+ * stitches them (timeline_unframe(): the comma, a return below the chunk's start depth,
+ * a time before the last one seen) and filters only the heads.
+ */
+dout_convert_fn timeline_convert;
+dout_filter_fn timeline_unframe;
 /* In the chunk: a record for timeline_filter() (@name: a call's callee, a gap's reason). */
 void timeline_put(struct dsink *s, const struct drec *hdr, const char *name);
 

@@ -56,7 +56,9 @@ static void put(struct render *r, const struct rrec *rec)
 
 static void begin(struct dout *o, const struct decode_config *cfg)
 {
-	(void)cfg;
+	struct timeline_state *st = o->state;
+
+	st->plain = cfg->nr_streams == 1 && !cfg->streams[0].nr_sb;
 	timeline_begin(o);
 }
 
@@ -71,4 +73,6 @@ const struct renderer render_timeline = {
 	.state_size = sizeof(struct timeline_state),
 	.begin = begin,
 	.finish = timeline_finish,
+	.convert = timeline_convert,
+	.unframe = timeline_unframe,
 };

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* --timeline: decoder records to Chrome trace events, balanced per thread, gaps marked. */
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -395,6 +396,370 @@ void timeline_filter(struct dout *o, const uint8_t *data, size_t len)
 			st->depth++;
 		} else {
 			one(o, r);
+		}
+	}
+}
+
+/*
+ * -J 2 and more: what a worker's sink lets go of becomes pieces, each a header and its
+ * bytes (padded to 8), for timeline_unframe():
+ * - TLP_RECS: records, for timeline_filter() at the merge (a chunk's head; a gap, a
+ *   thread switch, a stream's start or end, an interrupt: what depends on the state the
+ *   chunk starts in, or is rare);
+ * - TLP_SEG: a text segment starts, @t the worker's last time then;
+ * - TLP_TEXT: events, each ",\n{...}", at the worker's last time (which is at most the
+ *   output's: the restamp);
+ * - TLP_COND_E: a return at the least depth the segment reached (@m calls less returns
+ *   since it started): its "E" is written only where the depth the segment started at
+ *   is more than -@m, as one() writes it only where a call is open;
+ * - TLP_SEGEND: @s calls less returns, @m their least, @n the events of TLP_TEXT, @t the
+ *   worker's last time and its text.
+ */
+enum { TLP_RECS = 1, TLP_SEG, TLP_TEXT, TLP_COND_E, TLP_SEGEND };
+
+struct tl_piece {
+	uint32_t kind, len;
+	int64_t s, m;
+	uint64_t t, n;
+};
+
+/*
+ * The worker's view of its chunk (one chunk at a time a thread; dsink.conv[0] names it):
+ * the thread and the last time as the merge will see them after the records it filters,
+ * the key its events are spelt from (timeline_state's fields, its own).
+ */
+static __thread struct {
+	uint64_t id;
+	struct timeline_state st;
+	bool thread_ok;		/* the thread is the worker's st's */
+	bool gap_closed;	/* no gap open after the records so far */
+	bool text;		/* in a text segment */
+	size_t tp;		/* 1 + where the open TLP_TEXT piece's header is in cbuf, or 0 */
+	int64_t s, m;
+	uint64_t events;
+} tlc;
+/* Run-wide, so that no two threads' chunks have the same name. */
+static uint64_t tlc_serial;
+
+/* Events are spelt here, then copied into cbuf a piece at a time. */
+#define TL_STAGE (16u << 10)
+_Static_assert(TL_STAGE >= 2 + TIMELINE_EV_MAX + ESC_MAX + 1, "an event fits the stage");
+static __thread uint8_t tl_stage[TL_STAGE] __attribute__((aligned(64)));
+
+static size_t pad8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* A piece of @kind with @len bytes of @p after its header (false: out of memory). */
+static bool piece(struct dsink *s, struct tl_piece h, const void *p, size_t len)
+{
+	size_t n = sizeof(h) + pad8(len);
+	uint8_t *q = dsink_conv_room(s, n);
+
+	if (!q)
+		return false;
+	h.len = (uint32_t)len;
+	memcpy(q, &h, sizeof(h));
+	if (len)
+		memcpy(q + sizeof(h), p, len);
+	memset(q + sizeof(h) + len, 0, pad8(len) - len);
+	s->clen += n;
+	return true;
+}
+
+/*
+ * The stage's events to the open TLP_TEXT piece (one from a segment's start to its end or
+ * to a TLP_COND_E): at the merge a piece is as long as the events that reached the
+ * stage, in one write() where it is long, not copied into the output's buffer first.
+ */
+static bool stage_out(struct dsink *s, struct dout *o)
+{
+	uint8_t *q;
+
+	if (!o->len)
+		return true;
+	if (!tlc.tp) {
+		if (!dsink_conv_room(s, sizeof(struct tl_piece)))
+			return false;
+		tlc.tp = s->clen + 1;
+		s->clen += sizeof(struct tl_piece);
+	}
+	q = dsink_conv_room(s, o->len);
+	if (!q)
+		return false;
+	memcpy(q, o->buf, o->len);
+	s->clen += o->len;
+	o->len = 0;
+	return true;
+}
+
+/* The stage's events out, and the open TLP_TEXT piece closed. */
+static bool text_close(struct dsink *s, struct dout *o)
+{
+	struct tl_piece h = { .kind = TLP_TEXT };
+	size_t at, pad;
+	uint8_t *q;
+
+	if (!stage_out(s, o))
+		return false;
+	if (!tlc.tp)
+		return true;
+	at = tlc.tp - 1;
+	tlc.tp = 0;
+	h.len = (uint32_t)(s->clen - at - sizeof(h));
+	pad = pad8(h.len) - h.len;
+	q = dsink_conv_room(s, pad);
+	if (!q)
+		return false;
+	memset(q, 0, pad);
+	s->clen += pad;
+	memcpy(s->cbuf + at, &h, sizeof(h));
+	return true;
+}
+
+static bool seg_end(struct dsink *s, struct dout *o)
+{
+	const char *ts = tlc.st.last_ts;
+
+	if (!text_close(s, o))
+		return false;
+	tlc.text = false;
+	return piece(s, (struct tl_piece){ .kind = TLP_SEGEND, .s = tlc.s, .m = tlc.m,
+					   .t = tlc.st.last, .n = tlc.events }, ts, strlen(ts) + 1);
+}
+
+/* A record outside a segment: what it tells of the thread, the gap and the time. */
+static void head_rec(const struct drec *r)
+{
+	struct timeline_state *st = &tlc.st;
+
+	switch (r->kind) {
+	case DREC_STREAM:
+		st->stream = r->pid;
+		st->last = 0;
+		st->last_ts[0] = '\0';
+		st->key_ok = false;
+		st->thread_known = false;
+		tlc.thread_ok = true;
+		tlc.gap_closed = true;
+		break;
+	case DREC_THREAD:
+		/* (No time: the merge takes it only from a switch to another thread.) */
+		st->thread_known = true;
+		st->pid = r->pid;
+		st->tid = r->tid;
+		tlc.thread_ok = true;
+		break;
+	case DREC_GAP:
+		when(st, r);
+		tlc.gap_closed = false;
+		break;
+	case DREC_CALL:
+	case DREC_RET:
+	case DREC_END:
+		when(st, r);
+		tlc.gap_closed = true;
+		break;
+	default:
+		break;
+	}
+}
+
+int timeline_convert(struct dsink *s, const uint8_t *data, size_t len)
+{
+	const struct timeline_state *ost = s->out->state;
+	struct timeline_state *st = &tlc.st;
+	size_t off = 0, at = 0, recs = 0;
+	const struct drec *r;
+	bool out = false;
+	struct dout o;
+
+	if (!s->conv[0]) {
+		s->conv[0] = __atomic_add_fetch(&tlc_serial, 1, __ATOMIC_RELAXED);
+		memset(&tlc, 0, sizeof(tlc));
+		tlc.id = s->conv[0];
+		/* Every event after a chunk's head comes after another: the comma. */
+		st->any = true;
+		tlc.thread_ok = ost->plain;
+	} else if (s->conv[0] != tlc.id) {
+		return 1;	/* (not this thread's chunk: records, as before) */
+	}
+	tlc.tp = 0;
+	memset(&o, 0, sizeof(o));
+	o.fd = -1;
+	o.buf = tl_stage;
+	o.cap = TL_STAGE;
+	if (tlc.text && len <= (64u << 20)) {
+		if (!piece(s, (struct tl_piece){ .kind = TLP_SEG, .t = st->last }, NULL, 0))
+			return -ENOMEM;
+		out = true;
+		tlc.s = tlc.m = 0;
+		tlc.events = 0;
+	} else {
+		tlc.text = false;
+	}
+	for (; (r = drec_next(data, len, &off)); at = off) {
+		if (tlc.text) {
+			if (r->kind == DREC_CALL && r->how == DREC_HOW_CALL) {
+				if (o.len + 3 + TIMELINE_EV_MAX + r->len1 > o.cap &&
+				    !stage_out(s, &o))
+					return -ENOMEM;
+				when(st, r);
+				emit_fast(&o, st, 'B', drec_s1(r), r->len1);
+				tlc.s++;
+				tlc.events++;
+				continue;
+			}
+			if (r->kind == DREC_RET) {
+				if (o.len + 3 + TIMELINE_EV_MAX > o.cap && !stage_out(s, &o))
+					return -ENOMEM;
+				when(st, r);
+				if (tlc.s > tlc.m) {
+					emit_fast(&o, st, 'E', NULL, 0);
+					tlc.events++;
+				} else {
+					/* Its own piece, the stage's events before it theirs. */
+					if (!text_close(s, &o))
+						return -ENOMEM;
+					emit_fast(&o, st, 'E', NULL, 0);
+					if (!piece(s, (struct tl_piece){ .kind = TLP_COND_E,
+									 .m = tlc.m },
+						   o.buf, o.len))
+						return -ENOMEM;
+					o.len = 0;
+				}
+				if (--tlc.s < tlc.m)
+					tlc.m = tlc.s;
+				continue;
+			}
+			/* Anything else the merge filters: the segment ends before it. */
+			if (!seg_end(s, &o))
+				return -ENOMEM;
+			recs = at;
+		}
+		head_rec(r);
+		if (tlc.thread_ok && tlc.gap_closed && len <= (64u << 20)) {
+			/* The head ends here: its records, then a segment. */
+			if (!piece(s, (struct tl_piece){ .kind = TLP_RECS }, data + recs, off - recs) ||
+			    !piece(s, (struct tl_piece){ .kind = TLP_SEG, .t = st->last }, NULL, 0))
+				return -ENOMEM;
+			out = true;
+			tlc.text = true;
+			tlc.s = tlc.m = 0;
+			tlc.events = 0;
+		}
+	}
+	if (tlc.text) {
+		/* The next flush goes on in text (a segment of its own). */
+		if (!seg_end(s, &o))
+			return -ENOMEM;
+		tlc.text = true;
+		return 0;
+	}
+	if (!out)
+		return 1;	/* all records: as they are, no copy */
+	return off > recs && !piece(s, (struct tl_piece){ .kind = TLP_RECS }, data + recs,
+				     off - recs) ? -ENOMEM : 0;
+}
+
+/* @n bytes of a segment's events: the file's first without its comma, times restamped. */
+static void seg_write(struct dout *o, struct timeline_state *st, const char *p, size_t n)
+{
+	if (!n)
+		return;
+	if (!st->any) {
+		p += 2;
+		n -= 2;
+		st->any = true;
+	}
+	/*
+	 * Events at a time before the output's last (the worker saw less of the time than
+	 * the merge did: a chunk's first events) are at the last, as one() would write them:
+	 * rare, so the number is read back, event by event, until one is not before it.
+	 */
+	while (st->restamp && n) {
+		const char *e = n > 3 ? memmem(p + 3, n - 3, ",\n{", 3) : NULL;
+		size_t len = e ? (size_t)(e - p) : n;
+		const char *ts = memmem(p, len, "\"ts\":", 5);
+		char num[TIMELINE_TS_MAX + 1];
+		size_t k = 0;
+
+		if (ts) {
+			ts += 5;
+			while (ts + k < p + len && k < TIMELINE_TS_MAX && ts[k] != ',' &&
+			       ts[k] != '}')
+				k++;
+			memcpy(num, ts, k);
+			num[k] = '\0';
+		}
+		if (!ts || strtod(num, NULL) >= st->last_d) {
+			st->restamp = false;
+			break;
+		}
+		dout_write(o, p, (size_t)(ts - p));
+		dout_write(o, st->last_ts, strlen(st->last_ts));
+		dout_write(o, ts + k, (size_t)(p + len - ts - k));
+		p += len;
+		n -= len;
+	}
+	dout_write(o, p, n);
+}
+
+void timeline_unframe(struct dout *o, const uint8_t *data, size_t len)
+{
+	struct timeline_state *st = o->state;
+	size_t off = 0;
+
+	while (off + sizeof(struct tl_piece) <= len) {
+		struct tl_piece h;
+		const char *p;
+
+		memcpy(&h, data + off, sizeof(h));
+		off += sizeof(h);
+		if (h.len > len - off)
+			break;
+		p = (const char *)data + off;
+		off += pad8(h.len);
+		switch (h.kind) {
+		case TLP_RECS:
+			timeline_filter(o, (const uint8_t *)p, h.len);
+			break;
+		case TLP_SEG:
+			st->seg_depth = st->depth;
+			st->restamp = st->last > h.t;
+			if (st->restamp) {
+				if (!st->last_ts[0])
+					ts_text(st->last, st->last_ts);
+				st->last_d = strtod(st->last_ts, NULL);
+			}
+			break;
+		case TLP_TEXT:
+			seg_write(o, st, p, h.len);
+			break;
+		case TLP_COND_E:
+			if ((int64_t)st->seg_depth + h.m >= 1) {
+				seg_write(o, st, p, h.len);
+				st->events++;
+			}
+			break;
+		case TLP_SEGEND: {
+			int64_t a = (int64_t)st->seg_depth + h.s, b = h.s - h.m;
+
+			st->depth = (uint64_t)(a > b ? a : b);
+			st->events += h.n;
+			st->restamp = false;
+			if (h.t > st->last) {
+				st->last = h.t;
+				if (h.len && h.len <= TIMELINE_TS_MAX && !p[h.len - 1])
+					memcpy(st->last_ts, p, h.len);
+				else
+					st->last_ts[0] = '\0';
+			}
+			break;
+		}
+		default:
+			break;
 		}
 	}
 }

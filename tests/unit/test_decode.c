@@ -541,6 +541,210 @@ Test(decode_rec, timeline_balances_every_thread_and_marks_gaps)
 	free(out);
 }
 
+/*
+ * -J 2 --timeline: a chunk's worker writes its events itself after the chunk's head
+ * (timeline_convert()), the merge stitches them (timeline_unframe()). Eight chunks of a
+ * walk of calls and returns (returns below a chunk's start, at depth 0), interrupts,
+ * gaps, and times that go back at each chunk's start (the worker's first events are
+ * before the output's last time: restamped), let go of partly before the turn and partly
+ * after: the same file as one sink promoted at once (the -J 1 way), with the pieces in
+ * memory and in a file (a bound of 4 KiB); one stream without sideband (no thread
+ * records: its thread is known) and two with switches (the thread comes with the chunk).
+ */
+#define TLW_RECS 2400
+#define TLW_CHUNKS 8
+
+static void tlw_recs(struct dsink *s, unsigned from, unsigned to, bool plain)
+{
+	unsigned per = TLW_RECS / TLW_CHUNKS;
+	char name[32];
+
+	for (unsigned i = from; i < to; i++) {
+		unsigned r = i < 60 ? 0 : i < 150 ? 4 : (i * 2654435761u) >> 29;
+		struct drec d;
+
+		memset(&d, 0, sizeof(d));
+		d.has_time = i % 11 != 5;
+		/* Each chunk's first records before the last one's times. */
+		d.time = 1000u * (i % per < 8 && i >= per ? i - 30 : i);
+		d.pid = 1;
+		d.tid = 11 + (i / 97) % 2;
+		d.how = DREC_HOW_CALL;
+		d.kind = r < 3 ? DREC_CALL : DREC_RET;
+		if (i % 151 == 77)
+			d.kind = DREC_GAP;
+		else if (i % 43 == 21)
+			d.how = DREC_HOW_INTR;
+		else if (!plain && (i % per == 0 || i % 97 == 0))
+			d.kind = DREC_THREAD;
+		if (d.kind == DREC_RET)
+			d.how = DREC_HOW_RET;
+		snprintf(name, sizeof(name), i % 13 ? "f%u" : "q\"%u\n", i % 9);
+		timeline_put(s, &d, d.kind == DREC_GAP ? "overflow" : d.kind == DREC_CALL ? name :
+			     NULL);
+	}
+}
+
+/* The stream's start, as render_drec() makes it: its index (0) in pid. */
+static void tlw_stream(struct dsink *s)
+{
+	struct drec d;
+
+	memset(&d, 0, sizeof(d));
+	d.kind = DREC_STREAM;
+	drec_put(s, &d, "cpu0.pt", NULL);
+}
+
+static void tlw_all(struct dsink *s, bool plain)
+{
+	tlw_stream(s);
+	tlw_recs(s, 0, TLW_RECS, plain);
+	put(s, DREC_END, 0, 0, 1000u * TLW_RECS, 11, NULL, NULL);
+}
+
+static int tl_unframed;
+static void tl_count_unframe(struct dout *o, const uint8_t *data, size_t len)
+{
+	tl_unframed++;
+	render_timeline.unframe(o, data, len);
+}
+
+static char *tl_file(FILE *t)
+{
+	long n = lseek(fileno(t), 0, SEEK_END);
+	char *buf = calloc(1, (size_t)n + 1);
+
+	cr_assert_eq(pread(fileno(t), buf, (size_t)n, 0), n);
+	fclose(t);
+	return buf;
+}
+
+static char *tl_merged(bool plain, bool parts, uint64_t bound, uint64_t *spilled)
+{
+	struct decode_stream st[2] = { { .nr_sb = plain ? 0 : 1 }, { .nr_sb = 1 } };
+	struct decode_config cfg = { .streams = st, .nr_streams = plain ? 1 : 2 };
+	unsigned per = TLW_RECS / TLW_CHUNKS;
+	FILE *t = tmpfile();
+	struct dbudget b;
+	struct dout o;
+
+	cr_assert(t);
+	dbudget_init(&b, bound);
+	cr_assert_eq(render_open(&o, fileno(t), &render_timeline, &cfg), 0);
+	if (!parts) {
+		struct dsink s;
+
+		dsink_init(&s, &o);
+		cr_assert_eq(dsink_promote(&s), 0);
+		tlw_all(&s, plain);
+		cr_assert_eq(dsink_flush(&s, dsink_pos(&s)), 0);
+		dsink_destroy(&s);
+	} else {
+		cr_assert_not_null(o.convert);
+		o.unframe = tl_count_unframe;
+		o.budget = &b;
+		for (unsigned c = 0; c < TLW_CHUNKS; c++) {
+			struct dsink s;
+			unsigned a = c * per, m1 = a + per / 5, m2 = a + per / 2;
+
+			/* Two flushes before its turn, one at it, one after the merge took some. */
+			dsink_init(&s, &o);
+			if (!c)
+				tlw_stream(&s);
+			tlw_recs(&s, a, m1, plain);
+			cr_assert_eq(dsink_flush(&s, dsink_pos(&s)), 0);
+			tlw_recs(&s, m1, m2, plain);
+			cr_assert_eq(dsink_flush(&s, dsink_pos(&s)), 0);
+			dsink_turn(&s);
+			tlw_recs(&s, m2, a + 3 * per / 4, plain);
+			cr_assert_eq(dsink_flush(&s, dsink_pos(&s)), 0);
+			cr_assert_eq(dsink_pass(&s), 0);
+			tlw_recs(&s, a + 3 * per / 4, a + per, plain);
+			if (c == TLW_CHUNKS - 1)
+				put(&s, DREC_END, 0, 0, 1000u * TLW_RECS, 11, NULL, NULL);
+			cr_assert_eq(dsink_flush(&s, dsink_pos(&s)), 0);
+			cr_assert_eq(dsink_promote(&s), 0);
+			dsink_destroy(&s);
+		}
+		*spilled = b.spilled;
+	}
+	cr_assert_eq(render_close(&o, &render_timeline, true), 0);
+	cr_expect_eq(b.held, 0);
+	dbudget_destroy(&b);
+	free(o.state);
+	return tl_file(t);
+}
+
+Test(decode_rec, timeline_the_workers_write_is_what_the_merge_wrote)
+{
+	for (int plain = 0; plain < 2; plain++) {
+		char *want = tl_merged(plain, false, 0, NULL), *got;
+		uint64_t spilled;
+
+		cr_assert(strstr(want, "\"name\":\"trace gap\""), "%s", want);
+		cr_assert(strstr(want, "\"name\":\"interrupt"), "no interrupt: %.300s", want);
+		tl_unframed = 0;
+		got = tl_merged(plain, true, 64u << 20, &spilled);
+		cr_expect(!strcmp(got, want), "plain %d: another file (%zu and %zu bytes)", plain,
+			  strlen(got), strlen(want));
+		cr_expect_eq(spilled, 0);
+		cr_expect_gt(tl_unframed, 0, "no chunk's worker wrote its events");
+		free(got);
+		tl_unframed = 0;
+		got = tl_merged(plain, true, 4u << 10, &spilled);
+		cr_expect(!strcmp(got, want), "plain %d, 4 KiB: another file", plain);
+		cr_expect_gt(spilled, 0, "nothing went to the file with a bound of 4 KiB");
+		cr_expect_gt(tl_unframed, 0, "no chunk's worker wrote its events");
+		free(got);
+		free(want);
+	}
+}
+
+/* --branches --json's lines, spelt by hand, are jansson's; a type to escape goes through it. */
+Test(decode_rec, branches_json_lines_are_janssons)
+{
+	static const struct {
+		uint64_t from, to;
+		const char *name;
+	} b[] = {
+		{ 0, 0x401000, "tr strt" }, { UINT64_MAX, 1, "far call" },
+		{ 0x10, 0xabcdef0123, "q\"\\x" }, { 0x8000000000000000u, 0xf, NULL },
+	};
+	struct decode_config cfg = { .nr_streams = 1 };
+	struct render r = { .ops = &render_branches_json, .cfg = &cfg };
+	FILE *t = tmpfile();
+	struct dout o;
+	struct dsink s;
+	char *text;
+	long n;
+
+	cr_assert(t);
+	cr_assert_eq(dout_init(&o, fileno(t), NULL, NULL), 0);
+	dsink_init(&s, &o);
+	cr_assert_eq(dsink_promote(&s), 0);
+	r.sink = &s;
+	for (size_t i = 0; i < sizeof(b) / sizeof(b[0]); i++) {
+		struct rrec rec = { .kind = RREC_BRANCH, .from = b[i].from, .to = b[i].to,
+				    .name = b[i].name };
+
+		render_branches_json.put(&r, &rec);
+	}
+	cr_assert_eq(dsink_flush(&s, dsink_pos(&s)), 0);
+	cr_assert_eq(dout_flush(&o), 0);
+	n = lseek(fileno(t), 0, SEEK_END);
+	text = calloc(1, (size_t)n + 1);
+	cr_assert_eq(pread(fileno(t), text, (size_t)n, 0), n);
+	cr_expect_str_eq(text,
+		"{\"from\":\"0x0\",\"to\":\"0x401000\",\"type\":\"tr strt\"}\n"
+		"{\"from\":\"0xffffffffffffffff\",\"to\":\"0x1\",\"type\":\"far call\"}\n"
+		"{\"from\":\"0x10\",\"to\":\"0xabcdef0123\",\"type\":\"q\\\"\\\\x\"}\n"
+		"{\"from\":\"0x8000000000000000\",\"to\":\"0xf\"}\n");
+	free(text);
+	dsink_destroy(&s);
+	dout_destroy(&o);
+	fclose(t);
+}
+
 static char *file_text(int fd)
 {
 	static char buf[256];
