@@ -433,7 +433,12 @@ static struct decode_chunk *claim(struct run *r)
 	m = &r->maps[r->plan.stream];
 	begin = r->plan.begin;
 	end = m->len;
-	if (r->jobs > 1) {
+	/*
+	 * --offset: libipt's offsets depend on where its decoder synchronized (its lookahead
+	 * differs from a PSB on): a decoder started at a chunk's PSB prints some a packet
+	 * earlier than one that ran from the stream's start, so a stream is one pass there.
+	 */
+	if (r->jobs > 1 && !r->cfg->show_offset) {
 		uint64_t size = next_size(r, m->len - begin, !r->filled);
 
 		/* The first chunk sized by its output fills the waiting output to its mark. */

@@ -589,7 +589,7 @@ Test(decode, jobs_two_prints_what_jobs_one_prints)
 static const char *const jobs_modes[][3] = {
 	{ "--insn", NULL }, { "--branches", NULL }, { "--calls", NULL }, { "--stats", NULL },
 	{ "--insn", "--json" }, { "--branches", "--json" }, { "--calls", "--json" },
-	{ "--stats", "--json" }, { "--timeline", NULL },
+	{ "--stats", "--json" }, { "--timeline", NULL }, { "--insn", "--offset" },
 	/* An output the merge filters beside one its worker writes (decode.c: merge_turn()). */
 	{ "--timeline", "--insn" }, { "--timeline", "--calls" },
 };
