@@ -435,7 +435,7 @@ _Static_assert(STAGE_SIZE >= LINE_FIXED + 2 * ESC_MAX, "a line fits the stage");
 
 static __thread uint8_t stage[STAGE_SIZE] __attribute__((aligned(64)));
 
-/* A guessed frame's CLINE()s, until the frame is closed (grown as needed, kept). */
+/* A guessed frame's CLINE()s until it is closed (grown as needed, freed by calls_convert()). */
 static __thread uint32_t *cline;
 static __thread size_t cline_cap;
 
@@ -517,12 +517,15 @@ static int frame_close(struct dsink *s, struct cwrite *w, const struct calls_con
 	text = s->clen - w->at - sizeof(w->h);
 	if (w->h.guessed) {
 		size_t n = (size_t)w->h.lines * sizeof(*cline);
-		uint8_t *p = dsink_conv_room(s, n);
 
-		if (!p)
-			return -ENOMEM;
-		memcpy(p, cline, n);
-		s->clen += n;
+		if (n) {	/* a frame without lines has no line table (cline may be NULL) */
+			uint8_t *p = dsink_conv_room(s, n);
+
+			if (!p)
+				return -ENOMEM;
+			memcpy(p, cline, n);
+			s->clen += n;
+		}
 		w->h.s = c->s - w->s0;
 	} else {
 		w->h.end = c->depth;
@@ -550,7 +553,7 @@ static bool cline_add(struct cwrite *w, size_t n, unsigned kind)
 	return true;
 }
 
-static int calls_convert(struct dsink *s, const uint8_t *data, size_t len)
+static int convert(struct dsink *s, const uint8_t *data, size_t len)
 {
 	const struct calls_state *ost = s->out->state;
 	struct calls_state st = { .line = text_line, .headers = ost->headers };
@@ -652,6 +655,17 @@ static int calls_convert(struct dsink *s, const uint8_t *data, size_t len)
 #endif
 	memcpy(s->conv, &c, sizeof(c));
 	return 0;
+}
+
+static int calls_convert(struct dsink *s, const uint8_t *data, size_t len)
+{
+	int ret = convert(s, data, len);
+
+	/* A worker's thread ends with no hook of ours: its line table goes with each convert. */
+	free(cline);
+	cline = NULL;
+	cline_cap = 0;
+	return ret;
 }
 
 /*
