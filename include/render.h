@@ -195,6 +195,23 @@ void *render_event_json(const struct pt_event *ev);
 /* "00" to "ff": a byte's two hex digits, for the renderers' hex printing (two a step). */
 extern const char render_hex_pairs[513];
 
+/* @v in hex at @p, no leading zeros: its digits counted, written two at a time from the last. */
+static inline char *render_put_hex(char *p, uint64_t v)
+{
+	unsigned n = (64 - (unsigned)__builtin_clzll(v | 1) + 3) / 4;
+	char *q = p + n;
+
+	for (; v >= 0x100; v >>= 8) {
+		q -= 2;
+		memcpy(q, &render_hex_pairs[2 * (v & 0xff)], 2);
+	}
+	if (v >= 0x10)
+		memcpy(q - 2, &render_hex_pairs[2 * v], 2);
+	else
+		q[-1] = render_hex_pairs[2 * v + 1];
+	return p + n;
+}
+
 /*
  * The header of a decoder record (decode_rec.h) of kind @drec_kind: @rec's thread, time,
  * addresses and how; its strings are the caller's (drec_put()).

@@ -167,23 +167,6 @@ static char *put_str(char *p, const char *s)
 }
 
 
-/* @v in hex, no leading zeros: its digits counted, written two at a time from the last. */
-static char *put_hex(char *p, uint64_t v)
-{
-	unsigned n = (64 - (unsigned)__builtin_clzll(v | 1) + 3) / 4;
-	char *q = p + n;
-
-	for (; v >= 0x100; v >>= 8) {
-		q -= 2;
-		memcpy(q, &render_hex_pairs[2 * (v & 0xff)], 2);
-	}
-	if (v >= 0x10)
-		memcpy(q - 2, &render_hex_pairs[2 * v], 2);
-	else
-		q[-1] = render_hex_pairs[2 * v + 1];
-	return p + n;
-}
-
 /*
  * What opens a CALL line ("call ", "interrupt ", ...: decode_how_word() and a blank) and
  * a RET line ("ret  to ", "iret to ", ...), by drec_how, and their lengths.
@@ -299,7 +282,7 @@ static void text_line(struct dout *o, struct calls_state *st, const struct drec 
 		copy_name(p, drec_s2(r), r->len2);
 		p += r->len2;
 		p = put_str(p, " (0x");
-		p = put_hex(p, r->to);
+		p = render_put_hex(p, r->to);
 		p = put_str(p, ") from ");
 		copy_name(p, drec_s1(r), r->len1);
 		p += r->len1;
@@ -316,7 +299,7 @@ static void text_line(struct dout *o, struct calls_state *st, const struct drec 
 		copy_name(p, drec_s2(r), r->len2);
 		p += r->len2;
 		p = put_str(p, " (0x");
-		p = put_hex(p, r->to);
+		p = render_put_hex(p, r->to);
 		p = put_str(p, ") from ");
 		copy_name(p, drec_s1(r), r->len1);
 		p += r->len1;
@@ -566,10 +549,8 @@ static int convert(struct dsink *s, const uint8_t *data, size_t len)
 
 	memcpy(&c, s->conv, sizeof(c));
 	if (!c.exact && dsink_seeded(s, &x0)) {
-		int64_t a = (int64_t)x0 + c.s, b = c.s - c.m;
-
 		c.exact = 1;
-		c.depth = (uint64_t)(a > b ? a : b);
+		c.depth = drec_depth_after(x0, c.s, c.m);
 	}
 	/* (A frame's length is 32 bits: records of a huge flush go as they are.) */
 	if ((!c.exact && !guessing(ost)) || len > CONV_MAX) {

@@ -113,17 +113,6 @@ const struct renderer render_insn_json = {
 
 /* ---- --branches --json ---- */
 
-static char *put_hex(char *p, uint64_t v)
-{
-	int n = v ? (67 - __builtin_clzll(v)) / 4 : 1;
-
-	*p++ = '0';
-	*p++ = 'x';
-	while (n--)
-		*p++ = hexd[(v >> (4 * n)) & 15];
-	return p;
-}
-
 /*
  * A branch's line spelt here as jansson spells it (JSON_COMPACT, keys in the order set):
  * through jansson, a line cost two objects, three strings, a printf each and their frees,
@@ -141,13 +130,14 @@ static bool branch_line(struct render *r, const struct rrec *rec)
 	for (size_t i = 0; i < n; i++)
 		if (t[i] < 0x20 || t[i] > 0x7e || t[i] == '"' || t[i] == '\\')
 			return false;
-	p = q = (char *)dsink_room(r->sink, 64 + n);
+	/* {"from":"0x...","to":"0x...","type":"..."} and a newline: 66 bytes with two 16-digit IPs */
+	p = q = (char *)dsink_room(r->sink, 66 + n);
 	if (!p)
 		return true;	/* (out of memory: the sink says so) */
-	memcpy(p, "{\"from\":\"", 9);
-	p = put_hex(p + 9, rec->from);
-	memcpy(p, "\",\"to\":\"", 8);
-	p = put_hex(p + 8, rec->to);
+	memcpy(p, "{\"from\":\"0x", 11);
+	p = render_put_hex(p + 11, rec->from);
+	memcpy(p, "\",\"to\":\"0x", 10);
+	p = render_put_hex(p + 10, rec->to);
 	memcpy(p, "\",\"type\":\"", 10);
 	p += 10;
 	memcpy(p, t, n);
