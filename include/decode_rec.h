@@ -72,6 +72,17 @@ void drec_put_max(struct dsink *s, const struct drec *hdr, const char *s1, const
  * The whole record at *@off of @data's @len bytes, *@off moved past it; NULL at the end
  * (or at a record cut short). Every walk of handed-over records goes through it.
  */
+/*
+ * The depth after records that moved it by @s (calls less returns) and took it @m at
+ * least below where they started, from @start: a return at depth 0 leaves it at 0.
+ */
+static inline uint64_t drec_depth_after(uint64_t start, int64_t s, int64_t m)
+{
+	int64_t a = (int64_t)start + s, b = s - m;
+
+	return (uint64_t)(a > b ? a : b);
+}
+
 static inline const struct drec *drec_next(const uint8_t *data, size_t len, size_t *off)
 {
 	const struct drec *r;

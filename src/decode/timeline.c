@@ -529,6 +529,20 @@ static bool seg_end(struct dsink *s, struct dout *o)
 					   .t = tlc.st.last, .n = tlc.events }, ts, strlen(ts) + 1);
 }
 
+/* Records turned into a segment at once at most (a piece's length is 32 bits). */
+#define TL_TEXT_MAX (64u << 20)
+
+/* A text segment starts, at the worker's last time. */
+static bool seg_start(struct dsink *s)
+{
+	if (!piece(s, (struct tl_piece){ .kind = TLP_SEG, .t = tlc.st.last }, NULL, 0))
+		return false;
+	tlc.text = true;
+	tlc.s = tlc.m = 0;
+	tlc.events = 0;
+	return true;
+}
+
 /* A record outside a segment: what it tells of the thread, the gap and the time. */
 static void head_rec(const struct drec *r)
 {
@@ -590,12 +604,10 @@ int timeline_convert(struct dsink *s, const uint8_t *data, size_t len)
 	o.fd = -1;
 	o.buf = tl_stage;
 	o.cap = TL_STAGE;
-	if (tlc.text && len <= (64u << 20)) {
-		if (!piece(s, (struct tl_piece){ .kind = TLP_SEG, .t = st->last }, NULL, 0))
+	if (tlc.text && len <= TL_TEXT_MAX) {
+		if (!seg_start(s))
 			return -ENOMEM;
 		out = true;
-		tlc.s = tlc.m = 0;
-		tlc.events = 0;
 	} else {
 		tlc.text = false;
 	}
@@ -639,15 +651,12 @@ int timeline_convert(struct dsink *s, const uint8_t *data, size_t len)
 			recs = at;
 		}
 		head_rec(r);
-		if (tlc.thread_ok && tlc.gap_closed && len <= (64u << 20)) {
+		if (tlc.thread_ok && tlc.gap_closed && len <= TL_TEXT_MAX) {
 			/* The head ends here: its records, then a segment. */
 			if (!piece(s, (struct tl_piece){ .kind = TLP_RECS }, data + recs, off - recs) ||
-			    !piece(s, (struct tl_piece){ .kind = TLP_SEG, .t = st->last }, NULL, 0))
+			    !seg_start(s))
 				return -ENOMEM;
 			out = true;
-			tlc.text = true;
-			tlc.s = tlc.m = 0;
-			tlc.events = 0;
 		}
 	}
 	if (tlc.text) {
@@ -744,9 +753,7 @@ void timeline_unframe(struct dout *o, const uint8_t *data, size_t len)
 			}
 			break;
 		case TLP_SEGEND: {
-			int64_t a = (int64_t)st->seg_depth + h.s, b = h.s - h.m;
-
-			st->depth = (uint64_t)(a > b ? a : b);
+			st->depth = drec_depth_after(st->seg_depth, h.s, h.m);
 			st->events += h.n;
 			st->restamp = false;
 			if (h.t > st->last) {
