@@ -13,6 +13,7 @@
 
 #include "decode_rec.h"
 #include "memimage.h"
+#include "render_report.h"
 #include "report_rec.h"
 
 /* ---- in the chunk ---- */
@@ -540,9 +541,12 @@ static inline int addr_kept(const struct render *r, uint64_t ip, int isid, bool 
  */
 static void flow_slow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next);
 
-static inline __attribute__((always_inline)) void flow_one(struct render *r,
-							    const struct rrec *rec, uint64_t n,
-							    uint64_t next)
+/* What flow_one() wrote: FLOW_SLOW anything, or one of the records of T_SUMHDR's. */
+enum { FLOW_SLOW = -1, FLOW_RETTOP = -2 };	/* else a T_CALLV's slot */
+
+static inline __attribute__((always_inline)) int flow_one(struct render *r,
+							   const struct rrec *rec, uint64_t n,
+							   uint64_t next)
 {
 	uint32_t k = (uint32_t)n;
 	bool call = rec->kind == RREC_CALL;
@@ -559,21 +563,22 @@ static inline __attribute__((always_inline)) void flow_one(struct render *r,
 			put_time(r, rec);
 			w = dsink_room(s, 1 + VARINT_MAX);
 			if (!w)
-				return;
+				return FLOW_SLOW;
 			w[0] = T_RETTOP;
 			dsink_commit(s, (size_t)(put_varint(w + 1, k) - w));
 			sh_top--;
 			sh_n--;
-			return;
+			return FLOW_RETTOP;
 		}
 		if (call && (ta = addr_kept(r, rec->to, rec->to_isid, true)) >= 0) {
 			put_time(r, rec);
 			put_callv(r, k, (uint16_t)ta, next);
 			sh_push(r, next);
-			return;
+			return ta;
 		}
 	}
 	flow_slow(r, rec, n, next);
+	return FLOW_SLOW;
 }
 
 static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next)
@@ -581,11 +586,355 @@ static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t 
 	flow_one(r, rec, n, next);
 }
 
+/*
+ * The worker's sums of a batch's calls (T_SUMHDR, T_SUM): a tree is a call made with no
+ * call of the batch open and what it calls, until its return; each tree that closes with
+ * nothing but T_CALLV and T_RETTOP written goes into the sums of the open T_SUMHDR. A
+ * return to below the batch's calls, a call or return that needs other records, or the
+ * batch's end close the T_SUMHDR after the last such tree (what comes after it stays
+ * records only).
+ *
+ * A tree is kept as its calls' slots and the instructions before each call and return
+ * (struct sig): most trees are one of the few before again (the loop's: a call that calls
+ * another, its callee 4 or 5 instructions long), and then only a count goes up; the
+ * SHAPES kept go into the sums (sum_flush()) when one more comes, and at the end.
+ */
+#define SUM_DEPTH 32
+#define SUM_SIG FASTFLOW_BATCH
+#define SIG_RET UINT16_MAX		/* sig's aid of a return */
+#define SHAPES 4
+
+struct sum_acc {
+	uint32_t stamp, calls;
+	int32_t run;			/* its last run in runs[], -1: none */
+	uint64_t self, outer;
+};
+
+/* a tree: aid << 32 | k of each call and return, in order */
+struct sig {
+	uint64_t e[SUM_SIG];
+	uint32_t n;
+};
+
+static inline uint16_t sig_aid(const struct sig *g, uint32_t i)
+{
+	return (uint16_t)(g->e[i] >> 32);
+}
+
+static inline uint32_t sig_k(const struct sig *g, uint32_t i)
+{
+	return (uint32_t)g->e[i];
+}
+
+static __thread struct {
+	bool open;			/* a T_SUMHDR written, at @hdr */
+	bool off;			/* no more this batch */
+	uint64_t hdr, end;		/* positions: the header, the last tree's end */
+	uint64_t ret;			/* ep_ret at @end */
+	uint64_t top, roots;
+	uint32_t ntrees, stamp, depth_max;
+	bool defs;			/* T_DEF or T_ADEF among the records */
+	/* the trees not summed yet: @nshape of them, each @rep times; the open one after */
+	uint32_t depth;
+	bool dirty;			/* the tree open has other records: not summed */
+	uint32_t nshape, rep[SHAPES];
+	struct sig sig[SHAPES + 1];
+	/* the sums */
+	struct sum_acc acc[ADDR_SLOTS];
+	uint16_t ent[ADDR_SLOTS];
+	uint32_t nent;
+	struct psrun runs[SUM_SIG];
+	uint32_t nrun;
+} sum;
+
+static inline uint64_t sink_pos(const struct dsink *s)
+{
+	return s->base + s->len;
+}
+
+static void sum_open(struct render *r, const struct rrec *rec)
+{
+	uint32_t none = SUM_NONE;
+
+	put_time(r, rec);
+	put_fixed(r->sink, T_SUMHDR, &none, sizeof(none));
+	sum.open = true;
+	sum.hdr = sink_pos(r->sink) - 1 - sizeof(none);
+	sum.end = sink_pos(r->sink);
+	sum.top = sum.roots = 0;
+	sum.ntrees = sum.nent = sum.nrun = sum.depth_max = 0;
+	sum.defs = false;
+	sum.nshape = 0;
+	sum.stamp++;
+}
+
+/* Slot @aid among the sums' (in the order of first calls: the merge makes rows so). */
+static inline struct sum_acc *sum_slot(uint16_t aid)
+{
+	struct sum_acc *a = &sum.acc[aid];
+
+	if (a->stamp != sum.stamp) {
+		*a = (struct sum_acc){ .stamp = sum.stamp, .run = -1 };
+		sum.ent[sum.nent++] = aid;
+	}
+	return a;
+}
+
+/* @rep calls of slot @aid's: @incl instructions each, @self their own. */
+static inline void sum_add(uint16_t aid, uint64_t incl, uint64_t self, bool outer,
+			   uint32_t rep)
+{
+	struct sum_acc *a = &sum.acc[aid];
+
+	a->calls += rep;
+	a->self += self * rep;
+	if (outer)
+		a->outer += incl * rep;
+	if (a->run >= 0 && sum.runs[a->run].insns == incl) {
+		sum.runs[a->run].n += rep;
+	} else {
+		a->run = (int32_t)sum.nrun;
+		sum.runs[sum.nrun++] = (struct psrun){ .aid = aid, .n = rep, .insns = incl };
+	}
+}
+
+/*
+ * @rep trees of shape @g into the sums: each call's instructions (callees' too), its own,
+ * and whether a call of its slot encloses it.
+ */
+static void sum_shape(const struct sig *g, uint32_t rep)
+{
+	uint64_t in0[SUM_DEPTH], child[SUM_DEPTH], t = 0, incl = 0;
+	uint16_t aid[SUM_DEPTH];
+	uint8_t open[ADDR_SLOTS];
+	uint32_t d = 0, depth = 0;
+
+	for (uint32_t i = 0; i < g->n; i++)
+		if (sig_aid(g, i) != SIG_RET)
+			open[sig_aid(g, i)] = 0;
+	for (uint32_t i = 0; i < g->n; i++) {
+		if (i)
+			t += sig_k(g, i);
+		if (sig_aid(g, i) != SIG_RET) {
+			aid[d] = sig_aid(g, i);
+			in0[d] = t;
+			child[d++] = 0;
+			open[aid[d - 1]]++;
+			depth = d > depth ? d : depth;
+			continue;
+		}
+		incl = t - in0[--d];
+		sum_add(aid[d], incl, incl - child[d], !--open[aid[d]], rep);
+		if (d)
+			child[d - 1] += incl;
+	}
+	sum.top += (uint64_t)sig_k(g, 0) * rep;
+	sum.roots += incl * rep;
+	sum.ntrees += rep;
+	sum.depth_max = depth > sum.depth_max ? depth : sum.depth_max;
+}
+
+/* The shapes kept into the sums. */
+static void sum_flush(void)
+{
+	for (uint32_t i = 0; i < sum.nshape; i++)
+		sum_shape(&sum.sig[i], sum.rep[i]);
+	sum.nshape = 0;
+}
+
+/* The open T_SUMHDR ends at the last tree's end: its T_SUM there, or the header gone. */
+static void sum_close(struct render *r)
+{
+	struct dsink *s = r->sink;
+	size_t h, e, n, tail;
+	struct psum p;
+	uint8_t *w;
+
+	if (!sum.open)
+		return;
+	sum.open = false;
+	sum_flush();
+	if (sum.hdr < s->base)
+		return;			/* (let go: it says SUM_NONE) */
+	h = (size_t)(sum.hdr - s->base);
+	if (!sum.ntrees) {
+		n = 1 + sizeof(uint32_t);
+		memmove(s->buf + h, s->buf + h + n, s->len - h - n);
+		s->len -= n;
+		return;
+	}
+	n = 1 + sizeof(p) + sum.nent * sizeof(struct psent) + sum.nrun * sizeof(struct psrun);
+	if (!dsink_room(s, n) || sum.hdr < s->base)
+		return;
+	h = (size_t)(sum.hdr - s->base);
+	e = (size_t)(sum.end - s->base);
+	tail = s->len - e;
+	memmove(s->buf + e + n, s->buf + e, tail);
+	w = s->buf + e;
+	p = (struct psum){ .nent = (uint16_t)sum.nent, .nrun = (uint16_t)sum.nrun,
+			   .depth = (uint16_t)sum.depth_max, .defs = sum.defs, .top = sum.top, .roots = sum.roots,
+			   .ret = sum.ret };
+	*w++ = T_SUM;
+	memcpy(w, &p, sizeof(p));
+	w += sizeof(p);
+	for (uint32_t i = 0; i < sum.nent; i++) {
+		const struct sum_acc *a = &sum.acc[sum.ent[i]];
+		struct psent x = { .aid = sum.ent[i], .calls = a->calls, .self = a->self,
+				   .outer = a->outer };
+
+		memcpy(w, &x, sizeof(x));
+		w += sizeof(x);
+	}
+	memcpy(w, sum.runs, sum.nrun * sizeof(struct psrun));
+	{
+		uint32_t raw = (uint32_t)(e - h - 1 - sizeof(uint32_t));
+
+		memcpy(s->buf + h + 1, &raw, sizeof(raw));
+	}
+	dsink_commit(s, n);
+}
+
+/*
+ * After a call flow_slow() wrote: its slot, where it wrote T_CALLV(0) after defining the
+ * slot (T_ADEF, maybe T_DEFs), and the slot is not one the T_SUMHDR's calls named before
+ * (the merge takes the records' definitions in before it folds: a slot there is one
+ * function); else FLOW_SLOW.
+ */
+static int sum_defined(const struct render *r, const struct rrec *rec)
+{
+	int got = addr_kept(r, rec->to, rec->to_isid, true);
+	const struct sig *g = &sum.sig[sum.nshape];
+
+	if (got < 0 || sum.acc[got].stamp == sum.stamp)
+		return FLOW_SLOW;
+	for (uint32_t i = 0; i < g->n; i++)
+		if (sig_aid(g, i) == got)
+			return FLOW_SLOW;
+	sum.defs = true;
+	return got;
+}
+
+/* @v after @k instructions (@aid its slot, SIG_RET: a return) into the tree open. */
+static inline void sum_sig(uint16_t aid, uint64_t k)
+{
+	struct sig *g = &sum.sig[sum.nshape];
+	g->e[g->n++] = (uint64_t)aid << 32 | (uint32_t)k;
+}
+
+/* The tree open closed: a shape kept again, or a new one. */
+static void sum_tree(void)
+{
+	struct sig *g = &sum.sig[sum.nshape];
+
+	for (uint32_t m = 0; m < sum.nshape; m++) {
+		const struct sig *o = &sum.sig[m];
+		uint32_t i = 0;
+
+		if (o->n != g->n)
+			continue;
+		while (i < g->n && o->e[i] == g->e[i])
+			i++;
+		if (i == g->n) {
+			sum.rep[m]++;
+			return;
+		}
+	}
+	/* (a new shape has the first calls of its slots that are new: rows in call order) */
+	for (uint32_t i = 0; i < g->n; i++)
+		if (sig_aid(g, i) != SIG_RET)
+			sum_slot(sig_aid(g, i));
+	if (sum.nshape == SHAPES) {
+		sum_flush();
+		sum.sig[0].n = g->n;
+		memcpy(sum.sig[0].e, g->e, g->n * sizeof(g->e[0]));
+	}
+	sum.rep[sum.nshape++] = 1;
+}
+
+/*
+ * The batch's call or return @v after @k instructions, written and summed. A tree whose
+ * call needs other records closes the T_SUMHDR and is not summed (the next tree opens
+ * one); a return that needs them ends the sums for the batch (the merge's stack after it
+ * is not known here).
+ */
+static inline void sum_one(struct render *r, const struct rrec *rec,
+			   const struct fastflow_cr *v, uint64_t k)
+{
+	int got;
+
+	if (v->call) {
+		if (!sum.depth) {
+			if (!sum.open)
+				sum_open(r, rec);
+			sum.sig[sum.nshape].n = 0;
+			sum.dirty = false;
+		}
+		got = flow_one(r, rec, k, v->next);
+		sum.depth++;
+		if (sum.dirty)
+			return;
+		if (got == FLOW_SLOW)
+			got = sum_defined(r, rec);
+		if (got < 0 || sum.depth > SUM_DEPTH || k > UINT32_MAX ||
+		    sum.sig[sum.nshape].n + 2 > SUM_SIG) {
+			sum_close(r);
+			sum.dirty = true;
+			return;
+		}
+		sum_sig((uint16_t)got, k);
+		return;
+	}
+	if (!sum.depth) {
+		/* (a return to below the batch's calls: what the merge does depends on it) */
+		sum_close(r);
+		flow_one(r, rec, k, v->next);
+		return;
+	}
+	if (flow_one(r, rec, k, v->next) != FLOW_RETTOP) {
+		sum_close(r);
+		sum.off = true;
+		return;
+	}
+	--sum.depth;
+	if (sum.dirty)
+		return;
+	sum_sig(SIG_RET, k);
+	if (sum.depth)
+		return;
+	sum_tree();
+	sum.end = sink_pos(r->sink);
+	sum.ret = ep_ret;
+}
+
+/* Whether report sums calls in the worker: not where each call is shown (its stack, or
+ * as an outlier). */
+static inline bool sums_on(const struct render *r)
+{
+	const struct report_config *rc = r->cfg ? r->cfg->report : NULL;
+
+	return rc && !rc->outliers && rc->view == REPORT_FUNCTIONS;
+}
+
 /* A fast segment's calls and returns in one step (renderer.flows()): flow() of each. */
 static void flows(struct render *r, struct rrec *rec, uint64_t run,
 		  const struct fastflow_cr *v, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++) {
+	unsigned i = 0;
+
+	sum.off = !sums_on(r) || !r->chunk;
+	sum.depth = 0;
+	for (; i < n && !sum.off; i++) {
+		bool call = v[i].call;
+
+		rec->kind = call ? RREC_CALL : RREC_RETURN;
+		rec->how = call ? DREC_HOW_CALL : DREC_HOW_RET;
+		rec->from = v[i].from;
+		rec->to = v[i].to;
+		sum_one(r, rec, &v[i], v[i].ninsn + run);
+		run = 0;
+	}
+	sum_close(r);
+	for (; i < n; i++) {
 		bool call = v[i].call;
 
 		rec->kind = call ? RREC_CALL : RREC_RETURN;

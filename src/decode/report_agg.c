@@ -296,6 +296,20 @@ static inline void dist_add(struct rstate *s, struct dist *d, uint64_t v)
 		dist_add_slow(s, d, v);
 }
 
+/* @c durations of @v (a T_SUM's run). */
+static void dist_add_n(struct rstate *s, struct dist *d, uint64_t v, uint64_t c)
+{
+	if (d->hist) {
+		d->n += c;
+		d->min = v < d->min ? v : d->min;
+		d->max = v > d->max ? v : d->max;
+		d->hist[bucket(v)] += c;
+		return;
+	}
+	while (c--)
+		dist_add(s, d, v);
+}
+
 static inline void swap_u64(uint64_t *a, uint64_t *b)
 {
 	uint64_t t = *a;
@@ -1065,7 +1079,12 @@ static __attribute__((noinline)) size_t rec_size_var(const uint8_t *data, size_t
 			return 0;
 		return at - i;
 	}
-	if (data[i] == T_DEF && len - i >= 1 + sizeof(struct pdef)) {
+	if (data[i] == T_SUM && len - i >= 1 + sizeof(struct psum)) {
+		struct psum p;
+
+		memcpy(&p, data + i + 1, sizeof(p));
+		n = 1 + sizeof(p) + p.nent * sizeof(struct psent) + p.nrun * sizeof(struct psrun);
+	} else if (data[i] == T_DEF && len - i >= 1 + sizeof(struct pdef)) {
 		struct pdef d;
 
 		memcpy(&d, data + i + 1, sizeof(d));
@@ -1088,6 +1107,7 @@ static inline __attribute__((always_inline)) size_t rec_size(const uint8_t *data
 		[T_CALL] = 1 + sizeof(struct pcall), [T_RET] = 1 + sizeof(struct pret),
 		[T_ADEF] = 1 + sizeof(struct padef), [T_TIME] = 1 + sizeof(struct ptime),
 		[T_RETA] = 1 + sizeof(struct preta), [T_RETN] = 5 + sizeof(struct preta),
+		[T_SUMHDR] = 5,
 	};
 	size_t n = data[i] < sizeof(fixed) ? fixed[data[i]] : 0;
 
@@ -1228,6 +1248,182 @@ static void leaf(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 	}
 }
 
+/* The row of @t's group for the function at address slot @aid, its sym in @n. */
+static inline uint32_t slot_func(struct rstate *s, const struct thr *t, uint16_t aid,
+				 uint32_t *n)
+{
+	struct aslot *a = &s->aslots[aid];
+
+	if (a->group == t->group && t->group != NONE) {
+		*n = a->sym;
+		return a->func;
+	}
+	return aslot_func(s, t->group, a, n);
+}
+
+#define FOLD_MAX 256
+
+/* The T_DEF at @i of @data (@len bytes) taken in: its size, 0: not whole. */
+static size_t take_def(struct rstate *s, const uint8_t *data, size_t len, size_t i)
+{
+	struct pdef d;
+
+	if (len - i < 1 + sizeof(d))
+		return 0;
+	memcpy(&d, data + i + 1, sizeof(d));
+	if (d.id >= DEF_MAX || len - i - 1 - sizeof(d) < d.len)
+		return 0;
+	s->defs[d.id] = intern_obj(s, (const char *)data + i + 1 + sizeof(d), d.len);
+	return 1 + sizeof(d) + d.len;
+}
+
+/* The T_ADEF at @i: its size, 0: not whole or not valid. */
+static size_t take_adef(struct rstate *s, const uint8_t *data, size_t len, size_t i)
+{
+	struct padef d;
+	struct aslot *a;
+
+	if (len - i < 1 + sizeof(d))
+		return 0;
+	memcpy(&d, data + i + 1, sizeof(d));
+	if (d.aid >= ADDR_SLOTS || d.name >= DEF_MAX || d.obj >= DEF_MAX)
+		return 0;
+	a = &s->aslots[d.aid];
+	a->e = (struct fref){ .how = how_of(d.how), .base = s->defs[d.name],
+			      .obj = s->defs[d.obj], .off = d.off };
+	a->group = NONE;
+	return 1 + sizeof(d);
+}
+
+/* The T_DEFs and T_ADEFs of @data's records from @i to @end taken in; false: not all. */
+static bool take_defs(struct rstate *s, const uint8_t *data, size_t i, size_t end)
+{
+	while (i < end) {
+		size_t n = data[i] == T_DEF ? take_def(s, data, end, i) :
+			   data[i] == T_ADEF ? take_adef(s, data, end, i) :
+			   data[i] == T_CALLV || data[i] == T_CALLV0 || data[i] == T_RETTOP ?
+			   rec_size(data, end, i) : 0;
+
+		if (!n)
+			return false;
+		i += n;
+	}
+	return true;
+}
+
+/*
+ * The T_SUMHDR at @i of @data (@len bytes): the T_SUM after its records folded in, what
+ * the records would have done (see leaf(), push() and pop_complete(): every call opens and
+ * closes between, no frame is over the depth bound, no time passes); the position after
+ * the T_SUM. 0: not here (the records are read, and the T_SUM skipped when it comes).
+ */
+static size_t fold_sum(struct rstate *s, const uint8_t *data, size_t len, size_t i)
+{
+	uint32_t raw, func[FOLD_MAX], seen[2 * FOLD_MAX], n;
+	struct frame *parent;
+	struct psum p;
+	size_t at, size;
+	struct thr *t;
+
+	if (len - i < 1 + sizeof(raw))
+		return 0;
+	memcpy(&raw, data + i + 1, sizeof(raw));
+	at = i + 1 + sizeof(raw);
+	if (raw == SUM_NONE || len - at < raw)
+		return 0;
+	at += raw;
+	if (len - at < 1 + sizeof(p) || data[at] != T_SUM)
+		return 0;
+	memcpy(&p, data + at + 1, sizeof(p));
+	size = 1 + sizeof(p) + p.nent * sizeof(struct psent) + p.nrun * sizeof(struct psrun);
+	if (len - at < size || !p.nent || p.nent > FOLD_MAX || s->rc->outliers || s->nodes_on)
+		return 0;
+	t = current(s);
+	if (t->over || t->depth + p.depth > REPORT_DEPTH_MAX)
+		return 0;
+	/* (what the records define, as they would: the main loop reads them again if not) */
+	if (p.defs && !take_defs(s, data, i + 1 + sizeof(raw), at))
+		return 0;
+	/* The rows, in the order the calls made them; two slots of one function: its calls'
+	 * outer-ness is not the worker's (it went by slot). */
+	memset(seen, 0xff, sizeof(seen));
+	for (uint32_t e = 0; e < p.nent; e++) {
+		struct psent x;
+		uint32_t h;
+
+		memcpy(&x, data + at + 1 + sizeof(p) + e * sizeof(x), sizeof(x));
+		if (x.aid >= ADDR_SLOTS)
+			return 0;
+		func[e] = slot_func(s, t, x.aid, &n);
+		if (func[e] == NONE)
+			continue;
+		for (h = (func[e] * 0x9e3779b1u) >> 23;; h = (h + 1) % (2 * FOLD_MAX)) {
+			if (seen[h] == func[e])
+				return 0;
+			if (seen[h] == NONE)
+				break;
+		}
+		seen[h] = func[e];
+	}
+	if (!s->a_noted)
+		note_a_time(s);
+	if (!s->clock_known) {
+		s->clock_known = true;
+		s->clock_time = s->a_has_time && !s->rc->clock_insns;
+	}
+	if (s->a_has_time && s->a_time > t->last_time)
+		t->last_time = s->a_time;
+	if (p.top)
+		account(s, p.top);
+	parent = t->depth ? &t->st[t->depth - 1] : NULL;
+	if (parent && parent->ret != UINT64_MAX && !s->clock_time)
+		parent->child_dur += p.roots;
+	for (uint32_t e = 0; e < p.nent; e++) {
+		struct psent x;
+		struct func *fn;
+		bool outer;
+
+		memcpy(&x, data + at + 1 + sizeof(p) + e * sizeof(x), sizeof(x));
+		s->calls += x.calls;
+		s->summed += x.calls;
+		s->insns += x.self;
+		t->insns += x.self;
+		if (func[e] == NONE)
+			continue;
+		fn = &s->funcs[func[e]];
+		fn->calls += x.calls;
+		fn->insns_self += x.self;
+		if (!s->clock_time)
+			fn->time_self += x.self;
+		outer = !fn->open || fn->open_thr != t;
+		if (fn->open && !fn->open_thr)
+			for (uint32_t d = 0; d < t->depth && outer; d++)
+				outer = t->st[d].func != func[e];
+		if (outer) {
+			fn->insns_total += x.outer;
+			if (!s->clock_time)
+				fn->time_total += x.outer;
+		}
+		/* (push() forgets the one thread; the return does not bring it back) */
+		if (fn->open && fn->open_thr != t)
+			fn->open_thr = NULL;
+	}
+	for (uint32_t e = 0; e < p.nrun; e++) {
+		struct psrun x;
+		uint32_t f;
+
+		memcpy(&x, data + at + 1 + sizeof(p) + p.nent * sizeof(struct psent) +
+		       e * sizeof(x), sizeof(x));
+		if (x.aid >= ADDR_SLOTS)
+			continue;
+		f = slot_func(s, t, x.aid, &n);
+		if (f != NONE)
+			dist_add_n(s, &s->funcs[f].d, s->clock_time ? 0 : x.insns, x.n);
+	}
+	s->ret_prev = p.ret;
+	return at + size;
+}
+
 void report_filter(struct dout *o, const uint8_t *data, size_t len)
 {
 	struct rstate *s = ((struct report_state *)o->state)->s;
@@ -1344,6 +1540,22 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			i = at;
 			continue;
 		}
+		if (data[i] == T_SUMHDR) {
+			size_t to = fold_sum(s, data, len, i);
+
+			if (!to && len - i < 1 + sizeof(uint32_t))
+				break;
+			i = to ? to : i + 1 + sizeof(uint32_t);
+			continue;
+		}
+		if (data[i] == T_SUM) {
+			size_t n = rec_size(data, len, i);
+
+			if (!n)
+				break;
+			i += n;
+			continue;
+		}
 		while (run < len && data[run] == T_INSN)
 			run++;
 		if (run > i) {
@@ -1369,33 +1581,14 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			i += 1 + sizeof(k);
 			continue;
 		}
-		if (data[i] == T_DEF) {
-			struct pdef d;
+		if (data[i] == T_DEF || data[i] == T_ADEF) {
+			size_t n;
 
-			if (len - i < 1 + sizeof(d))
+			adefs += data[i] == T_ADEF;
+			n = data[i] == T_DEF ? take_def(s, data, len, i) : take_adef(s, data, len, i);
+			if (!n)
 				break;
-			memcpy(&d, data + i + 1, sizeof(d));
-			if (d.id >= DEF_MAX || len - i - 1 - sizeof(d) < d.len)
-				break;
-			s->defs[d.id] = intern_obj(s, (const char *)data + i + 1 + sizeof(d), d.len);
-			i += 1 + sizeof(d) + d.len;
-			continue;
-		}
-		if (data[i] == T_ADEF) {
-			struct padef d;
-			struct aslot *a;
-
-			adefs++;
-			if (len - i < 1 + sizeof(d))
-				break;
-			memcpy(&d, data + i + 1, sizeof(d));
-			if (d.aid >= ADDR_SLOTS || d.name >= DEF_MAX || d.obj >= DEF_MAX)
-				break;
-			a = &s->aslots[d.aid];
-			a->e = (struct fref){ .how = how_of(d.how), .base = s->defs[d.name],
-					      .obj = s->defs[d.obj], .off = d.off };
-			a->group = NONE;
-			i += 1 + sizeof(d);
+			i += n;
 			continue;
 		}
 		if (data[i] == T_TIME) {

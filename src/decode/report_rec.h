@@ -28,6 +28,8 @@ enum {
 	T_CALLV0,		/* T_CALLV whose return address is not a difference */
 	T_RETN,			/* a uint32_t (a T_RUN's), then a struct preta */
 	T_RETTOP,		/* a run (a varint), then a return that closes the top frame */
+	T_SUMHDR,		/* a uint32_t: the bytes of records a T_SUM after them sums */
+	T_SUM,			/* a struct psum, its struct psent and struct psrun (below) */
 };
 
 /*
@@ -44,6 +46,42 @@ enum {
  * its top frame: 2 bytes, not 17.
  */
 #define VARINT_MAX 10
+
+/*
+ * T_SUMHDR, the records of calls that open and close between it and a T_SUM, then the
+ * T_SUM: what those records add up to, per callee's address slot (a fast segment's calls
+ * summed in the worker). The merge folds the T_SUM in and skips the records where its
+ * stack allows (no frame over the depth bound, no two slots one function), else reads the
+ * records and skips the T_SUM. SUM_NONE in T_SUMHDR: no T_SUM follows (the sink let the
+ * header go before the sum was known). The records are only T_CALLV, T_CALLV0 and
+ * T_RETTOP, each T_RETTOP closing a call of the same T_SUMHDR (the merge's stack is the
+ * same after them as before), and T_DEF and T_ADEF: a slot defined there is named by no
+ * call of the T_SUMHDR before (the merge takes them in, then folds).
+ */
+#define SUM_NONE UINT32_MAX
+
+struct psum {
+	uint16_t nent, nrun;
+	uint8_t depth;			/* the deepest the calls went */
+	uint8_t defs;			/* T_DEF, T_ADEF among the records (before their uses) */
+	uint64_t top;			/* the instructions before the outermost calls */
+	uint64_t roots;			/* the outermost calls' instructions, callees' too */
+	uint64_t ret;			/* the return address the last T_CALLV(0) said */
+} __attribute__((packed));
+
+/* A callee's calls: their own instructions, and all of those no call of it encloses. */
+struct psent {
+	uint16_t aid;
+	uint32_t calls;
+	uint64_t self, outer;
+} __attribute__((packed));
+
+/* @n of the callee's calls took @insns instructions each (callees' too): in call order. */
+struct psrun {
+	uint16_t aid;
+	uint32_t n;
+	uint64_t insns;
+} __attribute__((packed));
 
 /*
  * The names of calls and returns go once per chunk (T_DEF), then by id: a call's record is
