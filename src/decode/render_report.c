@@ -587,22 +587,28 @@ static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t 
 }
 
 /*
- * The worker's sums of a batch's calls (T_SUMHDR, T_SUM): a tree is a call made with no
- * call of the batch open and what it calls, until its return; each tree that closes with
- * nothing but T_CALLV and T_RETTOP written goes into the sums of the open T_SUMHDR. A
- * return to below the batch's calls, a call or return that needs other records, or the
- * batch's end close the T_SUMHDR after the last such tree (what comes after it stays
- * records only).
+ * The worker's sums of a batch's calls (T_SUM): a tree is a call made with no call of the
+ * batch open and what it calls, until its return. A tree whose calls and returns would each
+ * be one T_CALLV or T_RETTOP (flow_one()'s fast ways: the callee's slot kept, the return to
+ * the top call's address) writes nothing: it goes into the sums of the T_SUM open, which
+ * is written where the next record goes. Any other tree is written as flow_one() writes
+ * it, from its first call on, after the T_SUM (and so is a tree the batch ends in); a
+ * return to below the batch's calls ends the T_SUM, and one flow_one() cannot write as
+ * T_RETTOP the sums for the batch.
  *
- * A tree is kept as its calls' slots and the instructions before each call and return
- * (struct sig): most trees are one of the few before again (the loop's: a call that calls
- * another, its callee 4 or 5 instructions long), and then only a count goes up; the
- * SHAPES kept go into the sums (sum_flush()) when one more comes, and at the end.
+ * Trees are kept by shape (struct psev: slots, instructions before each call and return,
+ * return addresses): most are one of the last few again (the loop's: a call that calls
+ * another, its callee 4 or 5 instructions long), and then a count goes up.
  */
 #define SUM_DEPTH 32
-#define SUM_SIG FASTFLOW_BATCH
-#define SIG_RET UINT16_MAX		/* sig's aid of a return */
+#define SUM_EV FASTFLOW_BATCH
 #define SHAPES 4
+
+/* A shape's event as the worker keeps it (struct psev in the T_SUM): two words to compare. */
+struct sum_ev {
+	uint64_t ak;			/* aid << 32 | k */
+	uint64_t next;
+};
 
 struct sum_acc {
 	uint32_t stamp, calls;
@@ -610,66 +616,45 @@ struct sum_acc {
 	uint64_t self, outer;
 };
 
-/* a tree: aid << 32 | k of each call and return, in order */
-struct sig {
-	uint64_t e[SUM_SIG];
-	uint32_t n;
-};
-
-static inline uint16_t sig_aid(const struct sig *g, uint32_t i)
-{
-	return (uint16_t)(g->e[i] >> 32);
-}
-
-static inline uint32_t sig_k(const struct sig *g, uint32_t i)
-{
-	return (uint32_t)g->e[i];
-}
-
 static __thread struct {
-	bool open;			/* a T_SUMHDR written, at @hdr */
+	bool open;			/* trees summed since the last record */
 	bool off;			/* no more this batch */
-	uint64_t hdr, end;		/* positions: the header, the last tree's end */
-	uint64_t ret;			/* ep_ret at @end */
-	uint64_t top, roots;
-	uint32_t ntrees, stamp, depth_max;
-	bool defs;			/* T_DEF or T_ADEF among the records */
-	/* the trees not summed yet: @nshape of them, each @rep times; the open one after */
-	uint32_t depth;
-	bool dirty;			/* the tree open has other records: not summed */
-	uint32_t nshape, rep[SHAPES];
-	struct sig sig[SHAPES + 1];
+	bool dirty;			/* the tree open is written as records */
+	uint32_t stamp;
+	/* the tree open: its first call (@first of the batch, after @k0), its open calls'
+	 * return addresses, its events (ev[] from nev on) */
+	uint32_t depth, tree_depth, first, nt;
+	uint64_t k0;
+	uint64_t next[SUM_DEPTH];
+	/* the shapes: their events, where each starts and how many, its trees; the last few */
+	struct sum_ev ev[SUM_EV];
+	uint32_t nev, nshape;
+	uint16_t sh_at[SUM_EV], sh_len[SUM_EV];
+	uint32_t sh_rep[SUM_EV];
+	uint32_t memo[SHAPES], nmemo, memo_at;
+	struct psord ord[SUM_EV];
+	uint32_t nord;
 	/* the sums */
+	uint32_t depth_max;
 	struct sum_acc acc[ADDR_SLOTS];
 	uint16_t ent[ADDR_SLOTS];
 	uint32_t nent;
-	struct psrun runs[SUM_SIG];
+	struct psrun runs[SUM_EV];
 	uint32_t nrun;
 } sum;
 
-static inline uint64_t sink_pos(const struct dsink *s)
-{
-	return s->base + s->len;
-}
-
 static void sum_open(struct render *r, const struct rrec *rec)
 {
-	uint32_t none = SUM_NONE;
-
+	/* (the time the T_SUM's calls have, said before it) */
 	put_time(r, rec);
-	put_fixed(r->sink, T_SUMHDR, &none, sizeof(none));
 	sum.open = true;
-	sum.hdr = sink_pos(r->sink) - 1 - sizeof(none);
-	sum.end = sink_pos(r->sink);
-	sum.top = sum.roots = 0;
-	sum.ntrees = sum.nent = sum.nrun = sum.depth_max = 0;
-	sum.defs = false;
-	sum.nshape = 0;
+	sum.nev = sum.nshape = sum.nmemo = sum.memo_at = sum.nord = 0;
+	sum.nent = sum.nrun = sum.depth_max = 0;
 	sum.stamp++;
 }
 
 /* Slot @aid among the sums' (in the order of first calls: the merge makes rows so). */
-static inline struct sum_acc *sum_slot(uint16_t aid)
+static inline void sum_slot(uint16_t aid)
 {
 	struct sum_acc *a = &sum.acc[aid];
 
@@ -677,7 +662,6 @@ static inline struct sum_acc *sum_slot(uint16_t aid)
 		*a = (struct sum_acc){ .stamp = sum.stamp, .run = -1 };
 		sum.ent[sum.nent++] = aid;
 	}
-	return a;
 }
 
 /* @rep calls of slot @aid's: @incl instructions each, @self their own. */
@@ -699,24 +683,35 @@ static inline void sum_add(uint16_t aid, uint64_t incl, uint64_t self, bool oute
 }
 
 /*
- * @rep trees of shape @g into the sums: each call's instructions (callees' too), its own,
+ * The trees of shape @j into the sums: each call's instructions (callees' too), its own,
  * and whether a call of its slot encloses it.
  */
-static void sum_shape(const struct sig *g, uint32_t rep)
+static inline uint16_t ev_aid(const struct sum_ev *e)
 {
+	return (uint16_t)(e->ak >> 32);
+}
+
+static inline uint32_t ev_k(const struct sum_ev *e)
+{
+	return (uint32_t)e->ak;
+}
+
+static void sum_shape(uint32_t j)
+{
+	const struct sum_ev *g = &sum.ev[sum.sh_at[j]];
 	uint64_t in0[SUM_DEPTH], child[SUM_DEPTH], t = 0, incl = 0;
+	uint32_t d = 0, depth = 0, rep = sum.sh_rep[j];
 	uint16_t aid[SUM_DEPTH];
 	uint8_t open[ADDR_SLOTS];
-	uint32_t d = 0, depth = 0;
 
-	for (uint32_t i = 0; i < g->n; i++)
-		if (sig_aid(g, i) != SIG_RET)
-			open[sig_aid(g, i)] = 0;
-	for (uint32_t i = 0; i < g->n; i++) {
+	for (uint32_t i = 0; i < sum.sh_len[j]; i++)
+		if (ev_aid(&g[i]) != SUM_RET)
+			open[ev_aid(&g[i])] = 0;
+	for (uint32_t i = 0; i < sum.sh_len[j]; i++) {
 		if (i)
-			t += sig_k(g, i);
-		if (sig_aid(g, i) != SIG_RET) {
-			aid[d] = sig_aid(g, i);
+			t += ev_k(&g[i]);
+		if (ev_aid(&g[i]) != SUM_RET) {
+			aid[d] = ev_aid(&g[i]);
 			in0[d] = t;
 			child[d++] = 0;
 			open[aid[d - 1]]++;
@@ -728,52 +723,43 @@ static void sum_shape(const struct sig *g, uint32_t rep)
 		if (d)
 			child[d - 1] += incl;
 	}
-	sum.top += (uint64_t)sig_k(g, 0) * rep;
-	sum.roots += incl * rep;
-	sum.ntrees += rep;
 	sum.depth_max = depth > sum.depth_max ? depth : sum.depth_max;
 }
 
-/* The shapes kept into the sums. */
-static void sum_flush(void)
-{
-	for (uint32_t i = 0; i < sum.nshape; i++)
-		sum_shape(&sum.sig[i], sum.rep[i]);
-	sum.nshape = 0;
-}
-
-/* The open T_SUMHDR ends at the last tree's end: its T_SUM there, or the header gone. */
+/* The T_SUM open written at the sink's end (before the record that ends it). */
 static void sum_close(struct render *r)
 {
 	struct dsink *s = r->sink;
-	size_t h, e, n, tail;
+	uint64_t top = 0, roots = 0;
 	struct psum p;
 	uint8_t *w;
+	size_t n;
 
 	if (!sum.open)
 		return;
 	sum.open = false;
-	sum_flush();
-	if (sum.hdr < s->base)
-		return;			/* (let go: it says SUM_NONE) */
-	h = (size_t)(sum.hdr - s->base);
-	if (!sum.ntrees) {
-		n = 1 + sizeof(uint32_t);
-		memmove(s->buf + h, s->buf + h + n, s->len - h - n);
-		s->len -= n;
+	if (!sum.nord)
 		return;
+	for (uint32_t j = 0; j < sum.nshape; j++) {
+		const struct sum_ev *g = &sum.ev[sum.sh_at[j]];
+		uint64_t in = 0;
+
+		sum_shape(j);
+		for (uint32_t i = 1; i < sum.sh_len[j]; i++)
+			in += ev_k(&g[i]);
+		top += ev_k(&g[0]) * (uint64_t)sum.sh_rep[j];
+		roots += in * sum.sh_rep[j];
 	}
-	n = 1 + sizeof(p) + sum.nent * sizeof(struct psent) + sum.nrun * sizeof(struct psrun);
-	if (!dsink_room(s, n) || sum.hdr < s->base)
+	n = 1 + sizeof(p) + sum.nent * sizeof(struct psent) + sum.nrun * sizeof(struct psrun) +
+	    sum.nshape * sizeof(uint16_t) + sum.nev * sizeof(struct psev) +
+	    sum.nord * sizeof(struct psord);
+	w = dsink_room(s, n);
+	if (!w)
 		return;
-	h = (size_t)(sum.hdr - s->base);
-	e = (size_t)(sum.end - s->base);
-	tail = s->len - e;
-	memmove(s->buf + e + n, s->buf + e, tail);
-	w = s->buf + e;
 	p = (struct psum){ .nent = (uint16_t)sum.nent, .nrun = (uint16_t)sum.nrun,
-			   .depth = (uint16_t)sum.depth_max, .defs = sum.defs, .top = sum.top, .roots = sum.roots,
-			   .ret = sum.ret };
+			   .nshape = (uint16_t)sum.nshape, .nord = (uint16_t)sum.nord,
+			   .depth = (uint8_t)sum.depth_max, .top = top, .roots = roots,
+			   .ret = ep_ret };
 	*w++ = T_SUM;
 	memcpy(w, &p, sizeof(p));
 	w += sizeof(p);
@@ -786,124 +772,136 @@ static void sum_close(struct render *r)
 		w += sizeof(x);
 	}
 	memcpy(w, sum.runs, sum.nrun * sizeof(struct psrun));
-	{
-		uint32_t raw = (uint32_t)(e - h - 1 - sizeof(uint32_t));
+	w += sum.nrun * sizeof(struct psrun);
+	memcpy(w, sum.sh_len, sum.nshape * sizeof(uint16_t));
+	w += sum.nshape * sizeof(uint16_t);
+	/* (shapes are stored in order: sh_at[j] is the sum of the lengths before) */
+	for (uint32_t i = 0; i < sum.nev; i++) {
+		struct psev x = { .aid = ev_aid(&sum.ev[i]), .k = ev_k(&sum.ev[i]),
+				  .next = sum.ev[i].next };
 
-		memcpy(s->buf + h + 1, &raw, sizeof(raw));
+		memcpy(w, &x, sizeof(x));
+		w += sizeof(x);
 	}
+	memcpy(w, sum.ord, sum.nord * sizeof(struct psord));
 	dsink_commit(s, n);
 }
 
-/*
- * After a call flow_slow() wrote: its slot, where it wrote T_CALLV(0) after defining the
- * slot (T_ADEF, maybe T_DEFs), and the slot is not one the T_SUMHDR's calls named before
- * (the merge takes the records' definitions in before it folds: a slot there is one
- * function); else FLOW_SLOW.
- */
-static int sum_defined(const struct render *r, const struct rrec *rec)
+/* The tree open (v[first] to v[@to], the last its return) closed: a shape again or new. */
+static void sum_tree(struct render *r, const struct fastflow_cr *last)
 {
-	int got = addr_kept(r, rec->to, rec->to_isid, true);
-	const struct sig *g = &sum.sig[sum.nshape];
+	const struct sum_ev *g = &sum.ev[sum.nev];
+	uint32_t j = UINT32_MAX;
 
-	if (got < 0 || sum.acc[got].stamp == sum.stamp)
-		return FLOW_SLOW;
-	for (uint32_t i = 0; i < g->n; i++)
-		if (sig_aid(g, i) == got)
-			return FLOW_SLOW;
-	sum.defs = true;
-	return got;
-}
-
-/* @v after @k instructions (@aid its slot, SIG_RET: a return) into the tree open. */
-static inline void sum_sig(uint16_t aid, uint64_t k)
-{
-	struct sig *g = &sum.sig[sum.nshape];
-	g->e[g->n++] = (uint64_t)aid << 32 | (uint32_t)k;
-}
-
-/* The tree open closed: a shape kept again, or a new one. */
-static void sum_tree(void)
-{
-	struct sig *g = &sum.sig[sum.nshape];
-
-	for (uint32_t m = 0; m < sum.nshape; m++) {
-		const struct sig *o = &sum.sig[m];
+	for (uint32_t m = 0; m < sum.nmemo && j == UINT32_MAX; m++) {
+		const struct sum_ev *o = &sum.ev[sum.sh_at[sum.memo[m]]];
 		uint32_t i = 0;
 
-		if (o->n != g->n)
+		if (sum.sh_len[sum.memo[m]] != sum.nt)
 			continue;
-		while (i < g->n && o->e[i] == g->e[i])
+		while (i < sum.nt && o[i].ak == g[i].ak && o[i].next == g[i].next)
 			i++;
-		if (i == g->n) {
-			sum.rep[m]++;
-			return;
-		}
+		if (i == sum.nt)
+			j = sum.memo[m];
 	}
-	/* (a new shape has the first calls of its slots that are new: rows in call order) */
-	for (uint32_t i = 0; i < g->n; i++)
-		if (sig_aid(g, i) != SIG_RET)
-			sum_slot(sig_aid(g, i));
-	if (sum.nshape == SHAPES) {
-		sum_flush();
-		sum.sig[0].n = g->n;
-		memcpy(sum.sig[0].e, g->e, g->n * sizeof(g->e[0]));
+	if (j == UINT32_MAX) {
+		j = sum.nshape++;
+		sum.sh_at[j] = (uint16_t)sum.nev;
+		sum.sh_len[j] = (uint16_t)sum.nt;
+		sum.sh_rep[j] = 0;
+		sum.nev += sum.nt;
+		for (uint32_t i = 0; i < sum.nt; i++)
+			if (ev_aid(&g[i]) != SUM_RET)
+				sum_slot(ev_aid(&g[i]));
+		sum.memo[sum.memo_at++ % SHAPES] = j;
+		sum.nmemo += sum.nmemo < SHAPES;
 	}
-	sum.rep[sum.nshape++] = 1;
+	sum.sh_rep[j]++;
+	if (sum.nord && sum.ord[sum.nord - 1].shape == j)
+		sum.ord[sum.nord - 1].n++;
+	else
+		sum.ord[sum.nord++] = (struct psord){ .shape = (uint16_t)j, .n = 1 };
+	/* what flow_one() would have left: the last instruction, the shadow's calls (those
+	 * its calls pushed out: the oldest), the epoch */
+	last_ip = last->from;
+	last_next = last->next;
+	epoch(r);
+	if (sh_n + sum.tree_depth > SHADOW)
+		sh_n = SHADOW - sum.tree_depth;
 }
 
-/*
- * The batch's call or return @v after @k instructions, written and summed. A tree whose
- * call needs other records closes the T_SUMHDR and is not summed (the next tree opens
- * one); a return that needs them ends the sums for the batch (the merge's stack after it
- * is not known here).
- */
-static inline void sum_one(struct render *r, const struct rrec *rec,
-			   const struct fastflow_cr *v, uint64_t k)
+/* @rec as flow_one() takes call or return @c. */
+static inline void set_rec(struct rrec *rec, const struct fastflow_cr *c)
 {
-	int got;
+	rec->kind = c->call ? RREC_CALL : RREC_RETURN;
+	rec->how = c->call ? DREC_HOW_CALL : DREC_HOW_RET;
+	rec->from = c->from;
+	rec->to = c->to;
+}
 
-	if (v->call) {
+/* The tree open written as flow_one() writes it, v[sum.first] to v[@to - 1]; then dirty. */
+static void sum_write(struct render *r, struct rrec *rec, const struct fastflow_cr *v,
+		      uint32_t to)
+{
+	sum_close(r);
+	for (uint32_t j = sum.first; j < to; j++) {
+		set_rec(rec, &v[j]);
+		flow_one(r, rec, j == sum.first ? sum.k0 : v[j].ninsn, v[j].next);
+	}
+	sum.dirty = true;
+}
+
+/* The batch's call or return v[@i] after @k instructions: summed, or written. */
+static inline void sum_one(struct render *r, struct rrec *rec, const struct fastflow_cr *v,
+			   uint32_t i, uint64_t k)
+{
+	const struct fastflow_cr *c = &v[i];
+	int got = -1;
+
+	if (c->call) {
 		if (!sum.depth) {
 			if (!sum.open)
 				sum_open(r, rec);
-			sum.sig[sum.nshape].n = 0;
+			sum.first = i;
+			sum.k0 = k;
+			sum.nt = sum.tree_depth = 0;
 			sum.dirty = false;
 		}
-		got = flow_one(r, rec, k, v->next);
-		sum.depth++;
-		if (sum.dirty)
-			return;
-		if (got == FLOW_SLOW)
-			got = sum_defined(r, rec);
-		if (got < 0 || sum.depth > SUM_DEPTH || k > UINT32_MAX ||
-		    sum.sig[sum.nshape].n + 2 > SUM_SIG) {
-			sum_close(r);
-			sum.dirty = true;
+		if (!sum.dirty && (!k || k > UINT32_MAX || sum.depth == SUM_DEPTH ||
+				   (got = addr_kept(r, c->to, rec->to_isid, true)) < 0))
+			sum_write(r, rec, v, i);
+		if (sum.dirty) {
+			set_rec(rec, c);
+			flow_one(r, rec, k, c->next);
+			sum.depth++;
 			return;
 		}
-		sum_sig((uint16_t)got, k);
+		sum.ev[sum.nev + sum.nt++] = (struct sum_ev){ (uint64_t)got << 32 | k, c->next };
+		sum.next[sum.depth++] = c->next;
+		sum.tree_depth = sum.depth > sum.tree_depth ? sum.depth : sum.tree_depth;
 		return;
 	}
 	if (!sum.depth) {
 		/* (a return to below the batch's calls: what the merge does depends on it) */
 		sum_close(r);
-		flow_one(r, rec, k, v->next);
+		set_rec(rec, c);
+		flow_one(r, rec, k, c->next);
 		return;
 	}
-	if (flow_one(r, rec, k, v->next) != FLOW_RETTOP) {
-		sum_close(r);
-		sum.off = true;
+	if (!sum.dirty && (!k || k > UINT32_MAX || c->to != sum.next[sum.depth - 1]))
+		sum_write(r, rec, v, i);
+	if (sum.dirty) {
+		set_rec(rec, c);
+		if (flow_one(r, rec, k, c->next) != FLOW_RETTOP) {
+			sum.off = true;
+			return;
+		}
+		sum.depth--;
 		return;
 	}
-	--sum.depth;
-	if (sum.dirty)
-		return;
-	sum_sig(SIG_RET, k);
-	if (sum.depth)
-		return;
-	sum_tree();
-	sum.end = sink_pos(r->sink);
-	sum.ret = ep_ret;
+	sum.ev[sum.nev + sum.nt++] = (struct sum_ev){ (uint64_t)SUM_RET << 32 | k, 0 };
+	if (!--sum.depth)
+		sum_tree(r, c);
 }
 
 /* Whether report sums calls in the worker: not where each call is shown (its stack, or
@@ -924,23 +922,15 @@ static void flows(struct render *r, struct rrec *rec, uint64_t run,
 	sum.off = !sums_on(r) || !r->chunk;
 	sum.depth = 0;
 	for (; i < n && !sum.off; i++) {
-		bool call = v[i].call;
-
-		rec->kind = call ? RREC_CALL : RREC_RETURN;
-		rec->how = call ? DREC_HOW_CALL : DREC_HOW_RET;
-		rec->from = v[i].from;
-		rec->to = v[i].to;
-		sum_one(r, rec, &v[i], v[i].ninsn + run);
+		sum_one(r, rec, v, i, v[i].ninsn + run);
 		run = 0;
 	}
+	/* (a tree the batch ends in: written) */
+	if (!sum.off && sum.depth && !sum.dirty)
+		sum_write(r, rec, v, n);
 	sum_close(r);
 	for (; i < n; i++) {
-		bool call = v[i].call;
-
-		rec->kind = call ? RREC_CALL : RREC_RETURN;
-		rec->how = call ? DREC_HOW_CALL : DREC_HOW_RET;
-		rec->from = v[i].from;
-		rec->to = v[i].to;
+		set_rec(rec, &v[i]);
 		flow_one(r, rec, v[i].ninsn + run, v[i].next);
 		run = 0;
 	}

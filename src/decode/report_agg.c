@@ -1062,6 +1062,29 @@ static inline bool get_varint(const uint8_t *data, size_t len, size_t *at, uint6
 	return false;
 }
 
+/* The size of the T_SUM at @i of @data (@len bytes), 0: not whole there. */
+static size_t sum_size(const uint8_t *data, size_t len, size_t i)
+{
+	size_t at = i + 1, nev = 0;
+	struct psum p;
+
+	if (len - i < 1 + sizeof(p))
+		return 0;
+	memcpy(&p, data + at, sizeof(p));
+	at += sizeof(p) + p.nent * sizeof(struct psent) + p.nrun * sizeof(struct psrun);
+	if (at > len || len - at < p.nshape * sizeof(uint16_t))
+		return 0;
+	for (uint32_t j = 0; j < p.nshape; j++) {
+		uint16_t l;
+
+		memcpy(&l, data + at + j * sizeof(l), sizeof(l));
+		nev += l;
+	}
+	at += p.nshape * sizeof(uint16_t) + nev * sizeof(struct psev) +
+	      p.nord * sizeof(struct psord);
+	return at <= len ? at - i : 0;
+}
+
 static __attribute__((noinline)) size_t rec_size_var(const uint8_t *data, size_t len,
 						      size_t i)
 {
@@ -1079,11 +1102,8 @@ static __attribute__((noinline)) size_t rec_size_var(const uint8_t *data, size_t
 			return 0;
 		return at - i;
 	}
-	if (data[i] == T_SUM && len - i >= 1 + sizeof(struct psum)) {
-		struct psum p;
-
-		memcpy(&p, data + i + 1, sizeof(p));
-		n = 1 + sizeof(p) + p.nent * sizeof(struct psent) + p.nrun * sizeof(struct psrun);
+	if (data[i] == T_SUM) {
+		n = sum_size(data, len, i);
 	} else if (data[i] == T_DEF && len - i >= 1 + sizeof(struct pdef)) {
 		struct pdef d;
 
@@ -1107,7 +1127,6 @@ static inline __attribute__((always_inline)) size_t rec_size(const uint8_t *data
 		[T_CALL] = 1 + sizeof(struct pcall), [T_RET] = 1 + sizeof(struct pret),
 		[T_ADEF] = 1 + sizeof(struct padef), [T_TIME] = 1 + sizeof(struct ptime),
 		[T_RETA] = 1 + sizeof(struct preta), [T_RETN] = 5 + sizeof(struct preta),
-		[T_SUMHDR] = 5,
 	};
 	size_t n = data[i] < sizeof(fixed) ? fixed[data[i]] : 0;
 
@@ -1295,63 +1314,110 @@ static size_t take_adef(struct rstate *s, const uint8_t *data, size_t len, size_
 	return 1 + sizeof(d);
 }
 
-/* The T_DEFs and T_ADEFs of @data's records from @i to @end taken in; false: not all. */
-static bool take_defs(struct rstate *s, const uint8_t *data, size_t i, size_t end)
+/*
+ * The trees of the T_SUM @p at @at (struct psum after its tag) as their records would go
+ * (the T_CALLV and T_RETTOP branches of report_filter()), in the order they ran: where the
+ * stack does not allow the sums. false: not a T_SUM a worker writes.
+ */
+static bool play_sum(struct rstate *s, struct thr *t, const struct psum *p, const uint8_t *data,
+		     size_t at)
 {
-	while (i < end) {
-		size_t n = data[i] == T_DEF ? take_def(s, data, end, i) :
-			   data[i] == T_ADEF ? take_adef(s, data, end, i) :
-			   data[i] == T_CALLV || data[i] == T_CALLV0 || data[i] == T_RETTOP ?
-			   rec_size(data, end, i) : 0;
+	size_t lens = at + sizeof(*p) + p->nent * sizeof(struct psent) +
+		      p->nrun * sizeof(struct psrun);
+	size_t evs = lens + p->nshape * sizeof(uint16_t), ords, shape_at[FOLD_MAX + 1];
 
-		if (!n)
+	if (p->nshape > FOLD_MAX)
+		return false;
+	shape_at[0] = 0;
+	for (uint32_t j = 0; j < p->nshape; j++) {
+		uint16_t l;
+
+		memcpy(&l, data + lens + j * sizeof(l), sizeof(l));
+		shape_at[j + 1] = shape_at[j] + l;
+	}
+	ords = evs + shape_at[p->nshape] * sizeof(struct psev);
+	for (uint32_t o = 0; o < p->nord; o++) {
+		struct psord d;
+
+		memcpy(&d, data + ords + o * sizeof(d), sizeof(d));
+		if (d.shape >= p->nshape)
 			return false;
-		i += n;
+		for (uint32_t r = 0; r < d.n; r++)
+			for (size_t e = shape_at[d.shape]; e < shape_at[d.shape + 1]; e++) {
+				struct psev v;
+				uint32_t n, func;
+
+				memcpy(&v, data + evs + e * sizeof(v), sizeof(v));
+				if (v.aid == SUM_RET) {
+					/* (a return to no frame the sums' calls made: not what they
+					 * hold; its instructions counted, as a run) */
+					if (!t->over && (!t->depth ||
+							 t->st[t->depth - 1].ret == UINT64_MAX)) {
+						account(s, v.k);
+						continue;
+					}
+					if (!s->a_noted)
+						note_a_time(s);
+					if (s->a_has_time && s->a_time > t->last_time)
+						t->last_time = s->a_time;
+					ret_top(s, t, v.k);
+					continue;
+				}
+				if (v.aid >= ADDR_SLOTS)
+					return false;
+				if (v.k)
+					account(s, v.k);
+				if (!s->a_noted)
+					note_a_time(s);
+				func = slot_func(s, t, v.aid, &n);
+				if (!s->clock_known) {
+					s->clock_known = true;
+					s->clock_time = s->a_has_time && !s->rc->clock_insns;
+				}
+				if (s->a_has_time && s->a_time > t->last_time)
+					t->last_time = s->a_time;
+				if (func != NONE)
+					s->funcs[func].calls++;
+				s->calls++;
+				s->summed++;
+				s->ret_prev = v.next;
+				push(s, t, func, n, v.next ? v.next : UINT64_MAX - 1, s->a_has_time);
+			}
 	}
 	return true;
 }
 
 /*
- * The T_SUMHDR at @i of @data (@len bytes): the T_SUM after its records folded in, what
- * the records would have done (see leaf(), push() and pop_complete(): every call opens and
- * closes between, no frame is over the depth bound, no time passes); the position after
- * the T_SUM. 0: not here (the records are read, and the T_SUM skipped when it comes).
+ * The T_SUM at @i of @data (@len bytes) folded in: what the records of its calls would have
+ * done (see leaf(), push() and pop_complete(): every call opens and closes in it, no time
+ * passes), where no frame goes over the depth bound and its slots are each a function of
+ * their own; else its trees played (play_sum()). Its size; 0: not whole or not valid.
  */
 static size_t fold_sum(struct rstate *s, const uint8_t *data, size_t len, size_t i)
 {
-	uint32_t raw, func[FOLD_MAX], seen[2 * FOLD_MAX], n;
+	uint32_t func[FOLD_MAX], seen[2 * FOLD_MAX], n;
+	size_t at = i + 1, size = sum_size(data, len, i);
 	struct frame *parent;
 	struct psum p;
-	size_t at, size;
 	struct thr *t;
+	bool fold;
 
-	if (len - i < 1 + sizeof(raw))
+	if (!size)
 		return 0;
-	memcpy(&raw, data + i + 1, sizeof(raw));
-	at = i + 1 + sizeof(raw);
-	if (raw == SUM_NONE || len - at < raw)
-		return 0;
-	at += raw;
-	if (len - at < 1 + sizeof(p) || data[at] != T_SUM)
-		return 0;
-	memcpy(&p, data + at + 1, sizeof(p));
-	size = 1 + sizeof(p) + p.nent * sizeof(struct psent) + p.nrun * sizeof(struct psrun);
-	if (len - at < size || !p.nent || p.nent > FOLD_MAX || s->rc->outliers || s->nodes_on)
+	memcpy(&p, data + at, sizeof(p));
+	if (p.nent > FOLD_MAX)
 		return 0;
 	t = current(s);
-	if (t->over || t->depth + p.depth > REPORT_DEPTH_MAX)
-		return 0;
-	/* (what the records define, as they would: the main loop reads them again if not) */
-	if (p.defs && !take_defs(s, data, i + 1 + sizeof(raw), at))
-		return 0;
+	fold = !t->over && t->depth + p.depth <= REPORT_DEPTH_MAX && !s->rc->outliers &&
+	       !s->nodes_on && !s->rc->sum_play;
 	/* The rows, in the order the calls made them; two slots of one function: its calls'
 	 * outer-ness is not the worker's (it went by slot). */
 	memset(seen, 0xff, sizeof(seen));
-	for (uint32_t e = 0; e < p.nent; e++) {
+	for (uint32_t e = 0; e < p.nent && fold; e++) {
 		struct psent x;
 		uint32_t h;
 
-		memcpy(&x, data + at + 1 + sizeof(p) + e * sizeof(x), sizeof(x));
+		memcpy(&x, data + at + sizeof(p) + e * sizeof(x), sizeof(x));
 		if (x.aid >= ADDR_SLOTS)
 			return 0;
 		func[e] = slot_func(s, t, x.aid, &n);
@@ -1359,11 +1425,17 @@ static size_t fold_sum(struct rstate *s, const uint8_t *data, size_t len, size_t
 			continue;
 		for (h = (func[e] * 0x9e3779b1u) >> 23;; h = (h + 1) % (2 * FOLD_MAX)) {
 			if (seen[h] == func[e])
-				return 0;
-			if (seen[h] == NONE)
+				fold = false;
+			if (seen[h] == NONE || seen[h] == func[e])
 				break;
 		}
 		seen[h] = func[e];
+	}
+	if (!fold) {
+		if (!play_sum(s, t, &p, data, at))
+			return 0;
+		s->ret_prev = p.ret;
+		return size;
 	}
 	if (!s->a_noted)
 		note_a_time(s);
@@ -1383,7 +1455,7 @@ static size_t fold_sum(struct rstate *s, const uint8_t *data, size_t len, size_t
 		struct func *fn;
 		bool outer;
 
-		memcpy(&x, data + at + 1 + sizeof(p) + e * sizeof(x), sizeof(x));
+		memcpy(&x, data + at + sizeof(p) + e * sizeof(x), sizeof(x));
 		s->calls += x.calls;
 		s->summed += x.calls;
 		s->insns += x.self;
@@ -1412,7 +1484,7 @@ static size_t fold_sum(struct rstate *s, const uint8_t *data, size_t len, size_t
 		struct psrun x;
 		uint32_t f;
 
-		memcpy(&x, data + at + 1 + sizeof(p) + p.nent * sizeof(struct psent) +
+		memcpy(&x, data + at + sizeof(p) + p.nent * sizeof(struct psent) +
 		       e * sizeof(x), sizeof(x));
 		if (x.aid >= ADDR_SLOTS)
 			continue;
@@ -1421,7 +1493,7 @@ static size_t fold_sum(struct rstate *s, const uint8_t *data, size_t len, size_t
 			dist_add_n(s, &s->funcs[f].d, s->clock_time ? 0 : x.insns, x.n);
 	}
 	s->ret_prev = p.ret;
-	return at + size;
+	return size;
 }
 
 void report_filter(struct dout *o, const uint8_t *data, size_t len)
@@ -1540,16 +1612,8 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			i = at;
 			continue;
 		}
-		if (data[i] == T_SUMHDR) {
-			size_t to = fold_sum(s, data, len, i);
-
-			if (!to && len - i < 1 + sizeof(uint32_t))
-				break;
-			i = to ? to : i + 1 + sizeof(uint32_t);
-			continue;
-		}
 		if (data[i] == T_SUM) {
-			size_t n = rec_size(data, len, i);
+			size_t n = fold_sum(s, data, len, i);
 
 			if (!n)
 				break;

@@ -28,8 +28,7 @@ enum {
 	T_CALLV0,		/* T_CALLV whose return address is not a difference */
 	T_RETN,			/* a uint32_t (a T_RUN's), then a struct preta */
 	T_RETTOP,		/* a run (a varint), then a return that closes the top frame */
-	T_SUMHDR,		/* a uint32_t: the bytes of records a T_SUM after them sums */
-	T_SUM,			/* a struct psum, its struct psent and struct psrun (below) */
+	T_SUM,			/* a struct psum and what follows it (below) */
 };
 
 /*
@@ -48,25 +47,22 @@ enum {
 #define VARINT_MAX 10
 
 /*
- * T_SUMHDR, the records of calls that open and close between it and a T_SUM, then the
- * T_SUM: what those records add up to, per callee's address slot (a fast segment's calls
- * summed in the worker). The merge folds the T_SUM in and skips the records where its
- * stack allows (no frame over the depth bound, no two slots one function), else reads the
- * records and skips the T_SUM. SUM_NONE in T_SUMHDR: no T_SUM follows (the sink let the
- * header go before the sum was known). The records are only T_CALLV, T_CALLV0 and
- * T_RETTOP, each T_RETTOP closing a call of the same T_SUMHDR (the merge's stack is the
- * same after them as before), and T_DEF and T_ADEF: a slot defined there is named by no
- * call of the T_SUMHDR before (the merge takes them in, then folds).
+ * T_SUM: a fast segment's calls that open and close in one batch of its calls and returns
+ * (fastflow_set_batch()), summed in the worker instead of their records: trees (a call and
+ * what it calls, until its return), by shape. The merge folds the sums in (struct psent,
+ * struct psrun) where its stack allows (no frame over the depth bound, no two slots one
+ * function), else it plays the trees (the shapes, in the order of struct psord) as their
+ * T_CALLV and T_RETTOP records would have gone. The time is T_TIME's; the records after it
+ * take their T_CALLV's differences from @ret.
  */
-#define SUM_NONE UINT32_MAX
-
 struct psum {
-	uint16_t nent, nrun;
+	uint16_t nent, nrun, nshape, nord;
 	uint8_t depth;			/* the deepest the calls went */
-	uint8_t defs;			/* T_DEF, T_ADEF among the records (before their uses) */
 	uint64_t top;			/* the instructions before the outermost calls */
 	uint64_t roots;			/* the outermost calls' instructions, callees' too */
 	uint64_t ret;			/* the return address the last T_CALLV(0) said */
+	/* then struct psent[nent], struct psrun[nrun], uint16_t shape length[nshape], the
+	 * shapes' struct psev, struct psord[nord] */
 } __attribute__((packed));
 
 /* A callee's calls: their own instructions, and all of those no call of it encloses. */
@@ -76,7 +72,21 @@ struct psent {
 	uint64_t self, outer;
 } __attribute__((packed));
 
-/* @n of the callee's calls took @insns instructions each (callees' too): in call order. */
+/* A shape's call (of slot @aid, returning to @next) or return (@aid SUM_RET), @k after. */
+#define SUM_RET UINT16_MAX
+
+struct psev {
+	uint16_t aid;
+	uint32_t k;
+	uint64_t next;
+} __attribute__((packed));
+
+/* @n trees of shape @shape, in the order they ran. */
+struct psord {
+	uint16_t shape;
+	uint32_t n;
+} __attribute__((packed));
+
 struct psrun {
 	uint16_t aid;
 	uint32_t n;

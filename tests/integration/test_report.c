@@ -1371,11 +1371,14 @@ static long summed_note(const char *out)
  * 4 KiB chunks: ptgen's loop (timed and not: every duration 0, or the instruction counts),
  * its slow calls (a call open across PSBs below the batches' calls), ptwalk's walks over
  * 300 functions (recursion: a callee whose frame is open below, slots defined inside a sum)
- * and over 20,000. And the sums are taken: most of the loop's calls, some of each walk's.
+ * and over 20,000. And the sums are taken: most of the loop's calls, some of each walk's;
+ * played as their records (PTCOLLECT_REPORT_SUM_PLAY) they count the same.
  */
 Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout = 600)
 {
 	static char *const count[] = { "PTCOLLECT_REPORT_SUM_COUNT=1", NULL };
+	static char *const play[] = { "PTCOLLECT_REPORT_SUM_COUNT=1", "PTCOLLECT_REPORT_SUM_PLAY=1",
+				      NULL };
 	static const char *const views[][6] = {
 		{ NULL }, { "--json", NULL }, { "--per-thread", "--clock", "insns", NULL },
 		{ "--sort", "p99", "--top", "5", NULL }, { "--clock", "insns", "--json", NULL },
@@ -1418,10 +1421,21 @@ Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout =
 	}
 	for (int t = 0; t < 5; t++) {
 		const char *pt = path_in(dirs[t], "trace.pt");
+		struct run_result p;
 
 		cr_assert_eq(run_ptcollect(count, &r, "report", how[t], code[t], "--pt", pt, NULL), 0);
 		cr_assert_eq(r.status, 0, "%s", r.err);
 		cr_expect_geq(summed_note(r.out), least[t], "%s: %s", pt, r.out);
+		/* the sums played as records (the merge's way where its stack is too deep) */
+		cr_assert_eq(run_ptcollect(play, &p, "report", how[t], code[t], "--pt", pt,
+					   "--clock", "insns", NULL), 0);
+		cr_expect_eq(p.status, 0, "%s", p.err);
+		cr_expect_eq(summed_note(p.out), summed_note(r.out), "%s: %s", pt, p.out);
+		run_free(&r);
+		cr_assert_eq(run_ptcollect(count, &r, "report", how[t], code[t], "--pt", pt,
+					   "--clock", "insns", NULL), 0);
+		cr_expect_str_eq(p.out, r.out, "%s: the sums played print other output", pt);
+		run_free(&p);
 		run_free(&r);
 		for (int j = 0; j < 2; j++)
 			for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
