@@ -61,6 +61,8 @@ struct report_config {
 	bool per_thread;		/* a group of rows per thread */
 	bool per_stream;		/* a group per stream (a snapshot's window) */
 	bool json;
+	bool sum_count;			/* the table says how many calls the workers summed */
+	bool sum_play;			/* the merge plays those calls, never folds them */
 };
 
 #endif

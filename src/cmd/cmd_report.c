@@ -149,6 +149,12 @@ static int report_configure(void *ctx, struct decode_config *cfg)
 		return cmd_bad_usage("report", "--folded prints every stack: --json, --outliers, "
 				     "--top and --function go with the functions view");
 	r->rc.json = out_json;
+	/* A debug count, for the tests and docs/benchmarks.md: not a documented output. */
+	r->rc.sum_count = getenv("PTCOLLECT_REPORT_SUM_COUNT") &&
+			  *getenv("PTCOLLECT_REPORT_SUM_COUNT");
+	/* And the merge plays the workers' sums as records where it could fold them in. */
+	r->rc.sum_play = getenv("PTCOLLECT_REPORT_SUM_PLAY") &&
+			 *getenv("PTCOLLECT_REPORT_SUM_PLAY");
 	cfg->mode = DECODE_REPORT;
 	cfg->json = out_json;
 	cfg->report = &r->rc;

@@ -13,6 +13,7 @@
 
 #include "decode_rec.h"
 #include "memimage.h"
+#include "render_report.h"
 #include "report_rec.h"
 
 /* ---- in the chunk ---- */
@@ -540,9 +541,12 @@ static inline int addr_kept(const struct render *r, uint64_t ip, int isid, bool 
  */
 static void flow_slow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next);
 
-static inline __attribute__((always_inline)) void flow_one(struct render *r,
-							    const struct rrec *rec, uint64_t n,
-							    uint64_t next)
+/* What flow_one() wrote: FLOW_SLOW anything, or one of the records of T_SUMHDR's. */
+enum { FLOW_SLOW = -1, FLOW_RETTOP = -2 };	/* else a T_CALLV's slot */
+
+static inline __attribute__((always_inline)) int flow_one(struct render *r,
+							   const struct rrec *rec, uint64_t n,
+							   uint64_t next)
 {
 	uint32_t k = (uint32_t)n;
 	bool call = rec->kind == RREC_CALL;
@@ -559,21 +563,22 @@ static inline __attribute__((always_inline)) void flow_one(struct render *r,
 			put_time(r, rec);
 			w = dsink_room(s, 1 + VARINT_MAX);
 			if (!w)
-				return;
+				return FLOW_SLOW;
 			w[0] = T_RETTOP;
 			dsink_commit(s, (size_t)(put_varint(w + 1, k) - w));
 			sh_top--;
 			sh_n--;
-			return;
+			return FLOW_RETTOP;
 		}
 		if (call && (ta = addr_kept(r, rec->to, rec->to_isid, true)) >= 0) {
 			put_time(r, rec);
 			put_callv(r, k, (uint16_t)ta, next);
 			sh_push(r, next);
-			return;
+			return ta;
 		}
 	}
 	flow_slow(r, rec, n, next);
+	return FLOW_SLOW;
 }
 
 static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t next)
@@ -581,17 +586,351 @@ static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t 
 	flow_one(r, rec, n, next);
 }
 
+/*
+ * The worker's sums of a batch's calls (T_SUM): a tree is a call made with no call of the
+ * batch open and what it calls, until its return. A tree whose calls and returns would each
+ * be one T_CALLV or T_RETTOP (flow_one()'s fast ways: the callee's slot kept, the return to
+ * the top call's address) writes nothing: it goes into the sums of the T_SUM open, which
+ * is written where the next record goes. Any other tree is written as flow_one() writes
+ * it, from its first call on, after the T_SUM (and so is a tree the batch ends in); a
+ * return to below the batch's calls ends the T_SUM, and one flow_one() cannot write as
+ * T_RETTOP the sums for the batch.
+ *
+ * Trees are kept by shape (struct psev: slots, instructions before each call and return,
+ * return addresses): most are one of the last few again (the loop's: a call that calls
+ * another, its callee 4 or 5 instructions long), and then a count goes up.
+ */
+#define SUM_DEPTH 32
+#define SUM_EV FASTFLOW_BATCH
+#define SHAPES 4
+
+/* A shape's event as the worker keeps it (struct psev in the T_SUM): two words to compare. */
+struct sum_ev {
+	uint64_t ak;			/* aid << 32 | k */
+	uint64_t next;
+};
+
+struct sum_acc {
+	uint32_t stamp, calls;
+	int32_t run;			/* its last run in runs[], -1: none */
+	uint64_t self, outer;
+};
+
+static __thread struct {
+	bool open;			/* trees summed since the last record */
+	bool off;			/* no more this batch */
+	bool dirty;			/* the tree open is written as records */
+	uint32_t stamp;
+	/* the tree open: its first call (@first of the batch, after @k0), its open calls'
+	 * return addresses, its events (ev[] from nev on) */
+	uint32_t depth, tree_depth, first, nt;
+	uint64_t k0;
+	uint64_t next[SUM_DEPTH];
+	/* the shapes: their events, where each starts and how many, its trees; the last few */
+	struct sum_ev ev[SUM_EV];
+	uint32_t nev, nshape;
+	uint16_t sh_at[SUM_EV], sh_len[SUM_EV];
+	uint32_t sh_rep[SUM_EV];
+	uint32_t memo[SHAPES], nmemo, memo_at;
+	struct psord ord[SUM_EV];
+	uint32_t nord;
+	/* the sums */
+	uint32_t depth_max;
+	struct sum_acc acc[ADDR_SLOTS];
+	uint16_t ent[ADDR_SLOTS];
+	uint32_t nent;
+	struct psrun runs[SUM_EV];
+	uint32_t nrun;
+} sum;
+
+static void sum_open(struct render *r, const struct rrec *rec)
+{
+	/* (the time the T_SUM's calls have, said before it) */
+	put_time(r, rec);
+	sum.open = true;
+	sum.nev = sum.nshape = sum.nmemo = sum.memo_at = sum.nord = 0;
+	sum.nent = sum.nrun = sum.depth_max = 0;
+	sum.stamp++;
+}
+
+/* Slot @aid among the sums' (in the order of first calls: the merge makes rows so). */
+static inline void sum_slot(uint16_t aid)
+{
+	struct sum_acc *a = &sum.acc[aid];
+
+	if (a->stamp != sum.stamp) {
+		*a = (struct sum_acc){ .stamp = sum.stamp, .run = -1 };
+		sum.ent[sum.nent++] = aid;
+	}
+}
+
+/* @rep calls of slot @aid's: @incl instructions each, @self their own. */
+static inline void sum_add(uint16_t aid, uint64_t incl, uint64_t self, bool outer,
+			   uint32_t rep)
+{
+	struct sum_acc *a = &sum.acc[aid];
+
+	a->calls += rep;
+	a->self += self * rep;
+	if (outer)
+		a->outer += incl * rep;
+	if (a->run >= 0 && sum.runs[a->run].insns == incl) {
+		sum.runs[a->run].n += rep;
+	} else {
+		a->run = (int32_t)sum.nrun;
+		sum.runs[sum.nrun++] = (struct psrun){ .aid = aid, .n = rep, .insns = incl };
+	}
+}
+
+/*
+ * The trees of shape @j into the sums: each call's instructions (callees' too), its own,
+ * and whether a call of its slot encloses it.
+ */
+static inline uint16_t ev_aid(const struct sum_ev *e)
+{
+	return (uint16_t)(e->ak >> 32);
+}
+
+static inline uint32_t ev_k(const struct sum_ev *e)
+{
+	return (uint32_t)e->ak;
+}
+
+static void sum_shape(uint32_t j)
+{
+	const struct sum_ev *g = &sum.ev[sum.sh_at[j]];
+	uint64_t in0[SUM_DEPTH], child[SUM_DEPTH], t = 0, incl = 0;
+	uint32_t d = 0, depth = 0, rep = sum.sh_rep[j];
+	uint16_t aid[SUM_DEPTH];
+	uint8_t open[ADDR_SLOTS];
+
+	for (uint32_t i = 0; i < sum.sh_len[j]; i++)
+		if (ev_aid(&g[i]) != SUM_RET)
+			open[ev_aid(&g[i])] = 0;
+	for (uint32_t i = 0; i < sum.sh_len[j]; i++) {
+		if (i)
+			t += ev_k(&g[i]);
+		if (ev_aid(&g[i]) != SUM_RET) {
+			aid[d] = ev_aid(&g[i]);
+			in0[d] = t;
+			child[d++] = 0;
+			open[aid[d - 1]]++;
+			depth = d > depth ? d : depth;
+			continue;
+		}
+		incl = t - in0[--d];
+		sum_add(aid[d], incl, incl - child[d], !--open[aid[d]], rep);
+		if (d)
+			child[d - 1] += incl;
+	}
+	sum.depth_max = depth > sum.depth_max ? depth : sum.depth_max;
+}
+
+/* The T_SUM open written at the sink's end (before the record that ends it). */
+static void sum_close(struct render *r)
+{
+	struct dsink *s = r->sink;
+	uint64_t top = 0, roots = 0;
+	struct psum p;
+	uint8_t *w;
+	size_t n;
+
+	if (!sum.open)
+		return;
+	sum.open = false;
+	if (!sum.nord)
+		return;
+	for (uint32_t j = 0; j < sum.nshape; j++) {
+		const struct sum_ev *g = &sum.ev[sum.sh_at[j]];
+		uint64_t in = 0;
+
+		sum_shape(j);
+		for (uint32_t i = 1; i < sum.sh_len[j]; i++)
+			in += ev_k(&g[i]);
+		top += ev_k(&g[0]) * (uint64_t)sum.sh_rep[j];
+		roots += in * sum.sh_rep[j];
+	}
+	n = 1 + sizeof(p) + sum.nent * sizeof(struct psent) + sum.nrun * sizeof(struct psrun) +
+	    sum.nshape * sizeof(uint16_t) + sum.nev * sizeof(struct psev) +
+	    sum.nord * sizeof(struct psord);
+	w = dsink_room(s, n);
+	if (!w)
+		return;
+	p = (struct psum){ .nent = (uint16_t)sum.nent, .nrun = (uint16_t)sum.nrun,
+			   .nshape = (uint16_t)sum.nshape, .nord = (uint16_t)sum.nord,
+			   .depth = (uint8_t)sum.depth_max, .top = top, .roots = roots,
+			   .ret = ep_ret };
+	*w++ = T_SUM;
+	memcpy(w, &p, sizeof(p));
+	w += sizeof(p);
+	for (uint32_t i = 0; i < sum.nent; i++) {
+		const struct sum_acc *a = &sum.acc[sum.ent[i]];
+		struct psent x = { .aid = sum.ent[i], .calls = a->calls, .self = a->self,
+				   .outer = a->outer };
+
+		memcpy(w, &x, sizeof(x));
+		w += sizeof(x);
+	}
+	memcpy(w, sum.runs, sum.nrun * sizeof(struct psrun));
+	w += sum.nrun * sizeof(struct psrun);
+	memcpy(w, sum.sh_len, sum.nshape * sizeof(uint16_t));
+	w += sum.nshape * sizeof(uint16_t);
+	/* (shapes are stored in order: sh_at[j] is the sum of the lengths before) */
+	for (uint32_t i = 0; i < sum.nev; i++) {
+		struct psev x = { .aid = ev_aid(&sum.ev[i]), .k = ev_k(&sum.ev[i]),
+				  .next = sum.ev[i].next };
+
+		memcpy(w, &x, sizeof(x));
+		w += sizeof(x);
+	}
+	memcpy(w, sum.ord, sum.nord * sizeof(struct psord));
+	dsink_commit(s, n);
+}
+
+/* The tree open (v[first] to v[@to], the last its return) closed: a shape again or new. */
+static void sum_tree(struct render *r, const struct fastflow_cr *last)
+{
+	const struct sum_ev *g = &sum.ev[sum.nev];
+	uint32_t j = UINT32_MAX;
+
+	for (uint32_t m = 0; m < sum.nmemo && j == UINT32_MAX; m++) {
+		const struct sum_ev *o = &sum.ev[sum.sh_at[sum.memo[m]]];
+		uint32_t i = 0;
+
+		if (sum.sh_len[sum.memo[m]] != sum.nt)
+			continue;
+		while (i < sum.nt && o[i].ak == g[i].ak && o[i].next == g[i].next)
+			i++;
+		if (i == sum.nt)
+			j = sum.memo[m];
+	}
+	if (j == UINT32_MAX) {
+		j = sum.nshape++;
+		sum.sh_at[j] = (uint16_t)sum.nev;
+		sum.sh_len[j] = (uint16_t)sum.nt;
+		sum.sh_rep[j] = 0;
+		sum.nev += sum.nt;
+		for (uint32_t i = 0; i < sum.nt; i++)
+			if (ev_aid(&g[i]) != SUM_RET)
+				sum_slot(ev_aid(&g[i]));
+		sum.memo[sum.memo_at++ % SHAPES] = j;
+		sum.nmemo += sum.nmemo < SHAPES;
+	}
+	sum.sh_rep[j]++;
+	if (sum.nord && sum.ord[sum.nord - 1].shape == j)
+		sum.ord[sum.nord - 1].n++;
+	else
+		sum.ord[sum.nord++] = (struct psord){ .shape = (uint16_t)j, .n = 1 };
+	/* what flow_one() would have left: the last instruction, the shadow's calls (those
+	 * its calls pushed out: the oldest), the epoch */
+	last_ip = last->from;
+	last_next = last->next;
+	epoch(r);
+	if (sh_n + sum.tree_depth > SHADOW)
+		sh_n = SHADOW - sum.tree_depth;
+}
+
+/* @rec as flow_one() takes call or return @c. */
+static inline void set_rec(struct rrec *rec, const struct fastflow_cr *c)
+{
+	rec->kind = c->call ? RREC_CALL : RREC_RETURN;
+	rec->how = c->call ? DREC_HOW_CALL : DREC_HOW_RET;
+	rec->from = c->from;
+	rec->to = c->to;
+}
+
+/* The tree open written as flow_one() writes it, v[sum.first] to v[@to - 1]; then dirty. */
+static void sum_write(struct render *r, struct rrec *rec, const struct fastflow_cr *v,
+		      uint32_t to)
+{
+	sum_close(r);
+	for (uint32_t j = sum.first; j < to; j++) {
+		set_rec(rec, &v[j]);
+		flow_one(r, rec, j == sum.first ? sum.k0 : v[j].ninsn, v[j].next);
+	}
+	sum.dirty = true;
+}
+
+/* The batch's call or return v[@i] after @k instructions: summed, or written. */
+static inline void sum_one(struct render *r, struct rrec *rec, const struct fastflow_cr *v,
+			   uint32_t i, uint64_t k)
+{
+	const struct fastflow_cr *c = &v[i];
+	int got = -1;
+
+	if (c->call) {
+		if (!sum.depth) {
+			if (!sum.open)
+				sum_open(r, rec);
+			sum.first = i;
+			sum.k0 = k;
+			sum.nt = sum.tree_depth = 0;
+			sum.dirty = false;
+		}
+		if (!sum.dirty && (!k || k > UINT32_MAX || sum.depth == SUM_DEPTH ||
+				   (got = addr_kept(r, c->to, rec->to_isid, true)) < 0))
+			sum_write(r, rec, v, i);
+		if (sum.dirty) {
+			set_rec(rec, c);
+			flow_one(r, rec, k, c->next);
+			sum.depth++;
+			return;
+		}
+		sum.ev[sum.nev + sum.nt++] = (struct sum_ev){ (uint64_t)got << 32 | k, c->next };
+		sum.next[sum.depth++] = c->next;
+		sum.tree_depth = sum.depth > sum.tree_depth ? sum.depth : sum.tree_depth;
+		return;
+	}
+	if (!sum.depth) {
+		/* (a return to below the batch's calls: what the merge does depends on it) */
+		sum_close(r);
+		set_rec(rec, c);
+		flow_one(r, rec, k, c->next);
+		return;
+	}
+	if (!sum.dirty && (!k || k > UINT32_MAX || c->to != sum.next[sum.depth - 1]))
+		sum_write(r, rec, v, i);
+	if (sum.dirty) {
+		set_rec(rec, c);
+		if (flow_one(r, rec, k, c->next) != FLOW_RETTOP) {
+			sum.off = true;
+			return;
+		}
+		sum.depth--;
+		return;
+	}
+	sum.ev[sum.nev + sum.nt++] = (struct sum_ev){ (uint64_t)SUM_RET << 32 | k, 0 };
+	if (!--sum.depth)
+		sum_tree(r, c);
+}
+
+/* Whether report sums calls in the worker: not where each call is shown (its stack, or
+ * as an outlier). */
+static inline bool sums_on(const struct render *r)
+{
+	const struct report_config *rc = r->cfg ? r->cfg->report : NULL;
+
+	return rc && !rc->outliers && rc->view == REPORT_FUNCTIONS;
+}
+
 /* A fast segment's calls and returns in one step (renderer.flows()): flow() of each. */
 static void flows(struct render *r, struct rrec *rec, uint64_t run,
 		  const struct fastflow_cr *v, unsigned n)
 {
-	for (unsigned i = 0; i < n; i++) {
-		bool call = v[i].call;
+	unsigned i = 0;
 
-		rec->kind = call ? RREC_CALL : RREC_RETURN;
-		rec->how = call ? DREC_HOW_CALL : DREC_HOW_RET;
-		rec->from = v[i].from;
-		rec->to = v[i].to;
+	sum.off = !sums_on(r) || !r->chunk;
+	sum.depth = 0;
+	for (; i < n && !sum.off; i++) {
+		sum_one(r, rec, v, i, v[i].ninsn + run);
+		run = 0;
+	}
+	/* (a tree the batch ends in: written) */
+	if (!sum.off && sum.depth && !sum.dirty)
+		sum_write(r, rec, v, n);
+	sum_close(r);
+	for (; i < n; i++) {
+		set_rec(rec, &v[i]);
 		flow_one(r, rec, v[i].ninsn + run, v[i].next);
 		run = 0;
 	}

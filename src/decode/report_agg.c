@@ -296,6 +296,20 @@ static inline void dist_add(struct rstate *s, struct dist *d, uint64_t v)
 		dist_add_slow(s, d, v);
 }
 
+/* @c durations of @v (a T_SUM's run). */
+static void dist_add_n(struct rstate *s, struct dist *d, uint64_t v, uint64_t c)
+{
+	if (d->hist) {
+		d->n += c;
+		d->min = v < d->min ? v : d->min;
+		d->max = v > d->max ? v : d->max;
+		d->hist[bucket(v)] += c;
+		return;
+	}
+	while (c--)
+		dist_add(s, d, v);
+}
+
 static inline void swap_u64(uint64_t *a, uint64_t *b)
 {
 	uint64_t t = *a;
@@ -1048,6 +1062,29 @@ static inline bool get_varint(const uint8_t *data, size_t len, size_t *at, uint6
 	return false;
 }
 
+/* The size of the T_SUM at @i of @data (@len bytes), 0: not whole there. */
+static size_t sum_size(const uint8_t *data, size_t len, size_t i)
+{
+	size_t at = i + 1, nev = 0;
+	struct psum p;
+
+	if (len - i < 1 + sizeof(p))
+		return 0;
+	memcpy(&p, data + at, sizeof(p));
+	at += sizeof(p) + p.nent * sizeof(struct psent) + p.nrun * sizeof(struct psrun);
+	if (at > len || len - at < p.nshape * sizeof(uint16_t))
+		return 0;
+	for (uint32_t j = 0; j < p.nshape; j++) {
+		uint16_t l;
+
+		memcpy(&l, data + at + j * sizeof(l), sizeof(l));
+		nev += l;
+	}
+	at += p.nshape * sizeof(uint16_t) + nev * sizeof(struct psev) +
+	      p.nord * sizeof(struct psord);
+	return at <= len ? at - i : 0;
+}
+
 static __attribute__((noinline)) size_t rec_size_var(const uint8_t *data, size_t len,
 						      size_t i)
 {
@@ -1065,7 +1102,9 @@ static __attribute__((noinline)) size_t rec_size_var(const uint8_t *data, size_t
 			return 0;
 		return at - i;
 	}
-	if (data[i] == T_DEF && len - i >= 1 + sizeof(struct pdef)) {
+	if (data[i] == T_SUM) {
+		n = sum_size(data, len, i);
+	} else if (data[i] == T_DEF && len - i >= 1 + sizeof(struct pdef)) {
 		struct pdef d;
 
 		memcpy(&d, data + i + 1, sizeof(d));
@@ -1228,6 +1267,235 @@ static void leaf(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, 
 	}
 }
 
+/* The row of @t's group for the function at address slot @aid, its sym in @n. */
+static inline uint32_t slot_func(struct rstate *s, const struct thr *t, uint16_t aid,
+				 uint32_t *n)
+{
+	struct aslot *a = &s->aslots[aid];
+
+	if (a->group == t->group && t->group != NONE) {
+		*n = a->sym;
+		return a->func;
+	}
+	return aslot_func(s, t->group, a, n);
+}
+
+#define FOLD_MAX 256
+
+/* The T_DEF at @i of @data (@len bytes) taken in: its size, 0: not whole. */
+static size_t take_def(struct rstate *s, const uint8_t *data, size_t len, size_t i)
+{
+	struct pdef d;
+
+	if (len - i < 1 + sizeof(d))
+		return 0;
+	memcpy(&d, data + i + 1, sizeof(d));
+	if (d.id >= DEF_MAX || len - i - 1 - sizeof(d) < d.len)
+		return 0;
+	s->defs[d.id] = intern_obj(s, (const char *)data + i + 1 + sizeof(d), d.len);
+	return 1 + sizeof(d) + d.len;
+}
+
+/* The T_ADEF at @i: its size, 0: not whole or not valid. */
+static size_t take_adef(struct rstate *s, const uint8_t *data, size_t len, size_t i)
+{
+	struct padef d;
+	struct aslot *a;
+
+	if (len - i < 1 + sizeof(d))
+		return 0;
+	memcpy(&d, data + i + 1, sizeof(d));
+	if (d.aid >= ADDR_SLOTS || d.name >= DEF_MAX || d.obj >= DEF_MAX)
+		return 0;
+	a = &s->aslots[d.aid];
+	a->e = (struct fref){ .how = how_of(d.how), .base = s->defs[d.name],
+			      .obj = s->defs[d.obj], .off = d.off };
+	a->group = NONE;
+	return 1 + sizeof(d);
+}
+
+/*
+ * The trees of the T_SUM @p at @at (struct psum after its tag) as their records would go
+ * (the T_CALLV and T_RETTOP branches of report_filter()), in the order they ran: where the
+ * stack does not allow the sums. false: not a T_SUM a worker writes.
+ */
+static bool play_sum(struct rstate *s, struct thr *t, const struct psum *p, const uint8_t *data,
+		     size_t at)
+{
+	size_t lens = at + sizeof(*p) + p->nent * sizeof(struct psent) +
+		      p->nrun * sizeof(struct psrun);
+	size_t evs = lens + p->nshape * sizeof(uint16_t), ords, shape_at[FOLD_MAX + 1];
+
+	if (p->nshape > FOLD_MAX)
+		return false;
+	shape_at[0] = 0;
+	for (uint32_t j = 0; j < p->nshape; j++) {
+		uint16_t l;
+
+		memcpy(&l, data + lens + j * sizeof(l), sizeof(l));
+		shape_at[j + 1] = shape_at[j] + l;
+	}
+	ords = evs + shape_at[p->nshape] * sizeof(struct psev);
+	for (uint32_t o = 0; o < p->nord; o++) {
+		struct psord d;
+
+		memcpy(&d, data + ords + o * sizeof(d), sizeof(d));
+		if (d.shape >= p->nshape)
+			return false;
+		for (uint32_t r = 0; r < d.n; r++)
+			for (size_t e = shape_at[d.shape]; e < shape_at[d.shape + 1]; e++) {
+				struct psev v;
+				uint32_t n, func;
+
+				memcpy(&v, data + evs + e * sizeof(v), sizeof(v));
+				if (v.aid == SUM_RET) {
+					/* (a return to no frame the sums' calls made: not what they
+					 * hold; its instructions counted, as a run) */
+					if (!t->over && (!t->depth ||
+							 t->st[t->depth - 1].ret == UINT64_MAX)) {
+						account(s, v.k);
+						continue;
+					}
+					if (!s->a_noted)
+						note_a_time(s);
+					if (s->a_has_time && s->a_time > t->last_time)
+						t->last_time = s->a_time;
+					ret_top(s, t, v.k);
+					continue;
+				}
+				if (v.aid >= ADDR_SLOTS)
+					return false;
+				if (v.k)
+					account(s, v.k);
+				if (!s->a_noted)
+					note_a_time(s);
+				func = slot_func(s, t, v.aid, &n);
+				if (!s->clock_known) {
+					s->clock_known = true;
+					s->clock_time = s->a_has_time && !s->rc->clock_insns;
+				}
+				if (s->a_has_time && s->a_time > t->last_time)
+					t->last_time = s->a_time;
+				if (func != NONE)
+					s->funcs[func].calls++;
+				s->calls++;
+				s->summed++;
+				s->ret_prev = v.next;
+				push(s, t, func, n, v.next ? v.next : UINT64_MAX - 1, s->a_has_time);
+			}
+	}
+	return true;
+}
+
+/*
+ * The T_SUM at @i of @data (@len bytes) folded in: what the records of its calls would have
+ * done (see leaf(), push() and pop_complete(): every call opens and closes in it, no time
+ * passes), where no frame goes over the depth bound and its slots are each a function of
+ * their own; else its trees played (play_sum()). Its size; 0: not whole or not valid.
+ */
+static size_t fold_sum(struct rstate *s, const uint8_t *data, size_t len, size_t i)
+{
+	uint32_t func[FOLD_MAX], seen[2 * FOLD_MAX], n;
+	size_t at = i + 1, size = sum_size(data, len, i);
+	struct frame *parent;
+	struct psum p;
+	struct thr *t;
+	bool fold;
+
+	if (!size)
+		return 0;
+	memcpy(&p, data + at, sizeof(p));
+	if (p.nent > FOLD_MAX)
+		return 0;
+	t = current(s);
+	fold = !t->over && t->depth + p.depth <= REPORT_DEPTH_MAX && !s->rc->outliers &&
+	       !s->nodes_on && !s->rc->sum_play;
+	/* The rows, in the order the calls made them; two slots of one function: its calls'
+	 * outer-ness is not the worker's (it went by slot). */
+	memset(seen, 0xff, sizeof(seen));
+	for (uint32_t e = 0; e < p.nent && fold; e++) {
+		struct psent x;
+		uint32_t h;
+
+		memcpy(&x, data + at + sizeof(p) + e * sizeof(x), sizeof(x));
+		if (x.aid >= ADDR_SLOTS)
+			return 0;
+		func[e] = slot_func(s, t, x.aid, &n);
+		if (func[e] == NONE)
+			continue;
+		for (h = (func[e] * 0x9e3779b1u) >> 23;; h = (h + 1) % (2 * FOLD_MAX)) {
+			if (seen[h] == func[e])
+				fold = false;
+			if (seen[h] == NONE || seen[h] == func[e])
+				break;
+		}
+		seen[h] = func[e];
+	}
+	if (!fold) {
+		if (!play_sum(s, t, &p, data, at))
+			return 0;
+		s->ret_prev = p.ret;
+		return size;
+	}
+	if (!s->a_noted)
+		note_a_time(s);
+	if (!s->clock_known) {
+		s->clock_known = true;
+		s->clock_time = s->a_has_time && !s->rc->clock_insns;
+	}
+	if (s->a_has_time && s->a_time > t->last_time)
+		t->last_time = s->a_time;
+	if (p.top)
+		account(s, p.top);
+	parent = t->depth ? &t->st[t->depth - 1] : NULL;
+	if (parent && parent->ret != UINT64_MAX && !s->clock_time)
+		parent->child_dur += p.roots;
+	for (uint32_t e = 0; e < p.nent; e++) {
+		struct psent x;
+		struct func *fn;
+		bool outer;
+
+		memcpy(&x, data + at + sizeof(p) + e * sizeof(x), sizeof(x));
+		s->calls += x.calls;
+		s->summed += x.calls;
+		s->insns += x.self;
+		t->insns += x.self;
+		if (func[e] == NONE)
+			continue;
+		fn = &s->funcs[func[e]];
+		fn->calls += x.calls;
+		fn->insns_self += x.self;
+		if (!s->clock_time)
+			fn->time_self += x.self;
+		outer = !fn->open || fn->open_thr != t;
+		if (fn->open && !fn->open_thr)
+			for (uint32_t d = 0; d < t->depth && outer; d++)
+				outer = t->st[d].func != func[e];
+		if (outer) {
+			fn->insns_total += x.outer;
+			if (!s->clock_time)
+				fn->time_total += x.outer;
+		}
+		/* (push() forgets the one thread; the return does not bring it back) */
+		if (fn->open && fn->open_thr != t)
+			fn->open_thr = NULL;
+	}
+	for (uint32_t e = 0; e < p.nrun; e++) {
+		struct psrun x;
+		uint32_t f;
+
+		memcpy(&x, data + at + sizeof(p) + p.nent * sizeof(struct psent) +
+		       e * sizeof(x), sizeof(x));
+		if (x.aid >= ADDR_SLOTS)
+			continue;
+		f = slot_func(s, t, x.aid, &n);
+		if (f != NONE)
+			dist_add_n(s, &s->funcs[f].d, s->clock_time ? 0 : x.insns, x.n);
+	}
+	s->ret_prev = p.ret;
+	return size;
+}
+
 void report_filter(struct dout *o, const uint8_t *data, size_t len)
 {
 	struct rstate *s = ((struct report_state *)o->state)->s;
@@ -1344,6 +1612,14 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			i = at;
 			continue;
 		}
+		if (data[i] == T_SUM) {
+			size_t n = fold_sum(s, data, len, i);
+
+			if (!n)
+				break;
+			i += n;
+			continue;
+		}
 		while (run < len && data[run] == T_INSN)
 			run++;
 		if (run > i) {
@@ -1369,33 +1645,14 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 			i += 1 + sizeof(k);
 			continue;
 		}
-		if (data[i] == T_DEF) {
-			struct pdef d;
+		if (data[i] == T_DEF || data[i] == T_ADEF) {
+			size_t n;
 
-			if (len - i < 1 + sizeof(d))
+			adefs += data[i] == T_ADEF;
+			n = data[i] == T_DEF ? take_def(s, data, len, i) : take_adef(s, data, len, i);
+			if (!n)
 				break;
-			memcpy(&d, data + i + 1, sizeof(d));
-			if (d.id >= DEF_MAX || len - i - 1 - sizeof(d) < d.len)
-				break;
-			s->defs[d.id] = intern_obj(s, (const char *)data + i + 1 + sizeof(d), d.len);
-			i += 1 + sizeof(d) + d.len;
-			continue;
-		}
-		if (data[i] == T_ADEF) {
-			struct padef d;
-			struct aslot *a;
-
-			adefs++;
-			if (len - i < 1 + sizeof(d))
-				break;
-			memcpy(&d, data + i + 1, sizeof(d));
-			if (d.aid >= ADDR_SLOTS || d.name >= DEF_MAX || d.obj >= DEF_MAX)
-				break;
-			a = &s->aslots[d.aid];
-			a->e = (struct fref){ .how = how_of(d.how), .base = s->defs[d.name],
-					      .obj = s->defs[d.obj], .off = d.off };
-			a->group = NONE;
-			i += 1 + sizeof(d);
+			i += n;
 			continue;
 		}
 		if (data[i] == T_TIME) {

@@ -162,6 +162,7 @@ struct rstate {
 	bool have_t0, time_moves;
 	uint64_t t0;
 	uint64_t insns, calls, cut, evicted, deep;
+	uint64_t summed;		/* calls folded in from the workers' sums (T_SUM) */
 	bool oom;
 	bool nodes_on;			/* the call-stack tree is kept: --folded only */
 	struct call_slot calls_seen[1u << CALL_BITS];

@@ -28,6 +28,7 @@ enum {
 	T_CALLV0,		/* T_CALLV whose return address is not a difference */
 	T_RETN,			/* a uint32_t (a T_RUN's), then a struct preta */
 	T_RETTOP,		/* a run (a varint), then a return that closes the top frame */
+	T_SUM,			/* a struct psum and what follows it (below) */
 };
 
 /*
@@ -44,6 +45,53 @@ enum {
  * its top frame: 2 bytes, not 17.
  */
 #define VARINT_MAX 10
+
+/*
+ * T_SUM: a fast segment's calls that open and close in one batch of its calls and returns
+ * (fastflow_set_batch()), summed in the worker instead of their records: trees (a call and
+ * what it calls, until its return), by shape. The merge folds the sums in (struct psent,
+ * struct psrun) where its stack allows (no frame over the depth bound, no two slots one
+ * function), else it plays the trees (the shapes, in the order of struct psord) as their
+ * T_CALLV and T_RETTOP records would have gone. The time is T_TIME's; the records after it
+ * take their T_CALLV's differences from @ret.
+ */
+struct psum {
+	uint16_t nent, nrun, nshape, nord;
+	uint8_t depth;			/* the deepest the calls went */
+	uint64_t top;			/* the instructions before the outermost calls */
+	uint64_t roots;			/* the outermost calls' instructions, callees' too */
+	uint64_t ret;			/* the return address the last T_CALLV(0) said */
+	/* then struct psent[nent], struct psrun[nrun], uint16_t shape length[nshape], the
+	 * shapes' struct psev, struct psord[nord] */
+} __attribute__((packed));
+
+/* A callee's calls: their own instructions, and all of those no call of it encloses. */
+struct psent {
+	uint16_t aid;
+	uint32_t calls;
+	uint64_t self, outer;
+} __attribute__((packed));
+
+/* A shape's call (of slot @aid, returning to @next) or return (@aid SUM_RET), @k after. */
+#define SUM_RET UINT16_MAX
+
+struct psev {
+	uint16_t aid;
+	uint32_t k;
+	uint64_t next;
+} __attribute__((packed));
+
+/* @n trees of shape @shape, in the order they ran. */
+struct psord {
+	uint16_t shape;
+	uint32_t n;
+} __attribute__((packed));
+
+struct psrun {
+	uint16_t aid;
+	uint32_t n;
+	uint64_t insns;
+} __attribute__((packed));
 
 /*
  * The names of calls and returns go once per chunk (T_DEF), then by id: a call's record is

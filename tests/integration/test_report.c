@@ -1353,3 +1353,107 @@ Test(report, snapshot_windows_on_their_own_or_merged_and_per_thread)
 	}
 	cleanup(dir);
 }
+
+/* The debug count PTCOLLECT_REPORT_SUM_COUNT adds to the table: calls folded from sums. */
+static long summed_note(const char *out)
+{
+	const char *p = strstr(out, " calls summed in the workers");
+
+	while (p && p > out && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return p ? strtol(p, NULL, 10) : -1;
+}
+
+/*
+ * report's workers sum the calls of a fast segment that open and close in one of its
+ * batches (T_SUM) and the merge folds the sums in where its stack allows: every view that
+ * takes them prints what libipt's block decoder alone prints (per call), -J 1 and -J 2 in
+ * 4 KiB chunks: ptgen's loop (timed and not: every duration 0, or the instruction counts),
+ * its slow calls (a call open across PSBs below the batches' calls), ptwalk's walks over
+ * 300 functions (recursion: a callee whose frame is open below, slots defined inside a sum)
+ * and over 20,000. And the sums are taken: most of the loop's calls, some of each walk's;
+ * played as their records (PTCOLLECT_REPORT_SUM_PLAY) they count the same.
+ */
+Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout = 600)
+{
+	static char *const count[] = { "PTCOLLECT_REPORT_SUM_COUNT=1", NULL };
+	static char *const play[] = { "PTCOLLECT_REPORT_SUM_COUNT=1", "PTCOLLECT_REPORT_SUM_PLAY=1",
+				      NULL };
+	static const char *const views[][6] = {
+		{ NULL }, { "--json", NULL }, { "--per-thread", "--clock", "insns", NULL },
+		{ "--sort", "p99", "--top", "5", NULL }, { "--clock", "insns", "--json", NULL },
+	};
+	char *dirs[5], *code[5];
+	const char *how[5];
+	long least[5] = { 5000, 5000, 100, 1, 1 };
+	struct run_result r;
+
+	for (int t = 0; t < 3; t++) {
+		char *dir = t == 2 ? generate("20000", "7", "50") :
+			    own(strdup("/tmp/ptc-report-XXXXXX"));
+		char *gen[] = { own(run_testprog("ptgen")), "-n", "20000", "-p", "4", dir, NULL,
+				NULL };
+
+		if (t == 1)
+			gen[5] = "-z", gen[6] = dir;
+		if (t < 2) {
+			cr_assert(mkdtemp(dir));
+			cr_assert_eq(run_argv(gen, NULL, &r), 0);
+			cr_assert_eq(r.status, 0, "%s", r.err);
+			run_free(&r);
+		}
+		dirs[t] = dir;
+		how[t] = "--elf";
+		code[t] = path_in(dir, "prog.elf");
+	}
+	for (int t = 3; t < 5; t++) {
+		char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+		char *argv[] = { own(run_testprog("ptwalk")), "-b", t == 3 ? "300" : "20000",
+				 "-s", "5", "-n", "200000", "-p", "24", dir, NULL };
+
+		cr_assert(mkdtemp(dir));
+		cr_assert_eq(run_argv(argv, NULL, &r), 0);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		run_free(&r);
+		dirs[t] = dir;
+		how[t] = "--raw";
+		code[t] = path_in(dir, "prog.bin:0x401000");
+	}
+	for (int t = 0; t < 5; t++) {
+		const char *pt = path_in(dirs[t], "trace.pt");
+		struct run_result p;
+
+		cr_assert_eq(run_ptcollect(count, &r, "report", how[t], code[t], "--pt", pt, NULL), 0);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		cr_expect_geq(summed_note(r.out), least[t], "%s: %s", pt, r.out);
+		/* the sums played as records (the merge's way where its stack is too deep) */
+		cr_assert_eq(run_ptcollect(play, &p, "report", how[t], code[t], "--pt", pt,
+					   "--clock", "insns", NULL), 0);
+		cr_expect_eq(p.status, 0, "%s", p.err);
+		cr_expect_eq(summed_note(p.out), summed_note(r.out), "%s: %s", pt, p.out);
+		run_free(&r);
+		cr_assert_eq(run_ptcollect(count, &r, "report", how[t], code[t], "--pt", pt,
+					   "--clock", "insns", NULL), 0);
+		cr_expect_str_eq(p.out, r.out, "%s: the sums played print other output", pt);
+		run_free(&p);
+		run_free(&r);
+		for (int j = 0; j < 2; j++)
+			for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+				struct args a = { .n = 0 };
+				char what[256];
+
+				args_addv(&a, (const char *[]){ "report", how[t], code[t], "--pt", pt,
+								NULL });
+				if (j)
+					args_addv(&a, (const char *[]){ "-J", "2", "--chunk-size", "4K",
+									NULL });
+				args_addv(&a, views[v]);
+				snprintf(what, sizeof(what), "%s %s -J %d", pt,
+					 views[v][0] ? views[v][0] : "(table)", j + 1);
+				run_fast_same(&a, what, &r);
+				cr_expect_eq(r.status, 0, "%s: %s", what, r.err);
+				run_free(&r);
+			}
+		cleanup(dirs[t]);
+	}
+}
