@@ -129,6 +129,7 @@ struct dsink {
 	bool spilling;		/* what comes next goes after the file, not to memory */
 	bool direct;		/* its turn came: let go of means written */
 	bool turn;		/* its turn came: let go of means for the merge to pass on */
+	bool cold;		/* the writer's: not yet seen direct (dsink_room()'s hint) */
 	uint64_t own;		/* bytes let go of since the merge last took them (atomic) */
 	int err;
 	/* The output's convert: what it made of the last bytes let go of, its own state. */
@@ -151,14 +152,32 @@ void dsink_destroy(struct dsink *s);
 
 uint8_t *dsink_grow(struct dsink *s, size_t n);
 /*
+ * How far past its end dsink_room() asks for a sink's buffer to be written (prefetchw).
+ * Before its turn a sink writes into a buffer the merge passed on a while ago, out of the
+ * writer's cache: each new line was read from memory as a store reached it, the stores
+ * waited in the store buffer and the decoder behind them (the loop's -J 2 --insn:
+ * commit() 2,435 profile samples against 1,061 at -J 1). Asked for this far ahead, the
+ * lines are there when the text comes (4 KiB: 0.85x that run's CPU, 1 KiB 0.89x, 8 KiB
+ * as 4 KiB). At its turn the buffer is the writer's own, in its cache: no hint (-J 1
+ * --branches 2 % more CPU with it).
+ */
+#define DSINK_AHEAD 4096
+/*
  * Room for @n more bytes at the end: a pointer to write them to, or NULL (out of memory,
  * which the sink's err then holds).
  * Inline: the renderers ask for it once a line.
  */
 static inline uint8_t *dsink_room(struct dsink *s, size_t n)
 {
-	if (__builtin_expect(s->len + n <= s->cap, 1))
+	if (__builtin_expect(s->len + n <= s->cap, 1)) {
+#if defined(__x86_64__)
+		/* A hint: past the buffer's end it does nothing (no fault). */
+		if (s->cold)
+			__asm__ volatile("prefetchw (%0)" : :
+					 "r"((uintptr_t)(s->buf + s->len) + DSINK_AHEAD));
+#endif
 		return s->buf + s->len;
+	}
 	return dsink_grow(s, n);
 }
 static inline void dsink_commit(struct dsink *s, size_t n)

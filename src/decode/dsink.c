@@ -390,6 +390,7 @@ void dsink_init(struct dsink *s, struct dout *out)
 	pthread_mutex_init(&s->lock, NULL);
 	s->out = out;
 	s->spill = -1;
+	s->cold = true;
 }
 
 /*
@@ -744,6 +745,7 @@ int dsink_flush(struct dsink *s, uint64_t upto)
 	}
 	pthread_mutex_lock(&s->lock);
 	if (s->direct) {
+		s->cold = false;
 		pass(s->out, s->buf, n);
 		ret = s->out->err;
 	} else {
