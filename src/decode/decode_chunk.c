@@ -194,7 +194,7 @@ int decode_check_files(const struct decode_config *cfg, struct error *e)
 
 static int setup_image(struct dec *x, struct error *e)
 {
-	int ret = image_store_new(&x->img, x->c->syms, e);
+	int ret = image_store_new_in(&x->img, x->c->syms, x->c->iscache, e);
 
 	return ret ? ret : load_files(x->cfg, x->img, e);
 }

@@ -43,6 +43,7 @@ struct section_info {
 
 struct image_store {
 	struct pt_image_section_cache *iscache;
+	bool own_iscache;
 	struct pt_image *base;
 	struct pt_image *kernel;
 	struct image_proc *procs;
@@ -291,7 +292,22 @@ static const struct symbol *symfile_find(const struct symfile *f, uint64_t off)
 	return off < end ? f->by_off[i] : NULL;
 }
 
-int image_store_new(struct image_store **sp, struct symcache *syms, struct error *e)
+struct pt_image_section_cache *image_iscache_new(void)
+{
+	struct pt_image_section_cache *c = pt_iscache_alloc(NULL);
+
+	if (c)
+		pt_iscache_set_limit(c, ISCACHE_LIMIT);
+	return c;
+}
+
+void image_iscache_free(struct pt_image_section_cache *c)
+{
+	pt_iscache_free(c);
+}
+
+int image_store_new_in(struct image_store **sp, struct symcache *syms,
+		       struct pt_image_section_cache *iscache, struct error *e)
 {
 	struct image_store *s = calloc(1, sizeof(*s));
 
@@ -299,16 +315,21 @@ int image_store_new(struct image_store **sp, struct symcache *syms, struct error
 	if (!s)
 		return err_runtime(e, -ENOMEM, "out of memory for a decoder image");
 	s->syms = syms;
-	s->iscache = pt_iscache_alloc(NULL);
+	s->own_iscache = !iscache;
+	s->iscache = iscache ? iscache : image_iscache_new();
 	s->base = pt_image_alloc("base");
 	s->kernel = pt_image_alloc("kernel");
 	if (!s->iscache || !s->base || !s->kernel) {
 		image_store_free(s);
 		return err_runtime(e, -ENOMEM, "out of memory for a decoder image");
 	}
-	pt_iscache_set_limit(s->iscache, ISCACHE_LIMIT);
 	*sp = s;
 	return 0;
+}
+
+int image_store_new(struct image_store **sp, struct symcache *syms, struct error *e)
+{
+	return image_store_new_in(sp, syms, NULL, e);
 }
 
 void image_store_free(struct image_store *s)
@@ -325,7 +346,8 @@ void image_store_free(struct image_store *s)
 	pt_image_free(s->base);
 	pt_image_free(s->kernel);
 	/* Images hold sections of the cache: free it after them. */
-	pt_iscache_free(s->iscache);
+	if (s->own_iscache)
+		pt_iscache_free(s->iscache);
 	for (size_t i = 0; i < s->nr_secs; i++) {
 		free(s->secs[i].path);
 		if (s->secs[i].map)

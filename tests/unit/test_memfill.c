@@ -113,3 +113,36 @@ Test(memimage, base_code_reads_what_libipt_reads)
 	free(a);
 	free(b);
 }
+
+/* Workers' stores on one section cache: a section once for all, the cache theirs to outlive. */
+Test(memimage, stores_share_a_section_cache)
+{
+	struct pt_image_section_cache *c = image_iscache_new();
+	struct image_store *a, *b;
+	uint8_t x[16], y[16];
+	struct error e;
+	char path[64];
+	uint64_t end;
+	int ia, ib;
+
+	cr_assert(c);
+	code_file(path, 4096);
+	cr_assert_eq(image_store_new_in(&a, NULL, c, &e), 0);
+	cr_assert_eq(image_store_new_in(&b, NULL, c, &e), 0);
+	cr_assert_eq(image_add_raw(a, NULL, path, 0, 0, 0x401000, &e), 0);
+	cr_assert_eq(image_add_raw(b, NULL, path, 0, 0, 0x401000, &e), 0);
+	ia = image_base_find(a, 0x401010, &end);
+	ib = image_base_find(b, 0x401010, &end);
+	cr_assert(ia > 0);
+	cr_assert_eq(ia, ib, "one section: libipt's block cache of it is the workers' both");
+	image_store_free(a);
+	/* The cache and the section are still there for the other. */
+	cr_assert_eq(pt_iscache_read(c, x, sizeof(x), ib, 0x401010), (int)sizeof(x));
+	cr_assert_eq(image_read(b, ib, 0x401010, y, sizeof(y)), (int)sizeof(y));
+	cr_assert_eq(memcmp(x, y, sizeof(x)), 0);
+	for (size_t i = 0; i < sizeof(x); i++)
+		cr_assert_eq(x[i], (uint8_t)((0x10 + i) * 7 + 3));
+	image_store_free(b);
+	image_iscache_free(c);
+	unlink(path);
+}
