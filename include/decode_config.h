@@ -171,6 +171,7 @@ struct decode_chunk {
 	struct symcache *syms;
 	struct fastflow_table *blocks;	/* the fast path's blocks, shared (NULL: its own) */
 	struct insnblk_shared *lines;	/* --insn: their lines, shared (NULL: its own) */
+	struct pt_image_section_cache *iscache;	/* libipt's sections, shared (NULL: its own) */
 	uint64_t *progress;		/* bytes decoded, all chunks (atomic) */
 
 	/* What came out. */

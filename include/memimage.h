@@ -87,6 +87,16 @@ int symcache_set_paths(struct symcache *c, const char *sysroot, const char *perf
 void symcache_notes(struct symcache *c, struct warnings *w);
 
 int image_store_new(struct image_store **s, struct symcache *syms, struct error *e);
+/*
+ * The same, its sections in @iscache (image_iscache_new(), NULL: its own), which may be
+ * shared by the stores of several threads (libipt's section cache is thread-safe) and
+ * must outlive them.
+ */
+int image_store_new_in(struct image_store **s, struct symcache *syms,
+		       struct pt_image_section_cache *iscache, struct error *e);
+/* A section cache for image_store_new_in(), bounded as a store's own; NULL: no memory. */
+struct pt_image_section_cache *image_iscache_new(void);
+void image_iscache_free(struct pt_image_section_cache *c);
 void image_store_free(struct image_store *s);
 
 /* The image for code outside any sideband process: the --elf and --raw files. */

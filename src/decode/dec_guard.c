@@ -83,14 +83,19 @@ static bool guard_move(struct guard *g, uintptr_t addr)
 	if (mprotect((void *)wlo, whi - wlo, PROT_READ))
 		return false;
 	if (g->whi) {
-		/* What leaves the window is unreadable again, and dropped. */
+		/*
+		 * What leaves the window is dropped, and unreadable again. In that order: the
+		 * drop clears the pages' entries (a TLB flush, at -J 2 the other CPU's too),
+		 * and then the protection finds none to change and flushes nothing; the other
+		 * way round, both flushed. Only this thread reads these pages meanwhile.
+		 */
 		uintptr_t a = clamp(wlo, g->wlo, g->whi), b = clamp(whi, g->wlo, g->whi);
 
+		drop_outside(g->wlo, g->whi, wlo, whi);
 		if (a > g->wlo)
 			mprotect((void *)g->wlo, a - g->wlo, PROT_NONE);
 		if (g->whi > b)
 			mprotect((void *)b, g->whi - b, PROT_NONE);
-		drop_outside(g->wlo, g->whi, wlo, whi);
 	}
 	g->wlo = wlo;
 	g->whi = whi;

@@ -22,6 +22,7 @@
 #include "decode_rec.h"
 #include "fileio.h"
 #include "insnblk.h"
+#include "memimage.h"
 #include "monotime.h"
 #include "render.h"
 
@@ -89,6 +90,7 @@ struct run {
 	struct mapped *maps;
 	struct symcache *syms;
 	struct fastflow_table *blocks;	/* the fast path's, shared by the workers (-J 2 on) */
+	struct pt_image_section_cache *iscache;	/* libipt's sections, the same (-J 2 on) */
 	struct insnblk_shared *lines;	/* --insn: their lines, shared so too */
 	struct dout out, tl;
 	bool have_out, have_tl;
@@ -409,6 +411,7 @@ static struct decode_chunk *new_chunk(struct run *r, size_t stream, uint64_t beg
 	c->len = r->maps[stream].len;
 	c->syms = r->syms;
 	c->blocks = r->blocks;
+	c->iscache = r->iscache;
 	c->lines = r->lines;
 	c->progress = &r->progress;
 	c->tsc_hi = UINT64_MAX;
@@ -946,6 +949,8 @@ static void cleanup(struct run *r)
 	free(r->maps);
 	symcache_free(r->syms);
 	fastflow_table_free(r->blocks);
+	/* After the workers' images, whose sections it holds. */
+	image_iscache_free(r->iscache);
 	insnblk_shared_free(r->lines);
 	for (size_t s = 0; s < cfg->nr_streams; s++)
 		for (size_t i = 0; i < cfg->streams[s].nr_sb; i++)
@@ -1026,6 +1031,14 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	/* Each block cut once for all workers (no memory for it: each cuts its own). */
 	if (!ret && r.jobs > 1)
 		r.blocks = fastflow_table_new();
+	/*
+	 * And each section once for all workers, with libipt's block cache of it: made per
+	 * worker, each cache (4 bytes a byte of code) was filled by each, and its pages,
+	 * calloc'd, read before written, each took a copy on write and a TLB flush of the
+	 * other CPU (no memory for it: each has its own).
+	 */
+	if (!ret && r.jobs > 1)
+		r.iscache = image_iscache_new();
 	if (!ret && cfg->mode == DECODE_INSN)
 		r.lines = insnblk_shared_new();
 	if (!ret) {

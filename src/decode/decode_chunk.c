@@ -19,6 +19,7 @@
 #include "dec_names.h"
 #include "dec_records.h"
 #include "dec_shapes.h"
+#include "memfill.h"
 #include "disasm.h"
 #include "fastflow.h"
 #include "insnblk.h"
@@ -193,7 +194,7 @@ int decode_check_files(const struct decode_config *cfg, struct error *e)
 
 static int setup_image(struct dec *x, struct error *e)
 {
-	int ret = image_store_new(&x->img, x->c->syms, e);
+	int ret = image_store_new_in(&x->img, x->c->syms, x->c->iscache, e);
 
 	return ret ? ret : load_files(x->cfg, x->img, e);
 }
@@ -417,8 +418,12 @@ static int setup(struct dec *x, struct error *e)
 	}
 	if (!x->insn_rend && !cfg->insn_path) {
 		x->bd = blk_new(x, x->c->end);
-		if (!x->shapes)
+		if (!x->shapes) {
 			x->shapes = calloc(1, sizeof(*x->shapes));
+			/* Kept by the thread: written now, not page by page as read (memfill.h). */
+			if (x->shapes && x->keep)
+				memfill(x->shapes, sizeof(*x->shapes));
+		}
 		if (!x->bd || !x->shapes)
 			return err_runtime(e, -ENOMEM, "%s: libipt could not make a decoder",
 					   st->name);

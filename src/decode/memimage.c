@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fileio.h"
@@ -28,10 +30,20 @@ struct section_info {
 	bool known;
 	const struct symfile *syms;
 	const char *file;
+	/*
+	 * A base section's bytes, for image_read(): its file mapped at the first read
+	 * (map_tried), code = NULL when it could not be; code_len: the section's bytes there.
+	 */
+	bool map_tried;
+	const uint8_t *code;
+	uint64_t code_len;
+	void *map;
+	size_t map_len;
 };
 
 struct image_store {
 	struct pt_image_section_cache *iscache;
+	bool own_iscache;
 	struct pt_image *base;
 	struct pt_image *kernel;
 	struct image_proc *procs;
@@ -280,7 +292,22 @@ static const struct symbol *symfile_find(const struct symfile *f, uint64_t off)
 	return off < end ? f->by_off[i] : NULL;
 }
 
-int image_store_new(struct image_store **sp, struct symcache *syms, struct error *e)
+struct pt_image_section_cache *image_iscache_new(void)
+{
+	struct pt_image_section_cache *c = pt_iscache_alloc(NULL);
+
+	if (c)
+		pt_iscache_set_limit(c, ISCACHE_LIMIT);
+	return c;
+}
+
+void image_iscache_free(struct pt_image_section_cache *c)
+{
+	pt_iscache_free(c);
+}
+
+int image_store_new_in(struct image_store **sp, struct symcache *syms,
+		       struct pt_image_section_cache *iscache, struct error *e)
 {
 	struct image_store *s = calloc(1, sizeof(*s));
 
@@ -288,16 +315,21 @@ int image_store_new(struct image_store **sp, struct symcache *syms, struct error
 	if (!s)
 		return err_runtime(e, -ENOMEM, "out of memory for a decoder image");
 	s->syms = syms;
-	s->iscache = pt_iscache_alloc(NULL);
+	s->own_iscache = !iscache;
+	s->iscache = iscache ? iscache : image_iscache_new();
 	s->base = pt_image_alloc("base");
 	s->kernel = pt_image_alloc("kernel");
 	if (!s->iscache || !s->base || !s->kernel) {
 		image_store_free(s);
 		return err_runtime(e, -ENOMEM, "out of memory for a decoder image");
 	}
-	pt_iscache_set_limit(s->iscache, ISCACHE_LIMIT);
 	*sp = s;
 	return 0;
+}
+
+int image_store_new(struct image_store **sp, struct symcache *syms, struct error *e)
+{
+	return image_store_new_in(sp, syms, NULL, e);
 }
 
 void image_store_free(struct image_store *s)
@@ -314,19 +346,76 @@ void image_store_free(struct image_store *s)
 	pt_image_free(s->base);
 	pt_image_free(s->kernel);
 	/* Images hold sections of the cache: free it after them. */
-	pt_iscache_free(s->iscache);
-	for (size_t i = 0; i < s->nr_secs; i++)
+	if (s->own_iscache)
+		pt_iscache_free(s->iscache);
+	for (size_t i = 0; i < s->nr_secs; i++) {
 		free(s->secs[i].path);
+		if (s->secs[i].map)
+			munmap(s->secs[i].map, s->secs[i].map_len);
+	}
 	free(s->secs);
 	free(s->bsecs);
 	free(s);
 }
 
+/*
+ * Base section @isid's bytes from the file, mapped here once: libipt's extent (the
+ * section as added, cut at the file's end). False: not a base section, or no mapping.
+ */
+static bool map_section(struct image_store *s, int isid)
+{
+	struct section_info *sec = &s->secs[isid];
+	const struct base_sec *b = NULL;
+	struct stat st;
+	int fd;
+
+	sec->map_tried = true;
+	for (size_t i = 0; i < s->nr_bsecs && !b; i++)
+		if (s->bsecs[i].isid == isid)
+			b = &s->bsecs[i];
+	if (!b || (fd = open(sec->path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	if (!fstat(fd, &st) && st.st_size > 0 && (uint64_t)st.st_size > sec->offset) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+		if (m != MAP_FAILED) {
+			sec->map = m;
+			sec->map_len = (size_t)st.st_size;
+			sec->code = (const uint8_t *)m + sec->offset;
+			sec->code_len = (uint64_t)st.st_size - sec->offset;
+			if (b->size < sec->code_len)
+				sec->code_len = b->size;
+		}
+	}
+	close(fd);
+	return sec->code != NULL;
+}
+
 int image_read(struct image_store *s, int isid, uint64_t ip, uint8_t *buf, size_t n)
 {
+	struct section_info *sec;
+
 	if (isid <= 0)
 		return -pte_nomap;
-	return pt_iscache_read(s->iscache, buf, n > UINT16_MAX ? UINT16_MAX : n, isid, ip);
+	if (n > UINT16_MAX)
+		n = UINT16_MAX;
+	/*
+	 * The base image's code from our own mapping: the same bytes as libipt's read of
+	 * the file, without the iscache's and the section's locks (four lock/unlock pairs
+	 * a read, at each block the fast path cuts and each instruction shape_of() reads).
+	 * Anything else, and any read outside the section (libipt's error), goes to libipt.
+	 */
+	sec = (size_t)isid < s->nr_secs ? &s->secs[isid] : NULL;
+	if (sec && sec->path && (sec->code || (!sec->map_tried && map_section(s, isid))) &&
+	    ip >= sec->vaddr && ip - sec->vaddr < sec->code_len && n) {
+		uint64_t at = ip - sec->vaddr;
+
+		if (n > sec->code_len - at)
+			n = (size_t)(sec->code_len - at);
+		memcpy(buf, sec->code + at, n);
+		return (int)n;
+	}
+	return pt_iscache_read(s->iscache, buf, (uint16_t)n, isid, ip);
 }
 
 struct pt_image *image_base(struct image_store *s)
