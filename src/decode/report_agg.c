@@ -852,6 +852,20 @@ static uint32_t aslot_func(struct rstate *s, uint32_t group, struct aslot *a, ui
 	return func;
 }
 
+/*
+ * The clock settled at the first call (time where the records carry it and --clock insns was
+ * not asked for), and @t's last time moved to the records' time.
+ */
+static inline void a_clock(struct rstate *s, struct thr *t)
+{
+	if (!s->clock_known) {
+		s->clock_known = true;
+		s->clock_time = s->a_has_time && !s->rc->clock_insns;
+	}
+	if (s->a_has_time && s->a_time > t->last_time)
+		t->last_time = s->a_time;
+}
+
 /* A call of @t into the function @n (a sym) whose row is @func. */
 static void on_call_row(struct rstate *s, struct thr *t, const struct prec *p, uint32_t n,
 			uint32_t func)
@@ -1370,12 +1384,7 @@ static bool play_sum(struct rstate *s, struct thr *t, const struct psum *p, cons
 				if (!s->a_noted)
 					note_a_time(s);
 				func = slot_func(s, t, v.aid, &n);
-				if (!s->clock_known) {
-					s->clock_known = true;
-					s->clock_time = s->a_has_time && !s->rc->clock_insns;
-				}
-				if (s->a_has_time && s->a_time > t->last_time)
-					t->last_time = s->a_time;
+				a_clock(s, t);
 				if (func != NONE)
 					s->funcs[func].calls++;
 				s->calls++;
@@ -1439,12 +1448,7 @@ static size_t fold_sum(struct rstate *s, const uint8_t *data, size_t len, size_t
 	}
 	if (!s->a_noted)
 		note_a_time(s);
-	if (!s->clock_known) {
-		s->clock_known = true;
-		s->clock_time = s->a_has_time && !s->rc->clock_insns;
-	}
-	if (s->a_has_time && s->a_time > t->last_time)
-		t->last_time = s->a_time;
+	a_clock(s, t);
 	if (p.top)
 		account(s, p.top);
 	parent = t->depth ? &t->st[t->depth - 1] : NULL;
@@ -1558,12 +1562,7 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 				} else {
 					func = aslot_func(s, t->group, a, &n);
 				}
-				if (!s->clock_known) {
-					s->clock_known = true;
-					s->clock_time = s->a_has_time && !s->rc->clock_insns;
-				}
-				if (s->a_has_time && s->a_time > t->last_time)
-					t->last_time = s->a_time;
+				a_clock(s, t);
 				if (func != NONE)
 					s->funcs[func].calls++;
 				s->calls++;

@@ -1355,6 +1355,25 @@ Test(report, snapshot_windows_on_their_own_or_merged_and_per_thread)
 }
 
 /* The debug count PTCOLLECT_REPORT_SUM_COUNT adds to the table: calls folded from sums. */
+/*
+ * @out without the debug note's line: how many calls the workers sum varies from run to run
+ * (39,512 to 39,688 of ptgen's 40,000 seen at -J 1), what they print must not.
+ */
+static char *without_note(const char *out)
+{
+	char *s = strdup(out), *l = s ? strstr(s, " calls summed in the workers") : NULL;
+
+	cr_assert(s);
+	if (l) {
+		char *b = l, *e = strchr(l, '\n');
+
+		while (b > s && b[-1] != '\n')
+			b--;
+		memmove(b, e ? e + 1 : l + strlen(l), strlen(e ? e + 1 : l + strlen(l)) + 1);
+	}
+	return s;
+}
+
 static long summed_note(const char *out)
 {
 	const char *p = strstr(out, " calls summed in the workers");
@@ -1430,11 +1449,17 @@ Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout =
 		cr_assert_eq(run_ptcollect(play, &p, "report", how[t], code[t], "--pt", pt,
 					   "--clock", "insns", NULL), 0);
 		cr_expect_eq(p.status, 0, "%s", p.err);
-		cr_expect_eq(summed_note(p.out), summed_note(r.out), "%s: %s", pt, p.out);
+		cr_expect_geq(summed_note(p.out), least[t], "%s: %s", pt, p.out);
 		run_free(&r);
 		cr_assert_eq(run_ptcollect(count, &r, "report", how[t], code[t], "--pt", pt,
 					   "--clock", "insns", NULL), 0);
-		cr_expect_str_eq(p.out, r.out, "%s: the sums played print other output", pt);
+		{
+			char *po = without_note(p.out), *ro = without_note(r.out);
+
+			cr_expect_str_eq(po, ro, "%s: the sums played print other output", pt);
+			free(po);
+			free(ro);
+		}
 		run_free(&p);
 		run_free(&r);
 		for (int j = 0; j < 2; j++)
