@@ -1356,8 +1356,10 @@ Test(report, snapshot_windows_on_their_own_or_merged_and_per_thread)
 
 /* The debug count PTCOLLECT_REPORT_SUM_COUNT adds to the table: calls folded from sums. */
 /*
- * @out without the debug note's line: how many calls the workers sum varies from run to run
- * (39,512 to 39,688 of ptgen's 40,000 seen at -J 1), what they print must not.
+ * @out without the debug note's line: how many calls the workers sum depends on where the
+ * chunks and batches end, and the run's own -J (the default: the CPUs free) sizes its chunks
+ * as it goes (39,600 or 39,688 of ptgen's 40,000 at -J 2, 39,776 at -J 1); what they print
+ * must not.
  */
 static char *without_note(const char *out)
 {
