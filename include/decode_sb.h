@@ -30,6 +30,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "fileio.h"
 #include "memimage.h"
 
 /* The --pevent:* settings a sideband file is read with (ptxed applies them in order). */
@@ -54,8 +55,7 @@ struct dsb_file {
 	struct dsb_pevent pev;
 	uint8_t *buf;		/* dsb_file_load(): shared read-only by every decoder */
 	size_t len;
-	void *map;		/* the file's mapping that buf lies in, map_len bytes */
-	size_t map_len;
+	struct file_map map;	/* the file's mapping that buf lies in */
 };
 
 enum dsb_diag_kind {

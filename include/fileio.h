@@ -8,6 +8,7 @@
 #ifndef PTC_FILEIO_H
 #define PTC_FILEIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,22 @@ int file_read_all(int dirfd, const char *path, size_t max, char **buf, size_t *l
 		  struct error *e);
 /* The same from an open descriptor (read from its current offset). */
 int fd_read_all(int fd, size_t max, char **buf, size_t *len);
+
+/*
+ * All of @path (relative to @dirfd), opened as file_open_input() opens it and mapped
+ * for reading (MAP_PRIVATE): @m->len is the file's size, @m->p NULL for an empty file.
+ * @keep_fd: the descriptor stays open in @m->fd (a mapped file's only: -1 when @m->p is
+ * NULL); else it is closed and @m->fd is -1. 0, or a negative errno with @e.
+ */
+struct file_map {
+	void *p;
+	size_t len;
+	int fd;
+};
+int file_map_input(int dirfd, const char *path, bool keep_fd, struct file_map *m,
+		   struct error *e);
+/* Unmap @m and close its descriptor, if it maps a file (a zeroed @m: nothing). */
+void file_unmap(struct file_map *m);
 
 /*
  * A file mapping read once, front to back (a trace or a sideband file): its

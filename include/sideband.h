@@ -78,6 +78,15 @@ struct sb_record {
  */
 int sideband_parse(const uint8_t *buf, size_t len, size_t off, uint64_t sample_type,
 		   struct sb_record *r, struct error *e);
+/*
+ * Each record of the sideband file @file (relative to @dirfd, SIDEBAND_SAMPLE_TYPE's
+ * trailers) to @fn, in file order, until @fn returns non-zero (returned) or a record
+ * does not parse (a file cut short: what came before was seen). Its pages are dropped
+ * behind the reading (map_drop_behind()). 0, or a negative errno with @e.
+ */
+typedef int sideband_each_fn(const struct sb_record *r, void *ctx);
+int sideband_each(int dirfd, const char *file, sideband_each_fn *fn, void *ctx,
+		  struct error *e);
 /* The record's name ("MMAP2", "COMM", "TIME_CONV", ...) or NULL for an unknown type. */
 const char *sideband_type_name(uint32_t type);
 /* Whether libipt's pevent reader reads records of @type (else it steps over them). */

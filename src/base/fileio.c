@@ -108,6 +108,53 @@ int file_read_all(int dirfd, const char *path, size_t max, char **buf, size_t *l
 	return 0;
 }
 
+int file_map_input(int dirfd, const char *path, bool keep_fd, struct file_map *m,
+		   struct error *e)
+{
+	int fd = file_open_input(dirfd, path, e), ret = 0;
+	struct stat st;
+
+	m->p = NULL;
+	m->len = 0;
+	m->fd = -1;
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		close(fd);
+		return err_runtime(e, ret, "%s: %s", path, strerror(-ret));
+	}
+	if (st.st_size) {
+		void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+
+		if (p == MAP_FAILED) {
+			ret = -errno;
+			close(fd);
+			return err_runtime(e, ret, "%s: %s", path, strerror(-ret));
+		}
+		m->p = p;
+		m->len = (size_t)st.st_size;
+	}
+	if (keep_fd && m->p)
+		m->fd = fd;
+	else
+		close(fd);
+	return 0;
+}
+
+void file_unmap(struct file_map *m)
+{
+	/* Only a mapping has a descriptor: a zeroed map's fd 0 is not closed. */
+	if (!m->p)
+		return;
+	munmap(m->p, m->len);
+	if (m->fd >= 0)
+		close(m->fd);
+	m->p = NULL;
+	m->len = 0;
+	m->fd = -1;
+}
+
 void map_drop_behind(const void *base, size_t cur, size_t *dropped)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), b = (uintptr_t)base, from, to;

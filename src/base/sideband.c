@@ -45,6 +45,27 @@ static const char *const user_names[] = {
 #define USER_TYPE_START 64
 #define NR(a) (sizeof(a) / sizeof((a)[0]))
 
+int sideband_each(int dirfd, const char *file, sideband_each_fn *fn, void *ctx,
+		  struct error *e)
+{
+	struct file_map m;
+	size_t off = 0, dropped = 0;
+	int ret = file_map_input(dirfd, file, false, &m, e);
+
+	while (!ret && off < m.len) {
+		struct sb_record r;
+		int n = sideband_parse(m.p, m.len, off, SIDEBAND_SAMPLE_TYPE, &r, NULL);
+
+		if (n < 0)
+			break;
+		off += (size_t)n;
+		ret = fn(&r, ctx);
+		map_drop_behind(m.p, off, &dropped);	/* a 4 GiB file: not 4 GiB resident */
+	}
+	file_unmap(&m);
+	return ret;
+}
+
 const char *sideband_type_name(uint32_t type)
 {
 	if (type < NR(kernel_names))

@@ -174,38 +174,30 @@ static bool read_mapping(const struct sb_record *r, struct mapping *mp)
 	return true;
 }
 
+struct scan_ctx {
+	struct manifest *m;
+	struct path_table *t;
+	int err;		/* add()'s: memory */
+};
+
+static int scan_record(const struct sb_record *r, void *ctx)
+{
+	struct scan_ctx *c = ctx;
+	struct mapping mp;
+
+	if (read_mapping(r, &mp))
+		c->err = add(c->m, c->t, &mp);
+	return c->err;
+}
+
+/* A file cut short: what came before is listed. */
 static int scan(int dirfd, const char *file, struct manifest *m, struct path_table *t,
 		struct error *e)
 {
-	int fd = file_open_input(dirfd, file, e), ret = 0;
-	struct stat st;
-	uint8_t *buf;
-	size_t off = 0, dropped = 0;
+	struct scan_ctx c = { m, t, 0 };
+	int ret = sideband_each(dirfd, file, scan_record, &c, e);
 
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) || !st.st_size) {
-		close(fd);
-		return 0;
-	}
-	buf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (buf == MAP_FAILED)
-		return err_runtime(e, -errno, "%s: %s", file, strerror(errno));
-	while (!ret && off < (size_t)st.st_size) {
-		struct sb_record r;
-		struct mapping mp;
-		int n = sideband_parse(buf, (size_t)st.st_size, off, SIDEBAND_SAMPLE_TYPE, &r, NULL);
-
-		if (n < 0)
-			break;	/* a file cut short: what came before is listed */
-		if (read_mapping(&r, &mp))
-			ret = add(m, t, &mp);
-		off += (size_t)n;
-		map_drop_behind(buf, off, &dropped);	/* a 4 GiB file: not 4 GiB resident */
-	}
-	munmap(buf, (size_t)st.st_size);
-	return ret ? err_runtime(e, ret, "out of memory") : 0;
+	return c.err ? err_runtime(e, c.err, "out of memory") : ret;
 }
 
 int images_collect(int dirfd, struct manifest *m, struct error *e)

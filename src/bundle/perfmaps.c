@@ -44,43 +44,25 @@ static void pid_add(struct pidset *s, int pid)
 	s->pids[s->nr++] = pid;
 }
 
+/* A pid that mapped JIT code (@r a user-space MMAP/MMAP2 of anonymous code) into @ctx. */
+static int jit_pid(const struct sb_record *r, void *ctx)
+{
+	const char *name = sideband_mmap_file(r);
+	uint32_t pid;
+
+	if (!name || !anon_code(name) || r->body_len < 4 ||
+	    (r->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+		return 0;
+	memcpy(&pid, r->body, 4);
+	if (pid && pid <= INT32_MAX)
+		pid_add(ctx, (int)pid);
+	return 0;
+}
+
 /* The pids of the user-space mappings of JIT code in the sideband file @file. */
 static void scan(int dirfd, const char *file, struct pidset *s)
 {
-	int fd = file_open_input(dirfd, file, NULL);
-	size_t off = 0, dropped = 0;
-	struct stat st;
-	uint8_t *buf;
-
-	if (fd < 0)
-		return;
-	if (fstat(fd, &st) || !st.st_size) {
-		close(fd);
-		return;
-	}
-	buf = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (buf == MAP_FAILED)
-		return;
-	while (off < (size_t)st.st_size) {
-		struct sb_record r;
-		int n = sideband_parse(buf, (size_t)st.st_size, off, SIDEBAND_SAMPLE_TYPE, &r, NULL);
-		const char *name;
-		uint32_t pid;
-
-		if (n < 0)
-			break;
-		off += (size_t)n;
-		map_drop_behind(buf, off, &dropped);
-		name = sideband_mmap_file(&r);
-		if (!name || !anon_code(name) || r.body_len < 4 ||
-		    (r.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
-			continue;
-		memcpy(&pid, r.body, 4);
-		if (pid && pid <= INT32_MAX)
-			pid_add(s, (int)pid);
-	}
-	munmap(buf, (size_t)st.st_size);
+	sideband_each(dirfd, file, jit_pid, s, NULL);
 }
 
 /*

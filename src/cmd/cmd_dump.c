@@ -36,12 +36,6 @@ void usage_dump(FILE *f)
 	cmd_print_options(f, dump_spec.options);
 }
 
-struct mapped {
-	uint8_t *p;
-	size_t len;
-	int fd;		/* kept open for the holes of a sparse trace */
-};
-
 /* ptdump's --pevent:primary/secondary FILE: its records merged into the packet lines. */
 #define MAX_SB 64
 
@@ -54,7 +48,7 @@ struct sb_conf {
 struct sb_file {
 	const char *path;
 	struct sb_conf conf;	/* the --pevent:* options before it */
-	struct mapped m;
+	struct file_map m;
 	size_t next, end;	/* its records in lines[], in file order: the next to print */
 };
 
@@ -76,37 +70,6 @@ struct dump_args {
 	struct sb_line *lines;	/* every file's records, file after file */
 	size_t nr_lines;
 };
-
-static int map_file(const char *path, struct mapped *m, struct error *e)
-{
-	int fd = file_open_input(AT_FDCWD, path, e);
-	struct stat st;
-	int ret = 0;
-
-	m->p = NULL;
-	m->len = 0;
-	m->fd = -1;
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st)) {
-		ret = err_runtime(e, -errno, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	m->len = (size_t)st.st_size;
-	if (m->len) {
-		m->p = mmap(NULL, m->len, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m->p == MAP_FAILED) {
-			ret = err_runtime(e, -errno, "%s: %s", path, strerror(errno));
-			m->p = NULL;
-		}
-	}
-out:
-	if (m->p)
-		m->fd = fd;
-	else
-		close(fd);
-	return ret;
-}
 
 static void out_fields(const struct dump_fields *f)
 {
@@ -182,7 +145,7 @@ static int print_record(const struct sbdump_item *it, void *ctx)
 	return 0;
 }
 
-static int dump_pevent(const struct dump_args *a, const struct mapped *m)
+static int dump_pevent(const struct dump_args *a, const struct file_map *m)
 {
 	struct sbdump_opts o = { .sample_type = a->sample_type, .no_offset = a->pt.no_offset,
 				   .mapped = m->p != NULL };
@@ -268,7 +231,7 @@ static int print_packet(const struct ptdump_line *l, void *ctx)
 	return 0;
 }
 
-static int dump_pt(struct dump_args *a, const struct mapped *m)
+static int dump_pt(struct dump_args *a, const struct file_map *m)
 {
 	struct ptdump_opts o = a->pt;
 	struct ptdump_stats st;
@@ -647,7 +610,7 @@ static int load_sideband(struct dump_args *a)
 		uint64_t records = 0;
 		int ret;
 
-		if (map_file(f->path, &f->m, &e))
+		if (file_map_input(AT_FDCWD, f->path, false, &f->m, &e))
 			return cmd_error("dump", &e);
 		k.conf = &f->conf;
 		f->next = a->nr_lines;
@@ -672,13 +635,8 @@ static void free_sideband(struct dump_args *a)
 	for (size_t i = 0; i < a->nr_lines; i++)
 		free(a->lines[i].text);
 	free(a->lines);
-	/* Only a mapped file has its descriptor kept (map_file). */
-	for (int i = 0; i < a->nr_sb; i++) {
-		if (!a->sb[i].m.p)
-			continue;
-		munmap(a->sb[i].m.p, a->sb[i].m.len);
-		close(a->sb[i].m.fd);
-	}
+	for (int i = 0; i < a->nr_sb; i++)
+		file_unmap(&a->sb[i].m);
 }
 
 int do_dump(int argc, char **argv)
@@ -686,29 +644,24 @@ int do_dump(int argc, char **argv)
 	struct dump_args a = { .sample_type = SIDEBAND_SAMPLE_TYPE,
 			       .conf = { .sample_type = 0, .time_mult = 1 } };
 	struct error e = { 0 };
-	struct mapped m;
+	struct file_map m;
 	int ret = parse_args(argc, argv, &a);
 
 	if (ret >= 0)
 		return ret;
-	if (map_file(a.path, &m, &e))
+	/* The descriptor kept for the holes of a sparse trace. */
+	if (file_map_input(AT_FDCWD, a.path, true, &m, &e))
 		return cmd_error("dump", &e);
 	ret = load_sideband(&a);
 	if (ret) {
 		free_sideband(&a);
-		if (m.p)
-			munmap(m.p, m.len);
-		if (m.fd >= 0)
-			close(m.fd);
+		file_unmap(&m);
 		return ret;
 	}
 	/* ptdump's lines to a pipe or a file; a terminal never gets raw control characters. */
 	out_raw_unless_tty();
 	ret = !strcmp(a.format, "pevent") ? dump_pevent(&a, &m) : dump_pt(&a, &m);
 	free_sideband(&a);
-	if (m.p)
-		munmap(m.p, m.len);
-	if (m.fd >= 0)
-		close(m.fd);
+	file_unmap(&m);
 	return ret;
 }

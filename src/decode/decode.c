@@ -68,10 +68,8 @@
 
 struct mapped {
 	const uint8_t *p;	/* the stream's range */
-	uint8_t *map;
-	size_t map_len;
 	uint64_t len;
-	int fd;			/* open until the run ends: planning reads it, chunks find holes */
+	struct file_map f;	/* the file; its fd open until the run ends */
 	uint64_t from;		/* where the range starts in the file */
 };
 
@@ -126,53 +124,34 @@ static const uint8_t psb[PSB_LEN] = {
 
 static int map_stream(const struct decode_stream *s, struct mapped *m, struct error *e)
 {
-	struct stat st;
+	/* The descriptor kept until the run ends: planning reads it, chunks find holes. */
+	int ret = file_map_input(AT_FDCWD, s->pt, true, &m->f, e);
 	uint64_t end;
-	int fd = file_open_input(AT_FDCWD, s->pt, e);
 
-	memset(m, 0, sizeof(*m));
-	m->fd = -1;
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st)) {
-		int ret = -errno;
-
-		close(fd);
-		return err_runtime(e, ret, "%s: %s", s->pt, strerror(-ret));
-	}
-	end = s->to ? s->to : (uint64_t)st.st_size;
-	if (end > (uint64_t)st.st_size || s->from > end || (s->to && s->to <= s->from)) {
-		close(fd);
-		return err_usage(e, "%s: range 0x%" PRIx64 "-0x%" PRIx64 " is not inside the file "
-				 "(%lld bytes)", s->pt, s->from, end, (long long)st.st_size);
-	}
-	m->map_len = (size_t)st.st_size;
-	if (m->map_len) {
-		m->map = mmap(NULL, m->map_len, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (m->map == MAP_FAILED) {
-			int ret = -errno;
-
-			close(fd);
-			m->map = NULL;
-			return err_runtime(e, ret, "%s: %s", s->pt, strerror(-ret));
-		}
-		/* Read once, front to back: let the kernel read ahead and drop behind. */
-		madvise(m->map, m->map_len, MADV_SEQUENTIAL);
-	}
-	m->fd = fd;
+	m->p = NULL;
+	m->len = 0;
 	m->from = s->from;
-	m->p = m->map ? m->map + s->from : NULL;
+	if (ret)
+		return ret;
+	end = s->to ? s->to : m->f.len;
+	if (end > m->f.len || s->from > end || (s->to && s->to <= s->from)) {
+		size_t size = m->f.len;
+
+		file_unmap(&m->f);
+		return err_usage(e, "%s: range 0x%" PRIx64 "-0x%" PRIx64 " is not inside the file "
+				 "(%zu bytes)", s->pt, s->from, end, size);
+	}
+	/* Read once, front to back: let the kernel read ahead and drop behind. */
+	if (m->f.p)
+		madvise(m->f.p, m->f.len, MADV_SEQUENTIAL);
+	m->p = m->f.p ? (const uint8_t *)m->f.p + s->from : NULL;
 	m->len = end - s->from;
 	return 0;
 }
 
 static void unmap_stream(struct mapped *m)
 {
-	if (m->map)
-		munmap(m->map, m->map_len);
-	if (m->fd >= 0)
-		close(m->fd);
-	m->fd = -1;
+	file_unmap(&m->f);
 }
 
 /*
@@ -187,7 +166,7 @@ static size_t plan_read(const struct mapped *m, uint64_t at, uint8_t *buf, size_
 		return 0;
 	if (len > m->len - at)
 		len = (size_t)(m->len - at);
-	n = pread(m->fd, buf, len, (off_t)(m->from + at));
+	n = pread(m->f.fd, buf, len, (off_t)(m->from + at));
 	return n > 0 ? (size_t)n : 0;
 }
 
@@ -195,7 +174,7 @@ static size_t plan_read(const struct mapped *m, uint64_t at, uint8_t *buf, size_
 static uint64_t find_psb(const struct mapped *m, uint64_t from, uint8_t *buf)
 {
 	while (from < m->len) {
-		uint64_t data = file_next_data(m->fd, m->from + from);
+		uint64_t data = file_next_data(m->f.fd, m->from + from);
 		size_t n;
 		const uint8_t *p;
 
@@ -405,7 +384,7 @@ static struct decode_chunk *new_chunk(struct run *r, size_t stream, uint64_t beg
 	c->stream = stream;
 	c->pt = r->maps[stream].p;
 	c->mapped = true;
-	c->fd = r->maps[stream].fd;
+	c->fd = r->maps[stream].f.fd;
 	c->begin = begin;
 	c->end = end;
 	c->len = r->maps[stream].len;
@@ -704,9 +683,9 @@ static void drop_merged(struct run *r, const struct decode_chunk *c)
 	const struct mapped *m = &r->maps[c->stream];
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo, from, to;
 
-	if (!m->map || !c->mapped)
+	if (!m->f.p || !c->mapped)
 		return;
-	lo = (uintptr_t)m->map;
+	lo = (uintptr_t)m->f.p;
 	from = (uintptr_t)(m->p + c->begin);
 	from = from - lo > SWEEP_BEHIND ? from - SWEEP_BEHIND : lo;
 	from &= ~(page - 1);

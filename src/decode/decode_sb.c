@@ -58,52 +58,28 @@ static const uint8_t no_bytes[8];
 
 int dsb_file_load(struct dsb_file *f, struct error *e)
 {
-	int fd = file_open_input(AT_FDCWD, f->path, e);
-	struct stat st;
-	size_t len;
+	int ret = file_map_input(AT_FDCWD, f->path, false, &f->map, e);
+	size_t len = f->map.len;
 
-	f->map = NULL;
-	f->map_len = 0;
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st)) {
-		int ret = -errno;
-
-		close(fd);
-		return err_runtime(e, ret, "%s: %s", f->path, strerror(-ret));
-	}
-	len = (size_t)st.st_size;
+	if (ret)
+		return ret;
 	if (f->from > len || (f->to && (f->to > len || f->to <= f->from))) {
-		close(fd);
+		file_unmap(&f->map);
 		return err_usage(e, "%s: range 0x%" PRIx64 "-0x%" PRIx64 " is not inside the file "
 				 "(%zu bytes)", f->path, f->from, f->to, len);
 	}
-	if (len) {
-		f->map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
-		if (f->map == MAP_FAILED) {
-			int ret = -errno;
-
-			f->map = NULL;
-			close(fd);
-			return err_runtime(e, ret, "%s: %s", f->path, strerror(-ret));
-		}
-		f->map_len = len;
-		madvise(f->map, len, MADV_SEQUENTIAL);
-	}
-	close(fd);
+	if (f->map.p)
+		madvise(f->map.p, len, MADV_SEQUENTIAL);
 	if (f->to)
 		len = (size_t)f->to;
-	f->buf = f->map ? (uint8_t *)f->map + f->from : (uint8_t *)no_bytes;
+	f->buf = f->map.p ? (uint8_t *)f->map.p + f->from : (uint8_t *)no_bytes;
 	f->len = len - (size_t)f->from;
 	return 0;
 }
 
 void dsb_file_release(struct dsb_file *f)
 {
-	if (f->map)
-		munmap(f->map, f->map_len);
-	f->map = NULL;
-	f->map_len = 0;
+	file_unmap(&f->map);
 	f->buf = NULL;
 	f->len = 0;
 }
@@ -173,7 +149,7 @@ static bool fetch(struct dsb *sb, struct sbf *f)
 	for (;;) {
 		f->cur = f->next;
 		/* Read once, front to back: resident memory does not grow with the file. */
-		if (f->cfg->map)
+		if (f->cfg->map.p)
 			map_drop_behind(f->cfg->buf, f->cur, &f->dropped);
 		if (f->done || f->cfg->len - f->cur < sizeof(h)) {
 			f->done = true;

@@ -37,8 +37,7 @@ struct section_info {
 	bool map_tried;
 	const uint8_t *code;
 	uint64_t code_len;
-	void *map;
-	size_t map_len;
+	struct file_map map;
 };
 
 struct image_store {
@@ -350,8 +349,7 @@ void image_store_free(struct image_store *s)
 		pt_iscache_free(s->iscache);
 	for (size_t i = 0; i < s->nr_secs; i++) {
 		free(s->secs[i].path);
-		if (s->secs[i].map)
-			munmap(s->secs[i].map, s->secs[i].map_len);
+		file_unmap(&s->secs[i].map);
 	}
 	free(s->secs);
 	free(s->bsecs);
@@ -366,28 +364,21 @@ static bool map_section(struct image_store *s, int isid)
 {
 	struct section_info *sec = &s->secs[isid];
 	const struct base_sec *b = NULL;
-	struct stat st;
-	int fd;
 
 	sec->map_tried = true;
 	for (size_t i = 0; i < s->nr_bsecs && !b; i++)
 		if (s->bsecs[i].isid == isid)
 			b = &s->bsecs[i];
-	if (!b || (fd = open(sec->path, O_RDONLY | O_CLOEXEC)) < 0)
+	if (!b || file_map_input(AT_FDCWD, sec->path, false, &sec->map, NULL))
 		return false;
-	if (!fstat(fd, &st) && st.st_size > 0 && (uint64_t)st.st_size > sec->offset) {
-		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-
-		if (m != MAP_FAILED) {
-			sec->map = m;
-			sec->map_len = (size_t)st.st_size;
-			sec->code = (const uint8_t *)m + sec->offset;
-			sec->code_len = (uint64_t)st.st_size - sec->offset;
-			if (b->size < sec->code_len)
-				sec->code_len = b->size;
-		}
+	if (sec->map.len > sec->offset) {
+		sec->code = (const uint8_t *)sec->map.p + sec->offset;
+		sec->code_len = sec->map.len - sec->offset;
+		if (b->size < sec->code_len)
+			sec->code_len = b->size;
+	} else {
+		file_unmap(&sec->map);
 	}
-	close(fd);
 	return sec->code != NULL;
 }
 
