@@ -7,6 +7,7 @@
  * per function; report_out.c prints them.
  */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,12 @@ static __thread struct def_slot def_memo[16];
 static __thread uint64_t def_chunks;
 static __thread unsigned def_count;
 
-/* The id of @p in @r's chunk, defined (T_DEF) on first use; -1: the chunk has too many. */
+static bool tables_get(void);
+
+/*
+ * The id of @p in @r's chunk, defined (T_DEF) on first use; -1: the chunk has too many (or
+ * the thread's tables could not be had: then the chunk has no id and keeps no address).
+ */
 static int def_id(struct render *r, const char *p)
 {
 	uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
@@ -46,6 +52,8 @@ static int def_id(struct render *r, const char *p)
 	if (m->chunk == r->chunk && m->p == p && r->chunk)
 		return m->id;
 	if (!r->chunk) {
+		if (!tables_get())
+			return -1;
 		r->chunk = ++def_chunks;
 		def_count = 0;
 	}
@@ -130,7 +138,8 @@ struct addr_slot {
 	uint8_t how, callee;
 };
 
-static __thread struct addr_slot addrs[ADDR_SLOTS];
+/* ADDR_SLOTS of them, tables_get()'s: a chunk with an id (r->chunk) has them */
+static __thread struct addr_slot *addrs;
 
 /* The time T_TIME last said in this thread's chunk @time_chunk. */
 static __thread uint64_t time_chunk, time_at;
@@ -157,11 +166,11 @@ static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int 
 		     bool callee, uint16_t *name, uint16_t *obj, uint8_t *how, uint64_t *off,
 		     int *aid)
 {
-	struct addr_slot *a = addr_slot_of(ip, isid, callee);
+	struct addr_slot *a = r->chunk ? addr_slot_of(ip, isid, callee) : NULL;
 	struct image_sym y;
 	int real;
 
-	if (addr_slot_holds(r, a, ip, isid, callee)) {
+	if (a && addr_slot_holds(r, a, ip, isid, callee)) {
 		*name = a->name;
 		*obj = a->obj;
 		*how = a->how;
@@ -175,11 +184,14 @@ static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int 
 	if (!sym_ids(r, &y, callee, name, obj, how))
 		return false;
 	*off = y.off;
-	/* (kept by @isid as given: -1 stands for the same section at every use in a chunk) */
-	if (ip && real > 0) {
-		struct padef d = { .aid = (uint16_t)(a - addrs), .name = *name, .obj = *obj,
-				   .how = *how, .off = y.off };
+	/* (kept by @isid as given: -1 stands for the same section at every use in a chunk;
+	 * sym_ids() gave the chunk its id, and the tables, if it had none) */
+	if (ip && real > 0 && r->chunk) {
+		struct padef d;
 
+		a = addr_slot_of(ip, isid, callee);
+		d = (struct padef){ .aid = (uint16_t)(a - addrs), .name = *name, .obj = *obj,
+				    .how = *how, .off = y.off };
 		*a = (struct addr_slot){ .chunk = r->chunk, .ip = ip, .off = y.off, .isid = isid,
 					 .name = *name, .obj = *obj, .how = *how,
 					 .callee = callee };
@@ -528,8 +540,11 @@ static void insns(struct render *r, uint64_t n, uint64_t ip, uint64_t next, bool
 /* The slot addr_ids() keeps @ip (section @isid) in for this chunk, or -1: not kept yet. */
 static inline int addr_kept(const struct render *r, uint64_t ip, int isid, bool callee)
 {
-	const struct addr_slot *a = addr_slot_of(ip, isid, callee);
+	const struct addr_slot *a;
 
+	if (!r->chunk)
+		return -1;
+	a = addr_slot_of(ip, isid, callee);
 	return addr_slot_holds(r, a, ip, isid, callee) ? (int)(a - addrs) : -1;
 }
 
@@ -636,12 +651,52 @@ static __thread struct {
 	uint32_t nord;
 	/* the sums */
 	uint32_t depth_max;
-	struct sum_acc acc[ADDR_SLOTS];
-	uint16_t ent[ADDR_SLOTS];
+	struct sum_acc *acc;		/* ADDR_SLOTS each, tables_get()'s */
+	uint16_t *ent;
 	uint32_t nent;
 	struct psrun runs[SUM_EV];
 	uint32_t nrun;
 } sum;
+
+/*
+ * A thread's tables by address slot: addrs[] and the sums' (2 MiB at 32,768 slots). Too
+ * large for every thread's static TLS (each thread of every mode would clear them, --stats'
+ * too): allocated at the first chunk a thread gives an id, freed when the thread ends.
+ */
+struct slot_tables {
+	struct addr_slot addrs[ADDR_SLOTS];
+	struct sum_acc acc[ADDR_SLOTS];
+	uint16_t ent[ADDR_SLOTS];
+};
+
+static pthread_key_t tables_key;
+static pthread_once_t tables_once = PTHREAD_ONCE_INIT;
+static bool tables_keyed;
+
+static void tables_key_make(void)
+{
+	tables_keyed = !pthread_key_create(&tables_key, free);
+}
+
+/* This thread's tables (addrs, sum.acc, sum.ent) there; false: none to be had. */
+static bool tables_get(void)
+{
+	struct slot_tables *t;
+
+	if (addrs)
+		return true;
+	pthread_once(&tables_once, tables_key_make);
+	if (!tables_keyed || !(t = calloc(1, sizeof(*t))))
+		return false;
+	if (pthread_setspecific(tables_key, t)) {
+		free(t);
+		return false;
+	}
+	addrs = t->addrs;
+	sum.acc = t->acc;
+	sum.ent = t->ent;
+	return true;
+}
 
 static void sum_open(struct render *r, const struct rrec *rec)
 {

@@ -843,7 +843,7 @@ static uint32_t aslot_func(struct rstate *s, uint32_t group, struct aslot *a, ui
 		*sym = a->sym;
 		return a->func;
 	}
-	func = func_of(s, group, &a->e, sym);
+	func = func_of(s, group, &s->aslot_e[a - s->aslots], sym);
 	if (func != NONE) {
 		a->group = group;
 		a->sym = *sym;
@@ -1155,20 +1155,23 @@ static inline __attribute__((always_inline)) size_t rec_size(const uint8_t *data
 }
 
 /*
- * What a call after a T_ADEF will touch, fetched ahead of it (on a trace of many functions
- * each is a miss): at PREFETCH_FAR records ahead, the T_ADEF's calls_seen slot; when the
- * cursor is PREFETCH_NEAR records from it, the row that slot holds. Only hints: a record's
- * handling looks everything up again.
+ * What a call will touch, fetched ahead of it (on a trace of many functions each is a miss):
+ * at PREFETCH_FAR records ahead, a T_ADEF's calls_seen set or a T_CALLV's address slot; when
+ * the cursor is PREFETCH_NEAR records from it, the row that set or slot holds (both its
+ * lines: the call adds to the first, its return to the distribution in the second). Only
+ * hints: a record's handling looks everything up again.
  */
 #define PREFETCH_FAR 16
 #define PREFETCH_NEAR 6
 #define PREFETCH_RING 16
 #define PREFETCH_MIN 32		/* ahead while a record in 32 or more is a T_ADEF */
+#define PREFETCH_ROWS 4096	/* or while the rows are more than this (512 KiB) */
 
 struct ahead {
 	size_t at;			/* the cursor: the record after the last one seen */
 	uint64_t n;			/* records seen */
-	struct call_slot *slot[PREFETCH_RING];
+	struct call_slot *slot[PREFETCH_RING];	/* a T_ADEF's set */
+	const struct aslot *aslot[PREFETCH_RING];	/* or (slot NULL) a T_CALLV's slot */
 	uint64_t seen[PREFETCH_RING];
 	unsigned head, tail;
 };
@@ -1190,6 +1193,37 @@ static void ahead_adef(struct rstate *s, struct ahead *h, const uint8_t *data, s
 	__builtin_prefetch(h->slot[h->tail++ % PREFETCH_RING] + CALL_WAYS - 1);
 }
 
+/* @data's T_CALLV at @at (@n bytes, whole): its address slot fetched and queued for its row. */
+static inline void ahead_callv(struct rstate *s, struct ahead *h, const uint8_t *data,
+			       size_t at, size_t n)
+{
+	size_t end = at + n;
+	uint16_t to;
+
+	if (h->tail - h->head == PREFETCH_RING)
+		return;
+	/* (the tag, the run's varint, then the slot) */
+	for (at++; at < end && data[at] & 0x80; at++)
+		;
+	if (++at + sizeof(to) > end)
+		return;
+	memcpy(&to, data + at, sizeof(to));
+	if (to >= ADDR_SLOTS)
+		return;
+	h->slot[h->tail % PREFETCH_RING] = NULL;
+	h->aslot[h->tail % PREFETCH_RING] = &s->aslots[to];
+	h->seen[h->tail++ % PREFETCH_RING] = h->n;
+	__builtin_prefetch(&s->aslots[to]);
+}
+
+static inline void ahead_row(const struct rstate *s, uint32_t func)
+{
+	if (func < s->nfuncs) {
+		__builtin_prefetch(&s->funcs[func]);
+		__builtin_prefetch((const char *)&s->funcs[func] + 64);
+	}
+}
+
 /* The cursor one record on, not behind @i (main loop's record). */
 static inline __attribute__((always_inline)) void ahead_step(struct rstate *s, struct ahead *h,
 							     const uint8_t *data, size_t len,
@@ -1201,17 +1235,24 @@ static inline __attribute__((always_inline)) void ahead_step(struct rstate *s, s
 		h->at = i;
 	if (h->head != h->tail && h->n - h->seen[h->head % PREFETCH_RING] >=
 	    PREFETCH_FAR - PREFETCH_NEAR) {
-		const struct call_slot *c = h->slot[h->head++ % PREFETCH_RING];
+		const struct call_slot *c = h->slot[h->head % PREFETCH_RING];
+		const struct aslot *a = h->aslot[h->head++ % PREFETCH_RING];
 
 		/* (the set's every row: one is the T_ADEF's, where it is known) */
-		for (int w = 0; w < CALL_WAYS; w++)
-			if (c[w].used && c[w].func < s->nfuncs)
-				__builtin_prefetch(&s->funcs[c[w].func]);
+		if (c) {
+			for (int w = 0; w < CALL_WAYS; w++)
+				if (c[w].used)
+					ahead_row(s, c[w].func);
+		} else if (s->cur && a->group == s->cur->group) {
+			ahead_row(s, a->func);
+		}
 	}
 	if (h->at >= len || !(n = rec_size(data, len, h->at)))
 		return;
 	if (data[h->at] == T_ADEF && s->cur)
 		ahead_adef(s, h, data, h->at);
+	else if (data[h->at] == T_CALLV && s->cur)
+		ahead_callv(s, h, data, h->at, n);
 	h->at += n;
 	h->n++;
 }
@@ -1322,9 +1363,10 @@ static size_t take_adef(struct rstate *s, const uint8_t *data, size_t len, size_
 	if (d.aid >= ADDR_SLOTS || d.name >= DEF_MAX || d.obj >= DEF_MAX)
 		return 0;
 	a = &s->aslots[d.aid];
-	a->e = (struct fref){ .how = how_of(d.how), .base = s->defs[d.name],
-			      .obj = s->defs[d.obj], .off = d.off };
+	s->aslot_e[d.aid] = (struct fref){ .how = how_of(d.how), .base = s->defs[d.name],
+					   .obj = s->defs[d.obj], .off = d.off };
 	a->group = NONE;
+	s->adefs++;
 	return 1 + sizeof(d);
 }
 
@@ -1811,7 +1853,7 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 		i += 1 + sizeof(p) + p.len1 + p.len2 + p.len3 + p.len4;
 	}
 	/* The next buffer looks ahead where this one's T_ADEFs were worth it. */
-	s->ahead_on = adefs * PREFETCH_MIN >= recs;
+	s->ahead_on = adefs * PREFETCH_MIN >= recs || s->nfuncs > PREFETCH_ROWS;
 }
 
 void report_begin(struct dout *o, const struct decode_config *cfg)

@@ -290,7 +290,8 @@ static void functions(struct dout *o, struct rstate *s)
 		     "incomplete calls (cut by a trace gap) enter no duration\n",
 		     exact ? "exact" : "from a histogram for some", REPORT_EXACT_MAX);
 		if (rc->sum_count)
-			outf(o, "# %" PRIu64 " calls summed in the workers\n", s->summed);
+			outf(o, "# %" PRIu64 " calls summed in the workers, %" PRIu64
+			     " address slots defined\n", s->summed, s->adefs);
 		if (s->funcs_full)
 			outf(o, "# more than %u functions: the rest are [other]\n", REPORT_FUNCS_MAX);
 	}

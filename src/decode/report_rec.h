@@ -154,9 +154,14 @@ struct prec {
 
 #define NAME_LEN 1024
 
-/* The worker's cache of addresses (render_report.c's addrs[]): a T_ADEF's slot. */
-#define ADDR_BITS 9
+/*
+ * The worker's cache of addresses (render_report.c's addrs[]): a T_ADEF's slot. 32,768: a
+ * walk over 20,000 functions keeps them (with 512 a call in two defined its slot again, and
+ * the merge found the row through calls_seen's hash). Slots are uint16_t, SUM_RET none.
+ */
+#define ADDR_BITS 15
 #define ADDR_SLOTS (1u << ADDR_BITS)
+_Static_assert(ADDR_SLOTS <= SUM_RET, "a slot is a uint16_t other than SUM_RET");
 
 /* the merge's state (report_agg.h), behind the renderer's state */
 struct rstate;

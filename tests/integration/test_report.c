@@ -1484,3 +1484,68 @@ Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout =
 		cleanup(dirs[t]);
 	}
 }
+
+/* The count after @label's " " in @out ("# N instructions, M calls": " calls;"), -1: none. */
+static long count_before(const char *out, const char *label)
+{
+	const char *p = strstr(out, label);
+
+	while (p && p > out && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return p ? strtol(p, NULL, 10) : -1;
+}
+
+/*
+ * A worker keeps the addresses a chunk's calls name in ADDR_SLOTS slots (a T_ADEF when one
+ * is not kept yet), and the merge finds the row by slot: on a walk over 2,000 functions
+ * (more than the 512 slots there were), most calls name a kept slot, one chunk at -J 1
+ * (4,873 definitions of 72,678 calls; 44,430 with 512 slots), and every view prints what
+ * libipt's block decoder alone prints, at -J 1 and at -J 2 in 4 KiB chunks (a chunk's
+ * slots are its own, and each worker thread has its own tables).
+ */
+Test(report, keeps_the_addresses_of_many_functions_and_prints_the_same, .timeout = 300)
+{
+	static char *const count[] = { "PTCOLLECT_REPORT_SUM_COUNT=1", NULL };
+	static const char *const views[][4] = {
+		{ NULL }, { "--json", "--outliers", "3", NULL }, { "--folded", NULL },
+		{ "--clock", "insns", NULL },
+	};
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptwalk")), "-b", "2000", "-s", "5", "-n", "1000000",
+			 "-p", "24", dir, NULL };
+	const char *code, *pt;
+	struct run_result r;
+	long calls, defs;
+
+	cr_assert(mkdtemp(dir));
+	cr_assert_eq(run_argv(argv, NULL, &r), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	run_free(&r);
+	code = path_in(dir, "prog.bin:0x401000");
+	pt = path_in(dir, "trace.pt");
+	cr_assert_eq(run_ptcollect(count, &r, "report", "--raw", code, "--pt", pt, NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	calls = count_before(r.out, " calls;");
+	defs = count_before(r.out, " address slots defined");
+	cr_assert_gt(calls, 50000, "%s", r.out);
+	cr_assert_geq(defs, 2000, "every function's slot is defined once at least: %s", r.out);
+	cr_expect_lt(defs * 5, calls, "slots defined again and again: %ld of %ld calls", defs,
+		     calls);
+	run_free(&r);
+	for (int j = 0; j < 2; j++)
+		for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
+			struct args a = { .n = 0 };
+			char what[256];
+
+			args_addv(&a, (const char *[]){ "report", "--raw", code, "--pt", pt, NULL });
+			if (j)
+				args_addv(&a, (const char *[]){ "-J", "2", "--chunk-size", "4K", NULL });
+			args_addv(&a, views[v]);
+			snprintf(what, sizeof(what), "%s %s -J %d", pt,
+				 views[v][0] ? views[v][0] : "(table)", j + 1);
+			run_fast_same(&a, what, &r);
+			cr_expect_eq(r.status, 0, "%s: %s", what, r.err);
+			run_free(&r);
+		}
+	cleanup(dir);
+}
