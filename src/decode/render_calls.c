@@ -351,6 +351,7 @@ enum { CLINE_MARK, CLINE_CALL, CLINE_RET };
 
 struct calls_conv {
 	uint8_t exact;		/* depth is known (else s, m) */
+	uint8_t lost;		/* s, m not kept: records until the sink writes itself */
 	uint64_t depth;
 	int64_t s, m;
 };
@@ -548,12 +549,25 @@ static int convert(struct dsink *s, const uint8_t *data, size_t len)
 	int ret;
 
 	memcpy(&c, s->conv, sizeof(c));
+	/*
+	 * Not guessing: records until the chunk's turn makes its sink write itself
+	 * (merge_turn() promotes an output with a seed at once), so what they do to the
+	 * depth is not counted: reading them again for it (walk, -J 2: half the records)
+	 * cost more than the merge's lines of them.
+	 */
+	if (c.lost)
+		return 1;
 	if (!c.exact && dsink_seeded(s, &x0)) {
 		c.exact = 1;
 		c.depth = drec_depth_after(x0, c.s, c.m);
 	}
+	if (!c.exact && !guessing(ost)) {
+		c.lost = 1;
+		memcpy(s->conv, &c, sizeof(c));
+		return 1;
+	}
 	/* (A frame's length is 32 bits: records of a huge flush go as they are.) */
-	if ((!c.exact && !guessing(ost)) || len > CONV_MAX) {
+	if (len > CONV_MAX) {
 		/* Records, for the merge; what they do to the depth kept. */
 		calls_count(&c, data, len);
 		memcpy(s->conv, &c, sizeof(c));
