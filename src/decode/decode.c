@@ -731,7 +731,8 @@ static bool turn_ready(void *arg)
  * the next chunk, decoding only, ran ahead, filled its share of the waiting output and
  * waited for its turn (-J 2 --calls on the loop of bench/decode: 250-360 ms of a 1.2 s
  * run, one worker's). Output without a filter is written by its worker, as it goes
- * (a hand-over each buffer costs more than the write).
+ * (a hand-over each buffer costs more than the write); so is --calls' (a seed): its
+ * workers make their lines themselves before their turn (render_calls.c).
  */
 static int merge_turn(struct run *r, size_t k, struct decode_chunk *c)
 {
@@ -741,10 +742,19 @@ static int merge_turn(struct run *r, size_t k, struct decode_chunk *c)
 	for (int i = 0; i < 2; i++) {
 		struct dsink *s = i ? &c->tl : &c->out;
 
-		if (s->out && s->out->filter) {
+		if (s->out && s->out->filter && !s->out->seed) {
 			dsink_turn(s);
 			t.s[t.n++] = s;
 		} else if (!ret) {
+			/*
+			 * An output with a seed (--calls) knows its depth from the turn on:
+			 * its worker writes its own lines from then on, as -J 1 does, not
+			 * into a stage copied into the waiting output and written again by
+			 * the merge (the walk's -J 2: the records of about half its text,
+			 * 130 of 270 MB, were made into lines that way).
+			 */
+			if (s->out && s->out->seed)
+				dsink_turn(s);
 			/* Its writer must not wait for the memory this chunk's end gives back. */
 			ret = dsink_promote(s);
 		}
