@@ -568,6 +568,7 @@ static void *worker(void *arg)
 			pthread_mutex_unlock(&r->lock);
 			decode_keep_free(keep);
 			if (a) {
+				a->end_ns = monotime_ns() - r->t_begin;
 				a->cpu_ns = thread_ns();
 				dsink_thread_waits(&a->room_waits, &a->room_wait_ns);
 			}
