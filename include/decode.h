@@ -67,6 +67,7 @@ struct decode_acct {
 		uint64_t cpu_ns, decode_cpu_ns, chunks;
 		uint64_t start_wait_ns, start_waits;	/* the mark, or AHEAD_PER_JOB */
 		uint64_t room_wait_ns, room_waits;	/* writing: the mark, or its turn */
+		uint64_t end_ns;	/* wall time from the start to when it found no chunk */
 	} w[DECODE_ACCT_WORKERS];
 };
 

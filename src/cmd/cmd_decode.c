@@ -231,10 +231,10 @@ static void print_acct(const struct decode_acct *a)
 	fputc('\n', stderr);
 	for (unsigned i = 0; i < a->workers; i++)
 		fprintf(stderr, "%s: threads: worker %u: cpu %.1f (chunks %.1f in %" PRIu64 "), "
-			"start waits %" PRIu64 " %.1f, room waits %" PRIu64 " %.1f\n", decode_cmd_name, i,
-			a->w[i].cpu_ns / 1e6, a->w[i].decode_cpu_ns / 1e6, a->w[i].chunks,
-			a->w[i].start_waits, a->w[i].start_wait_ns / 1e6, a->w[i].room_waits,
-			a->w[i].room_wait_ns / 1e6);
+			"start waits %" PRIu64 " %.1f, room waits %" PRIu64 " %.1f, done at %.1f\n",
+			decode_cmd_name, i, a->w[i].cpu_ns / 1e6, a->w[i].decode_cpu_ns / 1e6,
+			a->w[i].chunks, a->w[i].start_waits, a->w[i].start_wait_ns / 1e6,
+			a->w[i].room_waits, a->w[i].room_wait_ns / 1e6, a->w[i].end_ns / 1e6);
 }
 
 static int run(struct decode_opts *o)

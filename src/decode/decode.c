@@ -65,6 +65,14 @@
  * the end of a fast run were each more seam than work.
  */
 #define MIN_CHUNK_NS 10000000ull
+/*
+ * The end of a run (what is left, at the rate so far, under 2 * jobs * MIN_CHUNK_NS): a
+ * chunk is what makes every worker end together, its share of what is left and of what
+ * the chunks being decoded still have to do (end_size()); but no chunk of less than
+ * END_LEAST_NS, and no such piece left behind. Chunks of MIN_CHUNK_NS there left one
+ * worker alone at the end (the walk of bench/decode, --stats -J 2: the last chunk 8 ms).
+ */
+#define END_LEAST_NS 2000000ull
 
 struct mapped {
 	const uint8_t *p;	/* the stream's range */
@@ -79,6 +87,9 @@ struct mapped {
 struct slot {
 	struct decode_chunk *c;
 	bool done;
+	bool clocked;		/* clk is the CPU clock of the worker decoding it */
+	clockid_t clk;
+	uint64_t cpu0;		/* that clock when it took the chunk */
 };
 
 struct run {
@@ -318,6 +329,45 @@ static bool staggered(const struct run *r)
 	return r->out.filter || r->tl.filter;
 }
 
+/* The CPU time the chunks being decoded still need, at @per ns a byte. Under the lock. */
+static double in_flight_ns(const struct run *r, double per)
+{
+	double sum = 0;
+
+	for (size_t k = r->merged; k < r->nr_chunks; k++) {
+		const struct slot *o = &r->chunks[k];
+		struct timespec ts;
+		double left;
+
+		if (o->done || !o->clocked || clock_gettime(o->clk, &ts))
+			continue;
+		left = (double)(o->c->end - o->c->begin) * per -
+		       (double)((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec - o->cpu0);
+		if (left > 0)
+			sum += left;
+	}
+	return sum;
+}
+
+/*
+ * The end of a run's chunk: @left bytes to plan at @per ns a byte, this worker's share of
+ * them and of the chunks in flight, so that all end together (each worker that asks next
+ * takes its own share of what is then left). 0: not the end yet (or not the last stream).
+ */
+static uint64_t end_size(const struct run *r, uint64_t left, double per)
+{
+	double left_ns = (double)left * per, share;
+
+	if (r->plan.stream + 1 < r->cfg->nr_streams || left_ns >= 2.0 * r->jobs * MIN_CHUNK_NS)
+		return 0;
+	share = (left_ns + in_flight_ns(r, per)) / r->jobs;
+	if (share + END_LEAST_NS >= left_ns)
+		return left;
+	if (share < END_LEAST_NS)
+		share = END_LEAST_NS;
+	return (uint64_t)(share / per);
+}
+
 static uint64_t next_size(const struct run *r, uint64_t left, bool fill)
 {
 	uint64_t size = r->cfg->chunk_size, min_size;
@@ -326,8 +376,11 @@ static uint64_t next_size(const struct run *r, uint64_t left, bool fill)
 		size = left / (2 * (uint64_t)r->jobs);
 		if (r->done_ns) {
 			double least = (double)r->done_in * MIN_CHUNK_NS / (double)r->done_ns;
+			uint64_t end = end_size(r, left, (double)r->done_ns / (double)r->done_in);
 
-			if (least > (double)size)
+			if (end)
+				size = end;
+			else if (least > (double)size)
 				size = least < (double)left ? (uint64_t)least : left;
 		}
 		if (!r->done_in) {
@@ -502,6 +555,9 @@ static void *worker(void *arg)
 	unsigned me = __atomic_fetch_add(&r->acct_next, 1, __ATOMIC_RELAXED);
 	__typeof__(r->acct->w[0]) *a = r->acct && me < DECODE_ACCT_WORKERS ?
 		&r->acct->w[me] : NULL;
+	clockid_t clk;
+	/* Its chunks' progress, read by the planning of the run's end (end_size()). */
+	bool clocked = !pthread_getcpuclockid(pthread_self(), &clk);
 
 	for (;;) {
 		struct decode_chunk *c;
@@ -530,6 +586,11 @@ static void *worker(void *arg)
 		}
 		c = claim(r);
 		k = r->nr_chunks - 1;
+		if (c) {
+			r->chunks[k].clocked = clocked;
+			r->chunks[k].clk = clk;
+			r->chunks[k].cpu0 = thread_ns();
+		}
 		if (r->acct && c) {
 			uint64_t now = monotime_ns();
 
@@ -547,6 +608,7 @@ static void *worker(void *arg)
 			pthread_mutex_unlock(&r->lock);
 			decode_keep_free(keep);
 			if (a) {
+				a->end_ns = monotime_ns() - r->t_begin;
 				a->cpu_ns = thread_ns();
 				dsink_thread_waits(&a->room_waits, &a->room_wait_ns);
 			}

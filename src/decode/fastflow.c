@@ -79,6 +79,12 @@ struct fastflow {
 	struct fastflow_table *t;	/* the blocks: own, or the shared one (not full) */
 	struct fastflow_table *own;	/* NULL until needed */
 	struct fastflow_table *shared;
+	/*
+	 * t's nblk as this thread last read it (a bound of the blocks it may read, for the
+	 * links' checks): the shared table's nblk is in a line the other threads' cuts write,
+	 * and read at every step it moved between the CPUs at each of them (-J 2).
+	 */
+	uint32_t seen;
 	uint32_t most;		/* blocks of the table it cuts into, at most */
 	uint64_t epoch;		/* times its own table was emptied */
 	fastflow_insn_fn *insn_fn;	/* the instructions of each block run (--insn), or NULL */
@@ -100,6 +106,26 @@ static void fill(struct fastflow_table *t)
 	t->filled = true;
 }
 
+/*
+ * The shared table's lock, adaptive (it spins a while before it sleeps): a cut holds it for
+ * a lookup and a block's stores, and the workers cut together at the start (the walk: 20,000
+ * blocks in its first 6 %). A plain mutex slept there, and each wake was a futex call and
+ * an IPI to the other vCPU (-J 2 with both CPUs free: 7 % of the samples in the lock's
+ * futex wait and wake).
+ */
+static int lock_init(pthread_mutex_t *lock)
+{
+	pthread_mutexattr_t a;
+	int ret;
+
+	if (pthread_mutexattr_init(&a))
+		return -1;
+	ret = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP) ||
+	      pthread_mutex_init(lock, &a);
+	pthread_mutexattr_destroy(&a);
+	return ret;
+}
+
 static struct fastflow_table *table_new(bool shared)
 {
 	struct fastflow_table *t = aligned_alloc(64, sizeof(*t));
@@ -109,7 +135,7 @@ static struct fastflow_table *table_new(bool shared)
 	memset(t, 0, sizeof(*t));
 	t->blk = aligned_alloc(64, FASTFLOW_BLOCKS * sizeof(struct ffblk));
 	t->idx = calloc(IDX_SLOTS, sizeof(*t->idx));
-	if (!t->blk || !t->idx || (shared && pthread_mutex_init(&t->lock, NULL))) {
+	if (!t->blk || !t->idx || (shared && lock_init(&t->lock))) {
 		free(t->idx);
 		free(t->blk);
 		free(t);
@@ -168,6 +194,7 @@ void fastflow_share(struct fastflow *f, struct fastflow_table *t)
 		fill(t);
 	pthread_mutex_unlock(&t->lock);
 	f->t = f->shared = t;
+	f->seen = 0;
 }
 
 void fastflow_free(struct fastflow *f)
@@ -185,6 +212,15 @@ void fastflow_free(struct fastflow *f)
 static inline uint32_t used(const struct fastflow_table *t)
 {
 	return __atomic_load_n(&t->nblk, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Whether slot + 1 @i (a link, a hint) names a block of f->t that may be read: below the
+ * bound last read, else below nblk now (read again, acquire, only then).
+ */
+static inline bool held(struct fastflow *f, uint32_t i)
+{
+	return i && (i <= f->seen || i <= (f->seen = used(f->t)));
 }
 
 /* A link of @b (slot + 1, or 0). */
@@ -395,6 +431,7 @@ static const struct ffblk *block(struct fastflow *f, uint64_t ip)
 		t = f->t = f->own = table_new(false);
 		if (!t)
 			return NULL;
+		f->seen = 0;
 	}
 	e = lookup(t, ip, &slot);
 	if (e)
@@ -426,6 +463,7 @@ static const struct ffblk *block(struct fastflow *f, uint64_t ip)
 		if (!f->own)
 			return NULL;
 		t = f->t = f->own;
+		f->seen = 0;
 		e = lookup(t, ip, &slot);
 		if (e)
 			return e;
@@ -433,6 +471,7 @@ static const struct ffblk *block(struct fastflow *f, uint64_t ip)
 	if (t->nblk == FASTFLOW_BLOCKS) {
 		memset(t->idx, 0, IDX_SLOTS * sizeof(*t->idx));
 		t->nblk = 0;
+		f->seen = 0;
 		f->epoch++;
 		lookup(t, ip, &slot);
 	}
@@ -455,7 +494,7 @@ static inline const struct ffblk *follow(struct fastflow *f, const struct ffblk 
 	const struct ffblk *n;
 	struct fastflow_table *t = f->t;
 
-	if (t && i && i <= used(t) && t->blk[i - 1].ip == ip)
+	if (t && held(f, i) && t->blk[i - 1].ip == ip)
 		return &t->blk[i - 1];
 	n = block(f, ip);
 	/*
@@ -984,7 +1023,7 @@ static void tip_ahead(struct flow *w, bool took)
 	if (w->ntip >= 2 && t) {
 		uint32_t i = __atomic_load_n(&t->idx[idx_slot(w->tip[1])], __ATOMIC_RELAXED);
 
-		if (i && i <= used(t))
+		if (held(w->f, i))
 			__builtin_prefetch(&t->blk[i - 1]);
 	}
 }
@@ -1172,7 +1211,7 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 			/* Where the return on the stack goes, as it went before. */
 			uint32_t r = w->back[(w->top + RETSTACK) % (RETSTACK + 1)];
 
-			if (r && r <= used(f->t))
+			if (held(f, r))
 				__builtin_prefetch(&f->t->blk[r - 1]);
 		}
 		after = b->ip + b->last + b->size;
@@ -1253,9 +1292,9 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
 				 * The return site as the call's link was when it ran (fetched
 				 * above), else through the link now (checked as any link).
 				 */
-				if (back && back <= used(f->t) && f->t->blk[back - 1].ip == to) {
+				if (held(f, back) && f->t->blk[back - 1].ip == to) {
 					known = &f->t->blk[back - 1];
-				} else if (site && site <= used(f->t)) {
+				} else if (held(f, site)) {
 					from = &f->t->blk[site - 1];
 					way = 1;
 				}

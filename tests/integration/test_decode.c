@@ -1187,6 +1187,7 @@ Test(decode, jobs_two_accounts_each_threads_time_when_asked)
 	struct run_result r, plain;
 	unsigned long long chunks = 0;
 	unsigned workers = 0;
+	double wall;
 
 	char *raw = path_in(dir, "prog.bin:0x401000"), *pt = path_in(dir, "trace.pt");
 
@@ -1198,15 +1199,23 @@ Test(decode, jobs_two_accounts_each_threads_time_when_asked)
 	cr_assert_str_eq(plain.err, "");
 	cr_assert(!strcmp(r.out, plain.out), "the count changed the output");
 	cr_assert(strstr(r.err, "decode: threads: wall "), "%s", r.err);
+	cr_assert_eq(sscanf(strstr(r.err, "decode: threads: wall "), "decode: threads: wall %lf",
+			    &wall), 1, "%s", r.err);
 	for (const char *l = strstr(r.err, "worker "); l; l = strstr(l + 1, "worker ")) {
 		unsigned w;
-		double cpu, dcpu;
+		double cpu, dcpu, done;
 		unsigned long long n;
+		const char *at;
 
 		cr_assert_eq(sscanf(l, "worker %u: cpu %lf (chunks %lf in %llu)", &w, &cpu, &dcpu,
 				    &n), 4, "%.200s", l);
 		cr_expect_eq(w, workers, "%s", r.err);
 		cr_expect_leq(dcpu, cpu, "%s", r.err);
+		/* When it found no chunk left: after its chunks' CPU time, before the run's end. */
+		at = strstr(l, "done at ");
+		cr_assert(at && sscanf(at, "done at %lf", &done) == 1, "%.200s", l);
+		cr_expect_geq(done, dcpu, "%s", r.err);
+		cr_expect_leq(done, wall, "%s", r.err);
 		chunks += n;
 		workers++;
 	}
