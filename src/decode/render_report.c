@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "decode_rec.h"
+#include "memfill.h"
 #include "memimage.h"
 #include "render_report.h"
 #include "report_rec.h"
@@ -686,8 +687,10 @@ static bool tables_get(void)
 	if (addrs)
 		return true;
 	pthread_once(&tables_once, tables_key_make);
-	if (!tables_keyed || !(t = calloc(1, sizeof(*t))))
+	if (!tables_keyed || !(t = malloc(sizeof(*t))))
 		return false;
+	/* Read before written (a slot's look-up): zeroed in one go, not a copy per page. */
+	memfill(t, sizeof(*t));
 	if (pthread_setspecific(tables_key, t)) {
 		free(t);
 		return false;
