@@ -42,6 +42,15 @@ void events_enable(const struct stream *st);
 void events_disable(const struct stream *st);
 /* Restart the hardware of a stream after a stop (auxring_restart_fn). */
 void events_restart(void *stream);
+/*
+ * Read how many records the kernel dropped for want of room in the ring of
+ * @st, summed over the events writing into it (PERF_FORMAT_LOST; an
+ * inherited event's children count on it), into st->lost_kernel. After the
+ * last drain, the events stopped. st->lost_counted says whether the count is
+ * whole: false when an event was opened without it (a kernel before 6.0) or
+ * a read failed.
+ */
+void events_count_lost(struct stream *st);
 /* Unmap and close. */
 void events_close(struct stream *st);
 

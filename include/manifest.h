@@ -53,6 +53,14 @@ struct mlosses {
 	uint64_t partial;	/* AUX records flagged PARTIAL */
 	uint64_t collision;	/* AUX records flagged COLLISION */
 	uint64_t sideband_full;	/* times the data ring had no room for an AUX record */
+	/*
+	 * Sideband records the kernel dropped (its count, PERF_FORMAT_LOST) that
+	 * no LOST record reported: one is written only at the next record that
+	 * fits. Valid when counted; not counted (null): a kernel before 6.0, or a
+	 * bundle older than the field, where lost_records is all that is known.
+	 */
+	uint64_t unreported;
+	bool counted;
 };
 
 struct mstream {

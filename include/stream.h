@@ -24,6 +24,15 @@ struct stream {
 	int *fds;		/* every event writing into the ring */
 	int nr_fds;
 	struct auxring ring;	/* with the stream's counts */
+	/*
+	 * The records the kernel could not fit in the ring, as its events count
+	 * them (PERF_FORMAT_LOST, Linux 6.0): a LOST record reports them only at
+	 * the next record that fits, which may never come. Valid when
+	 * lost_counted: every event was opened with the count and read at the end.
+	 */
+	uint64_t lost_kernel;
+	bool lost_counted;
+	int nr_uncounted;	/* events the kernel opened without the count (< 6.0) */
 	bool mapped;
 	bool hup;		/* every event of the stream has exited */
 };

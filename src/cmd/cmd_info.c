@@ -105,6 +105,10 @@ static void check_streams(int dirfd, const struct manifest *m, struct problems *
 		if (l->lost)
 			problem(p, "%s: %" PRIu64 " LOST record(s): %" PRIu64 " sideband records were "
 				"dropped (a larger -m DATA helps)", s->file, l->lost, l->lost_records);
+		if (l->counted && l->unreported)
+			problem(p, "%s: the kernel dropped %" PRIu64 " sideband record(s) that no LOST "
+				"record reports: the data ring was full and nothing came after to "
+				"say so (a larger -m DATA helps)", s->file, l->unreported);
 		if (l->sideband_full)
 			problem(p, "%s: the sideband ring filled %" PRIu64 " time(s): a stop of the "
 				"hardware may have gone unrecorded there; it was restarted each time "

@@ -51,6 +51,9 @@ static const struct mfield lost_fields[] = {
 	U64("partial", lost.partial, 0),
 	U64("collision", lost.collision, 0),
 	U64("sideband_full", lost.sideband_full, 0),
+	/* null: the kernel could not count them (before 6.0); absent in older bundles */
+	{ F("unreported", MT_U64, lost.unreported, MF_OPTIONAL | MF_IF_BOOL),
+	  .cond_off = offsetof(T, lost.counted) },
 };
 static SCHEMA(lost_schema, lost_fields, T, NULL);
 

@@ -220,5 +220,8 @@ void session_end(struct session *s)
 	for (int i = 0; i < s->nr_streams; i++)
 		events_disable(&s->streams[i]);
 	session_drain_all(s, true);
+	/* After the last drain: what the kernel dropped that no LOST record will say. */
+	for (int i = 0; i < s->nr_streams; i++)
+		events_count_lost(&s->streams[i]);
 	end_workload(s);
 }

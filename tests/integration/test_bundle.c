@@ -286,6 +286,66 @@ Test(bundle, info_reads_back_what_the_recorder_wrote)
 	free(dir);
 }
 
+/* A stream's records the kernel dropped: its count less what the LOST records said, or not known. */
+Test(bundle, the_unreported_drops_are_the_kernels_count_less_the_lost_records)
+{
+	struct stream st;
+	struct mstream ms = { 0 };
+
+	stream_init(&st, 0, -1);
+	st.ring.stats.lost = 2;
+	st.ring.stats.lost_events = 5;
+	st.lost_counted = true;
+	st.lost_kernel = 12;
+	cr_assert_eq(bundle_describe_stream(&st, &ms), 0);
+	cr_expect(ms.lost.counted);
+	cr_expect_eq(ms.lost.unreported, 7);
+	cr_expect_eq(ms.lost.lost_records, 5);
+	st.lost_kernel = 5;	/* every drop reported */
+	cr_assert_eq(bundle_describe_stream(&st, &ms), 0);
+	cr_expect(ms.lost.counted && ms.lost.unreported == 0);
+	st.lost_counted = false;	/* a kernel before 6.0 */
+	st.lost_kernel = 0;
+	cr_assert_eq(bundle_describe_stream(&st, &ms), 0);
+	cr_expect(!ms.lost.counted && ms.lost.unreported == 0);
+	free(ms.file);
+	free(ms.sideband);
+}
+
+/* info names the drops no LOST record reports, and --json gives the count, null where unknown. */
+Test(bundle, info_names_drops_no_lost_record_reports)
+{
+	struct perf_event_mmap_page pc = { .cap_user_time_zero = 1 };
+	char *dir = testbundle_dir(), path[512], *text, *at;
+	const char *null = "\"unreported\": null";
+	struct run_result r;
+	size_t len;
+	FILE *f;
+
+	testbundle_write(dir, &pc, true);
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	text = (char *)slurp(path, &len);
+	text[len] = 0;
+	at = strstr(text, null);
+	cr_assert(at, "the test bundle's streams are not counted: %s", text);
+	f = fopen(path, "w");
+	cr_assert(f);
+	fprintf(f, "%.*s\"unreported\": \"7\"%s", (int)(at - text), text, at + strlen(null));
+	fclose(f);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	cr_expect_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "cpu0.pt: the kernel dropped 7 sideband record(s) that no LOST "
+			 "record reports"), "%s", r.out);
+	cr_expect(!strstr(r.out, "cpu1.pt: the kernel dropped"), "%s", r.out);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", "--json", dir, NULL), 0);
+	cr_expect(strstr(r.out, "\"unreported\": \"7\"") && strstr(r.out, null), "%s", r.out);
+	run_free(&r);
+	free(text);
+	testbundle_remove(dir);
+	free(dir);
+}
+
 /* info's stdout and stderr for a bundle of @nr streams, as text or --json: their bytes. */
 static size_t info_bytes(int nr, bool json)
 {

@@ -228,18 +228,19 @@ ctl() {
 # ---- a bundle checked against itself (the 8x cases: faults and bad inputs) ----
 
 # manifest_streams FILE: one line per stream of a manifest: file sideband bytes
-# sideband_bytes truncated lost lost_records partial collision
+# sideband_bytes truncated lost lost_records partial collision unreported ("-": not
+# counted, null or absent)
 manifest_streams() {
 	awk -F'"' '
 		/"streams": \[/ { in_s = 1; next }
 		in_s && /^  \]/ { in_s = 0 }
 		!in_s { next }
-		$2 == "file" { f = $4 } $2 == "sideband" { sb = $4 }
+		$2 == "file" { f = $4; u = "-" } $2 == "sideband" { sb = $4 }
 		$2 == "bytes" { b = $4 } $2 == "sideband_bytes" { sbb = $4 }
 		$2 == "truncated" { t = $4 } $2 == "lost" && $4 != "" { l = $4 }
 		$2 == "lost_records" { lr = $4 } $2 == "partial" { p = $4 }
-		$2 == "collision" { c = $4 }
-		$2 == "itrace_start" { print f, sb, b, sbb, t, l, lr, p, c }' "$1"
+		$2 == "collision" { c = $4 } $2 == "unreported" && $4 != "" { u = $4 }
+		$2 == "itrace_start" { print f, sb, b, sbb, t, l, lr, p, c, u }' "$1"
 }
 # manifest_str FILE KEY: the string after the first "KEY": (null prints nothing)
 manifest_str() { sed -n "s/^ *\"$2\": \"\(.*\)\",*$/\1/p" "$1" | head -n 1; }
@@ -319,6 +320,8 @@ check_agrees() {
 				printf "; info does not report %s: %s TRUNCATED", f, $5
 			if ($6 != 0 && index(info, f ": " $6 " LOST record(s): " $7 " sideband records") == 0)
 				printf "; info does not report %s: %s LOST (%s records)", f, $6, $7
+			if ($10 != "-" && $10 != 0 && index(info, f ": the kernel dropped " $10 " sideband record(s) that no LOST") == 0)
+				printf "; info does not report %s: %s records dropped unreported", f, $10
 		}' /tmp/agree.ls /tmp/agree.dump /tmp/agree.err /tmp/agree.streams)"
 	[ $_complete = 1 ] || grep -q 'did not finish cleanly' /tmp/agree.err \
 		|| _why="$_why; info does not say the recording did not finish cleanly"

@@ -115,6 +115,8 @@ void mfill(struct manifest *m)
 		s->lost.partial = u64();
 		s->lost.collision = u64();
 		s->lost.sideband_full = u64();
+		s->lost.counted = true;
+		s->lost.unreported = u64();
 		s->restarts = u64();
 		s->itrace_start = u64();
 	}

@@ -205,7 +205,7 @@ Test(manifest_bounds, the_size_bound_holds_the_manifest_grown_to_its_limits)
 
 		s->bytes = s->sideband_bytes = s->restarts = s->itrace_start = UINT64_MAX;
 		s->lost = (struct mlosses){ UINT64_MAX, UINT64_MAX, UINT64_MAX, UINT64_MAX,
-					    UINT64_MAX, UINT64_MAX };
+					    UINT64_MAX, UINT64_MAX, UINT64_MAX, true };
 	}
 	m.triggers[0].fires = m.triggers[0].dropped = m.triggers[0].throttled = UINT64_MAX;
 	m.triggers[0].stray_traps = UINT64_MAX;

@@ -19,7 +19,7 @@
 
 /* A field added to a structure changes its size: fill it in mfill, compare it below. */
 _Static_assert(sizeof(struct manifest) == 608, "struct manifest changed: see mfill.c");
-_Static_assert(sizeof(struct mstream) == 104, "struct mstream changed: see mfill.c");
+_Static_assert(sizeof(struct mstream) == 120, "struct mstream changed: see mfill.c");
 _Static_assert(sizeof(struct mimage) == 40, "struct mimage changed: see mfill.c");
 _Static_assert(sizeof(struct msnapshot) == 64, "struct msnapshot changed: see mfill.c");
 _Static_assert(sizeof(struct mwindow) == 40, "struct mwindow changed: see mfill.c");
@@ -86,6 +86,7 @@ static void same(const struct manifest *a, const struct manifest *b)
 		EQ(streams[i].lost.truncated); EQ(streams[i].lost.lost);
 		EQ(streams[i].lost.lost_records); EQ(streams[i].lost.partial);
 		EQ(streams[i].lost.collision); EQ(streams[i].lost.sideband_full);
+		EQ(streams[i].lost.counted); EQ(streams[i].lost.unreported);
 		EQ(streams[i].restarts); EQ(streams[i].itrace_start);
 	}
 	cr_assert_eq(a->nr_images, b->nr_images);
@@ -317,8 +318,36 @@ Test(manifest_schema, a_cut_manifest_reads_as_the_whole_text)
 	reads_as(t, false, "\"images[1]\": expected an object, found an integer");
 	free(t);
 	t = edit(text, "\"inode\": null", "\"path\": \"/image-", "\"path\": \"image-");
-	reads_as(t, false, "\"images[1].path\": 'image-74' is not an absolute path");
+	reads_as(t, false, "\"images[1].path\": 'image-76' is not an absolute path");
 	free(t);
+	free(text);
+	manifest_free(&m);
+}
+
+/*
+ * lost.unreported: null when the kernel could not count (before 6.0), absent in a
+ * bundle older than the field; both read as not counted, a count as counted.
+ */
+Test(manifest_schema, an_uncounted_or_absent_unreported_reads_as_not_counted)
+{
+	struct manifest m, back;
+	struct error e = { 0 };
+	char *text, *cut;
+
+	mfill(&m);
+	m.streams[0].lost.counted = false;
+	m.streams[0].lost.unreported = 0;
+	text = text_of(&m);
+	cr_assert(strstr(text, "\"unreported\": null"), "%s", text);
+	cr_assert_eq(manifest_parse(text, strlen(text), &back, &e), 0, "%s: %s", e.what, e.why);
+	same(&m, &back);
+	cr_expect(!back.streams[0].lost.counted && back.streams[1].lost.counted);
+	manifest_free(&back);
+	cut = edit(text, "\"sideband_full\"", ",\n        \"unreported\": null", "");
+	cr_assert_eq(manifest_parse(cut, strlen(cut), &back, &e), 0, "%s: %s", e.what, e.why);
+	cr_expect(!back.streams[0].lost.counted, "an older bundle: only LOST records known");
+	manifest_free(&back);
+	free(cut);
 	free(text);
 	manifest_free(&m);
 }
