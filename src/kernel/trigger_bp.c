@@ -54,7 +54,12 @@ struct trigger_bp {
 	struct bp_ring *rings;
 	int nrings;
 	uint64_t lost, throttled;
+	bool uncounted;		/* an event opened without PERF_FORMAT_LOST (before 6.0) */
 };
+
+#ifndef PERF_FORMAT_LOST
+#define PERF_FORMAT_LOST (1U << 4)	/* Linux 6.0 */
+#endif
 
 struct bp_sample {		/* PERF_SAMPLE_TID | TIME | CPU, in the kernel's order */
 	struct perf_event_header h;
@@ -152,8 +157,11 @@ static int open_error(struct error *e, int err, const char *path, uint64_t offse
  * remove_on_exec: an exec replaces the image the address was resolved in;
  * the breakpoint goes with it (Linux 5.13 on; an older kernel refuses the
  * bit, and the breakpoint then stays across exec as it did there).
+ * PERF_FORMAT_LOST: the kernel's count of the fires a full ring dropped (Linux
+ * 6.0 on): a LOST record says so only before the next record that fits, and
+ * none may come. *@counted: opened with it.
  */
-static int open_one(uint64_t addr, pid_t tid, int cpu)
+static int open_one(uint64_t addr, pid_t tid, int cpu, bool *counted)
 {
 	struct perf_event_attr a = {
 		.type = PERF_TYPE_BREAKPOINT,
@@ -171,13 +179,24 @@ static int open_one(uint64_t addr, pid_t tid, int cpu)
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
 		.remove_on_exec = 1,
+		.read_format = PERF_FORMAT_LOST,
 	};
 	int fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
 	if (fd < 0 && errno == EINVAL) {
-		a.remove_on_exec = 0;
+		a.read_format = 0;
 		fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	}
+	if (fd < 0 && errno == EINVAL) {
+		a.remove_on_exec = 0;
+		a.read_format = PERF_FORMAT_LOST;
+		fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0 && errno == EINVAL) {
+		a.read_format = 0;
+		fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	*counted = a.read_format != 0;
 	return fd;
 }
 
@@ -206,7 +225,8 @@ static int open_all(struct trigger_bp *b, uint64_t addr, const pid_t *tids, int 
 {
 	for (int t = 0; t < ntids; t++) {
 		for (int c = 0; c < ncpus; c++) {
-			int fd = open_one(addr, tids[t], cpus[c]), ret;
+			bool counted;
+			int fd = open_one(addr, tids[t], cpus[c], &counted), ret;
 
 			if (fd < 0) {
 				/* A thread that ended since the scan is no loss. */
@@ -216,6 +236,7 @@ static int open_all(struct trigger_bp *b, uint64_t addr, const pid_t *tids, int 
 				return -1;
 			}
 			b->fds[b->nfds++] = fd;
+			b->uncounted |= !counted;
 			ret = attach_ring(b, c, fd, epfd);
 			if (ret) {
 				*err = -ret;
@@ -379,9 +400,29 @@ int trigger_bp_read(struct trigger_bp *b, trigger_sink_fn sink, void *ctx)
 	return n;
 }
 
+/*
+ * The kernel's count, summed over the events (each counts the records it could not
+ * write; an inherited one's children count on it), where every event has it; the
+ * LOST records' sum otherwise, or if it is more (a read failed).
+ */
 uint64_t trigger_bp_dropped(const struct trigger_bp *b)
 {
-	return b->lost;
+	uint64_t sum = 0;
+
+	if (b->uncounted)
+		return b->lost;
+	for (int i = 0; i < b->nfds; i++) {
+		uint64_t v[2];	/* read_format PERF_FORMAT_LOST alone: { value, lost } */
+		ssize_t n;
+
+		do
+			n = read(b->fds[i], v, sizeof(v));
+		while (n < 0 && errno == EINTR);
+		if (n != (ssize_t)sizeof(v))
+			return b->lost;
+		sum += v[1];
+	}
+	return sum > b->lost ? sum : b->lost;
 }
 
 uint64_t trigger_bp_throttled(const struct trigger_bp *b)
