@@ -649,6 +649,29 @@ Test(report, takes_the_fast_path_where_decode_stats_does_and_prints_the_same)
 }
 
 /*
+ * report @input with @view at -J 1 and at -J 2 in 4 KiB chunks: each prints what libipt's
+ * block decoder alone prints (run_fast_same()) and exits 0; @name names the input.
+ */
+static void view_fast_same(const char *const *input, const char *const *view, const char *name)
+{
+	for (int j = 0; j < 2; j++) {
+		struct args a = { .n = 0 };
+		struct run_result r;
+		char what[256];
+
+		args_addv(&a, input);
+		if (j)
+			args_addv(&a, (const char *[]){ "-J", "2", "--chunk-size", "4K", NULL });
+		args_addv(&a, view);
+		snprintf(what, sizeof(what), "%s %s -J %d", name, view[0] ? view[0] : "(table)",
+			 j + 1);
+		run_fast_same(&a, what, &r);
+		cr_expect_eq(r.status, 0, "%s: %s", what, r.err);
+		run_free(&r);
+	}
+}
+
+/*
  * A fast segment hands its calls and returns to report in batches (fastflow_set_batch(): 256
  * at most) before it is known good: one that turns out not fast takes back the batches it
  * handed over. ptgen's segments here hold some 1,100 calls each; three of them end in a
@@ -715,21 +738,9 @@ Test(report, takes_back_the_batches_of_a_segment_that_is_not_fast)
 	cr_expect_eq(fast_note(r.err), fast_note(g.err) - 3, "%s", r.err);
 	run_free(&g);
 	run_free(&r);
-	for (int j = 0; j < 2; j++)
-		for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
-			struct args a = { .n = 0 };
-			char what[256];
-
-			args_addv(&a, (const char *[]){ "report", "--elf", elf, "--pt", bad, NULL });
-			if (j)
-				args_addv(&a, (const char *[]){ "-J", "2", "--chunk-size", "4K",
-								NULL });
-			args_addv(&a, views[v]);
-			snprintf(what, sizeof(what), "%s %s -J %d", bad, views[v][0], j + 1);
-			run_fast_same(&a, what, &r);
-			cr_expect_eq(r.status, 0, "%s: %s", what, r.err);
-			run_free(&r);
-		}
+	for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++)
+		view_fast_same((const char *[]){ "report", "--elf", elf, "--pt", bad, NULL },
+			       views[v], bad);
 	cleanup(dir);
 }
 
@@ -1464,23 +1475,9 @@ Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout =
 		}
 		run_free(&p);
 		run_free(&r);
-		for (int j = 0; j < 2; j++)
-			for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
-				struct args a = { .n = 0 };
-				char what[256];
-
-				args_addv(&a, (const char *[]){ "report", how[t], code[t], "--pt", pt,
-								NULL });
-				if (j)
-					args_addv(&a, (const char *[]){ "-J", "2", "--chunk-size", "4K",
-									NULL });
-				args_addv(&a, views[v]);
-				snprintf(what, sizeof(what), "%s %s -J %d", pt,
-					 views[v][0] ? views[v][0] : "(table)", j + 1);
-				run_fast_same(&a, what, &r);
-				cr_expect_eq(r.status, 0, "%s: %s", what, r.err);
-				run_free(&r);
-			}
+		for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++)
+			view_fast_same((const char *[]){ "report", how[t], code[t], "--pt", pt,
+							 NULL }, views[v], pt);
 		cleanup(dirs[t]);
 	}
 }
@@ -1532,20 +1529,8 @@ Test(report, keeps_the_addresses_of_many_functions_and_prints_the_same, .timeout
 	cr_expect_lt(defs * 5, calls, "slots defined again and again: %ld of %ld calls", defs,
 		     calls);
 	run_free(&r);
-	for (int j = 0; j < 2; j++)
-		for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++) {
-			struct args a = { .n = 0 };
-			char what[256];
-
-			args_addv(&a, (const char *[]){ "report", "--raw", code, "--pt", pt, NULL });
-			if (j)
-				args_addv(&a, (const char *[]){ "-J", "2", "--chunk-size", "4K", NULL });
-			args_addv(&a, views[v]);
-			snprintf(what, sizeof(what), "%s %s -J %d", pt,
-				 views[v][0] ? views[v][0] : "(table)", j + 1);
-			run_fast_same(&a, what, &r);
-			cr_expect_eq(r.status, 0, "%s: %s", what, r.err);
-			run_free(&r);
-		}
+	for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++)
+		view_fast_same((const char *[]){ "report", "--raw", code, "--pt", pt, NULL },
+			       views[v], pt);
 	cleanup(dir);
 }
