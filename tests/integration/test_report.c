@@ -43,18 +43,25 @@ static void run_tool(const char *tool, const struct args *in, const char *const 
 	cr_assert_eq(run_argv(full.v, NULL, r), 0);
 }
 
-/* ptgen's slow program: f called @iters times, every @every-th call @work turns longer. */
-static char *generate(const char *iters, const char *every, const char *work)
+/* Make the directory @dir (a mkdtemp() template, @argv's output) and run the generator @argv. */
+static void gen_into(char *dir, char *const *argv)
 {
-	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
 	struct run_result r;
-	char *argv[] = { own(run_testprog("ptgen")), "-n", (char *)iters, "-p", "4", "-z",
-			 "-s", (char *)every, "-w", (char *)work, dir, NULL };
 
 	cr_assert(mkdtemp(dir));
 	cr_assert_eq(run_argv(argv, NULL, &r), 0);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	run_free(&r);
+}
+
+/* ptgen's slow program: f called @iters times, every @every-th call @work turns longer. */
+static char *generate(const char *iters, const char *every, const char *work)
+{
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptgen")), "-n", (char *)iters, "-p", "4", "-z",
+			 "-s", (char *)every, "-w", (char *)work, dir, NULL };
+
+	gen_into(dir, argv);
 	return dir;
 }
 
@@ -322,12 +329,8 @@ Test(report, folded_weights_add_up_to_stats_and_stacks_are_call_paths)
 	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
 	char *argv[] = { own(run_testprog("ptgen")), "-n", "3000", "-p", "4", dir, NULL };
 	struct args in = { .n = 0 };
-	struct run_result r;
 
-	cr_assert(mkdtemp(dir));
-	cr_assert_eq(run_argv(argv, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
+	gen_into(dir, argv);
 	args_add(&in, "--elf");
 	args_add(&in, path_in(dir, "prog.elf"));
 	args_add(&in, "--pt");
@@ -538,10 +541,7 @@ Test(report, jobs_four_prints_what_jobs_one_prints_in_every_view)
 	struct args a = { .n = 0 }, b = { .n = 0 }, c = { .n = 0 };
 	struct run_result r;
 
-	cr_assert(mkdtemp(walk));
-	cr_assert_eq(run_argv(argv, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
+	gen_into(walk, argv);
 	args_add(&a, "--raw");
 	args_add(&a, path_in(walk, "prog.bin:0x401000"));
 	args_add(&a, "--pt");
@@ -602,12 +602,8 @@ Test(report, takes_the_fast_path_where_decode_stats_does_and_prints_the_same)
 	char *walk = own(strdup("/tmp/ptc-report-XXXXXX")), *loop = generate("20000", "7", "50");
 	char *argv[] = { own(run_testprog("ptwalk")), "-b", "20000", "-s", "3", "-n", "200000",
 			 "-p", "24", walk, NULL };
-	struct run_result r;
 
-	cr_assert(mkdtemp(walk));
-	cr_assert_eq(run_argv(argv, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
+	gen_into(walk, argv);
 	for (int t = 0; t < 2; t++) {
 		const char *code = t ? path_in(loop, "prog.elf") : path_in(walk, "prog.bin:0x401000");
 		const char *pt = path_in(t ? loop : walk, "trace.pt");
@@ -697,10 +693,7 @@ Test(report, takes_back_the_batches_of_a_segment_that_is_not_fast)
 	uint8_t *buf;
 	FILE *f;
 
-	cr_assert(mkdtemp(dir));
-	cr_assert_eq(run_argv(argv, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
+	gen_into(dir, argv);
 	elf = path_in(dir, "prog.elf");
 	good = path_in(dir, "trace.pt");
 	bad = path_in(dir, "bad.pt");
@@ -860,10 +853,7 @@ Test(report, durations_are_the_time_the_trace_encoded_and_add_up)
 	uint64_t sum = 0, last_start = 0;
 	size_t i;
 
-	cr_assert(mkdtemp(dir));
-	cr_assert_eq(run_argv(argv, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
+	gen_into(dir, argv);
 	args_add(&in, "--elf");
 	args_add(&in, path_in(dir, "prog.elf"));
 	args_add(&in, "--pt");
@@ -996,10 +986,7 @@ Test(report, call_times_are_libipts_for_the_call_and_ret_instructions)
 	size_t n = 0, i;
 	bool in_call = false;
 
-	cr_assert(mkdtemp(dir));
-	cr_assert_eq(run_argv(argv, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
+	gen_into(dir, argv);
 
 	/* ptxed: the time on each call line and on its ret line. */
 	snprintf(raw, sizeof(raw), "%s:0x401000", path_in(dir, "prog.bin"));
@@ -1253,7 +1240,6 @@ static char *snapshot_bundle(void)
 	uint8_t mmap2[64 + 16] = { 0 }, start[8] = { 0 };
 	uint64_t addr = 0x400000, len = 0x2000;
 	uint32_t pid[2] = { 4242, 4242 };
-	struct run_result r;
 	struct manifest m;
 	struct mstream *st;
 	struct error e = { 0 };
@@ -1261,10 +1247,7 @@ static char *snapshot_bundle(void)
 	FILE *f;
 	int fd;
 
-	cr_assert(mkdtemp(dir));
-	cr_assert_eq(run_argv(argv, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
+	gen_into(dir, argv);
 	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/sysroot' && cp '%s/prog.elf' '%s/sysroot/' && "
 		 ": > '%s/cpu1.pevent'", dir, dir, dir, dir);
 	cr_assert_eq(system(cmd), 0);
@@ -1429,10 +1412,7 @@ Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout =
 		if (t == 1)
 			gen[5] = "-z", gen[6] = dir;
 		if (t < 2) {
-			cr_assert(mkdtemp(dir));
-			cr_assert_eq(run_argv(gen, NULL, &r), 0);
-			cr_assert_eq(r.status, 0, "%s", r.err);
-			run_free(&r);
+			gen_into(dir, gen);
 		}
 		dirs[t] = dir;
 		how[t] = "--elf";
@@ -1443,10 +1423,7 @@ Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout =
 		char *argv[] = { own(run_testprog("ptwalk")), "-b", t == 3 ? "300" : "20000",
 				 "-s", "5", "-n", "200000", "-p", "24", dir, NULL };
 
-		cr_assert(mkdtemp(dir));
-		cr_assert_eq(run_argv(argv, NULL, &r), 0);
-		cr_assert_eq(r.status, 0, "%s", r.err);
-		run_free(&r);
+		gen_into(dir, argv);
 		dirs[t] = dir;
 		how[t] = "--raw";
 		code[t] = path_in(dir, "prog.bin:0x401000");
@@ -1514,10 +1491,7 @@ Test(report, keeps_the_addresses_of_many_functions_and_prints_the_same, .timeout
 	struct run_result r;
 	long calls, defs;
 
-	cr_assert(mkdtemp(dir));
-	cr_assert_eq(run_argv(argv, NULL, &r), 0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	run_free(&r);
+	gen_into(dir, argv);
 	code = path_in(dir, "prog.bin:0x401000");
 	pt = path_in(dir, "trace.pt");
 	cr_assert_eq(run_ptcollect(count, &r, "report", "--raw", code, "--pt", pt, NULL), 0);
