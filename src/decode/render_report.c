@@ -687,9 +687,10 @@ static bool tables_get(void)
 	if (addrs)
 		return true;
 	pthread_once(&tables_once, tables_key_make);
-	if (!tables_keyed || !(t = malloc(sizeof(*t))))
+	/* calloc(): a run's tables may be a freed thread's memory, and must start empty. */
+	if (!tables_keyed || !(t = calloc(1, sizeof(*t))))
 		return false;
-	/* Read before written (a slot's look-up): zeroed in one go, not a copy per page. */
+	/* Read before written (a slot's look-up): its pages made at once, not a copy each. */
 	memfill(t, sizeof(*t));
 	if (pthread_setspecific(tables_key, t)) {
 		free(t);
