@@ -10,11 +10,8 @@
 #include <unistd.h>
 
 #include "events.h"
+#include "lostcount.h"
 #include "privs.h"
-
-#ifndef PERF_FORMAT_LOST
-#define PERF_FORMAT_LOST (1U << 4)	/* Linux 6.0 */
-#endif
 
 static int open_error(const struct events_config *c, int err, pid_t pid, int cpu, struct error *e)
 {
@@ -73,23 +70,17 @@ static int set_filter(const struct events_config *c, int fd, struct error *e)
 int events_open(const struct events_config *c, struct stream *st, pid_t pid, int cpu,
 		struct error *e)
 {
-	struct perf_event_attr a = c->attr;
-	int fd, *n;
-
+	bool counted;
+	int *n;
 	/*
-	 * Count the records the ring had no room for: a LOST record says so
-	 * only when a later one fits. A kernel before 6.0 refuses the count
-	 * (EINVAL): open without it; the stream's lost count is then only the
-	 * LOST records.
+	 * Counting the records the ring had no room for (lostcount.h): without the
+	 * count (a kernel before 6.0) the stream's lost count is only the LOST
+	 * records.
 	 */
-	a.read_format |= PERF_FORMAT_LOST;
-	fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && errno == EINVAL) {
-		a.read_format &= ~(uint64_t)PERF_FORMAT_LOST;
-		fd = (int)syscall(SYS_perf_event_open, &a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd >= 0)
-			st->nr_uncounted++;
-	}
+	int fd = lostcount_open(&c->attr, pid, cpu, &counted);
+
+	if (fd >= 0 && !counted)
+		st->nr_uncounted++;
 	if (fd < 0)
 		return open_error(c, errno, pid, cpu, e);
 	n = realloc(st->fds, ((size_t)st->nr_fds + 1) * sizeof(*n));
@@ -159,25 +150,8 @@ void events_restart(void *stream)
 
 void events_count_lost(struct stream *st)
 {
-	uint64_t sum = 0;
-
-	st->lost_counted = false;
-	if (st->nr_uncounted || !st->nr_fds)
-		return;
-	for (int j = 0; j < st->nr_fds; j++) {
-		/* read_format is PERF_FORMAT_LOST alone: { value, lost } */
-		uint64_t v[2];
-		ssize_t n;
-
-		do
-			n = read(st->fds[j], v, sizeof(v));
-		while (n < 0 && errno == EINTR);
-		if (n != (ssize_t)sizeof(v))
-			return;
-		sum += v[1];
-	}
-	st->lost_kernel = sum;
-	st->lost_counted = true;
+	st->lost_counted = !st->nr_uncounted && st->nr_fds &&
+			   lostcount_sum(st->fds, st->nr_fds, &st->lost_kernel);
 }
 
 void events_close(struct stream *st)

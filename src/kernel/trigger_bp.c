@@ -38,6 +38,7 @@
 #include "procfs.h"
 #include "cpuset.h"
 #include "exechold.h"
+#include "lostcount.h"
 #include "trigger_backend.h"
 
 #define BP_RING_PAGES 16	/* data pages per CPU: ~1600 hits between reads (a loaded machine) */
@@ -56,10 +57,6 @@ struct trigger_bp {
 	uint64_t lost, throttled;
 	bool uncounted;		/* an event opened without PERF_FORMAT_LOST (before 6.0) */
 };
-
-#ifndef PERF_FORMAT_LOST
-#define PERF_FORMAT_LOST (1U << 4)	/* Linux 6.0 */
-#endif
 
 struct bp_sample {		/* PERF_SAMPLE_TID | TIME | CPU, in the kernel's order */
 	struct perf_event_header h;
@@ -157,9 +154,8 @@ static int open_error(struct error *e, int err, const char *path, uint64_t offse
  * remove_on_exec: an exec replaces the image the address was resolved in;
  * the breakpoint goes with it (Linux 5.13 on; an older kernel refuses the
  * bit, and the breakpoint then stays across exec as it did there).
- * PERF_FORMAT_LOST: the kernel's count of the fires a full ring dropped (Linux
- * 6.0 on): a LOST record says so only before the next record that fits, and
- * none may come. *@counted: opened with it.
+ * *@counted: opened with the kernel's count of the fires a full ring dropped
+ * (lostcount.h).
  */
 static int open_one(uint64_t addr, pid_t tid, int cpu, bool *counted)
 {
@@ -179,24 +175,13 @@ static int open_one(uint64_t addr, pid_t tid, int cpu, bool *counted)
 		.use_clockid = 1,
 		.clockid = CLOCK_MONOTONIC,
 		.remove_on_exec = 1,
-		.read_format = PERF_FORMAT_LOST,
 	};
-	int fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	int fd = lostcount_open(&a, tid, cpu, counted);
 
 	if (fd < 0 && errno == EINVAL) {
-		a.read_format = 0;
-		fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	}
-	if (fd < 0 && errno == EINVAL) {
 		a.remove_on_exec = 0;
-		a.read_format = PERF_FORMAT_LOST;
-		fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = lostcount_open(&a, tid, cpu, counted);
 	}
-	if (fd < 0 && errno == EINVAL) {
-		a.read_format = 0;
-		fd = (int)syscall(SYS_perf_event_open, &a, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	}
-	*counted = a.read_format != 0;
 	return fd;
 }
 
@@ -407,21 +392,10 @@ int trigger_bp_read(struct trigger_bp *b, trigger_sink_fn sink, void *ctx)
  */
 uint64_t trigger_bp_dropped(const struct trigger_bp *b)
 {
-	uint64_t sum = 0;
+	uint64_t sum;
 
-	if (b->uncounted)
+	if (b->uncounted || !lostcount_sum(b->fds, b->nfds, &sum))
 		return b->lost;
-	for (int i = 0; i < b->nfds; i++) {
-		uint64_t v[2];	/* read_format PERF_FORMAT_LOST alone: { value, lost } */
-		ssize_t n;
-
-		do
-			n = read(b->fds[i], v, sizeof(v));
-		while (n < 0 && errno == EINTR);
-		if (n != (ssize_t)sizeof(v))
-			return b->lost;
-		sum += v[1];
-	}
 	return sum > b->lost ? sum : b->lost;
 }
 
