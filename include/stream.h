@@ -41,5 +41,10 @@ struct stream {
 void stream_init(struct stream *s, int cpu, pid_t tid);
 /* Name it again (the workload's thread id became known). */
 void stream_name(struct stream *s);
+/*
+ * The records the kernel dropped from the ring that no LOST record reported, in
+ * *@n (its count less the LOST records'); false: not counted (*@n 0).
+ */
+bool stream_unreported(const struct stream *s, uint64_t *n);
 
 #endif

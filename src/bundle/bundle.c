@@ -582,9 +582,7 @@ int bundle_describe_stream(const struct stream *s, struct mstream *m)
 	m->lost.collision = st->collision;
 	m->lost.sideband_full = st->data_full;
 	/* What the kernel dropped beyond what its LOST records said. */
-	m->lost.counted = s->lost_counted;
-	m->lost.unreported = s->lost_counted && s->lost_kernel > st->lost_events ?
-			     s->lost_kernel - st->lost_events : 0;
+	m->lost.counted = stream_unreported(s, &m->lost.unreported);
 	m->restarts = st->restarts;
 	m->itrace_start = st->itrace_start;
 	return 0;

@@ -467,15 +467,15 @@ static void summary(const struct plan *p, const struct session_result *res)
 	for (int i = 0; i < res->nr_streams; i++) {
 		const struct stream *st = &res->streams[i];
 		const struct auxring_stats *a = &st->ring.stats;
+		uint64_t unreported;
 
 		msg_note("%-12s %12" PRIu64 " bytes  truncated %" PRIu64 "  lost %" PRIu64
 			 "  partial %" PRIu64 "  collision %" PRIu64, st->trace, a->aux_bytes,
 			 a->truncated, a->lost, a->partial, a->collision);
-		if (st->lost_counted && st->lost_kernel > a->lost_events)
+		if (stream_unreported(st, &unreported) && unreported)
 			msg_warn("record: %s: the kernel dropped %" PRIu64 " sideband record(s) that "
 				 "no LOST record reports: the data ring was full and nothing came "
-				 "after to say so (a larger -m DATA helps)", st->trace,
-				 st->lost_kernel - a->lost_events);
+				 "after to say so (a larger -m DATA helps)", st->trace, unreported);
 		if (a->data_full)
 			msg_warn("record: %s: the sideband ring filled %" PRIu64 " time(s): a stop of "
 				 "the hardware may have gone unrecorded; it was restarted each time "

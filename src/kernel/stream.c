@@ -23,3 +23,11 @@ void stream_name(struct stream *s)
 	snprintf(s->sideband, sizeof(s->sideband), "%.*s.pevent",
 		 (int)strlen(s->trace) - 3, s->trace);
 }
+
+bool stream_unreported(const struct stream *s, uint64_t *n)
+{
+	uint64_t said = s->ring.stats.lost_events;
+
+	*n = s->lost_counted && s->lost_kernel > said ? s->lost_kernel - said : 0;
+	return s->lost_counted;
+}
