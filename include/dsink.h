@@ -162,6 +162,15 @@ uint8_t *dsink_grow(struct dsink *s, size_t n);
  * --branches 2 % more CPU with it).
  */
 #define DSINK_AHEAD 4096
+/* The hint: the line DSINK_AHEAD past @end asked for, to be written (past a buffer: no fault). */
+static inline void dsink_ahead(const uint8_t *end)
+{
+#if defined(__x86_64__)
+	__asm__ volatile("prefetchw (%0)" : : "r"((uintptr_t)end + DSINK_AHEAD));
+#else
+	(void)end;
+#endif
+}
 /*
  * Room for @n more bytes at the end: a pointer to write them to, or NULL (out of memory,
  * which the sink's err then holds).
@@ -170,12 +179,8 @@ uint8_t *dsink_grow(struct dsink *s, size_t n);
 static inline uint8_t *dsink_room(struct dsink *s, size_t n)
 {
 	if (__builtin_expect(s->len + n <= s->cap, 1)) {
-#if defined(__x86_64__)
-		/* A hint: past the buffer's end it does nothing (no fault). */
 		if (s->cold)
-			__asm__ volatile("prefetchw (%0)" : :
-					 "r"((uintptr_t)(s->buf + s->len) + DSINK_AHEAD));
-#endif
+			dsink_ahead(s->buf + s->len);
 		return s->buf + s->len;
 	}
 	return dsink_grow(s, n);

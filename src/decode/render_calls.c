@@ -583,10 +583,7 @@ static int convert(struct dsink *s, const uint8_t *data, size_t len)
 				return -ENOMEM;
 		}
 		at = w.o.len;
-#if defined(__x86_64__)
-		__asm__ volatile("prefetchw (%0)" : :
-				 "r"((uintptr_t)(w.o.buf + w.o.len) + DSINK_AHEAD));
-#endif
+		dsink_ahead(w.o.buf + w.o.len);
 		if (c.exact) {
 			if (r->kind == DREC_STREAM)
 				c.depth = 0;
