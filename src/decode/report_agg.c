@@ -1198,14 +1198,14 @@ static inline void ahead_callv(struct rstate *s, struct ahead *h, const uint8_t 
 			       size_t at, size_t n)
 {
 	size_t end = at + n;
+	uint64_t run;
 	uint16_t to;
 
 	if (h->tail - h->head == PREFETCH_RING)
 		return;
 	/* (the tag, the run's varint, then the slot) */
-	for (at++; at < end && data[at] & 0x80; at++)
-		;
-	if (++at + sizeof(to) > end)
+	at++;
+	if (!get_varint(data, end, &at, &run) || end - at < sizeof(to))
 		return;
 	memcpy(&to, data + at, sizeof(to));
 	if (to >= ADDR_SLOTS)
