@@ -106,6 +106,7 @@ struct mtrigger {
 	uint64_t offset;	/* the probe's file offset */
 	uint64_t limit;		/* fires at most (--trigger-count), 0: none */
 	uint64_t fires, dropped, throttled;
+	bool dropped_counted;	/* dropped counted by the kernel; false: the LOST records' */
 	/*
 	 * Breakpoints: "tracee" (the process is ptcollect's tracee, stray debug
 	 * traps kept from it), or "uprobe" (armed as a uprobe: @fallback says

@@ -36,6 +36,7 @@
 struct trigger_stats {
 	uint64_t fires;		/* returned by trigger_poll_fires() */
 	uint64_t dropped;	/* lost before user space saw them (a full ring) */
+	bool dropped_counted;	/* @dropped is exact: false, at least (the LOST records' sum) */
 	uint64_t throttled;	/* breakpoints: times the kernel paused it (hits too often) */
 	uint64_t limit;		/* 0: none */
 	bool armed;		/* false before arming and once the limit is reached */

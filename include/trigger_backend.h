@@ -56,8 +56,11 @@ int trigger_bp_open(struct trigger_bp **b, unsigned int idx, const char *path, u
 int trigger_bp_enable(struct trigger_bp *b, struct error *e);
 void trigger_bp_disable(struct trigger_bp *b);
 int trigger_bp_read(struct trigger_bp *b, trigger_sink_fn sink, void *ctx);
-/* Fires a full ring dropped: the kernel's count (Linux 6.0), else its LOST records'. */
-uint64_t trigger_bp_dropped(const struct trigger_bp *b);
+/*
+ * Fires a full ring dropped: the kernel's count (Linux 6.0), else its LOST records'
+ * (*@counted false: at least that many).
+ */
+uint64_t trigger_bp_dropped(const struct trigger_bp *b, bool *counted);
 /* THROTTLE records: the kernel stopped sampling a while (hits too frequent). */
 uint64_t trigger_bp_throttled(const struct trigger_bp *b);
 void trigger_bp_close(struct trigger_bp *b);

@@ -490,6 +490,11 @@ static void summary(const struct plan *p, const struct session_result *res)
 
 		msg_note("%s: %" PRIu64 " fire%s%s", t->spec, t->fires, t->fires == 1 ? "" : "s",
 			 t->dropped ? " (and some the kernel dropped: see the manifest)" : "");
+		/* Before 6.0 a full ring that no fire came after drops fires unseen. */
+		if (!t->dropped_counted)
+			msg_warn("record: %s: this kernel does not count the fires a full ring "
+				 "drops (Linux 6.0 does): %" PRIu64 " dropped is what its LOST "
+				 "records said, and more may have been", t->spec, t->dropped);
 	}
 	if (p->opts.script.no_trace) {
 		msg_note("no trace (--no-trace), in %s (%s)", p->opts.output,

@@ -258,10 +258,12 @@ void trigger_get_stats(const struct trigger_set *ts, unsigned int idx, struct tr
 	st->fires = t->fires;
 	st->limit = t->limit;
 	st->armed = t->armed;
-	if (t->kind == TRIGGER_UPROBE && ts->bpf)
+	if (t->kind == TRIGGER_UPROBE && ts->bpf) {
 		st->dropped = trigger_bpf_dropped(ts->bpf, idx);
+		st->dropped_counted = true;	/* the program counts each fire it could not put */
+	}
 	if (t->bp) {
-		st->dropped = trigger_bp_dropped(t->bp);
+		st->dropped = trigger_bp_dropped(t->bp, &st->dropped_counted);
 		st->throttled = trigger_bp_throttled(t->bp);
 	}
 }

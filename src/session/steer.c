@@ -388,6 +388,7 @@ void steer_sync(struct steer *st)
 		trigger_get_stats(st->ts, (unsigned int)i, &ts);
 		st->m->triggers[i].fires = st->per[i];
 		st->m->triggers[i].dropped = ts.dropped;
+		st->m->triggers[i].dropped_counted = ts.dropped_counted;
 		st->m->triggers[i].throttled = ts.throttled;
 	}
 }
