@@ -22,6 +22,7 @@
 #include "decode_rec.h"
 #include "fileio.h"
 #include "insnblk.h"
+#include "iptfill.h"
 #include "memimage.h"
 #include "monotime.h"
 #include "render.h"
@@ -1100,10 +1101,13 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	 * And each section once for all workers, with libipt's block cache of it: made per
 	 * worker, each cache (4 bytes a byte of code) was filled by each, and its pages,
 	 * calloc'd, read before written, each took a copy on write and a TLB flush of the
-	 * other CPU (no memory for it: each has its own).
+	 * other CPU (no memory for it: each has its own). The one cache's pages are written
+	 * when libipt makes it (iptfill.h): read first, each still took that flush.
 	 */
-	if (!ret && r.jobs > 1)
+	if (!ret && r.jobs > 1) {
+		iptfill_hook();
 		r.iscache = image_iscache_new();
+	}
 	if (!ret && cfg->mode == DECODE_INSN)
 		r.lines = insnblk_shared_new();
 	if (!ret) {
