@@ -49,6 +49,31 @@ Test(memfill, a_fresh_table_is_resident_and_zero_after)
 	munmap(m, size);
 }
 
+/*
+ * memresident(): every page the range touches is resident after, and no byte changed (a
+ * page written before keeps its bytes: another thread may be writing there).
+ */
+Test(memfill, resident_pages_keep_their_bytes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 8 * page;
+	uint8_t *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			  0);
+
+#ifdef __SANITIZE_ADDRESS__
+	cr_skip_test("memresident() does nothing under ASan");
+#endif
+	cr_assert(m != MAP_FAILED);
+	memset(m + 2 * page + 10, 0x5a, 100);
+	cr_assert_eq(resident(m, size), 1);
+	/* From inside page 1 to inside page 4: pages 1 to 4. */
+	memresident(m + page + 100, 3 * page);
+	cr_assert_eq(resident(m, size), 4);
+	cr_assert_eq(resident(m + page, 4 * page), 4);
+	for (size_t i = 0; i < size; i++)
+		cr_assert_eq(m[i], i >= 2 * page + 10 && i < 2 * page + 110 ? 0x5a : 0, "byte %zu", i);
+	munmap(m, size);
+}
+
 /* A file of @n bytes, byte i = i * 7 + 3, its path in @path. */
 static void code_file(char *path, size_t n)
 {
