@@ -161,6 +161,11 @@ struct decode_chunk {
 	const uint8_t *pt;		/* the stream's bytes */
 	bool mapped;			/* pt maps a file privately: pages may be dropped */
 	int fd;				/* with mapped: that file, for its holes, or -1 */
+	/*
+	 * With fd: the file holds data (no hole) from data_lo up to data_hi, file offsets, as
+	 * the run found it once for all its chunks (data_hi 0: not known, asked as needed).
+	 */
+	uint64_t data_lo, data_hi;
 	uint64_t begin, end;		/* this chunk's range of them (begin: a PSB, or 0) */
 	uint64_t len;			/* the stream's bytes in all (0: not known; end) */
 	bool first, last;		/* of its stream */

@@ -11,5 +11,11 @@
  * or nothing yet (calloc(), or a table written before it is read).
  */
 void memfill(void *p, size_t size);
+/*
+ * Makes the pages [@p, @p + @size) touches (mapped, writable) resident and written where
+ * the kernel can (MADV_POPULATE_WRITE) and changes no byte, so other threads may be writing
+ * there; else (and under ASan) does nothing.
+ */
+void memresident(void *p, size_t size);
 
 #endif

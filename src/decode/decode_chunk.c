@@ -535,6 +535,8 @@ int decode_chunk_kept(struct decode_chunk *c, struct decode_keep **keep)
 	memset(&x, 0, sizeof(x));
 	x.c = c;
 	x.cfg = c->cfg;
+	x.data_lo = c->data_lo;
+	x.data_hi = c->data_hi;
 	/* Sideband changes the image as it goes: such a chunk builds its own. */
 	if (keep && !c->cfg->streams[c->stream].nr_sb) {
 		if (!*keep)

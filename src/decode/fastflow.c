@@ -65,6 +65,7 @@ struct fastflow_table {
 	bool filled;		/* memfill() done (shared: under lock) */
 	/* What a cut writes, in a line of its own: the pointers above are read at each step. */
 	uint32_t nblk __attribute__((aligned(64)));
+	uint32_t ready;		/* shared: blk made resident up to here (blocks_ahead()) */
 	pthread_mutex_t lock;	/* with shared: who cuts */
 };
 
@@ -413,6 +414,29 @@ static inline struct ffblk *lookup(struct fastflow_table *t, uint64_t ip, size_t
 }
 
 /*
+ * The shared table's blocks ahead of its next cut made resident before its lock is taken:
+ * a cut into a page not written yet took a page fault under the lock (one a 128 blocks),
+ * long enough that the other worker, which spins for it a while, slept (the walk of
+ * bench/decode, --stats -J 2: 120 sleeps a run, each a futex wait and wake, the wake an
+ * IPI). AHEAD_BLOCKS at a time, claimed by one thread; memresident() changes no byte, so a
+ * cut may write there meanwhile. Not filled whole: the loop's few blocks would pay 1 MiB.
+ */
+#define AHEAD_BLOCKS 256
+
+static void blocks_ahead(struct fastflow_table *t)
+{
+	uint32_t ready = __atomic_load_n(&t->ready, __ATOMIC_RELAXED), to;
+
+	if (ready >= FASTFLOW_BLOCKS || __atomic_load_n(&t->nblk, __ATOMIC_RELAXED) +
+	    AHEAD_BLOCKS / 2 < ready)
+		return;
+	to = ready + AHEAD_BLOCKS < FASTFLOW_BLOCKS ? ready + AHEAD_BLOCKS : FASTFLOW_BLOCKS;
+	if (__atomic_compare_exchange_n(&t->ready, &ready, to, false, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED))
+		memresident(&t->blk[ready], (to - ready) * sizeof(*t->blk));
+}
+
+/*
  * The block at @ip: from the table, or cut now; NULL when this path cannot. A full table
  * of its own is emptied (links into it are checked before use).
  */
@@ -447,6 +471,7 @@ static const struct ffblk *block(struct fastflow *f, uint64_t ip)
 			break;
 	}
 	if (t->shared) {
+		blocks_ahead(t);
 		pthread_mutex_lock(&t->lock);
 		/* Another thread may have cut it meanwhile. */
 		e = lookup(t, ip, &slot);

@@ -41,3 +41,18 @@ void memfill(void *p, size_t size)
 #endif
 	memset(p, 0, size);
 }
+
+void memresident(void *p, size_t size)
+{
+#ifndef __SANITIZE_ADDRESS__
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)p & ~(page - 1);
+	uintptr_t hi = ((uintptr_t)p + size + page - 1) & ~(page - 1);
+
+	if (size)
+		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+	(void)p;
+	(void)size;
+#endif
+}
