@@ -1045,7 +1045,7 @@ static inline void give(struct flow *w, uint64_t from, uint64_t to, const char *
 	struct fastflow *f = w->f;
 
 	if (w->batch) {
-		f->cr[f->ncr++] = (struct fastflow_cr){ from, to, ninsn, next, kind[0] == 'c' };
+		f->cr[f->ncr++] = (struct fastflow_cr){ from, to, ninsn, kind[0] == 'c', next };
 		if (f->ncr == FASTFLOW_BATCH)
 			flush(w);
 		return;
