@@ -127,7 +127,9 @@ _Static_assert(sizeof(struct fastflow_cr) == 32, "a batch's entry has no padding
 /* Calls and returns in a batch at most. */
 #define FASTFLOW_BATCH 256
 
-typedef void fastflow_batch_fn(void *ctx, const struct fastflow_cr *v, unsigned n);
+/* @ninsn: the entries' instructions summed (what fastflow counted them from: no pass over them) */
+typedef void fastflow_batch_fn(void *ctx, const struct fastflow_cr *v, unsigned n,
+			       uint64_t ninsn);
 
 /*
  * With @fn (NULL: none; none at first), a calls-only segment whose fastflow_segment() has a
