@@ -111,18 +111,25 @@ bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t
  */
 void fastflow_set_calls_only(struct fastflow *f, bool on);
 
-/* A call or return of a calls-only segment, as a batch gives it (fastflow_branch_fn's). */
+/*
+ * A call or return of a calls-only segment, as a batch gives it (fastflow_branch_fn's).
+ * 32 bytes and no padding: a batch compares as bytes (report keeps the last few batches
+ * and what they wrote, and a loop's batches come again), and is written in four stores.
+ */
 struct fastflow_cr {
 	uint64_t from, to;
-	uint64_t ninsn;		/* since the call or return before, this one counted */
+	uint64_t ninsn : 63;	/* since the call or return before, this one counted */
+	uint64_t call : 1;	/* else a return */
 	uint64_t next;		/* the address after it */
-	bool call;		/* else a return */
 };
+_Static_assert(sizeof(struct fastflow_cr) == 32, "a batch's entry has no padding");
 
 /* Calls and returns in a batch at most. */
 #define FASTFLOW_BATCH 256
 
-typedef void fastflow_batch_fn(void *ctx, const struct fastflow_cr *v, unsigned n);
+/* @ninsn: the entries' instructions summed (what fastflow counted them from: no pass over them) */
+typedef void fastflow_batch_fn(void *ctx, const struct fastflow_cr *v, unsigned n,
+			       uint64_t ninsn);
 
 /*
  * With @fn (NULL: none; none at first), a calls-only segment whose fastflow_segment() has a

@@ -63,6 +63,13 @@ struct report_config {
 	bool json;
 	bool sum_count;			/* the table says how many calls the workers summed */
 	bool sum_play;			/* the merge plays those calls, never folds them */
+	/*
+	 * With sum_count: the batches workers wrote again from one they kept, and with
+	 * again_check (each also summed, the sums' bytes kept) those whose copy was not what
+	 * summing wrote or left (atomic).
+	 */
+	uint64_t *again, *again_bad;
+	bool again_check;
 };
 
 #endif

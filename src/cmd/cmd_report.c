@@ -65,6 +65,7 @@ const struct cmd_spec report_spec = { "report", report_options, usage_report, tr
 struct ropts {
 	struct report_config rc;
 	bool weight_given;
+	uint64_t again, again_bad;	/* rc.again's, rc.again_bad's */
 };
 
 static int bad_value(const char *opt, const char *arg, const char *what)
@@ -152,6 +153,11 @@ static int report_configure(void *ctx, struct decode_config *cfg)
 	/* A debug count, for the tests and docs/benchmarks.md: not a documented output. */
 	r->rc.sum_count = getenv("PTCOLLECT_REPORT_SUM_COUNT") &&
 			  *getenv("PTCOLLECT_REPORT_SUM_COUNT");
+	r->rc.again = r->rc.sum_count ? &r->again : NULL;
+	r->rc.again_bad = r->rc.sum_count ? &r->again_bad : NULL;
+	/* And each batch written again is also summed, the two compared. */
+	r->rc.again_check = getenv("PTCOLLECT_REPORT_AGAIN_CHECK") &&
+			    *getenv("PTCOLLECT_REPORT_AGAIN_CHECK");
 	/* And the merge plays the workers' sums as records where it could fold them in. */
 	r->rc.sum_play = getenv("PTCOLLECT_REPORT_SUM_PLAY") &&
 			 *getenv("PTCOLLECT_REPORT_SUM_PLAY");

@@ -130,15 +130,13 @@ static void fast_call_ret(void *ctx, uint64_t from, uint64_t to, const char *kin
  * fastflow's batch of calls and returns (fastflow_set_batch()) to the renderer's flows():
  * what fast_call_ret() does for each, once a batch (only the last is x->prev).
  */
-static void fast_calls(void *ctx, const struct fastflow_cr *v, unsigned n)
+static void fast_calls(void *ctx, const struct fastflow_cr *v, unsigned n, uint64_t ninsn)
 {
 	struct dec *x = ctx;
 	const struct fastflow_cr *l = &v[n - 1];
-	uint64_t told = 0, run = x->run_n;
+	uint64_t run = x->run_n;
 
-	for (unsigned i = 0; i < n; i++)
-		told += v[i].ninsn;
-	x->ff_told += told;
+	x->ff_told += ninsn;
 	x->prev.ip = l->from;
 	x->prev.isid = 0;
 	x->prev.size = (uint8_t)(l->next - l->from);

@@ -964,6 +964,7 @@ struct flow {
 	bool calls_only;		/* jumps not to fn: their instructions go with the next */
 	bool batch;			/* calls and returns to f->batch_fn, not fn (give()) */
 	uint64_t told;			/* instructions up to the last branch given to fn */
+	uint64_t told_batch;		/* told when the batch started */
 	/* --insn: the blocks run since the last branch that read trace (first address, count). */
 	struct { uint64_t ip; uint32_t n; } pblk[PBLK_MAX];
 	unsigned npblk;
@@ -1053,14 +1054,15 @@ static void tip_ahead(struct flow *w, bool took)
 	}
 }
 
-/* The batch so far to f->batch_fn. */
-static __attribute__((noinline)) void flush(struct flow *w)
+/* The batch so far to f->batch_fn, its last entry's instructions up to @told. */
+static __attribute__((noinline)) void flush(struct flow *w, uint64_t told)
 {
 	struct fastflow *f = w->f;
 
 	if (f->ncr)
-		f->batch_fn(w->ctx, f->cr, f->ncr);
+		f->batch_fn(w->ctx, f->cr, f->ncr, told - w->told_batch);
 	f->ncr = 0;
+	w->told_batch = told;
 }
 
 /* A branch to fn, or with w->batch (calls and returns only) into the batch. */
@@ -1070,9 +1072,9 @@ static inline void give(struct flow *w, uint64_t from, uint64_t to, const char *
 	struct fastflow *f = w->f;
 
 	if (w->batch) {
-		f->cr[f->ncr++] = (struct fastflow_cr){ from, to, ninsn, next, kind[0] == 'c' };
+		f->cr[f->ncr++] = (struct fastflow_cr){ from, to, ninsn, kind[0] == 'c', next };
 		if (f->ncr == FASTFLOW_BATCH)
-			flush(w);
+			flush(w, w->told + ninsn);
 		return;
 	}
 	w->fn(w->ctx, from, to, kind, ninsn, next);
@@ -1362,7 +1364,7 @@ end:
 	if (w->s.ntnt || !tail(w, tail_ip, w->s.pos))
 		goto out;
 	if (w->batch)
-		flush(w);
+		flush(w, w->told);
 	*next = w->s.pos;
 	st->insns += w->d.insns;
 	st->branches += w->d.branches;

@@ -141,6 +141,8 @@ struct addr_slot {
 
 /* ADDR_SLOTS of them, tables_get()'s: a chunk with an id (r->chunk) has them */
 static __thread struct addr_slot *addrs;
+/* Times a slot of addrs[] was written: a batch kept (struct bmemo) holds while it stays. */
+static __thread uint64_t addr_gen;
 
 /* The time T_TIME last said in this thread's chunk @time_chunk. */
 static __thread uint64_t time_chunk, time_at;
@@ -196,6 +198,7 @@ static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int 
 		*a = (struct addr_slot){ .chunk = r->chunk, .ip = ip, .off = y.off, .isid = isid,
 					 .name = *name, .obj = *obj, .how = *how,
 					 .callee = callee };
+		addr_gen++;
 		put_fixed(r->sink, T_ADEF, &d, sizeof(d));
 		*aid = d.aid;
 	}
@@ -660,6 +663,36 @@ static __thread struct {
 } sum;
 
 /*
+ * Batches seen again: a loop's batches come in turn, a few of them (bench/decode's loop:
+ * three, each 64 trees of f calling g, g's runs 4 or 5 instructions in another phase), and
+ * a batch flows() summed whole into one T_SUM writes that T_SUM again from the same state.
+ * The last BMEMO such batches are kept with the T_SUM's bytes, the state they started from
+ * (the chunk, the slots unchanged since: addr_gen, the shadow's count, the return address
+ * the T_SUM carries, the section calls go to) and the shadow's count they left; a batch
+ * equal to one of them (its entries as bytes, the first one's with the run before it)
+ * from that state writes its T_TIME if due and then the same bytes, and leaves the state
+ * summing would have (flows(): a T_SUM is closed by the flows() call that opened it, and
+ * nothing of the sums' state goes from one call to the next).
+ */
+#define BMEMO 4
+#define BMEMO_SUM 4096			/* a T_SUM's bytes kept at most */
+
+struct bmemo {
+	uint64_t chunk, gen, ret;	/* r->chunk, addr_gen, ep_ret when it was summed */
+	uint64_t k0;			/* v[0]'s instructions and the run before them */
+	int to_isid;
+	uint32_t n, sh_n, sh_after;	/* the shadow's count before and after */
+	uint32_t len;			/* the T_SUM's bytes in sum[] (0: none kept) */
+	uint32_t next;			/* the batch that came after it last */
+	struct fastflow_cr v[FASTFLOW_BATCH];
+	uint8_t sum[BMEMO_SUM];
+};
+
+/* The batches kept (in tables_get()'s tables), the last one taken, the next to replace. */
+static __thread struct bmemo *bm_tab;
+static __thread uint32_t bm_last, bm_put;
+
+/*
  * A thread's tables by address slot: addrs[] and the sums' (2 MiB at 32,768 slots). Too
  * large for every thread's static TLS (each thread of every mode would clear them, --stats'
  * too): allocated at the first chunk a thread gives an id, freed when the thread ends.
@@ -668,6 +701,7 @@ struct slot_tables {
 	struct addr_slot addrs[ADDR_SLOTS];
 	struct sum_acc acc[ADDR_SLOTS];
 	uint16_t ent[ADDR_SLOTS];
+	struct bmemo memo[BMEMO];
 };
 
 static pthread_key_t tables_key;
@@ -697,6 +731,7 @@ static bool tables_get(void)
 		return false;
 	}
 	addrs = t->addrs;
+	bm_tab = t->memo;
 	sum.acc = t->acc;
 	sum.ent = t->ent;
 	return true;
@@ -972,13 +1007,99 @@ static inline bool sums_on(const struct render *r)
 	return rc && !rc->outliers && rc->view == REPORT_FUNCTIONS;
 }
 
-/* A fast segment's calls and returns in one step (renderer.flows()): flow() of each. */
-static void flows(struct render *r, struct rrec *rec, uint64_t run,
-		  const struct fastflow_cr *v, unsigned n)
+/* The batch kept that @v (@n, v[0] after @k0 instructions) is again in this state, or NULL. */
+static struct bmemo *bmemo_find(const struct render *r, const struct rrec *rec,
+				const struct fastflow_cr *v, unsigned n, uint64_t k0)
 {
+	uint32_t j = bm_tab[bm_last].next;
+
+	if (ep_chunk != r->chunk)
+		return NULL;
+	/* (the one that came after the last one taken first: a loop's batches come in turn) */
+	for (uint32_t t = 0; t < BMEMO; t++, j = (j + 1) % BMEMO) {
+		struct bmemo *m = &bm_tab[j];
+
+		if (m->n != n || m->len == 0 || m->chunk != r->chunk || m->gen != addr_gen ||
+		    m->ret != ep_ret || m->sh_n != sh_n || m->to_isid != rec->to_isid ||
+		    m->k0 != k0 || m->v[0].from != v[0].from || m->v[0].to != v[0].to ||
+		    m->v[0].next != v[0].next || m->v[0].call != v[0].call ||
+		    memcmp(m->v + 1, v + 1, (n - 1) * sizeof(*v)))
+			continue;
+		bm_tab[bm_last].next = j;
+		bm_last = j;
+		return m;
+	}
+	return NULL;
+}
+
+/* Batch @m again: what flows() writes and leaves for it, without summing its trees. */
+static void bmemo_play(struct render *r, const struct rrec *rec, const struct bmemo *m,
+		       const struct fastflow_cr *v, unsigned n)
+{
+	uint64_t *again = r->cfg->report->again;
+	uint8_t *w;
+
+	if (again)
+		__atomic_fetch_add(again, 1, __ATOMIC_RELAXED);
+	/* (sum_open()'s, at the first call; the epoch is the chunk's: bmemo_find()) */
+	put_time(r, rec);
+	w = dsink_room(r->sink, m->len);
+	if (w) {
+		memcpy(w, m->sum, m->len);
+		dsink_commit(r->sink, m->len);
+	}
+	/* (sum_tree()'s at the last tree's return) */
+	last_ip = v[n - 1].from;
+	last_next = v[n - 1].next;
+	sh_n = m->sh_after;
+}
+
+/*
+ * Keep the batch flows() just summed whole, from shadow count @sh0 (the epoch the chunk's):
+ * it wrote from dsink_pos() @start a T_TIME or nothing, then from @before the T_SUM, the last.
+ */
+static void bmemo_keep(const struct render *r, const struct rrec *rec,
+		       const struct fastflow_cr *v, unsigned n, uint64_t k0, uint64_t start,
+		       uint64_t before, uint32_t sh0)
+{
+	const struct dsink *s = r->sink;
+	uint64_t len = dsink_pos(r->sink) - before, pre = before - start;
+	struct bmemo *m;
+
+	if (!len || len > BMEMO_SUM || len + pre > s->len ||
+	    s->buf[s->len - len] != T_SUM ||
+	    (pre && (pre != 1 + sizeof(struct ptime) || s->buf[s->len - len - pre] != T_TIME)))
+		return;
+	m = &bm_tab[bm_put];
+	bm_put = (bm_put + 1) % BMEMO;
+	m->chunk = r->chunk;
+	m->gen = addr_gen;
+	m->ret = ep_ret;
+	m->k0 = k0;
+	m->to_isid = rec->to_isid;
+	m->n = n;
+	m->sh_n = sh0;
+	m->sh_after = sh_n;
+	m->len = (uint32_t)len;
+	memcpy(m->v, v, n * sizeof(*v));
+	memcpy(m->sum, s->buf + s->len - len, len);
+	bm_tab[bm_last].next = (uint32_t)(m - bm_tab);
+	bm_last = (uint32_t)(m - bm_tab);
+}
+
+/*
+ * A batch's calls and returns summed (flows() but for a batch kept), the batch kept with
+ * @keep where it goes into one T_SUM whole.
+ */
+static void sum_batch(struct render *r, struct rrec *rec, uint64_t run,
+		      const struct fastflow_cr *v, unsigned n, bool keep)
+{
+	uint64_t k0 = v[0].ninsn + run, start = dsink_pos(r->sink), before;
+	uint32_t sh0 = sh_n;
 	unsigned i = 0;
 
 	sum.off = !sums_on(r) || !r->chunk;
+	keep = keep && !sum.off && ep_chunk == r->chunk;
 	sum.depth = 0;
 	for (; i < n && !sum.off; i++) {
 		sum_one(r, rec, v, i, v[i].ninsn + run);
@@ -987,12 +1108,99 @@ static void flows(struct render *r, struct rrec *rec, uint64_t run,
 	/* (a tree the batch ends in: written) */
 	if (!sum.off && sum.depth && !sum.dirty)
 		sum_write(r, rec, v, n);
+	before = dsink_pos(r->sink);
 	sum_close(r);
+	if (keep && i == n && !sum.off)
+		bmemo_keep(r, rec, v, n, k0, start, before, sh0);
 	for (; i < n; i++) {
 		set_rec(rec, &v[i]);
 		flow_one(r, rec, v[i].ninsn + run, v[i].next);
 		run = 0;
 	}
+}
+
+/* The worker's state a batch may change, but the sums' own (bmemo_check()). */
+struct wstate {
+	uint64_t last_ip, last_next, time_chunk, time_at, ep_chunk, ep_ret;
+	uint32_t sh_n, sh_top;
+	bool time_has, ep_has_ret;
+};
+
+static void wstate_get(struct wstate *w)
+{
+	*w = (struct wstate){ last_ip, last_next, time_chunk, time_at, ep_chunk, ep_ret,
+			      sh_n, sh_top, time_has, ep_has_ret };
+}
+
+static void wstate_set(const struct wstate *w)
+{
+	last_ip = w->last_ip;
+	last_next = w->last_next;
+	time_chunk = w->time_chunk;
+	time_at = w->time_at;
+	ep_chunk = w->ep_chunk;
+	ep_ret = w->ep_ret;
+	sh_n = w->sh_n;
+	sh_top = w->sh_top;
+	time_has = w->time_has;
+	ep_has_ret = w->ep_has_ret;
+}
+
+static bool wstate_same(const struct wstate *a, const struct wstate *b)
+{
+	return a->last_ip == b->last_ip && a->last_next == b->last_next &&
+	       a->time_chunk == b->time_chunk && a->time_at == b->time_at &&
+	       a->ep_chunk == b->ep_chunk && a->ep_ret == b->ep_ret && a->sh_n == b->sh_n &&
+	       a->sh_top == b->sh_top && a->time_has == b->time_has &&
+	       a->ep_has_ret == b->ep_has_ret;
+}
+
+/*
+ * A debug check (report_config.again_check, for the tests): batch @m written again, then
+ * taken back and summed; where the bytes or the state differ, counted (again_bad). The
+ * sums' bytes stay.
+ */
+static __attribute__((noinline)) void bmemo_check(struct render *r, struct rrec *rec,
+						  const struct bmemo *m, uint64_t run,
+						  const struct fastflow_cr *v, unsigned n)
+{
+	struct dsink *s = r->sink;
+	uint64_t at = dsink_pos(s), *bad = r->cfg->report->again_bad;
+	struct wstate before, played, summed;
+	uint8_t copy[1 + sizeof(struct ptime) + BMEMO_SUM];
+	size_t len;
+
+	wstate_get(&before);
+	bmemo_play(r, rec, m, v, n);
+	wstate_get(&played);
+	len = (size_t)(dsink_pos(s) - at);
+	/* (let go of already, or no room: not checked) */
+	if (len > s->len || len > sizeof(copy) || !bad)
+		return;
+	memcpy(copy, s->buf + s->len - len, len);
+	dsink_truncate(s, at);
+	wstate_set(&before);
+	sum_batch(r, rec, run, v, n, false);
+	wstate_get(&summed);
+	if (dsink_pos(s) - at != len || len > s->len ||
+	    memcmp(s->buf + s->len - len, copy, len) || !wstate_same(&played, &summed))
+		__atomic_fetch_add(bad, 1, __ATOMIC_RELAXED);
+}
+
+/* A fast segment's calls and returns in one step (renderer.flows()): flow() of each. */
+static void flows(struct render *r, struct rrec *rec, uint64_t run,
+		  const struct fastflow_cr *v, unsigned n)
+{
+	struct bmemo *m;
+
+	if (sums_on(r) && r->chunk && (m = bmemo_find(r, rec, v, n, v[0].ninsn + run))) {
+		if (r->cfg->report->again_check)
+			bmemo_check(r, rec, m, run, v, n);
+		else
+			bmemo_play(r, rec, m, v, n);
+		return;
+	}
+	sum_batch(r, rec, run, v, n, true);
 }
 
 /* flow()'s other records. */

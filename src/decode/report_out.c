@@ -291,7 +291,10 @@ static void functions(struct dout *o, struct rstate *s)
 		     exact ? "exact" : "from a histogram for some", REPORT_EXACT_MAX);
 		if (rc->sum_count)
 			outf(o, "# %" PRIu64 " calls summed in the workers, %" PRIu64
-			     " address slots defined\n", s->summed, s->adefs);
+			     " address slots defined, %" PRIu64 " batches written again (%"
+			     PRIu64 " checked not as summed)\n", s->summed, s->adefs,
+			     rc->again ? __atomic_load_n(rc->again, __ATOMIC_RELAXED) : 0,
+			     rc->again_bad ? __atomic_load_n(rc->again_bad, __ATOMIC_RELAXED) : 0);
 		if (s->funcs_full)
 			outf(o, "# more than %u functions: the rest are [other]\n", REPORT_FUNCS_MAX);
 	}

@@ -1508,3 +1508,70 @@ Test(report, keeps_the_addresses_of_many_functions_and_prints_the_same, .timeout
 			       views[v], pt);
 	cleanup(dir);
 }
+
+/* The number before " checked not as summed)" in the debug note of @out, -1: none. */
+static long again_bad_note(const char *out)
+{
+	const char *p = strstr(out, " checked not as summed)");
+
+	while (p && p > out && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return p ? strtol(p, NULL, 10) : -1;
+}
+
+/*
+ * A loop's batches of calls and returns come again (ptgen's: f calling g, the same calls
+ * and runs in turn), and a worker writes the T_SUM of a batch it summed before from the
+ * same state again by a copy, not by summing its trees (render_report.c's struct bmemo):
+ * most of ptgen's batches go so, timed (a T_TIME before each segment's first) and not, at
+ * -J 1 and in 4 KiB chunks at -J 2. Checked (PTCOLLECT_REPORT_AGAIN_CHECK: each such batch
+ * also summed, the bytes and the worker's state after compared), none differs, there and
+ * on ptgen's slow calls and a walk over 300 functions; and every view that takes the sums
+ * prints what libipt's block decoder alone prints.
+ */
+Test(report, writes_a_loops_batches_again_and_prints_the_same, .timeout = 300)
+{
+	static char *const check[] = { "PTCOLLECT_REPORT_SUM_COUNT=1",
+				       "PTCOLLECT_REPORT_AGAIN_CHECK=1", NULL };
+	static const char *const views[][6] = {
+		{ NULL }, { "--json", NULL }, { "--per-thread", "--clock", "insns", NULL },
+		{ "--sort", "p99", "--top", "5", NULL }, { "--clock", "insns", "--json", NULL },
+	};
+	struct run_result r;
+
+	for (int t = 0; t < 4; t++) {
+		char *dir = t == 2 ? generate("20000", "7", "50") :
+			    own(strdup("/tmp/ptc-report-XXXXXX"));
+		char *gen[] = { own(run_testprog("ptgen")), "-n", "20000", "-p", "4", dir, NULL,
+				NULL };
+		char *walk[] = { own(run_testprog("ptwalk")), "-b", "300", "-s", "5", "-n",
+				 "200000", "-p", "24", dir, NULL };
+		const char *how = t == 3 ? "--raw" : "--elf", *code, *pt;
+
+		if (t == 1)
+			gen[5] = "-z", gen[6] = dir;
+		if (t < 2)
+			gen_into(dir, gen);
+		else if (t == 3)
+			gen_into(dir, walk);
+		code = path_in(dir, t == 3 ? "prog.bin:0x401000" : "prog.elf");
+		pt = path_in(dir, "trace.pt");
+		for (int j = 0; j < 2; j++) {
+			cr_assert_eq(run_ptcollect(check, &r, "report", how, code, "--pt", pt, "-J",
+						   j ? "2" : "1", "--chunk-size", j ? "4K" : "64M",
+						   "--clock", j ? "insns" : "time", NULL), 0);
+			cr_assert_eq(r.status, 0, "%s", r.err);
+			/* (ptgen's 40,000 calls: 453 batches, a segment's 176 calls and
+			 * returns each; 449 written again at -J 1, 421 at -J 2) */
+			if (t < 2)
+				cr_expect_geq(count_before(r.out, " batches written again"), 400,
+					      "%s -J %d: %s", pt, j + 1, r.out);
+			cr_expect_eq(again_bad_note(r.out), 0, "%s -J %d: %s", pt, j + 1, r.out);
+			run_free(&r);
+		}
+		for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++)
+			view_fast_same((const char *[]){ "report", how, code, "--pt", pt, NULL },
+				       views[v], pt);
+		cleanup(dir);
+	}
+}
