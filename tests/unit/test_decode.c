@@ -1172,6 +1172,37 @@ Test(memimage, sym_format_spells_what_snprintf_did)
  * another) leave a rest of 2^22 mod their size (16, 5, 4, 4 for 28 to 31 bytes); each is
  * read again in order across the wrap, and every line is the first one's.
  */
+/*
+ * One instruction in each of the table's sets (every set's first insert into a part of the
+ * table never written, which is not read), then each again from the last: found in its set
+ * (the ring's next record is not the one asked for), nothing inserted twice.
+ */
+Test(disasm, every_set_inserted_once_is_found_in_it_again)
+{
+	struct pt_insn in = { .mode = ptem_64bit, .size = 1, .raw = { 0x90 } };
+	char want[DISASM_LINE_MAX + 16], got[DISASM_LINE_MAX + 16];
+	const unsigned sets = 1u << 15;
+	struct disasm *d = NULL;
+	struct error e = { 0 };
+	size_t wlen, len;
+
+	cr_assert_eq(disasm_new(&d, false, &e), 0);
+	in.ip = 0x400000;
+	wlen = disasm_put(d, &in, want);
+	for (unsigned i = 1; i < sets; i++) {
+		in.ip = 0x400000 + 8ull * i;
+		cr_assert_eq(disasm_put(d, &in, got), wlen);
+	}
+	cr_assert_eq(disasm_used(d), sets);
+	for (unsigned i = sets; i-- > 0;) {
+		in.ip = 0x400000 + 8ull * i;
+		len = disasm_put(d, &in, got);
+		cr_assert(len == wlen && !memcmp(got, want, wlen), "at %u", i);
+	}
+	cr_assert_eq(disasm_used(d), sets, "%zu entries", disasm_used(d));
+	disasm_free(d);
+}
+
 Test(disasm, reading_records_again_across_the_rings_wrap_stays_in_the_ring)
 {
 	static const uint8_t codes[][2] = { { 0x90 }, { 0xc3 }, { 0x50 }, { 0xcc }, { 0xf4 },
