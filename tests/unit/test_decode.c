@@ -972,6 +972,44 @@ Test(dsink, a_sink_before_its_turn_waits_at_the_mark)
 	sinks_close(&k);
 }
 
+/*
+ * dsink_due(): before its turn, with an output written as it is, a sink lets go only once
+ * a stretch as long as the longest so far might not fit in its buffer (what it hands
+ * over then fills most of it); at its turn (direct) past the given size, as before.
+ */
+Test(dsink, a_sink_before_its_turn_lets_go_of_full_buffers)
+{
+	static char piece[300000];
+	struct sinks k;
+	struct dsink *a = &k.s[0];
+	unsigned flushes = 0;
+
+	memset(piece, 'x', sizeof(piece));
+	sinks_open(&k, 2, 64u << 20);
+	k.b.wait_at = 48u << 20;
+	/* A buffer as the fast path's sinks take (what the last let go of whole): 1.25 MiB. */
+	k.o.sink_cap = 1280u << 10;
+	/* Stretches of 300 KB (the fast path's PSB segments): let go at each, 0.23 full. */
+	for (int i = 0; i < 100; i++) {
+		dsink_put(a, piece, sizeof(piece));
+		if (dsink_due(a, 256u << 10)) {
+			flushes++;
+			cr_assert_eq(dsink_flush(a, dsink_pos(a)), 0);
+		}
+	}
+	cr_assert_gt(flushes, 0);
+	cr_expect_geq((double)k.b.gave / (double)k.b.gave_size, 0.75, "%llu of %llu",
+		      (unsigned long long)k.b.gave, (unsigned long long)k.b.gave_size);
+	cr_assert_eq(dsink_promote(a), 0);
+	/* Direct: due past 256 KiB, whatever the buffer's room. */
+	dsink_put(a, piece, sizeof(piece));
+	cr_expect(dsink_due(a, 256u << 10));
+	cr_expect(!dsink_due(a, 64u << 20));
+	cr_assert_eq(dsink_flush(a, dsink_pos(a)), 0);
+	cr_assert_eq(dsink_promote(&k.s[1]), 0);
+	sinks_close(&k);
+}
+
 /* A filter that passes bytes on, and counts the first sink's hand-overs off the merge's thread. */
 static pthread_t merge_thread;
 static int off_merge;
