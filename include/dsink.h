@@ -131,6 +131,8 @@ struct dsink {
 	bool turn;		/* its turn came: let go of means for the merge to pass on */
 	bool cold;		/* the writer's: not yet seen direct (dsink_room()'s hint) */
 	uint64_t own;		/* bytes let go of since the merge last took them (atomic) */
+	uint64_t seen;		/* the writer's: its position at the last dsink_due() */
+	size_t step;		/* the writer's: the most it wrote between two dsink_due() */
 	int err;
 	/* The output's convert: what it made of the last bytes let go of, its own state. */
 	uint8_t *cbuf;
@@ -190,6 +192,31 @@ static inline void dsink_commit(struct dsink *s, size_t n)
 	s->len += n;
 }
 void dsink_put(struct dsink *s, const void *p, size_t n);
+/*
+ * Whether the writer lets go of what it holds now (a place where it may, dsink_flush()):
+ * past @at bytes; but before its turn, where the output has neither filter nor convert
+ * (--insn, --branches: handed over whole buffers, which the waiting output counts by
+ * their size), only once the next stretch as long as the longest so far (the fast path's
+ * PSB segment: 0.5 MB of the loop's --insn text) might not fit beside what it holds.
+ * Let go of at @at, the buffers the worker ahead handed over held 0.38 (the loop's -J 2
+ * --insn) and 0.59 (the walk's) of their size: its 16 MiB mark, 6 and 9 MB of text,
+ * was met a third of the way into a 20 MB chunk, and it waited there for its turn.
+ */
+static inline bool dsink_due(struct dsink *s, size_t at)
+{
+	uint64_t pos = s->base + s->len;
+	size_t step = pos > s->seen ? (size_t)(pos - s->seen) : 0;
+
+	s->seen = pos;
+	if (step > s->step)
+		s->step = step;
+	if (s->len <= at)
+		return false;
+	if (!s->out || s->out->filter || s->out->convert || !s->out->budget ||
+	    __atomic_load_n(&s->direct, __ATOMIC_RELAXED))
+		return true;
+	return s->len + s->step + s->step / 4 > s->cap;
+}
 
 /* For dout.convert: room for @n more bytes of what it makes, or NULL (out of memory). */
 uint8_t *dsink_conv_grow(struct dsink *s, size_t n);

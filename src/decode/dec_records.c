@@ -92,9 +92,9 @@ void maybe_flush(struct dec *x)
 		out = out < x->hold_out ? out : x->hold_out;
 		tl = tl < x->hold_tl ? tl : x->hold_tl;
 	}
-	if (c->out.len > FLUSH_AT)
+	if (dsink_due(&c->out, FLUSH_AT))
 		dsink_flush(&c->out, out);
-	if (c->tl.len > FLUSH_AT)
+	if (dsink_due(&c->tl, FLUSH_AT))
 		dsink_flush(&c->tl, tl);
 }
 

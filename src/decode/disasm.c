@@ -31,6 +31,17 @@
 /* A ring position past this (never in practice: 2^55 bytes of records) empties the cache. */
 #define RING_POS_MAX (1ull << 55)
 
+/*
+ * The table in pieces of 4 KiB (a page, or a part of one), each marked once first written:
+ * a set in a piece never written holds nothing, and is not read. calloc()'s pages are the
+ * zero page until written; read first, the insert after them was a copy on write, which
+ * with the other worker running flushes its CPU's TLB too (an IPI: the walk's -J 2 --insn,
+ * 2 x 1,024 such pages, 5 % of its CPU samples). Written first, a page needs no flush.
+ * Sets are 128 bytes, aligned: one never spans two pieces.
+ */
+#define PIECE_SHIFT 12
+#define SETS_PIECES ((((size_t)WAYS << SET_BITS) * 16 >> PIECE_SHIFT) + 1)
+
 _Static_assert(DISASM_TEXT_AT + TEXT_MAX <= DISASM_LINE_MAX, "DISASM_LINE_MAX");
 _Static_assert(REC_HEAD + TEXT_MAX <= REC_MAX, "REC_MAX");
 
@@ -50,6 +61,7 @@ struct disasm {
 	uint64_t head;		/* ring bytes written (and skipped) since the start */
 	uint64_t next;		/* the position after the last record used */
 	size_t used;		/* table entries filled */
+	uint64_t written[SETS_PIECES / 64 + 1];	/* the table's pieces written (written_at()) */
 	char out[DISASM_LINE_MAX + 16];
 };
 
@@ -169,6 +181,17 @@ static struct entry *set_of(struct disasm *d, uint64_t ip, int mode)
 	return &d->sets[(size_t)(ip >> 3 & ((1u << SET_BITS) - 1)) * WAYS];
 }
 
+/* Set @set's piece of the table: its bit in d->written, @word and @bit. */
+static void piece_of(const struct disasm *d, const struct entry *set, size_t *word,
+		     uint64_t *bit)
+{
+	uintptr_t first = (uintptr_t)d->sets >> PIECE_SHIFT;
+	size_t n = (size_t)(((uintptr_t)set >> PIECE_SHIFT) - first);
+
+	*word = n / 64;
+	*bit = 1ull << (n % 64);
+}
+
 /* Capstone's text of @in ("(bad)" if none) and a newline, into @t; its length. */
 static size_t text_of(struct disasm *d, const struct pt_insn *in, size_t n, int m, char *t)
 {
@@ -263,8 +286,10 @@ size_t disasm_put(struct disasm *d, const struct pt_insn *in, char *dst)
 	int m = mode_index(in->mode);
 	size_t n = in->size > sizeof(in->raw) ? sizeof(in->raw) : in->size, i, len;
 	struct entry *set;
-	uint64_t k[2];
+	uint64_t k[2], bit;
 	char t[TEXT_MAX + 16];
+	size_t w;
+	bool fresh;
 
 	/* Two loads (a 15-byte memcpy() makes two overlapping stores that stall the loads). */
 	memcpy(&k[0], in->raw, 8);
@@ -287,7 +312,9 @@ size_t disasm_put(struct disasm *d, const struct pt_insn *in, char *dst)
 	if (len)
 		return DISASM_TEXT_AT + len;
 	set = set_of(d, in->ip, m);
-	for (i = 0; i < WAYS; i++) {
+	piece_of(d, set, &w, &bit);
+	fresh = !(d->written[w] & bit);
+	for (i = 0; i < WAYS && !fresh; i++) {
 		if (set[i].ip != in->ip || !set[i].pos)
 			continue;
 		len = look(d, set[i].pos - 1, in->ip, k, dst);
@@ -298,7 +325,11 @@ size_t disasm_put(struct disasm *d, const struct pt_insn *in, char *dst)
 	len = text_of(d, in, n, m, t);
 	copy16(dst, t, len);
 	/* The oldest of the set makes room (or the entry of this address, gone stale). */
-	if (i == WAYS) {
+	if (fresh) {
+		i = 0;
+		d->used++;
+		d->written[w] |= bit;
+	} else if (i == WAYS) {
 		i = WAYS - 1;
 		d->used += !set[i].pos;
 	}

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "insnblk.h"
+#include "memfill.h"
 
 #define WAYS 4
 #define HEAD 16
@@ -179,7 +180,12 @@ struct insnblk_shared *insnblk_shared_new(void)
 	if (!s)
 		return NULL;
 	memset(s, 0, sizeof(*s));
-	/* malloc(), calloc(): pages touched only as used. */
+	/*
+	 * malloc(): the records' pages touched only as used, each written first. The index
+	 * (256 KiB) written whole now (memfill.h): each find reads it first, and a slot's
+	 * page kept from calloc() was the zero page, copied on its first insert with a
+	 * flush of the other worker's TLB.
+	 */
 	s->rec = malloc(INSNBLK_RING);
 	s->idx = calloc(SLOTS, sizeof(*s->idx));
 	if (!s->rec || !s->idx || pthread_mutex_init(&s->lock, NULL)) {
@@ -188,6 +194,7 @@ struct insnblk_shared *insnblk_shared_new(void)
 		free(s);
 		return NULL;
 	}
+	memfill(s->idx, SLOTS * sizeof(*s->idx));
 	return s;
 }
 

@@ -972,6 +972,44 @@ Test(dsink, a_sink_before_its_turn_waits_at_the_mark)
 	sinks_close(&k);
 }
 
+/*
+ * dsink_due(): before its turn, with an output written as it is, a sink lets go only once
+ * a stretch as long as the longest so far might not fit in its buffer (what it hands
+ * over then fills most of it); at its turn (direct) past the given size, as before.
+ */
+Test(dsink, a_sink_before_its_turn_lets_go_of_full_buffers)
+{
+	static char piece[300000];
+	struct sinks k;
+	struct dsink *a = &k.s[0];
+	unsigned flushes = 0;
+
+	memset(piece, 'x', sizeof(piece));
+	sinks_open(&k, 2, 64u << 20);
+	k.b.wait_at = 48u << 20;
+	/* A buffer as the fast path's sinks take (what the last let go of whole): 1.25 MiB. */
+	k.o.sink_cap = 1280u << 10;
+	/* Stretches of 300 KB (the fast path's PSB segments): let go at each, 0.23 full. */
+	for (int i = 0; i < 100; i++) {
+		dsink_put(a, piece, sizeof(piece));
+		if (dsink_due(a, 256u << 10)) {
+			flushes++;
+			cr_assert_eq(dsink_flush(a, dsink_pos(a)), 0);
+		}
+	}
+	cr_assert_gt(flushes, 0);
+	cr_expect_geq((double)k.b.gave / (double)k.b.gave_size, 0.75, "%llu of %llu",
+		      (unsigned long long)k.b.gave, (unsigned long long)k.b.gave_size);
+	cr_assert_eq(dsink_promote(a), 0);
+	/* Direct: due past 256 KiB, whatever the buffer's room. */
+	dsink_put(a, piece, sizeof(piece));
+	cr_expect(dsink_due(a, 256u << 10));
+	cr_expect(!dsink_due(a, 64u << 20));
+	cr_assert_eq(dsink_flush(a, dsink_pos(a)), 0);
+	cr_assert_eq(dsink_promote(&k.s[1]), 0);
+	sinks_close(&k);
+}
+
 /* A filter that passes bytes on, and counts the first sink's hand-overs off the merge's thread. */
 static pthread_t merge_thread;
 static int off_merge;
@@ -1172,6 +1210,37 @@ Test(memimage, sym_format_spells_what_snprintf_did)
  * another) leave a rest of 2^22 mod their size (16, 5, 4, 4 for 28 to 31 bytes); each is
  * read again in order across the wrap, and every line is the first one's.
  */
+/*
+ * One instruction in each of the table's sets (every set's first insert into a part of the
+ * table never written, which is not read), then each again from the last: found in its set
+ * (the ring's next record is not the one asked for), nothing inserted twice.
+ */
+Test(disasm, every_set_inserted_once_is_found_in_it_again)
+{
+	struct pt_insn in = { .mode = ptem_64bit, .size = 1, .raw = { 0x90 } };
+	char want[DISASM_LINE_MAX + 16], got[DISASM_LINE_MAX + 16];
+	const unsigned sets = 1u << 15;
+	struct disasm *d = NULL;
+	struct error e = { 0 };
+	size_t wlen, len;
+
+	cr_assert_eq(disasm_new(&d, false, &e), 0);
+	in.ip = 0x400000;
+	wlen = disasm_put(d, &in, want);
+	for (unsigned i = 1; i < sets; i++) {
+		in.ip = 0x400000 + 8ull * i;
+		cr_assert_eq(disasm_put(d, &in, got), wlen);
+	}
+	cr_assert_eq(disasm_used(d), sets);
+	for (unsigned i = sets; i-- > 0;) {
+		in.ip = 0x400000 + 8ull * i;
+		len = disasm_put(d, &in, got);
+		cr_assert(len == wlen && !memcmp(got, want, wlen), "at %u", i);
+	}
+	cr_assert_eq(disasm_used(d), sets, "%zu entries", disasm_used(d));
+	disasm_free(d);
+}
+
 Test(disasm, reading_records_again_across_the_rings_wrap_stays_in_the_ring)
 {
 	static const uint8_t codes[][2] = { { 0x90 }, { 0xc3 }, { 0x50 }, { 0xcc }, { 0xf4 },
