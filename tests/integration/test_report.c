@@ -1498,7 +1498,8 @@ Test(report, keeps_the_addresses_of_many_functions_and_prints_the_same, .timeout
 	gen_into(dir, argv);
 	code = path_in(dir, "prog.bin:0x401000");
 	pt = path_in(dir, "trace.pt");
-	cr_assert_eq(run_ptcollect(count, &r, "report", "--raw", code, "--pt", pt, NULL), 0);
+	cr_assert_eq(run_ptcollect(count, &r, "report", "-J", "1", "--raw", code, "--pt", pt, NULL),
+		     0);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	calls = count_before(r.out, " calls;");
 	defs = count_before(r.out, " address slots defined");
