@@ -606,14 +606,17 @@ static void flow(struct render *r, const struct rrec *rec, uint64_t n, uint64_t 
 }
 
 /*
- * The worker's sums of a batch's calls (T_SUM): a tree is a call made with no call of the
- * batch open and what it calls, until its return. A tree whose calls and returns would each
- * be one T_CALLV or T_RETTOP (flow_one()'s fast ways: the callee's slot kept, the return to
- * the top call's address) writes nothing: it goes into the sums of the T_SUM open, which
- * is written where the next record goes. Any other tree is written as flow_one() writes
- * it, from its first call on, after the T_SUM (and so is a tree the batch ends in); a
- * return to below the batch's calls ends the T_SUM, and one flow_one() cannot write as
- * T_RETTOP the sums for the batch.
+ * The worker's sums of a batch's calls (T_SUM): a tree is a call and what it calls, until
+ * its return. A tree whose calls and returns would each be one T_CALLV or T_RETTOP
+ * (flow_one()'s fast ways: the callee's slot kept, the return to the top call's address)
+ * writes nothing: it goes into the sums of the T_SUM open, which is written where the next
+ * record goes. A tree opens at any call made while none is open, at any depth of the
+ * batch's calls: those written below it are the merge's frames by then (fold_sum() takes
+ * the outer-ness and the parent from there). Where a tree cannot be summed (a callee not
+ * kept, a return elsewhere, the batch's end, SUM_DEPTH open) its open calls are written,
+ * from the first, and the trees closed between them summed (sum_flush()); a return to
+ * below the batch's calls ends the T_SUM, and one flow_one() cannot write as T_RETTOP the
+ * sums for the batch.
  *
  * Trees are kept by shape (struct psev: slots, instructions before each call and return,
  * return addresses): most are one of the last few again (the loop's: a call that calls
@@ -629,22 +632,37 @@ struct sum_ev {
 	uint64_t next;
 };
 
+/* A slot's sums in the T_SUM open (sum.acc[], in the order of the slots' first calls). */
 struct sum_acc {
-	uint32_t stamp, calls;
+	uint16_t aid;
 	int32_t run;			/* its last run in runs[], -1: none */
+	uint32_t calls;
 	uint64_t self, outer;
 };
+
+/*
+ * Where a slot's sums are in the T_SUM open: an open-addressing table of SUM_HASH, its
+ * entries cleared by stamp. (A T_SUM has 128 slots at most; by the slot, the sums took
+ * 1 MiB, a miss a call on a walk over 20,000 functions.)
+ */
+#define SUM_HASH 512
 
 static __thread struct {
 	bool open;			/* trees summed since the last record */
 	bool off;			/* no more this batch */
-	bool dirty;			/* the tree open is written as records */
 	uint32_t stamp;
-	/* the tree open: its first call (@first of the batch, after @k0), its open calls'
-	 * return addresses, its events (ev[] from nev on) */
-	uint32_t depth, tree_depth, first, nt;
-	uint64_t k0;
-	uint64_t next[SUM_DEPTH];
+	/* the batch's calls open (@depth), the run before its first (@run0); the tree open
+	 * (@pd calls open, 0: none): its first call (v[@first]), its open calls (where in the
+	 * batch, their return addresses: from [@bot] on), the batch's events from its first
+	 * on (pev[], by the batch's index) */
+	uint32_t depth, pd, first, bot;
+	uint64_t run0;
+	uint32_t at[SUM_EV];
+	uint64_t next[SUM_EV];
+	struct sum_ev pev[SUM_EV];
+	/* the T_SUM open's entries of the batch, v[@s_first] to v[@s_end - 1], their calls,
+	 * and the shadow's depth before them (sum_close() may write them) */
+	uint32_t s_first, s_end, s_calls, s_sh_n;
 	/* the shapes: their events, where each starts and how many, its trees; the last few */
 	struct sum_ev ev[SUM_EV];
 	uint32_t nev, nshape;
@@ -655,9 +673,12 @@ static __thread struct {
 	uint32_t nord;
 	/* the sums */
 	uint32_t depth_max;
-	struct sum_acc *acc;		/* ADDR_SLOTS each, tables_get()'s */
-	uint16_t *ent;
+	struct sum_acc acc[SUM_EV];
 	uint32_t nent;
+	uint32_t h_stamp[SUM_HASH];
+	uint16_t h_ent[SUM_HASH];
+	/* T_SUMs that did not pay in a row; batches left without sums, and the next pause */
+	uint32_t bad, rest, pause;
 	struct psrun runs[SUM_EV];
 	uint32_t nrun;
 } sum;
@@ -671,8 +692,9 @@ static __thread struct {
  * the T_SUM carries, the section calls go to) and the shadow's count they left; a batch
  * equal to one of them (its entries as bytes, the first one's with the run before it)
  * from that state writes its T_TIME if due and then the same bytes, and leaves the state
- * summing would have (flows(): a T_SUM is closed by the flows() call that opened it, and
- * nothing of the sums' state goes from one call to the next).
+ * summing would have (flows(): a T_SUM is closed by the flows() call that opened it; of
+ * the sums' state only sum_rate()'s counts go from one call to the next, and they are part
+ * of the state kept: a batch in a pause is not summed, and its counts decide the next).
  */
 #define BMEMO 4
 #define BMEMO_SUM 4096			/* a T_SUM's bytes kept at most */
@@ -684,6 +706,8 @@ struct bmemo {
 	uint32_t n, sh_n, sh_after;	/* the shadow's count before and after */
 	uint32_t len;			/* the T_SUM's bytes in sum[] (0: none kept) */
 	uint32_t next;			/* the batch that came after it last */
+	/* sum_rate()'s counts before (no rest: the batch was summed) and after */
+	uint32_t bad, pause, bad_after, pause_after, rest_after;
 	struct fastflow_cr v[FASTFLOW_BATCH];
 	uint8_t sum[BMEMO_SUM];
 };
@@ -693,14 +717,13 @@ static __thread struct bmemo *bm_tab;
 static __thread uint32_t bm_last, bm_put;
 
 /*
- * A thread's tables by address slot: addrs[] and the sums' (2 MiB at 32,768 slots). Too
- * large for every thread's static TLS (each thread of every mode would clear them, --stats'
- * too): allocated at the first chunk a thread gives an id, freed when the thread ends.
+ * A thread's tables: addrs[] by address slot and the batches kept (1.3 MiB at 32,768
+ * slots). Too large for every thread's static TLS (each thread of every mode would clear
+ * them, --stats' too): allocated at the first chunk a thread gives an id, freed when the
+ * thread ends.
  */
 struct slot_tables {
 	struct addr_slot addrs[ADDR_SLOTS];
-	struct sum_acc acc[ADDR_SLOTS];
-	uint16_t ent[ADDR_SLOTS];
 	struct bmemo memo[BMEMO];
 };
 
@@ -713,7 +736,7 @@ static void tables_key_make(void)
 	tables_keyed = !pthread_key_create(&tables_key, free);
 }
 
-/* This thread's tables (addrs, sum.acc, sum.ent) there; false: none to be had. */
+/* This thread's tables (addrs, the batches kept) there; false: none to be had. */
 static bool tables_get(void)
 {
 	struct slot_tables *t;
@@ -732,37 +755,53 @@ static bool tables_get(void)
 	}
 	addrs = t->addrs;
 	bm_tab = t->memo;
-	sum.acc = t->acc;
-	sum.ent = t->ent;
 	return true;
 }
 
-static void sum_open(struct render *r, const struct rrec *rec)
+/* The T_SUM opened before the batch's entry v[@i]. */
+static void sum_open(struct render *r, const struct rrec *rec, uint32_t i)
 {
-	/* (the time the T_SUM's calls have, said before it) */
+	/* (the time the T_SUM's calls have, said before it; the epoch its first would see) */
 	put_time(r, rec);
+	epoch(r);
 	sum.open = true;
+	sum.s_first = sum.s_end = i;
+	sum.s_calls = 0;
+	sum.s_sh_n = sh_n;
 	sum.nev = sum.nshape = sum.nmemo = sum.memo_at = sum.nord = 0;
 	sum.nent = sum.nrun = sum.depth_max = 0;
 	sum.stamp++;
 }
 
-/* Slot @aid among the sums' (in the order of first calls: the merge makes rows so). */
-static inline void sum_slot(uint16_t aid)
+/* Slot @aid's sums in the T_SUM open (@make: made there if none; else they are). */
+static inline struct sum_acc *sum_acc_of(uint16_t aid, bool make)
 {
-	struct sum_acc *a = &sum.acc[aid];
+	uint32_t h = (uint32_t)(aid * 0x9e3779b1u) >> 23;
 
-	if (a->stamp != sum.stamp) {
-		*a = (struct sum_acc){ .stamp = sum.stamp, .run = -1 };
-		sum.ent[sum.nent++] = aid;
+	for (;; h = (h + 1) % SUM_HASH) {
+		if (sum.h_stamp[h] != sum.stamp) {
+			if (!make)
+				return NULL;
+			sum.h_stamp[h] = sum.stamp;
+			sum.h_ent[h] = (uint16_t)sum.nent;
+			sum.acc[sum.nent] = (struct sum_acc){ .aid = aid, .run = -1 };
+			return &sum.acc[sum.nent++];
+		}
+		if (sum.acc[sum.h_ent[h]].aid == aid)
+			return &sum.acc[sum.h_ent[h]];
 	}
 }
 
-/* @rep calls of slot @aid's: @incl instructions each, @self their own. */
-static inline void sum_add(uint16_t aid, uint64_t incl, uint64_t self, bool outer,
-			   uint32_t rep)
+/* Slot @aid among the sums' (in the order of first calls: the merge makes rows so). */
+static inline void sum_slot(uint16_t aid)
 {
-	struct sum_acc *a = &sum.acc[aid];
+	sum_acc_of(aid, true);
+}
+
+/* @rep calls of slot @aid's (@a its sums): @incl instructions each, @self their own. */
+static inline void sum_add(struct sum_acc *a, uint16_t aid, uint64_t incl, uint64_t self,
+			   bool outer, uint32_t rep)
+{
 
 	a->calls += rep;
 	a->self += self * rep;
@@ -796,32 +835,34 @@ static void sum_shape(uint32_t j)
 	uint64_t in0[SUM_DEPTH], child[SUM_DEPTH], t = 0, incl = 0;
 	uint32_t d = 0, depth = 0, rep = sum.sh_rep[j];
 	uint16_t aid[SUM_DEPTH];
-	uint8_t open[ADDR_SLOTS];
+	struct sum_acc *acc[SUM_DEPTH];
+	uint8_t open[SUM_EV];
 
 	for (uint32_t i = 0; i < sum.sh_len[j]; i++)
 		if (ev_aid(&g[i]) != SUM_RET)
-			open[ev_aid(&g[i])] = 0;
+			open[sum_acc_of(ev_aid(&g[i]), false) - sum.acc] = 0;
 	for (uint32_t i = 0; i < sum.sh_len[j]; i++) {
 		if (i)
 			t += ev_k(&g[i]);
 		if (ev_aid(&g[i]) != SUM_RET) {
 			aid[d] = ev_aid(&g[i]);
+			acc[d] = sum_acc_of(aid[d], false);
 			in0[d] = t;
 			child[d++] = 0;
-			open[aid[d - 1]]++;
+			open[acc[d - 1] - sum.acc]++;
 			depth = d > depth ? d : depth;
 			continue;
 		}
 		incl = t - in0[--d];
-		sum_add(aid[d], incl, incl - child[d], !--open[aid[d]], rep);
+		sum_add(acc[d], aid[d], incl, incl - child[d], !--open[acc[d] - sum.acc], rep);
 		if (d)
 			child[d - 1] += incl;
 	}
 	sum.depth_max = depth > sum.depth_max ? depth : sum.depth_max;
 }
 
-/* The T_SUM open written at the sink's end (before the record that ends it). */
-static void sum_close(struct render *r)
+/* The T_SUM open written at the sink's end (sum_close()'s). */
+static void sum_put(struct render *r)
 {
 	struct dsink *s = r->sink;
 	uint64_t top = 0, roots = 0;
@@ -829,11 +870,6 @@ static void sum_close(struct render *r)
 	uint8_t *w;
 	size_t n;
 
-	if (!sum.open)
-		return;
-	sum.open = false;
-	if (!sum.nord)
-		return;
 	for (uint32_t j = 0; j < sum.nshape; j++) {
 		const struct sum_ev *g = &sum.ev[sum.sh_at[j]];
 		uint64_t in = 0;
@@ -858,8 +894,8 @@ static void sum_close(struct render *r)
 	memcpy(w, &p, sizeof(p));
 	w += sizeof(p);
 	for (uint32_t i = 0; i < sum.nent; i++) {
-		const struct sum_acc *a = &sum.acc[sum.ent[i]];
-		struct psent x = { .aid = sum.ent[i], .calls = a->calls, .self = a->self,
+		const struct sum_acc *a = &sum.acc[i];
+		struct psent x = { .aid = a->aid, .calls = a->calls, .self = a->self,
 				   .outer = a->outer };
 
 		memcpy(w, &x, sizeof(x));
@@ -881,47 +917,71 @@ static void sum_close(struct render *r)
 	dsink_commit(s, n);
 }
 
-/* The tree open (v[first] to v[@to], the last its return) closed: a shape again or new. */
-static void sum_tree(struct render *r, const struct fastflow_cr *last)
+/* The instructions before the batch's entry v[@j]. */
+static inline uint64_t sum_k(const struct fastflow_cr *v, uint32_t j)
 {
-	const struct sum_ev *g = &sum.ev[sum.nev];
-	uint32_t j = UINT32_MAX;
+	return v[j].ninsn + (j ? 0 : sum.run0);
+}
+
+/* The shadow's calls a tree's @g (@nt events) would have pushed out (the oldest) gone. */
+static __attribute__((noinline)) void sum_shadow(const struct sum_ev *g, uint32_t nt)
+{
+	uint32_t d = 0, depth = 0;
+
+	for (uint32_t i = 0; i < nt; i++) {
+		d += ev_aid(&g[i]) != SUM_RET ? 1 : -1;
+		depth = d > depth ? d : depth;
+	}
+	if (sh_n + depth > SHADOW)
+		sh_n = SHADOW - depth;
+}
+
+/* The tree v[@j0] to v[@j1] (its events pev[], the last its return) into the T_SUM open. */
+static inline __attribute__((always_inline)) void sum_tree(struct render *r,
+							   const struct fastflow_cr *v,
+							   uint32_t j0, uint32_t j1)
+{
+	const struct sum_ev *g = &sum.pev[j0];
+	uint32_t j = UINT32_MAX, nt = j1 - j0 + 1;
 
 	for (uint32_t m = 0; m < sum.nmemo && j == UINT32_MAX; m++) {
 		const struct sum_ev *o = &sum.ev[sum.sh_at[sum.memo[m]]];
 		uint32_t i = 0;
 
-		if (sum.sh_len[sum.memo[m]] != sum.nt)
+		if (sum.sh_len[sum.memo[m]] != nt)
 			continue;
-		while (i < sum.nt && o[i].ak == g[i].ak && o[i].next == g[i].next)
+		while (i < nt && o[i].ak == g[i].ak && o[i].next == g[i].next)
 			i++;
-		if (i == sum.nt)
+		if (i == nt)
 			j = sum.memo[m];
 	}
 	if (j == UINT32_MAX) {
 		j = sum.nshape++;
 		sum.sh_at[j] = (uint16_t)sum.nev;
-		sum.sh_len[j] = (uint16_t)sum.nt;
+		sum.sh_len[j] = (uint16_t)nt;
 		sum.sh_rep[j] = 0;
-		sum.nev += sum.nt;
-		for (uint32_t i = 0; i < sum.nt; i++)
+		memcpy(&sum.ev[sum.nev], g, nt * sizeof(*g));
+		sum.nev += nt;
+		for (uint32_t i = 0; i < nt; i++)
 			if (ev_aid(&g[i]) != SUM_RET)
 				sum_slot(ev_aid(&g[i]));
 		sum.memo[sum.memo_at++ % SHAPES] = j;
 		sum.nmemo += sum.nmemo < SHAPES;
 	}
 	sum.sh_rep[j]++;
+	sum.s_end = j1 + 1;
+	sum.s_calls += nt / 2;
 	if (sum.nord && sum.ord[sum.nord - 1].shape == j)
 		sum.ord[sum.nord - 1].n++;
 	else
 		sum.ord[sum.nord++] = (struct psord){ .shape = (uint16_t)j, .n = 1 };
 	/* what flow_one() would have left: the last instruction, the shadow's calls (those
 	 * its calls pushed out: the oldest), the epoch */
-	last_ip = last->from;
-	last_next = last->next;
+	last_ip = v[j1].from;
+	last_next = v[j1].next;
 	epoch(r);
-	if (sh_n + sum.tree_depth > SHADOW)
-		sh_n = SHADOW - sum.tree_depth;
+	if (sh_n + nt / 2 > SHADOW)
+		sum_shadow(g, nt);
 }
 
 /* @rec as flow_one() takes call or return @c. */
@@ -933,16 +993,90 @@ static inline void set_rec(struct rrec *rec, const struct fastflow_cr *c)
 	rec->to = c->to;
 }
 
-/* The tree open written as flow_one() writes it, v[sum.first] to v[@to - 1]; then dirty. */
-static void sum_write(struct render *r, struct rrec *rec, const struct fastflow_cr *v,
-		      uint32_t to)
+/*
+ * The T_SUM open written at the sink's end (before the record that ends it), where it pays:
+ * SUM_MIN calls or more, two a slot or more (else it is a psent, a psrun and two psevs a
+ * call, 60 bytes and a row each at the merge, where their records are 7 bytes and a row:
+ * a walk over 20,000 functions had 484,168 slots in its T_SUMs' 485,140 calls). Else its
+ * calls are written as their records (flow_one()'s, from the shadow's depth before them),
+ * and after SUM_BAD such in a row the thread sums nothing for a pause of batches (1, then
+ * twice the last, up to SUM_PAUSE_MAX; a T_SUM that pays starts over).
+ */
+#define SUM_MIN 4
+#define SUM_BAD 8
+#define SUM_PAUSE_MAX 256
+
+static void sum_rate(bool pays)
 {
-	sum_close(r);
-	for (uint32_t j = sum.first; j < to; j++) {
-		set_rec(rec, &v[j]);
-		flow_one(r, rec, j == sum.first ? sum.k0 : v[j].ninsn, v[j].next);
+	if (pays) {
+		sum.bad = sum.pause = 0;
+		return;
 	}
-	sum.dirty = true;
+	if (++sum.bad < SUM_BAD)
+		return;
+	sum.bad = 0;
+	sum.pause = !sum.pause ? 1 : sum.pause < SUM_PAUSE_MAX ? 2 * sum.pause : sum.pause;
+	sum.rest = sum.pause;
+}
+
+/* Whether this batch goes without sums (sum_rate()'s pause). */
+static inline bool sum_resting(void)
+{
+	if (!sum.rest)
+		return false;
+	sum.rest--;
+	return true;
+}
+
+static void sum_close(struct render *r, struct rrec *rec, const struct fastflow_cr *v)
+{
+	bool pays;
+
+	if (!sum.open)
+		return;
+	sum.open = false;
+	if (!sum.nord)
+		return;
+	pays = sum.s_calls >= SUM_MIN && 2 * sum.nent <= sum.s_calls;
+	sum_rate(pays);
+	if (pays) {
+		sum_put(r);
+		return;
+	}
+	sh_n = sum.s_sh_n;
+	for (uint32_t j = sum.s_first; j < sum.s_end; j++) {
+		set_rec(rec, &v[j]);
+		flow_one(r, rec, sum_k(v, j), v[j].next);
+	}
+}
+
+/*
+ * The tree open's first call written (flow_one()'s record), the trees it called that closed
+ * summed (a T_SUM of their own, after it), and its next open call (if any: up to v[@end]
+ * the batch's entries are the tree's) the first of the tree open.
+ */
+static void sum_flush(struct render *r, struct rrec *rec, const struct fastflow_cr *v,
+		      uint32_t end)
+{
+	uint32_t cut = sum.pd > 1 ? sum.at[sum.bot + 1] : end, d = 0, j0 = 0;
+
+	sum_close(r, rec, v);
+	set_rec(rec, &v[sum.first]);
+	flow_one(r, rec, sum_k(v, sum.first), v[sum.first].next);
+	if (sum.first + 1 < end)
+		sum_open(r, rec, sum.first + 1);
+	for (uint32_t j = sum.first + 1; j < cut; j++) {
+		if (!d++)
+			j0 = j;
+		if (v[j].call)
+			continue;
+		d -= 2;
+		if (!d)
+			sum_tree(r, v, j0, j);
+	}
+	sum.pd--;
+	sum.bot++;
+	sum.first = cut;
 }
 
 /* The batch's call or return v[@i] after @k instructions: summed, or written. */
@@ -953,49 +1087,52 @@ static inline void sum_one(struct render *r, struct rrec *rec, const struct fast
 	int got = -1;
 
 	if (c->call) {
-		if (!sum.depth) {
-			if (!sum.open)
-				sum_open(r, rec);
-			sum.first = i;
-			sum.k0 = k;
-			sum.nt = sum.tree_depth = 0;
-			sum.dirty = false;
-		}
-		if (!sum.dirty && (!k || k > UINT32_MAX || sum.depth == SUM_DEPTH ||
-				   (got = addr_kept(r, c->to, rec->to_isid, true)) < 0))
-			sum_write(r, rec, v, i);
-		if (sum.dirty) {
-			set_rec(rec, c);
-			flow_one(r, rec, k, c->next);
-			sum.depth++;
+		sum.depth++;
+		if (k && k <= UINT32_MAX &&
+		    (got = addr_kept(r, c->to, rec->to_isid, true)) >= 0) {
+			if (sum.pd == SUM_DEPTH)
+				sum_flush(r, rec, v, i);
+			if (!sum.pd) {
+				if (!sum.open)
+					sum_open(r, rec, i);
+				sum.first = i;
+				sum.bot = 0;
+			}
+			sum.pev[i] = (struct sum_ev){ (uint64_t)got << 32 | k, c->next };
+			sum.at[sum.bot + sum.pd] = i;
+			sum.next[sum.bot + sum.pd++] = c->next;
 			return;
 		}
-		sum.ev[sum.nev + sum.nt++] = (struct sum_ev){ (uint64_t)got << 32 | k, c->next };
-		sum.next[sum.depth++] = c->next;
-		sum.tree_depth = sum.depth > sum.tree_depth ? sum.depth : sum.tree_depth;
-		return;
-	}
-	if (!sum.depth) {
-		/* (a return to below the batch's calls: what the merge does depends on it) */
-		sum_close(r);
+		while (sum.pd)
+			sum_flush(r, rec, v, i);
+		sum_close(r, rec, v);
 		set_rec(rec, c);
 		flow_one(r, rec, k, c->next);
 		return;
 	}
-	if (!sum.dirty && (!k || k > UINT32_MAX || c->to != sum.next[sum.depth - 1]))
-		sum_write(r, rec, v, i);
-	if (sum.dirty) {
+	if (!sum.depth) {
+		/* (a return to below the batch's calls: what the merge does depends on it) */
+		sum_close(r, rec, v);
 		set_rec(rec, c);
-		if (flow_one(r, rec, k, c->next) != FLOW_RETTOP) {
-			sum.off = true;
-			return;
-		}
-		sum.depth--;
+		flow_one(r, rec, k, c->next);
 		return;
 	}
-	sum.ev[sum.nev + sum.nt++] = (struct sum_ev){ (uint64_t)SUM_RET << 32 | k, 0 };
-	if (!--sum.depth)
-		sum_tree(r, c);
+	sum.depth--;
+	if (sum.pd) {
+		if (k && k <= UINT32_MAX && c->to == sum.next[sum.bot + sum.pd - 1]) {
+			sum.pev[i] = (struct sum_ev){ (uint64_t)SUM_RET << 32 | k, 0 };
+			if (!--sum.pd)
+				sum_tree(r, v, sum.first, i);
+			return;
+		}
+		while (sum.pd)
+			sum_flush(r, rec, v, i);
+	}
+	sum_close(r, rec, v);
+	/* (a return to a call written: the merge's top frame, or the batch's depth is lost) */
+	set_rec(rec, c);
+	if (flow_one(r, rec, k, c->next) != FLOW_RETTOP)
+		sum.off = true;
 }
 
 /* Whether report sums calls in the worker: not where each call is shown (its stack, or
@@ -1013,7 +1150,7 @@ static struct bmemo *bmemo_find(const struct render *r, const struct rrec *rec,
 {
 	uint32_t j = bm_tab[bm_last].next;
 
-	if (ep_chunk != r->chunk)
+	if (ep_chunk != r->chunk || sum.rest)
 		return NULL;
 	/* (the one that came after the last one taken first: a loop's batches come in turn) */
 	for (uint32_t t = 0; t < BMEMO; t++, j = (j + 1) % BMEMO) {
@@ -1021,6 +1158,7 @@ static struct bmemo *bmemo_find(const struct render *r, const struct rrec *rec,
 
 		if (m->n != n || m->len == 0 || m->chunk != r->chunk || m->gen != addr_gen ||
 		    m->ret != ep_ret || m->sh_n != sh_n || m->to_isid != rec->to_isid ||
+		    m->bad != sum.bad || m->pause != sum.pause ||
 		    m->k0 != k0 || m->v[0].from != v[0].from || m->v[0].to != v[0].to ||
 		    m->v[0].next != v[0].next || m->v[0].call != v[0].call ||
 		    memcmp(m->v + 1, v + 1, (n - 1) * sizeof(*v)))
@@ -1052,15 +1190,19 @@ static void bmemo_play(struct render *r, const struct rrec *rec, const struct bm
 	last_ip = v[n - 1].from;
 	last_next = v[n - 1].next;
 	sh_n = m->sh_after;
+	sum.bad = m->bad_after;
+	sum.pause = m->pause_after;
+	sum.rest = m->rest_after;
 }
 
 /*
- * Keep the batch flows() just summed whole, from shadow count @sh0 (the epoch the chunk's):
+ * Keep the batch flows() just summed whole, from shadow count @sh0 and sum_rate()'s counts
+ * @bad0, @pause0 (the epoch the chunk's):
  * it wrote from dsink_pos() @start a T_TIME or nothing, then from @before the T_SUM, the last.
  */
 static void bmemo_keep(const struct render *r, const struct rrec *rec,
 		       const struct fastflow_cr *v, unsigned n, uint64_t k0, uint64_t start,
-		       uint64_t before, uint32_t sh0)
+		       uint64_t before, uint32_t sh0, uint32_t bad0, uint32_t pause0)
 {
 	const struct dsink *s = r->sink;
 	uint64_t len = dsink_pos(r->sink) - before, pre = before - start;
@@ -1080,6 +1222,11 @@ static void bmemo_keep(const struct render *r, const struct rrec *rec,
 	m->n = n;
 	m->sh_n = sh0;
 	m->sh_after = sh_n;
+	m->bad = bad0;
+	m->pause = pause0;
+	m->bad_after = sum.bad;
+	m->pause_after = sum.pause;
+	m->rest_after = sum.rest;
 	m->len = (uint32_t)len;
 	memcpy(m->v, v, n * sizeof(*v));
 	memcpy(m->sum, s->buf + s->len - len, len);
@@ -1095,23 +1242,24 @@ static void sum_batch(struct render *r, struct rrec *rec, uint64_t run,
 		      const struct fastflow_cr *v, unsigned n, bool keep)
 {
 	uint64_t k0 = v[0].ninsn + run, start = dsink_pos(r->sink), before;
-	uint32_t sh0 = sh_n;
+	uint32_t sh0 = sh_n, bad0 = sum.bad, pause0 = sum.pause;
 	unsigned i = 0;
 
-	sum.off = !sums_on(r) || !r->chunk;
+	sum.off = !sums_on(r) || !r->chunk || sum_resting();
 	keep = keep && !sum.off && ep_chunk == r->chunk;
-	sum.depth = 0;
+	sum.depth = sum.pd = 0;
+	sum.run0 = run;
 	for (; i < n && !sum.off; i++) {
 		sum_one(r, rec, v, i, v[i].ninsn + run);
 		run = 0;
 	}
 	/* (a tree the batch ends in: written) */
-	if (!sum.off && sum.depth && !sum.dirty)
-		sum_write(r, rec, v, n);
+	while (!sum.off && sum.pd)
+		sum_flush(r, rec, v, n);
 	before = dsink_pos(r->sink);
-	sum_close(r);
+	sum_close(r, rec, v);
 	if (keep && i == n && !sum.off)
-		bmemo_keep(r, rec, v, n, k0, start, before, sh0);
+		bmemo_keep(r, rec, v, n, k0, start, before, sh0, bad0, pause0);
 	for (; i < n; i++) {
 		set_rec(rec, &v[i]);
 		flow_one(r, rec, v[i].ninsn + run, v[i].next);
@@ -1119,17 +1267,18 @@ static void sum_batch(struct render *r, struct rrec *rec, uint64_t run,
 	}
 }
 
-/* The worker's state a batch may change, but the sums' own (bmemo_check()). */
+/* The worker's state a batch may change (of the sums' own, sum_rate()'s counts alone)
+ * (bmemo_check()). */
 struct wstate {
 	uint64_t last_ip, last_next, time_chunk, time_at, ep_chunk, ep_ret;
-	uint32_t sh_n, sh_top;
+	uint32_t sh_n, sh_top, bad, pause, rest;
 	bool time_has, ep_has_ret;
 };
 
 static void wstate_get(struct wstate *w)
 {
 	*w = (struct wstate){ last_ip, last_next, time_chunk, time_at, ep_chunk, ep_ret,
-			      sh_n, sh_top, time_has, ep_has_ret };
+			      sh_n, sh_top, sum.bad, sum.pause, sum.rest, time_has, ep_has_ret };
 }
 
 static void wstate_set(const struct wstate *w)
@@ -1142,6 +1291,9 @@ static void wstate_set(const struct wstate *w)
 	ep_ret = w->ep_ret;
 	sh_n = w->sh_n;
 	sh_top = w->sh_top;
+	sum.bad = w->bad;
+	sum.pause = w->pause;
+	sum.rest = w->rest;
 	time_has = w->time_has;
 	ep_has_ret = w->ep_has_ret;
 }
@@ -1151,7 +1303,8 @@ static bool wstate_same(const struct wstate *a, const struct wstate *b)
 	return a->last_ip == b->last_ip && a->last_next == b->last_next &&
 	       a->time_chunk == b->time_chunk && a->time_at == b->time_at &&
 	       a->ep_chunk == b->ep_chunk && a->ep_ret == b->ep_ret && a->sh_n == b->sh_n &&
-	       a->sh_top == b->sh_top && a->time_has == b->time_has &&
+	       a->sh_top == b->sh_top && a->bad == b->bad && a->pause == b->pause &&
+	       a->rest == b->rest && a->time_has == b->time_has &&
 	       a->ep_has_ret == b->ep_has_ret;
 }
 

@@ -1439,6 +1439,42 @@ static bool play_sum(struct rstate *s, struct thr *t, const struct psum *p, cons
 }
 
 /*
+ * The T_SUM @p at @at folded in where @t's stack is at the depth bound: each of its calls
+ * goes over it (push(): its row's call, incomplete, no frame) and each return comes back
+ * to it (ret_top(): over--), so that what its records would do is, per slot, the calls
+ * and, for the top frame, every instruction (account() adds them up the same at once).
+ * false: a slot no worker writes.
+ */
+static bool fold_over(struct rstate *s, struct thr *t, const struct psum *p,
+		      const uint8_t *data, size_t at)
+{
+	for (uint32_t e = 0; e < p->nent; e++) {
+		struct psent x;
+		uint32_t n, func;
+
+		memcpy(&x, data + at + sizeof(*p) + e * sizeof(x), sizeof(x));
+		if (x.aid >= ADDR_SLOTS)
+			return false;
+		/* (the rows made in the order the calls made them: the entries') */
+		func = slot_func(s, t, x.aid, &n);
+		s->calls += x.calls;
+		s->summed += x.calls;
+		s->deep += x.calls;
+		if (func != NONE) {
+			s->funcs[func].calls += x.calls;
+			s->funcs[func].incomplete += x.calls;
+		}
+	}
+	if (!s->a_noted)
+		note_a_time(s);
+	a_clock(s, t);
+	if (p->top + p->roots)
+		account(s, p->top + p->roots);
+	s->ret_prev = p->ret;
+	return true;
+}
+
+/*
  * The T_SUM at @i of @data (@len bytes) folded in: what the records of its calls would have
  * done (see leaf(), push() and pop_complete(): every call opens and closes in it, no time
  * passes), where no frame goes over the depth bound and its slots are each a function of
@@ -1459,6 +1495,9 @@ static size_t fold_sum(struct rstate *s, const uint8_t *data, size_t len, size_t
 	if (p.nent > FOLD_MAX)
 		return 0;
 	t = current(s);
+	/* (a thread over the bound has its whole depth: far_return() may leave it less) */
+	if (t->depth >= REPORT_DEPTH_MAX && !s->rc->sum_play)
+		return fold_over(s, t, &p, data, at) ? size : 0;
 	fold = !t->over && t->depth + p.depth <= REPORT_DEPTH_MAX && !s->rc->outliers &&
 	       !s->nodes_on && !s->rc->sum_play;
 	/* The rows, in the order the calls made them; two slots of one function: its calls'

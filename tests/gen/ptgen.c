@@ -7,14 +7,19 @@
  * few KiB, TIP.PGE at the start and TIP.PGD at the final syscall. libipt's encoder writes
  * the packets; the program comes as a raw binary and as a minimal ELF with symbols.
  *
- *	ptgen [-n ITERATIONS] [-p TNT_PACKETS_PER_PSB] [-t TSC_STEP] [-s EVERY -w WORK] [-z] OUTDIR
+ *	ptgen [-n ITERATIONS] [-p TNT_PACKETS_PER_PSB] [-t TSC_STEP] [-s EVERY -w WORK | -d DEPTH]
+ *	      [-z] OUTDIR
  *
  * -s EVERY -w WORK writes another program, for the report tests: the loop calls f, whose
  * call is fast (cmp, jl taken, ret) except every EVERY-th (iterations 0, EVERY, ...), which
  * runs WORK turns of a dec/jnz loop (2 * WORK more instructions) before its ret; a slow call
  * has a PSB+ (its TSC TSC_STEP later each) where its loop starts and where it ends, so that
  * libipt reports the time there (an event), and its ret is a TIP (a CPU compresses no
- * return across a PSB). -z: no TSC packets (a trace without timing).
+ * return across a PSB). -d DEPTH: the loop runs DEPTH calls deep, for the report tests
+ * (a call stack past report's bound): the trace starts at r, after the loop's code, which
+ * calls itself DEPTH times (r: dec esi; jz loop; call r; ret) and then jumps to the loop,
+ * where the trace ends as before (r's calls never return). -z: no TSC packets (a trace
+ * without timing).
  *
  * writes OUTDIR/trace.pt, OUTDIR/prog.bin (raw, at 0x401000), OUTDIR/prog.elf and prints
  * "instructions N branches N calls N psbs N" (branches: taken near branches): what a
@@ -67,6 +72,30 @@ static const uint8_t slow_code[] = {
 	0xff, 0xca,			/* 0x14 w: dec edx */
 	0x75, 0xfc,			/* 0x16 jnz w */
 	0xc3,				/* 0x18 ret */
+};
+
+/* -d: the loop, f and g as above, then r: dec esi; jz loop; call r; ret */
+#define R (TEXT_ADDR + 0x30)
+
+static const uint8_t deep_code[] = {
+	0xe8, 0x0b, 0x00, 0x00, 0x00,	/* 0x00 call f */
+	0xff, 0xc9,			/* 0x05 dec ecx */
+	0x75, 0xf7,			/* 0x07 jnz loop */
+	0x0f, 0x05,			/* 0x09 syscall */
+	0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	0xe8, 0x0b, 0x00, 0x00, 0x00,	/* 0x10 f: call g */
+	0xc3,				/* 0x15 ret */
+	0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	0x83, 0xc0, 0x01,		/* 0x20 g: add eax, 1 */
+	0x39, 0xd8,			/* 0x23 cmp eax, ebx */
+	0x7c, 0x01,			/* 0x25 jl 0x28 */
+	0x90,				/* 0x27 nop */
+	0xc3,				/* 0x28 ret */
+	0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc,
+	0xff, 0xce,			/* 0x30 r: dec esi */
+	0x0f, 0x84, 0xc8, 0xff, 0xff, 0xff,	/* 0x32 jz loop */
+	0xe8, 0xf3, 0xff, 0xff, 0xff,	/* 0x38 call r */
+	0xc3,				/* 0x3d ret */
 };
 
 static const uint8_t *prog = code;
@@ -223,6 +252,40 @@ static void write_slow_trace(struct gen *g, uint64_t iters, unsigned per_psb, ui
 	ptenc_emit_ip(&g->e, ppt_tip_pgd, pt_ipc_suppressed, 0);
 }
 
+/* -d: r's DEPTH calls (a TNT bit each: jz not taken), then the loop as write_trace()'s. */
+static void write_deep_trace(struct gen *g, uint64_t iters, unsigned per_psb, uint64_t depth)
+{
+	struct tnt t = { .per_psb = per_psb };
+
+	emit_psb(g, false);
+	ptenc_emit_ip(&g->e, ppt_tip_pge, pt_ipc_sext_48, R);
+	for (uint64_t d = 0; d < depth; d++) {
+		tnt_bit(g, &t, 0);			/* jz not taken, then call r */
+		g->insns += 3;
+		g->branches++;
+		g->calls++;
+	}
+	tnt_bit(g, &t, 1);				/* jz loop */
+	g->insns += 2;
+	g->branches++;
+	for (uint64_t i = 0; i < iters; i++) {
+		uint64_t bits = iter_bits(i, i + 1 == iters);
+
+		if (t.packets >= t.per_psb) {
+			tnt_flush(g, &t);
+			t.packets = 0;
+			g->tsc += g->tsc_step;
+			emit_psb(g, true);
+		}
+		for (int b = ITER_BITS - 1; b >= 0; b--)
+			tnt_bit(g, &t, bits >> b & 1);
+		count_iter(g, i, i + 1 == iters);
+	}
+	tnt_flush(g, &t);
+	g->insns += 1;
+	ptenc_emit_ip(&g->e, ppt_tip_pgd, pt_ipc_suppressed, 0);
+}
+
 /* A minimal ET_EXEC: one PT_LOAD (R+X) over the whole file, .text at 0x401000, .symtab. */
 static void write_elf(const char *dir)
 {
@@ -271,7 +334,7 @@ static void write_elf(const char *dir)
 	syms[1] = (Elf64_Sym){ .st_name = 1, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
 			       .st_shndx = 1, .st_value = LOOP, .st_size = 0x10 };
 	syms[2] = (Elf64_Sym){ .st_name = 8, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
-			       .st_shndx = 1, .st_value = F, .st_size = prog == code ? 0x06 : 0x09 };
+			       .st_shndx = 1, .st_value = F, .st_size = prog != slow_code ? 0x06 : 0x09 };
 	syms[3] = (Elf64_Sym){ .st_name = 10, .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
 			       .st_shndx = 1, .st_value = G, .st_size = 0x09 };
 	memcpy(img + symoff, syms, sizeof(syms));
@@ -283,7 +346,7 @@ static void write_elf(const char *dir)
 			      .sh_size = prog_size, .sh_addralign = 16 };
 	/* -s: f and _start (g is not in the program). */
 	sh[2] = (Elf64_Shdr){ .sh_name = 7, .sh_type = SHT_SYMTAB, .sh_offset = symoff,
-			      .sh_size = sizeof(syms) - (prog == code ? 0 : sizeof(syms[0])), .sh_link = 3, .sh_info = 1,
+			      .sh_size = sizeof(syms) - (prog != slow_code ? 0 : sizeof(syms[0])), .sh_link = 3, .sh_info = 1,
 			      .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) };
 	sh[3] = (Elf64_Shdr){ .sh_name = 15, .sh_type = SHT_STRTAB, .sh_offset = stroff,
 			      .sh_size = sizeof(strtab), .sh_addralign = 1 };
@@ -295,15 +358,16 @@ static void write_elf(const char *dir)
 
 int main(int argc, char **argv)
 {
-	uint64_t iters = 1000, per_psb = 64, every = 0, work = 0;
+	uint64_t iters = 1000, per_psb = 64, every = 0, work = 0, depth = 0;
 	struct gen g;
 	int c;
 
 	memset(&g, 0, sizeof(g));
 	g.tsc = 0x100000;
 	g.tsc_step = 0x1000;
-	while ((c = getopt(argc, argv, "n:p:t:s:w:z")) != -1) {
+	while ((c = getopt(argc, argv, "n:p:t:s:w:d:z")) != -1) {
 		switch (c) {
+		case 'd': depth = ptenc_number(optarg, "-d"); break;
 		case 's': every = ptenc_number(optarg, "-s"); break;
 		case 'w': work = ptenc_number(optarg, "-w"); break;
 		case 'z': no_tsc = true; break;
@@ -322,15 +386,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ptgen: -s and -w go together\n");
 		return 2;
 	}
+	if (every && depth) {
+		fprintf(stderr, "ptgen: -s and -d are two programs\n");
+		return 2;
+	}
 	if (every) {
 		prog = slow_code;
 		prog_size = sizeof(slow_code);
+	}
+	if (depth) {
+		prog = deep_code;
+		prog_size = sizeof(deep_code);
 	}
 	ptenc_write_file(argv[optind], "prog.bin", prog, prog_size);
 	write_elf(argv[optind]);
 	ptenc_open(&g.e, argv[optind]);
 	if (every)
 		write_slow_trace(&g, iters, (unsigned)per_psb, every, work);
+	else if (depth)
+		write_deep_trace(&g, iters, (unsigned)per_psb, depth);
 	else
 		write_trace(&g, iters, (unsigned)per_psb);
 	ptenc_close(&g.e);

@@ -1400,7 +1400,9 @@ Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout =
 	};
 	char *dirs[5], *code[5];
 	const char *how[5];
-	long least[5] = { 5000, 5000, 100, 1, 1 };
+	/* (the walks: none; their trees are of calls to slots of their own, and a T_SUM pays
+	 * only where calls repeat their slots: render_report.c's sum_close()) */
+	long least[5] = { 5000, 5000, 100, 0, 0 };
 	struct run_result r;
 
 	for (int t = 0; t < 3; t++) {
@@ -1434,12 +1436,14 @@ Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout =
 
 		cr_assert_eq(run_ptcollect(count, &r, "report", how[t], code[t], "--pt", pt, NULL), 0);
 		cr_assert_eq(r.status, 0, "%s", r.err);
-		cr_expect_geq(summed_note(r.out), least[t], "%s: %s", pt, r.out);
+		if (least[t])
+			cr_expect_geq(summed_note(r.out), least[t], "%s: %s", pt, r.out);
 		/* the sums played as records (the merge's way where its stack is too deep) */
 		cr_assert_eq(run_ptcollect(play, &p, "report", how[t], code[t], "--pt", pt,
 					   "--clock", "insns", NULL), 0);
 		cr_expect_eq(p.status, 0, "%s", p.err);
-		cr_expect_geq(summed_note(p.out), least[t], "%s: %s", pt, p.out);
+		if (least[t])
+			cr_expect_geq(summed_note(p.out), least[t], "%s: %s", pt, p.out);
 		run_free(&r);
 		cr_assert_eq(run_ptcollect(count, &r, "report", how[t], code[t], "--pt", pt,
 					   "--clock", "insns", NULL), 0);
@@ -1494,7 +1498,8 @@ Test(report, keeps_the_addresses_of_many_functions_and_prints_the_same, .timeout
 	gen_into(dir, argv);
 	code = path_in(dir, "prog.bin:0x401000");
 	pt = path_in(dir, "trace.pt");
-	cr_assert_eq(run_ptcollect(count, &r, "report", "--raw", code, "--pt", pt, NULL), 0);
+	cr_assert_eq(run_ptcollect(count, &r, "report", "-J", "1", "--raw", code, "--pt", pt, NULL),
+		     0);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	calls = count_before(r.out, " calls;");
 	defs = count_before(r.out, " address slots defined");
@@ -1571,6 +1576,65 @@ Test(report, writes_a_loops_batches_again_and_prints_the_same, .timeout = 300)
 		}
 		for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++)
 			view_fast_same((const char *[]){ "report", how, code, "--pt", pt, NULL },
+				       views[v], pt);
+		cleanup(dir);
+	}
+}
+
+/*
+ * The merge folds a T_SUM at once where the thread is at report's depth bound (fold_over():
+ * each call its row's call and an incomplete one, the instructions the top frame's), folds
+ * it over the frames below where the bound allows, and plays it where it would cross it:
+ * ptgen's loop (f calling g) run 1,100, 1,000 and 1,023 calls deep (under r calling
+ * itself). Most calls are summed; the sums played print what folding prints; every view at
+ * -J 1 and at -J 2 in 4 KiB chunks prints what libipt's block decoder alone prints. (It
+ * fails with fold_over()'s incomplete calls or instructions dropped: tried.)
+ */
+Test(report, folds_the_sums_of_calls_past_the_depth_bound_and_prints_the_same, .timeout = 600)
+{
+	static char *const count[] = { "PTCOLLECT_REPORT_SUM_COUNT=1", NULL };
+	static char *const play[] = { "PTCOLLECT_REPORT_SUM_COUNT=1", "PTCOLLECT_REPORT_SUM_PLAY=1",
+				      NULL };
+	static const char *const depths[] = { "1100", "1000", "1023" };
+	static const char *const views[][6] = {
+		{ NULL }, { "--json", NULL }, { "--per-thread", "--clock", "insns", NULL },
+		{ "--clock", "insns", "--json", NULL },
+	};
+
+	for (size_t k = 0; k < sizeof(depths) / sizeof(depths[0]); k++) {
+		char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+		char *argv[] = { own(run_testprog("ptgen")), "-d", (char *)depths[k], "-n", "20000",
+				 "-p", "4", dir, NULL };
+		const char *elf, *pt;
+		struct run_result r, p;
+
+		gen_into(dir, argv);
+		elf = path_in(dir, "prog.elf");
+		pt = path_in(dir, "trace.pt");
+		for (int c = 0; c < 2; c++) {
+			const char *clock = c ? "--clock" : NULL, *insns = c ? "insns" : NULL;
+
+			cr_assert_eq(run_ptcollect(count, &r, "report", "--elf", elf, "--pt", pt,
+						   clock, insns, NULL), 0);
+			cr_assert_eq(r.status, 0, "%s", r.err);
+			/* (f's and g's 40,000 calls but each chunk's first few) */
+			cr_expect_geq(summed_note(r.out), 35000, "-d %s: %s", depths[k], r.out);
+			cr_assert_eq(run_ptcollect(play, &p, "report", "--elf", elf, "--pt", pt,
+						   clock, insns, NULL), 0);
+			cr_expect_eq(p.status, 0, "%s", p.err);
+			{
+				char *po = without_note(p.out), *ro = without_note(r.out);
+
+				cr_expect_str_eq(po, ro, "-d %s: the sums played print other output",
+						 depths[k]);
+				free(po);
+				free(ro);
+			}
+			run_free(&p);
+			run_free(&r);
+		}
+		for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++)
+			view_fast_same((const char *[]){ "report", "--elf", elf, "--pt", pt, NULL },
 				       views[v], pt);
 		cleanup(dir);
 	}

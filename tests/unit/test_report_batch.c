@@ -173,3 +173,45 @@ Test(report_batch, a_batch_is_written_again_only_as_summing_would_write_it)
 	cr_expect_geq(w.again, 13, "%" PRIu64 " batches written again", w.again);
 	world_close(&w);
 }
+
+/*
+ * The sums' pause (render_report.c's sum_rate()) goes from batch to batch: after 8 T_SUMs
+ * that do not pay (here a batch of one tree, g's call and return), the next batch is not
+ * summed, and the one after is summed from other counts. Neither is a copy of the batch
+ * kept before them; the one after that is, and no copy differs from summing. (It fails
+ * with the rest or the counts left out of the batch's state: tried.)
+ */
+Test(report_batch, a_batch_in_the_sums_pause_is_not_written_again)
+{
+	static struct fastflow_cr v[FASTFLOW_BATCH];
+	const struct fastflow_cr one_tree[2] = {
+		{ F, G, 1, 1, F + 5 },
+		{ G + 8, F + 5, 4, 0, G + 9 },
+	};
+	struct world w;
+	uint64_t again;
+
+	world_open(&w);
+	first_calls(&w);
+	loop_batch(v, 0);
+	twice(&w, v, 0, "the loop");
+	for (int i = 0; i < 8; i++)
+		w.r.ops->flows(&w.r, &w.rec, 0, one_tree, 2);
+	again = w.again;
+	for (int i = 0; i < 2; i++)
+		w.r.ops->flows(&w.r, &w.rec, 0, v, FASTFLOW_BATCH);
+	cr_expect_eq(w.again, again, "a batch in the pause, or after it, written again");
+	w.r.ops->flows(&w.r, &w.rec, 0, v, FASTFLOW_BATCH);
+	cr_expect_eq(w.again, again + 1, "the batch summed after the pause not written again");
+	/* a pause again: the batch in it not written again, though one summed from the
+	 * counts after it (a pause of 1, no rest) is kept; the batch after it is its copy */
+	for (int i = 0; i < 8; i++)
+		w.r.ops->flows(&w.r, &w.rec, 0, one_tree, 2);
+	again = w.again;
+	w.r.ops->flows(&w.r, &w.rec, 0, v, FASTFLOW_BATCH);
+	cr_expect_eq(w.again, again, "a batch in the second pause written again");
+	w.r.ops->flows(&w.r, &w.rec, 0, v, FASTFLOW_BATCH);
+	cr_expect_eq(w.again, again + 1, "the batch after the second pause not written again");
+	cr_expect_eq(w.bad, 0, "a copy is not what summing writes");
+	world_close(&w);
+}
