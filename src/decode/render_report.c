@@ -798,11 +798,10 @@ static inline void sum_slot(uint16_t aid)
 	sum_acc_of(aid, true);
 }
 
-/* @rep calls of slot @aid's (@a its sums): @incl instructions each, @self their own. */
-static inline void sum_add(struct sum_acc *a, uint16_t aid, uint64_t incl, uint64_t self,
-			   bool outer, uint32_t rep)
+/* @rep calls of the slot of sums @a: @incl instructions each, @self their own. */
+static inline void sum_add(struct sum_acc *a, uint64_t incl, uint64_t self, bool outer,
+			   uint32_t rep)
 {
-
 	a->calls += rep;
 	a->self += self * rep;
 	if (outer)
@@ -811,7 +810,7 @@ static inline void sum_add(struct sum_acc *a, uint16_t aid, uint64_t incl, uint6
 		sum.runs[a->run].n += rep;
 	} else {
 		a->run = (int32_t)sum.nrun;
-		sum.runs[sum.nrun++] = (struct psrun){ .aid = aid, .n = rep, .insns = incl };
+		sum.runs[sum.nrun++] = (struct psrun){ .aid = a->aid, .n = rep, .insns = incl };
 	}
 }
 
@@ -834,7 +833,6 @@ static void sum_shape(uint32_t j)
 	const struct sum_ev *g = &sum.ev[sum.sh_at[j]];
 	uint64_t in0[SUM_DEPTH], child[SUM_DEPTH], t = 0, incl = 0;
 	uint32_t d = 0, depth = 0, rep = sum.sh_rep[j];
-	uint16_t aid[SUM_DEPTH];
 	struct sum_acc *acc[SUM_DEPTH];
 	uint8_t open[SUM_EV];
 
@@ -845,8 +843,7 @@ static void sum_shape(uint32_t j)
 		if (i)
 			t += ev_k(&g[i]);
 		if (ev_aid(&g[i]) != SUM_RET) {
-			aid[d] = ev_aid(&g[i]);
-			acc[d] = sum_acc_of(aid[d], false);
+			acc[d] = sum_acc_of(ev_aid(&g[i]), false);
 			in0[d] = t;
 			child[d++] = 0;
 			open[acc[d - 1] - sum.acc]++;
@@ -854,7 +851,7 @@ static void sum_shape(uint32_t j)
 			continue;
 		}
 		incl = t - in0[--d];
-		sum_add(acc[d], aid[d], incl, incl - child[d], !--open[acc[d] - sum.acc], rep);
+		sum_add(acc[d], incl, incl - child[d], !--open[acc[d] - sum.acc], rep);
 		if (d)
 			child[d - 1] += incl;
 	}

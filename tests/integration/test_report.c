@@ -1370,9 +1370,10 @@ static char *without_note(const char *out)
 	return s;
 }
 
-static long summed_note(const char *out)
+/* The count after @label's " " in @out ("# N instructions, M calls": " calls;"), -1: none. */
+static long count_before(const char *out, const char *label)
 {
-	const char *p = strstr(out, " calls summed in the workers");
+	const char *p = strstr(out, label);
 
 	while (p && p > out && p[-1] >= '0' && p[-1] <= '9')
 		p--;
@@ -1437,13 +1438,15 @@ Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout =
 		cr_assert_eq(run_ptcollect(count, &r, "report", how[t], code[t], "--pt", pt, NULL), 0);
 		cr_assert_eq(r.status, 0, "%s", r.err);
 		if (least[t])
-			cr_expect_geq(summed_note(r.out), least[t], "%s: %s", pt, r.out);
+			cr_expect_geq(count_before(r.out, " calls summed in the workers"), least[t],
+				      "%s: %s", pt, r.out);
 		/* the sums played as records (the merge's way where its stack is too deep) */
 		cr_assert_eq(run_ptcollect(play, &p, "report", how[t], code[t], "--pt", pt,
 					   "--clock", "insns", NULL), 0);
 		cr_expect_eq(p.status, 0, "%s", p.err);
 		if (least[t])
-			cr_expect_geq(summed_note(p.out), least[t], "%s: %s", pt, p.out);
+			cr_expect_geq(count_before(p.out, " calls summed in the workers"), least[t],
+				      "%s: %s", pt, p.out);
 		run_free(&r);
 		cr_assert_eq(run_ptcollect(count, &r, "report", how[t], code[t], "--pt", pt,
 					   "--clock", "insns", NULL), 0);
@@ -1463,15 +1466,6 @@ Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout =
 	}
 }
 
-/* The count after @label's " " in @out ("# N instructions, M calls": " calls;"), -1: none. */
-static long count_before(const char *out, const char *label)
-{
-	const char *p = strstr(out, label);
-
-	while (p && p > out && p[-1] >= '0' && p[-1] <= '9')
-		p--;
-	return p ? strtol(p, NULL, 10) : -1;
-}
 
 /*
  * A worker keeps the addresses a chunk's calls name in ADDR_SLOTS slots (a T_ADEF when one
@@ -1512,16 +1506,6 @@ Test(report, keeps_the_addresses_of_many_functions_and_prints_the_same, .timeout
 		view_fast_same((const char *[]){ "report", "--raw", code, "--pt", pt, NULL },
 			       views[v], pt);
 	cleanup(dir);
-}
-
-/* The number before " checked not as summed)" in the debug note of @out, -1: none. */
-static long again_bad_note(const char *out)
-{
-	const char *p = strstr(out, " checked not as summed)");
-
-	while (p && p > out && p[-1] >= '0' && p[-1] <= '9')
-		p--;
-	return p ? strtol(p, NULL, 10) : -1;
 }
 
 /*
@@ -1571,7 +1555,8 @@ Test(report, writes_a_loops_batches_again_and_prints_the_same, .timeout = 300)
 			if (t < 2)
 				cr_expect_geq(count_before(r.out, " batches written again"), 400,
 					      "%s -J %d: %s", pt, j + 1, r.out);
-			cr_expect_eq(again_bad_note(r.out), 0, "%s -J %d: %s", pt, j + 1, r.out);
+			cr_expect_eq(count_before(r.out, " checked not as summed)"), 0,
+				     "%s -J %d: %s", pt, j + 1, r.out);
 			run_free(&r);
 		}
 		for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++)
@@ -1618,7 +1603,8 @@ Test(report, folds_the_sums_of_calls_past_the_depth_bound_and_prints_the_same, .
 						   clock, insns, NULL), 0);
 			cr_assert_eq(r.status, 0, "%s", r.err);
 			/* (f's and g's 40,000 calls but each chunk's first few) */
-			cr_expect_geq(summed_note(r.out), 35000, "-d %s: %s", depths[k], r.out);
+			cr_expect_geq(count_before(r.out, " calls summed in the workers"), 35000,
+				      "-d %s: %s", depths[k], r.out);
 			cr_assert_eq(run_ptcollect(play, &p, "report", "--elf", elf, "--pt", pt,
 						   clock, insns, NULL), 0);
 			cr_expect_eq(p.status, 0, "%s", p.err);
