@@ -387,10 +387,10 @@ int trigger_bp_read(struct trigger_bp *b, trigger_sink_fn sink, void *ctx)
 
 /*
  * The kernel's count, summed over the events (each counts the records it could not
- * write; an inherited one's children count on it), where every event has it; the
- * LOST records' sum otherwise, or if it is more (a read failed). *@counted: the
- * kernel's count, not only the LOST records' (which say nothing of a full ring
- * that no fire came after).
+ * write; an inherited one's children count on it), where every event has it and
+ * each read of it worked; else the LOST records' sum, which is also taken where it is
+ * the more. *@counted: the kernel's count, not only the LOST records' (which say
+ * nothing of a full ring that no fire came after).
  */
 uint64_t trigger_bp_dropped(const struct trigger_bp *b, bool *counted)
 {
