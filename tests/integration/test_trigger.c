@@ -35,6 +35,13 @@ struct target {
 	pid_t pid;
 	int go;			/* write a byte: it starts calling */
 	FILE *out;		/* its stdout */
+	/*
+	 * Our tracee, as a session keeps a workload its breakpoint triggers watch: a
+	 * hypervisor's stray debug trap (tests/kernel/README.md, "Stray debug traps") is
+	 * swallowed and the breakpoint taken again, not the target killed by it.
+	 */
+	bool guarded;
+	struct exechold_traps traps;
 };
 
 static uint64_t mono(void)
@@ -45,14 +52,39 @@ static uint64_t mono(void)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-/* Start trigtarget with @args; returns once it said "ready". */
-static void target_start(struct target *t, const char *const *args)
+/* TracerPid of /proc/@pid/status, or -1. */
+static pid_t tracer_of(pid_t pid)
 {
-	char *prog = run_testprog("trigtarget"), line[64];
-	int in[2], out[2];
+	char name[64], line[256];
+	int tracer = -1;
+	FILE *f;
 
+	snprintf(name, sizeof(name), "/proc/%d/status", (int)pid);
+	f = fopen(name, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
+			break;
+	fclose(f);
+	return tracer;
+}
+
+/*
+ * Start trigtarget with @args; returns once it said "ready". @guard: seized before its
+ * exec (it waits for a byte on a pipe of its own first) and kept as our tracee.
+ */
+static void target_start_as(struct target *t, const char *const *args, bool guard)
+{
+	char *prog = run_testprog("trigtarget"), line[64], c = 'x';
+	struct error e = { 0 };
+	int in[2], out[2], hold[2];
+
+	memset(t, 0, sizeof(*t));
+	t->guarded = guard;
 	cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
 	cr_assert_eq(pipe2(out, O_CLOEXEC), 0);
+	cr_assert_eq(pipe2(hold, O_CLOEXEC), 0);
 	t->pid = fork();
 	cr_assert_geq(t->pid, 0);
 	if (!t->pid) {
@@ -60,6 +92,8 @@ static void target_start(struct target *t, const char *const *args)
 
 		for (int i = 0; args[i] && i < 6; i++)
 			argv[i + 1] = args[i];
+		if (guard && read(hold[0], &c, 1) != 1)
+			_exit(127);
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		execv(prog, (char *const *)argv);
@@ -67,12 +101,55 @@ static void target_start(struct target *t, const char *const *args)
 	}
 	close(in[0]);
 	close(out[1]);
+	close(hold[0]);
 	free(prog);
+	if (guard) {
+		int st;
+
+		cr_assert_eq(exechold_seize(t->pid), 0, "cannot seize trigtarget: %s",
+			     strerror(errno));
+		cr_assert_eq(write(hold[1], &c, 1), 1);
+		cr_assert_eq(exechold_wait(t->pid, &st, &e), 0, "%s", e.why);
+		cr_assert_eq(exechold_keep(t->pid, &e), 0, "%s", e.why);
+		cr_assert_eq(tracer_of(t->pid), getpid(), "trigtarget is not our tracee");
+	}
+	close(hold[1]);
 	t->go = in[1];
 	t->out = fdopen(out[0], "r");
 	cr_assert(t->out);
 	cr_assert(fgets(line, sizeof(line), t->out), "trigtarget said nothing");
 	cr_assert(!strncmp(line, "ready ", 6), "%s", line);
+}
+
+static void target_start(struct target *t, const char *const *args)
+{
+	target_start_as(t, args, false);
+}
+
+/*
+ * Whether the target has ended (its status in *@st): a guarded one's stops resumed, its
+ * stray traps swallowed, and @block: waiting for the next thing that happens to it.
+ */
+static bool target_ended(struct target *t, int *st, bool block)
+{
+	siginfo_t si;
+
+	if (!t->guarded)
+		return waitpid(t->pid, st, block ? 0 : WNOHANG) == t->pid;
+	while (!exechold_poll(t->pid, st, &t->traps)) {
+		if (!block)
+			return false;
+		/* Not taken: exechold_poll() takes it, a stop resumed or the exit. */
+		if (waitid(P_ALL, 0, &si, WEXITED | __WALL | WNOWAIT) && errno != EINTR)
+			cr_assert_fail("waitid: %s", strerror(errno));
+	}
+	if (t->traps.swallowed)
+		cr_log_info("%llu stray debug trap(s) of the breakpoints swallowed, the last at "
+			    "%#llx (si_code %d)", (unsigned long long)t->traps.swallowed,
+			    (unsigned long long)t->traps.last_swallowed.ip,
+			    t->traps.last_swallowed.si_code);
+	cr_expect_eq(t->traps.passed, 0, "trigtarget makes no trap of its own");
+	return true;
 }
 
 static int target_wait(struct target *t)
@@ -82,7 +159,7 @@ static int target_wait(struct target *t)
 	if (t->go >= 0)
 		close(t->go);
 	t->go = -1;
-	cr_assert_eq(waitpid(t->pid, &st, 0), t->pid);
+	cr_assert(target_ended(t, &st, true));
 	if (t->out)
 		fclose(t->out);
 	t->out = NULL;
@@ -170,7 +247,7 @@ static void collect(struct trigger_set *ts, struct target *t, struct seen *sn)
 		struct pollfd p = { .fd = trigger_fd(ts), .events = POLLIN };
 
 		poll(&p, 1, 20);
-		done = waitpid(t->pid, &st, WNOHANG) == t->pid;
+		done = target_ended(t, &st, false);
 		while ((n = trigger_poll_fires(ts, f, 64, &e)) > 0) {
 			for (int i = 0; i < n; i++) {
 				if (f[i].pid != t->pid)
@@ -188,11 +265,11 @@ static void collect(struct trigger_set *ts, struct target *t, struct seen *sn)
 }
 
 static void run_target(struct trigger_set *ts, const char *const *args, pid_t arm_pid,
-		       struct seen *sn, uint64_t *t_go, uint64_t *t_end)
+		       bool guard, struct seen *sn, uint64_t *t_go, uint64_t *t_end)
 {
 	struct target t;
 
-	target_start(&t, args);
+	target_start_as(&t, args, guard);
 	arm(ts, arm_pid == 0 ? t.pid : arm_pid);
 	*t_go = mono();
 	cr_assert_eq(write(t.go, "g", 1), 1);
@@ -213,7 +290,7 @@ static void fires_exactly(const char *kind, pid_t arm_pid, const char *n, const 
 	cr_assert_eq(trigger_set_new(&ts, &e), 0);
 	hit = add(ts, kind, "trig_hit", 0);
 	other = add(ts, kind, "trig_other", 0);
-	run_target(ts, args, arm_pid, &sn, &t_go, &t_end);
+	run_target(ts, args, arm_pid, !strcmp(kind, "breakpoint"), &sn, &t_go, &t_end);
 	cr_expect_eq(sn.count[hit], strtoull(n, NULL, 10) * strtoull(threads, NULL, 10),
 		     "%s trig_hit: %llu fires", kind, (unsigned long long)sn.count[hit]);
 	cr_expect_eq(sn.count[other], strtoull(threads, NULL, 10));
@@ -267,13 +344,13 @@ Test(trigger, breakpoint_fires_a_full_ring_dropped_are_counted_with_no_record_af
 
 	cr_assert_eq(trigger_set_new(&ts, &e), 0);
 	hit = add(ts, "breakpoint", "trig_hit", 0);
-	target_start(&t, args);
+	target_start_as(&t, args, true);
 	arm(ts, t.pid);
 	cr_assert_eq(write(t.go, "g", 1), 1);
 	close(t.go);
 	t.go = -1;
 	/* Nothing read until it has exited: 20,000 fires, rings of 16 pages a CPU. */
-	cr_assert_eq(waitpid(t.pid, &status, 0), t.pid);
+	cr_assert(target_ended(&t, &status, true));
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "trigtarget status %#x",
 		  status);
 	fclose(t.out);
@@ -310,7 +387,7 @@ static void stops_after(const char *kind, uint64_t k)
 	hit = add(ts, kind, "trig_hit", k);
 	trigger_get_stats(ts, hit, &st);
 	cr_expect(!st.armed);
-	run_target(ts, args, 0, &sn, &t_go, &t_end);
+	run_target(ts, args, 0, !strcmp(kind, "breakpoint"), &sn, &t_go, &t_end);
 	cr_expect_eq(sn.count[hit], k, "%s with limit %llu: %llu fires", kind,
 		     (unsigned long long)k, (unsigned long long)sn.count[hit]);
 	trigger_get_stats(ts, hit, &st);
@@ -343,7 +420,7 @@ Test(trigger, both_kinds_in_one_set_merge_in_time_order)
 	cr_assert_eq(trigger_set_new(&ts, &e), 0);
 	up = add(ts, "uprobe", "trig_hit", 0);
 	bp = add(ts, "breakpoint", "trig_other", 0);
-	run_target(ts, args, 0, &sn, &t_go, &t_end);
+	run_target(ts, args, 0, true, &sn, &t_go, &t_end);
 	cr_expect_eq(sn.count[up], 400);
 	cr_expect_eq(sn.count[bp], 2);
 	cr_expect(sn.ordered);
@@ -360,6 +437,7 @@ Test(trigger, breakpoint_on_a_workload_held_at_exec_sees_every_call)
 	struct trigger_set *ts;
 	struct error e = { 0 };
 	struct trigger_fire f[64];
+	struct target t;
 	uint64_t count = 0;
 	int st, hit, n;
 	pid_t pid;
@@ -375,9 +453,11 @@ Test(trigger, breakpoint_on_a_workload_held_at_exec_sees_every_call)
 	free(prog);
 	cr_assert_eq(exechold_wait(pid, &st, &e), 0, "%s", e.why);
 	arm(ts, pid);
-	cr_assert_eq(exechold_release(pid, &e), 0, "%s", e.why);
-	cr_assert_eq(waitpid(pid, &st, 0), pid);
-	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st));
+	/* Kept, as a session keeps it (its one thread: no clone to follow). */
+	cr_assert_eq(exechold_keep(pid, &e), 0, "%s", e.why);
+	t = (struct target){ .pid = pid, .go = -1, .guarded = true };
+	cr_assert(target_ended(&t, &st, true));
+	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st), "trigtarget status %#x", st);
 	while ((n = trigger_poll_fires(ts, f, 64, &e)) > 0)
 		for (int i = 0; i < n; i++)
 			count += f[i].idx == (unsigned)hit && f[i].pid == pid;
