@@ -1164,8 +1164,6 @@ static inline __attribute__((always_inline)) size_t rec_size(const uint8_t *data
 #define PREFETCH_FAR 16
 #define PREFETCH_NEAR 6
 #define PREFETCH_RING 16
-#define PREFETCH_MIN 32		/* ahead while a record in 32 or more is a T_ADEF */
-#define PREFETCH_ROWS 4096	/* or while the rows are more than this (512 KiB) */
 
 struct ahead {
 	size_t at;			/* the cursor: the record after the last one seen */
@@ -1892,7 +1890,7 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 		i += 1 + sizeof(p) + p.len1 + p.len2 + p.len3 + p.len4;
 	}
 	/* The next buffer looks ahead where this one's T_ADEFs were worth it. */
-	s->ahead_on = adefs * PREFETCH_MIN >= recs || s->nfuncs > PREFETCH_ROWS;
+	s->ahead_on = report_ahead_wanted(adefs, recs);
 }
 
 void report_begin(struct dout *o, const struct decode_config *cfg)

@@ -178,6 +178,22 @@ struct rstate {
 	bool ahead_on;			/* report_filter() looks ahead (struct ahead) */
 };
 
+/*
+ * Whether report_filter() looks ahead (fetches slots and rows before their records) in
+ * the next buffer, after one of @recs records, @adefs of them T_ADEFs: while a record in
+ * REPORT_AHEAD_ADEFS or more is one. Measured (docs/benchmarks.md, report chapter): with
+ * 512 worker slots a record in 3 to 4 was a T_ADEF and the look-ahead paid; with 32,768,
+ * the walk over 20,000 functions has one in 20 and its report took 7.6 % less CPU without
+ * it (the look-ahead's own work per record, not the misses it hides, was the cost; it was
+ * also on while the rows were more than 4,096: no more).
+ */
+#define REPORT_AHEAD_ADEFS 8
+
+static inline bool report_ahead_wanted(uint64_t adefs, uint64_t recs)
+{
+	return adefs * REPORT_AHEAD_ADEFS >= recs;
+}
+
 /* report_agg.c */
 void streams_end(struct rstate *s);
 void report_free(struct rstate *s);
