@@ -1283,6 +1283,98 @@ static void bmemo_keep(const struct render *r, const struct rrec *rec,
 }
 
 /*
+ * The batch's entries v[@i] on as flow_one() writes each, the first after @run instructions
+ * more (sum_batch() where it sums none: a walk's batches, the views that show each call).
+ * flow_one()'s two fast ways (T_RETTOP; T_CALLV by a kept slot) with the worker's state in
+ * locals: flow_one() kept it in the thread's variables, some ten stores a call or return
+ * (the walk's 2.4 M). Any other entry goes through flow_one(), the state written back
+ * before and read after; so does a batch in a chunk the epoch is not yet of.
+ */
+static void flows_plain(struct render *r, struct rrec *rec, const struct fastflow_cr *v,
+			unsigned i, unsigned n, uint64_t run)
+{
+	struct dsink *s = r->sink;
+	uint64_t ret = ep_ret, t = rec->has_time ? rec->time : 0;
+	uint32_t top = sh_top, depth = sh_n;
+	bool has_ret = ep_has_ret, said;
+
+	if (i >= n)
+		return;
+	if (!r->chunk || ep_chunk != r->chunk) {
+		for (; i < n; i++) {
+			set_rec(rec, &v[i]);
+			flow_one(r, rec, v[i].ninsn + run, v[i].next);
+			run = 0;
+		}
+		return;
+	}
+	said = time_chunk == r->chunk && time_has == rec->has_time && time_at == t;
+	for (; i < n; i++) {
+		const struct fastflow_cr *c = &v[i];
+		uint64_t k = c->ninsn + run;
+		uint8_t *w, *p;
+		uint16_t aid;
+		int ta;
+
+		run = 0;
+		if (k - 1 < UINT32_MAX) {
+			if (!c->call) {
+				if (depth && sh_ret[(top - 1) % SHADOW] == c->to &&
+				    (said || (put_time(r, rec), said = true)) &&
+				    (w = dsink_room(s, 1 + VARINT_MAX))) {
+					w[0] = T_RETTOP;
+					dsink_commit(s, (size_t)(put_varint(w + 1, (uint32_t)k) - w));
+					top--;
+					depth--;
+					continue;
+				}
+			} else if ((ta = addr_kept(r, c->to, rec->to_isid, true)) >= 0 &&
+				   (said || (put_time(r, rec), said = true)) &&
+				   (w = dsink_room(s, 1 + 2 * VARINT_MAX + sizeof(aid)))) {
+				/* (put_callv()'s and sh_push()'s) */
+				aid = (uint16_t)ta;
+				p = put_varint(w + 1, (uint32_t)k);
+				memcpy(p, &aid, sizeof(aid));
+				p += sizeof(aid);
+				if (has_ret) {
+					int64_t d = (int64_t)(c->next - ret);
+
+					w[0] = T_CALLV;
+					p = put_varint(p, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
+				} else {
+					w[0] = T_CALLV0;
+					p = put_varint(p, c->next);
+				}
+				ret = c->next;
+				has_ret = true;
+				dsink_commit(s, (size_t)(p - w));
+				sh_ret[top++ % SHADOW] = c->next;
+				depth += depth < SHADOW;
+				continue;
+			}
+		}
+		sh_top = top;
+		sh_n = depth;
+		ep_ret = ret;
+		ep_has_ret = has_ret;
+		set_rec(rec, c);
+		flow_one(r, rec, k, c->next);
+		top = sh_top;
+		depth = sh_n;
+		ret = ep_ret;
+		has_ret = ep_has_ret;
+		said = time_chunk == r->chunk && time_has == rec->has_time && time_at == t;
+	}
+	sh_top = top;
+	sh_n = depth;
+	ep_ret = ret;
+	ep_has_ret = has_ret;
+	set_rec(rec, &v[n - 1]);
+	last_ip = v[n - 1].from;
+	last_next = v[n - 1].next;
+}
+
+/*
  * A batch's calls and returns summed (flows() but for a batch kept), the batch kept with
  * @keep where it goes into one T_SUM whole.
  */
@@ -1308,11 +1400,7 @@ static void sum_batch(struct render *r, struct rrec *rec, uint64_t run,
 	sum_close(r, rec, v);
 	if (keep && i == n && !sum.off)
 		bmemo_keep(r, rec, v, n, k0, start, before, sh0, bad0, pause0);
-	for (; i < n; i++) {
-		set_rec(rec, &v[i]);
-		flow_one(r, rec, v[i].ninsn + run, v[i].next);
-		run = 0;
-	}
+	flows_plain(r, rec, v, i, n, run);
 }
 
 /* The worker's state a batch may change (of the sums' own, sum_rate()'s counts alone)
