@@ -34,6 +34,8 @@ static __thread struct def_slot defs[2 * DEF_MAX];
 /* The last ids found, by hash: a few names come over and over, and stay in the cache. */
 static __thread struct def_slot def_memo[16];
 static __thread uint64_t def_chunks;
+/* Chunk ids (r->chunk) below this: addr_ck() keeps them whole (def_id() gives no more). */
+#define ADDR_CHUNK_MAX (1ull << 31)
 static __thread unsigned def_count;
 
 static bool tables_get(void);
@@ -53,7 +55,7 @@ static int def_id(struct render *r, const char *p)
 	if (m->chunk == r->chunk && m->p == p && r->chunk)
 		return m->id;
 	if (!r->chunk) {
-		if (!tables_get())
+		if (def_chunks + 1 >= ADDR_CHUNK_MAX || !tables_get())
 			return -1;
 		r->chunk = ++def_chunks;
 		def_count = 0;
@@ -131,37 +133,84 @@ static int real_isid(const struct rrec *rec, uint64_t ip, int isid)
  * The ids of the function at @ip (section @isid) in this chunk, and its offset; false: no id
  * left. Kept by chunk, section and address: calls and returns name a few addresses over and
  * over. (Code outside any section, JIT code, is looked up each time: its perf map may grow.)
+ * A slot is two tables: the key that every call's look-up reads (addr_key: 16 bytes, 512 KiB
+ * at 32,768 slots), and what a record by ids needs (addr_val), read only where one is made.
+ * In one 40-byte slot the look-up missed the cache on a walk over 20,000 functions: half of
+ * the worker's report time over --stats' went to that compare. An address may be in any
+ * of the ADDR_WAYS slots of its line (one cache line of keys): mapped to one slot, the
+ * walk's one chunk (-J 1) defined a slot 135,414 times for 1.37 M calls, most of them an
+ * address that another had pushed out.
  */
-struct addr_slot {
-	uint64_t chunk, ip, off;
-	int isid;
-	uint16_t name, obj;
-	uint8_t how, callee;
+struct addr_key {
+	uint64_t ip;
+	uint64_t ck;			/* addr_ck(): the chunk, the section, callee or not */
 };
 
-/* ADDR_SLOTS of them, tables_get()'s: a chunk with an id (r->chunk) has them */
-static __thread struct addr_slot *addrs;
-/* Times a slot of addrs[] was written: a batch kept (struct bmemo) holds while it stays. */
+struct addr_val {
+	uint64_t off;
+	uint16_t name, obj;
+	uint8_t how;
+};
+
+/* ADDR_SLOTS of each, tables_get()'s: a chunk with an id (r->chunk) has them */
+static __thread struct addr_key *akey;
+static __thread struct addr_val *aval;
+/* Times a slot (akey[], aval[]) was written: a batch kept (struct bmemo) holds while it stays. */
 static __thread uint64_t addr_gen;
 
 /* The time T_TIME last said in this thread's chunk @time_chunk. */
 static __thread uint64_t time_chunk, time_at;
 static __thread bool time_has;
 
-/* The slot of addrs[] that @ip (section @isid, as a callee or not) hashes to. */
-static inline struct addr_slot *addr_slot_of(uint64_t ip, int isid, bool callee)
+/* The key of @ip (section @isid, as a callee or not) in chunk @chunk (never 0: no chunk). */
+static inline uint64_t addr_ck(uint64_t chunk, int isid, bool callee)
+{
+	return chunk << 33 | (uint64_t)(uint32_t)isid << 1 | (uint64_t)callee;
+}
+
+#define ADDR_WAY_BITS 2
+#define ADDR_WAYS (1u << ADDR_WAY_BITS)
+_Static_assert(ADDR_WAYS * sizeof(struct addr_key) == 64, "a line of keys is a cache line");
+
+/* The first slot of the line that @ip (section @isid, as a callee or not) hashes to. */
+static inline uint32_t addr_line_of(uint64_t ip, int isid, bool callee)
 {
 	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)callee << 63) * 0x9e3779b97f4a7c15ull;
 
-	return &addrs[h >> (64 - ADDR_BITS)];
+	return (uint32_t)(h >> (64 - ADDR_BITS + ADDR_WAY_BITS)) << ADDR_WAY_BITS;
 }
 
 /* Whether slot @a holds @ip (@isid, @callee) for @r's chunk. */
-static inline bool addr_slot_holds(const struct render *r, const struct addr_slot *a,
-				   uint64_t ip, int isid, bool callee)
+static inline bool addr_slot_holds(const struct render *r, uint32_t a, uint64_t ip, int isid,
+				   bool callee)
 {
-	return r->chunk && a->chunk == r->chunk && a->ip == ip && a->isid == isid &&
-	       a->callee == callee;
+	return r->chunk && akey[a].ip == ip && akey[a].ck == addr_ck(r->chunk, isid, callee);
+}
+
+/* The slot that holds @ip (@isid, @callee) for @r's chunk (which has an id), or -1. */
+static inline int addr_find(const struct render *r, uint64_t ip, int isid, bool callee)
+{
+	const struct addr_key *k = &akey[addr_line_of(ip, isid, callee)];
+	uint64_t ck = addr_ck(r->chunk, isid, callee);
+
+	for (uint32_t w = 0; w < ADDR_WAYS; w++)
+		if (k[w].ip == ip && k[w].ck == ck)
+			return (int)(k + w - akey);
+	return -1;
+}
+
+/*
+ * The slot to define @ip (@isid, @callee) in: one of its line that no address of @r's
+ * chunk holds, else one of the line's in turn (a walk's addresses come and go).
+ */
+static inline uint32_t addr_victim(const struct render *r, uint64_t ip, int isid, bool callee)
+{
+	uint32_t a = addr_line_of(ip, isid, callee);
+
+	for (uint32_t w = 0; w < ADDR_WAYS; w++)
+		if (akey[a + w].ck >> 33 != r->chunk)
+			return a + w;
+	return a + (uint32_t)(addr_gen % ADDR_WAYS);
 }
 
 /* @aid: the address's slot (defined by T_ADEF in this chunk), -1: none (not kept). */
@@ -169,16 +218,18 @@ static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int 
 		     bool callee, uint16_t *name, uint16_t *obj, uint8_t *how, uint64_t *off,
 		     int *aid)
 {
-	struct addr_slot *a = r->chunk ? addr_slot_of(ip, isid, callee) : NULL;
+	int f = r->chunk ? addr_find(r, ip, isid, callee) : -1;
 	struct image_sym y;
+	uint32_t a;
 	int real;
 
-	if (a && addr_slot_holds(r, a, ip, isid, callee)) {
-		*name = a->name;
-		*obj = a->obj;
-		*how = a->how;
-		*off = a->off;
-		*aid = (int)(a - addrs);
+	if (f >= 0) {
+		a = (uint32_t)f;
+		*name = aval[a].name;
+		*obj = aval[a].obj;
+		*how = aval[a].how;
+		*off = aval[a].off;
+		*aid = (int)a;
 		return true;
 	}
 	*aid = -1;
@@ -192,12 +243,12 @@ static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int 
 	if (ip && real > 0 && r->chunk) {
 		struct padef d;
 
-		a = addr_slot_of(ip, isid, callee);
-		d = (struct padef){ .aid = (uint16_t)(a - addrs), .name = *name, .obj = *obj,
+		a = addr_victim(r, ip, isid, callee);
+		d = (struct padef){ .aid = (uint16_t)a, .name = *name, .obj = *obj,
 				    .how = *how, .off = y.off };
-		*a = (struct addr_slot){ .chunk = r->chunk, .ip = ip, .off = y.off, .isid = isid,
-					 .name = *name, .obj = *obj, .how = *how,
-					 .callee = callee };
+		akey[a] = (struct addr_key){ .ip = ip, .ck = addr_ck(r->chunk, isid, callee) };
+		aval[a] = (struct addr_val){ .off = y.off, .name = *name, .obj = *obj,
+					     .how = *how };
 		addr_gen++;
 		put_fixed(r->sink, T_ADEF, &d, sizeof(d));
 		*aid = d.aid;
@@ -346,8 +397,8 @@ static bool put_ret(struct render *r, const struct rrec *rec, uint32_t k)
 	    !addr_ids(r, rec, rec->to, rec->to_isid, false, &to, &to_obj, &ht, &to_off, &ta))
 		return false;
 	/* (@to's T_ADEF may have taken @from's slot: then @from's is said again.) */
-	if (fa >= 0 && ta >= 0 && fa == ta && (addrs[fa].ip != rec->from ||
-					       addrs[fa].isid != rec->from_isid))
+	if (fa >= 0 && ta >= 0 && fa == ta &&
+	    !addr_slot_holds(r, (uint32_t)fa, rec->from, rec->from_isid, false))
 		fa = -1;
 	if (fa >= 0 && ta >= 0) {
 		struct { uint32_t n; struct preta x; } __attribute__((packed)) w = {
@@ -544,12 +595,7 @@ static void insns(struct render *r, uint64_t n, uint64_t ip, uint64_t next, bool
 /* The slot addr_ids() keeps @ip (section @isid) in for this chunk, or -1: not kept yet. */
 static inline int addr_kept(const struct render *r, uint64_t ip, int isid, bool callee)
 {
-	const struct addr_slot *a;
-
-	if (!r->chunk)
-		return -1;
-	a = addr_slot_of(ip, isid, callee);
-	return addr_slot_holds(r, a, ip, isid, callee) ? (int)(a - addrs) : -1;
+	return r->chunk ? addr_find(r, ip, isid, callee) : -1;
 }
 
 /*
@@ -717,13 +763,14 @@ static __thread struct bmemo *bm_tab;
 static __thread uint32_t bm_last, bm_put;
 
 /*
- * A thread's tables: addrs[] by address slot and the batches kept (1.3 MiB at 32,768
- * slots). Too large for every thread's static TLS (each thread of every mode would clear
- * them, --stats' too): allocated at the first chunk a thread gives an id, freed when the
- * thread ends.
+ * A thread's tables: the address slots (akey[], aval[]) and the batches kept (1.1 MiB at
+ * 32,768 slots). Too large for every thread's static TLS (each thread of every mode would
+ * clear them, --stats' too): allocated at the first chunk a thread gives an id, freed when
+ * the thread ends.
  */
 struct slot_tables {
-	struct addr_slot addrs[ADDR_SLOTS];
+	struct addr_key akey[ADDR_SLOTS];
+	struct addr_val aval[ADDR_SLOTS];
 	struct bmemo memo[BMEMO];
 };
 
@@ -736,24 +783,28 @@ static void tables_key_make(void)
 	tables_keyed = !pthread_key_create(&tables_key, free);
 }
 
-/* This thread's tables (addrs, the batches kept) there; false: none to be had. */
+/* This thread's tables (the address slots, the batches kept) there; false: none to be had. */
 static bool tables_get(void)
 {
 	struct slot_tables *t;
+	void *m;
 
-	if (addrs)
+	if (akey)
 		return true;
 	pthread_once(&tables_once, tables_key_make);
-	/* calloc(): a run's tables may be a freed thread's memory, and must start empty. */
-	if (!tables_keyed || !(t = calloc(1, sizeof(*t))))
+	/* calloc(): a run's tables may be a freed thread's memory, and must start empty; a
+	 * line of keys on a cache line (64 bytes more, the start rounded up) */
+	if (!tables_keyed || !(m = calloc(1, sizeof(*t) + 64)))
 		return false;
+	t = (struct slot_tables *)(((uintptr_t)m + 63) & ~(uintptr_t)63);
 	/* Read before written (a slot's look-up): its pages made at once, not a copy each. */
-	memfill(t, sizeof(*t));
-	if (pthread_setspecific(tables_key, t)) {
-		free(t);
+	memfill(m, sizeof(*t) + 64);
+	if (pthread_setspecific(tables_key, m)) {
+		free(m);
 		return false;
 	}
-	addrs = t->addrs;
+	akey = t->akey;
+	aval = t->aval;
 	bm_tab = t->memo;
 	return true;
 }
@@ -1232,6 +1283,98 @@ static void bmemo_keep(const struct render *r, const struct rrec *rec,
 }
 
 /*
+ * The batch's entries v[@i] on as flow_one() writes each, the first after @run instructions
+ * more (sum_batch() where it sums none: a walk's batches, the views that show each call).
+ * flow_one()'s two fast ways (T_RETTOP; T_CALLV by a kept slot) with the worker's state in
+ * locals: flow_one() kept it in the thread's variables, some ten stores a call or return
+ * (the walk's 2.4 M). Any other entry goes through flow_one(), the state written back
+ * before and read after; so does a batch in a chunk the epoch is not yet of.
+ */
+static void flows_plain(struct render *r, struct rrec *rec, const struct fastflow_cr *v,
+			unsigned i, unsigned n, uint64_t run)
+{
+	struct dsink *s = r->sink;
+	uint64_t ret = ep_ret, t = rec->has_time ? rec->time : 0;
+	uint32_t top = sh_top, depth = sh_n;
+	bool has_ret = ep_has_ret, said;
+
+	if (i >= n)
+		return;
+	if (!r->chunk || ep_chunk != r->chunk) {
+		for (; i < n; i++) {
+			set_rec(rec, &v[i]);
+			flow_one(r, rec, v[i].ninsn + run, v[i].next);
+			run = 0;
+		}
+		return;
+	}
+	said = time_chunk == r->chunk && time_has == rec->has_time && time_at == t;
+	for (; i < n; i++) {
+		const struct fastflow_cr *c = &v[i];
+		uint64_t k = c->ninsn + run;
+		uint8_t *w, *p;
+		uint16_t aid;
+		int ta;
+
+		run = 0;
+		if (k - 1 < UINT32_MAX) {
+			if (!c->call) {
+				if (depth && sh_ret[(top - 1) % SHADOW] == c->to &&
+				    (said || (put_time(r, rec), said = true)) &&
+				    (w = dsink_room(s, 1 + VARINT_MAX))) {
+					w[0] = T_RETTOP;
+					dsink_commit(s, (size_t)(put_varint(w + 1, (uint32_t)k) - w));
+					top--;
+					depth--;
+					continue;
+				}
+			} else if ((ta = addr_kept(r, c->to, rec->to_isid, true)) >= 0 &&
+				   (said || (put_time(r, rec), said = true)) &&
+				   (w = dsink_room(s, 1 + 2 * VARINT_MAX + sizeof(aid)))) {
+				/* (put_callv()'s and sh_push()'s) */
+				aid = (uint16_t)ta;
+				p = put_varint(w + 1, (uint32_t)k);
+				memcpy(p, &aid, sizeof(aid));
+				p += sizeof(aid);
+				if (has_ret) {
+					int64_t d = (int64_t)(c->next - ret);
+
+					w[0] = T_CALLV;
+					p = put_varint(p, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
+				} else {
+					w[0] = T_CALLV0;
+					p = put_varint(p, c->next);
+				}
+				ret = c->next;
+				has_ret = true;
+				dsink_commit(s, (size_t)(p - w));
+				sh_ret[top++ % SHADOW] = c->next;
+				depth += depth < SHADOW;
+				continue;
+			}
+		}
+		sh_top = top;
+		sh_n = depth;
+		ep_ret = ret;
+		ep_has_ret = has_ret;
+		set_rec(rec, c);
+		flow_one(r, rec, k, c->next);
+		top = sh_top;
+		depth = sh_n;
+		ret = ep_ret;
+		has_ret = ep_has_ret;
+		said = time_chunk == r->chunk && time_has == rec->has_time && time_at == t;
+	}
+	sh_top = top;
+	sh_n = depth;
+	ep_ret = ret;
+	ep_has_ret = has_ret;
+	set_rec(rec, &v[n - 1]);
+	last_ip = v[n - 1].from;
+	last_next = v[n - 1].next;
+}
+
+/*
  * A batch's calls and returns summed (flows() but for a batch kept), the batch kept with
  * @keep where it goes into one T_SUM whole.
  */
@@ -1257,11 +1400,7 @@ static void sum_batch(struct render *r, struct rrec *rec, uint64_t run,
 	sum_close(r, rec, v);
 	if (keep && i == n && !sum.off)
 		bmemo_keep(r, rec, v, n, k0, start, before, sh0, bad0, pause0);
-	for (; i < n; i++) {
-		set_rec(rec, &v[i]);
-		flow_one(r, rec, v[i].ninsn + run, v[i].next);
-		run = 0;
-	}
+	flows_plain(r, rec, v, i, n, run);
 }
 
 /* The worker's state a batch may change (of the sums' own, sum_rate()'s counts alone)

@@ -155,7 +155,7 @@ struct prec {
 #define NAME_LEN 1024
 
 /*
- * The worker's cache of addresses (render_report.c's addrs[]): a T_ADEF's slot. 32,768: a
+ * The worker's cache of addresses (render_report.c's akey[]): a T_ADEF's slot. 32,768: a
  * walk over 20,000 functions keeps them (with 512 a call in two defined its slot again, and
  * the merge found the row through calls_seen's hash). Slots are uint16_t, SUM_RET none.
  */

@@ -1509,6 +1509,45 @@ Test(report, keeps_the_addresses_of_many_functions_and_prints_the_same, .timeout
 }
 
 /*
+ * A worker's address slots are lines of four (render_report.c's ADDR_WAYS): an address
+ * may be kept in any slot of its line, so that addresses that hash alike do not push each
+ * other out. A walk over 20,000 functions, 5 M instructions (bench/decode's walk, shorter),
+ * in one chunk at -J 1: 27,502 definitions for 338,384 calls, where one slot an address
+ * defined 49,067; every view as libipt's block decoder alone prints it.
+ */
+Test(report, keeps_addresses_that_hash_alike_and_prints_the_same, .timeout = 300)
+{
+	static char *const count[] = { "PTCOLLECT_REPORT_SUM_COUNT=1", NULL };
+	static const char *const views[][4] = {
+		{ NULL }, { "--clock", "insns", "--json", NULL },
+	};
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptwalk")), "-b", "20000", "-s", "5", "-n", "5000000",
+			 dir, NULL };
+	const char *code, *pt;
+	struct run_result r;
+	long calls, defs;
+
+	gen_into(dir, argv);
+	code = path_in(dir, "prog.bin:0x401000");
+	pt = path_in(dir, "trace.pt");
+	cr_assert_eq(run_ptcollect(count, &r, "report", "-J", "1", "--raw", code, "--pt", pt, NULL),
+		     0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	calls = count_before(r.out, " calls;");
+	defs = count_before(r.out, " address slots defined");
+	cr_assert_gt(calls, 300000, "%s", r.out);
+	cr_assert_geq(defs, 20000, "every function's slot is defined once at least: %s", r.out);
+	cr_expect_lt(defs * 10, calls, "addresses pushed out of their slots: %ld defined for %ld "
+		     "calls", defs, calls);
+	run_free(&r);
+	for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++)
+		view_fast_same((const char *[]){ "report", "--raw", code, "--pt", pt, NULL },
+			       views[v], pt);
+	cleanup(dir);
+}
+
+/*
  * A loop's batches of calls and returns come again (ptgen's: f calling g, the same calls
  * and runs in turn), and a worker writes the T_SUM of a batch it summed before from the
  * same state again by a copy, not by summing its trees (render_report.c's struct bmemo):
