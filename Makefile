@@ -127,6 +127,9 @@ $(BUILD)/obj/tests/%.o: tests/%.c
 
 -include $(UNITOBJS:.o=.d) $(INTEGOBJS:.o=.d)
 
+# The decoder's own headers (src/decode): the names cache's test reads its table.
+$(BUILD)/obj/tests/unit/test_names.o: CFLAGS += -Isrc/decode
+
 $(BUILD)/tests/unit: $(UNITOBJS) $(LIBOBJS) $(TESTLIBOBJS)
 	@mkdir -p $(dir $@)
 	@echo "  LD      $@"

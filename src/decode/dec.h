@@ -86,6 +86,7 @@ struct dec {
 	struct symname *names;		/* name_of()'s, 2^NAMES_BITS, in names_mem */
 	void *names_mem;
 	uint32_t names_used;		/* its entries filled */
+	uint64_t names_filled;		/* its groups written first (names_fill()), a bit each */
 	csh cs[3];			/* capstone for it, by mode (16, 32, 64), opened on need */
 	uint64_t flow_ip;		/* the last instruction's IP in this flow (errors) */
 	struct image_store *img;

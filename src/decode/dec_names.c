@@ -9,6 +9,18 @@
 #include <string.h>
 
 #include "dec_names.h"
+#include "memfill.h"
+
+/* The table starts at a page: its groups are whole pages (memfill() writes a part page). */
+#define NAMES_ALIGN 4096
+
+void names_fill(struct dec *x, size_t slot)
+{
+	size_t g = slot >> NAMES_GROUP_SHIFT;
+
+	memfill(&x->names[g << NAMES_GROUP_SHIFT], sizeof(*x->names) << NAMES_GROUP_SHIFT);
+	x->names_filled |= (uint64_t)1 << g;
+}
 
 /*
  * The set of @ip in section @isid, its two ways (NULL: outside any section, or no memory
@@ -16,16 +28,27 @@
  */
 static struct symname *sym_set_of(struct dec *x, uint32_t pid, int isid, uint64_t ip)
 {
+	size_t slot;
+
 	if (isid <= 0)
 		return NULL;
 	if (!x->names) {
-		/* calloc(): pages of slots never used stay untouched (aligned by hand). */
-		x->names_mem = calloc((1u << NAMES_BITS) + 1, sizeof(*x->names));
+		/*
+		 * calloc(): groups of slots never used stay untouched; aligned by hand to
+		 * the page, so that each group is whole pages (names_fill()).
+		 */
+		x->names_mem = calloc(((size_t)1 << NAMES_BITS) * sizeof(*x->names) + NAMES_ALIGN,
+				      1);
 		if (!x->names_mem)
 			return NULL;
-		x->names = (struct symname *)(((uintptr_t)x->names_mem + 63) & ~(uintptr_t)63);
+		x->names = (struct symname *)(((uintptr_t)x->names_mem + NAMES_ALIGN - 1) &
+					      ~(uintptr_t)(NAMES_ALIGN - 1));
+		x->names_filled = 0;
 	}
-	return &x->names[sym_slot(pid, isid, ip)];
+	slot = sym_slot(pid, isid, ip);
+	if (!(x->names_filled >> (slot >> NAMES_GROUP_SHIFT) & 1))
+		names_fill(x, slot);
+	return &x->names[slot];
 }
 
 /* Whether printable_to() leaves @s as it is (printable ASCII only). */

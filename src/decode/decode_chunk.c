@@ -263,6 +263,7 @@ struct decode_keep {
 	struct symname *names;		/* in names_mem */
 	void *names_mem;
 	uint32_t names_used;
+	uint64_t names_filled;
 	csh cs[3];
 	/*
 	 * --insn's text cache (disasm.h: keyed by address, mode and bytes, so right for any
@@ -306,12 +307,14 @@ static bool borrow(struct dec *x)
 	x->names = k->names;
 	x->names_mem = k->names_mem;
 	x->names_used = k->names_used;
+	x->names_filled = k->names_filled;
 	memcpy(x->cs, k->cs, sizeof(x->cs));
 	k->img = NULL;
 	k->shapes = NULL;
 	k->names = NULL;
 	k->names_mem = NULL;
 	k->names_used = 0;
+	k->names_filled = 0;
 	memset(k->cs, 0, sizeof(k->cs));
 	return true;
 }
@@ -333,6 +336,7 @@ static void give_back(struct dec *x)
 	k->names = x->names;
 	k->names_mem = x->names_mem;
 	k->names_used = x->names_used;
+	k->names_filled = x->names_filled;
 	memcpy(k->cs, x->cs, sizeof(k->cs));
 	if (x->ff) {
 		k->built += fastflow_built(x->ff) - x->ff_built;

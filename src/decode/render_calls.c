@@ -207,28 +207,36 @@ _Static_assert(HOW_KNOWN == sizeof(how_ret) / sizeof(how_ret[0]), "both tables")
 /*
  * The indentation of @depth: two blanks a level, past INDENT_MAX "[depth N] " by hand.
  * Blanks go 32 at a time, up to 31 past the indentation (the line's room, LINE_FIXED,
- * has them: what follows writes over them).
+ * has them: what follows writes over them). The number's digits are written in place,
+ * its length counted first: through a copy of variable length (a call of memcpy()) it
+ * cost a line past INDENT_MAX (the walk's, nearly all) as much as the rest of its indent.
  */
 static char *put_indent(char *p, uint64_t depth)
 {
 	static const char blanks[2 * INDENT_MAX + 1] =
 		"                                                                "
 		"                                                                ";
-	char num[24], *q = num + sizeof(num);
+	uint64_t v = depth;
+	size_t n = 1;
 
 	if (depth <= INDENT_MAX) {
 		for (size_t i = 0; i < 2 * depth; i += 32)
 			memcpy(p + i, blanks, 32);
 		return p + 2 * depth;
 	}
-	do {
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	memcpy(p, blanks, 2 * INDENT_MAX);
+	p += 2 * INDENT_MAX;
+	/* 8 bytes, the last one written over by the first digit. */
+	memcpy(p, "[depth  ", 8);
+	p += 7 + n;
+	for (char *q = p; q > p - n; depth /= 10)
 		*--q = (char)('0' + depth % 10);
-		depth /= 10;
-	} while (depth);
-	p = put_mem(p, blanks, 2 * INDENT_MAX);
-	p = put_str(p, "[depth ");
-	p = put_mem(p, q, (size_t)(num + sizeof(num) - q));
-	return put_str(p, "] ");
+	memcpy(p, "] ", 2);
+	return p + 2;
 }
 
 /* The longest line but its names: the indentation, the words, an address. */

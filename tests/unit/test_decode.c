@@ -464,6 +464,57 @@ Test(decode_rec, calls_the_workers_print_are_what_the_merge_printed)
 	free(want);
 }
 
+/*
+ * --calls' indentation at each width of its depth: two blanks a level up to 64, then 128
+ * blanks and "[depth N] ", N of 2 to 5 digits (put_indent() writes the digits in place).
+ */
+Test(decode_rec, calls_indent_at_each_depth_and_number_width)
+{
+	static const unsigned depths[] = { 0, 1, 9, 10, 63, 64, 65, 99, 100, 999, 1000, 9999,
+					   10000, 10001 };
+	struct decode_config cfg = { .nr_streams = 1 };
+	FILE *t = tmpfile();
+	struct dout o;
+	struct dsink s;
+	char *buf, *line, want[256];
+	long n;
+
+	cr_assert(t);
+	cr_assert_eq(render_open(&o, fileno(t), &render_calls, &cfg), 0);
+	dsink_init(&s, &o);
+	cr_assert_eq(dsink_promote(&s), 0);
+	for (unsigned i = 0; i <= 10001; i++)
+		put(&s, DREC_CALL, 0x20, 0x30, 0, 0, "f+0x1", "g+0x0");
+	cr_assert_eq(dsink_flush(&s, dsink_pos(&s)), 0);
+	cr_assert_eq(render_close(&o, &render_calls, true), 0);
+	dsink_destroy(&s);
+	n = lseek(fileno(t), 0, SEEK_END);
+	buf = calloc(1, (size_t)n + 1);
+	cr_assert(buf);
+	cr_assert_eq(pread(fileno(t), buf, (size_t)n, 0), n);
+	fclose(t);
+	line = buf;
+	for (unsigned d = 0, k = 0; d <= 10001; d++) {
+		char *end = strchr(line, '\n');
+
+		cr_assert(end, "line %u", d);
+		*end = '\0';
+		if (k < sizeof(depths) / sizeof(depths[0]) && depths[k] == d) {
+			if (d <= 64)
+				snprintf(want, sizeof(want), "%*scall g+0x0 (0x30) from f+0x1",
+					 (int)(2 * d), "");
+			else
+				snprintf(want, sizeof(want), "%128s[depth %u] call g+0x0 (0x30) from f+0x1",
+					 "", d);
+			cr_assert_str_eq(line, want, "depth %u", d);
+			k++;
+		}
+		line = end + 1;
+	}
+	cr_assert_eq(*line, '\0');
+	free(buf);
+}
+
 /* A timeline record as a chunk makes it (timeline_put()): a call's name as JSON, times. */
 static void tl_put(struct dsink *s, enum drec_kind k, uint64_t time, uint32_t tid,
 		   const char *name)

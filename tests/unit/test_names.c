@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The names of call and return addresses (dec_names.h): the table is written a group at a
+ * time before a lookup reads it, so that no insert copies the zero page (a TLB flush of
+ * the other workers' CPUs each at -J 2), and a trace of few names writes few groups.
+ */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "dec_names.h"
+#include "error.h"
+#include "memimage.h"
+
+#define GROUP_BYTES ((size_t)sizeof(struct symname) << NAMES_GROUP_SHIFT)
+
+static size_t page_size(void)
+{
+	return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+/* Pages of [p, p + size) that are resident. */
+static size_t resident(const void *p, size_t size)
+{
+	size_t page = page_size(), n = (size + page - 1) / page, r = 0;
+	unsigned char *v = malloc(n);
+
+	cr_assert(v);
+	cr_assert_eq(mincore((void *)p, size, v), 0);
+	for (size_t i = 0; i < n; i++)
+		r += v[i] & 1;
+	free(v);
+	return r;
+}
+
+/*
+ * Pages of [p, p + size) mapped and this process's own (pagemap: present, exclusively
+ * mapped): a page written. The zero page, mapped by a read, is present but not exclusive.
+ */
+static size_t written(const void *p, size_t size)
+{
+	size_t page = page_size(), r = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+
+	cr_assert(fd >= 0);
+	for (uintptr_t a = (uintptr_t)p; a < (uintptr_t)p + size; a += page) {
+		uint64_t e;
+
+		cr_assert_eq(pread(fd, &e, sizeof(e), (off_t)(a / page * sizeof(e))),
+			     (ssize_t)sizeof(e));
+		r += (e >> 63 & 1) && (e >> 56 & 1);
+	}
+	close(fd);
+	return r;
+}
+
+static long faults(void)
+{
+	struct rusage u;
+
+	cr_assert_eq(getrusage(RUSAGE_THREAD, &u), 0);
+	return u.ru_minflt;
+}
+
+/* Whether transparent huge pages may back the table (then pages come 2 MiB at a time). */
+static bool thp_always(void)
+{
+	char s[128] = "";
+	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+
+	if (f) {
+		if (!fgets(s, sizeof(s), f))
+			s[0] = '\0';
+		fclose(f);
+	}
+	return strstr(s, "[always]");
+}
+
+static const char *lookup(struct dec *x, int isid, uint64_t ip)
+{
+	static char buf[1200];
+	struct symname *used;
+	bool plain;
+	size_t n;
+
+	return name_of(x, 1, isid, ip, NULL, &used, buf, sizeof(buf), &plain, &n);
+}
+
+Test(names, a_group_is_written_before_a_lookup_reads_it)
+{
+	size_t page = page_size(), table = ((size_t)1 << NAMES_BITS) * sizeof(struct symname);
+	struct dec x;
+	struct image_store *s;
+	struct error e;
+	char path[64], want[256];
+	uint64_t end, ip, other = 0;
+	size_t slot;
+	long f0;
+	int isid, fd;
+
+	if (thp_always())
+		cr_skip_test("transparent huge pages [always]: a group's pages are not 4 KiB each");
+	strcpy(path, "/tmp/ptc-names-XXXXXX");
+	fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	cr_assert_eq(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	cr_assert_eq(image_store_new(&s, NULL, &e), 0);
+	cr_assert_eq(image_add_raw(s, NULL, path, 0, 0, 0x401000, &e), 0);
+	isid = image_base_find(s, 0x401000, &end);
+	cr_assert(isid > 0);
+	memset(&x, 0, sizeof(x));
+	x.img = s;
+
+	/* The first lookup makes the table: its group written whole, no other group. */
+	ip = 0x401010;
+	image_symbolize_pid(s, 1, isid, ip, want, sizeof(want));
+	cr_assert_str_eq(lookup(&x, isid, ip), want);
+	cr_assert(x.names);
+	cr_assert_eq((uintptr_t)x.names % page, 0, "the table starts at a page");
+	slot = sym_slot(1, isid, ip);
+	cr_assert_eq(x.names_filled, (uint64_t)1 << (slot >> NAMES_GROUP_SHIFT));
+	cr_assert_eq(written(&x.names[slot >> NAMES_GROUP_SHIFT << NAMES_GROUP_SHIFT],
+			     GROUP_BYTES), GROUP_BYTES / page);
+	cr_assert_eq(resident(x.names, table), GROUP_BYTES / page, "one group of 64");
+	/* Again, a hit: no fault. */
+	f0 = faults();
+	lookup(&x, isid, ip);
+	cr_assert_eq(faults(), f0);
+
+	/* An address of a group not written yet. */
+	for (uint64_t a = 0x401000; a < 0x501000 && !other; a++)
+		if (!(x.names_filled >> (sym_slot(1, isid, a) >> NAMES_GROUP_SHIFT) & 1))
+			other = a;
+	cr_assert(other);
+	slot = sym_slot(1, isid, other);
+	cr_assert_eq(resident(&x.names[slot >> NAMES_GROUP_SHIFT << NAMES_GROUP_SHIFT],
+			      GROUP_BYTES), 0);
+	image_symbolize_pid(s, 1, isid, other, want, sizeof(want));
+	f0 = faults();
+	cr_assert_str_eq(lookup(&x, isid, other), want);
+#ifndef __SANITIZE_ADDRESS__
+	/*
+	 * A fault a page of the group as it is written, and no read before (the zero page
+	 * mapped, then copied on the insert's write: one fault more).
+	 */
+	cr_assert_eq(faults() - f0, (long)(GROUP_BYTES / page));
+#endif
+	cr_assert_eq(written(&x.names[slot >> NAMES_GROUP_SHIFT << NAMES_GROUP_SHIFT],
+			     GROUP_BYTES), GROUP_BYTES / page);
+	cr_assert_eq(resident(x.names, table), 2 * GROUP_BYTES / page, "two groups of 64");
+	cr_assert_eq(x.names_used, 2);
+
+	free(x.names_mem);
+	image_store_free(s);
+	unlink(path);
+}
