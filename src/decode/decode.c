@@ -81,6 +81,7 @@ struct mapped {
 	struct file_map f;	/* the file; its fd open until the run ends */
 	uint64_t from;		/* where the range starts in the file */
 	uint64_t data_lo, data_hi;	/* the data from the range's start (decode_chunk) */
+	uint64_t swept;		/* the merge swept its range up to here (drop_merged()) */
 };
 
 /* What planning reads around a cut: PSB+ is far shorter. */
@@ -777,16 +778,28 @@ static bool wait_chunk(struct run *r, size_t k, bool done)
  * what a later chunk maps back is let go of at that chunk's merge.
  */
 #define SWEEP_BEHIND (4u << 20)
+/*
+ * The sweep runs once the chunks merged since the last reach SWEEP_EVERY (or the stream's
+ * end), from the 4 MiB before the first of them: each madvise() that finds pages flushes the other CPUs' TLBs
+ * (an IPI), and a sweep a chunk swept the same 4 MiB again and again (the loop of
+ * bench/decode, -J 2 --insn: 196 chunks of 16-32 KiB, each a sweep of the whole 4 MB
+ * trace). What fault-around maps back stays at most this much longer.
+ */
+#define SWEEP_EVERY (1u << 20)
 
 static void drop_merged(struct run *r, const struct decode_chunk *c)
 {
-	const struct mapped *m = &r->maps[c->stream];
+	struct mapped *m = &r->maps[c->stream];
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo, from, to;
 
 	if (!m->f.p || !c->mapped)
 		return;
+	/* (Chunks are merged in order: the ones since the last sweep start at m->swept.) */
+	if (c->end < m->swept + SWEEP_EVERY && c->end < m->len)
+		return;
 	lo = (uintptr_t)m->f.p;
-	from = (uintptr_t)(m->p + c->begin);
+	from = (uintptr_t)(m->p + m->swept);
+	m->swept = c->end;
 	from = from - lo > SWEEP_BEHIND ? from - SWEEP_BEHIND : lo;
 	from &= ~(page - 1);
 	to = (uintptr_t)(m->p + c->end) & ~(page - 1);
