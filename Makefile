@@ -127,8 +127,10 @@ $(BUILD)/obj/tests/%.o: tests/%.c
 
 -include $(UNITOBJS:.o=.d) $(INTEGOBJS:.o=.d)
 
-# The decoder's own headers (src/decode): the names cache's test reads its table.
-$(BUILD)/obj/tests/unit/test_names.o: CFLAGS += -Isrc/decode
+# The decoder's own headers (src/decode): the names cache's test reads its table, the
+# report merge's test its look-ahead rule.
+$(BUILD)/obj/tests/unit/test_names.o $(BUILD)/obj/tests/unit/test_report_agg.o: \
+	CFLAGS += -Isrc/decode
 
 $(BUILD)/tests/unit: $(UNITOBJS) $(LIBOBJS) $(TESTLIBOBJS)
 	@mkdir -p $(dir $@)

@@ -780,10 +780,10 @@ static bool wait_chunk(struct run *r, size_t k, bool done)
 #define SWEEP_BEHIND (4u << 20)
 /*
  * The sweep runs once the chunks merged since the last reach SWEEP_EVERY (or the stream's
- * end), from the 4 MiB before the first of them: each madvise() that finds pages flushes the other CPUs' TLBs
- * (an IPI), and a sweep a chunk swept the same 4 MiB again and again (the loop of
- * bench/decode, -J 2 --insn: 196 chunks of 16-32 KiB, each a sweep of the whole 4 MB
- * trace). What fault-around maps back stays at most this much longer.
+ * end), from the 4 MiB before the first of them: each madvise() that finds pages flushes
+ * the other CPUs' TLBs (an IPI), and a sweep a chunk swept the same 4 MiB again and again
+ * (the loop of bench/decode, -J 2 --insn: 196 chunks of 16-32 KiB, each a sweep of the
+ * whole 4 MB trace). What fault-around maps back stays at most this much longer.
  */
 #define SWEEP_EVERY (1u << 20)
 

@@ -6,8 +6,8 @@
  */
 #include <criterion/criterion.h>
 
-/* (the merge's own header: not one of include/'s) */
-#include "../../src/decode/report_agg.h"
+/* (the merge's own header, src/decode's: the Makefile adds that directory for this test) */
+#include "report_agg.h"
 
 Test(report_agg, looks_ahead_only_where_slot_definitions_are_frequent)
 {
