@@ -105,9 +105,9 @@ static inline struct symname *sym_hit(struct symname *set, uint32_t pid, int isi
  * more than the look-up: two each call or return). @used: the entry it took, for the
  * other end's call.
  */
-static inline __attribute__((always_inline)) const char *name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip,
-				  const struct symname *busy, struct symname **used,
-				  char *buf, size_t len, bool *is_plain, size_t *nlen)
+static inline __attribute__((always_inline)) const char *
+name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip, const struct symname *busy,
+	struct symname **used, char *buf, size_t len, bool *is_plain, size_t *nlen)
 {
 	struct symname *e;
 	size_t slot;
