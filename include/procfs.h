@@ -16,6 +16,8 @@ int procfs_tasks(pid_t pid, pid_t **tids, int *nr);
 char procfs_state(pid_t tid);
 /* The process of thread @tid (its Tgid), or 0 when /proc does not say. */
 pid_t procfs_tgid(pid_t tid);
+/* TracerPid of @tid (0: none), -1 when it cannot be read. */
+pid_t procfs_tracer(pid_t tid);
 /*
  * The first line "KEY: VALUE" of a /proc file (status, meminfo) as a number
  * in @base (16 for CapEff). 0, or -errno (-ENOENT: no such line).

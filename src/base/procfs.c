@@ -121,6 +121,15 @@ pid_t procfs_tgid(pid_t tid)
 	return procfs_field(path, "Tgid", 10, &v) ? 0 : (pid_t)v;
 }
 
+pid_t procfs_tracer(pid_t tid)
+{
+	unsigned long long v;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", tid);
+	return procfs_field(path, "TracerPid", 10, &v) ? -1 : (pid_t)v;
+}
+
 bool procfs_maps_line(char *line, struct procfs_map *m)
 {
 	unsigned long long lo, hi, pgoff, ino;

@@ -301,27 +301,9 @@ static void group_remove(struct exechold_group *g, pid_t tid)
 		}
 }
 
-/* TracerPid of @tid (0: none, -1: unknown). */
-static pid_t tracer_of(pid_t tid)
-{
-	char name[64], line[256];
-	int tracer = -1;
-	FILE *f;
-
-	snprintf(name, sizeof(name), "/proc/%d/status", (int)tid);
-	f = fopen(name, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-			break;
-	fclose(f);
-	return tracer;
-}
-
 static void refused_why(pid_t pid, pid_t tid, int err, char *why, size_t len)
 {
-	pid_t tracer = tracer_of(tid);
+	pid_t tracer = procfs_tracer(tid);
 	char who[64];
 
 	if (tid == pid)
@@ -343,7 +325,7 @@ int exechold_group_check(pid_t pid, char *why, size_t len)
 	FILE *f;
 	int scope = 0;
 
-	tracer = tracer_of(pid);
+	tracer = procfs_tracer(pid);
 	if (tracer > 0 && tracer != getpid()) {
 		refused_why(pid, pid, EPERM, why, len);
 		return -EPERM;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "exechold.h"
+#include "procfs.h"
 #include "run.h"
 #include "suitewatch.h"
 #include "trigger.h"
@@ -50,24 +51,6 @@ static uint64_t mono(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
-}
-
-/* TracerPid of /proc/@pid/status, or -1. */
-static pid_t tracer_of(pid_t pid)
-{
-	char name[64], line[256];
-	int tracer = -1;
-	FILE *f;
-
-	snprintf(name, sizeof(name), "/proc/%d/status", (int)pid);
-	f = fopen(name, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-			break;
-	fclose(f);
-	return tracer;
 }
 
 /*
@@ -111,7 +94,7 @@ static void target_start_as(struct target *t, const char *const *args, bool guar
 		cr_assert_eq(write(hold[1], &c, 1), 1);
 		cr_assert_eq(exechold_wait(t->pid, &st, &e), 0, "%s", e.why);
 		cr_assert_eq(exechold_keep(t->pid, &e), 0, "%s", e.why);
-		cr_assert_eq(tracer_of(t->pid), getpid(), "trigtarget is not our tracee");
+		cr_assert_eq(procfs_tracer(t->pid), getpid(), "trigtarget is not our tracee");
 	}
 	close(hold[1]);
 	t->go = in[1];

@@ -28,6 +28,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "procfs.h"
 #include "run.h"
 #include "suitewatch.h"
 #include "tempfile.h"
@@ -138,24 +139,6 @@ static void rec_remove(struct rec *r)
 	temp_dir_remove(dir);
 }
 
-/* TracerPid of @pid, -1 unknown. */
-static int tracer_of(int pid)
-{
-	char name[64], line[256];
-	int tracer = -1;
-	FILE *f;
-
-	snprintf(name, sizeof(name), "/proc/%d/status", pid);
-	f = fopen(name, "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-			break;
-	fclose(f);
-	return tracer;
-}
-
 /* Every thread of @pid (/proc/PID/task) has TracerPid *@arg. */
 static bool all_traced_by(int pid, const void *arg)
 {
@@ -171,7 +154,7 @@ static bool all_traced_by(int pid, const void *arg)
 		return false;
 	while ((d = readdir(dir)))
 		if (d->d_name[0] != '.') {
-			ok &= tracer_of(atoi(d->d_name)) == *(const int *)arg;
+			ok &= procfs_tracer(atoi(d->d_name)) == *(const int *)arg;
 			n++;
 		}
 	closedir(dir);
@@ -212,7 +195,7 @@ Test(trigger_pid, breakpoint_on_a_running_process_is_guarded)
 	rec_wait_ready(&r);
 	me = r.pid;
 	cr_expect(all_traced_by(t.c.pid, &me), "the target's tracer is %d, not record (%d)",
-		  tracer_of(t.c.pid), (int)r.pid);
+		  procfs_tracer(t.c.pid), (int)r.pid);
 	cr_expect_eq(target_go(&t), 0, "the target dies under the guard");
 	cr_expect_eq(rec_wait(&r), 0, "record (%s)", r.err);
 	cr_expect(file_has(r.err, "is ptcollect's tracee"), "record said nothing of the guard");
@@ -236,12 +219,12 @@ Test(trigger_pid, a_stop_signal_lets_every_thread_go)
 		target_start(&t, (const char *[]){ "--say-tracer", "100", NULL });
 		rec_start(&r, "breakpoint", t.prog, t.c.pid);
 		rec_wait_ready(&r);
-		cr_expect_eq(tracer_of(t.c.pid), r.pid, "%s: not seized", strsignal(sigs[i]));
+		cr_expect_eq(procfs_tracer(t.c.pid), r.pid, "%s: not seized", strsignal(sigs[i]));
 		cr_assert_eq(kill(r.pid, sigs[i]), 0);
 		rc = rec_wait(&r);
 		cr_expect_eq(rc, 0, "%s: record exit %d (%s)", strsignal(sigs[i]), rc, r.err);
 		cr_expect(all_traced_by(t.c.pid, &zero), "%s: the target is still traced by %d",
-			  strsignal(sigs[i]), tracer_of(t.c.pid));
+			  strsignal(sigs[i]), procfs_tracer(t.c.pid));
 		cr_expect(run_proc_state(t.c.pid, "S"), "%s: the target is not waiting for its go",
 			  strsignal(sigs[i]));
 		cr_expect_eq(target_go(&t), 0, "%s: the target did not run on", strsignal(sigs[i]));
@@ -286,7 +269,7 @@ Test(trigger_pid, a_traced_process_gets_a_uprobe_instead)
 	cr_assert_eq(ptrace(PTRACE_SEIZE, t.c.pid, NULL, NULL), 0, "seize: %s", strerror(errno));
 	rec_start(&r, "breakpoint", t.prog, t.c.pid);
 	rec_wait_ready(&r);
-	cr_expect_gt(tracer_of(t.c.pid), 0, "the test traces it");
+	cr_expect_gt(procfs_tracer(t.c.pid), 0, "the test traces it");
 	cr_expect_eq(target_go(&t), 0);
 	cr_expect_eq(rec_wait(&r), 0, "record (%s)", r.err);
 	cr_expect(file_has(r.err, "already traced"), "record did not say why (%s)", r.err);
@@ -392,7 +375,7 @@ Test(trigger_pid, a_refused_seize_falls_back_at_the_start)
 	cr_expect(why && strstr(why, "thread"), "the manifest's fallback: %s", why);
 	json_decref(j);
 	/* The threads it had seized before the refusal are let go. */
-	cr_expect(tracer_of(c.pid) == 0, "the leader is still traced by %d", tracer_of(c.pid));
+	cr_expect(procfs_tracer(c.pid) == 0, "the leader is still traced by %d", procfs_tracer(c.pid));
 	/* Our own tracee goes too, so that the process can end. */
 	cr_assert_eq(ptrace(PTRACE_INTERRUPT, tid, NULL, NULL), 0);
 	cr_assert_eq(waitpid(tid, &st, __WALL), tid);
@@ -421,7 +404,7 @@ Test(trigger_pid, a_thread_that_execs_is_let_go_without_waiting_for_its_old_id)
 	cr_assert_eq(run_wait_line(&c, line, 30), 0, "threadexec did not say ready");
 	rec_start(&r, "breakpoint", prog, c.pid);
 	rec_wait_ready(&r);
-	cr_expect(tracer_of(c.pid) == r.pid, "threadexec is not record's tracee");
+	cr_expect(procfs_tracer(c.pid) == r.pid, "threadexec is not record's tracee");
 	cr_assert_eq(write(c.in, "g", 1), 1);
 	/* Said by the new image: record has let its exec stop go. */
 	snprintf(line, sizeof(line), "after %d", c.pid);
@@ -432,7 +415,7 @@ Test(trigger_pid, a_thread_that_execs_is_let_go_without_waiting_for_its_old_id)
 	cr_expect(!file_has(r.err, "did not stop to be let go"), "record waited for the old "
 		  "thread id (%s)", r.err);
 	cr_expect(all_traced_by(c.pid, &zero), "threadexec is still traced by %d",
-		  tracer_of(c.pid));
+		  procfs_tracer(c.pid));
 	cr_expect_eq(run_end(&c, 30), 0, "threadexec's exit status");
 	rec_remove(&r);
 	free(prog);
