@@ -107,26 +107,6 @@ static void fill(struct fastflow_table *t)
 	t->filled = true;
 }
 
-/*
- * The shared table's lock, adaptive (it spins a while before it sleeps): a cut holds it for
- * a lookup and a block's stores, and the workers cut together at the start (the walk: 20,000
- * blocks in its first 6 %). A plain mutex slept there, and each wake was a futex call and
- * an IPI to the other vCPU (-J 2 with both CPUs free: 7 % of the samples in the lock's
- * futex wait and wake).
- */
-static int lock_init(pthread_mutex_t *lock)
-{
-	pthread_mutexattr_t a;
-	int ret;
-
-	if (pthread_mutexattr_init(&a))
-		return -1;
-	ret = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP) ||
-	      pthread_mutex_init(lock, &a);
-	pthread_mutexattr_destroy(&a);
-	return ret;
-}
-
 static struct fastflow_table *table_new(bool shared)
 {
 	struct fastflow_table *t = aligned_alloc(64, sizeof(*t));
@@ -136,7 +116,7 @@ static struct fastflow_table *table_new(bool shared)
 	memset(t, 0, sizeof(*t));
 	t->blk = aligned_alloc(64, FASTFLOW_BLOCKS * sizeof(struct ffblk));
 	t->idx = calloc(IDX_SLOTS, sizeof(*t->idx));
-	if (!t->blk || !t->idx || (shared && lock_init(&t->lock))) {
+	if (!t->blk || !t->idx || (shared && memfill_lock_init(&t->lock))) {
 		free(t->idx);
 		free(t->blk);
 		free(t);

@@ -173,25 +173,6 @@ _Static_assert(INSNBLK_RING / 8 < UINT32_MAX && (SLOTS & (SLOTS - 1)) == 0 &&
 	       INSNBLK_RING + (uint64_t)SLOTS * 4 <= INSNBLK_BYTES,
 	       "insnblk_shared's index and bound");
 
-/*
- * The lock, adaptive (it spins a while before it sleeps): an add holds it for a lookup and
- * one block's text (a few hundred bytes), and the workers add together at the start (the
- * walk's 20,000 blocks). A plain mutex slept there, each wake a futex call and an IPI to
- * the other CPU: the walk's -J 2 --insn, 4 % of its samples (fastflow's table, the same).
- */
-static int lock_init(pthread_mutex_t *lock)
-{
-	pthread_mutexattr_t a;
-	int ret;
-
-	if (pthread_mutexattr_init(&a))
-		return -1;
-	ret = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP) ||
-	      pthread_mutex_init(lock, &a);
-	pthread_mutexattr_destroy(&a);
-	return ret;
-}
-
 struct insnblk_shared *insnblk_shared_new(void)
 {
 	struct insnblk_shared *s = aligned_alloc(64, sizeof(*s));
@@ -207,7 +188,7 @@ struct insnblk_shared *insnblk_shared_new(void)
 	 */
 	s->rec = malloc(INSNBLK_RING);
 	s->idx = calloc(SLOTS, sizeof(*s->idx));
-	if (!s->rec || !s->idx || lock_init(&s->lock)) {
+	if (!s->rec || !s->idx || memfill_lock_init(&s->lock)) {
 		free(s->idx);
 		free(s->rec);
 		free(s);

@@ -56,3 +56,16 @@ void memresident(void *p, size_t size)
 	(void)size;
 #endif
 }
+
+int memfill_lock_init(pthread_mutex_t *lock)
+{
+	pthread_mutexattr_t a;
+	int ret;
+
+	if (pthread_mutexattr_init(&a))
+		return -1;
+	ret = pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ADAPTIVE_NP) ||
+	      pthread_mutex_init(lock, &a);
+	pthread_mutexattr_destroy(&a);
+	return ret ? -1 : 0;
+}
