@@ -441,10 +441,14 @@ static __thread struct {
 /* Run-wide, so that no two threads' chunks have the same name. */
 static uint64_t tlc_serial;
 
-/* Events are spelt here, then copied into cbuf a piece at a time. */
+/*
+ * Events are spelt straight into cbuf (the waiting output), a window of TL_STAGE bytes at
+ * a time past clen, with room for a TLP_TEXT header before it where no piece is open.
+ * They were spelt in a stage of the thread's and copied into cbuf: the copy (past the
+ * cache: cbuf is cold) was the loop's -J 2 memmove, 2-3 % of the run's samples.
+ */
 #define TL_STAGE (16u << 10)
-_Static_assert(TL_STAGE >= 2 + TIMELINE_EV_MAX + ESC_MAX + 1, "an event fits the stage");
-static __thread uint8_t tl_stage[TL_STAGE] __attribute__((aligned(64)));
+_Static_assert(TL_STAGE >= 2 + TIMELINE_EV_MAX + ESC_MAX + 1, "an event fits the window");
 
 static size_t pad8(size_t n)
 {
@@ -469,40 +473,58 @@ static bool piece(struct dsink *s, struct tl_piece h, const void *p, size_t len)
 }
 
 /*
- * The stage's events to the open TLP_TEXT piece (one from a segment's start to its end or
- * to a TLP_COND_E): at the merge a piece is as long as the events that reached the
- * stage, in one write() where it is long, not copied into the output's buffer first.
+ * A window for @o's events at cbuf's end: after the open piece's text, or after room for
+ * the header of one that opens with them (win_commit()). Nothing else is written into
+ * cbuf until the window is committed (o->buf NULL: none).
  */
-static bool stage_out(struct dsink *s, struct dout *o)
+static bool win_open(struct dsink *s, struct dout *o)
 {
-	uint8_t *q;
+	size_t gap = tlc.tp ? 0 : sizeof(struct tl_piece);
+	uint8_t *p = dsink_conv_room(s, gap + TL_STAGE);
 
-	if (!o->len)
-		return true;
-	if (!tlc.tp) {
-		if (!dsink_conv_room(s, sizeof(struct tl_piece)))
-			return false;
-		tlc.tp = s->clen + 1;
-		s->clen += sizeof(struct tl_piece);
-	}
-	q = dsink_conv_room(s, o->len);
-	if (!q)
+	if (!p)
 		return false;
-	memcpy(q, o->buf, o->len);
-	s->clen += o->len;
+	o->buf = p + gap;
 	o->len = 0;
+	o->cap = TL_STAGE;
 	return true;
 }
 
-/* The stage's events out, and the open TLP_TEXT piece closed. */
-static bool text_close(struct dsink *s, struct dout *o)
+/* The window's events taken into cbuf: the open piece's, or a piece opened for them. */
+static void win_commit(struct dsink *s, struct dout *o)
 {
-	struct tl_piece h = { .kind = TLP_TEXT };
+	if (o->buf && o->len) {
+		if (!tlc.tp) {
+			tlc.tp = s->clen + 1;
+			s->clen += sizeof(struct tl_piece);
+		}
+		s->clen += o->len;
+	}
+	o->buf = NULL;
+	o->len = 0;
+}
+
+/* Room in a window for an event of @name_len: a new window where the open one is full. */
+static bool win_room(struct dsink *s, struct dout *o, size_t name_len)
+{
+	if (o->buf && o->len + 3 + TIMELINE_EV_MAX + name_len <= o->cap)
+		return true;
+	win_commit(s, o);
+	return win_open(s, o);
+}
+
+/*
+ * The window's events taken, and the open piece closed as @kind (TLP_TEXT, or TLP_COND_E
+ * with @m): at the merge a TLP_TEXT piece is as long as the events of the segment so far,
+ * in one write() where it is long, not copied into the output's buffer first.
+ */
+static bool text_close(struct dsink *s, struct dout *o, uint32_t kind, int64_t m)
+{
+	struct tl_piece h = { .kind = kind, .m = m };
 	size_t at, pad;
 	uint8_t *q;
 
-	if (!stage_out(s, o))
-		return false;
+	win_commit(s, o);
 	if (!tlc.tp)
 		return true;
 	at = tlc.tp - 1;
@@ -522,7 +544,7 @@ static bool seg_end(struct dsink *s, struct dout *o)
 {
 	const char *ts = tlc.st.last_ts;
 
-	if (!text_close(s, o))
+	if (!text_close(s, o, TLP_TEXT, 0))
 		return false;
 	tlc.text = false;
 	return piece(s, (struct tl_piece){ .kind = TLP_SEGEND, .s = tlc.s, .m = tlc.m,
@@ -602,8 +624,6 @@ int timeline_convert(struct dsink *s, const uint8_t *data, size_t len)
 	tlc.tp = 0;
 	memset(&o, 0, sizeof(o));
 	o.fd = -1;
-	o.buf = tl_stage;
-	o.cap = TL_STAGE;
 	if (tlc.text && len <= TL_TEXT_MAX) {
 		if (!seg_start(s))
 			return -ENOMEM;
@@ -614,9 +634,9 @@ int timeline_convert(struct dsink *s, const uint8_t *data, size_t len)
 	for (; (r = drec_next(data, len, &off)); at = off) {
 		if (tlc.text) {
 			if (r->kind == DREC_CALL && r->how == DREC_HOW_CALL) {
-				if (o.len + 3 + TIMELINE_EV_MAX + r->len1 > o.cap &&
-				    !stage_out(s, &o))
+				if (!win_room(s, &o, r->len1))
 					return -ENOMEM;
+				dsink_ahead(o.buf + o.len);
 				when(st, r);
 				emit_fast(&o, st, 'B', drec_s1(r), r->len1);
 				tlc.s++;
@@ -624,22 +644,20 @@ int timeline_convert(struct dsink *s, const uint8_t *data, size_t len)
 				continue;
 			}
 			if (r->kind == DREC_RET) {
-				if (o.len + 3 + TIMELINE_EV_MAX > o.cap && !stage_out(s, &o))
-					return -ENOMEM;
 				when(st, r);
 				if (tlc.s > tlc.m) {
+					if (!win_room(s, &o, 0))
+						return -ENOMEM;
+					dsink_ahead(o.buf + o.len);
 					emit_fast(&o, st, 'E', NULL, 0);
 					tlc.events++;
 				} else {
-					/* Its own piece, the stage's events before it theirs. */
-					if (!text_close(s, &o))
+					/* A piece of its own, the events before it theirs. */
+					if (!text_close(s, &o, TLP_TEXT, 0) || !win_open(s, &o))
 						return -ENOMEM;
 					emit_fast(&o, st, 'E', NULL, 0);
-					if (!piece(s, (struct tl_piece){ .kind = TLP_COND_E,
-									 .m = tlc.m },
-						   o.buf, o.len))
+					if (!text_close(s, &o, TLP_COND_E, tlc.m))
 						return -ENOMEM;
-					o.len = 0;
 				}
 				if (--tlc.s < tlc.m)
 					tlc.m = tlc.s;

@@ -605,6 +605,9 @@ Test(decode_rec, timeline_balances_every_thread_and_marks_gaps)
 #define TLW_RECS 2400
 #define TLW_CHUNKS 8
 
+/* Past the first 150 records: a call and its return in turn, nothing else (long segments). */
+static bool tlw_pairs;
+
 static void tlw_recs(struct dsink *s, unsigned from, unsigned to, bool plain)
 {
 	unsigned per = TLW_RECS / TLW_CHUNKS;
@@ -621,8 +624,12 @@ static void tlw_recs(struct dsink *s, unsigned from, unsigned to, bool plain)
 		d.pid = 1;
 		d.tid = 11 + (i / 97) % 2;
 		d.how = DREC_HOW_CALL;
+		if (tlw_pairs && i >= 150)
+			r = i % 2 ? 4 : 0;
 		d.kind = r < 3 ? DREC_CALL : DREC_RET;
-		if (i % 151 == 77)
+		if (tlw_pairs && i >= 150)
+			;	/* (no gap, interrupt or switch) */
+		else if (i % 151 == 77)
 			d.kind = DREC_GAP;
 		else if (i % 43 == 21)
 			d.how = DREC_HOW_INTR;
@@ -670,11 +677,13 @@ static char *tl_file(FILE *t)
 	return buf;
 }
 
-static char *tl_merged(bool plain, bool parts, uint64_t bound, uint64_t *spilled)
+/* The records in @chunks chunks, each let go of in four flushes (@parts), or at once. */
+static char *tl_merged_in(bool plain, bool parts, uint64_t bound, uint64_t *spilled,
+			  unsigned chunks)
 {
 	struct decode_stream st[2] = { { .nr_sb = plain ? 0 : 1 }, { .nr_sb = 1 } };
 	struct decode_config cfg = { .streams = st, .nr_streams = plain ? 1 : 2 };
-	unsigned per = TLW_RECS / TLW_CHUNKS;
+	unsigned per = TLW_RECS / chunks;
 	FILE *t = tmpfile();
 	struct dbudget b;
 	struct dout o;
@@ -694,7 +703,7 @@ static char *tl_merged(bool plain, bool parts, uint64_t bound, uint64_t *spilled
 		cr_assert_not_null(o.convert);
 		o.unframe = tl_count_unframe;
 		o.budget = &b;
-		for (unsigned c = 0; c < TLW_CHUNKS; c++) {
+		for (unsigned c = 0; c < chunks; c++) {
 			struct dsink s;
 			unsigned a = c * per, m1 = a + per / 5, m2 = a + per / 2;
 
@@ -711,7 +720,7 @@ static char *tl_merged(bool plain, bool parts, uint64_t bound, uint64_t *spilled
 			cr_assert_eq(dsink_flush(&s, dsink_pos(&s)), 0);
 			cr_assert_eq(dsink_pass(&s), 0);
 			tlw_recs(&s, a + 3 * per / 4, a + per, plain);
-			if (c == TLW_CHUNKS - 1)
+			if (c == chunks - 1)
 				put(&s, DREC_END, 0, 0, 1000u * TLW_RECS, 11, NULL, NULL);
 			cr_assert_eq(dsink_flush(&s, dsink_pos(&s)), 0);
 			cr_assert_eq(dsink_promote(&s), 0);
@@ -724,6 +733,11 @@ static char *tl_merged(bool plain, bool parts, uint64_t bound, uint64_t *spilled
 	dbudget_destroy(&b);
 	free(o.state);
 	return tl_file(t);
+}
+
+static char *tl_merged(bool plain, bool parts, uint64_t bound, uint64_t *spilled)
+{
+	return tl_merged_in(plain, parts, bound, spilled, TLW_CHUNKS);
 }
 
 Test(decode_rec, timeline_the_workers_write_is_what_the_merge_wrote)
@@ -749,6 +763,34 @@ Test(decode_rec, timeline_the_workers_write_is_what_the_merge_wrote)
 		free(got);
 		free(want);
 	}
+}
+
+/*
+ * The worker spells its events straight into the waiting output a window (16 KiB) at a
+ * time: flushes of more than a window's events (one and two chunks: flushes of 240 to
+ * 720 records, past the first 150 a call and its return in turn: one piece of text
+ * across windows), are what the merge wrote.
+ */
+Test(decode_rec, timeline_the_workers_long_flushes_are_what_the_merge_wrote)
+{
+	tlw_pairs = true;
+	for (int plain = 0; plain < 2; plain++) {
+		char *want = tl_merged(plain, false, 0, NULL);
+
+		for (unsigned chunks = 1; chunks <= 2; chunks++) {
+			uint64_t spilled;
+			char *got;
+
+			tl_unframed = 0;
+			got = tl_merged_in(plain, true, 64u << 20, &spilled, chunks);
+			cr_expect(!strcmp(got, want), "plain %d, %u chunks: another file (%zu and "
+				  "%zu bytes)", plain, chunks, strlen(got), strlen(want));
+			cr_expect_gt(tl_unframed, 0, "no chunk's worker wrote its events");
+			free(got);
+		}
+		free(want);
+	}
+	tlw_pairs = false;
 }
 
 /* --branches --json's lines, spelt by hand, are jansson's; a type to escape goes through it. */
