@@ -412,6 +412,8 @@ static bool on_block(struct dec *x, const struct pt_block *b, int err, uint64_t 
 	struct last first, last;
 	long stop = -1;
 
+	/* (An empty block may still have read trace: its offset is not known either.) */
+	*after = OFF_UNKNOWN;
 	if (!n)
 		return true;
 	x->blk_mode = b->mode;
@@ -425,7 +427,6 @@ static bool on_block(struct dec *x, const struct pt_block *b, int err, uint64_t 
 	 * loop's -J 2: next_ip met every few blocks, 21.5 M asks before a block and 10.8 M
 	 * after; the queries were 3 % of its samples).
 	 */
-	*after = OFF_UNKNOWN;
 	if (seam || x->since_check + cnt >= STALL_CHECK) {
 		off1 = offset_now(x);
 		*after = off1;
