@@ -28,8 +28,6 @@ void names_fill(struct dec *x, size_t slot)
  */
 static struct symname *sym_set_of(struct dec *x, uint32_t pid, int isid, uint64_t ip)
 {
-	size_t slot;
-
 	if (isid <= 0)
 		return NULL;
 	if (!x->names) {
@@ -45,10 +43,7 @@ static struct symname *sym_set_of(struct dec *x, uint32_t pid, int isid, uint64_
 					      ~(uintptr_t)(NAMES_ALIGN - 1));
 		x->names_filled = 0;
 	}
-	slot = sym_slot(pid, isid, ip);
-	if (!(x->names_filled >> (slot >> NAMES_GROUP_SHIFT) & 1))
-		names_fill(x, slot);
-	return &x->names[slot];
+	return names_at(x, sym_slot(pid, isid, ip));
 }
 
 /* Whether printable_to() leaves @s as it is (printable ASCII only). */

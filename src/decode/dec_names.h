@@ -51,6 +51,20 @@ _Static_assert((1u << NAMES_BITS) >> NAMES_GROUP_SHIFT == 64, "a bit a group");
 
 void names_fill(struct dec *x, size_t slot) __attribute__((cold));
 
+/* Whether the group of entry @slot was written (names_fill()). */
+static inline bool names_written(const struct dec *x, size_t slot)
+{
+	return x->names_filled >> (slot >> NAMES_GROUP_SHIFT) & 1;
+}
+
+/* Entry @slot of the table (there), its group written first where it was not. */
+static inline struct symname *names_at(struct dec *x, size_t slot)
+{
+	if (__builtin_expect(!names_written(x, slot), 0))
+		names_fill(x, slot);
+	return &x->names[slot];
+}
+
 const char *symbolize(const struct image_sym *y, struct symname *e, char *buf, size_t len,
 		      bool *is_plain, size_t *nlen);
 const char *name_find(struct dec *x, uint32_t pid, int isid, uint64_t ip,
@@ -110,14 +124,10 @@ name_of(struct dec *x, uint32_t pid, int isid, uint64_t ip, const struct symname
 	struct symname **used, char *buf, size_t len, bool *is_plain, size_t *nlen)
 {
 	struct symname *e;
-	size_t slot;
 
 	if (isid <= 0 || !x->names)
 		return name_find(x, pid, isid, ip, busy, used, buf, len, is_plain, nlen);
-	slot = sym_slot(pid, isid, ip);
-	if (__builtin_expect(!(x->names_filled >> (slot >> NAMES_GROUP_SHIFT) & 1), 0))
-		names_fill(x, slot);
-	if ((e = sym_hit(&x->names[slot], pid, isid, ip))) {
+	if ((e = sym_hit(names_at(x, sym_slot(pid, isid, ip)), pid, isid, ip))) {
 		*used = e;
 		if (!(e->named & SYM_NAMED))
 			return symbolize(&e->sym, e, buf, len, is_plain, nlen);

@@ -136,7 +136,7 @@ Test(names, a_group_is_written_before_a_lookup_reads_it)
 
 	/* An address of a group not written yet. */
 	for (uint64_t a = 0x401000; a < 0x501000 && !other; a++)
-		if (!(x.names_filled >> (sym_slot(1, isid, a) >> NAMES_GROUP_SHIFT) & 1))
+		if (!names_written(&x, sym_slot(1, isid, a)))
 			other = a;
 	cr_assert(other);
 	slot = sym_slot(1, isid, other);
