@@ -320,27 +320,41 @@ static inline uint8_t *put_varint(uint8_t *w, uint64_t v)
 	return w;
 }
 
+/* The room a T_CALLV takes at most. */
+#define CALLV_MAX (1 + 2 * VARINT_MAX + sizeof(uint16_t))
+
+/*
+ * T_CALLV (or T_CALLV0) at @w: a call of the function at slot @aid after @k instructions,
+ * returning to @ret, the epoch's last return address @prev (@has_prev: there is one).
+ * Returns the end.
+ */
+static inline uint8_t *callv_spell(uint8_t *w, uint32_t k, uint16_t aid, uint64_t ret,
+				   uint64_t prev, bool has_prev)
+{
+	uint8_t *p = put_varint(w + 1, k);
+
+	memcpy(p, &aid, sizeof(aid));
+	p += sizeof(aid);
+	if (has_prev) {
+		int64_t d = (int64_t)(ret - prev);
+
+		w[0] = T_CALLV;
+		return put_varint(p, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
+	}
+	w[0] = T_CALLV0;
+	return put_varint(p, ret);
+}
+
 /* T_CALLV (or T_CALLV0): a call of the function at slot @aid after @k instructions. */
 static inline void put_callv(struct render *r, uint32_t k, uint16_t aid, uint64_t ret)
 {
 	struct dsink *s = r->sink;
-	uint8_t *w = dsink_room(s, 1 + 2 * VARINT_MAX + sizeof(aid)), *p;
+	uint8_t *w = dsink_room(s, CALLV_MAX), *p;
 
 	if (!w)
 		return;
 	epoch(r);
-	p = put_varint(w + 1, k);
-	memcpy(p, &aid, sizeof(aid));
-	p += sizeof(aid);
-	if (ep_has_ret) {
-		int64_t d = (int64_t)(ret - ep_ret);
-
-		w[0] = T_CALLV;
-		p = put_varint(p, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
-	} else {
-		w[0] = T_CALLV0;
-		p = put_varint(p, ret);
-	}
+	p = callv_spell(w, k, aid, ret, ep_ret, ep_has_ret);
 	ep_ret = ret;
 	ep_has_ret = true;
 	dsink_commit(s, (size_t)(p - w));
@@ -1313,7 +1327,6 @@ static void flows_plain(struct render *r, struct rrec *rec, const struct fastflo
 		const struct fastflow_cr *c = &v[i];
 		uint64_t k = c->ninsn + run;
 		uint8_t *w, *p;
-		uint16_t aid;
 		int ta;
 
 		run = 0;
@@ -1330,21 +1343,9 @@ static void flows_plain(struct render *r, struct rrec *rec, const struct fastflo
 				}
 			} else if ((ta = addr_kept(r, c->to, rec->to_isid, true)) >= 0 &&
 				   (said || (put_time(r, rec), said = true)) &&
-				   (w = dsink_room(s, 1 + 2 * VARINT_MAX + sizeof(aid)))) {
+				   (w = dsink_room(s, CALLV_MAX))) {
 				/* (put_callv()'s and sh_push()'s) */
-				aid = (uint16_t)ta;
-				p = put_varint(w + 1, (uint32_t)k);
-				memcpy(p, &aid, sizeof(aid));
-				p += sizeof(aid);
-				if (has_ret) {
-					int64_t d = (int64_t)(c->next - ret);
-
-					w[0] = T_CALLV;
-					p = put_varint(p, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
-				} else {
-					w[0] = T_CALLV0;
-					p = put_varint(p, c->next);
-				}
+				p = callv_spell(w, (uint32_t)k, (uint16_t)ta, c->next, ret, has_ret);
 				ret = c->next;
 				has_ret = true;
 				dsink_commit(s, (size_t)(p - w));
