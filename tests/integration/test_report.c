@@ -1468,6 +1468,46 @@ Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout =
 
 
 /*
+ * report -J 1 on a walk ptwalk makes with @opts (its options, the directory added): at least
+ * @min_calls calls and @funcs slot definitions (each function's once), fewer than one in
+ * @per_def of the calls, and each of @views (@nviews) as libipt's block decoder alone
+ * prints it, at -J 1 and at -J 2 in 4 KiB chunks (view_fast_same()).
+ */
+static void keeps_addresses(const char *const *opts, long min_calls, long funcs, long per_def,
+			    const char *const (*views)[4], size_t nviews)
+{
+	static char *const count[] = { "PTCOLLECT_REPORT_SUM_COUNT=1", NULL };
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX")), *argv[16];
+	const char *code, *pt;
+	struct run_result r;
+	long calls, defs;
+	size_t n = 0;
+
+	argv[n++] = own(run_testprog("ptwalk"));
+	while (*opts && n < 14)
+		argv[n++] = (char *)*opts++;
+	argv[n++] = dir;
+	argv[n] = NULL;
+	gen_into(dir, argv);
+	code = path_in(dir, "prog.bin:0x401000");
+	pt = path_in(dir, "trace.pt");
+	cr_assert_eq(run_ptcollect(count, &r, "report", "-J", "1", "--raw", code, "--pt", pt, NULL),
+		     0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	calls = count_before(r.out, " calls;");
+	defs = count_before(r.out, " address slots defined");
+	cr_assert_gt(calls, min_calls, "%s", r.out);
+	cr_assert_geq(defs, funcs, "every function's slot is defined once at least: %s", r.out);
+	cr_expect_lt(defs * per_def, calls, "addresses pushed out of their slots, defined again "
+		     "and again: %ld defined for %ld calls", defs, calls);
+	run_free(&r);
+	for (size_t v = 0; v < nviews; v++)
+		view_fast_same((const char *[]){ "report", "--raw", code, "--pt", pt, NULL },
+			       views[v], pt);
+	cleanup(dir);
+}
+
+/*
  * A worker keeps the addresses a chunk's calls name in ADDR_SLOTS slots (a T_ADEF when one
  * is not kept yet), and the merge finds the row by slot: on a walk over 2,000 functions
  * (more than the 512 slots there were), most calls name a kept slot, one chunk at -J 1
@@ -1477,35 +1517,14 @@ Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout =
  */
 Test(report, keeps_the_addresses_of_many_functions_and_prints_the_same, .timeout = 300)
 {
-	static char *const count[] = { "PTCOLLECT_REPORT_SUM_COUNT=1", NULL };
 	static const char *const views[][4] = {
 		{ NULL }, { "--json", "--outliers", "3", NULL }, { "--folded", NULL },
 		{ "--clock", "insns", NULL },
 	};
-	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
-	char *argv[] = { own(run_testprog("ptwalk")), "-b", "2000", "-s", "5", "-n", "1000000",
-			 "-p", "24", dir, NULL };
-	const char *code, *pt;
-	struct run_result r;
-	long calls, defs;
 
-	gen_into(dir, argv);
-	code = path_in(dir, "prog.bin:0x401000");
-	pt = path_in(dir, "trace.pt");
-	cr_assert_eq(run_ptcollect(count, &r, "report", "-J", "1", "--raw", code, "--pt", pt, NULL),
-		     0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	calls = count_before(r.out, " calls;");
-	defs = count_before(r.out, " address slots defined");
-	cr_assert_gt(calls, 50000, "%s", r.out);
-	cr_assert_geq(defs, 2000, "every function's slot is defined once at least: %s", r.out);
-	cr_expect_lt(defs * 5, calls, "slots defined again and again: %ld of %ld calls", defs,
-		     calls);
-	run_free(&r);
-	for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++)
-		view_fast_same((const char *[]){ "report", "--raw", code, "--pt", pt, NULL },
-			       views[v], pt);
-	cleanup(dir);
+	keeps_addresses((const char *[]){ "-b", "2000", "-s", "5", "-n", "1000000", "-p", "24",
+					  NULL }, 50000, 2000, 5, views,
+			sizeof(views) / sizeof(views[0]));
 }
 
 /*
@@ -1517,34 +1536,12 @@ Test(report, keeps_the_addresses_of_many_functions_and_prints_the_same, .timeout
  */
 Test(report, keeps_addresses_that_hash_alike_and_prints_the_same, .timeout = 300)
 {
-	static char *const count[] = { "PTCOLLECT_REPORT_SUM_COUNT=1", NULL };
 	static const char *const views[][4] = {
 		{ NULL }, { "--clock", "insns", "--json", NULL },
 	};
-	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
-	char *argv[] = { own(run_testprog("ptwalk")), "-b", "20000", "-s", "5", "-n", "5000000",
-			 dir, NULL };
-	const char *code, *pt;
-	struct run_result r;
-	long calls, defs;
 
-	gen_into(dir, argv);
-	code = path_in(dir, "prog.bin:0x401000");
-	pt = path_in(dir, "trace.pt");
-	cr_assert_eq(run_ptcollect(count, &r, "report", "-J", "1", "--raw", code, "--pt", pt, NULL),
-		     0);
-	cr_assert_eq(r.status, 0, "%s", r.err);
-	calls = count_before(r.out, " calls;");
-	defs = count_before(r.out, " address slots defined");
-	cr_assert_gt(calls, 300000, "%s", r.out);
-	cr_assert_geq(defs, 20000, "every function's slot is defined once at least: %s", r.out);
-	cr_expect_lt(defs * 10, calls, "addresses pushed out of their slots: %ld defined for %ld "
-		     "calls", defs, calls);
-	run_free(&r);
-	for (size_t v = 0; v < sizeof(views) / sizeof(views[0]); v++)
-		view_fast_same((const char *[]){ "report", "--raw", code, "--pt", pt, NULL },
-			       views[v], pt);
-	cleanup(dir);
+	keeps_addresses((const char *[]){ "-b", "20000", "-s", "5", "-n", "5000000", NULL },
+			300000, 20000, 10, views, sizeof(views) / sizeof(views[0]));
 }
 
 /*
