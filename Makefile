@@ -226,10 +226,12 @@ deps:
 
 # Criterion runs the tests of one binary in parallel; the integration tests drive the
 # built binary and the fixture PMUs under tests/fixtures.
+# A test's cr_log_warn() says what the machine did (a hypervisor's lost debug exception) and
+# fails nothing; Criterion 2.4 would make the whole run exit 1 on it, every test passing.
 check-run: $(BIN) $(BUILD)/tests/unit $(BUILD)/tests/integration $(TESTPROGS)
-	$(BUILD)/tests/unit --jobs 2
+	$(BUILD)/tests/unit --jobs 2 --ignore-warnings
 	PTCOLLECT_BIN=$(abspath $(BIN)) PTCOLLECT_TESTPROGS=$(abspath $(BUILD)/tests/progs) \
-	PTCOLLECT_SRCDIR=$(CURDIR) $(BUILD)/tests/integration --jobs 2
+	PTCOLLECT_SRCDIR=$(CURDIR) $(BUILD)/tests/integration --jobs 2 --ignore-warnings
 
 check:
 	$(MAKE) check-run
