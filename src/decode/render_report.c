@@ -136,14 +136,16 @@ static int real_isid(const struct rrec *rec, uint64_t ip, int isid)
  * A slot is two tables: the key that every call's look-up reads (addr_key: 16 bytes, 512 KiB
  * at 32,768 slots), and what a record by ids needs (addr_val), read only where one is made.
  * In one 40-byte slot the look-up missed the cache on a walk over 20,000 functions: half of
- * the worker's report time over --stats' went to that compare. An address may be in any
- * of the ADDR_WAYS slots of its line (one cache line of keys): mapped to one slot, the
- * walk's one chunk (-J 1) defined a slot 135,414 times for 1.37 M calls, most of them an
- * address that another had pushed out.
+ * the worker's report time over --stats' went to that compare. A chunk's address, once
+ * kept, keeps its slot (open addressing, linear probing) until ADDR_FULL are kept: mapped to
+ * one slot, the walk's one chunk (-J 1) defined a slot 135,414 times for 1.37 M calls, most
+ * of them an address that another had pushed out; in any of the four slots of a cache line
+ * of keys, 54,455 times; so, once for each of its functions (each T_ADEF is a symbol looked
+ * up and names hashed in the worker, a row found by name in the merge).
  */
 struct addr_key {
 	uint64_t ip;
-	uint64_t ck;			/* addr_ck(): the chunk, the section, callee or not */
+	uint64_t ck;			/* addr_ck(): the generation, the section, callee or not */
 };
 
 struct addr_val {
@@ -162,55 +164,122 @@ static __thread uint64_t addr_gen;
 static __thread uint64_t time_chunk, time_at;
 static __thread bool time_has;
 
-/* The key of @ip (section @isid, as a callee or not) in chunk @chunk (never 0: no chunk). */
-static inline uint64_t addr_ck(uint64_t chunk, int isid, bool callee)
+/*
+ * The slots in two parts: callees' (a call's look-up, the most) and the rest (returns'
+ * addresses, either end: T_RETN, T_RETA), each with its generation: a key holds only in the
+ * generation it was written in, and every other key of its part is a free slot. A new
+ * generation at each chunk (r->chunk; its slots are its own) and, for a part, where
+ * ADDR_FULL of its slots hold: then its addresses are defined again, in slots the merge
+ * keeps until a T_ADEF says another (what a slot held stays what the merge has for it: a
+ * T_SUM or a batch kept names no slot that is not). Generation 0: none left (no slot is
+ * kept, as for a chunk without an id). The walk over 20,000 functions (bench/decode's) names
+ * 20,814 callees and some 8,000 other addresses: in one part, they came to ADDR_FULL and
+ * every callee was defined twice.
+ */
+#define ADDR_CALLEES (ADDR_SLOTS / 8 * 7)
+#define ADDR_FULL(n) ((n) / 4 * 3)	/* (3/4: linear probing's look-ups stay short) */
+
+static __thread uint64_t ak_chunk, ak_gen[2], ak_gens;
+static __thread uint32_t ak_n[2];
+
+static void addr_renew(bool callee)
 {
-	return chunk << 33 | (uint64_t)(uint32_t)isid << 1 | (uint64_t)callee;
+	ak_n[callee] = 0;
+	ak_gen[callee] = ak_gens + 1 < ADDR_CHUNK_MAX ? ++ak_gens : 0;
 }
 
-#define ADDR_WAY_BITS 2
-#define ADDR_WAYS (1u << ADDR_WAY_BITS)
-_Static_assert(ADDR_WAYS * sizeof(struct addr_key) == 64, "a line of keys is a cache line");
+/* The generation of @r's chunk's slots of callees (@callee) or not. */
+static inline uint64_t addr_epoch(const struct render *r, bool callee)
+{
+	if (ak_chunk != r->chunk) {
+		ak_chunk = r->chunk;
+		addr_renew(false);
+		addr_renew(true);
+	}
+	return ak_gen[callee];
+}
 
-/* The first slot of the line that @ip (section @isid, as a callee or not) hashes to. */
-static inline uint32_t addr_line_of(uint64_t ip, int isid, bool callee)
+/* The key of @ip (section @isid, as a callee or not) in generation @gen (never 0). */
+static inline uint64_t addr_ck(uint64_t gen, int isid, bool callee)
+{
+	return gen << 33 | (uint64_t)(uint32_t)isid << 1 | (uint64_t)callee;
+}
+
+/* The first slot of callees' part (@callee) or the other, and its slots. */
+static inline uint32_t addr_base(bool callee)
+{
+	return callee ? 0 : ADDR_CALLEES;
+}
+
+static inline uint32_t addr_size(bool callee)
+{
+	return callee ? ADDR_CALLEES : ADDR_SLOTS - ADDR_CALLEES;
+}
+
+/* The slot @ip (section @isid, as a callee or not) looks from first (then on, in turn). */
+static inline uint32_t addr_home(uint64_t ip, int isid, bool callee)
 {
 	uint64_t h = (ip ^ (uint64_t)isid << 40 ^ (uint64_t)callee << 63) * 0x9e3779b97f4a7c15ull;
 
-	return (uint32_t)(h >> (64 - ADDR_BITS + ADDR_WAY_BITS)) << ADDR_WAY_BITS;
+	return addr_base(callee) + (uint32_t)((h >> 32) * addr_size(callee) >> 32);
+}
+
+/* The slot after @a in its part. */
+static inline uint32_t addr_next(uint32_t a, bool callee)
+{
+	return ++a == addr_base(callee) + addr_size(callee) ? addr_base(callee) : a;
 }
 
 /* Whether slot @a holds @ip (@isid, @callee) for @r's chunk. */
 static inline bool addr_slot_holds(const struct render *r, uint32_t a, uint64_t ip, int isid,
 				   bool callee)
 {
-	return r->chunk && akey[a].ip == ip && akey[a].ck == addr_ck(r->chunk, isid, callee);
-}
+	uint64_t g = r->chunk ? addr_epoch(r, callee) : 0;
 
-/* The slot that holds @ip (@isid, @callee) for @r's chunk (which has an id), or -1. */
-static inline int addr_find(const struct render *r, uint64_t ip, int isid, bool callee)
-{
-	const struct addr_key *k = &akey[addr_line_of(ip, isid, callee)];
-	uint64_t ck = addr_ck(r->chunk, isid, callee);
-
-	for (uint32_t w = 0; w < ADDR_WAYS; w++)
-		if (k[w].ip == ip && k[w].ck == ck)
-			return (int)(k + w - akey);
-	return -1;
+	return g && akey[a].ip == ip && akey[a].ck == addr_ck(g, isid, callee);
 }
 
 /*
- * The slot to define @ip (@isid, @callee) in: one of its line that no address of @r's
- * chunk holds, else one of the line's in turn (a walk's addresses come and go).
+ * The slot that holds @ip (@isid, @callee) for @r's chunk (which has an id), or -1: from
+ * its home slot on to the first free one (a generation's keys are never taken back, and
+ * hold ADDR_FULL of their part's slots at most: there is a free one).
  */
-static inline uint32_t addr_victim(const struct render *r, uint64_t ip, int isid, bool callee)
+static inline int addr_find(const struct render *r, uint64_t ip, int isid, bool callee)
 {
-	uint32_t a = addr_line_of(ip, isid, callee);
+	uint64_t g = addr_epoch(r, callee), ck = addr_ck(g, isid, callee);
+	uint32_t a = addr_home(ip, isid, callee);
 
-	for (uint32_t w = 0; w < ADDR_WAYS; w++)
-		if (akey[a + w].ck >> 33 != r->chunk)
-			return a + w;
-	return a + (uint32_t)(addr_gen % ADDR_WAYS);
+	if (!g)
+		return -1;
+	for (;; a = addr_next(a, callee)) {
+		if (akey[a].ck >> 33 != g)
+			return -1;
+		if (akey[a].ip == ip && akey[a].ck == ck)
+			return (int)a;
+	}
+}
+
+/*
+ * The free slot to define @ip (@isid, @callee) in, for @r's chunk (not kept there); a new
+ * generation of its part first where ADDR_FULL hold (and the batches kept, which name the
+ * slots, are no more: addr_gen). -1: none (no generation left).
+ */
+static inline int addr_free(const struct render *r, uint64_t ip, int isid, bool callee)
+{
+	uint32_t a = addr_home(ip, isid, callee);
+	uint64_t g = addr_epoch(r, callee);
+
+	if (g && ak_n[callee] >= ADDR_FULL(addr_size(callee))) {
+		addr_renew(callee);
+		addr_gen++;
+		g = ak_gen[callee];
+	}
+	if (!g)
+		return -1;
+	while (akey[a].ck >> 33 == g)
+		a = addr_next(a, callee);
+	ak_n[callee]++;
+	return (int)a;
 }
 
 /* @aid: the address's slot (defined by T_ADEF in this chunk), -1: none (not kept). */
@@ -240,13 +309,13 @@ static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int 
 	*off = y.off;
 	/* (kept by @isid as given: -1 stands for the same section at every use in a chunk;
 	 * sym_ids() gave the chunk its id, and the tables, if it had none) */
-	if (ip && real > 0 && r->chunk) {
+	if (ip && real > 0 && r->chunk && (f = addr_free(r, ip, isid, callee)) >= 0) {
 		struct padef d;
 
-		a = addr_victim(r, ip, isid, callee);
+		a = (uint32_t)f;
 		d = (struct padef){ .aid = (uint16_t)a, .name = *name, .obj = *obj,
 				    .how = *how, .off = y.off };
-		akey[a] = (struct addr_key){ .ip = ip, .ck = addr_ck(r->chunk, isid, callee) };
+		akey[a] = (struct addr_key){ .ip = ip, .ck = addr_ck(ak_gen[callee], isid, callee) };
 		aval[a] = (struct addr_val){ .off = y.off, .name = *name, .obj = *obj,
 					     .how = *how };
 		addr_gen++;

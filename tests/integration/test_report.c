@@ -1474,7 +1474,7 @@ Test(report, sums_a_segments_calls_in_the_worker_and_prints_the_same, .timeout =
  * prints it, at -J 1 and at -J 2 in 4 KiB chunks (view_fast_same()).
  */
 static void keeps_addresses(const char *const *opts, long min_calls, long funcs, long per_def,
-			    const char *const (*views)[4], size_t nviews)
+			    long max_defs, const char *const (*views)[4], size_t nviews)
 {
 	static char *const count[] = { "PTCOLLECT_REPORT_SUM_COUNT=1", NULL };
 	char *dir = own(strdup("/tmp/ptc-report-XXXXXX")), *argv[16];
@@ -1500,6 +1500,8 @@ static void keeps_addresses(const char *const *opts, long min_calls, long funcs,
 	cr_assert_geq(defs, funcs, "every function's slot is defined once at least: %s", r.out);
 	cr_expect_lt(defs * per_def, calls, "addresses pushed out of their slots, defined again "
 		     "and again: %ld defined for %ld calls", defs, calls);
+	if (max_defs)
+		cr_expect_leq(defs, max_defs, "callees defined again: %ld defined", defs);
 	run_free(&r);
 	for (size_t v = 0; v < nviews; v++)
 		view_fast_same((const char *[]){ "report", "--raw", code, "--pt", pt, NULL },
@@ -1523,16 +1525,17 @@ Test(report, keeps_the_addresses_of_many_functions_and_prints_the_same, .timeout
 	};
 
 	keeps_addresses((const char *[]){ "-b", "2000", "-s", "5", "-n", "1000000", "-p", "24",
-					  NULL }, 50000, 2000, 5, views,
+					  NULL }, 50000, 2000, 5, 0, views,
 			sizeof(views) / sizeof(views[0]));
 }
 
 /*
- * A worker's address slots are lines of four (render_report.c's ADDR_WAYS): an address
- * may be kept in any slot of its line, so that addresses that hash alike do not push each
- * other out. A walk over 20,000 functions, 5 M instructions (bench/decode's walk, shorter),
- * in one chunk at -J 1: 27,502 definitions for 338,384 calls, where one slot an address
- * defined 49,067; every view as libipt's block decoder alone prints it.
+ * A worker keeps a chunk's addresses in its slots until 3/4 of a part are kept, callees'
+ * apart from returns' (render_report.c's ADDR_CALLEES): no address that hashes alike or
+ * comes later pushes a callee out. A walk over 20,000 functions, 5 M instructions
+ * (bench/decode's walk, shorter), in one chunk at -J 1: 23,668 definitions for 338,384
+ * calls (27,502 in lines of four slots, 49,067 in one slot an address); every view as
+ * libipt's block decoder alone prints it.
  */
 Test(report, keeps_addresses_that_hash_alike_and_prints_the_same, .timeout = 300)
 {
@@ -1541,7 +1544,24 @@ Test(report, keeps_addresses_that_hash_alike_and_prints_the_same, .timeout = 300
 	};
 
 	keeps_addresses((const char *[]){ "-b", "20000", "-s", "5", "-n", "5000000", NULL },
-			300000, 20000, 10, views, sizeof(views) / sizeof(views[0]));
+			300000, 20000, 10, 25000, views, sizeof(views) / sizeof(views[0]));
+}
+
+/*
+ * More callees in a chunk than 3/4 of their slots: the worker starts their slots again (a
+ * new generation: each is defined again at its next call, the merge's slots kept until
+ * then), here a walk over 40,000 functions in one chunk at -J 1 (47,233 definitions for
+ * 199,757 calls), and in 4 KiB chunks at -J 2; every view as libipt's block decoder alone
+ * prints it.
+ */
+Test(report, keeps_more_callees_than_its_slots_and_prints_the_same, .timeout = 300)
+{
+	static const char *const views[][4] = {
+		{ NULL }, { "--clock", "insns", "--json", NULL }, { "--folded", NULL },
+	};
+
+	keeps_addresses((const char *[]){ "-b", "40000", "-s", "5", "-n", "3000000", NULL },
+			150000, 30000, 3, 0, views, sizeof(views) / sizeof(views[0]));
 }
 
 /*
