@@ -799,9 +799,8 @@ static inline __attribute__((always_inline)) void push(struct rstate *s, struct 
 				f->outer = false;
 	}
 	fn->open_thr = !fn->open++ || fn->open_thr == t ? t : NULL;
-	/* where its return will put the duration (dist_add(): on many functions, a miss) */
-	if (fn->d.nexact < fn->d.cap)
-		__builtin_prefetch(&fn->d.exact[fn->d.nexact], 1);
+	/* the row's distribution, for its return (dist_add(): on many functions, a miss) */
+	__builtin_prefetch(&fn->d, 1);
 }
 
 /* An object's name (@n bytes), NONE for none. */
