@@ -261,6 +261,11 @@ static uint64_t bucket_value(size_t b)
 	return lo + (1ull << (e - 6));
 }
 
+/* grow()'s capacities, doubled from 64, reach REPORT_EXACT_MAX and no further: dist_add()
+ * appends while below its capacity */
+_Static_assert(REPORT_EXACT_MAX >= 64 && !(REPORT_EXACT_MAX & (REPORT_EXACT_MAX - 1)),
+	       "REPORT_EXACT_MAX: a power of two, at least 64");
+
 /* dist_add() before its histogram: the exact durations, then the histogram they go into. */
 static void dist_add_slow(struct rstate *s, struct dist *d, uint64_t v)
 {
@@ -292,6 +297,8 @@ static inline void dist_add(struct rstate *s, struct dist *d, uint64_t v)
 	d->max = v > d->max ? v : d->max;
 	if (d->hist)
 		d->hist[bucket(v)]++;
+	else if (d->nexact < d->cap)	/* (cap: at most REPORT_EXACT_MAX, see grow()) */
+		d->exact[d->nexact++] = v;
 	else
 		dist_add_slow(s, d, v);
 }
@@ -695,6 +702,51 @@ static inline void count_callee(const struct rstate *s, struct frame *parent, ui
 	}
 }
 
+/* What a row_later() entry @e adds to its row. */
+static inline void later_add(struct rstate *s, uint32_t e)
+{
+	struct func *fn = &s->funcs[e & ~LATER_INC_ONLY];
+
+	fn->calls += !(e & LATER_INC_ONLY);
+	fn->incomplete++;
+}
+
+/*
+ * A call over the depth bound (no frame) in the row @e (| LATER_INC_ONLY: an interrupt's,
+ * not a call): its call and its incomplete, added ROW_LATER calls later (or by rows_now()),
+ * meanwhile its row is fetched. Nothing else of the row is wanted there, and nothing reads
+ * these two before the output; on many functions the row is a miss.
+ */
+static inline void row_later(struct rstate *s, uint32_t e)
+{
+	uint32_t *q = &s->later[s->nlater++ % ROW_LATER];
+
+	if (s->nlater > ROW_LATER)
+		later_add(s, *q);
+	*q = e;
+	__builtin_prefetch(&s->funcs[e & ~LATER_INC_ONLY], 1);
+}
+
+/* What row_later() keeps, added now. */
+static void rows_now(struct rstate *s)
+{
+	uint32_t n = s->nlater < ROW_LATER ? s->nlater : ROW_LATER;
+
+	for (uint32_t i = 0; i < n; i++)
+		later_add(s, s->later[i]);
+	s->nlater = 0;
+}
+
+/* A call of @func by @t, before its push(): counted in its row here, or by push() over the
+ * depth bound (row_later()). */
+static inline void row_call(struct rstate *s, const struct thr *t, uint32_t func)
+{
+	if (func != NONE && t->depth < REPORT_DEPTH_MAX)
+		s->funcs[func].calls++;
+}
+
+/* (a call's row_call() before: its row's call counted here over the depth bound; ret
+ * UINT64_MAX: an interrupt, not a call) */
 static inline __attribute__((always_inline)) void push(struct rstate *s, struct thr *t,
 						       uint32_t func, uint32_t name,
 						       uint64_t ret, bool timed)
@@ -707,7 +759,7 @@ static inline __attribute__((always_inline)) void push(struct rstate *s, struct 
 		t->over++;
 		s->deep++;
 		if (func != NONE)
-			s->funcs[func].incomplete++;
+			row_later(s, func | (ret == UINT64_MAX ? LATER_INC_ONLY : 0));
 		return;
 	}
 	/* The stack may move: the caller's frame is taken after (its callees were counted into
@@ -747,9 +799,8 @@ static inline __attribute__((always_inline)) void push(struct rstate *s, struct 
 				f->outer = false;
 	}
 	fn->open_thr = !fn->open++ || fn->open_thr == t ? t : NULL;
-	/* where its return will put the duration (dist_add(): on many functions, a miss) */
-	if (fn->d.nexact < fn->d.cap)
-		__builtin_prefetch(&fn->d.exact[fn->d.nexact], 1);
+	/* the row's distribution, for its return (dist_add(): on many functions, a miss) */
+	__builtin_prefetch(&fn->d, 1);
 }
 
 /* An object's name (@n bytes), NONE for none. */
@@ -875,8 +926,7 @@ static void on_call_row(struct rstate *s, struct thr *t, const struct prec *p, u
 		s->clock_time = p->has_time && !s->rc->clock_insns;
 	}
 	set_time(t, p);
-	if (func != NONE)
-		s->funcs[func].calls++;
+	row_call(s, t, func);
 	s->calls++;
 	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1, p->has_time);
 }
@@ -1274,8 +1324,9 @@ static inline void ret_top(struct rstate *s, struct thr *t, uint64_t k)
  * Only where push() makes a frame that the T_RETTOP pops (the caller checks: no frame
  * over the depth bound, none pending there, @ret not an interrupt's).
  */
-static void leaf(struct rstate *s, struct thr *t, uint32_t func, uint32_t name, bool timed,
-		 uint64_t k)
+static inline __attribute__((always_inline)) void leaf(struct rstate *s, struct thr *t,
+						       uint32_t func, uint32_t name, bool timed,
+						       uint64_t k)
 {
 	struct frame *parent = t->depth ? &t->st[t->depth - 1] : NULL;
 	uint32_t pnode = parent ? parent->node : t->root, node;
@@ -1425,8 +1476,7 @@ static bool play_sum(struct rstate *s, struct thr *t, const struct psum *p, cons
 					note_a_time(s);
 				func = slot_func(s, t, v.aid, &n);
 				a_clock(s, t);
-				if (func != NONE)
-					s->funcs[func].calls++;
+				row_call(s, t, func);
 				s->calls++;
 				s->summed++;
 				s->ret_prev = v.next;
@@ -1642,8 +1692,7 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 					func = aslot_func(s, t->group, a, &n);
 				}
 				a_clock(s, t);
-				if (func != NONE)
-					s->funcs[func].calls++;
+				row_call(s, t, func);
 				s->calls++;
 				ret = s->ret_prev ? s->ret_prev : UINT64_MAX - 1;
 				i = at;
@@ -1889,6 +1938,7 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 		}
 		i += 1 + sizeof(p) + p.len1 + p.len2 + p.len3 + p.len4;
 	}
+	rows_now(s);
 	/* The next buffer looks ahead where this one's T_ADEFs were worth it. */
 	s->ahead_on = report_ahead_wanted(adefs, recs);
 }

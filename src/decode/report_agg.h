@@ -133,6 +133,14 @@ struct aslot {
 	uint32_t group, sym, func;	/* group NONE: not found yet */
 };
 
+/*
+ * A call over the depth bound reads its row for nothing else than its calls and incomplete:
+ * they are added ROW_LATER (a power of 2) such calls later (row_later()), the row fetched
+ * meanwhile.
+ */
+#define ROW_LATER 16
+#define LATER_INC_ONLY (1u << 31)
+
 struct rstate {
 	const struct report_config *rc;
 	size_t nr_streams;
@@ -176,6 +184,10 @@ struct rstate {
 	uint64_t ret_prev;		/* the return address the last T_CALLV said */
 	bool a_noted;			/* note_time() and the clock saw T_TIME's time */
 	bool ahead_on;			/* report_filter() looks ahead (struct ahead) */
+	/* the rows of calls over the depth bound, their counts added ROW_LATER calls later
+	 * (row_later()): row | LATER_INC_ONLY */
+	uint32_t later[ROW_LATER];
+	uint32_t nlater;
 };
 
 /*

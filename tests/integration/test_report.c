@@ -1631,6 +1631,55 @@ Test(report, writes_a_loops_batches_again_and_prints_the_same, .timeout = 300)
  * -J 1 and at -J 2 in 4 KiB chunks prints what libipt's block decoder alone prints. (It
  * fails with fold_over()'s incomplete calls or instructions dropped: tried.)
  */
+/*
+ * ptgen -d 1100: r calls itself 1,100 times and never returns, then f and g are called 2,000
+ * times each, all past the depth bound (1,024 frames). Every such call counts in its row as
+ * a call and an incomplete one: the merge adds these counts a few calls later (row_later()),
+ * so a buffer's last ones must still be added before the output (they were missing: f and g
+ * 1,992).
+ */
+Test(report, counts_every_call_past_the_depth_bound, .timeout = 120)
+{
+	static const char *const jobs[][4] = {
+		{ "-J", "1", NULL }, { "-J", "2", "--chunk-size", "4K" },
+	};
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptgen")), "-d", "1100", "-n", "2000", "-p", "4", dir,
+			 NULL };
+	struct args in = { .n = 0 };
+
+	gen_into(dir, argv);
+	args_add(&in, "--elf");
+	args_add(&in, path_in(dir, "prog.elf"));
+	args_add(&in, "--pt");
+	args_add(&in, path_in(dir, "trace.pt"));
+	for (size_t j = 0; j < sizeof(jobs) / sizeof(jobs[0]); j++) {
+		const char *extra[7] = { "--json", jobs[j][0], jobs[j][1], jobs[j][2], jobs[j][3],
+					 NULL };
+		struct run_result r;
+		json_error_t je;
+		json_t *doc;
+
+		run_tool("report", &in, extra, &r);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		doc = json_loads(r.out, 0, &je);
+		cr_assert(doc, "%s: %s", je.text, r.out);
+		cr_expect_eq(num(doc, "calls"), 1100 + 2 * 2000, "%s", r.out);
+		for (int k = 0; k < 2; k++) {
+			json_t *f = function(doc, k ? "g" : "f");
+
+			cr_assert(f, "%s", r.out);
+			cr_expect_eq(num(f, "calls"), 2000, "%s %s: %s", jobs[j][1],
+				     k ? "g" : "f", r.out);
+			cr_expect_eq(num(f, "incomplete"), 2000, "%s %s: %s", jobs[j][1],
+				     k ? "g" : "f", r.out);
+		}
+		json_decref(doc);
+		run_free(&r);
+	}
+	cleanup(dir);
+}
+
 Test(report, folds_the_sums_of_calls_past_the_depth_bound_and_prints_the_same, .timeout = 600)
 {
 	static char *const count[] = { "PTCOLLECT_REPORT_SUM_COUNT=1", NULL };
