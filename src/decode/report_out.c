@@ -6,14 +6,13 @@
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "printable.h"
 #include "report_agg.h"
-#include "utf8.h"
 
 /* ---- output ---- */
 
@@ -133,23 +132,14 @@ static int cmp_out(const void *a, const void *b)
 	return out_before(x, y) ? -1 : out_before(y, x);
 }
 
-static json_t *u64s(uint64_t v)
+/* The JSON's bytes written out at this much (the whole document was one string) */
+#define JSON_FLUSH 65536
+
+static void json_flush(struct dout *o, struct jsonw *w, size_t at_least)
 {
-	char b[24];
-
-	snprintf(b, sizeof(b), "%" PRIu64, v);
-	return json_string(b);
-}
-
-static void emit_json(struct dout *o, json_t *j)
-{
-	char *t = json_dumps(j, JSON_INDENT(1));
-
-	json_decref(j);
-	if (t) {
-		dout_write(o, t, strlen(t));
-		dout_write(o, "\n", 1);
-		free(t);
+	if (w->len >= at_least) {
+		dout_write(o, w->buf, w->len);
+		w->len = 0;
 	}
 }
 
@@ -195,33 +185,42 @@ static bool start_known(const struct rstate *s, const struct outlier *x)
 	return !s->clock_time || (x->timed && s->time_moves);
 }
 
-static json_t *outliers_json(const struct rstate *s, struct func *f)
+static void outliers_json(struct jsonw *w, const struct rstate *s, const struct func *f)
 {
-	json_t *a = json_array();
-
+	jsonw_open(w, '[');
 	for (uint32_t k = 0; k < f->nout; k++) {
 		const struct outlier *x = &f->out[k];
-		json_t *o = json_object(), *c = json_array();
 
-		json_object_set_new(o, "duration", u64s(x->dur));
-		json_object_set_new(o, "start", start_known(s, x) ? u64s(x->start) : json_null());
-		json_object_set_new(o, "pid", json_integer(x->pid));
-		json_object_set_new(o, "tid", json_integer(x->tid));
+		jsonw_open(w, '{');
+		jsonw_key(w, "duration");
+		jsonw_u64s(w, x->dur);
+		jsonw_key(w, "start");
+		if (start_known(s, x))
+			jsonw_u64s(w, x->start);
+		else
+			jsonw_raw(w, "null");
+		jsonw_key(w, "pid");
+		jsonw_i64(w, x->pid);
+		jsonw_key(w, "tid");
+		jsonw_i64(w, x->tid);
+		jsonw_key(w, "called");
+		jsonw_open(w, '[');
 		for (int i = 0; i < CALLEES && x->ncalls[i]; i++) {
-			json_t *e = json_object();
-
-			json_object_set_new(e, "function",
-					    utf8_json_string(sym_text(s, s->funcs[x->callee[i]].name)));
-			json_object_set_new(e, "object",
-					    utf8_json_string(obj_text(s, s->funcs[x->callee[i]].name)));
-			json_object_set_new(e, "calls", json_integer(x->ncalls[i]));
-			json_array_append_new(c, e);
+			jsonw_open(w, '{');
+			jsonw_key(w, "function");
+			jsonw_str(w, sym_text(s, s->funcs[x->callee[i]].name));
+			jsonw_key(w, "object");
+			jsonw_str(w, obj_text(s, s->funcs[x->callee[i]].name));
+			jsonw_key(w, "calls");
+			jsonw_i64(w, x->ncalls[i]);
+			jsonw_close(w, '}');
 		}
-		json_object_set_new(o, "called", c);
-		json_object_set_new(o, "called_other", json_integer(x->more));
-		json_array_append_new(a, o);
+		jsonw_close(w, ']');
+		jsonw_key(w, "called_other");
+		jsonw_i64(w, x->more);
+		jsonw_close(w, '}');
 	}
-	return a;
+	jsonw_close(w, ']');
 }
 
 static void functions(struct dout *o, struct rstate *s)
@@ -229,7 +228,7 @@ static void functions(struct dout *o, struct rstate *s)
 	const struct report_config *rc = s->rc;
 	const char *unit = s->clock_time ? "ns" : "insns";
 	struct row *rows = calloc(s->nfuncs + 1, sizeof(*rows));
-	json_t *doc = NULL, *groups = NULL, *g = NULL, *list = NULL;
+	struct jsonw w;
 	uint32_t n = 0, shown = 0, group = NONE, obj_id = 0;
 	/* a row's text: eleven numbers, the object and the function */
 	char name[4 * NAME_LEN + 1], obj[4 * NAME_LEN + 1], line[11 * 21 + 2 * 4 * NAME_LEN + 16];
@@ -269,17 +268,24 @@ static void functions(struct dout *o, struct rstate *s)
 	for (uint32_t k = 0; k < n; k++)
 		rows[k].name = name_key(sym_text(s, s->funcs[rows[k].func].name), sort_lcp);
 	qsort(rows, n, sizeof(*rows), cmp_rows);
+	/* the document as jansson's json_dumps(JSON_INDENT(1)) spelt it, written as it goes */
+	jsonw_init(&w, 1);
 	if (rc->json) {
-		doc = json_object();
-		json_object_set_new(doc, "clock", json_string(s->clock_time ? "time" :
-							       "instructions"));
-		json_object_set_new(doc, "unit", json_string(unit));
-		json_object_set_new(doc, "quantiles", json_string(exact ? "exact" : "histogram"));
-		json_object_set_new(doc, "exact_max", json_integer(REPORT_EXACT_MAX));
-		json_object_set_new(doc, "instructions", u64s(s->insns));
-		json_object_set_new(doc, "calls", u64s(s->calls));
-		groups = json_array();
-		json_object_set_new(doc, "groups", groups);
+		jsonw_open(&w, '{');
+		jsonw_key(&w, "clock");
+		jsonw_str(&w, s->clock_time ? "time" : "instructions");
+		jsonw_key(&w, "unit");
+		jsonw_str(&w, unit);
+		jsonw_key(&w, "quantiles");
+		jsonw_str(&w, exact ? "exact" : "histogram");
+		jsonw_key(&w, "exact_max");
+		jsonw_i64(&w, REPORT_EXACT_MAX);
+		jsonw_key(&w, "instructions");
+		jsonw_u64s(&w, s->insns);
+		jsonw_key(&w, "calls");
+		jsonw_u64s(&w, s->calls);
+		jsonw_key(&w, "groups");
+		jsonw_open(&w, '[');
 	} else {
 		outf(o, "# %" PRIu64 " instructions, %" PRIu64 " calls; durations in %s%s\n",
 		     s->insns, s->calls, unit, !s->clock_time ? (s->rc->clock_insns ?
@@ -310,14 +316,18 @@ static void functions(struct dout *o, struct rstate *s)
 			__builtin_prefetch((const char *)&s->funcs[rows[k + 8].func] + 64);
 		}
 		if (rows[k].group != group) {
+			if (rc->json && group != NONE) {
+				jsonw_close(&w, ']');
+				jsonw_close(&w, '}');
+			}
 			group = rows[k].group;
 			shown = 0;
 			if (rc->json) {
-				g = json_object();
-				json_object_set_new(g, "group", utf8_json_string(s->str[group]));
-				list = json_array();
-				json_object_set_new(g, "functions", list);
-				json_array_append_new(groups, g);
+				jsonw_open(&w, '{');
+				jsonw_key(&w, "group");
+				jsonw_str(&w, s->str[group]);
+				jsonw_key(&w, "functions");
+				jsonw_open(&w, '[');
 			} else {
 				if (s->str[group][0]) {
 					printable_to(name, sizeof(name), s->str[group]);
@@ -335,28 +345,43 @@ static void functions(struct dout *o, struct rstate *s)
 		mn = f->d.n ? f->d.min : 0;
 		mx = f->d.n ? f->d.max : 0;
 		if (rc->json) {
-			json_t *j = json_object();
+			static const char *const qname[3] = { "p50", "p90", "p99" };
 
-			json_object_set_new(j, "function", utf8_json_string(sym_text(s, f->name)));
-			json_object_set_new(j, "object", utf8_json_string(obj_text(s, f->name)));
-			json_object_set_new(j, "calls", u64s(f->calls));
-			json_object_set_new(j, "incomplete", u64s(f->incomplete));
-			json_object_set_new(j, "insns_self", u64s(f->insns_self));
-			json_object_set_new(j, "insns_total", u64s(f->insns_total));
-			json_object_set_new(j, "self", u64s(f->time_self));
-			json_object_set_new(j, "total", u64s(f->time_total));
-			json_object_set_new(j, "min", u64s(mn));
-			json_object_set_new(j, "p50", u64s(rows[k].q[0]));
-			json_object_set_new(j, "p90", u64s(rows[k].q[1]));
-			json_object_set_new(j, "p99", u64s(rows[k].q[2]));
-			json_object_set_new(j, "max", u64s(mx));
-			json_object_set_new(j, "exact", json_boolean(!f->d.hist));
+			jsonw_open(&w, '{');
+			jsonw_key(&w, "function");
+			jsonw_str(&w, sym_text(s, f->name));
+			jsonw_key(&w, "object");
+			jsonw_str(&w, obj_text(s, f->name));
+			jsonw_key(&w, "calls");
+			jsonw_u64s(&w, f->calls);
+			jsonw_key(&w, "incomplete");
+			jsonw_u64s(&w, f->incomplete);
+			jsonw_key(&w, "insns_self");
+			jsonw_u64s(&w, f->insns_self);
+			jsonw_key(&w, "insns_total");
+			jsonw_u64s(&w, f->insns_total);
+			jsonw_key(&w, "self");
+			jsonw_u64s(&w, f->time_self);
+			jsonw_key(&w, "total");
+			jsonw_u64s(&w, f->time_total);
+			jsonw_key(&w, "min");
+			jsonw_u64s(&w, mn);
+			for (int i = 0; i < 3; i++) {
+				jsonw_key(&w, qname[i]);
+				jsonw_u64s(&w, rows[k].q[i]);
+			}
+			jsonw_key(&w, "max");
+			jsonw_u64s(&w, mx);
+			jsonw_key(&w, "exact");
+			jsonw_raw(&w, f->d.hist ? "false" : "true");
 			if (rc->outliers) {
 				if (f->nout)
 					qsort(f->out, f->nout, sizeof(*f->out), cmp_out);
-				json_object_set_new(j, "outliers", outliers_json(s, f));
+				jsonw_key(&w, "outliers");
+				outliers_json(&w, s, f);
 			}
-			json_array_append_new(list, j);
+			jsonw_close(&w, '}');
+			json_flush(o, &w, JSON_FLUSH);
 			continue;
 		}
 		/* outf()'s line, by hand (the same bytes, cut where its buffer cuts it) */
@@ -399,7 +424,15 @@ static void functions(struct dout *o, struct rstate *s)
 			   OUTF_MAX - 1);
 	}
 	if (rc->json) {
-		emit_json(o, doc);
+		if (group != NONE) {
+			jsonw_close(&w, ']');
+			jsonw_close(&w, '}');
+		}
+		jsonw_close(&w, ']');
+		jsonw_close(&w, '}');
+		jsonw_raw(&w, "\n");
+		s->oom = s->oom || w.oom;
+		json_flush(o, &w, 0);
 	} else if (rc->outliers) {
 		char head[128], *e;
 		size_t hlen;
@@ -452,6 +485,7 @@ static void functions(struct dout *o, struct rstate *s)
 			}
 		}
 	}
+	jsonw_free(&w);
 	free(rows);
 }
 
