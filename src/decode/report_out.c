@@ -498,34 +498,137 @@ static void folded_name(char *buf, size_t n, const char *s)
 			*p = ':';
 }
 
+/*
+ * A function's frame in a folded stack, spelt once (object`function, as DTrace's stacks and
+ * stackcollapse spell it): its text in one arena, by sym.
+ */
+struct spelt {
+	char *text;
+	size_t len, cap;
+	size_t *off;			/* by sym; SIZE_MAX: not spelt yet */
+	uint32_t *n;
+};
+
+static bool spell_frame(struct spelt *sp, const struct rstate *s, uint32_t y)
+{
+	char name[4 * NAME_LEN + 1];
+	size_t need = 2 * sizeof(name) + 1, start = sp->len;
+
+	if (sp->len + need > sp->cap) {
+		size_t cap = sp->cap ? 2 * sp->cap : 1 << 16;
+		char *t;
+
+		while (cap < sp->len + need)
+			cap *= 2;
+		t = realloc(sp->text, cap);
+		if (!t)
+			return false;
+		sp->text = t;
+		sp->cap = cap;
+	}
+	if (s->sym_obj[y] != NONE) {
+		folded_name(name, sizeof(name), obj_text(s, y));
+		sp->len = (size_t)(stpcpy(sp->text + sp->len, name) - sp->text);
+		sp->text[sp->len++] = '`';
+	}
+	folded_name(name, sizeof(name), sym_text(s, y));
+	sp->len = (size_t)(stpcpy(sp->text + sp->len, name) - sp->text);
+	sp->off[y] = start;
+	sp->n[y] = (uint32_t)(sp->len - start);
+	return true;
+}
+
+/*
+ * Each node with a weight, its stack from the root: a line. Frames are spelt once
+ * (spell_frame()), and a line starts from the one before it as far as their stacks share
+ * nodes (depth[]: a node's parent is made before it, so one pass tells every depth): the
+ * walk's --weight insns is 584,000 lines of some 200 frames each.
+ */
 static void folded(struct dout *o, struct rstate *s)
 {
-	uint32_t path[REPORT_DEPTH_MAX + 2];
-	char name[4 * NAME_LEN + 1];
+	uint32_t path[REPORT_DEPTH_MAX + 2], prev[REPORT_DEPTH_MAX + 2];
+	size_t ends[REPORT_DEPTH_MAX + 2], cap = 1 << 16;
+	struct spelt sp = { 0 };
+	uint32_t *depth = malloc(((size_t)s->nnodes + 1) * sizeof(*depth));
+	char *line = malloc(cap);
+	int prev_d = -1;
 
+	sp.off = malloc(((size_t)s->nsyms + 1) * sizeof(*sp.off));
+	sp.n = malloc(((size_t)s->nsyms + 1) * sizeof(*sp.n));
+	if (!depth || !line || !sp.off || !sp.n) {
+		s->oom = true;
+		goto out;
+	}
+	for (uint32_t y = 0; y < s->nsyms; y++)
+		sp.off[y] = SIZE_MAX;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		uint32_t p = s->nodes[i].parent;
+
+		depth[i] = p == NONE ? 0 : p < i && depth[p] != NONE ? depth[p] + 1 : NONE;
+	}
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		uint64_t w = s->rc->weight_insns ? s->nodes[i].insns : s->nodes[i].time;
-		uint32_t d = 0;
+		uint32_t d = 0, k = i;
+		size_t len = 0;
+		bool chain = depth[i] != NONE && depth[i] < REPORT_DEPTH_MAX + 2, first = true;
 
 		if (!w)
 			continue;
-		for (uint32_t k = i; k != NONE && d < REPORT_DEPTH_MAX + 2; k = s->nodes[k].parent)
-			path[d++] = k;
+		if (!chain) {
+			/* the nearest REPORT_DEPTH_MAX + 2 frames, no line to start from */
+			for (; k != NONE && d < REPORT_DEPTH_MAX + 2; k = s->nodes[k].parent)
+				path[d++] = k;
+			prev_d = -1;
+		} else {
+			/* up to the first node the line before has at its depth */
+			for (; k != NONE && !((int)depth[k] <= prev_d && prev[depth[k]] == k);
+			     k = s->nodes[k].parent)
+				path[d++] = k;
+			len = k == NONE ? 0 : ends[depth[k]];
+			first = k == NONE;
+		}
 		while (d--) {
 			uint32_t y = s->nodes[path[d]].name;
 
-			/* object`function, as DTrace's stacks and stackcollapse spell it */
-			if (s->sym_obj[y] != NONE) {
-				folded_name(name, sizeof(name), obj_text(s, y));
-				dout_write(o, name, strlen(name));
-				dout_write(o, "`", 1);
+			if (sp.off[y] == SIZE_MAX && !spell_frame(&sp, s, y)) {
+				s->oom = true;
+				goto out;
 			}
-			folded_name(name, sizeof(name), sym_text(s, y));
-			dout_write(o, name, strlen(name));
-			dout_write(o, d ? ";" : " ", 1);
+			if (len + sp.n[y] + 32 > cap) {
+				char *l;
+
+				while (len + sp.n[y] + 32 > cap)
+					cap *= 2;
+				l = realloc(line, cap);
+				if (!l) {
+					s->oom = true;
+					goto out;
+				}
+				line = l;
+			}
+			if (!first)
+				line[len++] = ';';
+			first = false;
+			memcpy(line + len, sp.text + sp.off[y], sp.n[y]);
+			len += sp.n[y];
+			if (chain) {
+				prev[depth[path[d]]] = path[d];
+				ends[depth[path[d]]] = len;
+			}
 		}
-		outf(o, "%" PRIu64 "\n", w);
+		if (chain)
+			prev_d = (int)depth[i];
+		line[len] = ' ';
+		len = (size_t)(put_dec(line + len + 1, w, 0) - line);
+		line[len++] = '\n';
+		dout_write(o, line, len);
 	}
+out:
+	free(sp.text);
+	free(sp.off);
+	free(sp.n);
+	free(line);
+	free(depth);
 }
 
 void report_finish(struct dout *o)
