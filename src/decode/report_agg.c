@@ -170,24 +170,22 @@ static uint32_t sym_str(struct rstate *s, const char *p)
 	return sym_get(s, intern_str(s, p), NONE);
 }
 
-/*
- * Room for one more row, aligned as struct func wants. The rows are allocated once, as many
- * as func_get() makes at most (8.4 MB): malloc() takes that from fresh pages, faulted in
- * only where a row is written, and no row is copied. (Doubling, the walk's 21,000 rows
- * took a 4 MiB array after copies into 2 MiB, 1 MiB, ... each one faulted in.)
- */
-#define FUNCS_ROOM (REPORT_FUNCS_MAX + 256)
-
+/* Room for one more row, aligned as struct func wants (realloc() would not). */
 static bool funcs_grow(struct rstate *s)
 {
+	uint32_t n = s->capfuncs ? 2 * s->capfuncs : 64;
+	struct func *q;
+
 	if (s->nfuncs < s->capfuncs)
 		return true;
-	if (s->funcs)
+	q = aligned_alloc(_Alignof(struct func), (size_t)n * sizeof(*q));
+	if (!q)
 		return false;
-	s->funcs = aligned_alloc(_Alignof(struct func), (size_t)FUNCS_ROOM * sizeof(*s->funcs));
-	if (!s->funcs)
-		return false;
-	s->capfuncs = FUNCS_ROOM;
+	if (s->nfuncs)
+		memcpy(q, s->funcs, (size_t)s->nfuncs * sizeof(*q));
+	free(s->funcs);
+	s->funcs = q;
+	s->capfuncs = n;
 	return true;
 }
 
@@ -207,7 +205,7 @@ static uint32_t func_get(struct rstate *s, uint32_t group, uint32_t name)
 		name = sym_str(s, "[other]");
 		key = (uint64_t)group << 32 | name;
 		id = map_get(&s->funcmap, key);
-		if (id != NONE || s->nfuncs >= FUNCS_ROOM)
+		if (id != NONE || s->nfuncs >= REPORT_FUNCS_MAX + 256)
 			return id;
 	}
 	if (!funcs_grow(s) ||
