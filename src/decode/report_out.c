@@ -6,14 +6,13 @@
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <inttypes.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "printable.h"
 #include "report_agg.h"
-#include "utf8.h"
 
 /* ---- output ---- */
 
@@ -133,23 +132,14 @@ static int cmp_out(const void *a, const void *b)
 	return out_before(x, y) ? -1 : out_before(y, x);
 }
 
-static json_t *u64s(uint64_t v)
+/* The JSON's bytes written out at this much (the whole document was one string) */
+#define JSON_FLUSH 65536
+
+static void json_flush(struct dout *o, struct jsonw *w, size_t at_least)
 {
-	char b[24];
-
-	snprintf(b, sizeof(b), "%" PRIu64, v);
-	return json_string(b);
-}
-
-static void emit_json(struct dout *o, json_t *j)
-{
-	char *t = json_dumps(j, JSON_INDENT(1));
-
-	json_decref(j);
-	if (t) {
-		dout_write(o, t, strlen(t));
-		dout_write(o, "\n", 1);
-		free(t);
+	if (w->len >= at_least) {
+		dout_write(o, w->buf, w->len);
+		w->len = 0;
 	}
 }
 
@@ -195,33 +185,42 @@ static bool start_known(const struct rstate *s, const struct outlier *x)
 	return !s->clock_time || (x->timed && s->time_moves);
 }
 
-static json_t *outliers_json(const struct rstate *s, struct func *f)
+static void outliers_json(struct jsonw *w, const struct rstate *s, const struct func *f)
 {
-	json_t *a = json_array();
-
+	jsonw_open(w, '[');
 	for (uint32_t k = 0; k < f->nout; k++) {
 		const struct outlier *x = &f->out[k];
-		json_t *o = json_object(), *c = json_array();
 
-		json_object_set_new(o, "duration", u64s(x->dur));
-		json_object_set_new(o, "start", start_known(s, x) ? u64s(x->start) : json_null());
-		json_object_set_new(o, "pid", json_integer(x->pid));
-		json_object_set_new(o, "tid", json_integer(x->tid));
+		jsonw_open(w, '{');
+		jsonw_key(w, "duration");
+		jsonw_u64s(w, x->dur);
+		jsonw_key(w, "start");
+		if (start_known(s, x))
+			jsonw_u64s(w, x->start);
+		else
+			jsonw_raw(w, "null");
+		jsonw_key(w, "pid");
+		jsonw_i64(w, x->pid);
+		jsonw_key(w, "tid");
+		jsonw_i64(w, x->tid);
+		jsonw_key(w, "called");
+		jsonw_open(w, '[');
 		for (int i = 0; i < CALLEES && x->ncalls[i]; i++) {
-			json_t *e = json_object();
-
-			json_object_set_new(e, "function",
-					    utf8_json_string(sym_text(s, s->funcs[x->callee[i]].name)));
-			json_object_set_new(e, "object",
-					    utf8_json_string(obj_text(s, s->funcs[x->callee[i]].name)));
-			json_object_set_new(e, "calls", json_integer(x->ncalls[i]));
-			json_array_append_new(c, e);
+			jsonw_open(w, '{');
+			jsonw_key(w, "function");
+			jsonw_str(w, sym_text(s, s->funcs[x->callee[i]].name));
+			jsonw_key(w, "object");
+			jsonw_str(w, obj_text(s, s->funcs[x->callee[i]].name));
+			jsonw_key(w, "calls");
+			jsonw_i64(w, x->ncalls[i]);
+			jsonw_close(w, '}');
 		}
-		json_object_set_new(o, "called", c);
-		json_object_set_new(o, "called_other", json_integer(x->more));
-		json_array_append_new(a, o);
+		jsonw_close(w, ']');
+		jsonw_key(w, "called_other");
+		jsonw_i64(w, x->more);
+		jsonw_close(w, '}');
 	}
-	return a;
+	jsonw_close(w, ']');
 }
 
 static void functions(struct dout *o, struct rstate *s)
@@ -229,7 +228,7 @@ static void functions(struct dout *o, struct rstate *s)
 	const struct report_config *rc = s->rc;
 	const char *unit = s->clock_time ? "ns" : "insns";
 	struct row *rows = calloc(s->nfuncs + 1, sizeof(*rows));
-	json_t *doc = NULL, *groups = NULL, *g = NULL, *list = NULL;
+	struct jsonw w;
 	uint32_t n = 0, shown = 0, group = NONE, obj_id = 0;
 	/* a row's text: eleven numbers, the object and the function */
 	char name[4 * NAME_LEN + 1], obj[4 * NAME_LEN + 1], line[11 * 21 + 2 * 4 * NAME_LEN + 16];
@@ -269,17 +268,24 @@ static void functions(struct dout *o, struct rstate *s)
 	for (uint32_t k = 0; k < n; k++)
 		rows[k].name = name_key(sym_text(s, s->funcs[rows[k].func].name), sort_lcp);
 	qsort(rows, n, sizeof(*rows), cmp_rows);
+	/* the document as jansson's json_dumps(JSON_INDENT(1)) spelt it, written as it goes */
+	jsonw_init(&w, 1);
 	if (rc->json) {
-		doc = json_object();
-		json_object_set_new(doc, "clock", json_string(s->clock_time ? "time" :
-							       "instructions"));
-		json_object_set_new(doc, "unit", json_string(unit));
-		json_object_set_new(doc, "quantiles", json_string(exact ? "exact" : "histogram"));
-		json_object_set_new(doc, "exact_max", json_integer(REPORT_EXACT_MAX));
-		json_object_set_new(doc, "instructions", u64s(s->insns));
-		json_object_set_new(doc, "calls", u64s(s->calls));
-		groups = json_array();
-		json_object_set_new(doc, "groups", groups);
+		jsonw_open(&w, '{');
+		jsonw_key(&w, "clock");
+		jsonw_str(&w, s->clock_time ? "time" : "instructions");
+		jsonw_key(&w, "unit");
+		jsonw_str(&w, unit);
+		jsonw_key(&w, "quantiles");
+		jsonw_str(&w, exact ? "exact" : "histogram");
+		jsonw_key(&w, "exact_max");
+		jsonw_i64(&w, REPORT_EXACT_MAX);
+		jsonw_key(&w, "instructions");
+		jsonw_u64s(&w, s->insns);
+		jsonw_key(&w, "calls");
+		jsonw_u64s(&w, s->calls);
+		jsonw_key(&w, "groups");
+		jsonw_open(&w, '[');
 	} else {
 		outf(o, "# %" PRIu64 " instructions, %" PRIu64 " calls; durations in %s%s\n",
 		     s->insns, s->calls, unit, !s->clock_time ? (s->rc->clock_insns ?
@@ -310,14 +316,18 @@ static void functions(struct dout *o, struct rstate *s)
 			__builtin_prefetch((const char *)&s->funcs[rows[k + 8].func] + 64);
 		}
 		if (rows[k].group != group) {
+			if (rc->json && group != NONE) {
+				jsonw_close(&w, ']');
+				jsonw_close(&w, '}');
+			}
 			group = rows[k].group;
 			shown = 0;
 			if (rc->json) {
-				g = json_object();
-				json_object_set_new(g, "group", utf8_json_string(s->str[group]));
-				list = json_array();
-				json_object_set_new(g, "functions", list);
-				json_array_append_new(groups, g);
+				jsonw_open(&w, '{');
+				jsonw_key(&w, "group");
+				jsonw_str(&w, s->str[group]);
+				jsonw_key(&w, "functions");
+				jsonw_open(&w, '[');
 			} else {
 				if (s->str[group][0]) {
 					printable_to(name, sizeof(name), s->str[group]);
@@ -335,28 +345,43 @@ static void functions(struct dout *o, struct rstate *s)
 		mn = f->d.n ? f->d.min : 0;
 		mx = f->d.n ? f->d.max : 0;
 		if (rc->json) {
-			json_t *j = json_object();
+			static const char *const qname[3] = { "p50", "p90", "p99" };
 
-			json_object_set_new(j, "function", utf8_json_string(sym_text(s, f->name)));
-			json_object_set_new(j, "object", utf8_json_string(obj_text(s, f->name)));
-			json_object_set_new(j, "calls", u64s(f->calls));
-			json_object_set_new(j, "incomplete", u64s(f->incomplete));
-			json_object_set_new(j, "insns_self", u64s(f->insns_self));
-			json_object_set_new(j, "insns_total", u64s(f->insns_total));
-			json_object_set_new(j, "self", u64s(f->time_self));
-			json_object_set_new(j, "total", u64s(f->time_total));
-			json_object_set_new(j, "min", u64s(mn));
-			json_object_set_new(j, "p50", u64s(rows[k].q[0]));
-			json_object_set_new(j, "p90", u64s(rows[k].q[1]));
-			json_object_set_new(j, "p99", u64s(rows[k].q[2]));
-			json_object_set_new(j, "max", u64s(mx));
-			json_object_set_new(j, "exact", json_boolean(!f->d.hist));
+			jsonw_open(&w, '{');
+			jsonw_key(&w, "function");
+			jsonw_str(&w, sym_text(s, f->name));
+			jsonw_key(&w, "object");
+			jsonw_str(&w, obj_text(s, f->name));
+			jsonw_key(&w, "calls");
+			jsonw_u64s(&w, f->calls);
+			jsonw_key(&w, "incomplete");
+			jsonw_u64s(&w, f->incomplete);
+			jsonw_key(&w, "insns_self");
+			jsonw_u64s(&w, f->insns_self);
+			jsonw_key(&w, "insns_total");
+			jsonw_u64s(&w, f->insns_total);
+			jsonw_key(&w, "self");
+			jsonw_u64s(&w, f->time_self);
+			jsonw_key(&w, "total");
+			jsonw_u64s(&w, f->time_total);
+			jsonw_key(&w, "min");
+			jsonw_u64s(&w, mn);
+			for (int i = 0; i < 3; i++) {
+				jsonw_key(&w, qname[i]);
+				jsonw_u64s(&w, rows[k].q[i]);
+			}
+			jsonw_key(&w, "max");
+			jsonw_u64s(&w, mx);
+			jsonw_key(&w, "exact");
+			jsonw_raw(&w, f->d.hist ? "false" : "true");
 			if (rc->outliers) {
 				if (f->nout)
 					qsort(f->out, f->nout, sizeof(*f->out), cmp_out);
-				json_object_set_new(j, "outliers", outliers_json(s, f));
+				jsonw_key(&w, "outliers");
+				outliers_json(&w, s, f);
 			}
-			json_array_append_new(list, j);
+			jsonw_close(&w, '}');
+			json_flush(o, &w, JSON_FLUSH);
 			continue;
 		}
 		/* outf()'s line, by hand (the same bytes, cut where its buffer cuts it) */
@@ -399,7 +424,15 @@ static void functions(struct dout *o, struct rstate *s)
 			   OUTF_MAX - 1);
 	}
 	if (rc->json) {
-		emit_json(o, doc);
+		if (group != NONE) {
+			jsonw_close(&w, ']');
+			jsonw_close(&w, '}');
+		}
+		jsonw_close(&w, ']');
+		jsonw_close(&w, '}');
+		jsonw_raw(&w, "\n");
+		s->oom = s->oom || w.oom;
+		json_flush(o, &w, 0);
 	} else if (rc->outliers) {
 		char head[128], *e;
 		size_t hlen;
@@ -452,6 +485,7 @@ static void functions(struct dout *o, struct rstate *s)
 			}
 		}
 	}
+	jsonw_free(&w);
 	free(rows);
 }
 
@@ -464,34 +498,137 @@ static void folded_name(char *buf, size_t n, const char *s)
 			*p = ':';
 }
 
+/*
+ * A function's frame in a folded stack, spelt once (object`function, as DTrace's stacks and
+ * stackcollapse spell it): its text in one arena, by sym.
+ */
+struct spelt {
+	char *text;
+	size_t len, cap;
+	size_t *off;			/* by sym; SIZE_MAX: not spelt yet */
+	uint32_t *n;
+};
+
+static bool spell_frame(struct spelt *sp, const struct rstate *s, uint32_t y)
+{
+	char name[4 * NAME_LEN + 1];
+	size_t need = 2 * sizeof(name) + 1, start = sp->len;
+
+	if (sp->len + need > sp->cap) {
+		size_t cap = sp->cap ? 2 * sp->cap : 1 << 16;
+		char *t;
+
+		while (cap < sp->len + need)
+			cap *= 2;
+		t = realloc(sp->text, cap);
+		if (!t)
+			return false;
+		sp->text = t;
+		sp->cap = cap;
+	}
+	if (s->sym_obj[y] != NONE) {
+		folded_name(name, sizeof(name), obj_text(s, y));
+		sp->len = (size_t)(stpcpy(sp->text + sp->len, name) - sp->text);
+		sp->text[sp->len++] = '`';
+	}
+	folded_name(name, sizeof(name), sym_text(s, y));
+	sp->len = (size_t)(stpcpy(sp->text + sp->len, name) - sp->text);
+	sp->off[y] = start;
+	sp->n[y] = (uint32_t)(sp->len - start);
+	return true;
+}
+
+/*
+ * Each node with a weight, its stack from the root: a line. Frames are spelt once
+ * (spell_frame()), and a line starts from the one before it as far as their stacks share
+ * nodes (depth[]: a node's parent is made before it, so one pass tells every depth): the
+ * walk's --weight insns is 584,000 lines of some 200 frames each.
+ */
 static void folded(struct dout *o, struct rstate *s)
 {
-	uint32_t path[REPORT_DEPTH_MAX + 2];
-	char name[4 * NAME_LEN + 1];
+	uint32_t path[REPORT_DEPTH_MAX + 2], prev[REPORT_DEPTH_MAX + 2];
+	size_t ends[REPORT_DEPTH_MAX + 2], cap = 1 << 16;
+	struct spelt sp = { 0 };
+	uint32_t *depth = malloc(((size_t)s->nnodes + 1) * sizeof(*depth));
+	char *line = malloc(cap);
+	int prev_d = -1;
 
+	sp.off = malloc(((size_t)s->nsyms + 1) * sizeof(*sp.off));
+	sp.n = malloc(((size_t)s->nsyms + 1) * sizeof(*sp.n));
+	if (!depth || !line || !sp.off || !sp.n) {
+		s->oom = true;
+		goto out;
+	}
+	for (uint32_t y = 0; y < s->nsyms; y++)
+		sp.off[y] = SIZE_MAX;
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		uint32_t p = s->nodes[i].parent;
+
+		depth[i] = p == NONE ? 0 : p < i && depth[p] != NONE ? depth[p] + 1 : NONE;
+	}
 	for (uint32_t i = 0; i < s->nnodes; i++) {
 		uint64_t w = s->rc->weight_insns ? s->nodes[i].insns : s->nodes[i].time;
-		uint32_t d = 0;
+		uint32_t d = 0, k = i;
+		size_t len = 0;
+		bool chain = depth[i] != NONE && depth[i] < REPORT_DEPTH_MAX + 2, first = true;
 
 		if (!w)
 			continue;
-		for (uint32_t k = i; k != NONE && d < REPORT_DEPTH_MAX + 2; k = s->nodes[k].parent)
-			path[d++] = k;
+		if (!chain) {
+			/* the nearest REPORT_DEPTH_MAX + 2 frames, no line to start from */
+			for (; k != NONE && d < REPORT_DEPTH_MAX + 2; k = s->nodes[k].parent)
+				path[d++] = k;
+			prev_d = -1;
+		} else {
+			/* up to the first node the line before has at its depth */
+			for (; k != NONE && !((int)depth[k] <= prev_d && prev[depth[k]] == k);
+			     k = s->nodes[k].parent)
+				path[d++] = k;
+			len = k == NONE ? 0 : ends[depth[k]];
+			first = k == NONE;
+		}
 		while (d--) {
 			uint32_t y = s->nodes[path[d]].name;
 
-			/* object`function, as DTrace's stacks and stackcollapse spell it */
-			if (s->sym_obj[y] != NONE) {
-				folded_name(name, sizeof(name), obj_text(s, y));
-				dout_write(o, name, strlen(name));
-				dout_write(o, "`", 1);
+			if (sp.off[y] == SIZE_MAX && !spell_frame(&sp, s, y)) {
+				s->oom = true;
+				goto out;
 			}
-			folded_name(name, sizeof(name), sym_text(s, y));
-			dout_write(o, name, strlen(name));
-			dout_write(o, d ? ";" : " ", 1);
+			if (len + sp.n[y] + 32 > cap) {
+				char *l;
+
+				while (len + sp.n[y] + 32 > cap)
+					cap *= 2;
+				l = realloc(line, cap);
+				if (!l) {
+					s->oom = true;
+					goto out;
+				}
+				line = l;
+			}
+			if (!first)
+				line[len++] = ';';
+			first = false;
+			memcpy(line + len, sp.text + sp.off[y], sp.n[y]);
+			len += sp.n[y];
+			if (chain) {
+				prev[depth[path[d]]] = path[d];
+				ends[depth[path[d]]] = len;
+			}
 		}
-		outf(o, "%" PRIu64 "\n", w);
+		if (chain)
+			prev_d = (int)depth[i];
+		line[len] = ' ';
+		len = (size_t)(put_dec(line + len + 1, w, 0) - line);
+		line[len++] = '\n';
+		dout_write(o, line, len);
 	}
+out:
+	free(sp.text);
+	free(sp.off);
+	free(sp.n);
+	free(line);
+	free(depth);
 }
 
 void report_finish(struct dout *o)

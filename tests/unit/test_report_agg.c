@@ -5,7 +5,14 @@
  * tested is the rule, at the rates of T_ADEFs measured in docs/benchmarks.md.
  */
 #include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "dsink.h"
+#include "printable.h"
 /* (the merge's own header, src/decode's: the Makefile adds that directory for this test) */
 #include "report_agg.h"
 
@@ -21,4 +28,114 @@ Test(report_agg, looks_ahead_only_where_slot_definitions_are_frequent)
 	cr_expect(!report_ahead_wanted(1000, 32000));
 	/* the loop: a few T_ADEFs among many records */
 	cr_expect(!report_ahead_wanted(12, 101000));
+}
+
+static uint32_t rnd_state = 2026;
+
+static uint32_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 17;
+	rnd_state ^= rnd_state << 5;
+	return rnd_state;
+}
+
+/* A frame as folded() spelt it before it spelt each once: object`function, ';' as ':'. */
+static size_t spell_ref(const struct rstate *s, uint32_t y, char *b)
+{
+	char t[4 * NAME_LEN + 1];
+	size_t n = 0;
+
+	for (int part = s->sym_obj[y] == NONE; part < 2; part++) {
+		printable_to(t, sizeof(t), part ? sym_text(s, y) : obj_text(s, y));
+		for (char *p = t; *p; p++)
+			b[n++] = *p == ';' ? ':' : *p;
+		if (!part)
+			b[n++] = '`';
+	}
+	return n;
+}
+
+/*
+ * report --folded's lines (report_out.c's folded(): each frame spelt once, a line started
+ * from the one before as far as their stacks share nodes) against each line made whole as
+ * before: a random tree of 20,000 nodes (a child mostly under the node just made, so
+ * stacks share long prefixes and part), weights 0 (no line) among them, names that are
+ * empty, with ';', with bytes to escape, with and without an object, and a chain deeper
+ * than the REPORT_DEPTH_MAX + 2 frames a line shows.
+ */
+Test(report_agg, folded_lines_are_each_nodes_stack_from_the_root)
+{
+	static const char *const names[] = { "main", "", "a;b", "f\x01g", "[unknown] (x+0x10)",
+					     "lib.so", "h", ";", "caf\xc3\xa9" };
+	struct report_config rc = { .view = REPORT_FOLDED, .weight_insns = true };
+	struct rstate *s = calloc(1, sizeof(*s));
+	struct report_state rs = { .s = s };
+	uint32_t nn = 20000, chain = REPORT_DEPTH_MAX + 40, path[REPORT_DEPTH_MAX + 2];
+	size_t cap = 1 << 20, len = 0, got_len;
+	char *want = malloc(cap), *got;
+	FILE *f = tmpfile();
+	struct dout o;
+
+	cr_assert(s && want && f);
+	s->rc = &rc;
+	s->nstr = sizeof(names) / sizeof(names[0]);
+	s->str = malloc(s->nstr * sizeof(*s->str));
+	for (uint32_t i = 0; i < s->nstr; i++)
+		s->str[i] = strdup(names[i]);
+	/* every name alone, and each in object 5 ("lib.so") */
+	s->nsyms = 2 * s->nstr;
+	s->sym_name = malloc(s->nsyms * sizeof(*s->sym_name));
+	s->sym_obj = malloc(s->nsyms * sizeof(*s->sym_obj));
+	for (uint32_t i = 0; i < s->nsyms; i++) {
+		s->sym_name[i] = i % s->nstr;
+		s->sym_obj[i] = i < s->nstr ? NONE : 5;
+	}
+	s->nnodes = nn + chain;
+	s->nodes = calloc(s->nnodes, sizeof(*s->nodes));
+	cr_assert(s->nodes);
+	for (uint32_t i = 0; i < nn; i++) {
+		uint32_t r = rnd() % 16;
+
+		s->nodes[i].parent = i < 3 || r == 0 ? NONE : r < 12 ? i - 1 : rnd() % i;
+		s->nodes[i].name = rnd() % s->nsyms;
+		s->nodes[i].insns = rnd() % 3 ? rnd() % 100000 : 0;
+	}
+	for (uint32_t i = nn; i < nn + chain; i++) {
+		s->nodes[i].parent = i == nn ? NONE : i - 1;
+		s->nodes[i].name = rnd() % s->nsyms;
+		s->nodes[i].insns = i % 7 ? 0 : 1 + i;
+	}
+	/* what each line was: its stack (the nearest frames at most) from the root, whole */
+	for (uint32_t i = 0; i < s->nnodes; i++) {
+		uint32_t d = 0;
+
+		if (!s->nodes[i].insns)
+			continue;
+		for (uint32_t k = i; k != NONE && d < REPORT_DEPTH_MAX + 2; k = s->nodes[k].parent)
+			path[d++] = k;
+		while (d--) {
+			if (len + 3 * 4 * NAME_LEN + 64 > cap)
+				cr_assert(want = realloc(want, cap *= 2));
+			len += spell_ref(s, s->nodes[path[d]].name, want + len);
+			want[len++] = d ? ';' : ' ';
+		}
+		len += (size_t)sprintf(want + len, "%" PRIu64 "\n", s->nodes[i].insns);
+	}
+	cr_assert_eq(dout_init(&o, fileno(f), NULL, &rs), 0);
+	report_finish(&o);	/* prints, and frees the state */
+	cr_assert_eq(dout_flush(&o), 0);
+	dout_destroy(&o);
+	got_len = (size_t)lseek(fileno(f), 0, SEEK_CUR);
+	cr_assert_eq(got_len, len, "%zu bytes printed, %zu made whole", got_len, len);
+	got = malloc(got_len);
+	rewind(f);
+	cr_assert(got && fread(got, 1, got_len, f) == got_len);
+	for (size_t i = 0; i < len; i++)
+		if (got[i] != want[i])
+			cr_assert_fail("byte %zu differs: ...%.80s against ...%.80s", i,
+				       got + (i > 40 ? i - 40 : 0), want + (i > 40 ? i - 40 : 0));
+	fclose(f);
+	free(got);
+	free(want);
 }
