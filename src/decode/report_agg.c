@@ -822,48 +822,6 @@ static uint8_t how_of(unsigned how)
 	return how == N_SYM || how == N_SYMOFF ? (uint8_t)how : N_UNKNOWN;
 }
 
-/*
- * @pre, @str, "+0x", @off in hex, @post into @b (@n bytes), cut where snprintf() would cut
- * it; @str NULL: "[unknown]" alone. Returns the length. (snprintf() was a row's largest
- * cost at its first sight on the walk's 20,000 functions.)
- */
-static size_t spell_off(char *b, size_t n, const char *pre, const char *str, uint64_t off,
-			const char *post)
-{
-	size_t lp = strlen(pre), ls, lq = strlen(post), len;
-	char hex[16], *h = hex + sizeof(hex);
-
-	if (!str) {
-		len = n - 1 < 9 ? n - 1 : 9;
-		memcpy(b, "[unknown]", len);
-		b[len] = '\0';
-		return len;
-	}
-	ls = strlen(str);
-	do {
-		*--h = "0123456789abcdef"[off & 15];
-		off >>= 4;
-	} while (off);
-	if (lp + ls + 3 + (size_t)(hex + sizeof(hex) - h) + lq >= n) {
-		int r = snprintf(b, n, "%s%s+0x%.*s%s", pre, str, (int)(hex + sizeof(hex) - h), h,
-				 post);
-
-		return r < 0 ? 0 : (size_t)r < n ? (size_t)r : n - 1;
-	}
-	len = lp;
-	memcpy(b, pre, lp);
-	memcpy(b + len, str, ls);
-	len += ls;
-	memcpy(b + len, "+0x", 3);
-	len += 3;
-	memcpy(b + len, h, (size_t)(hex + sizeof(hex) - h));
-	len += (size_t)(hex + sizeof(hex) - h);
-	memcpy(b + len, post, lq);
-	len += lq;
-	b[len] = '\0';
-	return len;
-}
-
 /* The name @e gives: formatted here, only when it is needed. */
 static uint32_t name_of(struct rstate *s, const struct fref *e)
 {
@@ -877,11 +835,16 @@ static uint32_t name_of(struct rstate *s, const struct fref *e)
 	/* Spelled once per name and offset: the same few come at every call. */
 	if (keep && (got = map_get(&s->offmap, key)) != NONE)
 		return got;
-	if (e->how == N_SYMOFF && e->base == NONE)
-		return NONE;
-	got = intern(s, b, spell_off(b, sizeof(b), e->how == N_SYMOFF ? "" : "[unknown] (",
-				     base == NONE ? NULL : s->str[base], e->off,
-				     e->how == N_SYMOFF ? "" : ")"));
+	if (e->how == N_SYMOFF) {
+		if (e->base == NONE)
+			return NONE;
+		snprintf(b, sizeof(b), "%s+0x%" PRIx64, s->str[e->base], e->off);
+	} else if (e->obj == NONE) {
+		snprintf(b, sizeof(b), "[unknown]");
+	} else {
+		snprintf(b, sizeof(b), "[unknown] (%s+0x%" PRIx64 ")", s->str[e->obj], e->off);
+	}
+	got = intern_str(s, b);
 	if (keep && got != NONE && !map_set(&s->offmap, key, got))
 		s->oom = true;
 	return got;
