@@ -56,7 +56,10 @@ typedef void fastflow_branch_fn(void *ctx, uint64_t from, uint64_t to, const cha
 /* NULL when memory runs out. */
 struct fastflow *fastflow_new(struct image_store *img);
 void fastflow_free(struct fastflow *f);
-/* The most blocks @f's table held at once (FASTFLOW_BLOCKS: it was full, and emptied). */
+/*
+ * The most blocks @f's table held at once (FASTFLOW_BLOCKS: it was full, and emptied; a
+ * shared table: the slots claimed, up to a claim a thread more than it holds).
+ */
 uint32_t fastflow_blocks_used(const struct fastflow *f);
 
 /*

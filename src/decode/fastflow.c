@@ -27,6 +27,13 @@
 #define PBLK_MAX 256
 /* TIPs read ahead of the flow (tip_ahead()). */
 #define TIPS_AHEAD 3
+/*
+ * The flow's loop (fastflow_segment() and next_packet()) at 32 bytes: where the code
+ * before left them moved bench/decode's walk by up to 4.7 % at -J 1 (--stats; the same
+ * instructions at another address, paired runs), so that a change elsewhere in this file
+ * read as one of the loop. At 64 the loop's --branches took 6 % more, the walk 1 % less.
+ */
+#define HOT __attribute__((aligned(32)))
 
 enum ffcls {
 	FF_NONE,	/* an empty slot */
@@ -53,20 +60,24 @@ struct ffblk {
 
 /*
  * The blocks, a table of its own (fastflow_table) or shared by the threads of a run. A
- * shared one is cut into under its lock and read without: a block is written before its
- * index slot and nblk say it is there (release, read with acquire), and never changes after
- * but for its links, hints read and written atomically and checked before use. A full
- * shared table is not emptied: a thread goes on in a table of its own.
+ * shared one is cut into without a lock: each thread claims SHARE_RUN slots at a time
+ * (nblk: the slots claimed) and writes its blocks there, then names each in the index with
+ * a compare-and-swap of an empty slot (release; a lookup reads it with acquire). A block
+ * never changes after but for its links, hints read (acquire) and written (release)
+ * atomically, only ever naming a block in the index, and checked before use. A full shared
+ * table is not emptied: a thread goes on in a table of its own.
  */
 struct fastflow_table {
 	struct ffblk *blk;	/* FASTFLOW_BLOCKS, 64-byte aligned; nblk used */
 	uint32_t *idx;		/* IDX_SLOTS: a block's slot + 1 by its address, 0: empty */
 	bool shared;
 	bool filled;		/* memfill() done (shared: under lock) */
-	/* What a cut writes, in a line of its own: the pointers above are read at each step. */
+	/*
+	 * What a cut writes (shared: a claim), in a line of its own: the pointers above are
+	 * read at each step.
+	 */
 	uint32_t nblk __attribute__((aligned(64)));
-	uint32_t ready;		/* shared: blk made resident up to here (blocks_ahead()) */
-	pthread_mutex_t lock;	/* with shared: who cuts */
+	pthread_mutex_t lock;	/* with shared: who fills the index */
 };
 
 struct fastflow {
@@ -93,6 +104,7 @@ struct fastflow {
 	fastflow_batch_fn *batch_fn;	/* fastflow_set_batch(), or NULL */
 	struct fastflow_cr *cr;		/* its batch: FASTFLOW_BATCH, ncr used */
 	unsigned ncr;
+	uint32_t lo, hi;	/* the shared table's slots claimed and not yet used */
 };
 
 /*
@@ -176,6 +188,7 @@ void fastflow_share(struct fastflow *f, struct fastflow_table *t)
 	pthread_mutex_unlock(&t->lock);
 	f->t = f->shared = t;
 	f->seen = 0;
+	f->lo = f->hi = 0;
 }
 
 void fastflow_free(struct fastflow *f)
@@ -189,7 +202,7 @@ void fastflow_free(struct fastflow *f)
 	free(f);
 }
 
-/* Blocks in @t that may be read (all of them, but in a shared table being cut into). */
+/* A bound of the blocks in @t a link may name (all; in a shared table: the slots claimed). */
 static inline uint32_t used(const struct fastflow_table *t)
 {
 	return __atomic_load_n(&t->nblk, __ATOMIC_ACQUIRE);
@@ -207,6 +220,7 @@ static inline bool held(struct fastflow *f, uint32_t i)
 /* A link of @b (slot + 1, or 0). */
 static inline uint32_t link_of(const struct ffblk *b, int way)
 {
+	/* Acquire: the block it names may have been cut by another thread (x86: a plain load). */
 	return __atomic_load_n(&b->next[way], __ATOMIC_RELAXED);
 }
 
@@ -394,26 +408,60 @@ static inline struct ffblk *lookup(struct fastflow_table *t, uint64_t ip, size_t
 }
 
 /*
- * The shared table's blocks ahead of its next cut made resident before its lock is taken:
- * a cut into a page not written yet took a page fault under the lock (one a 128 blocks),
- * long enough that the other worker, which spins for it a while, slept (the walk of
- * bench/decode, --stats -J 2: 120 sleeps a run, each a futex wait and wake, the wake an
- * IPI). AHEAD_BLOCKS at a time, claimed by one thread; memresident() changes no byte, so a
- * cut may write there meanwhile. Not filled whole: the loop's few blocks would pay 1 MiB.
+ * Slots of the shared table a thread claims at once. The table's lock was taken at each
+ * cut, and its line (with nblk's) went between the CPUs at each (the walk of bench/decode,
+ * --stats -J 2: ~20,000 cuts, most of them while both workers cut, 2 % of the run's
+ * samples in the lock): a claim now writes that line once a SHARE_RUN cuts, and each thread
+ * writes its blocks into lines of its own. 8 KiB of blocks: made resident as claimed (a
+ * cut into a page not written yet is a copy of the zero page, at -J 2 a TLB flush of the
+ * other CPU); at most SHARE_RUN slots a thread left unused when the table fills.
  */
-#define AHEAD_BLOCKS 256
+#define SHARE_RUN 256
 
-static void blocks_ahead(struct fastflow_table *t)
+/* A block cut from @ip into the shared @t, the index's search for it ended at @slot. */
+static struct ffblk *put_shared(struct fastflow *f, struct fastflow_table *t, size_t slot,
+				uint64_t ip, uint32_t n, int cls, uint64_t target)
 {
-	uint32_t ready = __atomic_load_n(&t->ready, __ATOMIC_RELAXED), to;
+	struct ffblk *e;
+	uint32_t i;
 
-	if (ready >= FASTFLOW_BLOCKS || __atomic_load_n(&t->nblk, __ATOMIC_RELAXED) +
-	    AHEAD_BLOCKS / 2 < ready)
-		return;
-	to = ready + AHEAD_BLOCKS < FASTFLOW_BLOCKS ? ready + AHEAD_BLOCKS : FASTFLOW_BLOCKS;
-	if (__atomic_compare_exchange_n(&t->ready, &ready, to, false, __ATOMIC_RELAXED,
-					__ATOMIC_RELAXED))
-		memresident(&t->blk[ready], (to - ready) * sizeof(*t->blk));
+	if (f->lo == f->hi) {
+		uint32_t to;
+
+		i = __atomic_load_n(&t->nblk, __ATOMIC_RELAXED);
+		do {
+			if (i >= FASTFLOW_BLOCKS)
+				return NULL;
+			to = i + SHARE_RUN < FASTFLOW_BLOCKS ? i + SHARE_RUN : FASTFLOW_BLOCKS;
+		} while (!__atomic_compare_exchange_n(&t->nblk, &i, to, false, __ATOMIC_RELAXED,
+						      __ATOMIC_RELAXED));
+		f->lo = i;
+		f->hi = to;
+		memresident(&t->blk[i], (to - i) * sizeof(*t->blk));
+	}
+	e = &t->blk[f->lo];
+	e->ip = ip;
+	e->last = (uint32_t)(f->ci->address - ip);
+	e->size = (uint8_t)f->ci->size;
+	e->ninsn = (uint16_t)n;
+	e->cls = (uint8_t)cls;
+	e->target = target;
+	e->next[0] = e->next[1] = 0;
+	/* Slots are never emptied: those before @slot stay other blocks'. */
+	for (;; slot = (slot + 1) % IDX_SLOTS) {
+		i = 0;
+		if (__atomic_compare_exchange_n(&t->idx[slot], &i, f->lo + 1, false,
+						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+			break;
+		/* Another thread cut it meanwhile: this slot is used for the next cut. */
+		if (t->blk[i - 1].ip == ip)
+			return &t->blk[i - 1];
+	}
+	f->lo++;
+	if (f->hi > f->most)
+		f->most = f->hi;
+	f->built++;
+	return e;
 }
 
 /*
@@ -451,17 +499,9 @@ static const struct ffblk *block(struct fastflow *f, uint64_t ip)
 			break;
 	}
 	if (t->shared) {
-		blocks_ahead(t);
-		pthread_mutex_lock(&t->lock);
-		/* Another thread may have cut it meanwhile. */
-		e = lookup(t, ip, &slot);
-		if (e || t->nblk < FASTFLOW_BLOCKS) {
-			if (!e)
-				e = put(f, t, slot, ip, n, cls, target);
-			pthread_mutex_unlock(&t->lock);
+		e = put_shared(f, t, slot, ip, n, cls, target);
+		if (e)
 			return e;
-		}
-		pthread_mutex_unlock(&t->lock);
 		/* Full: this thread goes on in a table of its own. */
 		if (!f->own)
 			f->own = table_new(false);
@@ -509,7 +549,7 @@ static inline const struct ffblk *follow(struct fastflow *f, const struct ffblk 
 	t = f->t;
 	if (n && b >= t->blk && b < t->blk + FASTFLOW_BLOCKS)
 		__atomic_store_n(&((struct ffblk *)b)->next[way], (uint32_t)(n - t->blk) + 1,
-				 __ATOMIC_RELAXED);
+				 __ATOMIC_RELEASE);
 	return n;
 }
 
@@ -726,7 +766,7 @@ static bool is_psb(const struct seg *s)
  * The next TNT (loaded into s->tnt), TIP (s->tip) or PSB (not read) after s->pos. A TNT-8
  * and a TIP are tried before skip_size(): no byte that starts either is one it takes.
  */
-static inline enum pk next_packet(struct seg *s)
+HOT static inline enum pk next_packet(struct seg *s)
 {
 	for (;;) {
 		const uint8_t *p = s->buf + s->pos;
@@ -1169,7 +1209,7 @@ static bool tail(struct flow *w, uint64_t ip, size_t q)
 	return false;
 }
 
-bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t at,
+HOT bool fastflow_segment(struct fastflow *f, const uint8_t *buf, size_t len, size_t at,
 		      struct decode_stats *st, fastflow_branch_fn *fn, void *ctx, size_t *next)
 {
 	struct flow *w = calloc(1, sizeof(*w));
