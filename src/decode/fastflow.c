@@ -221,7 +221,7 @@ static inline bool held(struct fastflow *f, uint32_t i)
 static inline uint32_t link_of(const struct ffblk *b, int way)
 {
 	/* Acquire: the block it names may have been cut by another thread (x86: a plain load). */
-	return __atomic_load_n(&b->next[way], __ATOMIC_RELAXED);
+	return __atomic_load_n(&b->next[way], __ATOMIC_ACQUIRE);
 }
 
 uint64_t fastflow_built(const struct fastflow *f)
