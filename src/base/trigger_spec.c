@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "csopen.h"
 #include "symbols.h"
 #include "trigger_spec.h"
 
@@ -246,7 +247,7 @@ static int check_boundary(const struct trigger_spec *s, const struct symbol *y,
 				  "0x%" PRIx64, s->path, s->symbol, y->offset);
 		goto out;
 	}
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK) {
+	if (csopen(CS_MODE_64, &cs) != CS_ERR_OK) {
 		ret = err_runtime(e, -ENOMEM, "capstone: cannot open an x86-64 disassembler");
 		goto out;
 	}

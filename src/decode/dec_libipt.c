@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "csopen.h"
 #include "dec_events.h"
 #include "dec_guard.h"
 #include "dec_libipt.h"
@@ -227,8 +228,8 @@ static void block_last(struct dec *x, const struct pt_block *b, struct pt_insn *
 			int m = cs_index(b->mode);
 
 			in->iclass = ptic_other;
-			if (x->cs[m] || cs_open(CS_ARCH_X86, m == 0 ? CS_MODE_16 : m == 1 ?
-						CS_MODE_32 : CS_MODE_64, &x->cs[m]) == CS_ERR_OK) {
+			if (x->cs[m] || csopen(m == 0 ? CS_MODE_16 : m == 1 ? CS_MODE_32 :
+					       CS_MODE_64, &x->cs[m]) == CS_ERR_OK) {
 				ci = cs_malloc(x->cs[m]);
 				if (ci && cs_disasm_iter(x->cs[m], &code, &len, &addr, ci))
 					in->iclass = disasm_class(ci->id);

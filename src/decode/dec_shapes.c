@@ -6,6 +6,7 @@
  */
 #include <string.h>
 
+#include "csopen.h"
 #include "dec_shapes.h"
 #include "disasm.h"
 
@@ -28,7 +29,7 @@ const struct shape *shape_of(struct dec *x, int isid, uint64_t ip, enum pt_exec_
 	if (!x->cs[m]) {
 		static const cs_mode modes[3] = { CS_MODE_16, CS_MODE_32, CS_MODE_64 };
 
-		if (cs_open(CS_ARCH_X86, modes[m], &x->cs[m]) != CS_ERR_OK) {
+		if (csopen(modes[m], &x->cs[m]) != CS_ERR_OK) {
 			x->cs[m] = 0;
 			return NULL;
 		}

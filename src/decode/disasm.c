@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csopen.h"
 #include "disasm.h"
 
 /*
@@ -142,7 +143,7 @@ int disasm_new(struct disasm **dp, bool att, struct error *e)
 	}
 	d->sets = (struct entry *)(((uintptr_t)d->sets_mem + 127) & ~(uintptr_t)127);
 	for (i = 0; i < 3; i++) {
-		cs_err err = cs_open(CS_ARCH_X86, modes[i], &d->cs[i]);
+		cs_err err = csopen(modes[i], &d->cs[i]);
 
 		if (err != CS_ERR_OK) {
 			disasm_free(d);

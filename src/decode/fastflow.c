@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "csopen.h"
 #include "disasm.h"
 #include "fastflow.h"
 #include "memfill.h"
@@ -164,7 +165,7 @@ struct fastflow *fastflow_new(struct image_store *img)
 	if (!f)
 		return NULL;
 	f->img = img;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &f->cs) != CS_ERR_OK) {
+	if (csopen(CS_MODE_64, &f->cs) != CS_ERR_OK) {
 		free(f);
 		return NULL;
 	}
