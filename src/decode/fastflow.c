@@ -368,12 +368,10 @@ static bool next_insn(struct fastflow *f, uint8_t *buf, const uint8_t **code, si
 	return *len && cs_disasm_iter(f->cs, code, len, addr, f->ci);
 }
 
-/* A block cut from @ip (f->ci its last instruction) into @t at index @slot. */
-static struct ffblk *put(struct fastflow *f, struct fastflow_table *t, size_t slot,
-			 uint64_t ip, uint32_t n, int cls, uint64_t target)
+/* Block @e from @ip: @n instructions, f->ci the last (of class @cls, to @target), no link. */
+static inline void blk_write(const struct fastflow *f, struct ffblk *e, uint64_t ip, uint32_t n,
+			     int cls, uint64_t target)
 {
-	struct ffblk *e = &t->blk[t->nblk];
-
 	e->ip = ip;
 	e->last = (uint32_t)(f->ci->address - ip);
 	e->size = (uint8_t)f->ci->size;
@@ -381,6 +379,15 @@ static struct ffblk *put(struct fastflow *f, struct fastflow_table *t, size_t sl
 	e->cls = (uint8_t)cls;
 	e->target = target;
 	e->next[0] = e->next[1] = 0;
+}
+
+/* A block cut from @ip (f->ci its last instruction) into @t at index @slot. */
+static struct ffblk *put(struct fastflow *f, struct fastflow_table *t, size_t slot,
+			 uint64_t ip, uint32_t n, int cls, uint64_t target)
+{
+	struct ffblk *e = &t->blk[t->nblk];
+
+	blk_write(f, e, ip, n, cls, target);
 	__atomic_store_n(&t->nblk, t->nblk + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&t->idx[slot], t->nblk, __ATOMIC_RELEASE);
 	if (t->nblk > f->most)
@@ -441,13 +448,7 @@ static struct ffblk *put_shared(struct fastflow *f, struct fastflow_table *t, si
 		memresident(&t->blk[i], (to - i) * sizeof(*t->blk));
 	}
 	e = &t->blk[f->lo];
-	e->ip = ip;
-	e->last = (uint32_t)(f->ci->address - ip);
-	e->size = (uint8_t)f->ci->size;
-	e->ninsn = (uint16_t)n;
-	e->cls = (uint8_t)cls;
-	e->target = target;
-	e->next[0] = e->next[1] = 0;
+	blk_write(f, e, ip, n, cls, target);
 	/* Slots are never emptied: those before @slot stay other blocks'. */
 	for (;; slot = (slot + 1) % IDX_SLOTS) {
 		i = 0;
