@@ -81,6 +81,15 @@ static char *path_in(const char *dir, const char *name)
 	return own(p);
 }
 
+/* The parts of the program and trace ptgen or ptwalk wrote into @dir. */
+static void args_gen(struct args *a, const char *dir)
+{
+	args_add(a, "--elf");
+	args_add(a, path_in(dir, "prog.elf"));
+	args_add(a, "--pt");
+	args_add(a, path_in(dir, "trace.pt"));
+}
+
 /* ---- ptxed's instruction list ---- */
 
 struct insn_line {
@@ -170,10 +179,7 @@ Test(report, f_called_1000_times_counts_equal_ptxed_and_slow_calls_are_the_outli
 	json_t *doc, *f, *out, *o;
 
 	cr_assert(list);
-	args_add(&in, "--elf");
-	args_add(&in, path_in(dir, "prog.elf"));
-	args_add(&in, "--pt");
-	args_add(&in, path_in(dir, "trace.pt"));
+	args_gen(&in, dir);
 	run_tool("report", &in, json_opts, &rr);
 	cr_assert_eq(rr.status, 0, "%s", rr.err);
 	run_tool("ptxed", &in, NULL, &rx);
@@ -331,10 +337,7 @@ Test(report, folded_weights_add_up_to_stats_and_stacks_are_call_paths)
 	struct args in = { .n = 0 };
 
 	gen_into(dir, argv);
-	args_add(&in, "--elf");
-	args_add(&in, path_in(dir, "prog.elf"));
-	args_add(&in, "--pt");
-	args_add(&in, path_in(dir, "trace.pt"));
+	args_gen(&in, dir);
 	folded_matches(&in);
 	cleanup(dir);
 }
@@ -462,10 +465,7 @@ Test(report, jobs_two_with_small_chunks_reports_what_one_job_does)
 	struct args in = { .n = 0 };
 	struct run_result r1, r2;
 
-	args_add(&in, "--elf");
-	args_add(&in, path_in(dir, "prog.elf"));
-	args_add(&in, "--pt");
-	args_add(&in, path_in(dir, "trace.pt"));
+	args_gen(&in, dir);
 	run_tool("report", &in, one, &r1);
 	run_tool("report", &in, two, &r2);
 	cr_assert_eq(r1.status, 0, "%s", r1.err);
@@ -754,10 +754,7 @@ Test(report, sort_top_function_and_clock_choose_what_is_shown)
 	cr_assert(mkdtemp(dir));
 	cr_assert_eq(run_argv(argv, NULL, &r), 0);
 	run_free(&r);
-	args_add(&in, "--elf");
-	args_add(&in, path_in(dir, "prog.elf"));
-	args_add(&in, "--pt");
-	args_add(&in, path_in(dir, "trace.pt"));
+	args_gen(&in, dir);
 	/* f and g are called 1000 times each; g has more instructions, so it sorts first. */
 	run_tool("report", &in, top, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
@@ -801,10 +798,7 @@ Test(report, calls_cut_by_a_decode_error_are_incomplete_and_enter_no_duration)
 	size_t i;
 	FILE *t;
 
-	args_add(&in, "--elf");
-	args_add(&in, path_in(dir, "prog.elf"));
-	args_add(&in, "--pt");
-	args_add(&in, path_in(dir, "trace.pt"));
+	args_gen(&in, dir);
 	/* Flip a byte in the middle of the trace: one decode error, resumed at the next PSB. */
 	t = fopen(path_in(dir, "trace.pt"), "r+b");
 	cr_assert(t);
@@ -854,10 +848,7 @@ Test(report, durations_are_the_time_the_trace_encoded_and_add_up)
 	size_t i;
 
 	gen_into(dir, argv);
-	args_add(&in, "--elf");
-	args_add(&in, path_in(dir, "prog.elf"));
-	args_add(&in, "--pt");
-	args_add(&in, path_in(dir, "trace.pt"));
+	args_gen(&in, dir);
 	run_tool("report", &in, json_opts, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	doc = json_loads(r.out, 0, &je);
@@ -907,10 +898,7 @@ Test(report, a_trace_whose_time_never_moves_shows_no_start)
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_assert(strstr(r.out, "psbs 1"), "%s", r.out);
 	run_free(&r);
-	args_add(&in, "--elf");
-	args_add(&in, path_in(dir, "prog.elf"));
-	args_add(&in, "--pt");
-	args_add(&in, path_in(dir, "trace.pt"));
+	args_gen(&in, dir);
 	run_tool("report", &in, text, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	cr_expect(strstr(r.out, "the trace's time never moves"), "%s", r.out);
@@ -1022,10 +1010,7 @@ Test(report, call_times_are_libipts_for_the_call_and_ret_instructions)
 	cr_assert_eq(n, 400, "ptxed lists %zu calls", n);
 	cr_assert_eq(slow, 10, "libipt times 10 slow calls, not %" PRIu64, slow);
 
-	args_add(&in, "--elf");
-	args_add(&in, path_in(dir, "prog.elf"));
-	args_add(&in, "--pt");
-	args_add(&in, path_in(dir, "trace.pt"));
+	args_gen(&in, dir);
 	run_tool("report", &in, opts, &r);
 	cr_assert_eq(r.status, 0, "%s", r.err);
 	doc = json_loads(r.out, 0, &je);
@@ -1649,10 +1634,7 @@ Test(report, counts_every_call_past_the_depth_bound, .timeout = 120)
 	struct args in = { .n = 0 };
 
 	gen_into(dir, argv);
-	args_add(&in, "--elf");
-	args_add(&in, path_in(dir, "prog.elf"));
-	args_add(&in, "--pt");
-	args_add(&in, path_in(dir, "trace.pt"));
+	args_gen(&in, dir);
 	for (size_t j = 0; j < sizeof(jobs) / sizeof(jobs[0]); j++) {
 		const char *extra[7] = { "--json", jobs[j][0], jobs[j][1], jobs[j][2], jobs[j][3],
 					 NULL };
