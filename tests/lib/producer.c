@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "producer.h"
+#include "xorshift.h"
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -22,14 +23,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
-static uint32_t rnd(uint32_t *s)
-{
-	*s ^= *s << 13;
-	*s ^= *s >> 17;
-	*s ^= *s << 5;
-	return *s;
 }
 
 int producer_init(struct producer *p, const struct producer_cfg *cfg)
@@ -193,7 +186,7 @@ static void emit_comm(struct producer *p, uint32_t *seed)
 {
 	uint8_t rec[8 + 8 + 64 + TRAILER];
 	struct perf_event_header *h = (void *)rec;
-	uint32_t len = 8 * (1 + rnd(seed) % 8);	/* comm padded to 8 bytes */
+	uint32_t len = 8 * (1 + xorshift32(seed) % 8);	/* comm padded to 8 bytes */
 
 	h->type = PERF_RECORD_COMM;
 	h->misc = 0;
@@ -298,11 +291,12 @@ static void pace(struct producer *p, uint64_t *start_ns)
  */
 static uint64_t next_chunk(struct producer *p, uint32_t *seed, uint64_t pos)
 {
-	uint64_t chunk = p->cfg.chunk_min + rnd(seed) % (p->cfg.chunk_max - p->cfg.chunk_min + 1);
+	uint64_t chunk = p->cfg.chunk_min +
+			 xorshift32(seed) % (p->cfg.chunk_max - p->cfg.chunk_min + 1);
 
-	if (p->cfg.sideband_every && rnd(seed) % p->cfg.sideband_every == 0)
+	if (p->cfg.sideband_every && xorshift32(seed) % p->cfg.sideband_every == 0)
 		emit_comm(p, seed);
-	if (p->cfg.wrap_every && rnd(seed) % p->cfg.wrap_every == 0)
+	if (p->cfg.wrap_every && xorshift32(seed) % p->cfg.wrap_every == 0)
 		chunk = p->cfg.aux_size - (pos & (p->cfg.aux_size - 1));
 	return chunk < p->cfg.total - p->offered ? chunk : p->cfg.total - p->offered;
 }

@@ -8,16 +8,14 @@
 
 #include "jsonw.h"
 #include "utf8.h"
+#include "xorshift.h"
 
 /* Both writers at once: a value written to @w and made for jansson. */
 static uint32_t rnd_state = 12345;
 
 static uint32_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 17;
-	rnd_state ^= rnd_state << 5;
-	return rnd_state;
+	return xorshift32(&rnd_state);
 }
 
 /*

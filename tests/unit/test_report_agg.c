@@ -15,6 +15,7 @@
 #include "printable.h"
 /* (the merge's own header, src/decode's: the Makefile adds that directory for this test) */
 #include "report_agg.h"
+#include "xorshift.h"
 
 Test(report_agg, looks_ahead_only_where_slot_definitions_are_frequent)
 {
@@ -34,10 +35,7 @@ static uint32_t rnd_state = 2026;
 
 static uint32_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 17;
-	rnd_state ^= rnd_state << 5;
-	return rnd_state;
+	return xorshift32(&rnd_state);
 }
 
 /* A frame as folded() spelt it before it spelt each once: object`function, ';' as ':'. */
