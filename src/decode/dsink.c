@@ -29,9 +29,11 @@
  * wrote further into it, and the peak grew with the run (the loop's -J 2 --insn: 15 MB
  * at 52 M instructions, 22 MB at 209 M; 27 MB at both so), and the kernel maps them in
  * one call, not a fault a page. Under ASan, malloc (and memset): its checks see the
- * writes, and its allocator maps buffers this large itself.
+ * writes, and its allocator maps buffers this large itself. Under TSan too: with the
+ * mappings it reported races on the writes into the buffers (the loop at -J 2/4: 3 to 31
+ * a run), which go from thread to thread under the pool's lock; through malloc, none.
  */
-#ifdef __SANITIZE_ADDRESS__
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 static void *buf_map(size_t size)
 {
 	void *p = malloc(size);
