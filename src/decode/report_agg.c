@@ -194,27 +194,13 @@ static bool funcs_grow(struct rstate *s)
 	return true;
 }
 
-static void slots_now(struct rstate *s);
-
-/*
- * Before a row or a name can be made: the slots slot_later() keeps read first, so that rows
- * are made in the order of the calls (which rows past REPORT_FUNCS_MAX go to "[other]").
- */
-static inline void slots_first(struct rstate *s)
-{
-	if (s->nslater && !s->slots_busy)
-		slots_now(s);
-}
-
 /* The row of @name in @group; rows past REPORT_FUNCS_MAX go to "[other]". */
 static uint32_t func_get(struct rstate *s, uint32_t group, uint32_t name)
 {
 	uint64_t key = (uint64_t)group << 32 | name;
-	uint32_t id;
+	uint32_t id = map_get(&s->funcmap, key);
 	struct func *f;
 
-	slots_first(s);
-	id = map_get(&s->funcmap, key);
 	if (id != NONE)
 		return id;
 	if (name == NONE || group == NONE)
@@ -952,7 +938,6 @@ static uint32_t func_of(struct rstate *s, uint32_t group, const struct fref *e, 
 	uint32_t base = e->how == N_UNKNOWN ? NONE : e->base, name, n, func;
 	struct call_slot *set = call_slot_of(s, group, e), *c;
 
-	slots_first(s);
 	for (c = set; c < set + CALL_WAYS; c++)
 		if (c->used && c->off == off && c->base == base && c->obj == e->obj &&
 		    c->group == group && c->how == e->how) {
@@ -988,64 +973,6 @@ static uint32_t aslot_func(struct rstate *s, uint32_t group, struct aslot *a, ui
 		a->func = func;
 	}
 	return func;
-}
-
-/* What a slot_later() entry @e gives: its row to row_later(). */
-static void slot_now(struct rstate *s, uint64_t e)
-{
-	struct aslot *a = &s->aslots[(uint16_t)e];
-	uint32_t group = e >> 32, n, func;
-
-	if (a->group == group && group != NONE) {
-		func = a->func;
-	} else {
-		s->slots_busy = true;
-		func = aslot_func(s, group, a, &n);
-		s->slots_busy = false;
-	}
-	if (func != NONE)
-		row_later(s, func);
-}
-
-/*
- * A call of @group's thread over the depth bound, into address slot @aid: its slot read
- * SLOT_LATER such calls later (or by slots_now()), meanwhile fetched; then its row counted
- * as row_later() does. On many functions the slot is a miss, and such a call waits for
- * nothing else. (The caller holds that @aid < ADDR_SLOTS.)
- */
-static inline void slot_later(struct rstate *s, uint32_t group, uint16_t aid)
-{
-	uint64_t *q = &s->slater[s->nslater++ % SLOT_LATER], e = *q;
-
-	*q = (uint64_t)group << 32 | aid;
-	__builtin_prefetch(&s->aslots[aid]);
-	if (s->nslater > SLOT_LATER)
-		slot_now(s, e);
-}
-
-/* What slot_later() keeps, read now, in the order of the calls. */
-static void slots_now(struct rstate *s)
-{
-	uint32_t n = s->nslater < SLOT_LATER ? s->nslater : SLOT_LATER;
-	uint32_t first = s->nslater > SLOT_LATER ? s->nslater % SLOT_LATER : 0;
-	uint64_t e[SLOT_LATER];
-
-	for (uint32_t k = 0; k < n; k++)
-		e[k] = s->slater[(first + k) % SLOT_LATER];
-	s->nslater = 0;
-	for (uint32_t k = 0; k < n; k++)
-		slot_now(s, e[k]);
-}
-
-/* Whether slot_later() keeps a call into slot @aid. */
-static bool slot_kept(const struct rstate *s, uint16_t aid)
-{
-	uint32_t n = s->nslater < SLOT_LATER ? s->nslater : SLOT_LATER;
-
-	for (uint32_t k = 0; k < n; k++)
-		if ((uint16_t)s->slater[k] == aid)
-			return true;
-	return false;
 }
 
 /*
@@ -1554,9 +1481,6 @@ static size_t take_adef(struct rstate *s, const uint8_t *data, size_t len, size_
 	memcpy(&d, data + i + 1, sizeof(d));
 	if (d.aid >= ADDR_SLOTS || d.name >= DEF_MAX || d.obj >= DEF_MAX)
 		return 0;
-	/* (a call kept is the slot's function before this) */
-	if (s->nslater && slot_kept(s, d.aid))
-		slots_now(s);
 	a = &s->aslots[d.aid];
 	s->aslot_e[d.aid] = (struct fref){ .how = how_of(d.how), .base = s->defs[d.name],
 					   .obj = s->defs[d.obj], .off = d.off };
@@ -1833,16 +1757,6 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 				if (!s->a_noted)
 					note_a_time(s);
 				t = current(s);
-				/* Over the depth bound (push()'s test): no frame, its slot read later. */
-				if (t->depth >= REPORT_DEPTH_MAX) {
-					a_clock(s, t);
-					s->calls++;
-					t->over++;
-					s->deep++;
-					slot_later(s, t->group, to);
-					i = at;
-					goto ret_next;
-				}
 				a = &s->aslots[to];
 				if (a->group == t->group && t->group != NONE) {
 					n = a->sym;
@@ -1866,7 +1780,6 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 				}
 				row_call(s, t, func);
 				push(s, t, func, n, ret, s->a_has_time);
-ret_next:
 				/*
 				 * A T_RETTOP next (a leaf call) at once: its time is this call's,
 				 * its thread this one (what the T_RETTOP below does, less what
@@ -1954,8 +1867,6 @@ ret_next:
 			i += 1 + sizeof(t);
 			continue;
 		}
-		/* (the records below may make rows: the calls kept before make theirs first) */
-		slots_first(s);
 		/*
 		 * T_CALLV0, T_RETA (and T_RETN: a run before it): as T_CALL and T_RET (below)
 		 * with the functions at the slots, the time T_TIME said (T_CALLV and T_RETTOP
@@ -2100,7 +2011,6 @@ ret_next:
 		}
 		i += 1 + sizeof(p) + p.len1 + p.len2 + p.len3 + p.len4;
 	}
-	slots_first(s);
 	rows_now(s);
 	rlog_now(s);
 	/* The next buffer looks ahead where this one's T_ADEFs were worth it. */

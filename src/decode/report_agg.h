@@ -164,13 +164,6 @@ struct aslot {
 #define ROW_LATER 16
 #define LATER_INC_ONLY (1u << 31)
 
-/*
- * Before that, such a call's address slot: read SLOT_LATER (a power of 2) such calls later
- * (slot_later()), fetched meanwhile, then its row goes to row_later(). Entries: the
- * caller's group << 32 | the slot.
- */
-#define SLOT_LATER 8
-
 struct rstate {
 	const struct report_config *rc;
 	size_t nr_streams;
@@ -219,11 +212,6 @@ struct rstate {
 	 * (row_later()): row | LATER_INC_ONLY */
 	uint32_t later[ROW_LATER];
 	uint32_t nlater;
-	/* the slots of calls over the depth bound, read SLOT_LATER such calls later
-	 * (slot_later()); slots_busy: one is being read (its func_of() flushes no other) */
-	uint64_t slater[SLOT_LATER];
-	uint32_t nslater;
-	bool slots_busy;
 	/* what calls and returns add to their rows, added ROW_LOG entries later (rlog_put()) */
 	struct rlog rlog[ROW_LOG];
 	uint32_t nrlog;

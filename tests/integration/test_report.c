@@ -1731,8 +1731,7 @@ static void row_sums(json_t *doc, uint64_t *calls, uint64_t *insns, uint64_t *in
 
 /*
  * The merge adds what calls and returns bring to their rows 16 entries later (report_agg.c's
- * struct rlog), reads the slot of a call over the depth bound 8 such calls later
- * (slot_later()), and a frame keeps its own instructions until it leaves the stack: on a
+ * struct rlog), and a frame keeps its own instructions until it leaves the stack: on a
  * walk over 20,000 functions (3 M instructions, its stack past the bound and open at the
  * end), the rows' calls add up to the report's calls and their own instructions to its
  * instructions, at -J 1 and at -J 2 in 4 KiB chunks (what is kept at a buffer's end is
