@@ -72,7 +72,7 @@ struct rlog {
 	uint32_t func, flags;
 };
 
-#define ROW_LOG 16
+#define ROW_LOG 8
 
 struct frame {
 	uint32_t func, node;

@@ -1730,7 +1730,7 @@ static void row_sums(json_t *doc, uint64_t *calls, uint64_t *insns, uint64_t *in
 }
 
 /*
- * The merge adds what calls and returns bring to their rows 16 entries later (report_agg.c's
+ * The merge adds what calls and returns bring to their rows 8 entries later (report_agg.c's
  * struct rlog), and a frame keeps its own instructions until it leaves the stack: on a
  * walk over 20,000 functions (3 M instructions, its stack past the bound and open at the
  * end), the rows' calls add up to the report's calls and their own instructions to its

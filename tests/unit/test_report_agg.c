@@ -196,10 +196,11 @@ static const struct func *row_named(const struct rstate *s, const char *name)
 
 /*
  * Past the depth bound a call's count goes 16 such calls later (row_later()), and below it
- * what a call and a return add to the row goes 16 entries later (struct rlog): a slot
- * defined again past the bound counts each call for the function it held then (f keeps
- * its call), and what a buffer left for later is in the rows when report_filter() returns
- * (the calls, the instructions of each leaf, the frames' own instructions at their return).
+ * what a call and a return add to the row goes ROW_LOG (8) entries later (struct rlog):
+ * a slot defined again past the bound counts each call for the function it held then (f
+ * keeps its call), and what a buffer left for later is in the rows when report_filter()
+ * returns (the calls, the instructions of each leaf, the frames' own instructions at
+ * their return).
  */
 Test(report_agg, counts_calls_read_later_into_the_rows_they_were_made_for)
 {
