@@ -174,10 +174,15 @@ static uint32_t sym_str(struct rstate *s, const char *p)
 static bool funcs_grow(struct rstate *s)
 {
 	uint32_t n = s->capfuncs ? 2 * s->capfuncs : 64;
+	struct fstack *o;
 	struct func *q;
 
 	if (s->nfuncs < s->capfuncs)
 		return true;
+	o = realloc(s->fstack, (size_t)n * sizeof(*o));
+	if (!o)
+		return false;
+	s->fstack = o;
 	q = aligned_alloc(_Alignof(struct func), (size_t)n * sizeof(*q));
 	if (!q)
 		return false;
@@ -218,6 +223,7 @@ static uint32_t func_get(struct rstate *s, uint32_t group, uint32_t name)
 	f->name = name;
 	f->group = group;
 	f->d.min = UINT64_MAX;
+	s->fstack[s->nfuncs] = (struct fstack){ .open = 0, .thr = NONE };
 	return s->nfuncs++;
 }
 
@@ -498,8 +504,8 @@ static uint64_t paused_now(const struct rstate *s, const struct thr *t)
 /* @f leaves @t's stack. */
 static void frame_gone(struct rstate *s, const struct frame *f)
 {
-	if (f->func != NONE && !--s->funcs[f->func].open)
-		s->funcs[f->func].open_thr = NULL;
+	if (f->func != NONE && !--s->fstack[f->func].open)
+		s->fstack[f->func].thr = NONE;
 }
 
 static void cut_frame(struct rstate *s, struct thr *t)
@@ -507,6 +513,8 @@ static void cut_frame(struct rstate *s, struct thr *t)
 	struct frame *f = &t->st[--t->depth];
 
 	frame_gone(s, f);
+	if (f->func != NONE)
+		s->funcs[f->func].insns_self += f->insns_self;
 
 	if (f->ret == UINT64_MAX) {
 		t->intr--;
@@ -536,13 +544,73 @@ static void cut_all(struct rstate *s, struct thr *t)
 	t->paused = false;
 }
 
+/* What @e adds to its row, added now. */
+static inline void rlog_apply(struct rstate *s, const struct rlog *e)
+{
+	struct func *fn = &s->funcs[e->func];
+
+	fn->calls += e->flags & RLOG_CALL;
+	fn->insns_self += e->insns;
+	if (e->flags & RLOG_OUTER) {
+		fn->insns_total += e->total;
+		fn->time_total += e->dur;
+	}
+	fn->time_self += e->self;
+	if (e->flags & RLOG_DIST)
+		dist_add(s, &fn->d, e->dur);
+}
+
+/*
+ * @e added to its row ROW_LOG entries later (or by rlog_now()), the row's two lines
+ * fetched meanwhile: on many functions each is a miss, and the call or return that adds
+ * waits for neither.
+ */
+static inline __attribute__((always_inline)) void rlog_put(struct rstate *s,
+							    const struct rlog *e)
+{
+	struct rlog *q = &s->rlog[s->nrlog++ % ROW_LOG];
+
+	if (s->nrlog > ROW_LOG)
+		rlog_apply(s, q);
+	/* (field by field: a copy of the whole from the caller's stack waited on the store
+	 * of its narrow fields, measured) */
+	q->insns = e->insns;
+	q->total = e->total;
+	q->dur = e->dur;
+	q->self = e->self;
+	q->func = e->func;
+	q->flags = e->flags;
+	__builtin_prefetch(&s->funcs[e->func], 1);
+	__builtin_prefetch((const char *)&s->funcs[e->func] + 64, 1);
+}
+
+/* What rlog_put() keeps, added now, in its order (the distributions' exact durations). */
+static void rlog_now(struct rstate *s)
+{
+	uint32_t n = s->nrlog < ROW_LOG ? s->nrlog : ROW_LOG;
+	uint32_t first = s->nrlog > ROW_LOG ? s->nrlog % ROW_LOG : 0;
+
+	for (uint32_t k = 0; k < n; k++)
+		rlog_apply(s, &s->rlog[(first + k) % ROW_LOG]);
+	s->nrlog = 0;
+}
+
+/* @e to its row: later, or (--outliers: outlier_add() reads the row) now. */
+static inline __attribute__((always_inline)) void rlog_add(struct rstate *s,
+							    const struct rlog *e)
+{
+	if (s->rc->outliers)
+		rlog_apply(s, e);
+	else
+		rlog_put(s, e);
+}
+
 static inline __attribute__((always_inline)) void pop_complete(struct rstate *s,
 							       struct thr *t)
 {
 	struct frame *f = &t->st[--t->depth];
 	struct frame *parent = t->depth ? &t->st[t->depth - 1] : NULL;
 	uint64_t dur, incl, self;
-	struct func *fn;
 
 	frame_gone(s, f);
 	dur = now(s, t) - f->start - (paused_now(s, t) - f->paused0);
@@ -551,6 +619,8 @@ static inline __attribute__((always_inline)) void pop_complete(struct rstate *s,
 	incl = (t->insns - f->insns0) - (t->intr_insns - f->intr0);
 	if (f->ret == UINT64_MAX) {
 		/* An interrupt ends: its time is not the interrupted function's. */
+		if (f->func != NONE)
+			s->funcs[f->func].insns_self += f->insns_self;
 		t->intr--;
 		t->intr_insns += incl;
 		if (s->clock_time)
@@ -562,17 +632,13 @@ static inline __attribute__((always_inline)) void pop_complete(struct rstate *s,
 		parent->child_dur += dur;
 	if (f->func == NONE)
 		return;
-	fn = &s->funcs[f->func];
-	if (f->outer) {
-		fn->insns_total += incl;
-		fn->time_total += dur;
-	}
-	fn->time_self += self;
 	if (f->node != NONE)
 		s->nodes[f->node].time += self;
-	dist_add(s, &fn->d, dur);
+	rlog_add(s, &(struct rlog){ .func = f->func, .insns = f->insns_self, .total = incl,
+				    .dur = dur, .self = self,
+				    .flags = RLOG_DIST | (f->outer ? RLOG_OUTER : 0) });
 	if (s->rc->outliers)
-		outlier_add(s, fn, f, t, dur);
+		outlier_add(s, &s->funcs[f->func], f, t, dur);
 }
 
 static struct thr *thread_get(struct rstate *s, uint32_t pid, uint32_t tid)
@@ -648,8 +714,8 @@ static inline void account(struct rstate *s, uint64_t n)
 
 		if (f->node != NONE)
 			s->nodes[f->node].insns += n;
-		if (f->func != NONE)
-			s->funcs[f->func].insns_self += n;
+		/* (its row's, when it leaves the stack: the row is not waited for here) */
+		f->insns_self += n;
 		return;
 	}
 	if (t->root != NONE)
@@ -749,7 +815,7 @@ static void rows_now(struct rstate *s)
 static inline void row_call(struct rstate *s, const struct thr *t, uint32_t func)
 {
 	if (func != NONE && t->depth < REPORT_DEPTH_MAX)
-		s->funcs[func].calls++;
+		rlog_add(s, &(struct rlog){ .func = func, .flags = RLOG_CALL });
 }
 
 /* (a call's row_call() before: its row's call counted here over the depth bound; ret
@@ -759,8 +825,8 @@ static inline __attribute__((always_inline)) void push(struct rstate *s, struct 
 						       uint64_t ret, bool timed)
 {
 	struct frame *f, *parent;
-	struct func *fn;
-	uint32_t pnode;
+	struct fstack *fo;
+	uint32_t pnode, ti = (uint32_t)(t - s->thr);
 
 	if (t->depth >= REPORT_DEPTH_MAX) {
 		t->over++;
@@ -780,6 +846,7 @@ static inline __attribute__((always_inline)) void push(struct rstate *s, struct 
 	count_callee(s, parent, func);
 	f = &t->st[t->depth++];
 	f->child_dur = 0;
+	f->insns_self = 0;
 	if (s->rc->outliers) {
 		memset(f->callee, 0, sizeof(f->callee));
 		memset(f->ncalls, 0, sizeof(f->ncalls));
@@ -797,17 +864,15 @@ static inline __attribute__((always_inline)) void push(struct rstate *s, struct 
 	f->timed = timed;
 	if (func == NONE)
 		return;
-	fn = &s->funcs[func];
-	if (fn->open && fn->open_thr == t) {
+	fo = &s->fstack[func];
+	if (fo->open && fo->thr == ti) {
 		f->outer = false;
-	} else if (fn->open && !fn->open_thr) {
+	} else if (fo->open && fo->thr == NONE) {
 		for (uint32_t i = 0; i + 1 < t->depth; i++)
 			if (t->st[i].func == func)
 				f->outer = false;
 	}
-	fn->open_thr = !fn->open++ || fn->open_thr == t ? t : NULL;
-	/* the row's distribution, for its return (dist_add(): on many functions, a miss) */
-	__builtin_prefetch(&fn->d, 1);
+	fo->thr = !fo->open++ || fo->thr == ti ? ti : NONE;
 }
 
 /* An object's name (@n bytes), NONE for none. */
@@ -1338,7 +1403,8 @@ static inline __attribute__((always_inline)) void leaf(struct rstate *s, struct 
 	struct frame *parent = t->depth ? &t->st[t->depth - 1] : NULL;
 	uint32_t pnode = parent ? parent->node : t->root, node;
 	uint64_t dur = s->clock_time ? 0 : k;
-	struct func *fn;
+	uint32_t ti = (uint32_t)(t - s->thr);
+	struct fstack *fo;
 	bool outer = true;
 
 	count_callee(s, parent, func);
@@ -1353,28 +1419,25 @@ static inline __attribute__((always_inline)) void leaf(struct rstate *s, struct 
 		return;
 	if (node != NONE)
 		s->nodes[node].time += dur;
-	fn = &s->funcs[func];
-	if (fn->open && fn->open_thr == t) {
+	fo = &s->fstack[func];
+	if (fo->open && fo->thr == ti) {
 		outer = false;
-	} else if (fn->open) {
-		if (!fn->open_thr)
+	} else if (fo->open) {
+		if (fo->thr == NONE)
 			for (uint32_t i = 0; i < t->depth; i++)
 				if (t->st[i].func == func)
 					outer = false;
 		/* (push() forgets the one thread; the return does not bring it back) */
-		fn->open_thr = NULL;
+		fo->thr = NONE;
 	}
-	fn->insns_self += k;
-	if (outer) {
-		fn->insns_total += k;
-		fn->time_total += dur;
-	}
-	fn->time_self += dur;
-	dist_add(s, &fn->d, dur);
+	/* (its call's count too: the caller counts no row_call() for a leaf) */
+	rlog_add(s, &(struct rlog){ .func = func, .insns = k, .total = k, .dur = dur,
+				    .self = dur, .flags = RLOG_CALL | RLOG_DIST |
+				    (outer ? RLOG_OUTER : 0) });
 	if (s->rc->outliers) {
 		struct frame f = { .start = now(s, t) - dur, .seq = s->calls, .timed = timed };
 
-		outlier_add(s, fn, &f, t, dur);
+		outlier_add(s, &s->funcs[func], &f, t, dur);
 	}
 }
 
@@ -1537,7 +1600,7 @@ static bool fold_over(struct rstate *s, struct thr *t, const struct psum *p,
  */
 static size_t fold_sum(struct rstate *s, const uint8_t *data, size_t len, size_t i)
 {
-	uint32_t func[FOLD_MAX], seen[2 * FOLD_MAX], n;
+	uint32_t func[FOLD_MAX], seen[2 * FOLD_MAX], n, ti;
 	size_t at = i + 1, size = sum_size(data, len, i);
 	struct frame *parent;
 	struct psum p;
@@ -1550,6 +1613,9 @@ static size_t fold_sum(struct rstate *s, const uint8_t *data, size_t len, size_t
 	if (p.nent > FOLD_MAX)
 		return 0;
 	t = current(s);
+	ti = (uint32_t)(t - s->thr);
+	/* (the rows' distributions take their durations in the calls' order) */
+	rlog_now(s);
 	/* (a thread over the bound has its whole depth: far_return() may leave it less) */
 	if (t->depth >= REPORT_DEPTH_MAX && !s->rc->sum_play)
 		return fold_over(s, t, &p, data, at) ? size : 0;
@@ -1607,8 +1673,8 @@ static size_t fold_sum(struct rstate *s, const uint8_t *data, size_t len, size_t
 		fn->insns_self += x.self;
 		if (!s->clock_time)
 			fn->time_self += x.self;
-		outer = !fn->open || fn->open_thr != t;
-		if (fn->open && !fn->open_thr)
+		outer = !s->fstack[func[e]].open || s->fstack[func[e]].thr != ti;
+		if (s->fstack[func[e]].open && s->fstack[func[e]].thr == NONE)
 			for (uint32_t d = 0; d < t->depth && outer; d++)
 				outer = t->st[d].func != func[e];
 		if (outer) {
@@ -1617,8 +1683,8 @@ static size_t fold_sum(struct rstate *s, const uint8_t *data, size_t len, size_t
 				fn->time_total += x.outer;
 		}
 		/* (push() forgets the one thread; the return does not bring it back) */
-		if (fn->open && fn->open_thr != t)
-			fn->open_thr = NULL;
+		if (s->fstack[func[e]].open && s->fstack[func[e]].thr != ti)
+			s->fstack[func[e]].thr = NONE;
 	}
 	for (uint32_t e = 0; e < p.nrun; e++) {
 		struct psrun x;
@@ -1699,7 +1765,6 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 					func = aslot_func(s, t->group, a, &n);
 				}
 				a_clock(s, t);
-				row_call(s, t, func);
 				s->calls++;
 				ret = s->ret_prev ? s->ret_prev : UINT64_MAX - 1;
 				i = at;
@@ -1713,6 +1778,7 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 					i += 2;
 					continue;
 				}
+				row_call(s, t, func);
 				push(s, t, func, n, ret, s->a_has_time);
 				/*
 				 * A T_RETTOP next (a leaf call) at once: its time is this call's,
@@ -1946,6 +2012,7 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 		i += 1 + sizeof(p) + p.len1 + p.len2 + p.len3 + p.len4;
 	}
 	rows_now(s);
+	rlog_now(s);
 	/* The next buffer looks ahead where this one's T_ADEFs were worth it. */
 	s->ahead_on = report_ahead_wanted(adefs, recs);
 }
@@ -1984,6 +2051,7 @@ void report_free(struct rstate *s)
 	free(s->sym_obj);
 	map_free(&s->symmap);
 	free(s->funcs);
+	free(s->fstack);
 	free(s->nodes);
 	map_free(&s->strmap);
 	map_free(&s->funcmap);

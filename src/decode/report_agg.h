@@ -39,10 +39,6 @@ struct outlier {
  */
 struct func {
 	uint64_t calls, insns_self, insns_total, time_self, time_total;
-	/* its frames on the stacks, and the one thread they are all on (NULL: more than one,
-	 * or none): whether a call is its function's outermost without walking the stack */
-	const struct thr *open_thr;
-	uint32_t open;
 	uint32_t nout;
 	uint64_t incomplete;
 	struct dist d;
@@ -52,12 +48,39 @@ struct func {
 
 _Static_assert(sizeof(struct func) == 128, "struct func: two cache lines");
 
+/*
+ * A row's frames on the stacks, and the one thread (its index in rstate's thr[]) they are
+ * all on (NONE: more than one, or none): whether a call is its function's outermost
+ * without walking the stack. Apart from the rows (rstate's fstack[], by row): a call reads
+ * and writes these at once, the rows' sums later (struct rlog).
+ */
+struct fstack {
+	uint32_t open, thr;
+};
+
+/*
+ * What a call or a return adds to its row, added ROW_LOG (a power of 2) such entries later
+ * (rlog_put()), the row fetched meanwhile: RLOG_CALL a call to calls, @insns to
+ * insns_self, with RLOG_OUTER @total and @dur to insns_total and time_total, @self to
+ * time_self, RLOG_DIST: @dur to the distribution. Sums only, in the calls' order: nothing
+ * reads them before the output.
+ */
+enum { RLOG_CALL = 1, RLOG_OUTER = 2, RLOG_DIST = 4 };
+
+struct rlog {
+	uint64_t insns, total, dur, self;
+	uint32_t func, flags;
+};
+
+#define ROW_LOG 8
+
 struct frame {
 	uint32_t func, node;
 	uint64_t ret;			/* return address; UINT64_MAX: an interrupt */
 	uint64_t start, paused0, insns0, intr0;
 	uint64_t seq;			/* the call's place among the trace's calls */
 	uint64_t child_dur;
+	uint64_t insns_self;		/* its own, added to its row when it leaves the stack */
 	uint32_t callee[CALLEES], ncalls[CALLEES], more;
 	bool outer;			/* no frame of its function below */
 	bool timed;			/* its call had a time */
@@ -154,6 +177,7 @@ struct rstate {
 	uint32_t nsyms, capsyms;
 	struct map symmap;		/* name << 32 | object */
 	struct func *funcs;
+	struct fstack *fstack;		/* by row, as many as funcs */
 	uint32_t nfuncs, capfuncs;
 	struct map funcmap;		/* group << 32 | name */
 	bool funcs_full;
@@ -188,6 +212,9 @@ struct rstate {
 	 * (row_later()): row | LATER_INC_ONLY */
 	uint32_t later[ROW_LATER];
 	uint32_t nlater;
+	/* what calls and returns add to their rows, added ROW_LOG entries later (rlog_put()) */
+	struct rlog rlog[ROW_LOG];
+	uint32_t nrlog;
 };
 
 /*

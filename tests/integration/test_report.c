@@ -1712,3 +1712,76 @@ Test(report, folds_the_sums_of_calls_past_the_depth_bound_and_prints_the_same, .
 		cleanup(dir);
 	}
 }
+
+/* The sums over a report's --json rows: their calls, their own instructions, incomplete. */
+static void row_sums(json_t *doc, uint64_t *calls, uint64_t *insns, uint64_t *incomplete)
+{
+	json_t *g, *f;
+	size_t i, j;
+
+	*calls = *insns = *incomplete = 0;
+	json_array_foreach(json_object_get(doc, "groups"), i, g) {
+		json_array_foreach(json_object_get(g, "functions"), j, f) {
+			*calls += num(f, "calls");
+			*insns += num(f, "insns_self");
+			*incomplete += num(f, "incomplete");
+		}
+	}
+}
+
+/*
+ * The merge adds what calls and returns bring to their rows 8 entries later (report_agg.c's
+ * struct rlog), and a frame keeps its own instructions until it leaves the stack: on a
+ * walk over 20,000 functions (3 M instructions, its stack past the bound and open at the
+ * end), the rows' calls add up to the report's calls and their own instructions to its
+ * instructions, at -J 1 and at -J 2 in 4 KiB chunks (what is kept at a buffer's end is
+ * added there), with --outliers (added at once) too, and -J 2 prints what -J 1 does.
+ */
+Test(report, adds_every_call_and_instruction_to_its_row_later, .timeout = 300)
+{
+	static const char *const runs[][7] = {
+		{ "-J", "1", NULL }, { "-J", "2", "--chunk-size", "4K", NULL },
+		{ "-J", "1", "--outliers", "3", NULL },
+		{ "-J", "2", "--chunk-size", "4K", "--outliers", "3", NULL },
+	};
+	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
+	char *argv[] = { own(run_testprog("ptwalk")), "-b", "20000", "-s", "5", "-n", "3000000",
+			 dir, NULL };
+	char *first[2] = { NULL, NULL };
+	struct args in = { .n = 0 };
+
+	gen_into(dir, argv);
+	args_add(&in, "--raw");
+	args_add(&in, path_in(dir, "prog.bin:0x401000"));
+	args_add(&in, "--pt");
+	args_add(&in, path_in(dir, "trace.pt"));
+	for (size_t k = 0; k < sizeof(runs) / sizeof(runs[0]); k++) {
+		const char *extra[8] = { "--json" };
+		uint64_t calls, insns, incomplete;
+		struct run_result r;
+		json_error_t je;
+		json_t *doc;
+
+		for (size_t a = 0; runs[k][a]; a++)
+			extra[a + 1] = runs[k][a];
+		run_tool("report", &in, extra, &r);
+		cr_assert_eq(r.status, 0, "%s", r.err);
+		doc = json_loads(r.out, 0, &je);
+		cr_assert(doc, "%s: %s", je.text, r.out);
+		row_sums(doc, &calls, &insns, &incomplete);
+		cr_expect_gt(num(doc, "calls"), 200000);
+		cr_expect_eq(calls, num(doc, "calls"), "run %zu: the rows' calls", k);
+		cr_expect_eq(insns, num(doc, "instructions"), "run %zu: the rows' instructions", k);
+		cr_expect_gt(incomplete, 10000, "run %zu: calls past the bound and open", k);
+		/* (-J 2 in chunks prints what -J 1 does, each view) */
+		if (!first[k / 2])
+			first[k / 2] = strdup(r.out);
+		else
+			cr_expect_str_eq(r.out, first[k / 2], "run %zu", k);
+		json_decref(doc);
+		run_free(&r);
+	}
+	free(first[0]);
+	free(first[1]);
+	cleanup(dir);
+}

@@ -2,7 +2,9 @@
 /*
  * report's merge (report_agg.c): when it looks ahead of its records. The look-ahead only
  * fetches (its output is the same either way: the integration tests compare), so what is
- * tested is the rule, at the rates of T_ADEFs measured in docs/benchmarks.md.
+ * tested is the rule, at the rates of T_ADEFs measured in docs/benchmarks.md. And what the
+ * merge adds to its rows later (calls past the depth bound, calls and returns below it),
+ * from records written by hand.
  */
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -136,4 +138,131 @@ Test(report_agg, folded_lines_are_each_nodes_stack_from_the_root)
 	fclose(f);
 	free(got);
 	free(want);
+}
+
+/* ---- the merge's records, written by hand ---- */
+
+struct recs {
+	uint8_t b[1 << 16];
+	size_t n;
+};
+
+static void rec_def(struct recs *r, uint16_t id, const char *name)
+{
+	struct pdef d = { .id = id, .len = (uint16_t)strlen(name) };
+
+	r->b[r->n++] = T_DEF;
+	memcpy(r->b + r->n, &d, sizeof(d));
+	r->n += sizeof(d);
+	memcpy(r->b + r->n, name, d.len);
+	r->n += d.len;
+}
+
+/* Slot @aid holds the function named by id @name (no object: id @none, ""). */
+static void rec_adef(struct recs *r, uint16_t aid, uint16_t name, uint16_t none)
+{
+	struct padef d = { .aid = aid, .name = name, .obj = none, .how = N_SYM };
+
+	r->b[r->n++] = T_ADEF;
+	memcpy(r->b + r->n, &d, sizeof(d));
+	r->n += sizeof(d);
+}
+
+/* A call of slot @aid after @k (< 128) instructions, its return address the last one's. */
+static void rec_callv(struct recs *r, uint8_t k, uint16_t aid)
+{
+	r->b[r->n++] = T_CALLV;
+	r->b[r->n++] = k;
+	memcpy(r->b + r->n, &aid, sizeof(aid));
+	r->n += sizeof(aid);
+	r->b[r->n++] = 0;
+}
+
+/* The top frame returns after @k (< 128) instructions. */
+static void rec_rettop(struct recs *r, uint8_t k)
+{
+	r->b[r->n++] = T_RETTOP;
+	r->b[r->n++] = k;
+}
+
+/* The row of the function named @name (the one group), NULL: none. */
+static const struct func *row_named(const struct rstate *s, const char *name)
+{
+	for (uint32_t i = 0; i < s->nfuncs; i++)
+		if (!strcmp(sym_text(s, s->funcs[i].name), name))
+			return &s->funcs[i];
+	return NULL;
+}
+
+/*
+ * Past the depth bound a call's count goes 16 such calls later (row_later()), and below it
+ * what a call and a return add to the row goes ROW_LOG (8) entries later (struct rlog):
+ * a slot defined again past the bound counts each call for the function it held then (f
+ * keeps its call), and what a buffer left for later is in the rows when report_filter()
+ * returns (the calls, the instructions of each leaf, the frames' own instructions at
+ * their return).
+ */
+Test(report_agg, counts_calls_read_later_into_the_rows_they_were_made_for)
+{
+	struct report_config rc = { .view = REPORT_FUNCTIONS };
+	struct decode_config cfg = { .report = &rc, .nr_streams = 1 };
+	struct report_state rs = { 0 };
+	static struct recs r;
+	const struct func *f, *g, *h, *d;
+	FILE *tmp = tmpfile();
+	struct rstate *s;
+	struct dout o;
+
+	cr_assert(tmp);
+	cr_assert_eq(dout_init(&o, fileno(tmp), NULL, &rs), 0);
+	report_begin(&o, &cfg);
+	s = rs.s;
+	cr_assert(s);
+	rec_def(&r, 0, "");
+	rec_def(&r, 1, "d");
+	rec_def(&r, 2, "f");
+	rec_def(&r, 3, "g");
+	rec_def(&r, 4, "h");
+	rec_adef(&r, 0, 1, 0);
+	/* below the bound: d calls h (a leaf, 3 instructions) ten times, 2 of its own between */
+	rec_callv(&r, 0, 0);
+	rec_adef(&r, 1, 4, 0);
+	for (int i = 0; i < 10; i++) {
+		rec_callv(&r, 2, 1);
+		rec_rettop(&r, 3);
+	}
+	/* d down to the bound (d's 1,023 calls more, none returned) */
+	for (int i = 1; i < REPORT_DEPTH_MAX; i++)
+		rec_callv(&r, 0, 0);
+	/* past it: slot 2 holds f, then g; each called once, read later */
+	rec_adef(&r, 2, 2, 0);
+	rec_callv(&r, 0, 2);
+	rec_rettop(&r, 0);
+	rec_adef(&r, 2, 3, 0);
+	rec_callv(&r, 0, 2);
+	rec_rettop(&r, 0);
+	/* the top d returns after 5 of its own */
+	rec_rettop(&r, 5);
+	report_filter(&o, r.b, r.n);
+	cr_assert_not(s->oom);
+	f = row_named(s, "f");
+	g = row_named(s, "g");
+	h = row_named(s, "h");
+	d = row_named(s, "d");
+	cr_assert(f && g && h && d);
+	cr_expect_eq(f->calls, 1, "f: %" PRIu64 " calls", f->calls);
+	cr_expect_eq(f->incomplete, 1);
+	cr_expect_eq(g->calls, 1, "g: %" PRIu64 " calls", g->calls);
+	cr_expect_eq(g->incomplete, 1);
+	cr_expect_eq(h->calls, 10);
+	cr_expect_eq(h->insns_self, 30);
+	cr_expect_eq(h->d.n, 10);
+	cr_expect_eq(d->calls, REPORT_DEPTH_MAX);
+	/* the top frame's 5 at its return; the first frame's 20 while it is open: not yet */
+	cr_expect_eq(d->insns_self, 5, "d: %" PRIu64 " own instructions", d->insns_self);
+	cr_expect_eq(d->d.n, 1);
+	report_free(s);
+	rs.s = NULL;
+	dout_destroy(&o);
+	fclose(tmp);
 }
