@@ -82,10 +82,24 @@ struct mapped {
 	uint64_t from;		/* where the range starts in the file */
 	uint64_t data_lo, data_hi;	/* the data from the range's start (decode_chunk) */
 	uint64_t swept;		/* the merge swept its range up to here (drop_merged()) */
+	uint64_t plan_bytes;	/* planning read this much of it (the debug count) */
 };
 
 /* What planning reads around a cut: PSB+ is far shorter. */
 #define PLAN_READ (64u << 10)
+/*
+ * What it reads first (find_psb(), psb_state()), PLAN_READ only when that is not enough:
+ * PSBs come every few KiB (the walk of bench/decode: 7.5 KiB apart), and each cut read
+ * 128 KiB, copied by the kernel and searched (-J 2 --insn on the loop, 384 reads of 64
+ * KiB: CPU 0.986 of the base's with a first read of 8 KiB).
+ */
+#define PLAN_FIRST (8u << 10)
+/*
+ * A PSB+ read from PLAN_FIRST bytes says what it says from PLAN_READ when libipt's decoder
+ * stopped this far before their end: it read nothing further (a packet is at most 16
+ * bytes); else it is read again from PLAN_READ.
+ */
+#define PLAN_MARGIN 1024u
 
 struct slot {
 	struct decode_chunk *c;
@@ -194,7 +208,7 @@ static void unmap_stream(struct mapped *m)
  * Planning reads the file, not the mapping: the kernel maps whole folios on a touch, and
  * what planning touched would stay resident until its chunk is decoded.
  */
-static size_t plan_read(const struct mapped *m, uint64_t at, uint8_t *buf, size_t len)
+static size_t plan_read(struct mapped *m, uint64_t at, uint8_t *buf, size_t len)
 {
 	ssize_t n;
 
@@ -203,12 +217,16 @@ static size_t plan_read(const struct mapped *m, uint64_t at, uint8_t *buf, size_
 	if (len > m->len - at)
 		len = (size_t)(m->len - at);
 	n = pread(m->f.fd, buf, len, (off_t)(m->from + at));
+	if (n > 0)
+		m->plan_bytes += (uint64_t)n;
 	return n > 0 ? (size_t)n : 0;
 }
 
 /* The first PSB at or after @from, or @len. */
-static uint64_t find_psb(const struct mapped *m, uint64_t from, uint8_t *buf)
+static uint64_t find_psb(struct mapped *m, uint64_t from, uint8_t *buf)
 {
+	size_t want = PLAN_FIRST;
+
 	while (from < m->len) {
 		uint64_t data = file_next_data(m->f.fd, m->from + from);
 		size_t n;
@@ -219,13 +237,14 @@ static uint64_t find_psb(const struct mapped *m, uint64_t from, uint8_t *buf)
 			from = data - m->from;
 			continue;
 		}
-		n = plan_read(m, from, buf, PLAN_READ);
+		n = plan_read(m, from, buf, want);
 		p = n >= PSB_LEN ? memmem(buf, n, psb, PSB_LEN) : NULL;
 
 		if (p)
 			return from + (uint64_t)(p - buf);
 		if (n <= PSB_LEN)
 			break;
+		want = PLAN_READ;
 		/* A PSB may straddle two reads. */
 		from += n - (PSB_LEN - 1);
 	}
@@ -236,17 +255,20 @@ static uint64_t find_psb(const struct mapped *m, uint64_t from, uint8_t *buf)
  * What the PSB+ at @at says: the IP tracing is at (if it is on) and the TSC. False when
  * libipt cannot read that PSB+ (a corrupted trace).
  */
-static bool psb_state(const struct decode_config *cfg, const struct mapped *m, uint64_t at,
+static bool psb_state(const struct decode_config *cfg, struct mapped *m, uint64_t at,
 		      uint8_t *buf, size_t len, struct decode_chunk *prev,
 		      struct decode_chunk *next)
 {
 	struct pt_query_decoder *q;
 	struct pt_config pc;
-	uint64_t ip = 0, tsc = 0;
+	uint64_t ip = 0, tsc = 0, off;
 	uint32_t lost_mtc, lost_cyc;
-	size_t n = plan_read(m, at, buf, len);
-	int status;
+	size_t want = len > PLAN_FIRST ? PLAN_FIRST : len;
+	size_t n;
+	int status, tstatus;
 
+again:
+	n = plan_read(m, at, buf, want);
 	if (!n)
 		return false;
 	pt_config_init(&pc);
@@ -263,11 +285,19 @@ static bool psb_state(const struct decode_config *cfg, const struct mapped *m, u
 	if (!q)
 		return false;
 	status = pt_qry_sync_forward(q, &ip);
+	tstatus = status >= 0 ? pt_qry_time(q, &tsc, &lost_mtc, &lost_cyc) : -1;
+	/* Read short (not at the stream's end): what libipt saw must end well before it. */
+	if (want < len && n == want &&
+	    (status < 0 || pt_qry_get_offset(q, &off) < 0 || off + PLAN_MARGIN > n)) {
+		pt_qry_free_decoder(q);
+		want = len;
+		goto again;
+	}
 	if (status >= 0 && !(status & pts_ip_suppressed)) {
 		prev->have_next_ip = true;
 		prev->next_ip = ip;
 	}
-	if (status >= 0 && pt_qry_time(q, &tsc, &lost_mtc, &lost_cyc) >= 0) {
+	if (tstatus >= 0) {
 		prev->tsc_hi = tsc;
 		next->tsc_lo = tsc;
 	}
@@ -510,7 +540,7 @@ static struct decode_chunk *new_chunk(struct run *r, size_t stream, uint64_t beg
 static struct decode_chunk *claim(struct run *r)
 {
 	struct decode_chunk *c, next, prev;
-	const struct mapped *m;
+	struct mapped *m;
 	uint64_t begin, end, first_cut;
 
 	if (r->stop || r->plan.stream >= r->cfg->nr_streams)
@@ -544,6 +574,8 @@ static struct decode_chunk *claim(struct run *r)
 			break;
 		if (i + 1 == CUT_TRIES) {
 			/* None read: the first, as it is (what it says is not known). */
+			if (r->acct)
+				r->acct->cuts_unread++;
 			end = first_cut;
 			memset(&prev, 0, sizeof(prev));
 			prev.tsc_hi = UINT64_MAX;
@@ -561,6 +593,8 @@ static struct decode_chunk *claim(struct run *r)
 	}
 	c->first = begin == 0;
 	c->tsc_lo = r->plan.tsc_lo;
+	if (end < m->len && r->acct)
+		r->acct->cuts++;
 	if (end < m->len) {
 		c->have_next_ip = prev.have_next_ip;
 		c->next_ip = prev.next_ip;
@@ -1211,6 +1245,8 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	if (r.have_out || r.have_tl)
 		ret = outputs_close(&r, ret, e);
 	symbol_notes(&r);
+	for (i = 0; r.acct && r.maps && i < cfg->nr_streams; i++)
+		r.acct->plan_bytes += r.maps[i].plan_bytes;
 	cleanup(&r);
 	if (r.acct) {
 		uint64_t end = monotime_ns();
