@@ -2346,3 +2346,32 @@ Test(decode, planning_reads_little_at_a_cut_and_more_for_a_long_psb_plus)
 	cr_expect_eq(unread, 0, "%llu of %llu cuts unread", unread, cuts);
 	cleanup(dir);
 }
+
+/*
+ * A worker wakes the merge when the chunk it waits for is planned or decoded (decode.c's
+ * merge_to_wake()): with no wake, each of the merge's waits ended at its 250 ms tick (for
+ * the progress line), and the workers, AHEAD_PER_JOB chunks ahead, waited for it.
+ */
+Test(decode, jobs_two_wakes_the_merge_for_its_chunk)
+{
+	static char *const threads[] = { "PTCOLLECT_DECODE_THREADS=1", NULL };
+	char *dir = walk_dir("/tmp/ptc-wake-XXXXXX", (const char *[]){ "-b", "3000", "-s", "2",
+								"-n", "600000", "-p", "30", NULL });
+	unsigned long long n[2];
+	double ms[2];
+	struct run_result r;
+	const char *at;
+
+	cr_assert_eq(run_ptcollect(threads, &r, "decode", "-J", "2", "--chunk-size", "4K",
+				   "--raw", path_in(dir, "prog.bin:0x401000"), "--pt",
+				   path_in(dir, "trace.pt"), "--stats", NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	at = strstr(r.err, "merge waits planned ");
+	cr_assert(at && sscanf(at, "merge waits planned %llu %lf, merge waits decoded %llu %lf",
+			       &n[0], &ms[0], &n[1], &ms[1]) == 4, "%s", r.err);
+	/* Each wait a chunk's time at most (4 KiB of trace: well under a millisecond). */
+	if (n[0] + n[1] >= 4)
+		cr_expect_lt((ms[0] + ms[1]) / (double)(n[0] + n[1]), 200.0, "%s", r.err);
+	run_free(&r);
+	cleanup(dir);
+}
