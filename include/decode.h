@@ -62,6 +62,8 @@ struct decode_acct {
 	uint64_t main_cpu_ns;		/* the merge's thread, the start-up with it */
 	uint64_t prep_cpu_ns;		/* of which before the workers started */
 	uint64_t merge_wait_ns[3], merge_waits[3];	/* planned, decoded, its turn's output */
+	/* Planning: the cuts, those whose PSB+ it could not read, and the bytes it read. */
+	uint64_t cuts, cuts_unread, plan_bytes;
 	unsigned workers;
 	struct {
 		uint64_t cpu_ns, decode_cpu_ns, chunks;

@@ -228,7 +228,8 @@ static void print_acct(const struct decode_acct *a)
 	for (int i = 0; i < 3; i++)
 		fprintf(stderr, ", merge waits %s %" PRIu64 " %.1f", merge[i], a->merge_waits[i],
 			a->merge_wait_ns[i] / 1e6);
-	fputc('\n', stderr);
+	fprintf(stderr, ", cuts %" PRIu64 " (unread %" PRIu64 "), planning read %" PRIu64
+		" bytes\n", a->cuts, a->cuts_unread, a->plan_bytes);
 	for (unsigned i = 0; i < a->workers; i++)
 		fprintf(stderr, "%s: threads: worker %u: cpu %.1f (chunks %.1f in %" PRIu64 "), "
 			"start waits %" PRIu64 " %.1f, room waits %" PRIu64 " %.1f, done at %.1f\n",

@@ -82,10 +82,24 @@ struct mapped {
 	uint64_t from;		/* where the range starts in the file */
 	uint64_t data_lo, data_hi;	/* the data from the range's start (decode_chunk) */
 	uint64_t swept;		/* the merge swept its range up to here (drop_merged()) */
+	uint64_t plan_bytes;	/* planning read this much of it (the debug count) */
 };
 
 /* What planning reads around a cut: PSB+ is far shorter. */
 #define PLAN_READ (64u << 10)
+/*
+ * What it reads first (find_psb(), psb_state()), PLAN_READ only when that is not enough:
+ * PSBs come every few KiB (the walk of bench/decode: 7.5 KiB apart), and each cut read
+ * 128 KiB, copied by the kernel and searched (-J 2 --insn on the loop, 384 reads of 64
+ * KiB: CPU 0.986 of the base's with a first read of 8 KiB).
+ */
+#define PLAN_FIRST (8u << 10)
+/*
+ * A PSB+ read from PLAN_FIRST bytes says what it says from PLAN_READ when libipt's decoder
+ * stopped this far before their end: it read nothing further (a packet is at most 16
+ * bytes); else it is read again from PLAN_READ.
+ */
+#define PLAN_MARGIN 1024u
 
 struct slot {
 	struct decode_chunk *c;
@@ -111,7 +125,18 @@ struct run {
 	uint64_t progress, total;
 	/* Under the lock: chunks planned as workers ask, in order; what the done ones made. */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t cond;		/* the workers' wait to start a chunk */
+	/*
+	 * The merge's wait (wait_chunk()), for chunk want_k planned (want_done: decoded), and
+	 * whether it sleeps there: a worker wakes it only when what it waits for is there,
+	 * after the lock is let go of. One wait for all, woken under the lock at each chunk's
+	 * start and end, woke the merge for chunks it did not wait for, and woke it to wait
+	 * for the lock the waker still held (the walk of bench/decode, -J 2 --branches: 120-147
+	 * futex calls and 151-164 context switches a run, against 8 and 22 at -J 1).
+	 */
+	pthread_cond_t merge_cond;
+	size_t want_k;
+	bool want_done, merge_asleep;
 	struct slot *chunks;
 	size_t nr_chunks, cap_chunks;
 	size_t merged;			/* chunks the merge is done with */
@@ -183,7 +208,7 @@ static void unmap_stream(struct mapped *m)
  * Planning reads the file, not the mapping: the kernel maps whole folios on a touch, and
  * what planning touched would stay resident until its chunk is decoded.
  */
-static size_t plan_read(const struct mapped *m, uint64_t at, uint8_t *buf, size_t len)
+static size_t plan_read(struct mapped *m, uint64_t at, uint8_t *buf, size_t len)
 {
 	ssize_t n;
 
@@ -192,12 +217,16 @@ static size_t plan_read(const struct mapped *m, uint64_t at, uint8_t *buf, size_
 	if (len > m->len - at)
 		len = (size_t)(m->len - at);
 	n = pread(m->f.fd, buf, len, (off_t)(m->from + at));
+	if (n > 0)
+		m->plan_bytes += (uint64_t)n;
 	return n > 0 ? (size_t)n : 0;
 }
 
 /* The first PSB at or after @from, or @len. */
-static uint64_t find_psb(const struct mapped *m, uint64_t from, uint8_t *buf)
+static uint64_t find_psb(struct mapped *m, uint64_t from, uint8_t *buf)
 {
+	size_t want = PLAN_FIRST;
+
 	while (from < m->len) {
 		uint64_t data = file_next_data(m->f.fd, m->from + from);
 		size_t n;
@@ -208,13 +237,14 @@ static uint64_t find_psb(const struct mapped *m, uint64_t from, uint8_t *buf)
 			from = data - m->from;
 			continue;
 		}
-		n = plan_read(m, from, buf, PLAN_READ);
+		n = plan_read(m, from, buf, want);
 		p = n >= PSB_LEN ? memmem(buf, n, psb, PSB_LEN) : NULL;
 
 		if (p)
 			return from + (uint64_t)(p - buf);
 		if (n <= PSB_LEN)
 			break;
+		want = PLAN_READ;
 		/* A PSB may straddle two reads. */
 		from += n - (PSB_LEN - 1);
 	}
@@ -225,17 +255,20 @@ static uint64_t find_psb(const struct mapped *m, uint64_t from, uint8_t *buf)
  * What the PSB+ at @at says: the IP tracing is at (if it is on) and the TSC. False when
  * libipt cannot read that PSB+ (a corrupted trace).
  */
-static bool psb_state(const struct decode_config *cfg, const struct mapped *m, uint64_t at,
+static bool psb_state(const struct decode_config *cfg, struct mapped *m, uint64_t at,
 		      uint8_t *buf, size_t len, struct decode_chunk *prev,
 		      struct decode_chunk *next)
 {
 	struct pt_query_decoder *q;
 	struct pt_config pc;
-	uint64_t ip = 0, tsc = 0;
+	uint64_t ip = 0, tsc = 0, off;
 	uint32_t lost_mtc, lost_cyc;
-	size_t n = plan_read(m, at, buf, len);
-	int status;
+	size_t want = len > PLAN_FIRST ? PLAN_FIRST : len;
+	size_t n;
+	int status, tstatus;
 
+again:
+	n = plan_read(m, at, buf, want);
 	if (!n)
 		return false;
 	pt_config_init(&pc);
@@ -252,11 +285,19 @@ static bool psb_state(const struct decode_config *cfg, const struct mapped *m, u
 	if (!q)
 		return false;
 	status = pt_qry_sync_forward(q, &ip);
+	tstatus = status >= 0 ? pt_qry_time(q, &tsc, &lost_mtc, &lost_cyc) : -1;
+	/* Read short (not at the stream's end): what libipt saw must end well before it. */
+	if (want < len && n == want &&
+	    (status < 0 || pt_qry_get_offset(q, &off) < 0 || off + PLAN_MARGIN > n)) {
+		pt_qry_free_decoder(q);
+		want = len;
+		goto again;
+	}
 	if (status >= 0 && !(status & pts_ip_suppressed)) {
 		prev->have_next_ip = true;
 		prev->next_ip = ip;
 	}
-	if (status >= 0 && pt_qry_time(q, &tsc, &lost_mtc, &lost_cyc) >= 0) {
+	if (tstatus >= 0) {
 		prev->tsc_hi = tsc;
 		next->tsc_lo = tsc;
 	}
@@ -499,7 +540,7 @@ static struct decode_chunk *new_chunk(struct run *r, size_t stream, uint64_t beg
 static struct decode_chunk *claim(struct run *r)
 {
 	struct decode_chunk *c, next, prev;
-	const struct mapped *m;
+	struct mapped *m;
 	uint64_t begin, end, first_cut;
 
 	if (r->stop || r->plan.stream >= r->cfg->nr_streams)
@@ -533,6 +574,8 @@ static struct decode_chunk *claim(struct run *r)
 			break;
 		if (i + 1 == CUT_TRIES) {
 			/* None read: the first, as it is (what it says is not known). */
+			if (r->acct)
+				r->acct->cuts_unread++;
 			end = first_cut;
 			memset(&prev, 0, sizeof(prev));
 			prev.tsc_hi = UINT64_MAX;
@@ -550,6 +593,8 @@ static struct decode_chunk *claim(struct run *r)
 	}
 	c->first = begin == 0;
 	c->tsc_lo = r->plan.tsc_lo;
+	if (end < m->len && r->acct)
+		r->acct->cuts++;
 	if (end < m->len) {
 		c->have_next_ip = prev.have_next_ip;
 		c->next_ip = prev.next_ip;
@@ -573,6 +618,20 @@ static uint64_t thread_ns(void)
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Under the lock: whether the merge's wait for chunk @k planned (@done: decoded) is over. */
+static bool chunk_ready(const struct run *r, size_t k, bool done)
+{
+	if (k < r->nr_chunks)
+		return !done || r->chunks[k].done;
+	return r->stop || r->plan.stream >= r->cfg->nr_streams;
+}
+
+/* Under the lock: whether the merge sleeps for what is now there (wake it, unlocked). */
+static bool merge_to_wake(const struct run *r)
+{
+	return r->merge_asleep && chunk_ready(r, r->want_k, r->want_done);
 }
 
 /*
@@ -602,6 +661,7 @@ static void *worker(void *arg)
 		struct decode_chunk *c;
 		uint64_t t0, t1, w0 = 0;
 		size_t k;
+		bool wake;
 
 		pthread_mutex_lock(&r->lock);
 		/*
@@ -638,12 +698,20 @@ static void *worker(void *arg)
 			if (r->plan.stream >= r->cfg->nr_streams)
 				r->t_last = now;
 		}
-		/* The merge gives it its turn at once if it is next (it waits for that). */
-		pthread_cond_broadcast(&r->cond);
+		/*
+		 * The merge gives it its turn at once if it is next (it waits for that). A
+		 * chunk planned keeps the other workers waiting (unless planning stopped).
+		 */
+		wake = merge_to_wake(r);
+		if (r->stop)
+			pthread_cond_broadcast(&r->cond);
 		pthread_mutex_unlock(&r->lock);
+		if (wake)
+			pthread_cond_signal(&r->merge_cond);
 		if (!c) {
 			pthread_mutex_lock(&r->lock);
 			pthread_cond_broadcast(&r->cond);
+			pthread_cond_broadcast(&r->merge_cond);
 			pthread_mutex_unlock(&r->lock);
 			decode_keep_free(keep);
 			if (a) {
@@ -665,8 +733,11 @@ static void *worker(void *arg)
 			a->chunks++;
 		}
 		r->done_out += dsink_pos(&c->out) + dsink_pos(&c->tl);
-		pthread_cond_broadcast(&r->cond);
+		/* Only the merge waits for a chunk's end. */
+		wake = merge_to_wake(r);
 		pthread_mutex_unlock(&r->lock);
+		if (wake)
+			pthread_cond_signal(&r->merge_cond);
 		/* The merge may wait on the budget for this chunk's output or its end. */
 		dbudget_kick(&r->budget);
 	}
@@ -741,10 +812,10 @@ static bool wait_chunk(struct run *r, size_t k, bool done)
 {
 	struct timespec ts;
 	uint64_t w0 = 0;
+	int ret;
 
 	for (;;) {
-		if ((k < r->nr_chunks && (!done || r->chunks[k].done)) ||
-		    (k >= r->nr_chunks && (r->stop || r->plan.stream >= r->cfg->nr_streams))) {
+		if (chunk_ready(r, k, done)) {
 			if (w0) {
 				r->acct->merge_waits[done]++;
 				r->acct->merge_wait_ns[done] += monotime_ns() - w0;
@@ -759,8 +830,12 @@ static bool wait_chunk(struct run *r, size_t k, bool done)
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000;
 		}
-		if (pthread_cond_timedwait(&r->cond, &r->lock, &ts) == ETIMEDOUT &&
-		    r->io->progress) {
+		r->want_k = k;
+		r->want_done = done;
+		r->merge_asleep = true;
+		ret = pthread_cond_timedwait(&r->merge_cond, &r->lock, &ts);
+		r->merge_asleep = false;
+		if (ret == ETIMEDOUT && r->io->progress) {
 			pthread_mutex_unlock(&r->lock);
 			r->io->progress(r->io->ctx,
 					__atomic_load_n(&r->progress, __ATOMIC_RELAXED), r->total);
@@ -1128,6 +1203,7 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	r.budget.wait_at = decode_wait_mark(r.jobs);
 	pthread_mutex_init(&r.lock, NULL);
 	pthread_cond_init(&r.cond, NULL);
+	pthread_cond_init(&r.merge_cond, NULL);
 	memset(stats, 0, cfg->nr_streams * sizeof(*stats));
 	ret = prepare(&r, e);
 	/* Each block cut once for all workers (no memory for it: each cuts its own). */
@@ -1169,6 +1245,8 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	if (r.have_out || r.have_tl)
 		ret = outputs_close(&r, ret, e);
 	symbol_notes(&r);
+	for (i = 0; r.acct && r.maps && i < cfg->nr_streams; i++)
+		r.acct->plan_bytes += r.maps[i].plan_bytes;
 	cleanup(&r);
 	if (r.acct) {
 		uint64_t end = monotime_ns();
@@ -1181,6 +1259,7 @@ int decode_run(struct decode_config *cfg, const struct decode_io *io,
 	}
 	dbudget_destroy(&r.budget);
 	pthread_cond_destroy(&r.cond);
+	pthread_cond_destroy(&r.merge_cond);
 	pthread_mutex_destroy(&r.lock);
 	return ret;
 }

@@ -2275,3 +2275,103 @@ Test(decode, stats_print_each_caches_bound_and_use)
 	run_free(&r);
 	cleanup(dir);
 }
+
+/* The "cuts N (unread U), planning read B bytes" of PTCOLLECT_DECODE_THREADS's count. */
+static void plan_count(const char *dir, unsigned long long *cuts, unsigned long long *unread,
+		       unsigned long long *bytes)
+{
+	static char *const threads[] = { "PTCOLLECT_DECODE_THREADS=1", NULL };
+	char *elf = path_in(dir, "prog.elf"), *pt = path_in(dir, "trace.pt");
+	struct run_result r, one;
+	const char *at;
+
+	cr_assert_eq(run_ptcollect(threads, &r, "decode", "-J", "4", "--chunk-size", "16K",
+				   "--elf", elf, "--pt", pt, "--branches", NULL), 0);
+	cr_assert_eq(run_ptcollect(NULL, &one, "decode", "-J", "1", "--elf", elf, "--pt", pt,
+				   "--branches", NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_assert_eq(one.status, 0, "%s", one.err);
+	cr_assert(!strcmp(r.out, one.out), "-J 4 prints other branches than -J 1");
+	at = strstr(r.err, ", cuts ");
+	cr_assert(at && sscanf(at, ", cuts %llu (unread %llu), planning read %llu bytes", cuts,
+			       unread, bytes) == 3, "%s", r.err);
+	run_free(&r);
+	run_free(&one);
+}
+
+/*
+ * Planning reads 8 KiB at a cut first (find_psb(), psb_state()), 64 KiB only when the
+ * PSB is further or its PSB+ longer: on ptgen's trace (PSBs a few hundred bytes apart)
+ * a cut reads little, and where each PSB+ holds 9,000 bytes of PAD every cut still
+ * knows what its PSB+ says, and -J 4 prints what -J 1 prints.
+ */
+Test(decode, planning_reads_little_at_a_cut_and_more_for_a_long_psb_plus)
+{
+	static const uint8_t psb[16] = { 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82,
+					 0x02, 0x82, 0x02, 0x82, 0x02, 0x82, 0x02, 0x82 };
+	char *dir = generate("200000", "3", NULL), *path = path_in(dir, "trace.pt"), *buf;
+	unsigned long long cuts, unread, bytes, n = 0;
+	size_t len, i = 0;
+	FILE *f;
+
+	plan_count(dir, &cuts, &unread, &bytes);
+	cr_expect_gt(cuts, 10);
+	cr_expect_eq(unread, 0);
+	cr_expect_lt(bytes, cuts * (24u << 10), "%llu bytes for %llu cuts", bytes, cuts);
+
+	f = fopen(path, "rb");
+	cr_assert(f);
+	fseek(f, 0, SEEK_END);
+	len = (size_t)ftell(f);
+	fclose(f);
+	buf = slurp(path);
+	f = fopen(path, "wb");
+	cr_assert(f);
+	/* PAD after each PSB: inside its PSB+, which is then longer than the first read. */
+	while (i < len) {
+		const uint8_t *p = memmem(buf + i, len - i, psb, sizeof(psb));
+		size_t to = p ? (size_t)((const char *)p - buf) + sizeof(psb) : len;
+
+		cr_assert_eq(fwrite(buf + i, 1, to - i, f), to - i);
+		for (int k = 0; p && k < 9000; k++)
+			fputc(0, f);
+		n += p != NULL;
+		i = to;
+	}
+	cr_assert_eq(fclose(f), 0);
+	free(buf);
+	cr_assert_gt(n, 100);
+	plan_count(dir, &cuts, &unread, &bytes);
+	cr_expect_gt(cuts, 10);
+	cr_expect_eq(unread, 0, "%llu of %llu cuts unread", unread, cuts);
+	cleanup(dir);
+}
+
+/*
+ * A worker wakes the merge when the chunk it waits for is planned or decoded (decode.c's
+ * merge_to_wake()): with no wake, each of the merge's waits ended at its 250 ms tick (for
+ * the progress line), and the workers, AHEAD_PER_JOB chunks ahead, waited for it.
+ */
+Test(decode, jobs_two_wakes_the_merge_for_its_chunk)
+{
+	static char *const threads[] = { "PTCOLLECT_DECODE_THREADS=1", NULL };
+	char *dir = walk_dir("/tmp/ptc-wake-XXXXXX", (const char *[]){ "-b", "3000", "-s", "2",
+								"-n", "600000", "-p", "30", NULL });
+	unsigned long long n[2];
+	double ms[2];
+	struct run_result r;
+	const char *at;
+
+	cr_assert_eq(run_ptcollect(threads, &r, "decode", "-J", "2", "--chunk-size", "4K",
+				   "--raw", path_in(dir, "prog.bin:0x401000"), "--pt",
+				   path_in(dir, "trace.pt"), "--stats", NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	at = strstr(r.err, "merge waits planned ");
+	cr_assert(at && sscanf(at, "merge waits planned %llu %lf, merge waits decoded %llu %lf",
+			       &n[0], &ms[0], &n[1], &ms[1]) == 4, "%s", r.err);
+	/* Each wait a chunk's time at most (4 KiB of trace: well under a millisecond). */
+	if (n[0] + n[1] >= 4)
+		cr_expect_lt((ms[0] + ms[1]) / (double)(n[0] + n[1]), 200.0, "%s", r.err);
+	run_free(&r);
+	cleanup(dir);
+}
