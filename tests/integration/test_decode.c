@@ -2369,9 +2369,12 @@ Test(decode, jobs_two_wakes_the_merge_for_its_chunk)
 	at = strstr(r.err, "merge waits planned ");
 	cr_assert(at && sscanf(at, "merge waits planned %llu %lf, merge waits decoded %llu %lf",
 			       &n[0], &ms[0], &n[1], &ms[1]) == 4, "%s", r.err);
-	/* Each wait a chunk's time at most (4 KiB of trace: well under a millisecond). */
+	/*
+	 * Each wait a chunk's time at most (4 KiB of trace: well under a millisecond; 0.2 to
+	 * 3.5 ms on average with the machine at load 29); without the wakes, 227 ms.
+	 */
 	if (n[0] + n[1] >= 4)
-		cr_expect_lt((ms[0] + ms[1]) / (double)(n[0] + n[1]), 200.0, "%s", r.err);
+		cr_expect_lt((ms[0] + ms[1]) / (double)(n[0] + n[1]), 100.0, "%s", r.err);
 	run_free(&r);
 	cleanup(dir);
 }
