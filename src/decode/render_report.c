@@ -190,16 +190,17 @@ static __thread uint32_t ak_n[2];
 /*
  * Callees' keys are not in the slots: a callee's slot is the next of its generation (ak_n),
  * found by address in an index. csm[]: section -1 (the fast path's calls) below 2^47, 8
- * bytes an entry (CSMALL_VALID | slot << 47 | address), 512 KiB, a third full at most; its
- * entries emptied at each new generation (those in csm_used[]). cidx[]: the others (the
+ * bytes an entry (CSMALL_VALID | slot << 47 | address), 256 KiB, two thirds full at most;
+ * its entries emptied at each new generation (those in csm_used[]). cidx[]: the others (the
  * slow path's sections, addresses above), 16 bytes (the address; the generation, ci_gen, in
  * 16 bits, the index cleared where they wrap; slot; section), two thirds full at most.
  * Found in the slots themselves (linear probing in 28,672 slots, up to 3/4 full), the walk's
  * 20,814 callees took a probe loop of varying length, and its key's load was 70 % of
- * sum_batch()'s profile samples; in csm[] most are found at their home entry (the walk's
- * report 0.97x the CPU; a 1 MiB index of 16-byte entries: no gain).
+ * sum_batch()'s profile samples. The index's size is what counts: the workers of the
+ * walk's `report -J 2` took 0.91x the CPU with csm[] at 256 KiB, 0.94x at 512 KiB; 16-byte
+ * entries in 1 MiB, 1.00x.
  */
-#define CSMALL_BITS 16
+#define CSMALL_BITS 15
 #define CSMALL (1u << CSMALL_BITS)
 #define CSMALL_VALID (1ull << 63)
 #define CSMALL_IP ((1ull << 47) - 1)
@@ -968,7 +969,7 @@ static __thread uint32_t bm_last, bm_put;
 
 /*
  * A thread's tables: the address slots (akey[], aval[]), the callees' indexes (csm[],
- * cidx[]) and the batches kept (1.7 MiB at 32,768 slots). Too large for every thread's static TLS (each thread of every mode would
+ * cidx[]) and the batches kept (1.5 MiB at 32,768 slots). Too large for every thread's static TLS (each thread of every mode would
  * clear them, --stats' too): allocated at the first chunk a thread gives an id, freed when
  * the thread ends.
  */
