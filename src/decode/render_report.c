@@ -133,8 +133,9 @@ static int real_isid(const struct rrec *rec, uint64_t ip, int isid)
  * The ids of the function at @ip (section @isid) in this chunk, and its offset; false: no id
  * left. Kept by chunk, section and address: calls and returns name a few addresses over and
  * over. (Code outside any section, JIT code, is looked up each time: its perf map may grow.)
- * A slot is two tables: the key that every call's look-up reads (addr_key: 16 bytes, 512 KiB
- * at 32,768 slots), and what a record by ids needs (addr_val), read only where one is made.
+ * A slot is two tables: the key that a look-up reads (addr_key: 16 bytes; callees' are in
+ * indexes of their own, below), and what a record by ids needs (addr_val), read only where
+ * one is made.
  * In one 40-byte slot the look-up missed the cache on a walk over 20,000 functions: half of
  * the worker's report time over --stats' went to that compare. A chunk's address, once
  * kept, keeps its slot (open addressing, linear probing) until ADDR_FULL are kept: mapped to
@@ -154,7 +155,11 @@ struct addr_val {
 	uint8_t how;
 };
 
-/* ADDR_SLOTS of each, tables_get()'s: a chunk with an id (r->chunk) has them */
+/*
+ * tables_get()'s: a chunk with an id (r->chunk) has them. aval[]: ADDR_SLOTS; akey[]: the
+ * keys of the slots not callees' (ADDR_SLOTS - ADDR_CALLEES, from slot ADDR_CALLEES on:
+ * rkey()); callees' keys are in csm[] and cidx[] (below).
+ */
 static __thread struct addr_key *akey;
 static __thread struct addr_val *aval;
 /* Times a slot (akey[], aval[]) was written: a batch kept (struct bmemo) holds while it stays. */
@@ -182,8 +187,103 @@ static __thread bool time_has;
 static __thread uint64_t ak_chunk, ak_gen[2], ak_gens;
 static __thread uint32_t ak_n[2];
 
+/*
+ * Callees' keys are not in the slots: a callee's slot is the next of its generation (ak_n),
+ * found by address in an index. csm[]: section -1 (the fast path's calls) below 2^47, 8
+ * bytes an entry (CSMALL_VALID | slot << 47 | address), 256 KiB, two thirds full at most;
+ * its entries emptied at each new generation (those in csm_used[]). cidx[]: the others (the
+ * slow path's sections, addresses above), 16 bytes (the address; the generation, ci_gen, in
+ * 16 bits, the index cleared where they wrap; slot; section), two thirds full at most.
+ * Found in the slots themselves (linear probing in 28,672 slots, up to 3/4 full), the walk's
+ * 20,814 callees took a probe loop of varying length, and its key's load was 70 % of
+ * sum_batch()'s profile samples. The index's size is what counts: the workers of the
+ * walk's `report -J 2` took 0.91x the CPU with csm[] at 256 KiB, 0.94x at 512 KiB; 16-byte
+ * entries in 1 MiB, 1.00x.
+ */
+#define CSMALL_BITS 15
+#define CSMALL (1u << CSMALL_BITS)
+#define CSMALL_VALID (1ull << 63)
+#define CSMALL_IP ((1ull << 47) - 1)
+
+static __thread uint64_t *csm;
+static __thread uint32_t *csm_used, csm_n;
+_Static_assert(ADDR_CALLEES <= 1u << 16 && ADDR_FULL(ADDR_CALLEES) < CSMALL,
+	       "a callee's slot in 16 bits, a free entry in the small index");
+
+#define CIDX_BITS 15
+#define CIDX (1u << CIDX_BITS)
+
+struct cidx_ent {
+	uint64_t ip;
+	uint64_t w;			/* ci_gen << 48 | slot << 32 | (uint32_t)isid */
+};
+
+static __thread struct cidx_ent *cidx;
+static __thread uint64_t ci_gen;
+_Static_assert(ADDR_FULL(ADDR_CALLEES) < CIDX, "a free entry in the index");
+
+/* Whether callee @ip (@isid) is kept in csm[]. */
+static inline bool csmall_fits(uint64_t ip, int isid)
+{
+	return isid == -1 && ip <= CSMALL_IP;
+}
+
+/* The entry @ip looks from first in csm[]. */
+static inline uint32_t csmall_home(uint64_t ip)
+{
+	return (uint32_t)((ip * 0x9e3779b97f4a7c15ull) >> (64 - CSMALL_BITS));
+}
+
+/* Callee @ip's slot (section -1, csmall_fits()) in the callees' generation, or -1. */
+static inline int csmall_find(uint64_t ip)
+{
+	for (uint32_t a = csmall_home(ip);; a = (a + 1) & (CSMALL - 1)) {
+		uint64_t e = csm[a];
+
+		if (!e)
+			return -1;
+		if ((e & CSMALL_IP) == ip)
+			return (int)(uint16_t)(e >> 47);
+	}
+}
+
+/* The entry @ip (@isid) looks from first in cidx[]. */
+static inline uint32_t cidx_home(uint64_t ip, int isid)
+{
+	return (uint32_t)(((ip ^ (uint64_t)(uint32_t)isid << 40) * 0x9e3779b97f4a7c15ull) >>
+			  (64 - CIDX_BITS));
+}
+
+/* Callee @ip's slot (section @isid) in the callees' generation, or -1 (none there). */
+static inline int callee_find(uint64_t ip, int isid)
+{
+	if (csmall_fits(ip, isid))
+		return csmall_find(ip);
+	for (uint32_t a = cidx_home(ip, isid);; a = (a + 1) & (CIDX - 1)) {
+		uint64_t w = cidx[a].w;
+
+		if (w >> 48 != ci_gen)
+			return -1;
+		if (cidx[a].ip == ip && (uint32_t)w == (uint32_t)isid)
+			return (int)(uint16_t)(w >> 32);
+	}
+}
+
+/* The key of a slot not callees' (@a: from ADDR_CALLEES on). */
+static inline struct addr_key *rkey(uint32_t a)
+{
+	return &akey[a - ADDR_CALLEES];
+}
+
 static void addr_renew(bool callee)
 {
+	if (callee && ++ci_gen >> 16) {
+		if (cidx)
+			memset(cidx, 0, CIDX * sizeof(*cidx));
+		ci_gen = 1;
+	}
+	for (; callee && csm_n; csm_n--)
+		csm[csm_used[csm_n - 1]] = 0;
 	ak_n[callee] = 0;
 	ak_gen[callee] = ak_gens + 1 < ADDR_CHUNK_MAX ? ++ak_gens : 0;
 }
@@ -236,7 +336,9 @@ static inline bool addr_slot_holds(const struct render *r, uint32_t a, uint64_t 
 {
 	uint64_t g = r->chunk ? addr_epoch(r, callee) : 0;
 
-	return g && akey[a].ip == ip && akey[a].ck == addr_ck(g, isid, callee);
+	if (callee)
+		return g && callee_find(ip, isid) == (int)a;
+	return g && rkey(a)->ip == ip && rkey(a)->ck == addr_ck(g, isid, callee);
 }
 
 /*
@@ -251,10 +353,12 @@ static inline int addr_find(const struct render *r, uint64_t ip, int isid, bool 
 
 	if (!g)
 		return -1;
+	if (callee)
+		return callee_find(ip, isid);
 	for (;; a = addr_next(a, callee)) {
-		if (akey[a].ck >> 33 != g)
+		if (rkey(a)->ck >> 33 != g)
 			return -1;
-		if (akey[a].ip == ip && akey[a].ck == ck)
+		if (rkey(a)->ip == ip && rkey(a)->ck == ck)
 			return (int)a;
 	}
 }
@@ -276,7 +380,23 @@ static inline int addr_free(const struct render *r, uint64_t ip, int isid, bool 
 	}
 	if (!g)
 		return -1;
-	while (akey[a].ck >> 33 == g)
+	if (callee) {
+		uint64_t slot = ak_n[callee]++;
+
+		if (csmall_fits(ip, isid)) {
+			for (a = csmall_home(ip); csm[a]; a = (a + 1) & (CSMALL - 1))
+				;
+			csm[a] = CSMALL_VALID | slot << 47 | ip;
+			csm_used[csm_n++] = a;
+			return (int)slot;
+		}
+		for (a = cidx_home(ip, isid); cidx[a].w >> 48 == ci_gen; a = (a + 1) & (CIDX - 1))
+			;
+		cidx[a] = (struct cidx_ent){ .ip = ip,
+					     .w = ci_gen << 48 | slot << 32 | (uint32_t)isid };
+		return (int)slot;
+	}
+	while (rkey(a)->ck >> 33 == g)
 		a = addr_next(a, callee);
 	ak_n[callee]++;
 	return (int)a;
@@ -315,7 +435,9 @@ static bool addr_ids(struct render *r, const struct rrec *rec, uint64_t ip, int 
 		a = (uint32_t)f;
 		d = (struct padef){ .aid = (uint16_t)a, .name = *name, .obj = *obj,
 				    .how = *how, .off = y.off };
-		akey[a] = (struct addr_key){ .ip = ip, .ck = addr_ck(ak_gen[callee], isid, callee) };
+		if (!callee)
+			*rkey(a) = (struct addr_key){ .ip = ip,
+						      .ck = addr_ck(ak_gen[callee], isid, callee) };
 		aval[a] = (struct addr_val){ .off = y.off, .name = *name, .obj = *obj,
 					     .how = *how };
 		addr_gen++;
@@ -846,13 +968,16 @@ static __thread struct bmemo *bm_tab;
 static __thread uint32_t bm_last, bm_put;
 
 /*
- * A thread's tables: the address slots (akey[], aval[]) and the batches kept (1.1 MiB at
- * 32,768 slots). Too large for every thread's static TLS (each thread of every mode would
+ * A thread's tables: the address slots (akey[], aval[]), the callees' indexes (csm[],
+ * cidx[]) and the batches kept (1.5 MiB at 32,768 slots). Too large for every thread's static TLS (each thread of every mode would
  * clear them, --stats' too): allocated at the first chunk a thread gives an id, freed when
  * the thread ends.
  */
 struct slot_tables {
-	struct addr_key akey[ADDR_SLOTS];
+	uint64_t csm[CSMALL];
+	struct cidx_ent cidx[CIDX];
+	uint32_t csm_used[ADDR_FULL(ADDR_CALLEES)];
+	struct addr_key akey[ADDR_SLOTS - ADDR_CALLEES];
 	struct addr_val aval[ADDR_SLOTS];
 	struct bmemo memo[BMEMO];
 };
@@ -886,6 +1011,9 @@ static bool tables_get(void)
 		free(m);
 		return false;
 	}
+	csm = t->csm;
+	csm_used = t->csm_used;
+	cidx = t->cidx;
 	akey = t->akey;
 	aval = t->aval;
 	bm_tab = t->memo;
@@ -1366,6 +1494,60 @@ static void bmemo_keep(const struct render *r, const struct rrec *rec,
 }
 
 /*
+ * flows_plain()'s entries v[@i] on, while each is one of flow_one()'s two fast ways, where
+ * the sink has room for all that are left (then none is asked for again: dsink_room()'s
+ * test a record) and the time is said; the callee's key found from its generation and
+ * @isid taken once. The shadow's @top and @depth, the last return address said (@ret,
+ * @has_ret) in and out. Returns the first entry it did not write (@n: none).
+ */
+static inline __attribute__((always_inline)) unsigned plain_run(
+	struct render *r, int isid, const struct fastflow_cr *v, unsigned i, unsigned n,
+	uint64_t run, uint32_t *top, uint32_t *depth, uint64_t *ret, bool *has_ret)
+{
+	struct dsink *s = r->sink;
+	uint64_t g = addr_epoch(r, true), last = *ret;
+	uint8_t *o = s->buf + s->len;
+	uint32_t tp = *top, dp = *depth;
+	bool cold = s->cold, has = *has_ret;
+
+	for (; i < n; i++, run = 0) {
+		const struct fastflow_cr *c = &v[i];
+		uint64_t k = c->ninsn + run;
+		int ta;
+
+		if (k - 1 >= UINT32_MAX)
+			break;
+		if (cold) {
+			dsink_ahead(o);
+			dsink_ahead(o + 64);
+		}
+		if (!c->call) {
+			if (!dp || sh_ret[(tp - 1) % SHADOW] != c->to)
+				break;
+			o[0] = T_RETTOP;
+			o = put_varint(o + 1, (uint32_t)k);
+			tp--;
+			dp--;
+			continue;
+		}
+		if (!g || (ta = callee_find(c->to, isid)) < 0)
+			break;
+		/* (put_callv()'s and sh_push()'s) */
+		o = callv_spell(o, (uint32_t)k, (uint16_t)ta, c->next, last, has);
+		last = c->next;
+		has = true;
+		sh_ret[tp++ % SHADOW] = c->next;
+		dp += dp < SHADOW;
+	}
+	s->len = (size_t)(o - s->buf);
+	*top = tp;
+	*depth = dp;
+	*ret = last;
+	*has_ret = has;
+	return i;
+}
+
+/*
  * The batch's entries v[@i] on as flow_one() writes each, the first after @run instructions
  * more (sum_batch() where it sums none: a walk's batches, the views that show each call).
  * flow_one()'s two fast ways (T_RETTOP; T_CALLV by a kept slot) with the worker's state in
@@ -1393,11 +1575,22 @@ static void flows_plain(struct render *r, struct rrec *rec, const struct fastflo
 	}
 	said = time_chunk == r->chunk && time_has == rec->has_time && time_at == t;
 	for (; i < n; i++) {
-		const struct fastflow_cr *c = &v[i];
-		uint64_t k = c->ninsn + run;
+		const struct fastflow_cr *c;
+		uint64_t k;
 		uint8_t *w, *p;
 		int ta;
 
+		if (said && s->len + (size_t)(n - i) * CALLV_MAX <= s->cap) {
+			unsigned j = plain_run(r, rec->to_isid, v, i, n, run, &top, &depth, &ret,
+					       &has_ret);
+
+			if (j == n)
+				break;
+			run = j == i ? run : 0;
+			i = j;
+		}
+		c = &v[i];
+		k = c->ninsn + run;
 		run = 0;
 		if (k - 1 < UINT32_MAX) {
 			if (!c->call) {
