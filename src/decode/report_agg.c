@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "report_agg.h"
 
@@ -102,6 +103,30 @@ static uint64_t str_hash(const char *s, size_t n)
 	return h;
 }
 
+/* A copy of @p (@n bytes and a NUL) in the string blocks; NULL when out of memory. */
+static char *str_copy(struct rstate *s, const char *p, size_t n)
+{
+	char *c;
+
+	if (n + 1 > s->strblk_left) {
+		size_t size = n + 1 > STRBLK_SIZE ? n + 1 : STRBLK_SIZE;
+		struct strblk *b = malloc(sizeof(*b) + size);
+
+		if (!b)
+			return NULL;
+		b->next = s->strblk;
+		s->strblk = b;
+		s->strblk_at = b->text;
+		s->strblk_left = size;
+	}
+	c = s->strblk_at;
+	memcpy(c, p, n);
+	c[n] = '\0';
+	s->strblk_at += n + 1;
+	s->strblk_left -= n + 1;
+	return c;
+}
+
 /* The id of a string (@n bytes), NONE when out of memory. */
 static uint32_t intern(struct rstate *s, const char *p, size_t n)
 {
@@ -114,6 +139,7 @@ static uint32_t intern(struct rstate *s, const char *p, size_t n)
 	if (s->nstr + 1 > s->capstr) {
 		uint32_t cap = s->capstr;
 		uint32_t *next;
+		struct pair *ss;
 
 		if (!grow((void **)&s->str, &cap, s->nstr + 1, sizeof(*s->str)))
 			goto oom;
@@ -121,12 +147,17 @@ static uint32_t intern(struct rstate *s, const char *p, size_t n)
 		if (!next)
 			goto oom;
 		s->strnext = next;
+		ss = realloc(s->str_sym, cap * sizeof(*ss));
+		if (!ss)
+			goto oom;
+		s->str_sym = ss;
 		s->capstr = cap;
 	}
-	s->str[s->nstr] = strndup(p, n);
+	s->str[s->nstr] = str_copy(s, p, n);
 	if (!s->str[s->nstr] || !map_set(&s->strmap, h, s->nstr))
 		goto oom;
 	s->strnext[s->nstr] = id;
+	s->str_sym[s->nstr] = (struct pair){ NOBJ, NONE };
 	return s->nstr++;
 oom:
 	s->oom = true;
@@ -142,22 +173,37 @@ static uint32_t intern_str(struct rstate *s, const char *p)
 static uint32_t sym_get(struct rstate *s, uint32_t name, uint32_t obj)
 {
 	uint64_t key = (uint64_t)name << 32 | obj;
-	uint32_t id = map_get(&s->symmap, key), cap = s->capsyms;
+	uint32_t id, cap = s->capsyms;
+	struct pair *first;
 
-	if (id != NONE || name == NONE)
+	if (name == NONE)
+		return NONE;
+	first = &s->str_sym[name];
+	if (first->key == obj)
+		return first->val;
+	if (first->key != NOBJ && (id = map_get(&s->symmap, key)) != NONE)
 		return id;
 	if (s->nsyms + 1 > cap) {
+		struct pair *r;
+
 		if (!grow((void **)&s->sym_name, &cap, s->nsyms + 1, sizeof(*s->sym_name)))
 			goto oom;
 		cap = s->capsyms;
 		if (!grow((void **)&s->sym_obj, &cap, s->nsyms + 1, sizeof(*s->sym_obj)))
 			goto oom;
+		r = realloc(s->sym_row, cap * sizeof(*r));
+		if (!r)
+			goto oom;
+		s->sym_row = r;
 		s->capsyms = cap;
 	}
-	if (!map_set(&s->symmap, key, s->nsyms))
+	if (first->key == NOBJ)
+		*first = (struct pair){ obj, s->nsyms };
+	else if (!map_set(&s->symmap, key, s->nsyms))
 		goto oom;
 	s->sym_name[s->nsyms] = name;
 	s->sym_obj[s->nsyms] = obj;
+	s->sym_row[s->nsyms] = (struct pair){ NONE, NONE };
 	return s->nsyms++;
 oom:
 	s->oom = true;
@@ -170,55 +216,88 @@ static uint32_t sym_str(struct rstate *s, const char *p)
 	return sym_get(s, intern_str(s, p), NONE);
 }
 
-/* Room for one more row, aligned as struct func wants (realloc() would not). */
+/*
+ * Room for one more row: a mapping of its own, grown by mremap() (page aligned, as struct
+ * func wants). realloc() would copy the rows at each doubling, into pages faulted in anew:
+ * on the walk's 21,000 rows, 2.7 MB written twice, some 1,000 page faults.
+ */
 static bool funcs_grow(struct rstate *s)
 {
 	uint32_t n = s->capfuncs ? 2 * s->capfuncs : 64;
-	struct func *q;
+	void *q;
 
 	if (s->nfuncs < s->capfuncs)
 		return true;
-	q = aligned_alloc(_Alignof(struct func), (size_t)n * sizeof(*q));
-	if (!q)
+	if (s->funcs)
+		q = mremap(s->funcs, (size_t)s->capfuncs * sizeof(*s->funcs),
+			   (size_t)n * sizeof(*s->funcs), MREMAP_MAYMOVE);
+	else
+		q = mmap(NULL, (size_t)n * sizeof(*s->funcs), PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (q == MAP_FAILED)
 		return false;
-	if (s->nfuncs)
-		memcpy(q, s->funcs, (size_t)s->nfuncs * sizeof(*q));
-	free(s->funcs);
 	s->funcs = q;
 	s->capfuncs = n;
 	return true;
 }
 
+/* The row of @name (a sym) in @group, else NONE (sym_row, funcmap). */
+static uint32_t row_find(const struct rstate *s, uint32_t group, uint32_t name)
+{
+	const struct pair *first = &s->sym_row[name];
+
+	if (first->key == group)
+		return first->val;
+	if (first->key == NONE)
+		return NONE;
+	return map_get(&s->funcmap, (uint64_t)group << 32 | name);
+}
+
 /* The row of @name in @group; rows past REPORT_FUNCS_MAX go to "[other]". */
 static uint32_t func_get(struct rstate *s, uint32_t group, uint32_t name)
 {
-	uint64_t key = (uint64_t)group << 32 | name;
-	uint32_t id = map_get(&s->funcmap, key);
+	uint32_t id;
 	struct func *f;
 
-	if (id != NONE)
-		return id;
 	if (name == NONE || group == NONE)
 		return NONE;
+	id = row_find(s, group, name);
+	if (id != NONE)
+		return id;
 	if (s->nfuncs >= REPORT_FUNCS_MAX) {
 		s->funcs_full = true;
 		name = sym_str(s, "[other]");
-		key = (uint64_t)group << 32 | name;
-		id = map_get(&s->funcmap, key);
+		if (name == NONE)
+			return NONE;
+		id = row_find(s, group, name);
 		if (id != NONE || s->nfuncs >= REPORT_FUNCS_MAX + 256)
 			return id;
 	}
-	if (!funcs_grow(s) ||
-	    !map_set(&s->funcmap, key, s->nfuncs)) {
-		s->oom = true;
-		return NONE;
-	}
+	if (!funcs_grow(s))
+		goto oom;
+	if (s->sym_row[name].key == NONE)
+		s->sym_row[name] = (struct pair){ group, s->nfuncs };
+	else if (!map_set(&s->funcmap, (uint64_t)group << 32 | name, s->nfuncs))
+		goto oom;
 	f = &s->funcs[s->nfuncs];
 	memset(f, 0, sizeof(*f));
 	f->name = name;
 	f->group = group;
 	f->d.min = UINT64_MAX;
 	return s->nfuncs++;
+oom:
+	s->oom = true;
+	return NONE;
+}
+
+uint32_t report_sym(struct rstate *s, const char *name, const char *obj)
+{
+	return sym_get(s, intern_str(s, name), *obj ? intern_str(s, obj) : NONE);
+}
+
+uint32_t report_row(struct rstate *s, const char *group, uint32_t sym)
+{
+	return func_get(s, intern_str(s, group), sym);
 }
 
 static uint32_t node_get(struct rstate *s, uint32_t parent, uint32_t name)
@@ -822,19 +901,17 @@ static uint8_t how_of(unsigned how)
 	return how == N_SYM || how == N_SYMOFF ? (uint8_t)how : N_UNKNOWN;
 }
 
-/* The name @e gives: formatted here, only when it is needed. */
+/*
+ * The name @e gives: formatted here, only when it is needed. Not kept by @e (a table of
+ * them was tried): func_of() asks at calls_seen's misses, mostly once a function (the
+ * walk: 92 of 21,245 asked again), and the table cost 1 MiB and 500 page faults.
+ */
 static uint32_t name_of(struct rstate *s, const struct fref *e)
 {
-	uint32_t base = e->how == N_SYMOFF ? e->base : e->obj, got;
-	uint64_t key = (uint64_t)(e->how == N_SYMOFF) << 63 | (uint64_t)base << 40 | e->off;
-	bool keep = base < (1u << 23) && e->off < (1ull << 40);
 	char b[4 * NAME_LEN];
 
 	if (e->how == N_SYM || e->how == N_NAME)
 		return e->base;
-	/* Spelled once per name and offset: the same few come at every call. */
-	if (keep && (got = map_get(&s->offmap, key)) != NONE)
-		return got;
 	if (e->how == N_SYMOFF) {
 		if (e->base == NONE)
 			return NONE;
@@ -844,10 +921,7 @@ static uint32_t name_of(struct rstate *s, const struct fref *e)
 	} else {
 		snprintf(b, sizeof(b), "[unknown] (%s+0x%" PRIx64 ")", s->str[e->obj], e->off);
 	}
-	got = intern_str(s, b);
-	if (keep && got != NONE && !map_set(&s->offmap, key, got))
-		s->oom = true;
-	return got;
+	return intern_str(s, b);
 }
 
 /* @e's set in calls_seen for @group (func_of()): CALL_WAYS slots, the latest first. */
@@ -1976,18 +2050,24 @@ void report_free(struct rstate *s)
 		free(s->funcs[i].d.hist);
 		free(s->funcs[i].out);
 	}
-	for (uint32_t i = 0; i < s->nstr; i++)
-		free(s->str[i]);
+	while (s->strblk) {
+		struct strblk *b = s->strblk;
+
+		s->strblk = b->next;
+		free(b);
+	}
 	free(s->str);
 	free(s->strnext);
+	free(s->str_sym);
 	free(s->sym_name);
 	free(s->sym_obj);
+	free(s->sym_row);
 	map_free(&s->symmap);
-	free(s->funcs);
+	if (s->funcs)
+		munmap(s->funcs, (size_t)s->capfuncs * sizeof(*s->funcs));
 	free(s->nodes);
 	map_free(&s->strmap);
 	map_free(&s->funcmap);
 	map_free(&s->nodemap);
-	map_free(&s->offmap);
 	free(s);
 }

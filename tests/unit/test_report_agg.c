@@ -69,6 +69,7 @@ Test(report_agg, folded_lines_are_each_nodes_stack_from_the_root)
 	struct report_config rc = { .view = REPORT_FOLDED, .weight_insns = true };
 	struct rstate *s = calloc(1, sizeof(*s));
 	struct report_state rs = { .s = s };
+	char *dup[sizeof(names) / sizeof(names[0])];
 	uint32_t nn = 20000, chain = REPORT_DEPTH_MAX + 40, path[REPORT_DEPTH_MAX + 2];
 	size_t cap = 1 << 20, len = 0, got_len;
 	char *want = malloc(cap), *got;
@@ -79,8 +80,9 @@ Test(report_agg, folded_lines_are_each_nodes_stack_from_the_root)
 	s->rc = &rc;
 	s->nstr = sizeof(names) / sizeof(names[0]);
 	s->str = malloc(s->nstr * sizeof(*s->str));
+	/* the state's strings are in its blocks (none here): these are freed below */
 	for (uint32_t i = 0; i < s->nstr; i++)
-		s->str[i] = strdup(names[i]);
+		s->str[i] = dup[i] = strdup(names[i]);
 	/* every name alone, and each in object 5 ("lib.so") */
 	s->nsyms = 2 * s->nstr;
 	s->sym_name = malloc(s->nsyms * sizeof(*s->sym_name));
@@ -122,6 +124,8 @@ Test(report_agg, folded_lines_are_each_nodes_stack_from_the_root)
 	}
 	cr_assert_eq(dout_init(&o, fileno(f), NULL, &rs), 0);
 	report_finish(&o);	/* prints, and frees the state */
+	for (size_t i = 0; i < sizeof(dup) / sizeof(dup[0]); i++)
+		free(dup[i]);
 	cr_assert_eq(dout_flush(&o), 0);
 	dout_destroy(&o);
 	got_len = (size_t)lseek(fileno(f), 0, SEEK_CUR);
@@ -136,4 +140,77 @@ Test(report_agg, folded_lines_are_each_nodes_stack_from_the_root)
 	fclose(f);
 	free(got);
 	free(want);
+}
+
+/*
+ * The merge's functions and rows (sym_get(), func_get()): a name's first object and a sym's
+ * first group in arrays, the others in tables, the strings in blocks. Against a plain list:
+ * the same name and object give the same function and no other does, the same group and
+ * function the same row, ids in the order first asked (as the rows' order was before), the
+ * strings whole (some longer than a block).
+ */
+#define T_NAMES 3000
+#define T_ASKS 60000
+
+struct t_ask {
+	uint16_t name;
+	uint8_t obj, group;
+};
+
+Test(report_agg, functions_and_rows_by_name_object_and_group)
+{
+	static const char *const objs[] = { "", "a.so", "b.so", "c" };
+	static const char *const groups[] = { "", "pid 1 tid 1", "pid 1 tid 2" };
+	struct report_config rc = { .view = REPORT_FUNCTIONS };
+	struct rstate *s = calloc(1, sizeof(*s));
+	static char *names[T_NAMES];
+	static struct t_ask sym_of[T_ASKS], row_of[T_ASKS];	/* what each id was made for */
+	uint32_t nsym = 0, nrow = 0;
+
+	cr_assert(s);
+	s->rc = &rc;
+	for (uint32_t i = 0; i < T_NAMES; i++) {
+		size_t n = i % 1000 == 7 ? 70000 + i : 1 + rnd() % 60;
+
+		cr_assert(names[i] = malloc(n + 16));
+		n = (size_t)sprintf(names[i], "%u:", i) + n;
+		for (size_t k = strlen(names[i]); k < n; k++)
+			names[i][k] = (char)('a' + rnd() % 26);
+		names[i][n] = '\0';
+	}
+	for (uint32_t k = 0; k < T_ASKS; k++) {
+		/* most names in one object, some in two to four; mostly one group */
+		struct t_ask a = { .name = (uint16_t)(rnd() % T_NAMES) };
+		uint32_t sym, row, i;
+
+		a.obj = (uint8_t)(rnd() % 8 ? a.name % 4 : rnd() % 4);
+		a.group = (uint8_t)(rnd() % 4 ? 0 : rnd() % 3);
+		sym = report_sym(s, names[a.name], objs[a.obj]);
+		for (i = 0; i < nsym; i++)
+			if (sym_of[i].name == a.name && sym_of[i].obj == a.obj)
+				break;
+		if (i == nsym)
+			sym_of[nsym++] = a;
+		cr_assert_eq(sym, i, "ask %u: function %u, the list's %u", k, sym, i);
+		cr_assert_str_eq(sym_text(s, sym), names[a.name]);
+		cr_assert_str_eq(obj_text(s, sym), objs[a.obj]);
+		row = report_row(s, groups[a.group], sym);
+		for (i = 0; i < nrow; i++)
+			if (row_of[i].name == a.name && row_of[i].obj == a.obj &&
+			    row_of[i].group == a.group)
+				break;
+		if (i == nrow)
+			row_of[nrow++] = a;
+		cr_assert_eq(row, i, "ask %u: row %u, the list's %u", k, row, i);
+		cr_assert_eq(s->funcs[row].name, sym);
+		cr_assert_str_eq(s->str[s->funcs[row].group], groups[a.group]);
+		cr_assert_eq((uintptr_t)&s->funcs[row] % 64, 0);
+	}
+	cr_assert(!s->oom);
+	/* every name in more than one object, and in more than one group, was asked */
+	cr_assert_gt(s->symmap.n, 100);
+	cr_assert_gt(s->funcmap.n, 100);
+	report_free(s);
+	for (uint32_t i = 0; i < T_NAMES; i++)
+		free(names[i]);
 }
