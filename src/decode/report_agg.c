@@ -69,11 +69,7 @@ static void map_free(struct map *m)
 	free(m->slots);
 }
 
-/*
- * Room for @need elements of @size bytes at *@p, doubling from GROW_FIRST. Small first: a
- * row's exact durations are an array each, and on many functions most rows keep a few (the
- * walk: 21,000 rows, 432,000 durations; at 64 first they took 12.7 MB, each page faulted in).
- */
+/* Room for @need elements of @size bytes at *@p, doubling from GROW_FIRST. */
 #define GROW_FIRST 4
 
 static bool grow(void **p, uint32_t *cap, uint32_t need, size_t size)
@@ -347,18 +343,76 @@ static uint64_t bucket_value(size_t b)
 	return lo + (1ull << (e - 6));
 }
 
-/* grow()'s capacities, doubled from 64, reach REPORT_EXACT_MAX and no further: dist_add()
- * appends while below its capacity */
-_Static_assert(REPORT_EXACT_MAX >= 64 && !(REPORT_EXACT_MAX & (REPORT_EXACT_MAX - 1)),
-	       "REPORT_EXACT_MAX: a power of two, at least 64");
+/* the pool's sizes, doubled from EXACT_FIRST, reach REPORT_EXACT_MAX and no further:
+ * dist_add() appends while below its capacity */
+_Static_assert(EXACT_FIRST << (EXACT_CLASSES - 1) == REPORT_EXACT_MAX &&
+	       REPORT_EXACT_MAX <= XBLK_VALUES, "EXACT_CLASSES: 4 ... REPORT_EXACT_MAX");
+
+static unsigned exact_class(uint32_t cap)
+{
+	return (unsigned)__builtin_ctz(cap / EXACT_FIRST);
+}
+
+/* @p (@cap values) back to the pool. */
+static void exact_put(struct rstate *s, uint64_t *p, uint32_t cap)
+{
+	unsigned k = exact_class(cap);
+
+	memcpy(p, &s->xfree[k], sizeof(p));
+	s->xfree[k] = p;
+}
+
+/* An array of @cap values (a pool size), NULL when out of memory. */
+static uint64_t *exact_get(struct rstate *s, uint32_t cap)
+{
+	unsigned k = exact_class(cap);
+	uint64_t *p = s->xfree[k];
+
+	if (p) {
+		memcpy(&s->xfree[k], p, sizeof(p));
+		return p;
+	}
+	if (!s->xblk || s->xblk_used + cap > XBLK_VALUES) {
+		struct xblk *b = malloc(sizeof(*b));
+
+		if (!b)
+			return NULL;
+		/* the old block's rest to the lists, largest sizes first (all are powers of 2) */
+		while (s->xblk && XBLK_VALUES - s->xblk_used >= EXACT_FIRST) {
+			uint32_t left = XBLK_VALUES - s->xblk_used, c = EXACT_FIRST;
+
+			while (2 * c <= left && 2 * c <= REPORT_EXACT_MAX)
+				c *= 2;
+			exact_put(s, &s->xblk->v[s->xblk_used], c);
+			s->xblk_used += c;
+		}
+		b->next = s->xblk;
+		s->xblk = b;
+		s->xblk_used = 0;
+	}
+	p = &s->xblk->v[s->xblk_used];
+	s->xblk_used += cap;
+	return p;
+}
 
 /* dist_add() before its histogram: the exact durations, then the histogram they go into. */
 static void dist_add_slow(struct rstate *s, struct dist *d, uint64_t v)
 {
 	if (d->nexact < REPORT_EXACT_MAX) {
-		if (!grow((void **)&d->exact, &d->cap, d->nexact + 1, sizeof(*d->exact))) {
-			s->oom = true;
-			return;
+		if (d->nexact == d->cap) {
+			uint32_t cap = d->cap ? 2 * d->cap : EXACT_FIRST;
+			uint64_t *q = exact_get(s, cap);
+
+			if (!q) {
+				s->oom = true;
+				return;
+			}
+			if (d->exact) {
+				memcpy(q, d->exact, d->nexact * sizeof(*q));
+				exact_put(s, d->exact, d->cap);
+			}
+			d->exact = q;
+			d->cap = cap;
 		}
 		d->exact[d->nexact++] = v;
 		return;
@@ -368,9 +422,10 @@ static void dist_add_slow(struct rstate *s, struct dist *d, uint64_t v)
 		s->oom = true;
 		return;
 	}
+	s->nhist++;
 	for (uint32_t i = 0; i < d->nexact; i++)
 		d->hist[bucket(d->exact[i])]++;
-	free(d->exact);
+	exact_put(s, d->exact, d->cap);
 	d->exact = NULL;
 	d->nexact = d->cap = 0;
 	d->hist[bucket(v)]++;
@@ -387,6 +442,11 @@ static inline void dist_add(struct rstate *s, struct dist *d, uint64_t v)
 		d->exact[d->nexact++] = v;
 	else
 		dist_add_slow(s, d, v);
+}
+
+void report_dist_add(struct rstate *s, struct dist *d, uint64_t v)
+{
+	dist_add(s, d, v);
 }
 
 /* @c durations of @v (a T_SUM's run). */
@@ -2045,10 +2105,18 @@ void report_begin(struct dout *o, const struct decode_config *cfg)
 void report_free(struct rstate *s)
 {
 	streams_end(s);
-	for (uint32_t i = 0; i < s->nfuncs; i++) {
-		free(s->funcs[i].d.exact);
+	/* the rows' own allocations: histograms (s->nhist rows) and outliers (any row) */
+	for (uint32_t i = 0, hists = 0; i < s->nfuncs && (hists < s->nhist || s->rc->outliers);
+	     i++) {
+		hists += !!s->funcs[i].d.hist;
 		free(s->funcs[i].d.hist);
 		free(s->funcs[i].out);
+	}
+	while (s->xblk) {
+		struct xblk *b = s->xblk;
+
+		s->xblk = b->next;
+		free(b);
 	}
 	while (s->strblk) {
 		struct strblk *b = s->strblk;

@@ -214,3 +214,74 @@ Test(report_agg, functions_and_rows_by_name_object_and_group)
 	for (uint32_t i = 0; i < T_NAMES; i++)
 		free(names[i]);
 }
+
+/*
+ * The rows' exact durations from the pool (exact_get(), exact_put()): 2,000 distributions
+ * grown in turn, at random, so that arrays given back are taken again and blocks' ends cut
+ * up; each keeps what was added, in order, until its histogram (past REPORT_EXACT_MAX), and
+ * its quantiles are a sort's.
+ */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+Test(report_agg, exact_durations_each_keep_their_own)
+{
+	enum { ND = 2000 };
+	struct report_config rc = { .view = REPORT_FUNCTIONS };
+	struct rstate *s = calloc(1, sizeof(*s));
+	static struct dist d[ND];
+	static uint64_t *want[ND];
+	static uint32_t left[ND], n[ND];
+	const unsigned q[3] = { 500, 900, 990 };
+	uint32_t busy = 0;
+
+	cr_assert(s);
+	s->rc = &rc;
+	for (uint32_t i = 0; i < ND; i++) {
+		left[i] = rnd() % 3 ? rnd() % 40 : rnd() % (REPORT_EXACT_MAX + 300);
+		cr_assert(want[i] = malloc((left[i] + 1) * sizeof(*want[i])));
+		d[i].min = UINT64_MAX;
+		busy += left[i] > 0;
+	}
+	while (busy) {
+		uint32_t i = rnd() % ND;
+		uint64_t v = rnd() % 100000;
+
+		if (!left[i])
+			continue;
+		report_dist_add(s, &d[i], v);
+		want[i][n[i]++] = v;
+		busy -= !--left[i];
+	}
+	cr_assert(!s->oom);
+	for (uint32_t i = 0; i < ND; i++) {
+		uint64_t got[3], sorted[REPORT_EXACT_MAX];
+
+		cr_assert_eq(d[i].n, n[i]);
+		if (n[i] > REPORT_EXACT_MAX) {
+			cr_assert(d[i].hist && !d[i].exact);
+			continue;
+		}
+		cr_assert(!d[i].hist);
+		cr_assert_eq(d[i].nexact, n[i]);
+		cr_assert(!n[i] || !memcmp(d[i].exact, want[i], n[i] * sizeof(*want[i])),
+			  "distribution %u: its durations changed", i);
+		memcpy(sorted, want[i], n[i] * sizeof(*want[i]));
+		qsort(sorted, n[i], sizeof(*sorted), cmp_u64);
+		dist_quantiles(&d[i], q, got, 3);
+		for (int k = 0; k < 3 && n[i]; k++) {
+			uint64_t r = (n[i] * q[k] + 999) / 1000;
+
+			cr_assert_eq(got[k], sorted[r ? r - 1 : 0], "distribution %u, q %u", i, q[k]);
+		}
+	}
+	for (uint32_t i = 0; i < ND; i++) {
+		free(d[i].hist);
+		free(want[i]);
+	}
+	report_free(s);
+}
