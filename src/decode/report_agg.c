@@ -123,26 +123,50 @@ static char *str_copy(struct rstate *s, const char *p, size_t n)
 	return c;
 }
 
+/* strtab twice as large (1,024 slots at first), its strings where their hashes go. */
+static bool strtab_grow(struct rstate *s)
+{
+	uint32_t cap = s->capstrtab ? 2 * s->capstrtab : 1024;
+	struct pair *q = malloc(cap * sizeof(*q));
+
+	if (!q)
+		return false;
+	for (uint32_t i = 0; i < cap; i++)
+		q[i].val = NONE;
+	for (uint32_t k = 0; k < s->capstrtab; k++) {
+		uint32_t i = s->strtab[k].key & (cap - 1);
+
+		if (s->strtab[k].val == NONE)
+			continue;
+		while (q[i].val != NONE)
+			i = (i + 1) & (cap - 1);
+		q[i] = s->strtab[k];
+	}
+	free(s->strtab);
+	s->strtab = q;
+	s->capstrtab = cap;
+	return true;
+}
+
 /* The id of a string (@n bytes), NONE when out of memory. */
 static uint32_t intern(struct rstate *s, const char *p, size_t n)
 {
-	uint64_t h = str_hash(p, n);
-	uint32_t id = map_get(&s->strmap, h);
+	uint32_t h = (uint32_t)(hash64(str_hash(p, n)) >> 32), i;
 
-	for (uint32_t i = id; i != NONE; i = s->strnext[i])
-		if (!strncmp(s->str[i], p, n) && !s->str[i][n])
-			return i;
+	if (2 * (s->nstr + 1) > s->capstrtab && !strtab_grow(s))
+		goto oom;
+	for (i = h & (s->capstrtab - 1); s->strtab[i].val != NONE; i = (i + 1) & (s->capstrtab - 1)) {
+		const char *t = s->str[s->strtab[i].val];
+
+		if (s->strtab[i].key == h && !strncmp(t, p, n) && !t[n])
+			return s->strtab[i].val;
+	}
 	if (s->nstr + 1 > s->capstr) {
 		uint32_t cap = s->capstr;
-		uint32_t *next;
 		struct pair *ss;
 
 		if (!grow((void **)&s->str, &cap, s->nstr + 1, sizeof(*s->str)))
 			goto oom;
-		next = realloc(s->strnext, cap * sizeof(*next));
-		if (!next)
-			goto oom;
-		s->strnext = next;
 		ss = realloc(s->str_sym, cap * sizeof(*ss));
 		if (!ss)
 			goto oom;
@@ -150,9 +174,9 @@ static uint32_t intern(struct rstate *s, const char *p, size_t n)
 		s->capstr = cap;
 	}
 	s->str[s->nstr] = str_copy(s, p, n);
-	if (!s->str[s->nstr] || !map_set(&s->strmap, h, s->nstr))
+	if (!s->str[s->nstr])
 		goto oom;
-	s->strnext[s->nstr] = id;
+	s->strtab[i] = (struct pair){ h, s->nstr };
 	s->str_sym[s->nstr] = (struct pair){ NOBJ, NONE };
 	return s->nstr++;
 oom:
@@ -961,27 +985,71 @@ static uint8_t how_of(unsigned how)
 	return how == N_SYM || how == N_SYMOFF ? (uint8_t)how : N_UNKNOWN;
 }
 
+/* @n bytes of @t after @at bytes of @b, cut where snprintf() into @cap bytes cuts: the end. */
+static size_t put_cut(char *b, size_t at, size_t cap, const char *t, size_t n)
+{
+	if (n > cap - 1 - at)
+		n = cap - 1 - at;
+	memcpy(b + at, t, n);
+	return at + n;
+}
+
+/* @v as PRIx64 spells it, by put_cut(). */
+static size_t put_hex_cut(char *b, size_t at, size_t cap, uint64_t v)
+{
+	char d[16];
+	int i = 16;
+
+	do {
+		d[--i] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	return put_cut(b, at, cap, d + i, (size_t)(16 - i));
+}
+
 /*
- * The name @e gives: formatted here, only when it is needed. Not kept by @e (a table of
- * them was tried): func_of() asks at calls_seen's misses, mostly once a function (the
+ * The name @e gives: spelt here, only when it is needed, as snprintf() spelt it (by hand:
+ * snprintf() was 1.3 % of the walk's report, at its 21,245 names). Not kept by @e (a table
+ * of them was tried): func_of() asks at calls_seen's misses, mostly once a function (the
  * walk: 92 of 21,245 asked again), and the table cost 1 MiB and 500 page faults.
  */
 static uint32_t name_of(struct rstate *s, const struct fref *e)
 {
 	char b[4 * NAME_LEN];
+	const char *t;
+	size_t n;
 
 	if (e->how == N_SYM || e->how == N_NAME)
 		return e->base;
 	if (e->how == N_SYMOFF) {
 		if (e->base == NONE)
 			return NONE;
-		snprintf(b, sizeof(b), "%s+0x%" PRIx64, s->str[e->base], e->off);
+		t = s->str[e->base];
+		n = put_cut(b, 0, sizeof(b), t, strlen(t));
+		n = put_cut(b, n, sizeof(b), "+0x", 3);
+		n = put_hex_cut(b, n, sizeof(b), e->off);
 	} else if (e->obj == NONE) {
-		snprintf(b, sizeof(b), "[unknown]");
+		n = put_cut(b, 0, sizeof(b), "[unknown]", 9);
 	} else {
-		snprintf(b, sizeof(b), "[unknown] (%s+0x%" PRIx64 ")", s->str[e->obj], e->off);
+		t = s->str[e->obj];
+		n = put_cut(b, 0, sizeof(b), "[unknown] (", 11);
+		n = put_cut(b, n, sizeof(b), t, strlen(t));
+		n = put_cut(b, n, sizeof(b), "+0x", 3);
+		n = put_hex_cut(b, n, sizeof(b), e->off);
+		n = put_cut(b, n, sizeof(b), ")", 1);
 	}
-	return intern_str(s, b);
+	return intern(s, b, n);
+}
+
+/* For the unit tests: name_of() of a name or object and an offset. */
+uint32_t report_name(struct rstate *s, unsigned how, const char *base, const char *obj,
+		     uint64_t off)
+{
+	struct fref e = { .off = off, .how = how_of(how) };
+
+	e.base = *base ? intern_str(s, base) : NONE;
+	e.obj = *obj ? intern_str(s, obj) : NONE;
+	return name_of(s, &e);
 }
 
 /* @e's set in calls_seen for @group (func_of()): CALL_WAYS slots, the latest first. */
@@ -2125,7 +2193,7 @@ void report_free(struct rstate *s)
 		free(b);
 	}
 	free(s->str);
-	free(s->strnext);
+	free(s->strtab);
 	free(s->str_sym);
 	free(s->sym_name);
 	free(s->sym_obj);
@@ -2134,7 +2202,6 @@ void report_free(struct rstate *s)
 	if (s->funcs)
 		munmap(s->funcs, (size_t)s->capfuncs * sizeof(*s->funcs));
 	free(s->nodes);
-	map_free(&s->strmap);
 	map_free(&s->funcmap);
 	map_free(&s->nodemap);
 	free(s);

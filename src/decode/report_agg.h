@@ -179,8 +179,10 @@ struct rstate {
 	/* interned strings, their bytes in blocks (struct strblk) */
 	char **str;
 	uint32_t nstr, capstr;
-	struct map strmap;		/* hash -> first id (chained through strnext) */
-	uint32_t *strnext;
+	/* the strings by hash: {32 bits of it, id}, id NONE: free; open addressing, half full
+	 * at most (8 bytes a slot: a 64-bit key's table and a chain took 20) */
+	struct pair *strtab;
+	uint32_t capstrtab;
 	struct strblk *strblk;
 	char *strblk_at;		/* its first free byte, strblk_left of them */
 	size_t strblk_left;
@@ -260,6 +262,8 @@ void dist_quantiles(struct dist *d, const unsigned *q, uint64_t *v, size_t nq);
 uint32_t report_sym(struct rstate *s, const char *name, const char *obj);
 uint32_t report_row(struct rstate *s, const char *group, uint32_t sym);
 void report_dist_add(struct rstate *s, struct dist *d, uint64_t v);
+uint32_t report_name(struct rstate *s, unsigned how, const char *base, const char *obj,
+		     uint64_t off);
 
 static inline const char *sym_text(const struct rstate *s, uint32_t sym)
 {

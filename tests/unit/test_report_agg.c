@@ -285,3 +285,56 @@ Test(report_agg, exact_durations_each_keep_their_own)
 	}
 	report_free(s);
 }
+
+/*
+ * name_of()'s names, spelt by hand, against snprintf() into the same 4 * NAME_LEN bytes (as
+ * it spelt them): offsets of every width, names and objects past the buffer (cut there).
+ */
+Test(report_agg, names_spelt_as_snprintf_spelt_them)
+{
+	struct report_config rc = { .view = REPORT_FUNCTIONS };
+	struct rstate *s = calloc(1, sizeof(*s));
+	static char name[6000], obj[6000], want[4 * NAME_LEN];
+
+	cr_assert(s);
+	s->rc = &rc;
+	for (int k = 0; k < 3000; k++) {
+		size_t nn = k % 100 == 3 ? 4000 + rnd() % 1500 : rnd() % 40;
+		size_t no = k % 100 == 5 ? 4000 + rnd() % 1500 : rnd() % 20;
+		unsigned how = rnd() % 4;	/* 3: taken as N_UNKNOWN */
+		uint64_t off = ((uint64_t)rnd() << 32 | rnd()) >> (rnd() % 64);
+		uint32_t id;
+
+		for (size_t i = 0; i < nn; i++)
+			name[i] = (char)('!' + rnd() % 90);
+		name[nn] = '\0';
+		for (size_t i = 0; i < no; i++)
+			obj[i] = (char)('!' + rnd() % 90);
+		obj[no] = '\0';
+		id = report_name(s, how, name, obj, off);
+		if (how == N_SYM) {
+			cr_assert_eq(id, nn ? id : NONE);
+			cr_assert(!nn || !strcmp(s->str[id], name));
+			continue;
+		}
+		if (how == N_SYMOFF && !nn) {
+			cr_assert_eq(id, NONE);
+			continue;
+		}
+/* (the cut is what is tested) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+		if (how == N_SYMOFF)
+			snprintf(want, sizeof(want), "%s+0x%" PRIx64, name, off);
+		else if (!no)
+			snprintf(want, sizeof(want), "[unknown]");
+		else
+			snprintf(want, sizeof(want), "[unknown] (%s+0x%" PRIx64 ")", obj, off);
+#pragma GCC diagnostic pop
+		cr_assert_neq(id, NONE);
+		cr_assert_str_eq(s->str[id], want, "how %u, name %zu bytes, object %zu, off %" PRIx64,
+				 how, nn, no, off);
+	}
+	cr_assert(!s->oom);
+	report_free(s);
+}
