@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "report_agg.h"
 
@@ -68,11 +69,7 @@ static void map_free(struct map *m)
 	free(m->slots);
 }
 
-/*
- * Room for @need elements of @size bytes at *@p, doubling from GROW_FIRST. Small first: a
- * row's exact durations are an array each, and on many functions most rows keep a few (the
- * walk: 21,000 rows, 432,000 durations; at 64 first they took 12.7 MB, each page faulted in).
- */
+/* Room for @need elements of @size bytes at *@p, doubling from GROW_FIRST. */
 #define GROW_FIRST 4
 
 static bool grow(void **p, uint32_t *cap, uint32_t need, size_t size)
@@ -102,31 +99,85 @@ static uint64_t str_hash(const char *s, size_t n)
 	return h;
 }
 
+/* A copy of @p (@n bytes and a NUL) in the string blocks; NULL when out of memory. */
+static char *str_copy(struct rstate *s, const char *p, size_t n)
+{
+	char *c;
+
+	if (n + 1 > s->strblk_left) {
+		size_t size = n + 1 > STRBLK_SIZE ? n + 1 : STRBLK_SIZE;
+		struct strblk *b = malloc(sizeof(*b) + size);
+
+		if (!b)
+			return NULL;
+		b->next = s->strblk;
+		s->strblk = b;
+		s->strblk_at = b->text;
+		s->strblk_left = size;
+	}
+	c = s->strblk_at;
+	memcpy(c, p, n);
+	c[n] = '\0';
+	s->strblk_at += n + 1;
+	s->strblk_left -= n + 1;
+	return c;
+}
+
+/* strtab twice as large (1,024 slots at first), its strings where their hashes go. */
+static bool strtab_grow(struct rstate *s)
+{
+	uint32_t cap = s->capstrtab ? 2 * s->capstrtab : 1024;
+	struct pair *q = malloc(cap * sizeof(*q));
+
+	if (!q)
+		return false;
+	for (uint32_t i = 0; i < cap; i++)
+		q[i].val = NONE;
+	for (uint32_t k = 0; k < s->capstrtab; k++) {
+		uint32_t i = s->strtab[k].key & (cap - 1);
+
+		if (s->strtab[k].val == NONE)
+			continue;
+		while (q[i].val != NONE)
+			i = (i + 1) & (cap - 1);
+		q[i] = s->strtab[k];
+	}
+	free(s->strtab);
+	s->strtab = q;
+	s->capstrtab = cap;
+	return true;
+}
+
 /* The id of a string (@n bytes), NONE when out of memory. */
 static uint32_t intern(struct rstate *s, const char *p, size_t n)
 {
-	uint64_t h = str_hash(p, n);
-	uint32_t id = map_get(&s->strmap, h);
+	uint32_t h = (uint32_t)(hash64(str_hash(p, n)) >> 32), i;
 
-	for (uint32_t i = id; i != NONE; i = s->strnext[i])
-		if (!strncmp(s->str[i], p, n) && !s->str[i][n])
-			return i;
+	if (2 * (s->nstr + 1) > s->capstrtab && !strtab_grow(s))
+		goto oom;
+	for (i = h & (s->capstrtab - 1); s->strtab[i].val != NONE; i = (i + 1) & (s->capstrtab - 1)) {
+		const char *t = s->str[s->strtab[i].val];
+
+		if (s->strtab[i].key == h && !strncmp(t, p, n) && !t[n])
+			return s->strtab[i].val;
+	}
 	if (s->nstr + 1 > s->capstr) {
 		uint32_t cap = s->capstr;
-		uint32_t *next;
+		struct pair *ss;
 
 		if (!grow((void **)&s->str, &cap, s->nstr + 1, sizeof(*s->str)))
 			goto oom;
-		next = realloc(s->strnext, cap * sizeof(*next));
-		if (!next)
+		ss = realloc(s->str_sym, cap * sizeof(*ss));
+		if (!ss)
 			goto oom;
-		s->strnext = next;
+		s->str_sym = ss;
 		s->capstr = cap;
 	}
-	s->str[s->nstr] = strndup(p, n);
-	if (!s->str[s->nstr] || !map_set(&s->strmap, h, s->nstr))
+	s->str[s->nstr] = str_copy(s, p, n);
+	if (!s->str[s->nstr])
 		goto oom;
-	s->strnext[s->nstr] = id;
+	s->strtab[i] = (struct pair){ h, s->nstr };
+	s->str_sym[s->nstr] = (struct pair){ NOBJ, NONE };
 	return s->nstr++;
 oom:
 	s->oom = true;
@@ -142,22 +193,37 @@ static uint32_t intern_str(struct rstate *s, const char *p)
 static uint32_t sym_get(struct rstate *s, uint32_t name, uint32_t obj)
 {
 	uint64_t key = (uint64_t)name << 32 | obj;
-	uint32_t id = map_get(&s->symmap, key), cap = s->capsyms;
+	uint32_t id, cap = s->capsyms;
+	struct pair *first;
 
-	if (id != NONE || name == NONE)
+	if (name == NONE)
+		return NONE;
+	first = &s->str_sym[name];
+	if (first->key == obj)
+		return first->val;
+	if (first->key != NOBJ && (id = map_get(&s->symmap, key)) != NONE)
 		return id;
 	if (s->nsyms + 1 > cap) {
+		struct pair *r;
+
 		if (!grow((void **)&s->sym_name, &cap, s->nsyms + 1, sizeof(*s->sym_name)))
 			goto oom;
 		cap = s->capsyms;
 		if (!grow((void **)&s->sym_obj, &cap, s->nsyms + 1, sizeof(*s->sym_obj)))
 			goto oom;
+		r = realloc(s->sym_row, cap * sizeof(*r));
+		if (!r)
+			goto oom;
+		s->sym_row = r;
 		s->capsyms = cap;
 	}
-	if (!map_set(&s->symmap, key, s->nsyms))
+	if (first->key == NOBJ)
+		*first = (struct pair){ obj, s->nsyms };
+	else if (!map_set(&s->symmap, key, s->nsyms))
 		goto oom;
 	s->sym_name[s->nsyms] = name;
 	s->sym_obj[s->nsyms] = obj;
+	s->sym_row[s->nsyms] = (struct pair){ NONE, NONE };
 	return s->nsyms++;
 oom:
 	s->oom = true;
@@ -170,12 +236,21 @@ static uint32_t sym_str(struct rstate *s, const char *p)
 	return sym_get(s, intern_str(s, p), NONE);
 }
 
-/* Room for one more row, aligned as struct func wants (realloc() would not). */
+/*
+ * Room for one more row. From FUNCS_MAPPED rows, a mapping of its own grown by mremap()
+ * (page aligned, as struct func wants): realloc() would copy the rows at each doubling, into
+ * pages faulted in anew (on the walk's 21,000 rows, 2.7 MB written twice, some 1,000 page
+ * faults). Below, aligned_alloc() and a copy as before: with the rows in a mapping from the
+ * first, the loop's report --folded (a few rows) took 1.8 % more CPU (15 pairs).
+ */
+#define FUNCS_MAPPED 1024
+
 static bool funcs_grow(struct rstate *s)
 {
 	uint32_t n = s->capfuncs ? 2 * s->capfuncs : 64;
+	size_t size = (size_t)n * sizeof(*s->funcs);
 	struct fstack *o;
-	struct func *q;
+	void *q;
 
 	if (s->nfuncs < s->capfuncs)
 		return true;
@@ -183,41 +258,66 @@ static bool funcs_grow(struct rstate *s)
 	if (!o)
 		return false;
 	s->fstack = o;
-	q = aligned_alloc(_Alignof(struct func), (size_t)n * sizeof(*q));
+	if (n < FUNCS_MAPPED) {
+		q = aligned_alloc(_Alignof(struct func), size);
+	} else if (s->capfuncs >= FUNCS_MAPPED) {
+		q = mremap(s->funcs, (size_t)s->capfuncs * sizeof(*s->funcs), size,
+			   MREMAP_MAYMOVE);
+		q = q == MAP_FAILED ? NULL : q;
+	} else {
+		q = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		q = q == MAP_FAILED ? NULL : q;
+	}
 	if (!q)
 		return false;
-	if (s->nfuncs)
-		memcpy(q, s->funcs, (size_t)s->nfuncs * sizeof(*q));
-	free(s->funcs);
+	if (s->capfuncs < FUNCS_MAPPED) {
+		if (s->nfuncs)
+			memcpy(q, s->funcs, (size_t)s->nfuncs * sizeof(*s->funcs));
+		free(s->funcs);
+	}
 	s->funcs = q;
 	s->capfuncs = n;
 	return true;
 }
 
+/* The row of @name (a sym) in @group, else NONE (sym_row, funcmap). */
+static uint32_t row_find(const struct rstate *s, uint32_t group, uint32_t name)
+{
+	const struct pair *first = &s->sym_row[name];
+
+	if (first->key == group)
+		return first->val;
+	if (first->key == NONE)
+		return NONE;
+	return map_get(&s->funcmap, (uint64_t)group << 32 | name);
+}
+
 /* The row of @name in @group; rows past REPORT_FUNCS_MAX go to "[other]". */
 static uint32_t func_get(struct rstate *s, uint32_t group, uint32_t name)
 {
-	uint64_t key = (uint64_t)group << 32 | name;
-	uint32_t id = map_get(&s->funcmap, key);
+	uint32_t id;
 	struct func *f;
 
-	if (id != NONE)
-		return id;
 	if (name == NONE || group == NONE)
 		return NONE;
+	id = row_find(s, group, name);
+	if (id != NONE)
+		return id;
 	if (s->nfuncs >= REPORT_FUNCS_MAX) {
 		s->funcs_full = true;
 		name = sym_str(s, "[other]");
-		key = (uint64_t)group << 32 | name;
-		id = map_get(&s->funcmap, key);
+		if (name == NONE)
+			return NONE;
+		id = row_find(s, group, name);
 		if (id != NONE || s->nfuncs >= REPORT_FUNCS_MAX + 256)
 			return id;
 	}
-	if (!funcs_grow(s) ||
-	    !map_set(&s->funcmap, key, s->nfuncs)) {
-		s->oom = true;
-		return NONE;
-	}
+	if (!funcs_grow(s))
+		goto oom;
+	if (s->sym_row[name].key == NONE)
+		s->sym_row[name] = (struct pair){ group, s->nfuncs };
+	else if (!map_set(&s->funcmap, (uint64_t)group << 32 | name, s->nfuncs))
+		goto oom;
 	f = &s->funcs[s->nfuncs];
 	memset(f, 0, sizeof(*f));
 	f->name = name;
@@ -225,6 +325,19 @@ static uint32_t func_get(struct rstate *s, uint32_t group, uint32_t name)
 	f->d.min = UINT64_MAX;
 	s->fstack[s->nfuncs] = (struct fstack){ .open = 0, .thr = NONE };
 	return s->nfuncs++;
+oom:
+	s->oom = true;
+	return NONE;
+}
+
+uint32_t report_sym(struct rstate *s, const char *name, const char *obj)
+{
+	return sym_get(s, intern_str(s, name), *obj ? intern_str(s, obj) : NONE);
+}
+
+uint32_t report_row(struct rstate *s, const char *group, uint32_t sym)
+{
+	return func_get(s, intern_str(s, group), sym);
 }
 
 static uint32_t node_get(struct rstate *s, uint32_t parent, uint32_t name)
@@ -274,18 +387,76 @@ static uint64_t bucket_value(size_t b)
 	return lo + (1ull << (e - 6));
 }
 
-/* grow()'s capacities, doubled from 64, reach REPORT_EXACT_MAX and no further: dist_add()
- * appends while below its capacity */
-_Static_assert(REPORT_EXACT_MAX >= 64 && !(REPORT_EXACT_MAX & (REPORT_EXACT_MAX - 1)),
-	       "REPORT_EXACT_MAX: a power of two, at least 64");
+/* the pool's sizes, doubled from EXACT_FIRST, reach REPORT_EXACT_MAX and no further:
+ * dist_add() appends while below its capacity */
+_Static_assert(EXACT_FIRST << (EXACT_CLASSES - 1) == REPORT_EXACT_MAX &&
+	       REPORT_EXACT_MAX <= XBLK_VALUES, "EXACT_CLASSES: 4 ... REPORT_EXACT_MAX");
+
+static unsigned exact_class(uint32_t cap)
+{
+	return (unsigned)__builtin_ctz(cap / EXACT_FIRST);
+}
+
+/* @p (@cap values) back to the pool. */
+static void exact_put(struct rstate *s, uint64_t *p, uint32_t cap)
+{
+	unsigned k = exact_class(cap);
+
+	memcpy(p, &s->xfree[k], sizeof(p));
+	s->xfree[k] = p;
+}
+
+/* An array of @cap values (a pool size), NULL when out of memory. */
+static uint64_t *exact_get(struct rstate *s, uint32_t cap)
+{
+	unsigned k = exact_class(cap);
+	uint64_t *p = s->xfree[k];
+
+	if (p) {
+		memcpy(&s->xfree[k], p, sizeof(p));
+		return p;
+	}
+	if (!s->xblk || s->xblk_used + cap > XBLK_VALUES) {
+		struct xblk *b = malloc(sizeof(*b));
+
+		if (!b)
+			return NULL;
+		/* the old block's rest to the lists, largest sizes first (all are powers of 2) */
+		while (s->xblk && XBLK_VALUES - s->xblk_used >= EXACT_FIRST) {
+			uint32_t left = XBLK_VALUES - s->xblk_used, c = EXACT_FIRST;
+
+			while (2 * c <= left && 2 * c <= REPORT_EXACT_MAX)
+				c *= 2;
+			exact_put(s, &s->xblk->v[s->xblk_used], c);
+			s->xblk_used += c;
+		}
+		b->next = s->xblk;
+		s->xblk = b;
+		s->xblk_used = 0;
+	}
+	p = &s->xblk->v[s->xblk_used];
+	s->xblk_used += cap;
+	return p;
+}
 
 /* dist_add() before its histogram: the exact durations, then the histogram they go into. */
 static void dist_add_slow(struct rstate *s, struct dist *d, uint64_t v)
 {
 	if (d->nexact < REPORT_EXACT_MAX) {
-		if (!grow((void **)&d->exact, &d->cap, d->nexact + 1, sizeof(*d->exact))) {
-			s->oom = true;
-			return;
+		if (d->nexact == d->cap) {
+			uint32_t cap = d->cap ? 2 * d->cap : EXACT_FIRST;
+			uint64_t *q = exact_get(s, cap);
+
+			if (!q) {
+				s->oom = true;
+				return;
+			}
+			if (d->exact) {
+				memcpy(q, d->exact, d->nexact * sizeof(*q));
+				exact_put(s, d->exact, d->cap);
+			}
+			d->exact = q;
+			d->cap = cap;
 		}
 		d->exact[d->nexact++] = v;
 		return;
@@ -295,9 +466,10 @@ static void dist_add_slow(struct rstate *s, struct dist *d, uint64_t v)
 		s->oom = true;
 		return;
 	}
+	s->nhist++;
 	for (uint32_t i = 0; i < d->nexact; i++)
 		d->hist[bucket(d->exact[i])]++;
-	free(d->exact);
+	exact_put(s, d->exact, d->cap);
 	d->exact = NULL;
 	d->nexact = d->cap = 0;
 	d->hist[bucket(v)]++;
@@ -314,6 +486,11 @@ static inline void dist_add(struct rstate *s, struct dist *d, uint64_t v)
 		d->exact[d->nexact++] = v;
 	else
 		dist_add_slow(s, d, v);
+}
+
+void report_dist_add(struct rstate *s, struct dist *d, uint64_t v)
+{
+	dist_add(s, d, v);
 }
 
 /* @c durations of @v (a T_SUM's run). */
@@ -887,32 +1064,71 @@ static uint8_t how_of(unsigned how)
 	return how == N_SYM || how == N_SYMOFF ? (uint8_t)how : N_UNKNOWN;
 }
 
-/* The name @e gives: formatted here, only when it is needed. */
+/* @n bytes of @t after @at bytes of @b, cut where snprintf() into @cap bytes cuts: the end. */
+static size_t put_cut(char *b, size_t at, size_t cap, const char *t, size_t n)
+{
+	if (n > cap - 1 - at)
+		n = cap - 1 - at;
+	memcpy(b + at, t, n);
+	return at + n;
+}
+
+/* @v as PRIx64 spells it, by put_cut(). */
+static size_t put_hex_cut(char *b, size_t at, size_t cap, uint64_t v)
+{
+	char d[16];
+	int i = 16;
+
+	do {
+		d[--i] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	return put_cut(b, at, cap, d + i, (size_t)(16 - i));
+}
+
+/*
+ * The name @e gives: spelt here, only when it is needed, as snprintf() spelt it (by hand:
+ * snprintf() was 1.3 % of the walk's report, at its 21,245 names). Not kept by @e (a table
+ * of them was tried): func_of() asks at calls_seen's misses, mostly once a function (the
+ * walk: 92 of 21,245 asked again), and the table cost 1 MiB and 500 page faults.
+ */
 static uint32_t name_of(struct rstate *s, const struct fref *e)
 {
-	uint32_t base = e->how == N_SYMOFF ? e->base : e->obj, got;
-	uint64_t key = (uint64_t)(e->how == N_SYMOFF) << 63 | (uint64_t)base << 40 | e->off;
-	bool keep = base < (1u << 23) && e->off < (1ull << 40);
 	char b[4 * NAME_LEN];
+	const char *t;
+	size_t n;
 
 	if (e->how == N_SYM || e->how == N_NAME)
 		return e->base;
-	/* Spelled once per name and offset: the same few come at every call. */
-	if (keep && (got = map_get(&s->offmap, key)) != NONE)
-		return got;
 	if (e->how == N_SYMOFF) {
 		if (e->base == NONE)
 			return NONE;
-		snprintf(b, sizeof(b), "%s+0x%" PRIx64, s->str[e->base], e->off);
+		t = s->str[e->base];
+		n = put_cut(b, 0, sizeof(b), t, strlen(t));
+		n = put_cut(b, n, sizeof(b), "+0x", 3);
+		n = put_hex_cut(b, n, sizeof(b), e->off);
 	} else if (e->obj == NONE) {
-		snprintf(b, sizeof(b), "[unknown]");
+		n = put_cut(b, 0, sizeof(b), "[unknown]", 9);
 	} else {
-		snprintf(b, sizeof(b), "[unknown] (%s+0x%" PRIx64 ")", s->str[e->obj], e->off);
+		t = s->str[e->obj];
+		n = put_cut(b, 0, sizeof(b), "[unknown] (", 11);
+		n = put_cut(b, n, sizeof(b), t, strlen(t));
+		n = put_cut(b, n, sizeof(b), "+0x", 3);
+		n = put_hex_cut(b, n, sizeof(b), e->off);
+		n = put_cut(b, n, sizeof(b), ")", 1);
 	}
-	got = intern_str(s, b);
-	if (keep && got != NONE && !map_set(&s->offmap, key, got))
-		s->oom = true;
-	return got;
+	return intern(s, b, n);
+}
+
+/* For the unit tests: name_of() of a name or object and an offset. */
+uint32_t report_name(struct rstate *s, unsigned how, const char *base, const char *obj,
+		     uint64_t off)
+{
+	struct fref e = { .off = off, .how = how_of(how) };
+
+	e.base = *base ? intern_str(s, base) : NONE;
+	e.obj = *obj ? intern_str(s, obj) : NONE;
+	return name_of(s, &e);
 }
 
 /* @e's set in calls_seen for @group (func_of()): CALL_WAYS slots, the latest first. */
@@ -2038,24 +2254,39 @@ void report_begin(struct dout *o, const struct decode_config *cfg)
 void report_free(struct rstate *s)
 {
 	streams_end(s);
-	for (uint32_t i = 0; i < s->nfuncs; i++) {
-		free(s->funcs[i].d.exact);
+	/* the rows' own allocations: histograms (s->nhist rows) and outliers (any row) */
+	for (uint32_t i = 0, hists = 0; i < s->nfuncs && (hists < s->nhist || s->rc->outliers);
+	     i++) {
+		hists += !!s->funcs[i].d.hist;
 		free(s->funcs[i].d.hist);
 		free(s->funcs[i].out);
 	}
-	for (uint32_t i = 0; i < s->nstr; i++)
-		free(s->str[i]);
+	while (s->xblk) {
+		struct xblk *b = s->xblk;
+
+		s->xblk = b->next;
+		free(b);
+	}
+	while (s->strblk) {
+		struct strblk *b = s->strblk;
+
+		s->strblk = b->next;
+		free(b);
+	}
 	free(s->str);
-	free(s->strnext);
+	free(s->strtab);
+	free(s->str_sym);
 	free(s->sym_name);
 	free(s->sym_obj);
+	free(s->sym_row);
 	map_free(&s->symmap);
-	free(s->funcs);
+	if (s->capfuncs >= FUNCS_MAPPED)
+		munmap(s->funcs, (size_t)s->capfuncs * sizeof(*s->funcs));
+	else
+		free(s->funcs);
 	free(s->fstack);
 	free(s->nodes);
-	map_free(&s->strmap);
 	map_free(&s->funcmap);
 	map_free(&s->nodemap);
-	map_free(&s->offmap);
 	free(s);
 }

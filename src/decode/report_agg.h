@@ -118,6 +118,38 @@ struct map {
 	size_t cap, n;
 };
 
+/* A key and its value in an array indexed by something else (struct rstate's str_sym, sym_row). */
+struct pair {
+	uint32_t key, val;
+};
+
+/* str_sym's key before its string has a sym (NONE is the object of a sym without one). */
+#define NOBJ (UINT32_MAX - 1)
+
+/*
+ * The rows' exact durations: arrays of EXACT_FIRST << k values (k < EXACT_CLASSES), cut from
+ * blocks of XBLK_VALUES; an array given back (grown, or the row's histogram made) waits in
+ * its size's list for the next row that grows (the first value links them). One malloc per
+ * block, none per row: realloc() was 2 % of the walk's report (21,000 rows grown 3 times
+ * each), and freeing them one by one at the end 2 ms.
+ */
+#define EXACT_FIRST 4
+#define EXACT_CLASSES 9			/* 4 ... REPORT_EXACT_MAX */
+#define XBLK_VALUES 8192
+
+struct xblk {
+	struct xblk *next;
+	uint64_t v[XBLK_VALUES];
+};
+
+/* Interned strings' bytes: blocks of STRBLK_SIZE (more for a longer string), one malloc each. */
+struct strblk {
+	struct strblk *next;
+	char text[];
+};
+
+#define STRBLK_SIZE (64 * 1024)
+
 /*
  * A call's row, by what its T_CALL says (how it names the callee, the interned string of
  * its name or object, its offset) and the caller's group: found once through name_of(),
@@ -167,24 +199,40 @@ struct aslot {
 struct rstate {
 	const struct report_config *rc;
 	size_t nr_streams;
-	/* interned strings */
+	/* interned strings, their bytes in blocks (struct strblk) */
 	char **str;
 	uint32_t nstr, capstr;
-	struct map strmap;		/* hash -> first id (chained through strnext) */
-	uint32_t *strnext;
-	/* functions by name and object (interned strings, object NONE: none) */
+	/* the strings by hash: {32 bits of it, id}, id NONE: free; open addressing, half full
+	 * at most (8 bytes a slot: a 64-bit key's table and a chain took 20) */
+	struct pair *strtab;
+	uint32_t capstrtab;
+	struct strblk *strblk;
+	char *strblk_at;		/* its first free byte, strblk_left of them */
+	size_t strblk_left;
+	/*
+	 * functions by name and object (interned strings, object NONE: none): a string's first
+	 * (str_sym[name]), any other in symmap (name << 32 | object). A name comes with one
+	 * object nearly always: an array read, no hashed table of its own (its pages, its
+	 * doublings rehashed: on many functions, most of the merge's page faults).
+	 */
 	uint32_t *sym_name, *sym_obj;
 	uint32_t nsyms, capsyms;
-	struct map symmap;		/* name << 32 | object */
+	struct pair *str_sym;		/* by string: {object, sym}, object NOBJ: none yet */
+	struct map symmap;
 	struct func *funcs;
 	struct fstack *fstack;		/* by row, as many as funcs */
 	uint32_t nfuncs, capfuncs;
-	struct map funcmap;		/* group << 32 | name */
+	struct xblk *xblk;		/* exact durations' blocks, the first in use */
+	uint32_t xblk_used;		/* its values given out */
+	uint64_t *xfree[EXACT_CLASSES];	/* arrays given back, by size */
+	uint32_t nhist;			/* rows with a histogram */
+	/* rows by group and sym: a sym's first (sym_row[sym]), any other in funcmap */
+	struct pair *sym_row;		/* by sym: {group, row}, group NONE: none yet */
+	struct map funcmap;		/* group << 32 | sym */
 	bool funcs_full;
 	struct node *nodes;
 	uint32_t nnodes, capnodes;
 	struct map nodemap;		/* parent << 32 | name */
-	struct map offmap;		/* name_of()'s: N_* << 63 | string << 40 | offset */
 	struct thr thr[REPORT_THREADS_MAX];
 	struct thr *cur;
 	uint64_t lru;
@@ -237,6 +285,12 @@ static inline bool report_ahead_wanted(uint64_t adefs, uint64_t recs)
 void streams_end(struct rstate *s);
 void report_free(struct rstate *s);
 void dist_quantiles(struct dist *d, const unsigned *q, uint64_t *v, size_t nq);
+/* For the unit tests: a function by its name and object ("": none), its row in @group. */
+uint32_t report_sym(struct rstate *s, const char *name, const char *obj);
+uint32_t report_row(struct rstate *s, const char *group, uint32_t sym);
+void report_dist_add(struct rstate *s, struct dist *d, uint64_t v);
+uint32_t report_name(struct rstate *s, unsigned how, const char *base, const char *obj,
+		     uint64_t off);
 
 static inline const char *sym_text(const struct rstate *s, uint32_t sym)
 {

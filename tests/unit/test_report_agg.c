@@ -71,6 +71,7 @@ Test(report_agg, folded_lines_are_each_nodes_stack_from_the_root)
 	struct report_config rc = { .view = REPORT_FOLDED, .weight_insns = true };
 	struct rstate *s = calloc(1, sizeof(*s));
 	struct report_state rs = { .s = s };
+	char *dup[sizeof(names) / sizeof(names[0])];
 	uint32_t nn = 20000, chain = REPORT_DEPTH_MAX + 40, path[REPORT_DEPTH_MAX + 2];
 	size_t cap = 1 << 20, len = 0, got_len;
 	char *want = malloc(cap), *got;
@@ -81,8 +82,9 @@ Test(report_agg, folded_lines_are_each_nodes_stack_from_the_root)
 	s->rc = &rc;
 	s->nstr = sizeof(names) / sizeof(names[0]);
 	s->str = malloc(s->nstr * sizeof(*s->str));
+	/* the state's strings are in its blocks (none here): these are freed below */
 	for (uint32_t i = 0; i < s->nstr; i++)
-		s->str[i] = strdup(names[i]);
+		s->str[i] = dup[i] = strdup(names[i]);
 	/* every name alone, and each in object 5 ("lib.so") */
 	s->nsyms = 2 * s->nstr;
 	s->sym_name = malloc(s->nsyms * sizeof(*s->sym_name));
@@ -124,6 +126,8 @@ Test(report_agg, folded_lines_are_each_nodes_stack_from_the_root)
 	}
 	cr_assert_eq(dout_init(&o, fileno(f), NULL, &rs), 0);
 	report_finish(&o);	/* prints, and frees the state */
+	for (size_t i = 0; i < sizeof(dup) / sizeof(dup[0]); i++)
+		free(dup[i]);
 	cr_assert_eq(dout_flush(&o), 0);
 	dout_destroy(&o);
 	got_len = (size_t)lseek(fileno(f), 0, SEEK_CUR);
@@ -265,4 +269,201 @@ Test(report_agg, counts_calls_read_later_into_the_rows_they_were_made_for)
 	rs.s = NULL;
 	dout_destroy(&o);
 	fclose(tmp);
+}
+
+/*
+ * The merge's functions and rows (sym_get(), func_get()): a name's first object and a sym's
+ * first group in arrays, the others in tables, the strings in blocks. Against a plain list:
+ * the same name and object give the same function and no other does, the same group and
+ * function the same row, ids in the order first asked (as the rows' order was before), the
+ * strings whole (some longer than a block).
+ */
+#define T_NAMES 3000
+#define T_ASKS 60000
+
+struct t_ask {
+	uint16_t name;
+	uint8_t obj, group;
+};
+
+Test(report_agg, functions_and_rows_by_name_object_and_group)
+{
+	static const char *const objs[] = { "", "a.so", "b.so", "c" };
+	static const char *const groups[] = { "", "pid 1 tid 1", "pid 1 tid 2" };
+	struct report_config rc = { .view = REPORT_FUNCTIONS };
+	struct rstate *s = calloc(1, sizeof(*s));
+	static char *names[T_NAMES];
+	static struct t_ask sym_of[T_ASKS], row_of[T_ASKS];	/* what each id was made for */
+	uint32_t nsym = 0, nrow = 0;
+
+	cr_assert(s);
+	s->rc = &rc;
+	for (uint32_t i = 0; i < T_NAMES; i++) {
+		size_t n = i % 1000 == 7 ? 70000 + i : 1 + rnd() % 60;
+
+		cr_assert(names[i] = malloc(n + 16));
+		n = (size_t)sprintf(names[i], "%u:", i) + n;
+		for (size_t k = strlen(names[i]); k < n; k++)
+			names[i][k] = (char)('a' + rnd() % 26);
+		names[i][n] = '\0';
+	}
+	for (uint32_t k = 0; k < T_ASKS; k++) {
+		/* most names in one object, some in two to four; mostly one group */
+		struct t_ask a = { .name = (uint16_t)(rnd() % T_NAMES) };
+		uint32_t sym, row, i;
+
+		a.obj = (uint8_t)(rnd() % 8 ? a.name % 4 : rnd() % 4);
+		a.group = (uint8_t)(rnd() % 4 ? 0 : rnd() % 3);
+		sym = report_sym(s, names[a.name], objs[a.obj]);
+		for (i = 0; i < nsym; i++)
+			if (sym_of[i].name == a.name && sym_of[i].obj == a.obj)
+				break;
+		if (i == nsym)
+			sym_of[nsym++] = a;
+		cr_assert_eq(sym, i, "ask %u: function %u, the list's %u", k, sym, i);
+		cr_assert_str_eq(sym_text(s, sym), names[a.name]);
+		cr_assert_str_eq(obj_text(s, sym), objs[a.obj]);
+		row = report_row(s, groups[a.group], sym);
+		for (i = 0; i < nrow; i++)
+			if (row_of[i].name == a.name && row_of[i].obj == a.obj &&
+			    row_of[i].group == a.group)
+				break;
+		if (i == nrow)
+			row_of[nrow++] = a;
+		cr_assert_eq(row, i, "ask %u: row %u, the list's %u", k, row, i);
+		cr_assert_eq(s->funcs[row].name, sym);
+		cr_assert_str_eq(s->str[s->funcs[row].group], groups[a.group]);
+		cr_assert_eq((uintptr_t)&s->funcs[row] % 64, 0);
+	}
+	cr_assert(!s->oom);
+	/* every name in more than one object, and in more than one group, was asked */
+	cr_assert_gt(s->symmap.n, 100);
+	cr_assert_gt(s->funcmap.n, 100);
+	report_free(s);
+	for (uint32_t i = 0; i < T_NAMES; i++)
+		free(names[i]);
+}
+
+/*
+ * The rows' exact durations from the pool (exact_get(), exact_put()): 2,000 distributions
+ * grown in turn, at random, so that arrays given back are taken again and blocks' ends cut
+ * up; each keeps what was added, in order, until its histogram (past REPORT_EXACT_MAX), and
+ * its quantiles are a sort's.
+ */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+Test(report_agg, exact_durations_each_keep_their_own)
+{
+	enum { ND = 2000 };
+	struct report_config rc = { .view = REPORT_FUNCTIONS };
+	struct rstate *s = calloc(1, sizeof(*s));
+	static struct dist d[ND];
+	static uint64_t *want[ND];
+	static uint32_t left[ND], n[ND];
+	const unsigned q[3] = { 500, 900, 990 };
+	uint32_t busy = 0;
+
+	cr_assert(s);
+	s->rc = &rc;
+	for (uint32_t i = 0; i < ND; i++) {
+		left[i] = rnd() % 3 ? rnd() % 40 : rnd() % (REPORT_EXACT_MAX + 300);
+		cr_assert(want[i] = malloc((left[i] + 1) * sizeof(*want[i])));
+		d[i].min = UINT64_MAX;
+		busy += left[i] > 0;
+	}
+	while (busy) {
+		uint32_t i = rnd() % ND;
+		uint64_t v = rnd() % 100000;
+
+		if (!left[i])
+			continue;
+		report_dist_add(s, &d[i], v);
+		want[i][n[i]++] = v;
+		busy -= !--left[i];
+	}
+	cr_assert(!s->oom);
+	for (uint32_t i = 0; i < ND; i++) {
+		uint64_t got[3], sorted[REPORT_EXACT_MAX];
+
+		cr_assert_eq(d[i].n, n[i]);
+		if (n[i] > REPORT_EXACT_MAX) {
+			cr_assert(d[i].hist && !d[i].exact);
+			continue;
+		}
+		cr_assert(!d[i].hist);
+		cr_assert_eq(d[i].nexact, n[i]);
+		cr_assert(!n[i] || !memcmp(d[i].exact, want[i], n[i] * sizeof(*want[i])),
+			  "distribution %u: its durations changed", i);
+		memcpy(sorted, want[i], n[i] * sizeof(*want[i]));
+		qsort(sorted, n[i], sizeof(*sorted), cmp_u64);
+		dist_quantiles(&d[i], q, got, 3);
+		for (int k = 0; k < 3 && n[i]; k++) {
+			uint64_t r = (n[i] * q[k] + 999) / 1000;
+
+			cr_assert_eq(got[k], sorted[r ? r - 1 : 0], "distribution %u, q %u", i, q[k]);
+		}
+	}
+	for (uint32_t i = 0; i < ND; i++) {
+		free(d[i].hist);
+		free(want[i]);
+	}
+	report_free(s);
+}
+
+/*
+ * name_of()'s names, spelt by hand, against snprintf() into the same 4 * NAME_LEN bytes (as
+ * it spelt them): offsets of every width, names and objects past the buffer (cut there).
+ */
+Test(report_agg, names_spelt_as_snprintf_spelt_them)
+{
+	struct report_config rc = { .view = REPORT_FUNCTIONS };
+	struct rstate *s = calloc(1, sizeof(*s));
+	static char name[6000], obj[6000], want[4 * NAME_LEN];
+
+	cr_assert(s);
+	s->rc = &rc;
+	for (int k = 0; k < 3000; k++) {
+		size_t nn = k % 100 == 3 ? 4000 + rnd() % 1500 : rnd() % 40;
+		size_t no = k % 100 == 5 ? 4000 + rnd() % 1500 : rnd() % 20;
+		unsigned how = rnd() % 4;	/* 3: taken as N_UNKNOWN */
+		uint64_t off = ((uint64_t)rnd() << 32 | rnd()) >> (rnd() % 64);
+		uint32_t id;
+
+		for (size_t i = 0; i < nn; i++)
+			name[i] = (char)('!' + rnd() % 90);
+		name[nn] = '\0';
+		for (size_t i = 0; i < no; i++)
+			obj[i] = (char)('!' + rnd() % 90);
+		obj[no] = '\0';
+		id = report_name(s, how, name, obj, off);
+		if (how == N_SYM) {
+			cr_assert_eq(id, nn ? id : NONE);
+			cr_assert(!nn || !strcmp(s->str[id], name));
+			continue;
+		}
+		if (how == N_SYMOFF && !nn) {
+			cr_assert_eq(id, NONE);
+			continue;
+		}
+/* (the cut is what is tested) */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+		if (how == N_SYMOFF)
+			snprintf(want, sizeof(want), "%s+0x%" PRIx64, name, off);
+		else if (!no)
+			snprintf(want, sizeof(want), "[unknown]");
+		else
+			snprintf(want, sizeof(want), "[unknown] (%s+0x%" PRIx64 ")", obj, off);
+#pragma GCC diagnostic pop
+		cr_assert_neq(id, NONE);
+		cr_assert_str_eq(s->str[id], want, "how %u, name %zu bytes, object %zu, off %" PRIx64,
+				 how, nn, no, off);
+	}
+	cr_assert(!s->oom);
+	report_free(s);
 }
