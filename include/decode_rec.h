@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "depth_text.h"
 #include "dsink.h"
 
 enum drec_kind {
@@ -116,6 +117,7 @@ struct calls_state {
 	 * workers read them (atomic) to stop guessing where the guesses keep failing.
 	 */
 	uint64_t guess_hit, guess_miss;
+	struct depth_text dtext;	/* the last line's "[depth N] " (render_calls.c) */
 };
 dout_filter_fn decode_calls_filter;
 

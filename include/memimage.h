@@ -187,7 +187,7 @@ struct image_sym {
  */
 void image_resolve_pid(struct image_store *s, uint32_t pid, int isid, uint64_t ip,
 		       struct image_sym *out);
-/* image_symbolize_pid's spelling of @y. */
-void image_sym_format(const struct image_sym *y, char *buf, size_t len);
+/* image_symbolize_pid's spelling of @y; its length (strlen() of @buf: 0 for @len 0). */
+size_t image_sym_format(const struct image_sym *y, char *buf, size_t len);
 
 #endif

@@ -81,5 +81,12 @@ dout_convert_fn timeline_convert;
 dout_filter_fn timeline_unframe;
 /* In the chunk: a record for timeline_filter() (@name: a call's callee, a gap's reason). */
 void timeline_put(struct dsink *s, const struct drec *hdr, const char *name);
+/*
+ * A call's @name as the file has it: a JSON string, quotes included, of the name cut at
+ * 1024 bytes (as drec_put() cuts it), invalid UTF-8 as U+FFFD; "" when jansson fails.
+ * In @buf (TIMELINE_NAME_JSON_MAX bytes) or a copy kept for the thread.
+ */
+#define TIMELINE_NAME_JSON_MAX (6 * 1024 + 3)
+const char *timeline_name_json(const char *name, char *buf);
 
 #endif

@@ -70,8 +70,8 @@ const char *symbolize(const struct image_sym *y, struct symname *e, char *buf,
 		*nlen = e->len;
 		return e->name;
 	}
-	image_sym_format(y, buf, len);
-	n = strnlen(buf, len);
+	/* Its length as spelled: not measured again (strnlen() over every miss). */
+	n = image_sym_format(y, buf, len);
 	*is_plain = plain(buf, n);
 	*nlen = n;
 	if (e && n < sizeof(e->name)) {

@@ -814,49 +814,55 @@ void image_resolve_pid(struct image_store *s, uint32_t pid, int isid, uint64_t i
 	resolve_section(s, isid, ip, out);
 }
 
-/* snprintf()'s bytes, by hand: @s appended to @buf at *@n, cut where @len ends it. */
-static void put(char *buf, size_t len, size_t *n, const char *s)
+/* snprintf()'s bytes, by hand: @k bytes of @s appended to @buf at *@n, cut where @len ends it. */
+static void put_n(char *buf, size_t len, size_t *n, const char *s, size_t k)
 {
-	size_t k = strlen(s);
-
 	if (*n + k >= len)
 		k = len - 1 - *n;
 	memcpy(buf + *n, s, k);
 	*n += k;
 }
 
+static void put(char *buf, size_t len, size_t *n, const char *s)
+{
+	put_n(buf, len, n, s, strlen(s));
+}
+
+/* A literal's length is known: no strlen() (a name's spelling made four calls of it). */
+#define put_lit(buf, len, n, s) put_n(buf, len, n, s, sizeof(s) - 1)
+
 static void put_hex(char *buf, size_t len, size_t *n, uint64_t v)
 {
 	char t[20], *p = t + sizeof(t);
 
-	*--p = '\0';
 	do {
 		*--p = "0123456789abcdef"[v & 15];
 		v >>= 4;
 	} while (v);
-	put(buf, len, n, p);
+	put_n(buf, len, n, p, (size_t)(t + sizeof(t) - p));
 }
 
-void image_sym_format(const struct image_sym *y, char *buf, size_t len)
+size_t image_sym_format(const struct image_sym *y, char *buf, size_t len)
 {
 	size_t n = 0;
 
 	if (!len)
-		return;
+		return 0;
 	if (y->name) {
 		put(buf, len, &n, y->name);
-		put(buf, len, &n, "+0x");
+		put_lit(buf, len, &n, "+0x");
 		put_hex(buf, len, &n, y->off);
 	} else if (!y->object) {
-		put(buf, len, &n, "[unknown]");
+		put_lit(buf, len, &n, "[unknown]");
 	} else {
-		put(buf, len, &n, "[unknown] (");
+		put_lit(buf, len, &n, "[unknown] (");
 		put(buf, len, &n, y->file);
-		put(buf, len, &n, "+0x");
+		put_lit(buf, len, &n, "+0x");
 		put_hex(buf, len, &n, y->off);
-		put(buf, len, &n, ")");
+		put_lit(buf, len, &n, ")");
 	}
 	buf[n] = '\0';
+	return n;
 }
 
 void image_symbolize_pid(struct image_store *s, uint32_t pid, int isid, uint64_t ip, char *buf,

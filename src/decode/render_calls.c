@@ -207,36 +207,28 @@ _Static_assert(HOW_KNOWN == sizeof(how_ret) / sizeof(how_ret[0]), "both tables")
 /*
  * The indentation of @depth: two blanks a level, past INDENT_MAX "[depth N] " by hand.
  * Blanks go 32 at a time, up to 31 past the indentation (the line's room, LINE_FIXED,
- * has them: what follows writes over them). The number's digits are written in place,
- * its length counted first: through a copy of variable length (a call of memcpy()) it
- * cost a line past INDENT_MAX (the walk's, nearly all) as much as the rest of its indent.
+ * has them: what follows writes over them). Past INDENT_MAX the number comes from @t, the
+ * text of the line before's depth moved by one (depth_text.h), copied 32 bytes at once:
+ * through a copy of variable length (a call of memcpy()) it cost a line past INDENT_MAX
+ * (the walk's, nearly all) as much as the rest of its indent, and its digits made anew
+ * each line two thirds of this function's samples.
  */
-static char *put_indent(char *p, uint64_t depth)
+static char *put_indent(char *p, uint64_t depth, struct depth_text *t)
 {
 	static const char blanks[2 * INDENT_MAX + 1] =
 		"                                                                "
 		"                                                                ";
-	uint64_t v = depth;
-	size_t n = 1;
 
 	if (depth <= INDENT_MAX) {
 		for (size_t i = 0; i < 2 * depth; i += 32)
 			memcpy(p + i, blanks, 32);
 		return p + 2 * depth;
 	}
-	while (v >= 10) {
-		v /= 10;
-		n++;
-	}
 	memcpy(p, blanks, 2 * INDENT_MAX);
 	p += 2 * INDENT_MAX;
-	/* 8 bytes, the last one written over by the first digit. */
-	memcpy(p, "[depth  ", 8);
-	p += 7 + n;
-	for (char *q = p; q > p - n; depth /= 10)
-		*--q = (char)('0' + depth % 10);
-	memcpy(p, "] ", 2);
-	return p + 2;
+	depth_text_at(t, depth);
+	memcpy(p, t->s, sizeof(t->s));
+	return p + t->len;
 }
 
 /* The longest line but its names: the indentation, the words, an address. */
@@ -277,7 +269,7 @@ static void text_line(struct dout *o, struct calls_state *st, const struct drec 
 		p = put_str(p, "]\n");
 		break;
 	case DREC_CALL:
-		p = put_indent(p, st->depth);
+		p = put_indent(p, st->depth, &st->dtext);
 		if (r->how < HOW_KNOWN) {
 			p = put_mem(p, how_call[r->how].s, how_call[r->how].n);
 		} else {
@@ -294,7 +286,7 @@ static void text_line(struct dout *o, struct calls_state *st, const struct drec 
 		*p++ = '\n';
 		break;
 	case DREC_RET:
-		p = put_indent(p, st->depth);
+		p = put_indent(p, st->depth, &st->dtext);
 		if (r->how < HOW_KNOWN) {
 			p = put_mem(p, how_ret[r->how].s, how_ret[r->how].n);
 		} else {
@@ -311,7 +303,7 @@ static void text_line(struct dout *o, struct calls_state *st, const struct drec 
 		*p++ = '\n';
 		break;
 	default:	/* DREC_MARK */
-		p = put_indent(p, st->depth);
+		p = put_indent(p, st->depth, &st->dtext);
 		p = put_mem(p, drec_s1(r), r->len1);
 		*p++ = '\n';
 		break;
@@ -643,6 +635,7 @@ static void unframe_again(struct dout *o, const uint8_t *text, const uint8_t *li
 			  uint32_t n, uint64_t base, uint64_t guess)
 {
 	char ind[LINE_FIXED];
+	struct depth_text tw = { 0 }, tn = { 0 };
 	int64_t off = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -652,8 +645,8 @@ static void unframe_again(struct dout *o, const uint8_t *text, const uint8_t *li
 		memcpy(&l, lines + (size_t)i * sizeof(l), sizeof(l));
 		if ((l & 3) == CLINE_RET)
 			off--;
-		was = (size_t)(put_indent(ind, guess + off) - ind);
-		now = (size_t)(put_indent(ind, base + off) - ind);
+		was = (size_t)(put_indent(ind, guess + off, &tw) - ind);
+		now = (size_t)(put_indent(ind, base + off, &tn) - ind);
 		if (was > l >> 2)
 			was = l >> 2;
 		dout_write(o, ind, now);

@@ -6,6 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -167,4 +168,47 @@ Test(names, a_group_is_written_before_a_lookup_reads_it)
 	free(x.names_mem);
 	image_store_free(s);
 	unlink(path);
+}
+
+/*
+ * A name's spelling gives its length (symbolize() keeps it without measuring the name
+ * again): strlen() of what it wrote, the same bytes as snprintf() writes, whole or cut
+ * at the buffer's end.
+ */
+Test(names, a_spelling_gives_its_length_whole_or_cut)
+{
+	static const struct image_sym ys[] = {
+		{ .name = "main", .object = "/bin/x", .file = "x", .off = 0x1f },
+		{ .name = "a_rather_longer_symbol_name", .object = "/b", .file = "b", .off = 0 },
+		{ .object = NULL },
+		{ .object = "/usr/lib/libfoo.so.1", .file = "libfoo.so.1", .off = 0xdeadbeef },
+		{ .object = "//anon", .file = "//anon", .off = 0x10 },
+	};
+	char want[128], got[128];
+
+	for (size_t i = 0; i < sizeof(ys) / sizeof(ys[0]); i++) {
+		const struct image_sym *y = &ys[i];
+
+		if (y->name)
+			snprintf(want, sizeof(want), "%s+0x%" PRIx64, y->name, y->off);
+		else if (!y->object)
+			snprintf(want, sizeof(want), "[unknown]");
+		else
+			snprintf(want, sizeof(want), "[unknown] (%s+0x%" PRIx64 ")", y->file,
+				 y->off);
+		for (size_t len = 0; len <= strlen(want) + 2; len++) {
+			size_t n;
+
+			memset(got, 'z', sizeof(got));
+			n = image_sym_format(y, got, len);
+			if (!len) {
+				cr_assert_eq(n, 0);
+				cr_assert_eq(got[0], 'z', "nothing written into no room");
+				continue;
+			}
+			cr_assert_eq(n, strlen(got), "%zu for \"%s\" (room %zu)", n, got, len);
+			cr_assert_eq(n, strlen(want) < len ? strlen(want) : len - 1);
+			cr_assert(!strncmp(got, want, n), "\"%s\" for \"%s\"", got, want);
+		}
+	}
 }
