@@ -77,8 +77,8 @@ MANPAGES  := $(wildcard man/*.[1-8])
 TEST_CFLAGS := $(shell pkg-config --cflags criterion 2>/dev/null) -Itests/lib
 TEST_LIBS   := $(shell pkg-config --libs criterion 2>/dev/null)
 
-.PHONY: all deps demo test check check-asan check-tsan check-kernel check-libipt check-run fuzz fuzz-build bench bench-kernel \
-	install uninstall clean
+.PHONY: all deps demo test check check-asan check-tsan check-kernel check-libipt check-run fuzz \
+	fuzz-build bench bench-kernel install uninstall clean
 
 all: $(BIN)
 

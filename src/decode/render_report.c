@@ -969,9 +969,9 @@ static __thread uint32_t bm_last, bm_put;
 
 /*
  * A thread's tables: the address slots (akey[], aval[]), the callees' indexes (csm[],
- * cidx[]) and the batches kept (1.5 MiB at 32,768 slots). Too large for every thread's static TLS (each thread of every mode would
- * clear them, --stats' too): allocated at the first chunk a thread gives an id, freed when
- * the thread ends.
+ * cidx[]) and the batches kept (1.5 MiB at 32,768 slots). Too large for every thread's
+ * static TLS (each thread of every mode would clear them, --stats' too): allocated at the
+ * first chunk a thread gives an id, freed when the thread ends.
  */
 struct slot_tables {
 	uint64_t csm[CSMALL];
