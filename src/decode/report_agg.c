@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "memimage.h"
 #include "report_agg.h"
 
 
@@ -1064,60 +1065,28 @@ static uint8_t how_of(unsigned how)
 	return how == N_SYM || how == N_SYMOFF ? (uint8_t)how : N_UNKNOWN;
 }
 
-/* @n bytes of @t after @at bytes of @b, cut where snprintf() into @cap bytes cuts: the end. */
-static size_t put_cut(char *b, size_t at, size_t cap, const char *t, size_t n)
-{
-	if (n > cap - 1 - at)
-		n = cap - 1 - at;
-	memcpy(b + at, t, n);
-	return at + n;
-}
-
-/* @v as PRIx64 spells it, by put_cut(). */
-static size_t put_hex_cut(char *b, size_t at, size_t cap, uint64_t v)
-{
-	char d[16];
-	int i = 16;
-
-	do {
-		d[--i] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	return put_cut(b, at, cap, d + i, (size_t)(16 - i));
-}
-
 /*
- * The name @e gives: spelt here, only when it is needed, as snprintf() spelt it (by hand:
- * snprintf() was 1.3 % of the walk's report, at its 21,245 names). Not kept by @e (a table
- * of them was tried): func_of() asks at calls_seen's misses, mostly once a function (the
- * walk: 92 of 21,245 asked again), and the table cost 1 MiB and 500 page faults.
+ * The name @e gives: spelt here, only when it is needed, as decoding spells a symbol
+ * (image_sym_format(), by hand: snprintf() was 1.3 % of the walk's report, at its 21,245
+ * names). Not kept by @e (a table of them was tried): func_of() asks at calls_seen's misses,
+ * mostly once a function (the walk: 92 of 21,245 asked again), and the table cost 1 MiB and
+ * 500 page faults.
  */
 static uint32_t name_of(struct rstate *s, const struct fref *e)
 {
+	struct image_sym y = { .off = e->off };
 	char b[4 * NAME_LEN];
-	const char *t;
-	size_t n;
 
 	if (e->how == N_SYM || e->how == N_NAME)
 		return e->base;
 	if (e->how == N_SYMOFF) {
 		if (e->base == NONE)
 			return NONE;
-		t = s->str[e->base];
-		n = put_cut(b, 0, sizeof(b), t, strlen(t));
-		n = put_cut(b, n, sizeof(b), "+0x", 3);
-		n = put_hex_cut(b, n, sizeof(b), e->off);
-	} else if (e->obj == NONE) {
-		n = put_cut(b, 0, sizeof(b), "[unknown]", 9);
-	} else {
-		t = s->str[e->obj];
-		n = put_cut(b, 0, sizeof(b), "[unknown] (", 11);
-		n = put_cut(b, n, sizeof(b), t, strlen(t));
-		n = put_cut(b, n, sizeof(b), "+0x", 3);
-		n = put_hex_cut(b, n, sizeof(b), e->off);
-		n = put_cut(b, n, sizeof(b), ")", 1);
+		y.name = s->str[e->base];
+	} else if (e->obj != NONE) {
+		y.object = y.file = s->str[e->obj];
 	}
-	return intern(s, b, n);
+	return intern(s, b, image_sym_format(&y, b, sizeof(b)));
 }
 
 /* For the unit tests: name_of() of a name or object and an offset. */
