@@ -253,7 +253,10 @@ static uint64_t find_psb(struct mapped *m, uint64_t from, uint8_t *buf)
 
 /*
  * What the PSB+ at @at says: the IP tracing is at (if it is on) and the TSC. False when
- * libipt cannot read that PSB+ (a corrupted trace).
+ * libipt cannot read that PSB+ (a corrupted trace), or the status packets after it up to
+ * the first branch or event: a decoder started there reads those before its first block
+ * and fails with no IP of its own (0), where one decoder reports the IP it was at (ptwalk
+ * -x's second TMA after a PSBEND: the error's IP differed at -J 2 as the chunks fell).
  */
 static bool psb_state(const struct decode_config *cfg, struct mapped *m, uint64_t at,
 		      uint8_t *buf, size_t len, struct decode_chunk *prev,
@@ -286,6 +289,14 @@ again:
 		return false;
 	status = pt_qry_sync_forward(q, &ip);
 	tstatus = status >= 0 ? pt_qry_time(q, &tsc, &lost_mtc, &lost_cyc) : -1;
+	/* The PSB+'s events, which read ahead to the first branch or event after them. */
+	for (int ev = status; ev >= 0 && (ev & pts_event_pending);) {
+		struct pt_event event;
+
+		ev = pt_qry_event(q, &event, sizeof(event));
+		if (ev < 0 && ev != -pte_eos)
+			status = ev;
+	}
 	/* Read short (not at the stream's end): what libipt saw must end well before it. */
 	if (want < len && n == want &&
 	    (status < 0 || pt_qry_get_offset(q, &off) < 0 || off + PLAN_MARGIN > n)) {
