@@ -658,6 +658,8 @@ static void view_fast_same(const char *const *input, const char *const *view, co
 		args_addv(&a, input);
 		if (j)
 			args_addv(&a, (const char *[]){ "-J", "2", "--chunk-size", "4K", NULL });
+		else	/* not the default, which follows the load */
+			args_addv(&a, (const char *[]){ "-J", "1", NULL });
 		args_addv(&a, view);
 		snprintf(what, sizeof(what), "%s %s -J %d", name, view[0] ? view[0] : "(table)",
 			 j + 1);
