@@ -213,8 +213,8 @@ static void note(struct seen *sn, const struct trigger_fire *f, pid_t pid, uint6
 
 /*
  * Poll the set the way a session would until the target has exited, then
- * drain what is left. Only @pid's fires count (a uprobe on every process
- * also sees the other tests' targets).
+ * flush what is left (the fires held for their order too). Only @pid's fires
+ * count (a uprobe on every process also sees the other tests' targets).
  */
 static void collect(struct trigger_set *ts, struct target *t, struct seen *sn)
 {
@@ -231,7 +231,9 @@ static void collect(struct trigger_set *ts, struct target *t, struct seen *sn)
 
 		poll(&p, 1, 20);
 		done = target_ended(t, &st, false);
-		while ((n = trigger_poll_fires(ts, f, 64, &e)) > 0) {
+		/* Once it has exited every fire of its threads is in a ring: none to wait for. */
+		while ((n = done ? trigger_flush_fires(ts, f, 64, &e)
+				 : trigger_poll_fires(ts, f, 64, &e)) > 0) {
 			for (int i = 0; i < n; i++) {
 				if (f[i].pid != t->pid)
 					continue;
@@ -337,7 +339,7 @@ Test(trigger, breakpoint_fires_a_full_ring_dropped_are_counted_with_no_record_af
 	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "trigtarget status %#x",
 		  status);
 	fclose(t.out);
-	while ((n = trigger_poll_fires(ts, f, 64, &e)) > 0)
+	while ((n = trigger_flush_fires(ts, f, 64, &e)) > 0)
 		for (int i = 0; i < n; i++)
 			fires += f[i].idx == (unsigned int)hit && f[i].pid == t.pid;
 	cr_assert_geq(n, 0, "%s", e.why);
@@ -441,7 +443,7 @@ Test(trigger, breakpoint_on_a_workload_held_at_exec_sees_every_call)
 	t = (struct target){ .pid = pid, .go = -1, .guarded = true };
 	cr_assert(target_ended(&t, &st, true));
 	cr_assert(WIFEXITED(st) && !WEXITSTATUS(st), "trigtarget status %#x", st);
-	while ((n = trigger_poll_fires(ts, f, 64, &e)) > 0)
+	while ((n = trigger_flush_fires(ts, f, 64, &e)) > 0)
 		for (int i = 0; i < n; i++)
 			count += f[i].idx == (unsigned)hit && f[i].pid == pid;
 	cr_expect_eq(count, 250);
