@@ -682,9 +682,9 @@ static int cmp_u64(const void *a, const void *b)
  * trigger_fd(), in order. The cost of a fire as the session sees it (from the
  * fire's own time, taken in the kernel at the probe, to the moment
  * trigger_poll_fires() returns it) is printed, not judged: speed targets live
- * in make bench-kernel. Fires are 1 ms apart: each is read while younger
- * than the set's margin and held for its order, so only the set's own timer
- * wakes the poll for the last one.
+ * in make bench-kernel. Fires are 1 ms apart: one read while younger than
+ * the set's margin is held for its order, and for the last one only the
+ * set's own timer can wake the poll again.
  */
 static void fire_latency(const char *kind)
 {
