@@ -71,6 +71,11 @@ int steer_fds(const struct steer *st, struct pollfd *pf);
 void steer_handle(struct steer *st, const struct pollfd *pf, int n);
 /* Commands read and not yet handled: poll without waiting, then call steer_handle() again. */
 bool steer_pending(const struct steer *st);
+/*
+ * Trigger fires read and held back for their time order (trigger.h): not
+ * acted on yet, so an early freeze for them still stands.
+ */
+bool steer_holding(const struct steer *st);
 /* The triggers' counts into the manifest (fires, dropped, throttled). */
 void steer_sync(struct steer *st);
 /* Disarm the triggers: the recording is ending. */

@@ -11,8 +11,19 @@
  * Event-loop use: add the resolved specs, arm once before tracing starts (a
  * trigger that cannot be armed is an error then, with nothing left armed),
  * poll trigger_fd() for POLLIN, and call trigger_poll_fires() when it is
- * readable (or whenever: it never blocks). A trigger with a limit disarms
- * itself after that many fires; fires past it are not returned.
+ * readable (or whenever: it never blocks). At the end (disarmed, or the
+ * target gone) call trigger_flush_fires() until it returns 0: it returns the
+ * fires still held. A trigger with a limit disarms itself after that many
+ * fires, counted in time order; fires past it are not returned.
+ *
+ * Fires come in time order across calls: a fire is returned once it is older
+ * than the time the call began reading minus a margin (trigger.c,
+ * ORDER_MARGIN_NS, 200 us), so that one written to a ring after that ring was
+ * read, which carries a time taken before its write, still comes before it.
+ * Younger fires are held for a later call; trigger_fd() turns readable when
+ * they are old enough. A fire whose writer was held up longer than the
+ * margin (a preempted uprobe program, a descheduled vCPU) is returned when it
+ * comes and counted late.
  *
  * Times are CLOCK_MONOTONIC nanoseconds on both kinds (bpf_ktime_get_ns();
  * breakpoints use perf's use_clockid). perf's default sample clock is not
@@ -31,10 +42,9 @@
 #include "trigger_backend.h"
 #include "trigger_spec.h"
 
-#define TRIGGER_MAX 64
-
 struct trigger_stats {
-	uint64_t fires;		/* returned by trigger_poll_fires() */
+	uint64_t fires;		/* released in time order (returned, or to be) */
+	uint64_t late;		/* of those, came older than fires already released */
 	uint64_t dropped;	/* lost before user space saw them (a full ring) */
 	bool dropped_counted;	/* @dropped is exact: false, at least (the LOST records' sum) */
 	uint64_t throttled;	/* breakpoints: times the kernel paused it (hits too often) */
@@ -60,15 +70,29 @@ int trigger_add(struct trigger_set *ts, const struct trigger_spec *s, uint64_t l
  * -ENOENT (FILE not mapped), -EOPNOTSUPP (no BPF), -EINVAL (no process).
  */
 int trigger_arm(struct trigger_set *ts, pid_t pid, struct error *e);
-/* One descriptor to poll for POLLIN (an epoll instance), from trigger_set_new() on. */
+/*
+ * One descriptor to poll for POLLIN (an epoll instance), from
+ * trigger_set_new() on: readable when a ring has fires, and while the set
+ * holds fires, once the oldest is past the margin.
+ */
 int trigger_fd(const struct trigger_set *ts);
 /*
- * Up to @max fires now ready, in time order, without blocking. Returns how
- * many, or a negative errno with @e. Fires still in flight on another CPU may
- * come in the next call with an earlier time than this call's last.
+ * Up to @max fires, in time order, without blocking: those older than the
+ * call's start minus the margin; younger ones are held. Returns how many, or
+ * a negative errno with @e. A call that returns @max may leave more: call
+ * again until it returns less.
  */
 int trigger_poll_fires(struct trigger_set *ts, struct trigger_fire *out, size_t max,
 		       struct error *e);
+/*
+ * As trigger_poll_fires(), holding nothing back: every fire read, in time
+ * order. For the last reads, once no more fires are to come in time order
+ * with them (the triggers disarmed, the target exited).
+ */
+int trigger_flush_fires(struct trigger_set *ts, struct trigger_fire *out, size_t max,
+			struct error *e);
+/* Fires read and not yet returned (held, or released past a call's @max). */
+size_t trigger_pending(const struct trigger_set *ts);
 void trigger_get_stats(const struct trigger_set *ts, unsigned int idx, struct trigger_stats *st);
 /*
  * Uprobes armed on one process count it and its descendants, each followed
@@ -79,7 +103,7 @@ void trigger_get_stats(const struct trigger_set *ts, unsigned int idx, struct tr
 int trigger_children(const struct trigger_set *ts, uint64_t *unfollowed);
 /* The number of triggers added. */
 unsigned int trigger_count(const struct trigger_set *ts);
-/* Disarm every trigger now (fires already in flight are still returned). */
+/* Disarm every trigger now (fires already in flight are still returned: flush them). */
 void trigger_disarm_all(struct trigger_set *ts);
 void trigger_set_free(struct trigger_set *ts);
 

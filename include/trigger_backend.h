@@ -13,6 +13,9 @@
 
 #include "error.h"
 
+/* Triggers in one set (trigger_add()). */
+#define TRIGGER_MAX 64
+
 /* One fire of a trigger, as both kinds report it. */
 struct trigger_fire {
 	uint64_t time;		/* CLOCK_MONOTONIC ns */

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * The trigger set: uprobe and breakpoint triggers behind one epoll
- * descriptor, their fires merged in time order, each trigger's limit applied
- * in that order and the trigger disarmed when it is reached.
+ * descriptor, their fires merged in time order across calls
+ * (trigger_order.c), each trigger's limit applied in that order and the
+ * trigger disarmed when it is reached.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -12,26 +13,45 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "monotime.h"
 #include "trigger.h"
 #include "trigger_backend.h"
+#include "trigger_order.h"
 
 struct trig {
 	enum trigger_kind kind;
 	char *text, *path;
-	uint64_t offset, limit, fires;
+	uint64_t offset, limit;
 	bool armed;
 	struct trigger_bp *bp;
 };
 
-struct fire_buf {
-	struct trigger_fire *f;
-	size_t nr, cap;
-	int err;
-};
+/*
+ * How much older than its write a fire can be: the watermark is the time
+ * taken before reading the rings minus this. A fire written after we read
+ * its ring was written after the watermark's time, and carries a time taken
+ * before its write: at most this much before, so it is younger than the
+ * watermark minus this and was held, not passed.
+ *
+ * Breakpoints: perf takes the sample's time (the event's clock) as it
+ * prepares the sample in the debug exception, then writes the record and
+ * moves the ring's head in the same handler, interrupts off: microseconds.
+ * Uprobes: the program takes bpf_ktime_get_ns() first, then reserves and
+ * submits its record: some hundred instructions. On recent kernels the
+ * program runs with migration off but preemptible, and a vCPU can be
+ * descheduled by its host anywhere: those stalls have no bound a hold could
+ * afford, so a fire they delay past this margin is still returned, at once,
+ * and counted late (trigger_stats). Measured here (2-vCPU VM, load 5, a busy
+ * loop beside, 8 runs of trigger/ *): of the fires read in a call, those
+ * older than the previous call's start were at most 52 ns older. 200 us is
+ * that many times over, and what a fire's hold adds to its latency at most
+ * (plus the timer's slack and a second wake).
+ */
+#define ORDER_MARGIN_NS 200000ull
 
 struct trigger_set {
 	int epfd;
@@ -39,7 +59,9 @@ struct trigger_set {
 	unsigned int nr;
 	struct trig t[TRIGGER_MAX];
 	struct trigger_bpf *bpf;
-	struct fire_buf fresh, ready;	/* read this call; sorted and waiting for the caller */
+	struct trigger_order order;	/* fires read, held or released, not yet returned */
+	int timer_fd;			/* in epfd: readable when held fires are ripe */
+	uint64_t timer_at;		/* its absolute expiry, 0: off */
 };
 
 int trigger_set_new(struct trigger_set **out, struct error *e)
@@ -48,12 +70,22 @@ int trigger_set_new(struct trigger_set **out, struct error *e)
 
 	if (!ts)
 		return err_runtime(e, -ENOMEM, "out of memory");
+	ts->timer_fd = -1;
 	ts->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (ts->epfd < 0) {
 		int ret = -errno;
 
 		free(ts);
 		return err_runtime(e, ret, "epoll: %s", strerror(-ret));
+	}
+	ts->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (ts->timer_fd < 0 ||
+	    epoll_ctl(ts->epfd, EPOLL_CTL_ADD, ts->timer_fd,
+		      &(struct epoll_event){ .events = EPOLLIN, .data.fd = ts->timer_fd })) {
+		int ret = -errno;
+
+		trigger_set_free(ts);
+		return err_runtime(e, ret, "trigger timer: %s", strerror(-ret));
 	}
 	*out = ts;
 	return 0;
@@ -80,6 +112,7 @@ int trigger_add(struct trigger_set *ts, const struct trigger_spec *s, uint64_t l
 	t->kind = s->kind;
 	t->offset = s->offset;
 	t->limit = limit;
+	trigger_order_set_limit(&ts->order, ts->nr, limit);
 	return (int)ts->nr++;
 }
 
@@ -157,34 +190,7 @@ int trigger_fd(const struct trigger_set *ts)
 	return ts->epfd;
 }
 
-static void sink(void *ctx, const struct trigger_fire *f)
-{
-	struct fire_buf *b = ctx;
-
-	if (b->nr == b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		struct trigger_fire *n = realloc(b->f, cap * sizeof(*n));
-
-		if (!n) {
-			b->err = -ENOMEM;
-			return;
-		}
-		b->f = n;
-		b->cap = cap;
-	}
-	b->f[b->nr++] = *f;
-}
-
-static int by_time(const void *a, const void *b)
-{
-	const struct trigger_fire *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
-/* Read every backend into ts->fresh. */
+/* Read every backend into the order's held fires. */
 static int read_backends(struct trigger_set *ts)
 {
 	struct epoll_event ev[16];
@@ -194,57 +200,74 @@ static int read_backends(struct trigger_set *ts)
 	while (epoll_wait(ts->epfd, ev, 16, 0) == 16)
 		;
 	if (ts->bpf) {
-		ret = trigger_bpf_read(ts->bpf, sink, &ts->fresh);
+		ret = trigger_bpf_read(ts->bpf, trigger_order_sink, &ts->order);
 		if (ret < 0)
 			return ret;
 	}
 	for (unsigned int i = 0; i < ts->nr; i++)
 		if (ts->t[i].bp)
-			trigger_bp_read(ts->t[i].bp, sink, &ts->fresh);
-	return ts->fresh.err;
+			trigger_bp_read(ts->t[i].bp, trigger_order_sink, &ts->order);
+	return 0;
 }
 
-/* Move the fresh fires under their trigger's limit to ready, in time order. */
-static void apply_limits(struct trigger_set *ts)
+static void reached(void *ctx, unsigned int idx)
 {
-	struct fire_buf *f = &ts->fresh, *r = &ts->ready;
+	disarm(ctx, idx);
+}
 
-	if (f->nr)	/* f->f is NULL before the first fire */
-		qsort(f->f, f->nr, sizeof(*f->f), by_time);
-	for (size_t i = 0; i < f->nr; i++) {
-		struct trig *t = &ts->t[f->f[i].idx < ts->nr ? f->f[i].idx : 0];
+/*
+ * The timer makes trigger_fd() readable at @at (CLOCK_MONOTONIC; 0: never):
+ * a poller must not sleep on fires the set holds. Setting it clears an
+ * expiry not yet read.
+ */
+static void set_timer(struct trigger_set *ts, uint64_t at)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = (time_t)(at / 1000000000u),
+			      .tv_nsec = (long)(at % 1000000000u) },
+	};
 
-		if (f->f[i].idx >= ts->nr || (t->limit && t->fires >= t->limit))
-			continue;
-		t->fires++;
-		sink(r, &f->f[i]);
-		if (t->limit && t->fires == t->limit)
-			disarm(ts, f->f[i].idx);
-	}
-	f->nr = 0;
-	if (r->nr > 1)
-		qsort(r->f, r->nr, sizeof(*r->f), by_time);
+	if (!at && !ts->timer_at)
+		return;
+	/* An absolute time already past expires at once, which is what a late wake needs. */
+	if (!timerfd_settime(ts->timer_fd, TFD_TIMER_ABSTIME, &its, NULL))
+		ts->timer_at = at;
+}
+
+static int poll_fires(struct trigger_set *ts, struct trigger_fire *out, size_t max, bool flush,
+		      struct error *e)
+{
+	/* Taken before any ring is read: what comes after was written after it. */
+	uint64_t now = monotime_ns(), before;
+	size_t n;
+	int ret;
+
+	before = flush ? TRIGGER_ORDER_ALL : now > ORDER_MARGIN_NS ? now - ORDER_MARGIN_NS : 0;
+	ret = read_backends(ts);
+	trigger_order_release(&ts->order, before, reached, ts);
+	ret = ret ? ret : trigger_order_error(&ts->order);
+	n = ret ? 0 : trigger_order_take(&ts->order, out, max);
+	set_timer(ts, trigger_order_wake(&ts->order, ORDER_MARGIN_NS));
+	if (ret)
+		return err_runtime(e, ret, "reading trigger fires: %s", strerror(-ret));
+	return (int)n;
 }
 
 int trigger_poll_fires(struct trigger_set *ts, struct trigger_fire *out, size_t max,
 		       struct error *e)
 {
-	size_t n;
-	int ret = read_backends(ts);
+	return poll_fires(ts, out, max, false, e);
+}
 
-	apply_limits(ts);
-	if (ret || ts->ready.err) {
-		ret = ret ? ret : ts->ready.err;
-		ts->fresh.err = ts->ready.err = 0;
-		return err_runtime(e, ret, "reading trigger fires: %s", strerror(-ret));
-	}
-	n = ts->ready.nr < max ? ts->ready.nr : max;
-	if (!n)		/* ready.f is NULL before the first fire */
-		return 0;
-	memcpy(out, ts->ready.f, n * sizeof(*out));
-	memmove(ts->ready.f, ts->ready.f + n, (ts->ready.nr - n) * sizeof(*out));
-	ts->ready.nr -= n;
-	return (int)n;
+int trigger_flush_fires(struct trigger_set *ts, struct trigger_fire *out, size_t max,
+			struct error *e)
+{
+	return poll_fires(ts, out, max, true, e);
+}
+
+size_t trigger_pending(const struct trigger_set *ts)
+{
+	return trigger_order_pending(&ts->order);
 }
 
 void trigger_get_stats(const struct trigger_set *ts, unsigned int idx, struct trigger_stats *st)
@@ -255,7 +278,8 @@ void trigger_get_stats(const struct trigger_set *ts, unsigned int idx, struct tr
 	if (idx >= ts->nr)
 		return;
 	t = &ts->t[idx];
-	st->fires = t->fires;
+	st->fires = ts->order.fires[idx];
+	st->late = ts->order.late[idx];
 	st->limit = t->limit;
 	st->armed = t->armed;
 	if (t->kind == TRIGGER_UPROBE && ts->bpf) {
@@ -297,8 +321,9 @@ void trigger_set_free(struct trigger_set *ts)
 		free(ts->t[i].text);
 		free(ts->t[i].path);
 	}
-	free(ts->fresh.f);
-	free(ts->ready.f);
+	trigger_order_free(&ts->order);
+	if (ts->timer_fd >= 0)
+		close(ts->timer_fd);
 	close(ts->epfd);
 	free(ts);
 }

@@ -183,7 +183,9 @@ static void steer_loop(struct session *s, const struct pollfd *pf, int n)
 	if (!any && !steer_pending(s->steer))
 		return;
 	steer_handle(s->steer, pf, n);
-	freeze_release(s->fz, s->tracing && !s->stop);
+	/* A fire held for its order ends a snapshot window when it is acted on: keep its freeze. */
+	if (!steer_holding(s->steer))
+		freeze_release(s->fz, s->tracing && !s->stop);
 }
 
 /* Fires and commands that wait now, without waiting for more (a long task in between). */

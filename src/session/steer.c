@@ -253,13 +253,16 @@ static void on_fire(struct steer *st, const struct trigger_fire *f)
 	}
 }
 
-static void on_fires(struct steer *st)
+/* @flush: the last reads, the fires the set holds back for their order too. */
+static void on_fires(struct steer *st, bool flush)
 {
+	int (*poll_fires)(struct trigger_set *, struct trigger_fire *, size_t, struct error *) =
+		flush ? trigger_flush_fires : trigger_poll_fires;
 	struct trigger_fire f[FIRE_BATCH];
 	struct error e = { 0 };
 	int n;
 
-	while ((n = trigger_poll_fires(st->ts, f, FIRE_BATCH, &e)) > 0)
+	while ((n = poll_fires(st->ts, f, FIRE_BATCH, &e)) > 0)
 		for (int i = 0; i < n; i++)
 			on_fire(st, &f[i]);
 	if (n < 0)
@@ -362,7 +365,7 @@ void steer_handle(struct steer *st, const struct pollfd *pf, int n)
 		if (!pf[i].revents)
 			continue;
 		if (st->ts && pf[i].fd == trigger_fd(st->ts)) {
-			on_fires(st);
+			on_fires(st, false);
 		} else if (st->ctl && pf[i].events == POLLOUT) {
 			control_flush(st->ctl);
 		} else if (st->ctl) {
@@ -373,6 +376,11 @@ void steer_handle(struct steer *st, const struct pollfd *pf, int n)
 	/* Lines the last batch left: poll says nothing of them. */
 	if (!read_ctl && steer_pending(st))
 		on_control(st);
+}
+
+bool steer_holding(const struct steer *st)
+{
+	return st && st->ts && trigger_pending(st->ts);
 }
 
 bool steer_pending(const struct steer *st)
@@ -399,7 +407,7 @@ void steer_quiet(struct steer *st)
 	if (st->ts) {
 		/* Fires already in flight still count. */
 		trigger_disarm_all(st->ts);
-		on_fires(st);
+		on_fires(st, true);
 	}
 	if (st->ctl)
 		control_flush(st->ctl);
