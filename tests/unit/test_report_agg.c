@@ -367,6 +367,7 @@ Test(report_agg, exact_durations_each_keep_their_own)
 	static uint32_t left[ND], n[ND];
 	const unsigned q[3] = { 500, 900, 990 };
 	uint32_t busy = 0;
+	uint64_t bigs = 0;
 
 	cr_assert(s);
 	s->rc = &rc;
@@ -380,6 +381,11 @@ Test(report_agg, exact_durations_each_keep_their_own)
 		uint32_t i = rnd() % ND;
 		uint64_t v = rnd() % 100000;
 
+		/* some of 32 bits' bound and more: kept apart (EXACT_BIG), still exact */
+		if (i % 7 == 0 && rnd() % 8 == 0)
+			v = rnd() % 2 ? EXACT_BIG - 1 + rnd() % 3 :
+					(uint64_t)rnd() << (rnd() % 20 + 4);
+
 		if (!left[i])
 			continue;
 		report_dist_add(s, &d[i], v);
@@ -388,17 +394,33 @@ Test(report_agg, exact_durations_each_keep_their_own)
 	}
 	cr_assert(!s->oom);
 	for (uint32_t i = 0; i < ND; i++) {
-		uint64_t got[3], sorted[REPORT_EXACT_MAX];
+		uint64_t got[3], sorted[REPORT_EXACT_MAX], nb;
 
 		cr_assert_eq(d[i].n, n[i]);
 		if (n[i] > REPORT_EXACT_MAX) {
-			cr_assert(d[i].hist && !d[i].exact);
+			uint64_t all = 0;
+
+			cr_assert(d[i].hist && !d[i].exact && !d[i].big);
+			for (uint32_t b = 0; b < 60 * REPORT_HIST_SUB; b++)	/* (BUCKETS) */
+				all += d[i].hist[b];
+			cr_assert_eq(all, n[i], "distribution %u: a value lost (histogram)", i);
 			continue;
 		}
 		cr_assert(!d[i].hist);
 		cr_assert_eq(d[i].nexact, n[i]);
-		cr_assert(!n[i] || !memcmp(d[i].exact, want[i], n[i] * sizeof(*want[i])),
-			  "distribution %u: its durations changed", i);
+		nb = 0;
+		for (uint32_t j = 0; j < n[i]; j++) {
+			if (want[i][j] < EXACT_BIG) {
+				cr_assert_eq(d[i].exact[j], want[i][j],
+					     "distribution %u: its durations changed", i);
+				continue;
+			}
+			cr_assert_eq(d[i].exact[j], EXACT_BIG, "distribution %u, value %u", i, j);
+			cr_assert(d[i].big && d[i].big[0] > nb, "distribution %u: big lost", i);
+			cr_assert_eq(d[i].big[++nb], want[i][j], "distribution %u, value %u", i, j);
+		}
+		cr_assert_eq(d[i].big ? d[i].big[0] : 0, nb, "distribution %u: big ones", i);
+		bigs += nb;
 		memcpy(sorted, want[i], n[i] * sizeof(*want[i]));
 		qsort(sorted, n[i], sizeof(*sorted), cmp_u64);
 		dist_quantiles(&d[i], q, got, 3);
@@ -408,8 +430,10 @@ Test(report_agg, exact_durations_each_keep_their_own)
 			cr_assert_eq(got[k], sorted[r ? r - 1 : 0], "distribution %u, q %u", i, q[k]);
 		}
 	}
+	cr_assert_gt(bigs, 20, "the test's big durations: %lu", (unsigned long)bigs);
 	for (uint32_t i = 0; i < ND; i++) {
 		free(d[i].hist);
+		free(d[i].big);
 		free(want[i]);
 	}
 	report_free(s);
