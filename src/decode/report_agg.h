@@ -298,6 +298,7 @@ void dist_quantiles(struct dist *d, const unsigned *q, uint64_t *v, size_t nq);
 uint32_t report_sym(struct rstate *s, const char *name, const char *obj);
 uint32_t report_row(struct rstate *s, const char *group, uint32_t sym);
 void report_dist_add(struct rstate *s, struct dist *d, uint64_t v);
+bool report_varint(const uint8_t *data, size_t len, size_t *at, uint64_t *v);
 uint32_t report_name(struct rstate *s, unsigned how, const char *base, const char *obj,
 		     uint64_t off);
 

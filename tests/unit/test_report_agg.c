@@ -40,6 +40,38 @@ static uint32_t rnd(void)
 	return xorshift32(&rnd_state);
 }
 
+/*
+ * A T_CALLV's varints as report_filter() reads them (8 bytes at a time where 8 are there)
+ * against the bytes put_varint() would write: 1 to 10 bytes, whatever follows, at the
+ * buffer's end, cut short.
+ */
+Test(report_agg, reads_each_varint_whatever_its_length_and_what_follows)
+{
+	uint8_t b[32];
+
+	for (int r = 0; r < 200000; r++) {
+		unsigned bits = rnd() % 65, n = 0;
+		uint64_t want = bits ? ((uint64_t)rnd() << 32 | rnd()) >> (64 - bits) : 0;
+		uint64_t got = 0, x = want;
+		size_t at = rnd() % 4, len, end;
+
+		for (size_t i = 0; i < sizeof(b); i++)
+			b[i] = (uint8_t)rnd();
+		do {
+			b[at + n++] = (uint8_t)(x & 0x7f) | (x >> 7 ? 0x80 : 0);
+			x >>= 7;
+		} while (x);
+		end = at + n;
+		/* (or at the buffer's end: no 8 bytes there) */
+		len = rnd() % 2 ? end + rnd() % 10 : end;
+		cr_assert(report_varint(b, len, &at, &got), "a varint of %u bytes", n);
+		cr_assert_eq(got, want, "a varint of %u bytes", n);
+		cr_assert_eq(at, end, "a varint of %u bytes: where it ends", n);
+		at = end - n;
+		cr_assert(!report_varint(b, end - 1, &at, &got), "a varint cut short");
+	}
+}
+
 /* A frame as folded() spelt it before it spelt each once: object`function, ';' as ':'. */
 static size_t spell_ref(const struct rstate *s, uint32_t y, char *b)
 {
