@@ -399,7 +399,7 @@ static unsigned exact_class(uint32_t cap)
 }
 
 /* @p (@cap values) back to the pool. */
-static void exact_put(struct rstate *s, uint64_t *p, uint32_t cap)
+static void exact_put(struct rstate *s, uint32_t *p, uint32_t cap)
 {
 	unsigned k = exact_class(cap);
 
@@ -408,10 +408,10 @@ static void exact_put(struct rstate *s, uint64_t *p, uint32_t cap)
 }
 
 /* An array of @cap values (a pool size), NULL when out of memory. */
-static uint64_t *exact_get(struct rstate *s, uint32_t cap)
+static uint32_t *exact_get(struct rstate *s, uint32_t cap)
 {
 	unsigned k = exact_class(cap);
-	uint64_t *p = s->xfree[k];
+	uint32_t *p = s->xfree[k];
 
 	if (p) {
 		memcpy(&s->xfree[k], p, sizeof(p));
@@ -440,13 +440,32 @@ static uint64_t *exact_get(struct rstate *s, uint32_t cap)
 	return p;
 }
 
+/* @v (EXACT_BIG or more) to @d's big (false: out of memory). */
+static bool big_add(struct rstate *s, struct dist *d, uint64_t v)
+{
+	uint64_t n = d->big ? d->big[0] : 0;
+
+	/* (room for 2^k - 1 values after the count: grown at each power of 2) */
+	if (!((n + 1) & n)) {
+		uint64_t *b = realloc(d->big, 2 * (n + 1) * sizeof(*b));
+
+		if (!b)
+			return false;
+		s->nbig += !d->big;
+		d->big = b;
+	}
+	d->big[++n] = v;
+	d->big[0] = n;
+	return true;
+}
+
 /* dist_add() before its histogram: the exact durations, then the histogram they go into. */
 static void dist_add_slow(struct rstate *s, struct dist *d, uint64_t v)
 {
 	if (d->nexact < REPORT_EXACT_MAX) {
 		if (d->nexact == d->cap) {
 			uint32_t cap = d->cap ? 2 * d->cap : EXACT_FIRST;
-			uint64_t *q = exact_get(s, cap);
+			uint32_t *q = exact_get(s, cap);
 
 			if (!q) {
 				s->oom = true;
@@ -459,7 +478,11 @@ static void dist_add_slow(struct rstate *s, struct dist *d, uint64_t v)
 			d->exact = q;
 			d->cap = cap;
 		}
-		d->exact[d->nexact++] = v;
+		if (v >= EXACT_BIG && !big_add(s, d, v)) {
+			s->oom = true;
+			return;
+		}
+		d->exact[d->nexact++] = v < EXACT_BIG ? (uint32_t)v : EXACT_BIG;
 		return;
 	}
 	d->hist = calloc(BUCKETS, sizeof(*d->hist));
@@ -469,7 +492,13 @@ static void dist_add_slow(struct rstate *s, struct dist *d, uint64_t v)
 	}
 	s->nhist++;
 	for (uint32_t i = 0; i < d->nexact; i++)
-		d->hist[bucket(d->exact[i])]++;
+		if (d->exact[i] != EXACT_BIG)
+			d->hist[bucket(d->exact[i])]++;
+	for (uint64_t i = 1; d->big && i <= d->big[0]; i++)
+		d->hist[bucket(d->big[i])]++;
+	s->nbig -= !!d->big;
+	free(d->big);
+	d->big = NULL;
 	exact_put(s, d->exact, d->cap);
 	d->exact = NULL;
 	d->nexact = d->cap = 0;
@@ -483,8 +512,8 @@ static inline void dist_add(struct rstate *s, struct dist *d, uint64_t v)
 	d->max = v > d->max ? v : d->max;
 	if (d->hist)
 		d->hist[bucket(v)]++;
-	else if (d->nexact < d->cap)	/* (cap: at most REPORT_EXACT_MAX, see grow()) */
-		d->exact[d->nexact++] = v;
+	else if (d->nexact < d->cap && v < EXACT_BIG)	/* (cap: see dist_add_slow()) */
+		d->exact[d->nexact++] = (uint32_t)v;
 	else
 		dist_add_slow(s, d, v);
 }
@@ -508,9 +537,9 @@ static void dist_add_n(struct rstate *s, struct dist *d, uint64_t v, uint64_t c)
 		dist_add(s, d, v);
 }
 
-static inline void swap_u64(uint64_t *a, uint64_t *b)
+static inline void swap_u32(uint32_t *a, uint32_t *b)
 {
-	uint64_t t = *a;
+	uint32_t t = *a;
 
 	*a = *b;
 	*b = t;
@@ -520,20 +549,20 @@ static inline void swap_u64(uint64_t *a, uint64_t *b)
  * Reorders @a[0..@n) so that @a[@k] is the value a sort would put there, none before it
  * larger and none after it smaller (a selection: quickselect, the median of three as pivot).
  */
-static void select_u64(uint64_t *a, size_t n, size_t k)
+static void select_u32(uint32_t *a, size_t n, size_t k)
 {
 	size_t lo = 0, hi = n - 1;
 
 	while (hi - lo >= 16) {
 		size_t mid = lo + (hi - lo) / 2, i = lo, j = hi;
-		uint64_t pivot;
+		uint32_t pivot;
 
 		if (a[mid] < a[lo])
-			swap_u64(&a[mid], &a[lo]);
+			swap_u32(&a[mid], &a[lo]);
 		if (a[hi] < a[lo])
-			swap_u64(&a[hi], &a[lo]);
+			swap_u32(&a[hi], &a[lo]);
 		if (a[hi] < a[mid])
-			swap_u64(&a[hi], &a[mid]);
+			swap_u32(&a[hi], &a[mid]);
 		pivot = a[mid];
 		/* Hoare's: runs of equal values split in the middle */
 		for (;;) {
@@ -543,7 +572,7 @@ static void select_u64(uint64_t *a, size_t n, size_t k)
 				j--;
 			if (i >= j)
 				break;
-			swap_u64(&a[i++], &a[j--]);
+			swap_u32(&a[i++], &a[j--]);
 		}
 		/* [lo, j] <= pivot <= [j + 1, hi] */
 		if (k <= j)
@@ -552,13 +581,20 @@ static void select_u64(uint64_t *a, size_t n, size_t k)
 			lo = j + 1;
 	}
 	for (size_t i = lo + 1; i <= hi; i++) {
-		uint64_t v = a[i];
+		uint32_t v = a[i];
 		size_t j = i;
 
 		for (; j > lo && a[j - 1] > v; j--)
 			a[j] = a[j - 1];
 		a[j] = v;
 	}
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
 }
 
 /*
@@ -578,13 +614,25 @@ void dist_quantiles(struct dist *d, const unsigned *q, uint64_t *v, size_t nq)
 	if (!d->n)
 		return;
 	if (!d->hist) {
-		/* the highest rank first: the lower ones are then among the values below it */
+		/*
+		 * The big ones (EXACT_BIG in exact[]) rank above all the others: a rank among
+		 * them is read from big, sorted. The highest rank first: the lower ones are
+		 * then among the values below it.
+		 */
+		uint64_t nb = d->big ? d->big[0] : 0, small = d->nexact - nb;
+
+		if (nb)
+			qsort(d->big + 1, nb, sizeof(*d->big), cmp_u64);
 		hi = d->nexact;
 		for (size_t i = nq; i-- > 0;) {
 			if (rank[i] >= d->nexact)	/* out of memory on the way */
 				continue;
+			if (rank[i] >= small) {
+				v[i] = d->big[1 + rank[i] - small];
+				continue;
+			}
 			if (rank[i] < hi) {
-				select_u64(d->exact, hi, rank[i]);
+				select_u32(d->exact, hi, rank[i]);
 				hi = rank[i];
 			}
 			v[i] = d->exact[rank[i]];
@@ -1383,6 +1431,38 @@ static inline bool get_varint(const uint8_t *data, size_t len, size_t *at, uint6
 	return false;
 }
 
+/*
+ * get_varint() for one that ends in the 8 bytes at *@at (8 there), with no branch on its
+ * length: a T_CALLV's return address delta takes 1 to 4 bytes at random on a trace of many
+ * functions, a mispredicted branch at each byte. false: not so, *@at unmoved.
+ */
+static inline bool get_varint8(const uint8_t *data, size_t len, size_t *at, uint64_t *v)
+{
+	uint64_t w, stop, x;
+	unsigned n;
+
+	if (len - *at < sizeof(w))
+		return false;
+	memcpy(&w, data + *at, sizeof(w));
+	stop = ~w & 0x8080808080808080ull;
+	if (!stop)
+		return false;
+	/* (its bits: those up to its last byte's; each byte's 7 to their place) */
+	n = (unsigned)__builtin_ctzll(stop) + 1;
+	x = n == 64 ? w : w & ((1ull << n) - 1);
+	*v = (x & 0x7full) | (x >> 1 & 0x7full << 7) | (x >> 2 & 0x7full << 14) |
+	     (x >> 3 & 0x7full << 21) | (x >> 4 & 0x7full << 28) | (x >> 5 & 0x7full << 35) |
+	     (x >> 6 & 0x7full << 42) | (x >> 7 & 0x7full << 49);
+	*at += n / 8;
+	return true;
+}
+
+/* For the unit tests: the varint at *@at as report_filter() reads a T_CALLV's. */
+bool report_varint(const uint8_t *data, size_t len, size_t *at, uint64_t *v)
+{
+	return get_varint8(data, len, at, v) || get_varint(data, len, at, v);
+}
+
 /* The size of the T_SUM at @i of @data (@len bytes), 0: not whole there. */
 static size_t sum_size(const uint8_t *data, size_t len, size_t i)
 {
@@ -1930,9 +2010,8 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 					break;
 				memcpy(&to, data + at, sizeof(to));
 				at += sizeof(to);
-				if (at < len && data[at] < 0x80)
-					v = data[at++];
-				else if (!get_varint(data, len, &at, &v))
+				if (!get_varint8(data, len, &at, &v) &&
+				    !get_varint(data, len, &at, &v))
 					break;
 				if (to >= ADDR_SLOTS)
 					break;
@@ -2223,11 +2302,16 @@ void report_begin(struct dout *o, const struct decode_config *cfg)
 void report_free(struct rstate *s)
 {
 	streams_end(s);
-	/* the rows' own allocations: histograms (s->nhist rows) and outliers (any row) */
-	for (uint32_t i = 0, hists = 0; i < s->nfuncs && (hists < s->nhist || s->rc->outliers);
-	     i++) {
+	/*
+	 * the rows' own allocations: histograms (s->nhist rows), big durations (s->nbig at
+	 * most) and outliers (any row)
+	 */
+	for (uint32_t i = 0, hists = 0, bigs = 0;
+	     i < s->nfuncs && (hists < s->nhist || bigs < s->nbig || s->rc->outliers); i++) {
 		hists += !!s->funcs[i].d.hist;
+		bigs += !!s->funcs[i].d.big;
 		free(s->funcs[i].d.hist);
+		free(s->funcs[i].d.big);
 		free(s->funcs[i].out);
 	}
 	while (s->xblk) {

@@ -15,11 +15,19 @@
 #define NONE UINT32_MAX
 #define CALLEES 4
 
+/*
+ * Exact durations in 32 bits (half the pages of 64-bit ones); one of EXACT_BIG or more is
+ * EXACT_BIG there and itself in @big (its values in the order they came, @big[0] their
+ * count): a duration that long is rare (a run's outermost calls).
+ */
+#define EXACT_BIG UINT32_MAX
+
 struct dist {
 	uint64_t n, min, max;
-	uint64_t *exact;		/* up to REPORT_EXACT_MAX, then NULL and hist */
+	uint32_t *exact;		/* up to REPORT_EXACT_MAX, then NULL and hist */
 	uint32_t nexact, cap;
 	uint64_t *hist;
+	uint64_t *big;			/* NULL: none */
 };
 
 struct outlier {
@@ -135,11 +143,11 @@ struct pair {
  */
 #define EXACT_FIRST 4
 #define EXACT_CLASSES 9			/* 4 ... REPORT_EXACT_MAX */
-#define XBLK_VALUES 8192
+#define XBLK_VALUES 16384
 
 struct xblk {
 	struct xblk *next;
-	uint64_t v[XBLK_VALUES];
+	uint32_t v[XBLK_VALUES];
 };
 
 /* Interned strings' bytes: blocks of STRBLK_SIZE (more for a longer string), one malloc each. */
@@ -224,8 +232,9 @@ struct rstate {
 	uint32_t nfuncs, capfuncs;
 	struct xblk *xblk;		/* exact durations' blocks, the first in use */
 	uint32_t xblk_used;		/* its values given out */
-	uint64_t *xfree[EXACT_CLASSES];	/* arrays given back, by size */
+	uint32_t *xfree[EXACT_CLASSES];	/* arrays given back, by size */
 	uint32_t nhist;			/* rows with a histogram */
+	uint32_t nbig;			/* rows with durations in their dist's big */
 	/* rows by group and sym: a sym's first (sym_row[sym]), any other in funcmap */
 	struct pair *sym_row;		/* by sym: {group, row}, group NONE: none yet */
 	struct map funcmap;		/* group << 32 | sym */
@@ -289,6 +298,7 @@ void dist_quantiles(struct dist *d, const unsigned *q, uint64_t *v, size_t nq);
 uint32_t report_sym(struct rstate *s, const char *name, const char *obj);
 uint32_t report_row(struct rstate *s, const char *group, uint32_t sym);
 void report_dist_add(struct rstate *s, struct dist *d, uint64_t v);
+bool report_varint(const uint8_t *data, size_t len, size_t *at, uint64_t *v);
 uint32_t report_name(struct rstate *s, unsigned how, const char *base, const char *obj,
 		     uint64_t off);
 

@@ -40,6 +40,38 @@ static uint32_t rnd(void)
 	return xorshift32(&rnd_state);
 }
 
+/*
+ * A T_CALLV's varints as report_filter() reads them (8 bytes at a time where 8 are there)
+ * against the bytes put_varint() would write: 1 to 10 bytes, whatever follows, at the
+ * buffer's end, cut short.
+ */
+Test(report_agg, reads_each_varint_whatever_its_length_and_what_follows)
+{
+	uint8_t b[32];
+
+	for (int r = 0; r < 200000; r++) {
+		unsigned bits = rnd() % 65, n = 0;
+		uint64_t want = bits ? ((uint64_t)rnd() << 32 | rnd()) >> (64 - bits) : 0;
+		uint64_t got = 0, x = want;
+		size_t at = rnd() % 4, len, end;
+
+		for (size_t i = 0; i < sizeof(b); i++)
+			b[i] = (uint8_t)rnd();
+		do {
+			b[at + n++] = (uint8_t)(x & 0x7f) | (x >> 7 ? 0x80 : 0);
+			x >>= 7;
+		} while (x);
+		end = at + n;
+		/* (or at the buffer's end: no 8 bytes there) */
+		len = rnd() % 2 ? end + rnd() % 10 : end;
+		cr_assert(report_varint(b, len, &at, &got), "a varint of %u bytes", n);
+		cr_assert_eq(got, want, "a varint of %u bytes", n);
+		cr_assert_eq(at, end, "a varint of %u bytes: where it ends", n);
+		at = end - n;
+		cr_assert(!report_varint(b, end - 1, &at, &got), "a varint cut short");
+	}
+}
+
 /* A frame as folded() spelt it before it spelt each once: object`function, ';' as ':'. */
 static size_t spell_ref(const struct rstate *s, uint32_t y, char *b)
 {
@@ -367,6 +399,7 @@ Test(report_agg, exact_durations_each_keep_their_own)
 	static uint32_t left[ND], n[ND];
 	const unsigned q[3] = { 500, 900, 990 };
 	uint32_t busy = 0;
+	uint64_t bigs = 0;
 
 	cr_assert(s);
 	s->rc = &rc;
@@ -380,6 +413,11 @@ Test(report_agg, exact_durations_each_keep_their_own)
 		uint32_t i = rnd() % ND;
 		uint64_t v = rnd() % 100000;
 
+		/* some of 32 bits' bound and more: kept apart (EXACT_BIG), still exact */
+		if (i % 7 == 0 && rnd() % 8 == 0)
+			v = rnd() % 2 ? EXACT_BIG - 1 + rnd() % 3 :
+					(uint64_t)rnd() << (rnd() % 20 + 4);
+
 		if (!left[i])
 			continue;
 		report_dist_add(s, &d[i], v);
@@ -388,17 +426,33 @@ Test(report_agg, exact_durations_each_keep_their_own)
 	}
 	cr_assert(!s->oom);
 	for (uint32_t i = 0; i < ND; i++) {
-		uint64_t got[3], sorted[REPORT_EXACT_MAX];
+		uint64_t got[3], sorted[REPORT_EXACT_MAX], nb;
 
 		cr_assert_eq(d[i].n, n[i]);
 		if (n[i] > REPORT_EXACT_MAX) {
-			cr_assert(d[i].hist && !d[i].exact);
+			uint64_t all = 0;
+
+			cr_assert(d[i].hist && !d[i].exact && !d[i].big);
+			for (uint32_t b = 0; b < 60 * REPORT_HIST_SUB; b++)	/* (BUCKETS) */
+				all += d[i].hist[b];
+			cr_assert_eq(all, n[i], "distribution %u: a value lost (histogram)", i);
 			continue;
 		}
 		cr_assert(!d[i].hist);
 		cr_assert_eq(d[i].nexact, n[i]);
-		cr_assert(!n[i] || !memcmp(d[i].exact, want[i], n[i] * sizeof(*want[i])),
-			  "distribution %u: its durations changed", i);
+		nb = 0;
+		for (uint32_t j = 0; j < n[i]; j++) {
+			if (want[i][j] < EXACT_BIG) {
+				cr_assert_eq(d[i].exact[j], want[i][j],
+					     "distribution %u: its durations changed", i);
+				continue;
+			}
+			cr_assert_eq(d[i].exact[j], EXACT_BIG, "distribution %u, value %u", i, j);
+			cr_assert(d[i].big && d[i].big[0] > nb, "distribution %u: big lost", i);
+			cr_assert_eq(d[i].big[++nb], want[i][j], "distribution %u, value %u", i, j);
+		}
+		cr_assert_eq(d[i].big ? d[i].big[0] : 0, nb, "distribution %u: big ones", i);
+		bigs += nb;
 		memcpy(sorted, want[i], n[i] * sizeof(*want[i]));
 		qsort(sorted, n[i], sizeof(*sorted), cmp_u64);
 		dist_quantiles(&d[i], q, got, 3);
@@ -408,8 +462,10 @@ Test(report_agg, exact_durations_each_keep_their_own)
 			cr_assert_eq(got[k], sorted[r ? r - 1 : 0], "distribution %u, q %u", i, q[k]);
 		}
 	}
+	cr_assert_gt(bigs, 20, "the test's big durations: %lu", (unsigned long)bigs);
 	for (uint32_t i = 0; i < ND; i++) {
 		free(d[i].hist);
+		free(d[i].big);
 		free(want[i]);
 	}
 	report_free(s);
