@@ -11,16 +11,6 @@
 #include "dec_names.h"
 #include "memfill.h"
 
-/* A debug count of the run's misses, on stderr at exit (build with -DNAMES_COUNT). */
-#ifdef NAMES_COUNT
-#include <stdio.h>
-static _Atomic unsigned long names_count;
-__attribute__((destructor)) static void names_count_put(void)
-{
-	fprintf(stderr, "names missed %lu\n", (unsigned long)names_count);
-}
-#endif
-
 /* The table starts at a page: its groups are whole pages (memfill() writes a part page). */
 #define NAMES_ALIGN 4096
 
@@ -139,9 +129,6 @@ const char *name_find(struct dec *x, uint32_t pid, int isid, uint64_t ip,
 		return symbolize(&y, buf, len, is_plain, nlen);
 	}
 	x->names_missed++;
-#ifdef NAMES_COUNT
-	names_count++;
-#endif
 	w = set->way[0].named & SYM_RECENT ? 1 : 0;
 	if (&set->way[w] == busy)
 		w = !w;
