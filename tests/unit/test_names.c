@@ -264,6 +264,7 @@ Test(names, a_name_lies_in_its_line_its_cold_part_or_is_spelled)
 			struct symname *used;
 			const char *name;
 			uint32_t missed = x.names_missed;
+			uintptr_t pair;
 			bool plain;
 			size_t n;
 
@@ -283,8 +284,8 @@ Test(names, a_name_lies_in_its_line_its_cold_part_or_is_spelled)
 				cr_assert_eq(name, buf, "%zu bytes: spelled each time", lens[i]);
 			/* Both ways' lines in one aligned pair; the cold parts after them. */
 			cr_assert_eq((uintptr_t)used & 63, 0);
-			cr_assert_eq((uintptr_t)sym_cold(used) - ((uintptr_t)used & ~(uintptr_t)127),
-				     128 + ((uintptr_t)used & 64));
+			pair = (uintptr_t)used & ~(uintptr_t)127;
+			cr_assert_eq((uintptr_t)sym_cold(used) - pair, 128 + ((uintptr_t)used & 64));
 		}
 	}
 	free(x.names_mem);
