@@ -68,6 +68,12 @@ void drec_put(struct dsink *s, const struct drec *hdr, const char *s1, const cha
 /* The same with strings of up to @max bytes (drec_put: 1024; the record's len is 16 bits). */
 void drec_put_max(struct dsink *s, const struct drec *hdr, const char *s1, const char *s2,
 		  size_t max);
+/*
+ * The same with the strings' lengths known (@l1, @l2 bytes, no NUL among them; at most
+ * drec_put_max()'s @max): not measured again.
+ */
+void drec_put_len(struct dsink *s, const struct drec *hdr, const char *s1, size_t l1,
+		  const char *s2, size_t l2);
 
 /*
  * The whole record at *@off of @data's @len bytes, *@off moved past it; NULL at the end

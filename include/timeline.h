@@ -81,6 +81,9 @@ dout_convert_fn timeline_convert;
 dout_filter_fn timeline_unframe;
 /* In the chunk: a record for timeline_filter() (@name: a call's callee, a gap's reason). */
 void timeline_put(struct dsink *s, const struct drec *hdr, const char *name);
+/* The same with @name's length known (@n: strnlen(@name, TIMELINE_NAME_MAX)). */
+#define TIMELINE_NAME_MAX 1024
+void timeline_put_len(struct dsink *s, const struct drec *hdr, const char *name, size_t n);
 /*
  * A call's @name as the file has it: a JSON string, quotes included, of the name cut at
  * 1024 bytes (as drec_put() cuts it), invalid UTF-8 as U+FFFD; "" when jansson fails.

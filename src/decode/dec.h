@@ -70,6 +70,7 @@ struct last {
 
 struct shapes;
 struct symname;
+struct nameset;
 
 struct dec {
 	struct decode_chunk *c;
@@ -83,9 +84,10 @@ struct dec {
 	/* run_fast(): what may be taken back is not let go of (sink positions). */
 	bool hold;
 	uint64_t hold_out, hold_tl;
-	struct symname *names;		/* name_of()'s, 2^NAMES_BITS, in names_mem */
+	struct nameset *names;		/* name_of()'s, 2^NAMES_SET_BITS, in names_mem */
 	void *names_mem;
 	uint32_t names_used;		/* its entries filled */
+	uint32_t names_missed;		/* name_find()'s in a section: resolved and spelled */
 	uint64_t names_filled;		/* its groups written first (names_fill()), a bit each */
 	csh cs[3];			/* capstone for it, by mode (16, 32, 64), opened on need */
 	uint64_t flow_ip;		/* the last instruction's IP in this flow (errors) */

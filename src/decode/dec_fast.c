@@ -233,13 +233,8 @@ static void fast_branch(void *ctx, uint64_t from, uint64_t to, const char *kind,
 	a->from_isid = image_base_find(x->img, from, &end);
 	a->to_isid = image_base_find(x->img, to, &end);
 	if (x->names && (x->flags & RENDER_NAMES) && (kind[0] == 'c' || kind[0] == 'r')) {
-		const struct symname *f = &x->names[sym_slot(pid, a->from_isid, from)];
-		const struct symname *t = &x->names[sym_slot(pid, a->to_isid, to)];
-
-		__builtin_prefetch(f);
-		__builtin_prefetch(f + 1);
-		__builtin_prefetch(t);
-		__builtin_prefetch(t + 1);
+		names_prefetch(x, pid, a->from_isid, from);
+		names_prefetch(x, pid, a->to_isid, to);
 	}
 }
 

@@ -208,7 +208,7 @@ void decode_cache_bound(enum decode_cache_id id, struct decode_cache *c)
 		break;
 	case DECODE_CACHE_NAMES:
 		*c = (struct decode_cache){ "names", "call and return names", 1u << NAMES_BITS,
-					    (uint64_t)sizeof(struct symname) << NAMES_BITS };
+					    (uint64_t)sizeof(struct nameset) << NAMES_SET_BITS };
 		break;
 	case DECODE_CACHE_SHAPES:
 		*c = (struct decode_cache){ "shapes", "block path instructions", 1u << SHAPE_BITS,
@@ -260,7 +260,7 @@ struct decode_keep {
 	struct insnblk *iblk;		/* --insn: with ff, the lines of its blocks */
 	uint64_t iblk_epoch;
 	struct shapes *shapes;
-	struct symname *names;		/* in names_mem */
+	struct nameset *names;		/* in names_mem */
 	void *names_mem;
 	uint32_t names_used;
 	uint64_t names_filled;

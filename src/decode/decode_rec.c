@@ -15,7 +15,12 @@ void drec_put(struct dsink *s, const struct drec *hdr, const char *s1, const cha
 void drec_put_max(struct dsink *s, const struct drec *hdr, const char *s1, const char *s2,
 		  size_t max)
 {
-	size_t l1 = s1 ? strnlen(s1, max) : 0, l2 = s2 ? strnlen(s2, max) : 0;
+	drec_put_len(s, hdr, s1, s1 ? strnlen(s1, max) : 0, s2, s2 ? strnlen(s2, max) : 0);
+}
+
+void drec_put_len(struct dsink *s, const struct drec *hdr, const char *s1, size_t l1,
+		  const char *s2, size_t l2)
+{
 	size_t len = (sizeof(*hdr) + l1 + 1 + l2 + 1 + 7) & ~(size_t)7;
 	uint8_t *p = dsink_room(s, len);
 	struct drec *r = (struct drec *)p;

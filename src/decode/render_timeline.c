@@ -31,15 +31,24 @@ static void put(struct render *r, const struct rrec *rec)
 		/* The filter closes the innermost open call: a return's names are not read. */
 		put_rec(r, rec, DREC_RET, NULL);
 		break;
-	case RREC_CALL:
-		/* The callee: its symbol, without "+0x0". */
-		n = strnlen(rec->to_name, sizeof(name) - 1);
+	case RREC_CALL: {
+		struct drec d;
+
+		/*
+		 * The callee: its symbol, without "+0x0". Its length as the names' cache has
+		 * it (measured again, it was a strnlen() a call, and one more in the record).
+		 */
+		n = rec->names_plain ? rec->to_len : strnlen(rec->to_name, sizeof(name) - 1);
+		if (n > sizeof(name) - 1)
+			n = sizeof(name) - 1;
 		memcpy(name, rec->to_name, n);
 		name[n] = '\0';
-		if (n > 4 && !strcmp(name + n - 4, "+0x0"))
-			name[n - 4] = '\0';
-		put_rec(r, rec, DREC_CALL, name);
+		if (n > 4 && !memcmp(name + n - 4, "+0x0", 4))
+			name[n -= 4] = '\0';
+		render_drec_init(&d, rec, DREC_CALL);
+		timeline_put_len(r->sink, &d, name, n < TIMELINE_NAME_MAX ? n : TIMELINE_NAME_MAX);
 		break;
+	}
 	case RREC_GAP:
 		put_rec(r, rec, DREC_GAP, rec->name);
 		break;

@@ -13,10 +13,11 @@
 /* What drec_put() keeps of a name (decode_rec.c), and its JSON string at most. */
 #define NAME_MAX_LEN 1024
 #define ESC_MAX (6 * NAME_MAX_LEN + 2)
+_Static_assert(TIMELINE_NAME_MAX == NAME_MAX_LEN, "timeline_put_len()'s cut");
 _Static_assert(TIMELINE_NAME_JSON_MAX == ESC_MAX + 1, "timeline.h's room for a name");
 
-/* jansson's spelling of @ns in microseconds, what json_real() in an event prints. */
-static void ts_text(uint64_t ns, char *buf)
+/* jansson's spelling of @ns in microseconds, what json_real() in an event prints; its length. */
+static size_t ts_text(uint64_t ns, char *buf)
 {
 	json_t *j = json_real((double)ns / 1000.0);
 	char *s = j ? json_dumps(j, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(16)) :
@@ -27,6 +28,7 @@ static void ts_text(uint64_t ns, char *buf)
 	memcpy(buf, s ? s : "", n);
 	buf[n] = '\0';
 	free(s);
+	return n;
 }
 
 /*
@@ -39,12 +41,14 @@ static void ts_text(uint64_t ns, char *buf)
 static __thread struct {
 	bool ok;
 	uint64_t ns;
+	size_t len;
 	char text[TIMELINE_TS_MAX];
 } ts_cache;
 
 static __thread struct {
 	char name[NAME_CACHED];
 	char json[6 * NAME_CACHED + 2];
+	size_t len;		/* of json */
 } name_cache[NAME_CACHE];
 
 /*
@@ -54,9 +58,9 @@ static __thread struct {
  * hand. Through jansson (a string made, dumped, freed) it was a fifth of the walk's
  * --timeline CPU, its 25,000 names missing the cache below at nearly every call.
  */
-const char *timeline_name_json(const char *name, char *buf)
+static const char *name_json(const char *name, size_t n, char *buf, size_t *jlen)
 {
-	size_t n = strnlen(name, NAME_MAX_LEN), h = 2166136261u, len;
+	size_t h = 2166136261u, len;
 	char cut[NAME_MAX_LEN + 1];
 	bool plain = true;
 	json_t *j;
@@ -77,14 +81,17 @@ const char *timeline_name_json(const char *name, char *buf)
 		buf[0] = '"';
 		buf[n + 1] = '"';
 		buf[n + 2] = '\0';
+		*jlen = n + 2;
 		return buf;
 	}
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ (unsigned char)name[i]) * 16777619u;
 	h %= NAME_CACHE;
 	if (n < NAME_CACHED && name_cache[h].json[0] && !memcmp(name_cache[h].name, name, n) &&
-	    !name_cache[h].name[n])
+	    !name_cache[h].name[n]) {
+		*jlen = name_cache[h].len;
 		return name_cache[h].json;
+	}
 	memcpy(cut, name, n);
 	cut[n] = '\0';
 	j = utf8_json_string(cut);
@@ -97,15 +104,30 @@ const char *timeline_name_json(const char *name, char *buf)
 	if (n < NAME_CACHED && len && len < sizeof(name_cache[h].json)) {
 		memcpy(name_cache[h].name, cut, n + 1);
 		memcpy(name_cache[h].json, buf, len + 1);
+		name_cache[h].len = len;
 	}
+	*jlen = len;
 	return buf;
+}
+
+const char *timeline_name_json(const char *name, char *buf)
+{
+	size_t len;
+
+	return name_json(name, strnlen(name, NAME_MAX_LEN), buf, &len);
 }
 
 void timeline_put(struct dsink *s, const struct drec *hdr, const char *name)
 {
+	timeline_put_len(s, hdr, name, name ? strnlen(name, NAME_MAX_LEN) : 0);
+}
+
+void timeline_put_len(struct dsink *s, const struct drec *hdr, const char *name, size_t n)
+{
 	char json[ESC_MAX + 1];
 	const char *s1 = name;
 	const char *ts = "";
+	size_t l1, l2 = 0;
 
 	/*
 	 * The time's text only where it differs from the last record's with a time: the
@@ -113,14 +135,21 @@ void timeline_put(struct dsink *s, const struct drec *hdr, const char *name)
 	 * a record has none (a chunk's first, say). The records are a fifth smaller.
 	 */
 	if (hdr->has_time && (!ts_cache.ok || ts_cache.ns != hdr->time)) {
-		ts_text(hdr->time, ts_cache.text);
+		ts_cache.len = ts_text(hdr->time, ts_cache.text);
 		ts_cache.ns = hdr->time;
 		ts_cache.ok = true;
 		ts = ts_cache.text;
+		l2 = ts_cache.len;
 	}
-	/* A call's event the merge writes by hand (one()): its name as the file has it. */
-	if (hdr->kind == DREC_CALL && hdr->how == DREC_HOW_CALL)
-		s1 = timeline_name_json(name ? name : "", json);
+	/*
+	 * A call's event the merge writes by hand (one()): its name as the file has it. Its
+	 * length and the time's as spelled: drec_put_max() measured both again.
+	 */
+	if (hdr->kind == DREC_CALL && hdr->how == DREC_HOW_CALL) {
+		s1 = name_json(name ? name : "", name ? n : 0, json, &l1);
+		drec_put_len(s, hdr, s1, l1, ts, l2);
+		return;
+	}
 	drec_put_max(s, hdr, s1, ts, ESC_MAX);
 }
 

@@ -531,6 +531,117 @@ static void tl_put(struct dsink *s, enum drec_kind k, uint64_t time, uint32_t ti
 	timeline_put(s, &r, name);
 }
 
+/*
+ * timeline_put_len(), the lengths known, writes the records timeline_put() writes: a
+ * call's name as JSON (plain, escaped, its copy kept for the thread, cut at 1024 bytes,
+ * none) and the time's text (spelled, or left out where it did not move).
+ */
+static bool tl_known_len;
+
+static void tl_put_either(struct dsink *s, enum drec_kind k, uint64_t time, const char *name)
+{
+	struct drec r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = (uint8_t)k;
+	r.time = time;
+	r.has_time = 1;
+	r.pid = 1;
+	r.tid = 2;
+	r.how = DREC_HOW_CALL;
+	if (tl_known_len)
+		timeline_put_len(s, &r, name, name ? strnlen(name, TIMELINE_NAME_MAX) : 0);
+	else
+		timeline_put(s, &r, name);
+}
+
+static void tl_calls(struct dsink *s)
+{
+	static char longname[1101];
+
+	memset(longname, 'x', sizeof(longname) - 1);
+	tl_put_either(s, DREC_CALL, 1000, "main+0x10");
+	tl_put_either(s, DREC_CALL, 1000, "g\"\n");
+	tl_put_either(s, DREC_RET, 1500, NULL);
+	tl_put_either(s, DREC_CALL, 2000, "g\"\n");
+	tl_put_either(s, DREC_CALL, 2000, "caf\xc3\xa9\xff");
+	tl_put_either(s, DREC_CALL, 3000, longname);
+	tl_put_either(s, DREC_CALL, 3000, NULL);
+	tl_put_either(s, DREC_GAP, 4000, "overflow");
+}
+
+static void raw_records(struct dout *o, const uint8_t *data, size_t len)
+{
+	dout_write(o, data, len);
+}
+
+/* The records @fill writes, as they are; their bytes in *@n. */
+static uint8_t *records_of(void (*fill)(struct dsink *), size_t *n)
+{
+	FILE *t = tmpfile();
+	struct dout o;
+	struct dsink s;
+	uint8_t *buf;
+
+	cr_assert(t);
+	cr_assert_eq(dout_init(&o, fileno(t), raw_records, NULL), 0);
+	dsink_init(&s, &o);
+	cr_assert_eq(dsink_promote(&s), 0);
+	fill(&s);
+	cr_assert_eq(dsink_flush(&s, dsink_pos(&s)), 0);
+	cr_assert_eq(dout_flush(&o), 0);
+	*n = (size_t)lseek(fileno(t), 0, SEEK_END);
+	buf = calloc(1, *n + 1);
+	cr_assert_eq(pread(fileno(t), buf, *n, 0), (ssize_t)*n);
+	dsink_destroy(&s);
+	dout_destroy(&o);
+	fclose(t);
+	return buf;
+}
+
+Test(decode_rec, timeline_put_len_writes_what_timeline_put_writes)
+{
+	uint8_t *a, *b;
+	const struct drec *r;
+	size_t na, nb, off = 0, recs = 0;
+
+	tl_known_len = false;
+	a = records_of(tl_calls, &na);
+	tl_known_len = true;
+	b = records_of(tl_calls, &nb);
+	cr_assert_gt(na, 0);
+	cr_assert_eq(nb, na);
+	cr_assert_eq(memcmp(a, b, na), 0, "the same records, byte for byte");
+	while ((r = drec_next(b, nb, &off))) {
+		cr_assert_eq(r->len1, strlen(drec_s1(r)), "record %zu", recs);
+		cr_assert_eq(r->len2, strlen(drec_s2(r)), "record %zu", recs);
+		recs++;
+	}
+	cr_assert_eq(recs, 8);
+	/*
+	 * Each call's name as the file spells it (jansson's, where not plain; the second
+	 * g is the thread's kept copy); the cut name: 1024 bytes and its quotes; the
+	 * time's text once a time.
+	 */
+	off = 0;
+	for (size_t i = 0; (r = drec_next(b, nb, &off)); i++) {
+		/* (\u: the character in UTF-8, as jansson writes it; \xff as U+FFFD.) */
+		static const char *const want[] = {
+			"\"main+0x10\"", "\"g\\\"\\n\"", NULL, "\"g\\\"\\n\"",
+			"\"caf\u00e9\ufffd\"", NULL, "\"\"", NULL,
+		};
+
+		if (want[i])
+			cr_assert_str_eq(drec_s1(r), want[i], "record %zu", i);
+		if (i == 5)
+			cr_assert_eq(r->len1, 1026);
+		if (i == 1 || i == 4 || i == 6)
+			cr_assert_eq(r->len2, 0, "record %zu: the time did not move", i);
+	}
+	free(a);
+	free(b);
+}
+
 static void threads(struct dsink *s)
 {
 	put(s, DREC_STREAM, 0, 0, 0, 0, "cpu0.pt", NULL);

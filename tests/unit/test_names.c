@@ -19,7 +19,7 @@
 #include "error.h"
 #include "memimage.h"
 
-#define GROUP_BYTES ((size_t)sizeof(struct symname) << NAMES_GROUP_SHIFT)
+#define GROUP_BYTES ((size_t)sizeof(struct nameset) << NAMES_GROUP_SHIFT)
 
 static size_t page_size(void)
 {
@@ -98,7 +98,7 @@ static const char *lookup(struct dec *x, int isid, uint64_t ip)
 
 Test(names, a_group_is_written_before_a_lookup_reads_it)
 {
-	size_t page = page_size(), table = ((size_t)1 << NAMES_BITS) * sizeof(struct symname);
+	size_t page = page_size(), table = ((size_t)1 << NAMES_SET_BITS) * sizeof(struct nameset);
 	struct dec x;
 	struct image_store *s;
 	struct error e;
@@ -211,4 +211,130 @@ Test(names, a_spelling_gives_its_length_whole_or_cut)
 			cr_assert(!strncmp(got, want, n), "\"%s\" for \"%s\"", got, want);
 		}
 	}
+}
+
+/* A raw section of a file whose name is @stem and padding to make names @want bytes long. */
+static int section_named(struct image_store *s, char *path, size_t want, uint64_t base)
+{
+	char stem[128], name[256];
+	struct error e;
+	uint64_t end;
+	size_t n;
+	int fd;
+
+	/* "[unknown] (FILE+0x10)": 17 bytes besides the file's name, its 6 X's included. */
+	n = want - 17;
+	cr_assert(n >= 16 && n < sizeof(stem));
+	memset(stem, 'n', n - 6);
+	stem[n - 6] = '\0';
+	snprintf(path, 200, "/tmp/%sXXXXXX", stem);
+	fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	cr_assert_eq(ftruncate(fd, 1 << 16), 0);
+	close(fd);
+	cr_assert_eq(image_add_raw(s, NULL, path, 0, 0, base, &e), 0);
+	image_symbolize_pid(s, 1, image_base_find(s, base, &end), base + 0x10, name,
+			    sizeof(name));
+	cr_assert_eq(strlen(name), want, "\"%s\"", name);
+	return image_base_find(s, base, &end);
+}
+
+/*
+ * A name is kept in its way's line up to 45 bytes, in the way's cold part (the set's
+ * second pair of lines) up to 63, and spelled at each use when longer; the ways' lines
+ * lie in one aligned pair. Each lookup, miss or hit, gives the name and its length.
+ */
+Test(names, a_name_lies_in_its_line_its_cold_part_or_is_spelled)
+{
+	static const size_t lens[] = { 45, 46, 63, 64, 77 };
+	char paths[5][200], want[256], buf[256];
+	struct image_store *s;
+	struct error e;
+	struct dec x;
+
+	cr_assert_eq(image_store_new(&s, NULL, &e), 0);
+	memset(&x, 0, sizeof(x));
+	x.img = s;
+	for (size_t i = 0; i < 5; i++) {
+		uint64_t base = 0x400000 + i * 0x100000, ip = base + 0x10;
+		int isid = section_named(s, paths[i], lens[i], base);
+
+		image_symbolize_pid(s, 1, isid, ip, want, sizeof(want));
+		for (int pass = 0; pass < 2; pass++) {
+			struct symname *used;
+			const char *name;
+			uint32_t missed = x.names_missed;
+			uintptr_t pair;
+			bool plain;
+			size_t n;
+
+			memset(buf, 0, sizeof(buf));
+			name = name_of(&x, 1, isid, ip, NULL, &used, buf, sizeof(buf), &plain, &n);
+			cr_assert_str_eq(name, want);
+			cr_assert_eq(n, lens[i]);
+			cr_assert(plain);
+			cr_assert(used);
+			cr_assert_eq(x.names_missed, missed + !pass, "a miss the first time only");
+			if (lens[i] < sizeof(used->name))
+				cr_assert_eq(name, used->name, "%zu bytes: in its line", lens[i]);
+			else if (lens[i] < sizeof(sym_cold(used)->name))
+				cr_assert_eq(name, sym_cold(used)->name, "%zu: in its cold part",
+					     lens[i]);
+			else
+				cr_assert_eq(name, buf, "%zu bytes: spelled each time", lens[i]);
+			/* Both ways' lines in one aligned pair; the cold parts after them. */
+			cr_assert_eq((uintptr_t)used & 63, 0);
+			pair = (uintptr_t)used & ~(uintptr_t)127;
+			cr_assert_eq((uintptr_t)sym_cold(used) - pair, 128 + ((uintptr_t)used & 64));
+		}
+	}
+	free(x.names_mem);
+	image_store_free(s);
+	for (size_t i = 0; i < 5; i++)
+		unlink(paths[i]);
+}
+
+/*
+ * A third address of a set takes the way used less lately, unless that holds the other
+ * end's name (busy): then the other way; the name it keeps survives a neighbour's
+ * insert, cold part included.
+ */
+Test(names, a_miss_keeps_the_busy_way_and_its_cold_name)
+{
+	char path[200], buf[256], want[256];
+	uint64_t base = 0x400000, ip[3];
+	struct symname *a, *b, *c;
+	struct image_store *s;
+	struct error e;
+	struct dec x;
+	size_t n, set;
+	bool plain;
+	int isid, k = 1;
+
+	cr_assert_eq(image_store_new(&s, NULL, &e), 0);
+	memset(&x, 0, sizeof(x));
+	x.img = s;
+	isid = section_named(s, path, 50, base);	/* names of 50 or so: the cold part */
+	ip[0] = base + 0x10;
+	set = sym_slot(1, isid, ip[0]);
+	for (uint64_t a2 = base + 0x11; a2 < base + 0x10000 && k < 3; a2++)
+		if (sym_slot(1, isid, a2) == set)
+			ip[k++] = a2;
+	cr_assert_eq(k, 3, "three addresses of one set");
+	name_of(&x, 1, isid, ip[0], NULL, &a, buf, sizeof(buf), &plain, &n);
+	name_of(&x, 1, isid, ip[1], NULL, &b, buf, sizeof(buf), &plain, &n);
+	cr_assert_neq(a, b);
+	/* @a is the way used less lately, but busy: @b's goes. */
+	name_of(&x, 1, isid, ip[2], a, &c, buf, sizeof(buf), &plain, &n);
+	cr_assert_eq(c, b);
+	image_symbolize_pid(s, 1, isid, ip[0], want, sizeof(want));
+	cr_assert_eq(a->ip, ip[0]);
+	cr_assert_str_eq(sym_cold(a)->name, want, "its cold name kept");
+	/* Not busy: the way used less lately goes, @a now. */
+	name_of(&x, 1, isid, ip[1], NULL, &b, buf, sizeof(buf), &plain, &n);
+	cr_assert_eq(b, a);
+	cr_assert_eq(x.names_missed, 4);
+	free(x.names_mem);
+	image_store_free(s);
+	unlink(path);
 }
