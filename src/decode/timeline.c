@@ -10,10 +10,8 @@
 #include "timeline.h"
 #include "utf8.h"
 
-/* What drec_put() keeps of a name (decode_rec.c), and its JSON string at most. */
-#define NAME_MAX_LEN 1024
-#define ESC_MAX (6 * NAME_MAX_LEN + 2)
-_Static_assert(TIMELINE_NAME_MAX == NAME_MAX_LEN, "timeline_put_len()'s cut");
+/* What drec_put() keeps of a name (decode_rec.c, timeline.h), and its JSON string at most. */
+#define ESC_MAX (6 * TIMELINE_NAME_MAX + 2)
 _Static_assert(TIMELINE_NAME_JSON_MAX == ESC_MAX + 1, "timeline.h's room for a name");
 
 /* jansson's spelling of @ns in microseconds, what json_real() in an event prints; its length. */
@@ -61,7 +59,7 @@ static __thread struct {
 static const char *name_json(const char *name, size_t n, char *buf, size_t *jlen)
 {
 	size_t h = 2166136261u, len;
-	char cut[NAME_MAX_LEN + 1];
+	char cut[TIMELINE_NAME_MAX + 1];
 	bool plain = true;
 	json_t *j;
 	char *s;
@@ -114,12 +112,12 @@ const char *timeline_name_json(const char *name, char *buf)
 {
 	size_t len;
 
-	return name_json(name, strnlen(name, NAME_MAX_LEN), buf, &len);
+	return name_json(name, strnlen(name, TIMELINE_NAME_MAX), buf, &len);
 }
 
 void timeline_put(struct dsink *s, const struct drec *hdr, const char *name)
 {
-	timeline_put_len(s, hdr, name, name ? strnlen(name, NAME_MAX_LEN) : 0);
+	timeline_put_len(s, hdr, name, name ? strnlen(name, TIMELINE_NAME_MAX) : 0);
 }
 
 void timeline_put_len(struct dsink *s, const struct drec *hdr, const char *name, size_t n)
