@@ -515,19 +515,25 @@ Test(decode_rec, calls_indent_at_each_depth_and_number_width)
 	free(buf);
 }
 
+/* The header of a timeline record as a chunk makes it: a call's, with a time. */
+static void tl_rec(struct drec *r, enum drec_kind k, uint64_t time, uint32_t tid)
+{
+	memset(r, 0, sizeof(*r));
+	r->kind = (uint8_t)k;
+	r->time = time;
+	r->has_time = 1;
+	r->pid = 1;
+	r->tid = tid;
+	r->how = DREC_HOW_CALL;
+}
+
 /* A timeline record as a chunk makes it (timeline_put()): a call's name as JSON, times. */
 static void tl_put(struct dsink *s, enum drec_kind k, uint64_t time, uint32_t tid,
 		   const char *name)
 {
 	struct drec r;
 
-	memset(&r, 0, sizeof(r));
-	r.kind = (uint8_t)k;
-	r.time = time;
-	r.has_time = 1;
-	r.pid = 1;
-	r.tid = tid;
-	r.how = DREC_HOW_CALL;
+	tl_rec(&r, k, time, tid);
 	timeline_put(s, &r, name);
 }
 
@@ -542,13 +548,7 @@ static void tl_put_either(struct dsink *s, enum drec_kind k, uint64_t time, cons
 {
 	struct drec r;
 
-	memset(&r, 0, sizeof(r));
-	r.kind = (uint8_t)k;
-	r.time = time;
-	r.has_time = 1;
-	r.pid = 1;
-	r.tid = 2;
-	r.how = DREC_HOW_CALL;
+	tl_rec(&r, k, time, 2);
 	if (tl_known_len)
 		timeline_put_len(s, &r, name, name ? strnlen(name, TIMELINE_NAME_MAX) : 0);
 	else
