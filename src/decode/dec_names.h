@@ -84,10 +84,14 @@ static inline struct nameset *names_at(struct dec *x, size_t set)
 	return &x->names[set];
 }
 
-/* The cold part of way @e. */
+/*
+ * The cold part of way @e: its set starts at the way's address rounded down to a set's
+ * size (the table is page-aligned, dec_names.c, and a set's size a power of two).
+ */
 static inline union symcold *sym_cold(struct symname *e)
 {
-	struct nameset *set = (struct nameset *)((uintptr_t)e & ~(uintptr_t)255);
+	struct nameset *set = (struct nameset *)((uintptr_t)e &
+						 ~(uintptr_t)(sizeof(struct nameset) - 1));
 
 	return &set->cold[e - set->way];
 }
