@@ -510,7 +510,6 @@ static int filter_opt(struct decode_opts *o, int which, const char *arg)
 static int config_opt(struct decode_opts *o, int c, const char *arg)
 {
 	uint64_t v;
-	int ret = 0;
 
 	switch (c) {
 	case O_PT: return opt_pt(o, arg);
@@ -523,11 +522,11 @@ static int config_opt(struct decode_opts *o, int c, const char *arg)
 	case O_EBX:
 		return timing_opt(o, c, arg);
 	case 'J':
-		ret = num_opt("--jobs", arg, 256, &v);
-		if (!ret && !v)
-			ret = bad("--jobs '%s': at least 1", arg);
+		/* One message for 0 and for what is no number: the range. */
+		if (!parse_num(arg, 256, &v) || !v)
+			return bad("--jobs '%s': not a number from 1 to 256 (decimal or 0x hex)", arg);
 		o->cfg.jobs = (unsigned)v;
-		return ret;
+		return 0;
 	case O_CHUNK: return parse_size("--chunk-size", arg, &o->cfg.chunk_size);
 	case O_KEEP_TCAL:
 #if PTC_LIBIPT >= 0x201

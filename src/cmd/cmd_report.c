@@ -73,21 +73,19 @@ static int bad_value(const char *opt, const char *arg, const char *what)
 	return cmd_bad_usage("report", "%s '%s': %s", opt, arg, what);
 }
 
+/* One message for every bad value (a sign, a word, 0, too large): what to give. */
 static int count(const char *opt, const char *arg, uint64_t max, uint64_t *v)
 {
-	char *end;
+	char *end, what[96];
 
-	if (!*arg || *arg == '-' || *arg == '+' || *arg == ' ')
-		return bad_value(opt, arg, "not a whole number");
 	errno = 0;
-	*v = strtoull(arg, &end, 10);
-	if (errno || *end || *v > max || !*v) {
-		char what[96];
-
-		snprintf(what, sizeof(what), "give a whole number from 1 to %" PRIu64, max);
-		return bad_value(opt, arg, what);
+	if (*arg && *arg != '-' && *arg != '+' && *arg != ' ') {
+		*v = strtoull(arg, &end, 10);
+		if (!errno && !*end && *v <= max && *v)
+			return 0;
 	}
-	return 0;
+	snprintf(what, sizeof(what), "give a whole number from 1 to %" PRIu64, max);
+	return bad_value(opt, arg, what);
 }
 
 static int report_option(void *ctx, int c, char *arg)

@@ -419,14 +419,15 @@ Test(report, bad_values_are_refused_by_name)
 	} bad[] = {
 		{ "--sort", "speed", "--sort 'speed': give calls, self, total, p99, max or insns" },
 		{ "--top", "0", "--top '0': give a whole number from 1 to" },
-		{ "--top", "-3", "--top '-3': not a whole number" },
+		{ "--top", "-3", "--top '-3': give a whole number from 1 to" },
 		{ "--top", "ten", "--top 'ten': give a whole number" },
 		{ "--outliers", "1001", "--outliers '1001': give a whole number from 1 to 1000" },
-		{ "--outliers", "", "--outliers '': not a whole number" },
+		{ "--outliers", "", "--outliers '': give a whole number from 1 to 1000" },
 		{ "--function", "", "--function '': an empty pattern matches no function" },
 		{ "--weight", "bytes", "--weight 'bytes': give time or insns" },
 		{ "--clock", "tsc", "--clock 'tsc': give time or insns" },
-		{ "--jobs", "0", "--jobs '0': at least 1" },
+		{ "--jobs", "0", "--jobs '0': not a number from 1 to 256" },
+		{ "--jobs", "257", "--jobs '257': not a number from 1 to 256" },
 		{ "--pt", "/nonexistent/t.pt", "/nonexistent/t.pt" },
 	};
 	char *file = own(run_srcpath("Makefile"));
