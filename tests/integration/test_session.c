@@ -122,6 +122,8 @@ static void fires_exactly(const char *kind)
 	man = load_manifest(out);
 	cr_expect_str_eq(str(man, "mode"), "none");
 	cr_expect_eq(count_fires(json_object_get(man, "fires"), 0, &tids), 1200);
+	cr_expect(*str(json_array_get(json_object_get(man, "triggers"), 0), "late"),
+		  "the manifest counts the late fires");
 	cr_expect(json_is_object(json_object_get(man, "clock")), "perf's clock against "
 		  "CLOCK_MONOTONIC is in the manifest");
 	json_decref(res);

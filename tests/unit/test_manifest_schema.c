@@ -23,7 +23,7 @@ _Static_assert(sizeof(struct mstream) == 120, "struct mstream changed: see mfill
 _Static_assert(sizeof(struct mimage) == 40, "struct mimage changed: see mfill.c");
 _Static_assert(sizeof(struct msnapshot) == 64, "struct msnapshot changed: see mfill.c");
 _Static_assert(sizeof(struct mwindow) == 40, "struct mwindow changed: see mfill.c");
-_Static_assert(sizeof(struct mtrigger) == 128, "struct mtrigger changed: see mfill.c");
+_Static_assert(sizeof(struct mtrigger) == 136, "struct mtrigger changed: see mfill.c");
 _Static_assert(sizeof(struct mfire) == 40, "struct mfire changed: see mfill.c");
 _Static_assert(sizeof(struct mmark) == 24, "struct mmark changed: see mfill.c");
 _Static_assert(sizeof(struct mperfmap) == 32, "struct mperfmap changed: see mfill.c");
@@ -114,7 +114,7 @@ static void same(const struct manifest *a, const struct manifest *b)
 		STREQ(triggers[i].spec); STREQ(triggers[i].kind); STREQ(triggers[i].action);
 		STREQ(triggers[i].path); EQ(triggers[i].offset); EQ(triggers[i].limit);
 		EQ(triggers[i].fires); EQ(triggers[i].dropped); EQ(triggers[i].throttled);
-		EQ(triggers[i].dropped_counted);
+		EQ(triggers[i].dropped_counted); EQ(triggers[i].late);
 		STREQ(triggers[i].guard); STREQ(triggers[i].fallback); EQ(triggers[i].stray_traps);
 		EQ(triggers[i].passed_traps); STREQ(triggers[i].stray_trap);
 		STREQ(triggers[i].passed_trap);
@@ -347,6 +347,32 @@ Test(manifest_schema, an_uncounted_or_absent_unreported_reads_as_not_counted)
 	cut = edit(text, "\"sideband_full\"", ",\n        \"unreported\": null", "");
 	cr_assert_eq(manifest_parse(cut, strlen(cut), &back, &e), 0, "%s: %s", e.what, e.why);
 	cr_expect(!back.streams[0].lost.counted, "an older bundle: only LOST records known");
+	manifest_free(&back);
+	free(cut);
+	free(text);
+	manifest_free(&m);
+}
+
+/* A trigger's late fires round trip; absent (bundles before it was counted): 0. */
+Test(manifest_schema, a_triggers_late_fires_round_trip_and_absent_reads_as_none)
+{
+	struct manifest m, back;
+	struct error e = { 0 };
+	char *text, *cut;
+
+	mfill(&m);
+	cr_assert_geq(m.nr_triggers, 1);
+	m.triggers[0].late = 3;
+	text = text_of(&m);
+	cr_assert(strstr(text, "\"late\": \"3\","), "%s", text);
+	cr_assert_eq(manifest_parse(text, strlen(text), &back, &e), 0, "%s: %s", e.what, e.why);
+	same(&m, &back);
+	manifest_free(&back);
+	cut = edit(text, "\"dropped_counted\"", "\"late\": \"3\",", "");
+	cr_assert_null(strstr(strstr(cut, "\"triggers\""), "\"late\": \"3\","), "%s", cut);
+	cr_assert_eq(manifest_parse(cut, strlen(cut), &back, &e), 0, "%s: %s", e.what, e.why);
+	cr_expect_eq(back.triggers[0].late, 0, "an older bundle: none said");
+	cr_expect_eq(back.triggers[0].fires, m.triggers[0].fires);
 	manifest_free(&back);
 	free(cut);
 	free(text);
