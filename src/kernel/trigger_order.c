@@ -74,7 +74,7 @@ void trigger_order_release(struct trigger_order *o, uint64_t before, trigger_rea
 		if (idx >= o->nr)
 			continue;
 		if (o->limit[idx] && o->fires[idx] >= o->limit[idx]) {
-			/* Its place under the limit went to a younger fire: the kept ones are wrong. */
+			/* A younger fire took its place under the limit: the wrong one was kept. */
 			if (f->time < o->kept[idx])
 				o->late[idx]++;
 			continue;

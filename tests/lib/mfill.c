@@ -183,6 +183,7 @@ void mfill(struct manifest *m)
 		t->dropped = u64();
 		t->throttled = u64();
 		t->late = u64();
+		t->late_counted = true;
 		t->dropped_counted = !(t->dropped & 1);
 		t->guard = str("guard");
 		t->fallback = str("fallback");
