@@ -139,6 +139,8 @@ $(BUILD)/obj/tests/%.o: tests/%.c
 # report merge's test its look-ahead rule.
 $(BUILD)/obj/tests/unit/test_names.o $(BUILD)/obj/tests/unit/test_report_agg.o: \
 	CFLAGS += -Isrc/decode
+# The uprobe program's limit, its steps run by hand.
+$(BUILD)/obj/tests/unit/test_trigger_bpf.o: CFLAGS += -Isrc/kernel/bpf
 
 $(BUILD)/tests/unit: $(UNITOBJS) $(LIBOBJS) $(TESTLIBOBJS)
 	@mkdir -p $(dir $@)

@@ -107,6 +107,9 @@ struct mtrigger {
 	uint64_t limit;		/* fires at most (--trigger-count), 0: none */
 	uint64_t fires, dropped, throttled;
 	bool dropped_counted;	/* dropped counted by the kernel; false: the LOST records' */
+	bool late_counted;	/* false: @late not known (a bundle older than it) */
+	/* Of the fires, those that came after younger ones: out of order, maybe the wrong kept. */
+	uint64_t late;
 	/*
 	 * Breakpoints: "tracee" (the process is ptcollect's tracee, stray debug
 	 * traps kept from it), or "uprobe" (armed as a uprobe: @fallback says

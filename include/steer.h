@@ -76,7 +76,7 @@ bool steer_pending(const struct steer *st);
  * acted on yet, so an early freeze for them still stands.
  */
 bool steer_holding(const struct steer *st);
-/* The triggers' counts into the manifest (fires, dropped, throttled). */
+/* The triggers' counts into the manifest (fires, dropped, throttled, late). */
 void steer_sync(struct steer *st);
 /* Disarm the triggers: the recording is ending. */
 void steer_quiet(struct steer *st);

@@ -44,7 +44,7 @@
 
 struct trigger_stats {
 	uint64_t fires;		/* released in time order (returned, or to be) */
-	uint64_t late;		/* of those, came older than fires already released */
+	uint64_t late;		/* came older than fires already released (past the limit too) */
 	uint64_t dropped;	/* lost before user space saw them (a full ring) */
 	bool dropped_counted;	/* @dropped is exact: false, at least (the LOST records' sum) */
 	uint64_t throttled;	/* breakpoints: times the kernel paused it (hits too often) */

@@ -31,6 +31,7 @@ struct trigger_order {
 	uint64_t released;	/* the highest watermark so far: every fire before it is out */
 	unsigned int nr;	/* triggers: fires of a higher index are dropped */
 	uint64_t limit[TRIGGER_MAX], fires[TRIGGER_MAX], late[TRIGGER_MAX];
+	uint64_t kept[TRIGGER_MAX];	/* the youngest fire released of each */
 	int err;		/* -ENOMEM from a sink, until trigger_order_error() */
 };
 
@@ -46,7 +47,9 @@ void trigger_order_sink(void *ctx, const struct trigger_fire *f);
  * trigger's limit (fires past it are dropped); @reached (may be NULL) hears of
  * each limit reached. A fire older than an earlier watermark (its writer was
  * held up longer than the caller's margin) is released at once and counted
- * late: it may come after younger fires already taken.
+ * late: it may come after younger fires already taken. One past the limit
+ * that is older than a fire the limit kept is counted late too: the limit
+ * kept the wrong one.
  */
 void trigger_order_release(struct trigger_order *o, uint64_t before, trigger_reached_fn reached,
 			   void *ctx);

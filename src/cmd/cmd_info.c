@@ -119,6 +119,20 @@ static void check_streams(int dirfd, const struct manifest *m, struct problems *
 	}
 }
 
+/* Fires that came after younger ones: their order, and what a limit kept, may be wrong. */
+static void check_triggers(const struct manifest *m, struct problems *p)
+{
+	for (int i = 0; i < m->nr_triggers; i++) {
+		const struct mtrigger *t = &m->triggers[i];
+
+		if (t->late)
+			problem(p, "trigger %s: %" PRIu64 " fire(s) came late, after younger ones: "
+				"their order%s may be wrong (the fires have their time_ns)",
+				t->spec, t->late,
+				t->limit ? ", and which fires the limit kept," : "");
+	}
+}
+
 /* The JIT perf maps copied: each there with its bytes; those refused, said. */
 static void check_perf_maps(int dirfd, const struct manifest *m, struct problems *p)
 {
@@ -220,6 +234,7 @@ static void check_bundle(int dirfd, const struct manifest *m, struct problems *p
 			"a write failed): streams may end early%s%s", m->stop_reason ?
 			"; it stopped because: " : "", m->stop_reason ? m->stop_reason : "");
 	check_perf_maps(dirfd, m, p);
+	check_triggers(m, p);
 	if (m->no_trace)
 		return;		/* no trace: nothing to decode */
 	if (!decoder_cpu_known(m))

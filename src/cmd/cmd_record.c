@@ -495,6 +495,13 @@ static void summary(const struct plan *p, const struct session_result *res)
 			msg_warn("record: %s: this kernel does not count the fires a full ring "
 				 "drops (Linux 6.0 does): %" PRIu64 " dropped is what its LOST "
 				 "records said, and more may have been", t->spec, t->dropped);
+		if (t->late)
+			msg_warn("record: %s: %" PRIu64 " fire%s came late, after younger ones "
+				 "(held up past the 200 us fires wait: a loaded machine or vCPU): "
+				 "their order%s may be wrong; the manifest's fires have their "
+				 "time_ns, and a less loaded machine makes it rarer", t->spec,
+				 t->late, t->late == 1 ? "" : "s",
+				 t->limit ? ", and which fires the limit kept," : "");
 	}
 	if (p->opts.script.no_trace) {
 		msg_note("no trace (--no-trace), in %s (%s)", p->opts.output,

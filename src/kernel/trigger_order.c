@@ -71,10 +71,18 @@ void trigger_order_release(struct trigger_order *o, uint64_t before, trigger_rea
 		const struct trigger_fire *f = &h->f[i];
 		unsigned int idx = f->idx;
 
-		if (idx >= o->nr || (o->limit[idx] && o->fires[idx] >= o->limit[idx]))
+		if (idx >= o->nr)
 			continue;
+		if (o->limit[idx] && o->fires[idx] >= o->limit[idx]) {
+			/* A younger fire took its place under the limit: the wrong one was kept. */
+			if (f->time < o->kept[idx])
+				o->late[idx]++;
+			continue;
+		}
 		if (f->time < o->released)
 			o->late[idx]++;
+		if (f->time > o->kept[idx])
+			o->kept[idx] = f->time;
 		/* Older than a fire released before and not yet taken: sort again. */
 		if (r->nr > r->off && f->time < r->f[r->nr - 1].time && r->nr == tail)
 			resort = true;

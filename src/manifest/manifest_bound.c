@@ -9,7 +9,7 @@
 #define FINAL_SLACK	4096	/* stop_reason, end_time, exit_status, sysroot, ... */
 #define U64_WIDTH	20	/* digits of UINT64_MAX */
 #define STREAM_U64S	10	/* bytes, sideband_bytes, 6 losses, restarts, itrace_start */
-#define TRIGGER_U64S	5	/* fires, dropped, throttled, stray_traps, passed_traps */
+#define TRIGGER_U64S	6	/* fires, dropped, throttled, late, stray_traps, passed_traps */
 #define TRIGGER_TEXTS	2	/* stray_trap, passed_trap: set at the end */
 #define DEPTH_INDENT	4	/* an entry of a top-level array sits 4 spaces deeper */
 

@@ -145,6 +145,9 @@ static const struct mfield trigger_fields[] = {
 	U64("throttled", throttled, 0),
 	/* false: a floor, the LOST records' sum (before 6.0); absent in older bundles */
 	{ F("dropped_counted", MT_BOOL, dropped_counted, MF_OPTIONAL) },
+	/* null: not counted (absent in older bundles) */
+	{ F("late", MT_U64, late, MF_OPTIONAL | MF_IF_BOOL),
+	  .cond_off = offsetof(T, late_counted) },
 	STR("guard", guard, MF_OPTIONAL),
 	STR("fallback", fallback, MF_OPTIONAL),
 	U64("stray_traps", stray_traps, MF_OPTIONAL),

@@ -393,6 +393,7 @@ int script_describe(const struct script_opts *o, const struct script_plan *sp,
 			return -ENOMEM;
 		t->offset = s->offset;
 		t->limit = o->trigger_count;
+		t->late_counted = true;		/* steer_sync() counts them */
 	}
 	return 0;
 }

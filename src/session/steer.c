@@ -398,6 +398,7 @@ void steer_sync(struct steer *st)
 		st->m->triggers[i].dropped = ts.dropped;
 		st->m->triggers[i].dropped_counted = ts.dropped_counted;
 		st->m->triggers[i].throttled = ts.throttled;
+		st->m->triggers[i].late = ts.late;
 	}
 }
 

@@ -122,6 +122,8 @@ static void fires_exactly(const char *kind)
 	man = load_manifest(out);
 	cr_expect_str_eq(str(man, "mode"), "none");
 	cr_expect_eq(count_fires(json_object_get(man, "fires"), 0, &tids), 1200);
+	cr_expect(*str(json_array_get(json_object_get(man, "triggers"), 0), "late"),
+		  "the manifest counts the late fires");
 	cr_expect(json_is_object(json_object_get(man, "clock")), "perf's clock against "
 		  "CLOCK_MONOTONIC is in the manifest");
 	json_decref(res);
@@ -532,25 +534,43 @@ Test(session, docs_script_example_is_examples_session_sh)
 }
 
 /* info on a snapshot bundle: each window with its decoder lines, checked against its size. */
-Test(session, info_gives_every_window_its_decoder_lines)
+/* @dir/manifest.json: the fuzz corpus's @name, its first @from (NULL: none) made @to. */
+static void seed_manifest(const char *dir, const char *name, const char *from, const char *to)
 {
-	char dir[] = "/tmp/ptc-snapinfo-XXXXXX", path[256], *seed, *text = NULL;
-	static char zeros[4096];
-	struct run_result r;
-	json_t *j, *w;
+	char path[256], *seed, *text = NULL, *at;
 	size_t n = 0;
 	FILE *f;
 
-	cr_assert(mkdtemp(dir));
-	seed = run_srcpath("tests/fuzz/corpus/manifest/snapshots.json");
+	snprintf(path, sizeof(path), "tests/fuzz/corpus/manifest/%s", name);
+	seed = run_srcpath(path);
 	f = fopen(seed, "r");
-	cr_assert(f);
+	cr_assert(f, "%s", seed);
 	cr_assert_gt(getdelim(&text, &n, '\0', f), 0);
 	fclose(f);
+	at = from ? strstr(text, from) : NULL;
+	cr_assert(!from || at, "no '%s' in %s", from, seed);
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
 	f = fopen(path, "w");
-	fputs(text, f);
-	fclose(f);
+	cr_assert(f, "%s", path);
+	if (at)
+		fprintf(f, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+	else
+		fputs(text, f);
+	cr_assert_eq(fclose(f), 0);
+	free(text);
+	free(seed);
+}
+
+Test(session, info_gives_every_window_its_decoder_lines)
+{
+	char dir[] = "/tmp/ptc-snapinfo-XXXXXX", path[256];
+	static char zeros[4096];
+	struct run_result r;
+	json_t *j, *w;
+	FILE *f;
+
+	cr_assert(mkdtemp(dir));
+	seed_manifest(dir, "snapshots.json", NULL, NULL);
 	for (int i = 1; i <= 2; i++) {
 		snprintf(path, sizeof(path), "%s/snap-%d", dir, i);
 		cr_assert_eq(mkdir(path, 0700), 0);
@@ -580,8 +600,46 @@ Test(session, info_gives_every_window_its_decoder_lines)
 	cr_assert_eq(run_ptcollect(NULL, &r, "info", "--script", dir, NULL), 0);
 	cr_expect(strstr(r.out, "snap-1/cpu0.pt") && strstr(r.out, "snap-2/cpu0.pt"), "%s", r.out);
 	run_free(&r);
-	free(text);
-	free(seed);
+}
+
+/*
+ * A trigger's late fires (order, and what a limit kept, may be wrong) are a
+ * problem info says; a bundle older than the count says it was not counted.
+ */
+Test(session, info_says_a_triggers_late_fires)
+{
+	char dir[] = "/tmp/ptc-lateinfo-XXXXXX", path[256];
+	const char *want = "trigger uprobe:/bin/trigtarget:trig_hit: 2 fire(s) came late, after "
+			   "younger ones: their order may be wrong";
+	struct run_result r;
+	json_t *j, *t;
+
+	cr_assert(mkdtemp(dir));
+	seed_manifest(dir, "no-trace.json", "\"throttled\": \"0\"",
+		      "\"throttled\": \"0\", \"late\": \"2\"");
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", "-j", dir, NULL), 0);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, want), "%s", r.err);
+	j = load(r.out);
+	t = json_object_get(j, "triggers");
+	cr_expect_str_eq(str(json_array_get(t, 0), "late"), "2");
+	cr_expect(json_is_null(json_object_get(json_array_get(t, 1), "late")),
+		  "the other trigger's, absent: not counted");
+	cr_expect(strstr(json_string_value(json_array_get(json_object_get(j, "problems"), 0)),
+			 want), "%s", r.out);
+	cr_expect_eq(json_array_size(json_object_get(j, "problems")), 1, "%s", r.out);
+	json_decref(j);
+	run_free(&r);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	cr_expect(strstr(r.out, "late: 2") && strstr(r.out, "late: (none)"), "%s", r.out);
+	run_free(&r);
+	seed_manifest(dir, "no-trace.json", NULL, NULL);
+	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
+	cr_expect(!strstr(r.err, "came late"), "%s", r.err);
+	run_free(&r);
+	snprintf(path, sizeof(path), "%s/manifest.json", dir);
+	unlink(path);
+	rmdir(dir);
 }
 
 /* SIGUSR2 asks for a snapshot; without -S it is said and ignored, and SIGINT still ends it. */

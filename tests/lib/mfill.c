@@ -182,6 +182,8 @@ void mfill(struct manifest *m)
 		t->fires = u64();
 		t->dropped = u64();
 		t->throttled = u64();
+		t->late = u64();
+		t->late_counted = true;
 		t->dropped_counted = !(t->dropped & 1);
 		t->guard = str("guard");
 		t->fallback = str("fallback");

@@ -208,7 +208,8 @@ Test(manifest_bounds, the_size_bound_holds_the_manifest_grown_to_its_limits)
 					    UINT64_MAX, UINT64_MAX, UINT64_MAX, true };
 	}
 	m.triggers[0].fires = m.triggers[0].dropped = m.triggers[0].throttled = UINT64_MAX;
-	m.triggers[0].stray_traps = UINT64_MAX;
+	m.triggers[0].stray_traps = m.triggers[0].late = UINT64_MAX;
+	m.triggers[0].late_counted = true;
 	m.triggers[0].passed_traps = UINT64_MAX;
 	for (int k = 0; k < 2; k++) {
 		char text[MANIFEST_TRAP_TEXT];

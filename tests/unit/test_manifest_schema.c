@@ -23,7 +23,7 @@ _Static_assert(sizeof(struct mstream) == 120, "struct mstream changed: see mfill
 _Static_assert(sizeof(struct mimage) == 40, "struct mimage changed: see mfill.c");
 _Static_assert(sizeof(struct msnapshot) == 64, "struct msnapshot changed: see mfill.c");
 _Static_assert(sizeof(struct mwindow) == 40, "struct mwindow changed: see mfill.c");
-_Static_assert(sizeof(struct mtrigger) == 128, "struct mtrigger changed: see mfill.c");
+_Static_assert(sizeof(struct mtrigger) == 136, "struct mtrigger changed: see mfill.c");
 _Static_assert(sizeof(struct mfire) == 40, "struct mfire changed: see mfill.c");
 _Static_assert(sizeof(struct mmark) == 24, "struct mmark changed: see mfill.c");
 _Static_assert(sizeof(struct mperfmap) == 32, "struct mperfmap changed: see mfill.c");
@@ -114,7 +114,8 @@ static void same(const struct manifest *a, const struct manifest *b)
 		STREQ(triggers[i].spec); STREQ(triggers[i].kind); STREQ(triggers[i].action);
 		STREQ(triggers[i].path); EQ(triggers[i].offset); EQ(triggers[i].limit);
 		EQ(triggers[i].fires); EQ(triggers[i].dropped); EQ(triggers[i].throttled);
-		EQ(triggers[i].dropped_counted);
+		EQ(triggers[i].dropped_counted); EQ(triggers[i].late_counted);
+		EQ(triggers[i].late);
 		STREQ(triggers[i].guard); STREQ(triggers[i].fallback); EQ(triggers[i].stray_traps);
 		EQ(triggers[i].passed_traps); STREQ(triggers[i].stray_trap);
 		STREQ(triggers[i].passed_trap);
@@ -353,26 +354,45 @@ Test(manifest_schema, an_uncounted_or_absent_unreported_reads_as_not_counted)
 	manifest_free(&m);
 }
 
-/* A trigger's dropped counted by the kernel or only a floor; absent (older bundles): a floor. */
-Test(manifest_schema, a_triggers_uncounted_or_absent_dropped_reads_as_a_floor)
+/*
+ * A trigger's dropped counted by the kernel or only a floor, and its late
+ * fires; absent (bundles older than each): a floor, and not counted.
+ */
+Test(manifest_schema, a_triggers_uncounted_dropped_or_late_fires_absent_read_as_older)
 {
 	struct manifest m, back;
 	struct error e = { 0 };
-	char *text, *cut;
+	char *text, *cut, *cut2;
 
 	mfill(&m);
 	cr_assert_geq(m.nr_triggers, 1);
 	m.triggers[0].dropped_counted = true;
+	m.triggers[0].late_counted = true;
+	m.triggers[0].late = 3;
 	text = text_of(&m);
 	cr_assert(strstr(text, "\"dropped_counted\": true"), "%s", text);
+	cr_assert(strstr(text, "\"late\": \"3\","), "%s", text);
 	cr_assert_eq(manifest_parse(text, strlen(text), &back, &e), 0, "%s: %s", e.what, e.why);
 	same(&m, &back);
 	cr_expect(back.triggers[0].dropped_counted);
+	cr_expect_eq(back.triggers[0].late, 3);
 	manifest_free(&back);
 	cut = edit(text, "\"throttled\"", "\"dropped_counted\": true,", "");
-	cr_assert_eq(manifest_parse(cut, strlen(cut), &back, &e), 0, "%s: %s", e.what, e.why);
+	cut2 = edit(cut, "\"throttled\"", "\"late\": \"3\",", "");
+	cr_assert_eq(manifest_parse(cut2, strlen(cut2), &back, &e), 0, "%s: %s", e.what, e.why);
 	cr_expect(!back.triggers[0].dropped_counted, "an older bundle: the LOST records' count");
+	cr_expect(!back.triggers[0].late_counted, "an older bundle: not counted");
+	cr_expect_eq(back.triggers[0].late, 0);
+	cr_expect_eq(back.triggers[0].fires, m.triggers[0].fires);
 	manifest_free(&back);
+	free(cut2);
+	/* Written so when not counted. */
+	cut2 = edit(text, "\"throttled\"", "\"late\": \"3\",", "\"late\": null,");
+	cr_assert_eq(manifest_parse(cut2, strlen(cut2), &back, &e), 0, "%s: %s", e.what, e.why);
+	cr_expect(!back.triggers[0].late_counted);
+	cr_expect(back.triggers[0].dropped_counted);
+	manifest_free(&back);
+	free(cut2);
 	free(cut);
 	free(text);
 	manifest_free(&m);

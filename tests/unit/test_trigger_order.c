@@ -231,6 +231,33 @@ Test(trigger_order, the_limit_keeps_the_earliest_fires_across_reads)
 	trigger_order_release(&o, TRIGGER_ORDER_ALL, on_reached, &reached_nr);
 	cr_expect_eq(trigger_order_take(&o, out, 8), 0, "fires past the limit are dropped");
 	cr_expect_eq(reached_nr, 1);
+	cr_expect_eq(o.late[0], 0, "1050 came in time; 1090 is younger than those kept");
+	trigger_order_free(&o);
+}
+
+/*
+ * Limit 2: 100 and 300 are released and reach it; 200, held up past the
+ * margin, comes after: its place went to 300, so it is counted late (the
+ * kept fires are not the first two), and 400 is past the limit rightly.
+ */
+Test(trigger_order, a_late_fire_past_the_limit_a_younger_one_took_is_counted_late)
+{
+	struct trigger_order o = { 0 };
+	struct trigger_fire out[8];
+
+	reached_nr = 0;
+	trigger_order_set_limit(&o, 0, 2);
+	hold(&o, 100, 0);
+	hold(&o, 300, 0);
+	trigger_order_release(&o, 500, on_reached, &reached_nr);
+	cr_assert_eq(take_all(&o, out, 8, 8), 2);
+	cr_expect_eq(reached_nr, 1);
+	hold(&o, 400, 0);
+	hold(&o, 200, 0);
+	trigger_order_release(&o, 600, on_reached, &reached_nr);
+	cr_expect_eq(trigger_order_take(&o, out, 8), 0, "past the limit");
+	cr_expect_eq(o.fires[0], 2);
+	cr_expect_eq(o.late[0], 1, "200: a younger fire took its place; 400 is past it rightly");
 	trigger_order_free(&o);
 }
 

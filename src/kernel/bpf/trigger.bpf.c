@@ -3,7 +3,8 @@
  * One uprobe program for every uprobe trigger: the attach cookie says which
  * trigger fired. Each fire under the trigger's limit becomes one record in a
  * BPF ring buffer; counting in the kernel keeps the limit exact even when
- * threads on several CPUs hit the probe at once. A trigger on one process is
+ * threads on several CPUs hit the probe at once, in time order
+ * (trigger_bpf_event.h). A trigger on one process is
  * attached to every process and counts those in the follow map: the process
  * and, added at their fork before they run, its descendants.
  */
@@ -96,14 +97,13 @@ int trigger_fire(void *ctx)
 	struct trigger_bpf_state *st = bpf_map_lookup_elem(&state, &idx);
 	struct trigger_bpf_event *ev;
 	__u32 tgid = id >> 32;
-	__u64 n;
 
 	if (!st)
 		return 0;
 	if (st->follow && !bpf_map_lookup_elem(&follow, &tgid))
 		return 0;
-	n = __sync_fetch_and_add(&st->hits, 1);
-	if (st->limit && n >= st->limit)
+	trigger_bpf_seen(st, now);
+	if (!trigger_bpf_count(st, now))
 		return 0;
 	ev = bpf_ringbuf_reserve(&fires, sizeof(*ev), 0);
 	if (!ev) {
