@@ -17,8 +17,8 @@
  * fires, counted in time order; fires past it are not returned.
  *
  * Fires come in time order across calls: a fire is returned once it is older
- * than the time the call began reading minus a margin (trigger.c,
- * ORDER_MARGIN_NS, 200 us), so that one written to a ring after that ring was
+ * than the time the call began reading minus a margin (TRIGGER_HOLD_NS, its
+ * reasoning in trigger.c), so that one written to a ring after that ring was
  * read, which carries a time taken before its write, still comes before it.
  * Younger fires are held for a later call; trigger_fd() turns readable when
  * they are old enough. A fire whose writer was held up longer than the
@@ -41,6 +41,9 @@
 #include "error.h"
 #include "trigger_backend.h"
 #include "trigger_spec.h"
+
+/* How long a fire is held for older ones to come (the margin above): 200 us. */
+#define TRIGGER_HOLD_NS 200000ull
 
 struct trigger_stats {
 	uint64_t fires;		/* released in time order (returned, or to be) */

@@ -14,6 +14,7 @@
 #include "out.h"
 #include "plan.h"
 #include "session.h"
+#include "trigger.h"
 
 enum {
 	OPT_DRY_RUN = 256,
@@ -497,10 +498,10 @@ static void summary(const struct plan *p, const struct session_result *res)
 				 "records said, and more may have been", t->spec, t->dropped);
 		if (t->late)
 			msg_warn("record: %s: %" PRIu64 " fire%s came late, after younger ones "
-				 "(held up past the 200 us fires wait: a loaded machine or vCPU): "
+				 "(held up past the %llu us fires wait: a loaded machine or vCPU): "
 				 "their order%s may be wrong; the manifest's fires have their "
 				 "time_ns, and a less loaded machine makes it rarer", t->spec,
-				 t->late, t->late == 1 ? "" : "s",
+				 t->late, t->late == 1 ? "" : "s", TRIGGER_HOLD_NS / 1000,
 				 t->limit ? ", and which fires the limit kept," : "");
 	}
 	if (p->opts.script.no_trace) {

@@ -31,8 +31,8 @@ struct trig {
 };
 
 /*
- * How much older than its write a fire can be: the watermark is the time
- * taken before reading the rings minus this. A fire written after we read
+ * TRIGGER_HOLD_NS (trigger.h), how much older than its write a fire can be:
+ * the watermark is the time taken before reading the rings minus this. A fire written after we read
  * its ring was written after the watermark's time, and carries a time taken
  * before its write: at most this much before, so it is younger than the
  * watermark minus this and was held, not passed.
@@ -51,7 +51,6 @@ struct trig {
  * that many times over, and what a fire's hold adds to its latency at most
  * (plus the timer's slack and a second wake).
  */
-#define ORDER_MARGIN_NS 200000ull
 
 struct trigger_set {
 	int epfd;
@@ -242,12 +241,12 @@ static int poll_fires(struct trigger_set *ts, struct trigger_fire *out, size_t m
 	size_t n;
 	int ret;
 
-	before = flush ? TRIGGER_ORDER_ALL : now > ORDER_MARGIN_NS ? now - ORDER_MARGIN_NS : 0;
+	before = flush ? TRIGGER_ORDER_ALL : now > TRIGGER_HOLD_NS ? now - TRIGGER_HOLD_NS : 0;
 	ret = read_backends(ts);
 	trigger_order_release(&ts->order, before, reached, ts);
 	ret = ret ? ret : trigger_order_error(&ts->order);
 	n = ret ? 0 : trigger_order_take(&ts->order, out, max);
-	set_timer(ts, trigger_order_wake(&ts->order, ORDER_MARGIN_NS));
+	set_timer(ts, trigger_order_wake(&ts->order, TRIGGER_HOLD_NS));
 	if (ret)
 		return err_runtime(e, ret, "reading trigger fires: %s", strerror(-ret));
 	return (int)n;
