@@ -533,7 +533,6 @@ Test(session, docs_script_example_is_examples_session_sh)
 	free(script);
 }
 
-/* info on a snapshot bundle: each window with its decoder lines, checked against its size. */
 /* @dir/manifest.json: the fuzz corpus's @name, its first @from (NULL: none) made @to. */
 static void seed_manifest(const char *dir, const char *name, const char *from, const char *to)
 {
@@ -561,6 +560,7 @@ static void seed_manifest(const char *dir, const char *name, const char *from, c
 	free(seed);
 }
 
+/* info on a snapshot bundle: each window with its decoder lines, checked against its size. */
 Test(session, info_gives_every_window_its_decoder_lines)
 {
 	char dir[] = "/tmp/ptc-snapinfo-XXXXXX", path[256];
