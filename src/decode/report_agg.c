@@ -1446,8 +1446,9 @@ static inline bool get_varint8(const uint8_t *data, size_t len, size_t *at, uint
 	stop = ~w & 0x8080808080808080ull;
 	if (!stop)
 		return false;
-	/* (its bytes: those up to its last, the first without the high bit) */
-	x = w & (stop ^ (stop - 1));
+	/* (its bytes: the bits below the lowest stop, the first byte without the high bit,
+	 * whose high bit is 0 in @w) */
+	x = w & (stop - 1);
 	/* (each byte's 7 bits to their place, in three steps: pairs, fours, the eight) */
 	x = (x & 0x007f007f007f007full) | (x >> 1 & 0x3f803f803f803f80ull);
 	x = (x & 0x00003fff00003fffull) | (x >> 2 & 0x0fffc0000fffc000ull);
