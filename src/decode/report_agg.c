@@ -1439,7 +1439,6 @@ static inline bool get_varint(const uint8_t *data, size_t len, size_t *at, uint6
 static inline bool get_varint8(const uint8_t *data, size_t len, size_t *at, uint64_t *v)
 {
 	uint64_t w, stop, x;
-	unsigned n;
 
 	if (len - *at < sizeof(w))
 		return false;
@@ -1447,13 +1446,14 @@ static inline bool get_varint8(const uint8_t *data, size_t len, size_t *at, uint
 	stop = ~w & 0x8080808080808080ull;
 	if (!stop)
 		return false;
-	/* (its bits: those up to its last byte's; each byte's 7 to their place) */
-	n = (unsigned)__builtin_ctzll(stop) + 1;
-	x = n == 64 ? w : w & ((1ull << n) - 1);
-	*v = (x & 0x7full) | (x >> 1 & 0x7full << 7) | (x >> 2 & 0x7full << 14) |
-	     (x >> 3 & 0x7full << 21) | (x >> 4 & 0x7full << 28) | (x >> 5 & 0x7full << 35) |
-	     (x >> 6 & 0x7full << 42) | (x >> 7 & 0x7full << 49);
-	*at += n / 8;
+	/* (its bytes: the bits below the lowest stop, the first byte without the high bit,
+	 * whose high bit is 0 in @w) */
+	x = w & (stop - 1);
+	/* (each byte's 7 bits to their place, in three steps: pairs, fours, the eight) */
+	x = (x & 0x007f007f007f007full) | (x >> 1 & 0x3f803f803f803f80ull);
+	x = (x & 0x00003fff00003fffull) | (x >> 2 & 0x0fffc0000fffc000ull);
+	*v = (x & 0x000000000fffffffull) | (x >> 4 & 0x00fffffff0000000ull);
+	*at += (unsigned)__builtin_ctzll(stop) / 8 + 1;
 	return true;
 }
 
