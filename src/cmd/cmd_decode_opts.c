@@ -51,12 +51,18 @@ static bool parse_num(const char *s, uint64_t max, uint64_t *v)
 	return !errno && !*end && *v <= max;
 }
 
+static int num_range_opt(const char *opt, const char *arg, uint64_t min, uint64_t max,
+			 uint64_t *v)
+{
+	if (parse_num(arg, max, v) && *v >= min)
+		return 0;
+	return bad("%s '%s': not a number from %" PRIu64 " to %" PRIu64 " (decimal or 0x hex)",
+		   opt, arg, min, max);
+}
+
 static int num_opt(const char *opt, const char *arg, uint64_t max, uint64_t *v)
 {
-	if (parse_num(arg, max, v))
-		return 0;
-	return bad("%s '%s': not a number from 0 to %" PRIu64 " (decimal or 0x hex)", opt, arg,
-		   max);
+	return num_range_opt(opt, arg, 0, max, v);
 }
 
 /* FILE[:FROM[-TO]] (ptxed's rule: a suffix that is not a range belongs to the name). */
@@ -510,6 +516,7 @@ static int filter_opt(struct decode_opts *o, int which, const char *arg)
 static int config_opt(struct decode_opts *o, int c, const char *arg)
 {
 	uint64_t v;
+	int ret;
 
 	switch (c) {
 	case O_PT: return opt_pt(o, arg);
@@ -522,11 +529,9 @@ static int config_opt(struct decode_opts *o, int c, const char *arg)
 	case O_EBX:
 		return timing_opt(o, c, arg);
 	case 'J':
-		/* One message for 0 and for what is no number: the range. */
-		if (!parse_num(arg, 256, &v) || !v)
-			return bad("--jobs '%s': not a number from 1 to 256 (decimal or 0x hex)", arg);
+		ret = num_range_opt("--jobs", arg, 1, 256, &v);
 		o->cfg.jobs = (unsigned)v;
-		return 0;
+		return ret;
 	case O_CHUNK: return parse_size("--chunk-size", arg, &o->cfg.chunk_size);
 	case O_KEEP_TCAL:
 #if PTC_LIBIPT >= 0x201
