@@ -30,28 +30,6 @@ struct trig {
 	struct trigger_bp *bp;
 };
 
-/*
- * TRIGGER_HOLD_NS (trigger.h), how much older than its write a fire can be:
- * the watermark is the time taken before reading the rings minus this. A fire written after we read
- * its ring was written after the watermark's time, and carries a time taken
- * before its write: at most this much before, so it is younger than the
- * watermark minus this and was held, not passed.
- *
- * Breakpoints: perf takes the sample's time (the event's clock) as it
- * prepares the sample in the debug exception, then writes the record and
- * moves the ring's head in the same handler, interrupts off: microseconds.
- * Uprobes: the program takes bpf_ktime_get_ns() first, then reserves and
- * submits its record: some hundred instructions. On recent kernels the
- * program runs with migration off but preemptible, and a vCPU can be
- * descheduled by its host anywhere: those stalls have no bound a hold could
- * afford, so a fire they delay past this margin is still returned, at once,
- * and counted late (trigger_stats). Measured here (2-vCPU VM, load 5, a busy
- * loop beside, 8 runs of trigger/ *): of the fires read in a call, those
- * older than the previous call's start were at most 52 ns older. 200 us is
- * that many times over, and what a fire's hold adds to its latency at most
- * (plus the timer's slack and a second wake).
- */
-
 struct trigger_set {
 	int epfd;
 	bool arming_done;	/* trigger_arm() was called: the set is closed */
@@ -233,6 +211,28 @@ static void set_timer(struct trigger_set *ts, uint64_t at)
 		ts->timer_at = at;
 }
 
+/*
+ * The hold, TRIGGER_HOLD_NS (trigger.h), is how much older than its write a
+ * fire can be: the watermark is the time taken before reading the rings minus
+ * this. A fire written after we read its ring was written after the
+ * watermark's time, and carries a time taken before its write: at most this
+ * much before, so it is younger than the watermark minus this and was held,
+ * not passed.
+ *
+ * Breakpoints: perf takes the sample's time (the event's clock) as it
+ * prepares the sample in the debug exception, then writes the record and
+ * moves the ring's head in the same handler, interrupts off: microseconds.
+ * Uprobes: the program takes bpf_ktime_get_ns() first, then reserves and
+ * submits its record: some hundred instructions. On recent kernels the
+ * program runs with migration off but preemptible, and a vCPU can be
+ * descheduled by its host anywhere: those stalls have no bound a hold could
+ * afford, so a fire they delay past this margin is still returned, at once,
+ * and counted late (trigger_stats). Measured here (2-vCPU VM, load 5, a busy
+ * loop beside, 8 runs of trigger/ *): of the fires read in a call, those
+ * older than the previous call's start were at most 52 ns older. 200 us is
+ * that many times over, and what a fire's hold adds to its latency at most
+ * (plus the timer's slack and a second wake).
+ */
 static int poll_fires(struct trigger_set *ts, struct trigger_fire *out, size_t max, bool flush,
 		      struct error *e)
 {
