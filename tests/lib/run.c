@@ -162,15 +162,26 @@ static int run_argv_idle(char *const argv[], char *const env[], struct run_resul
 	return 0;
 }
 
-const char *run_bin(void)
+/*
+ * The environment variable @name that make check-run sets, or a message naming it and the
+ * end of the test (abort(): it may be a job's thread, where an assertion cannot end it).
+ */
+static const char *need_env(const char *name)
 {
-	const char *b = getenv("PTCOLLECT_BIN");
+	const char *v = getenv(name);
 
-	if (!b) {
-		fprintf(stderr, "PTCOLLECT_BIN is not set: run the tests through 'make check'\n");
+	if (!v || !*v) {
+		fprintf(stderr, "%s is not set: run the tests through 'make check' (or 'make "
+			"check-run'), which sets PTCOLLECT_BIN, PTCOLLECT_TESTPROGS and "
+			"PTCOLLECT_SRCDIR\n", name);
 		abort();
 	}
-	return b;
+	return v;
+}
+
+const char *run_bin(void)
+{
+	return need_env("PTCOLLECT_BIN");
 }
 
 const char *run_srcdir(void)
@@ -182,10 +193,10 @@ const char *run_srcdir(void)
 
 char *run_testprog(const char *name)
 {
-	const char *d = getenv("PTCOLLECT_TESTPROGS");
+	const char *d = need_env("PTCOLLECT_TESTPROGS");
 	char *p;
 
-	if (!d || asprintf(&p, "%s/%s", d, name) < 0)
+	if (asprintf(&p, "%s/%s", d, name) < 0)
 		abort();
 	return p;
 }
