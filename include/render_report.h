@@ -70,6 +70,9 @@ struct report_config {
 	 */
 	uint64_t *again, *again_bad;
 	bool again_check;
+	/* With function: set to the functions (with any call or instruction) it matched and
+	 * those there were, for the command's note when it matched none. */
+	uint64_t *matched, *active;
 };
 
 #endif

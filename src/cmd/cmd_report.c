@@ -66,6 +66,7 @@ struct ropts {
 	struct report_config rc;
 	bool weight_given;
 	uint64_t again, again_bad;	/* rc.again's, rc.again_bad's */
+	uint64_t matched, active;	/* rc.matched's, rc.active's */
 };
 
 static int bad_value(const char *opt, const char *arg, const char *what)
@@ -159,6 +160,8 @@ static int report_configure(void *ctx, struct decode_config *cfg)
 	/* And the merge plays the workers' sums as records where it could fold them in. */
 	r->rc.sum_play = getenv("PTCOLLECT_REPORT_SUM_PLAY") &&
 			 *getenv("PTCOLLECT_REPORT_SUM_PLAY");
+	r->rc.matched = &r->matched;
+	r->rc.active = &r->active;
 	cfg->mode = DECODE_REPORT;
 	cfg->json = out_json;
 	cfg->report = &r->rc;
@@ -170,6 +173,15 @@ int do_report(int argc, char **argv)
 	struct ropts r;
 	struct decode_variant v = { &report_spec, report_option, report_configure, &r };
 
+	int ret;
+
 	memset(&r, 0, sizeof(r));
-	return cmd_decode_run(argc, argv, &v);
+	ret = cmd_decode_run(argc, argv, &v);
+	/* An empty table is an answer, but a mistyped pattern should not pass for one. */
+	if (!ret && r.rc.function && r.rc.view == REPORT_FUNCTIONS && !r.matched)
+		msg_note("report: --function '%s' matches none of the trace's %" PRIu64
+			 " functions; it is matched against the names the table prints, "
+			 "e.g. '[unknown] (OBJECT+0xOFF)' where there is no symbol", r.rc.function,
+			 r.active);
+	return ret;
 }

@@ -242,10 +242,14 @@ static void functions(struct dout *o, struct rstate *s)
 	for (uint32_t i = 0; i < s->nfuncs; i++) {
 		struct func *f = &s->funcs[i];
 
-		if (rc->function && fnmatch(rc->function, sym_text(s, f->name), 0))
-			continue;
 		if (!f->calls && !f->insns_self && !f->incomplete)
 			continue;
+		if (rc->active)
+			++*rc->active;
+		if (rc->function && fnmatch(rc->function, sym_text(s, f->name), 0))
+			continue;
+		if (rc->matched)
+			++*rc->matched;
 		rows[n].func = i;
 		rows[n].group = f->group;
 		rows[n].insns_self = f->insns_self;

@@ -746,6 +746,7 @@ Test(report, sort_top_function_and_clock_choose_what_is_shown)
 	static const char *const top[] = { "--sort", "calls", "--top", "1", "--clock", "insns",
 					   NULL };
 	static const char *const glob[] = { "--function", "f*", "--clock", "insns", NULL };
+	static const char *const none[] = { "--function", "F*", NULL };
 	static const char *const json[] = { "--json", "--sort", "insns", NULL };
 	char *dir = own(strdup("/tmp/ptc-report-XXXXXX"));
 	char *argv[] = { own(run_testprog("ptgen")), "-n", "1000", "-p", "4", dir, NULL };
@@ -769,6 +770,15 @@ Test(report, sort_top_function_and_clock_choose_what_is_shown)
 	/* f's call: call g, g's 4 (a third of them) or 5, ret: 6 or 7 instructions. */
 	cr_expect(strstr(r.out, "         6          7          7          7          7  "
 			  "prog.elf          f\n"), "%s", r.out);
+	cr_expect(!strstr(r.err, "matches none"), "%s", r.err);
+	run_free(&r);
+	/* A pattern that matches nothing (names are case-sensitive): the header alone, and a
+	 * note that says so, so that a typo is not read as "no such calls". */
+	run_tool("report", &in, none, &r);
+	cr_assert_eq(r.status, 0, "%s", r.err);
+	cr_expect(strstr(r.err, "--function 'F*' matches none of the trace's 3 functions"), "%s",
+		  r.err);
+	cr_expect(strstr(r.out, "# ") && !strstr(r.out, "prog.elf"), "%s", r.out);
 	run_free(&r);
 	run_tool("report", &in, json, &r);
 	doc = json_loads(r.out, 0, &je);
