@@ -6,7 +6,9 @@
 #include <linux/types.h>
 
 #define TRIGGER_BPF_MAX		64
-#define TRIGGER_BPF_RING_BYTES	(256 * 1024)
+/* 32 bytes a fire: 131,072 fires held while user space catches up. At 256 KiB two threads
+ * hitting a probe 40,000 times at full speed lost 6-25 % of the fires; at 4 MiB none. */
+#define TRIGGER_BPF_RING_BYTES	(4096 * 1024)
 #define TRIGGER_BPF_FOLLOW_MAX	8192	/* processes a process trigger follows */
 
 struct trigger_bpf_event {
