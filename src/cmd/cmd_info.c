@@ -119,12 +119,21 @@ static void check_streams(int dirfd, const struct manifest *m, struct problems *
 	}
 }
 
-/* Fires that came after younger ones: their order, and what a limit kept, may be wrong. */
+/* Fires lost (a full ring, a throttled breakpoint), and fires that came after younger ones:
+ * their order, and what a limit kept, may be wrong. */
 static void check_triggers(const struct manifest *m, struct problems *p)
 {
 	for (int i = 0; i < m->nr_triggers; i++) {
 		const struct mtrigger *t = &m->triggers[i];
 
+		if (t->dropped)
+			problem(p, "trigger %s: %s%" PRIu64 " fire(s) dropped by the kernel (its "
+				"ring was full): not acted on, not among the fires", t->spec,
+				t->dropped_counted ? "" : "at least ", t->dropped);
+		if (t->throttled)
+			problem(p, "trigger %s: the kernel throttled it %" PRIu64 " time(s) "
+				"(kernel.perf_event_max_sample_rate): the fires meanwhile were not "
+				"seen", t->spec, t->throttled);
 		if (t->late)
 			problem(p, "trigger %s: %" PRIu64 " fire(s) came late, after younger ones: "
 				"their order%s may be wrong (the fires have their time_ns)",

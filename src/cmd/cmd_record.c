@@ -489,13 +489,21 @@ static void summary(const struct plan *p, const struct session_result *res)
 	for (int i = 0; i < res->manifest.nr_triggers; i++) {
 		const struct mtrigger *t = &res->manifest.triggers[i];
 
-		msg_note("%s: %" PRIu64 " fire%s%s", t->spec, t->fires, t->fires == 1 ? "" : "s",
-			 t->dropped ? " (and some the kernel dropped: see the manifest)" : "");
+		msg_note("%s: %" PRIu64 " fire%s", t->spec, t->fires, t->fires == 1 ? "" : "s");
+		if (t->dropped)
+			msg_warn("record: %s: %" PRIu64 " more fire%s dropped by the kernel, its "
+				 "ring full: not acted on (fires faster than they are read; a "
+				 "limit, or a probe on a less hot function, avoids it)", t->spec,
+				 t->dropped, t->dropped == 1 ? " was" : "s were");
 		/* Before 6.0 a full ring that no fire came after drops fires unseen. */
 		if (!t->dropped_counted)
 			msg_warn("record: %s: this kernel does not count the fires a full ring "
 				 "drops (Linux 6.0 does): %" PRIu64 " dropped is what its LOST "
 				 "records said, and more may have been", t->spec, t->dropped);
+		if (t->throttled)
+			msg_warn("record: %s: the kernel throttled it %" PRIu64 " time(s) "
+				 "(kernel.perf_event_max_sample_rate): the fires meanwhile were not "
+				 "seen", t->spec, t->throttled);
 		if (t->late)
 			msg_warn("record: %s: %" PRIu64 " fire%s came late, after younger ones "
 				 "(held up past the %llu us fires wait: a loaded machine or vCPU): "
