@@ -19,16 +19,16 @@ int cpuset_online(int *cpus, int *nr, struct error *e)
 
 	snprintf(path, sizeof(path), "%s/devices/system/cpu/online", pmu_sysfs_root());
 	ret = file_read_all(AT_FDCWD, path, 4096, &text, &len, e);
-	if (ret)
-		return ret;
-	text[strcspn(text, "\n")] = '\0';
-	ret = cli_parse_cpulist(text, cpus, nr, e);
-	free(text);
-	if (ret) {
-		err_what(e, "%s", path);
-		if (e)
-			e->usage = false;	/* the system's file, not the user's input */
+	if (!ret) {
+		text[strcspn(text, "\n")] = '\0';
+		ret = cli_parse_cpulist(text, cpus, nr, e);
+		free(text);
+		if (ret)
+			err_what(e, "%s", path);
 	}
+	/* The system's file, not the user's input: missing, unreadable or garbled alike. */
+	if (ret && e)
+		e->usage = false;
 	return ret;
 }
 

@@ -8,6 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
+#include "cpuset.h"
 #include "pmu.h"
 
 static char root[64];
@@ -139,4 +141,36 @@ Test(pmu_sysfs, pmu_names_with_slashes_are_refused)
 	cr_expect_eq(pmu_load(&p, "../x", &e), -EINVAL);
 	cr_expect(strstr(e.why, "is not a PMU name"), "%s", e.why);
 	cr_expect(e.usage);
+}
+
+/* The online CPU list is the system's file: missing or garbled, a runtime error (exit 1)
+ * that names it, never a usage error (exit 2) blaming the command line. */
+Test(pmu_sysfs, online_cpus_missing_or_garbled_are_the_systems_fault)
+{
+	int cpus[CLI_MAX_CPUS], nr;
+	char path[512], cmd[600];
+	struct error e = { 0 };
+	FILE *f;
+
+	cr_expect_eq(cpuset_online(cpus, &nr, &e), -ENOENT);
+	cr_expect(strstr(e.why, "devices/system/cpu/online"), "%s", e.why);
+	cr_expect(!e.usage, "%s", e.why);
+	err_clear(&e);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/devices/system/cpu", root);
+	cr_assert_eq(system(cmd), 0);
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/online", root);
+	f = fopen(path, "w");
+	cr_assert(f, "%s", path);
+	fputs("0-x\n", f);
+	fclose(f);
+	cr_expect_eq(cpuset_online(cpus, &nr, &e), -EINVAL);
+	cr_expect(strstr(e.what, "devices/system/cpu/online"), "%s", e.what);
+	cr_expect(!e.usage, "%s", e.why);
+	err_clear(&e);
+	f = fopen(path, "w");
+	cr_assert(f, "%s", path);
+	fputs("0,2-3\n", f);
+	fclose(f);
+	cr_assert_eq(cpuset_online(cpus, &nr, &e), 0, "%s", e.why);
+	cr_expect(nr == 3 && cpus[0] == 0 && cpus[1] == 2 && cpus[2] == 3);
 }
