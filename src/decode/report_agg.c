@@ -1967,6 +1967,78 @@ static size_t fold_sum(struct rstate *s, const uint8_t *data, size_t len, size_t
 	return size;
 }
 
+/*
+ * The T_CALLV and T_RETTOP records from @i of @data (@len bytes) while @t stays past the
+ * depth bound: what push() and ret_top() do there (a call: its row's call and incomplete, no
+ * frame; a return: over--), one record after another without the main loop's per-record
+ * work, and their instructions accounted once (to the same top frame: account() adds them
+ * up the same). On a walk of deep recursion most calls are here. Stops at the first record
+ * that is neither, or that would leave the bound (a return to a frame), or not whole; @recs
+ * counts those taken. Where it stopped.
+ */
+static size_t over_run(struct rstate *s, struct thr *t, const uint8_t *data, size_t len,
+		       size_t i, size_t *recs)
+{
+	uint64_t insns = 0, ret = s->ret_prev, k, v;
+	/* (the thread's in locals: row_later()'s stores could be to them, for the compiler) */
+	uint32_t over = t->over, group = t->group, calls = 0, took = 0;
+	bool deep = t->depth >= REPORT_DEPTH_MAX;
+
+	if (!s->a_noted)
+		note_a_time(s);
+	while (i < len) {
+		size_t at = i + 1;
+
+		if (data[i] == T_CALLV ? !deep : data[i] != T_RETTOP || !over)
+			break;
+		if (at < len && data[at] < 0x80)
+			k = data[at++];
+		else if (!get_varint(data, len, &at, &k) || k > UINT32_MAX)
+			break;
+		if (data[i] == T_CALLV) {
+			struct aslot *a;
+			uint32_t n, func;
+			uint16_t to;
+
+			if (len - at < sizeof(to))
+				break;
+			memcpy(&to, data + at, sizeof(to));
+			at += sizeof(to);
+			if ((!get_varint8(data, len, &at, &v) && !get_varint(data, len, &at, &v)) ||
+			    to >= ADDR_SLOTS)
+				break;
+			ret += (v >> 1) ^ -(v & 1);
+			a = &s->aslots[to];
+			if (a->group == group && group != NONE)
+				func = a->func;
+			else
+				func = aslot_func(s, group, a, &n);
+			calls++;
+			over++;
+			/* (a call's return address is never UINT64_MAX: not an interrupt's) */
+			if (func != NONE)
+				row_later(s, func);
+		} else {
+			over--;
+		}
+		insns += k;
+		i = at;
+		took++;
+	}
+	*recs += took;
+	t->over = over;
+	s->calls += calls;
+	s->deep += calls;
+	s->ret_prev = ret;
+	if (calls)
+		a_clock(s, t);
+	else if (s->a_has_time && s->a_time > t->last_time)
+		t->last_time = s->a_time;
+	if (insns)
+		account(s, insns);
+	return i;
+}
+
 void report_filter(struct dout *o, const uint8_t *data, size_t len)
 {
 	struct rstate *s = ((struct report_state *)o->state)->s;
@@ -2062,6 +2134,8 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 					ret_top(s, t, k);
 					i = at;
 				}
+				if (t->over)
+					i = over_run(s, t, data, len, i, &recs);
 				continue;
 			}
 			/* (a return to no call the chunk saw: not what a chunk writes) */
@@ -2074,6 +2148,8 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 				t->last_time = s->a_time;
 			ret_top(s, t, k);
 			i = at;
+			if (t->over)
+				i = over_run(s, t, data, len, i, &recs);
 			continue;
 		}
 		if (data[i] == T_SUM) {

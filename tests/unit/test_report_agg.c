@@ -303,6 +303,213 @@ Test(report_agg, counts_calls_read_later_into_the_rows_they_were_made_for)
 	fclose(tmp);
 }
 
+/* ---- calls and returns past the depth bound, taken in a run (over_run()) ---- */
+
+#define OB_FUNCS 5
+#define OB_STEPS 6000
+
+struct ob_recs {
+	struct recs r;
+	size_t at[OB_STEPS + 2 * REPORT_DEPTH_MAX + 64];	/* where each record starts */
+	size_t nat;
+	uint64_t ret;			/* the return addresses' differences, summed */
+};
+
+static void ob_mark(struct ob_recs *w)
+{
+	cr_assert_lt(w->r.n + 64, sizeof(w->r.b));
+	w->at[w->nat++] = w->r.n;
+}
+
+static void ob_varint(struct recs *r, uint64_t v)
+{
+	for (; v >= 0x80; v >>= 7)
+		r->b[r->n++] = (uint8_t)(v | 0x80);
+	r->b[r->n++] = (uint8_t)v;
+}
+
+/* A T_CALLV of slot @aid after @k, its return address @d from the last one's. */
+static void ob_callv(struct ob_recs *w, uint32_t k, uint16_t aid, int64_t d)
+{
+	ob_mark(w);
+	w->r.b[w->r.n++] = T_CALLV;
+	ob_varint(&w->r, k);
+	memcpy(w->r.b + w->r.n, &aid, sizeof(aid));
+	w->r.n += sizeof(aid);
+	ob_varint(&w->r, (uint64_t)d << 1 ^ (uint64_t)(d >> 63));
+	w->ret += (uint64_t)d;
+}
+
+static void ob_rettop(struct ob_recs *w, uint32_t k)
+{
+	ob_mark(w);
+	w->r.b[w->r.n++] = T_RETTOP;
+	ob_varint(&w->r, k);
+}
+
+static void ob_adef(struct ob_recs *w, uint16_t aid, uint16_t name)
+{
+	ob_mark(w);
+	rec_adef(&w->r, aid, name, 0);
+}
+
+/* A random run of instructions: mostly one byte's, some two or three. */
+static uint32_t ob_k(void)
+{
+	uint32_t x = rnd();
+
+	return x % 8 ? x % 100 : x % 4 ? x % 20000 : x % 3000000;
+}
+
+static struct rstate *ob_begin(struct dout *o, struct report_state *rs,
+			       const struct decode_config *cfg, FILE *f)
+{
+	cr_assert_eq(dout_init(o, fileno(f), NULL, rs), 0);
+	report_begin(o, cfg);
+	cr_assert(rs->s);
+	return rs->s;
+}
+
+/*
+ * Past the depth bound the merge takes a run of T_CALLVs and T_RETTOPs in a loop of its own
+ * (each call its row's call and incomplete, each return over--, their instructions at once).
+ * A random walk there (runs of several byte lengths, a slot defined again in the middle, a
+ * dip back under the bound and down again) against what it should count, and against the
+ * same records given one a report_filter() (where each goes through the main loop alone).
+ */
+Test(report_agg, calls_and_returns_past_the_depth_bound_count_as_one_by_one)
+{
+	struct report_config rc = { .view = REPORT_FUNCTIONS };
+	struct decode_config cfg = { .report = &rc, .nr_streams = 1 };
+	static struct ob_recs w;
+	uint64_t want_calls[OB_FUNCS + 1] = { 0 }, calls = 0, deep = 0, insns = 0;
+	uint16_t holds[OB_FUNCS + 1];	/* slot i's function (name id - 2) */
+	struct report_state ra = { 0 }, rb = { 0 };
+	FILE *fa = tmpfile(), *fb = tmpfile();
+	struct rstate *a, *b;
+	struct dout oa, ob;
+	uint32_t over = 0, depth = 0;
+
+	cr_assert(fa && fb);
+	a = ob_begin(&oa, &ra, &cfg, fa);
+	b = ob_begin(&ob, &rb, &cfg, fb);
+	ob_mark(&w);
+	rec_def(&w.r, 0, "");
+	ob_mark(&w);
+	rec_def(&w.r, 1, "d");
+	for (int i = 0; i < OB_FUNCS; i++) {
+		char name[8];
+
+		snprintf(name, sizeof(name), "f%d", i);
+		ob_mark(&w);
+		rec_def(&w.r, (uint16_t)(2 + i), name);
+	}
+	ob_adef(&w, 0, 1);
+	for (uint16_t i = 1; i <= OB_FUNCS; i++) {
+		ob_adef(&w, i, (uint16_t)(1 + i));
+		holds[i] = (uint16_t)(i - 1);
+	}
+	/* d down to the bound */
+	for (; depth < REPORT_DEPTH_MAX; depth++) {
+		uint32_t k = ob_k();
+
+		ob_callv(&w, k, 0, (int64_t)(rnd() % 64) - 32);
+		insns += k;
+		calls++;
+	}
+	for (int step = 0; step < OB_STEPS; step++) {
+		uint32_t k = ob_k(), x = rnd();
+
+		insns += k;
+		if (step == OB_STEPS / 2) {
+			/* slot 1 holds f4 from here on */
+			ob_adef(&w, 1, 2 + OB_FUNCS - 1);
+			holds[1] = OB_FUNCS - 1;
+		}
+		if (step == OB_STEPS / 4) {
+			/* back under the bound (d returns) once all past it have, then down */
+			for (; over; over--) {
+				ob_rettop(&w, k);
+				insns += k;
+			}
+			ob_rettop(&w, k);
+			ob_callv(&w, k, 0, 7);
+			insns += k;
+			calls++;
+			continue;
+		}
+		if (over && x % 2) {
+			ob_rettop(&w, k);
+			over--;
+		} else {
+			uint16_t slot = (uint16_t)(1 + x / 2 % OB_FUNCS);
+			/* (differences of 1 to 4 bytes' varints) */
+			int64_t d = (int64_t)(rnd() % (1u << (7 * (1 + x / 16 % 4)))) - 64;
+
+			ob_callv(&w, k, slot, d);
+			want_calls[holds[slot]]++;
+			over++;
+			calls++;
+			deep++;
+		}
+	}
+	for (; over; over--) {
+		ob_rettop(&w, 3);
+		insns += 3;
+	}
+	report_filter(&oa, w.r.b, w.r.n);
+	for (size_t i = 0; i < w.nat; i++) {
+		size_t end = i + 1 < w.nat ? w.at[i + 1] : w.r.n;
+
+		report_filter(&ob, w.r.b + w.at[i], end - w.at[i]);
+	}
+	cr_assert_not(a->oom);
+	cr_assert_not(b->oom);
+	for (int i = 0; i < OB_FUNCS; i++) {
+		char name[8];
+		const struct func *f;
+
+		snprintf(name, sizeof(name), "f%d", i);
+		f = row_named(a, name);
+		cr_assert(f || !want_calls[i]);
+		cr_expect_eq(f ? f->calls : 0, want_calls[i], "%s: %" PRIu64 " calls, not %" PRIu64,
+			     name, f ? f->calls : 0, want_calls[i]);
+		cr_expect_eq(f ? f->incomplete : 0, want_calls[i]);
+	}
+	cr_expect_eq(a->calls, calls, "%" PRIu64 " calls, not %" PRIu64, a->calls, calls);
+	cr_expect_eq(a->deep, deep, "%" PRIu64 " past the bound, not %" PRIu64, a->deep, deep);
+	cr_expect_eq(a->ret_prev, w.ret);
+	cr_expect_eq(a->cur->over, 0);
+	cr_expect_eq(a->cur->depth, REPORT_DEPTH_MAX);
+	cr_expect_eq(a->insns, insns, "%" PRIu64 " instructions, not %" PRIu64, a->insns, insns);
+	cr_expect_eq(row_named(a, "d")->calls, REPORT_DEPTH_MAX + 1);
+	/* the same as one record at a time */
+	cr_expect_eq(a->insns, b->insns);
+	cr_expect_eq(a->calls, b->calls);
+	cr_expect_eq(a->deep, b->deep);
+	cr_expect_eq(a->ret_prev, b->ret_prev);
+	cr_expect_eq(a->cur->insns, b->cur->insns);
+	cr_expect_eq(a->cur->st[REPORT_DEPTH_MAX - 1].insns_self,
+		     b->cur->st[REPORT_DEPTH_MAX - 1].insns_self);
+	cr_assert_eq(a->nfuncs, b->nfuncs);
+	for (uint32_t i = 0; i < a->nfuncs; i++) {
+		const struct func *x = &a->funcs[i], *y = &b->funcs[i];
+
+		cr_expect_eq(x->calls, y->calls, "row %u", i);
+		cr_expect_eq(x->incomplete, y->incomplete, "row %u", i);
+		cr_expect_eq(x->insns_self, y->insns_self, "row %u", i);
+		cr_expect_eq(x->insns_total, y->insns_total, "row %u", i);
+		cr_expect_eq(x->d.n, y->d.n, "row %u", i);
+	}
+	report_free(a);
+	report_free(b);
+	ra.s = rb.s = NULL;
+	dout_destroy(&oa);
+	dout_destroy(&ob);
+	fclose(fa);
+	fclose(fb);
+}
+
 /*
  * The merge's functions and rows (sym_get(), func_get()): a name's first object and a sym's
  * first group in arrays, the others in tables, the strings in blocks. Against a plain list:
