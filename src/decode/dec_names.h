@@ -69,6 +69,8 @@ _Static_assert(sizeof(struct nameset) == 256, "two ways of 128 bytes");
 _Static_assert((1u << NAMES_SET_BITS) >> NAMES_GROUP_SHIFT == 64, "a bit a group");
 
 void names_fill(struct dec *x, size_t set) __attribute__((cold));
+/* The table name_of() made (dec.names), given back. */
+void names_free(void *names);
 
 /* Whether the group of set @set was written (names_fill()). */
 static inline bool names_written(const struct dec *x, size_t set)

@@ -72,8 +72,8 @@ static long faults(void)
 	return u.ru_minflt;
 }
 
-/* Whether transparent huge pages may back the table (then pages come 2 MiB at a time). */
-static bool thp_always(void)
+/* Whether the kernel gives transparent huge pages to a mapping that asks (MADV_HUGEPAGE). */
+static bool thp_on(void)
 {
 	char s[128] = "";
 	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
@@ -83,7 +83,29 @@ static bool thp_always(void)
 			s[0] = '\0';
 		fclose(f);
 	}
-	return strstr(s, "[always]");
+	return strstr(s, "[always]") || strstr(s, "[madvise]");
+}
+
+/* KiB of huge pages in the mapping that holds @p (/proc/self/smaps), -1: not found. */
+static long huge_kib(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false;
+	long kib = -1;
+
+	cr_assert(f);
+	while (fgets(line, sizeof(line), f)) {
+		uintptr_t lo, hi;
+
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' '))
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+		else if (in && sscanf(line, "AnonHugePages: %ld kB", &kib) == 1)
+			break;
+	}
+	fclose(f);
+	return kib;
 }
 
 static const char *lookup(struct dec *x, int isid, uint64_t ip)
@@ -108,8 +130,8 @@ Test(names, a_group_is_written_before_a_lookup_reads_it)
 	long f0;
 	int isid, fd;
 
-	if (thp_always())
-		cr_skip_test("transparent huge pages [always]: a group's pages are not 4 KiB each");
+	if (thp_on())
+		cr_skip_test("transparent huge pages: a group's first write makes its 2 MiB");
 	strcpy(path, "/tmp/ptc-names-XXXXXX");
 	fd = mkstemp(path);
 	cr_assert(fd >= 0);
@@ -165,7 +187,70 @@ Test(names, a_group_is_written_before_a_lookup_reads_it)
 	cr_assert_eq(resident(x.names, table), 2 * GROUP_BYTES / page, "two groups of 64");
 	cr_assert_eq(x.names_used, 2);
 
-	free(x.names_mem);
+	names_free(x.names);
+	image_store_free(s);
+	unlink(path);
+}
+
+/*
+ * The table lies in huge pages where the kernel gives them: aligned to 2 MiB, and a
+ * group's first write makes the huge page it is in (one fault), the other half untouched.
+ */
+Test(names, the_table_is_in_huge_pages_where_the_kernel_gives_them)
+{
+	size_t page = page_size(), half = (size_t)2 << 20;
+	size_t table = ((size_t)1 << NAMES_SET_BITS) * sizeof(struct nameset);
+	struct dec x;
+	struct image_store *s;
+	struct error e;
+	char path[64], want[256];
+	uint64_t end, ip = 0x401010, other = 0;
+	uintptr_t mine;
+	long f0;
+	int isid, fd;
+
+	strcpy(path, "/tmp/ptc-names-XXXXXX");
+	fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	cr_assert_eq(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	cr_assert_eq(image_store_new(&s, NULL, &e), 0);
+	cr_assert_eq(image_add_raw(s, NULL, path, 0, 0, 0x401000, &e), 0);
+	isid = image_base_find(s, 0x401000, &end);
+	cr_assert(isid > 0);
+	memset(&x, 0, sizeof(x));
+	x.img = s;
+
+	image_symbolize_pid(s, 1, isid, ip, want, sizeof(want));
+	cr_assert_str_eq(lookup(&x, isid, ip), want);
+	cr_assert_eq((uintptr_t)x.names % half, 0, "the table starts at a huge page");
+	if (!thp_on()) {
+		cr_assert_eq(huge_kib(x.names), 0);
+		goto out;
+	}
+	if (huge_kib(x.names) <= 0)
+		cr_skip_test("the kernel gave no huge page (its memory fragmented)");
+	cr_assert_eq(huge_kib(x.names), 2048, "the half of the group written");
+	mine = ((uintptr_t)&x.names[sym_slot(1, isid, ip)]) & ~(uintptr_t)(half - 1);
+	cr_assert_eq(resident((void *)mine, half), half / page);
+	cr_assert_eq(resident(x.names, table), half / page, "the other half untouched");
+
+	/* An address of the other half: its huge page too. */
+	for (uint64_t a = 0x401000; a < 0x501000 && !other; a++)
+		if ((((uintptr_t)&x.names[sym_slot(1, isid, a)]) & ~(uintptr_t)(half - 1)) != mine)
+			other = a;
+	cr_assert(other);
+	image_symbolize_pid(s, 1, isid, other, want, sizeof(want));
+	f0 = faults();
+	cr_assert_str_eq(lookup(&x, isid, other), want);
+#ifndef __SANITIZE_ADDRESS__
+	/* (The first lookup faulted the file's pages in: here the table's alone.) */
+	cr_assert_leq(faults() - f0, 1 + FAULTS_NOT_OURS, "one fault for the half");
+#endif
+	cr_assert_eq(huge_kib(x.names), 4096);
+	cr_assert_eq(resident(x.names, table), table / page);
+out:
+	names_free(x.names);
 	image_store_free(s);
 	unlink(path);
 }
@@ -288,7 +373,7 @@ Test(names, a_name_lies_in_its_line_its_cold_part_or_is_spelled)
 			cr_assert_eq((uintptr_t)sym_cold(used) - pair, 128 + ((uintptr_t)used & 64));
 		}
 	}
-	free(x.names_mem);
+	names_free(x.names);
 	image_store_free(s);
 	for (size_t i = 0; i < 5; i++)
 		unlink(paths[i]);
@@ -334,7 +419,7 @@ Test(names, a_miss_keeps_the_busy_way_and_its_cold_name)
 	name_of(&x, 1, isid, ip[1], NULL, &b, buf, sizeof(buf), &plain, &n);
 	cr_assert_eq(b, a);
 	cr_assert_eq(x.names_missed, 4);
-	free(x.names_mem);
+	names_free(x.names);
 	image_store_free(s);
 	unlink(path);
 }
