@@ -118,20 +118,14 @@ static const char *lookup(struct dec *x, int isid, uint64_t ip)
 	return name_of(x, 1, isid, ip, NULL, &used, buf, sizeof(buf), &plain, &n);
 }
 
-Test(names, a_group_is_written_before_a_lookup_reads_it)
+/* @x over a raw image of a file of 1 MiB at 0x401000 (made, its path in @path): its section. */
+static int raw_image(struct dec *x, char *path)
 {
-	size_t page = page_size(), table = ((size_t)1 << NAMES_SET_BITS) * sizeof(struct nameset);
-	struct dec x;
 	struct image_store *s;
 	struct error e;
-	char path[64], want[256];
-	uint64_t end, ip, other = 0;
-	size_t slot;
-	long f0;
+	uint64_t end;
 	int isid, fd;
 
-	if (thp_on())
-		cr_skip_test("transparent huge pages: a group's first write makes its 2 MiB");
 	strcpy(path, "/tmp/ptc-names-XXXXXX");
 	fd = mkstemp(path);
 	cr_assert(fd >= 0);
@@ -141,8 +135,26 @@ Test(names, a_group_is_written_before_a_lookup_reads_it)
 	cr_assert_eq(image_add_raw(s, NULL, path, 0, 0, 0x401000, &e), 0);
 	isid = image_base_find(s, 0x401000, &end);
 	cr_assert(isid > 0);
-	memset(&x, 0, sizeof(x));
-	x.img = s;
+	memset(x, 0, sizeof(*x));
+	x->img = s;
+	return isid;
+}
+
+Test(names, a_group_is_written_before_a_lookup_reads_it)
+{
+	size_t page = page_size(), table = ((size_t)1 << NAMES_SET_BITS) * sizeof(struct nameset);
+	struct dec x;
+	struct image_store *s;
+	char path[64], want[256];
+	uint64_t ip, other = 0;
+	size_t slot;
+	long f0;
+	int isid;
+
+	if (thp_on())
+		cr_skip_test("transparent huge pages: a group's first write makes its 2 MiB");
+	isid = raw_image(&x, path);
+	s = x.img;
 
 	/* The first lookup makes the table: its group written whole, no other group. */
 	ip = 0x401010;
@@ -202,24 +214,14 @@ Test(names, the_table_is_in_huge_pages_where_the_kernel_gives_them)
 	size_t table = ((size_t)1 << NAMES_SET_BITS) * sizeof(struct nameset);
 	struct dec x;
 	struct image_store *s;
-	struct error e;
 	char path[64], want[256];
-	uint64_t end, ip = 0x401010, other = 0;
+	uint64_t ip = 0x401010, other = 0;
 	uintptr_t mine;
 	long f0;
-	int isid, fd;
+	int isid;
 
-	strcpy(path, "/tmp/ptc-names-XXXXXX");
-	fd = mkstemp(path);
-	cr_assert(fd >= 0);
-	cr_assert_eq(ftruncate(fd, 1 << 20), 0);
-	close(fd);
-	cr_assert_eq(image_store_new(&s, NULL, &e), 0);
-	cr_assert_eq(image_add_raw(s, NULL, path, 0, 0, 0x401000, &e), 0);
-	isid = image_base_find(s, 0x401000, &end);
-	cr_assert(isid > 0);
-	memset(&x, 0, sizeof(x));
-	x.img = s;
+	isid = raw_image(&x, path);
+	s = x.img;
 
 	image_symbolize_pid(s, 1, isid, ip, want, sizeof(want));
 	cr_assert_str_eq(lookup(&x, isid, ip), want);
