@@ -14,13 +14,13 @@
 
 #define NAMES_BYTES (((size_t)1 << NAMES_SET_BITS) * sizeof(struct nameset))
 /*
- * The table lies in huge pages where the kernel gives them (MADV_HUGEPAGE): a lookup is at
- * a random set, each call and return, and with 4 KiB pages the table's 1024 took a TLB
- * entry each. At -J 2 the worker ahead writes what it holds through thousands of pages,
- * which took those entries: the walk's --calls spent 1.6 times -J 1's samples in
- * fast_branch(), nearly all on the prefetch of the sets (a page walk each); in two huge
- * pages, fewer than at -J 1. Aligned to them, and so to a page: its groups are whole pages
- * (memfill() writes a part page). A group's first write then makes the half it is in.
+ * The table lies in huge pages where the kernel gives them (MADV_HUGEPAGE): each call and
+ * return looks up a random set, and with 4 KiB pages the table's 1024 needed a TLB entry
+ * each. At -J 2 the worker ahead writes what it holds through thousands of pages besides:
+ * the walk's --calls spent 1.1 to 1.6 times -J 1's samples in fast_branch(), most of them
+ * on the prefetch of the sets (TLB misses); in two huge pages, fewer than -J 1 did. Aligned
+ * to them, and so to a page: its groups are whole pages (memfill() writes a part page). A
+ * group's first write makes the huge page it is in (2 MiB zeroed, once).
  */
 #define NAMES_HUGE ((size_t)2 << 20)
 _Static_assert(NAMES_BYTES % NAMES_HUGE == 0, "the table is whole huge pages");
