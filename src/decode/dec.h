@@ -84,8 +84,7 @@ struct dec {
 	/* run_fast(): what may be taken back is not let go of (sink positions). */
 	bool hold;
 	uint64_t hold_out, hold_tl;
-	struct nameset *names;		/* name_of()'s, 2^NAMES_SET_BITS, in names_mem */
-	void *names_mem;
+	struct nameset *names;		/* name_of()'s, 2^NAMES_SET_BITS (names_free()) */
 	uint32_t names_used;		/* its entries filled */
 	uint32_t names_missed;		/* name_find()'s in a section: resolved and spelled */
 	uint64_t names_filled;		/* its groups written first (names_fill()), a bit each */

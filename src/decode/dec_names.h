@@ -63,12 +63,15 @@ _Static_assert(sizeof(struct nameset) == 256, "two ways of 128 bytes");
  * The table is written group by group before a lookup reads it (memfill.h: a page read
  * first is the zero page, and the insert's copy on write then flushes the other workers'
  * TLBs, an IPI each: the walk's -J 2 --calls spent 8 % of its samples there). 64 groups
- * of 64 KiB, a bit each in dec.names_filled; a trace of few names writes few.
+ * of 64 KiB, a bit each in dec.names_filled; a trace of few names writes few (a half with
+ * 8 written goes into a huge page: dec_names.c).
  */
 #define NAMES_GROUP_SHIFT 8	/* sets a group: 256 of 256 bytes */
 _Static_assert((1u << NAMES_SET_BITS) >> NAMES_GROUP_SHIFT == 64, "a bit a group");
 
 void names_fill(struct dec *x, size_t set) __attribute__((cold));
+/* The table name_of() made (dec.names), given back. */
+void names_free(void *names);
 
 /* Whether the group of set @set was written (names_fill()). */
 static inline bool names_written(const struct dec *x, size_t set)

@@ -260,8 +260,7 @@ struct decode_keep {
 	struct insnblk *iblk;		/* --insn: with ff, the lines of its blocks */
 	uint64_t iblk_epoch;
 	struct shapes *shapes;
-	struct nameset *names;		/* in names_mem */
-	void *names_mem;
+	struct nameset *names;
 	uint32_t names_used;
 	uint64_t names_filled;
 	csh cs[3];
@@ -282,7 +281,7 @@ void decode_keep_free(struct decode_keep *k)
 	insnblk_free(k->iblk);
 	disasm_free(k->dis);
 	free(k->shapes);
-	free(k->names_mem);
+	names_free(k->names);
 	for (int i = 0; i < 3; i++)
 		if (k->cs[i])
 			cs_close(&k->cs[i]);
@@ -305,14 +304,12 @@ static bool borrow(struct dec *x)
 	x->img = k->img;
 	x->shapes = k->shapes;
 	x->names = k->names;
-	x->names_mem = k->names_mem;
 	x->names_used = k->names_used;
 	x->names_filled = k->names_filled;
 	memcpy(x->cs, k->cs, sizeof(x->cs));
 	k->img = NULL;
 	k->shapes = NULL;
 	k->names = NULL;
-	k->names_mem = NULL;
 	k->names_used = 0;
 	k->names_filled = 0;
 	memset(k->cs, 0, sizeof(k->cs));
@@ -334,7 +331,6 @@ static void give_back(struct dec *x)
 	k->img = x->img;
 	k->shapes = x->shapes;
 	k->names = x->names;
-	k->names_mem = x->names_mem;
 	k->names_used = x->names_used;
 	k->names_filled = x->names_filled;
 	memcpy(k->cs, x->cs, sizeof(k->cs));
@@ -349,7 +345,6 @@ static void give_back(struct dec *x)
 	x->img = NULL;
 	x->shapes = NULL;
 	x->names = NULL;
-	x->names_mem = NULL;
 	x->ff = NULL;
 	memset(x->cs, 0, sizeof(x->cs));
 }
@@ -483,7 +478,7 @@ static void teardown(struct dec *x)
 	fastflow_free(x->ff);
 	insnblk_free(x->iblk);
 	free(x->shapes);
-	free(x->names_mem);
+	names_free(x->names);
 	for (int i = 0; i < 3; i++)
 		if (x->cs[i])
 			cs_close(&x->cs[i]);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -72,8 +73,8 @@ static long faults(void)
 	return u.ru_minflt;
 }
 
-/* Whether transparent huge pages may back the table (then pages come 2 MiB at a time). */
-static bool thp_always(void)
+/* Whether the kernel gives transparent huge pages to a mapping that asks (MADV_HUGEPAGE). */
+static bool thp_on(void)
 {
 	char s[128] = "";
 	FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
@@ -83,7 +84,29 @@ static bool thp_always(void)
 			s[0] = '\0';
 		fclose(f);
 	}
-	return strstr(s, "[always]");
+	return strstr(s, "[always]") || strstr(s, "[madvise]");
+}
+
+/* KiB of huge pages in the mapping that holds @p (/proc/self/smaps), -1: not found. */
+static long huge_kib(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	char line[512];
+	bool in = false;
+	long kib = -1;
+
+	cr_assert(f);
+	while (fgets(line, sizeof(line), f)) {
+		uintptr_t lo, hi;
+
+		if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' '))
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+		else if (in && sscanf(line, "AnonHugePages: %ld kB", &kib) == 1)
+			break;
+	}
+	fclose(f);
+	return kib;
 }
 
 static const char *lookup(struct dec *x, int isid, uint64_t ip)
@@ -96,20 +119,14 @@ static const char *lookup(struct dec *x, int isid, uint64_t ip)
 	return name_of(x, 1, isid, ip, NULL, &used, buf, sizeof(buf), &plain, &n);
 }
 
-Test(names, a_group_is_written_before_a_lookup_reads_it)
+/* @x over a raw image of a file of 1 MiB at 0x401000 (made, its path in @path): its section. */
+static int raw_image(struct dec *x, char *path)
 {
-	size_t page = page_size(), table = ((size_t)1 << NAMES_SET_BITS) * sizeof(struct nameset);
-	struct dec x;
 	struct image_store *s;
 	struct error e;
-	char path[64], want[256];
-	uint64_t end, ip, other = 0;
-	size_t slot;
-	long f0;
+	uint64_t end;
 	int isid, fd;
 
-	if (thp_always())
-		cr_skip_test("transparent huge pages [always]: a group's pages are not 4 KiB each");
 	strcpy(path, "/tmp/ptc-names-XXXXXX");
 	fd = mkstemp(path);
 	cr_assert(fd >= 0);
@@ -119,8 +136,26 @@ Test(names, a_group_is_written_before_a_lookup_reads_it)
 	cr_assert_eq(image_add_raw(s, NULL, path, 0, 0, 0x401000, &e), 0);
 	isid = image_base_find(s, 0x401000, &end);
 	cr_assert(isid > 0);
-	memset(&x, 0, sizeof(x));
-	x.img = s;
+	memset(x, 0, sizeof(*x));
+	x->img = s;
+	return isid;
+}
+
+Test(names, a_group_is_written_before_a_lookup_reads_it)
+{
+	size_t page = page_size(), table = ((size_t)1 << NAMES_SET_BITS) * sizeof(struct nameset);
+	struct dec x;
+	struct image_store *s;
+	char path[64], want[256];
+	uint64_t ip, other = 0;
+	size_t slot;
+	long f0;
+	int isid;
+
+	/* A group's pages 4 KiB each: no huge pages in this process (criterion forks a test). */
+	cr_assert_eq(prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0), 0);
+	isid = raw_image(&x, path);
+	s = x.img;
 
 	/* The first lookup makes the table: its group written whole, no other group. */
 	ip = 0x401010;
@@ -165,7 +200,64 @@ Test(names, a_group_is_written_before_a_lookup_reads_it)
 	cr_assert_eq(resident(x.names, table), 2 * GROUP_BYTES / page, "two groups of 64");
 	cr_assert_eq(x.names_used, 2);
 
-	free(x.names_mem);
+	names_free(x.names);
+	image_store_free(s);
+	unlink(path);
+}
+
+/*
+ * The table goes into huge pages where the kernel gives them: aligned to 2 MiB, a half
+ * collapsed into one once 8 of its 32 groups are written, not before (a trace of few
+ * names keeps its few groups), and the other half left as it was.
+ */
+Test(names, a_half_goes_into_a_huge_page_once_8_of_its_groups_are_written)
+{
+	size_t page = page_size(), half = (size_t)2 << 20;
+	size_t table = ((size_t)1 << NAMES_SET_BITS) * sizeof(struct nameset);
+	struct dec x;
+	struct image_store *s;
+	char path[64], want[256];
+	uint64_t ip = 0x401010, mask;
+	uintptr_t mine;
+	int isid, n = 1;
+
+	isid = raw_image(&x, path);
+	s = x.img;
+	image_symbolize_pid(s, 1, isid, ip, want, sizeof(want));
+	cr_assert_str_eq(lookup(&x, isid, ip), want);
+	cr_assert_eq((uintptr_t)x.names % half, 0, "the table starts at a huge page");
+	mine = ((uintptr_t)&x.names[sym_slot(1, isid, ip)]) & ~(uintptr_t)(half - 1);
+	mask = (((uint64_t)1 << 32) - 1) << ((mine - (uintptr_t)x.names) / half * 32);
+	/* Lookups in further groups of that half, up to 8 written. */
+	for (uint64_t a = 0x401000; a < 0x501000 && n < 8; a++) {
+		size_t slot = sym_slot(1, isid, a);
+
+		if ((((uintptr_t)&x.names[slot]) & ~(uintptr_t)(half - 1)) != mine ||
+		    names_written(&x, slot))
+			continue;
+		if (n == 7)
+			cr_assert_eq(huge_kib((void *)mine), 0, "7 groups: no huge page yet");
+		image_symbolize_pid(s, 1, isid, a, want, sizeof(want));
+		cr_assert_str_eq(lookup(&x, isid, a), want);
+		n++;
+	}
+	cr_assert_eq(__builtin_popcountll(x.names_filled & mask), 8);
+	cr_assert_eq(x.names_filled & ~mask, 0);
+	if (!thp_on()) {
+		cr_assert_eq(huge_kib((void *)mine), 0);
+		goto out;
+	}
+	if (huge_kib((void *)mine) <= 0)
+		cr_skip_test("the kernel gave no huge page (its memory fragmented)");
+	cr_assert_eq(huge_kib((void *)mine), 2048, "the half of the 8 groups");
+	cr_assert_eq(resident((void *)mine, half), half / page);
+	cr_assert_eq(resident(x.names, table), half / page, "the other half untouched");
+	/* The groups written before are there as they were: a hit each. */
+	image_symbolize_pid(s, 1, isid, ip, want, sizeof(want));
+	cr_assert_str_eq(lookup(&x, isid, ip), want);
+	cr_assert_eq(x.names_used, 8);
+out:
+	names_free(x.names);
 	image_store_free(s);
 	unlink(path);
 }
@@ -288,7 +380,7 @@ Test(names, a_name_lies_in_its_line_its_cold_part_or_is_spelled)
 			cr_assert_eq((uintptr_t)sym_cold(used) - pair, 128 + ((uintptr_t)used & 64));
 		}
 	}
-	free(x.names_mem);
+	names_free(x.names);
 	image_store_free(s);
 	for (size_t i = 0; i < 5; i++)
 		unlink(paths[i]);
@@ -334,7 +426,7 @@ Test(names, a_miss_keeps_the_busy_way_and_its_cold_name)
 	name_of(&x, 1, isid, ip[1], NULL, &b, buf, sizeof(buf), &plain, &n);
 	cr_assert_eq(b, a);
 	cr_assert_eq(x.names_missed, 4);
-	free(x.names_mem);
+	names_free(x.names);
 	image_store_free(s);
 	unlink(path);
 }
