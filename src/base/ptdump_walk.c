@@ -287,12 +287,14 @@ static const char *track_time(struct walk *w, struct ptpkt *p, char *buf, size_t
 		skip_time = true;	/* no timing update at this packet */
 		break;
 	case ppt_tma:
-		tcal_diag(w, "error updating time", ptclock_tma(c, pkt->payload.tma.ctc, pkt->payload.tma.fc));
+		tcal_diag(w, "error updating time",
+			  ptclock_tma(c, pkt->payload.tma.ctc, pkt->payload.tma.fc));
 		skip_tcal = true;	/* no calibration update at this packet */
 		break;
 	case ppt_mtc:
 		if (cal)
-			tcal_diag(w, "error calibrating time", ptclock_cal_mtc(c, pkt->payload.mtc.ctc));
+			tcal_diag(w, "error calibrating time",
+				  ptclock_cal_mtc(c, pkt->payload.mtc.ctc));
 		tcal_diag(w, "error updating time", ptclock_mtc(c, pkt->payload.mtc.ctc));
 		break;
 	case ppt_cyc:
