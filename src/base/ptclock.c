@@ -86,8 +86,11 @@ int ptclock_tma(struct ptclock *c, uint16_t ctc, uint16_t fc)
 	e->anchor -= fc;
 	e->fc += fc;
 	e->ctc = e->ctc_fc0 = ctc & (period - 1);
-	/* When TMA holds all the CTC bits MTC has, it serves as the first MTC. */
-	if (period <= 1u << TMA_CTC_BITS)
+	/*
+	 * When TMA holds all the CTC bits MTC has, it serves as the first MTC. (Bits are
+	 * compared, not periods: a --mtc-freq of 24 or more makes the period's shift overflow.)
+	 */
+	if (c->p.mtc_shift + MTC_CTC_BITS <= TMA_CTC_BITS)
 		e->have_mtc = true;
 	return 0;
 }
