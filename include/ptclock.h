@@ -61,10 +61,10 @@ struct ptclock {
 void ptclock_init(struct ptclock *c, const struct pt_config *cfg);
 
 /*
- * The estimate's steps, one for each timing packet. Each returns 0 or -pte_*; on an error the
- * estimate is left as libipt leaves it (ready for the next packet).
+ * The estimate's steps, one for each timing packet. A TSC cannot be wrong; the others return
+ * 0 or -pte_*, and on an error leave the estimate as libipt does (ready for the next packet).
  */
-int ptclock_tsc(struct ptclock *c, uint64_t tsc);
+void ptclock_tsc(struct ptclock *c, uint64_t tsc);
 int ptclock_cbr(struct ptclock *c, uint8_t ratio);
 int ptclock_tma(struct ptclock *c, uint16_t ctc, uint16_t fc);
 int ptclock_mtc(struct ptclock *c, uint8_t ctc);

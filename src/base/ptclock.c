@@ -52,7 +52,7 @@ static int fc_between(const struct ptclock_params *p, uint32_t then, uint32_t no
 
 /* ---- the estimate ---- */
 
-int ptclock_tsc(struct ptclock *c, uint64_t tsc)
+void ptclock_tsc(struct ptclock *c, uint64_t tsc)
 {
 	struct ptclock_est *e = &c->est;
 
@@ -63,7 +63,6 @@ int ptclock_tsc(struct ptclock *c, uint64_t tsc)
 	e->have_tsc = true;
 	e->have_tma = e->have_mtc = false;
 	e->cyc_lost = false;
-	return 0;
 }
 
 /* The estimate scales cycles by the calibration, not by CBR; a ratio of 0 is still bad. */

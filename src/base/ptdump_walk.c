@@ -277,7 +277,7 @@ static const char *track_time(struct walk *w, struct ptpkt *p, char *buf, size_t
 		if (cal)
 			tcal_diag(w, "error calibrating time",
 				  ptclock_cal_tsc(c, pkt->payload.tsc.tsc, w->in_header));
-		tcal_diag(w, "error updating time", ptclock_tsc(c, pkt->payload.tsc.tsc));
+		ptclock_tsc(c, pkt->payload.tsc.tsc);
 		break;
 	case ppt_cbr:
 		if (cal)

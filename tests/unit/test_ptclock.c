@@ -58,7 +58,7 @@ static void cyc_to(struct ptclock *c, uint64_t cyc, uint64_t fcr, uint64_t tsc)
 /* A TSC, its TMA at CTC @tma (FC 0), then MTC @mtc: the first that counts. */
 static void tsc_tma_mtc(struct ptclock *c, uint64_t tsc, uint16_t tma, uint8_t mtc)
 {
-	cr_assert_eq(ptclock_tsc(c, tsc), 0);
+	ptclock_tsc(c, tsc);
 	cr_assert_eq(ptclock_tma(c, tma, 0), 0);
 	cr_assert_eq(ptclock_mtc(c, mtc), 0);
 }
@@ -80,7 +80,7 @@ Test(ptclock, a_tsc_then_mtcs)
 	struct ptclock c;
 
 	clock_for(&c, 3, 0, false);
-	cr_assert_eq(ptclock_tsc(&c, 0x10000), 0);
+	ptclock_tsc(&c, 0x10000);
 	cr_expect_eq(now(&c), 0x10000);
 	/* MTCs between the TSC and its TMA do not count: no CTC to count from yet. */
 	mtc_to(&c, 0x7f, 0x10000);
@@ -96,7 +96,7 @@ Test(ptclock, a_tsc_then_mtcs)
 	/* MTC 0x22 is CTC 0x110: 8 ticks, 800 FC: 66596. */
 	mtc_to(&c, 0x22, 66596);
 	/* A new TSC sets the time again. */
-	cr_assert_eq(ptclock_tsc(&c, 0x20000), 0);
+	ptclock_tsc(&c, 0x20000);
 	cr_expect_eq(now(&c), 0x20000);
 }
 
