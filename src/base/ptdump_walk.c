@@ -9,7 +9,7 @@
 #include "fileio.h"
 #include "ptdump_walk.h"
 #include "ptpacket_print.h"
-#include "pttime.h"
+#include "ptclock.h"
 
 #define MODE_EXEC_IF	0x04
 
@@ -29,8 +29,7 @@ struct walk {
 	struct lastip lastip;
 	/* --time, --tcal: ptdump's time tracking */
 	const struct pt_config *cfg;
-	struct ptime time;
-	struct ptime_cal tcal;
+	struct ptclock clock;
 	uint64_t last_tsc, last_fcr;
 	bool in_header;
 	bool sb_due;		/* a timing update: sideband up to sb_tsc is due */
@@ -192,8 +191,7 @@ static bool hidden(const struct ptpkt *p, const struct ptdump_opts *o)
 
 static void tracking_reset(struct walk *w)
 {
-	ptime_init(&w->time);
-	ptcal_init(&w->tcal);
+	ptclock_init(&w->clock, w->cfg);
 	w->last_tsc = 0;
 	w->last_fcr = 0;
 	w->in_header = false;
@@ -203,7 +201,7 @@ static void tracking_reset(struct walk *w)
 static const char *time_column(struct walk *w, char *buf, size_t len)
 {
 	uint64_t tsc = 0;
-	int ret = ptime_query_tsc(&tsc, NULL, NULL, &w->time);
+	int ret = ptclock_now(&w->clock, &tsc);
 
 	if (ret < 0 && !(ret == -pte_no_time && w->o->no_wall_clock)) {
 		diag(w, "error printing time", w->cur.offset, ret);
@@ -226,8 +224,8 @@ static const char *time_column(struct walk *w, char *buf, size_t len)
 static const char *tcal_column(struct walk *w, char *buf, size_t len)
 {
 	uint64_t fcr = 0;
-	int ret = ptcal_fcr(&fcr, &w->tcal);
-	double d = (double)fcr / (double)(1ull << ptcal_fcr_shr);
+	int ret = ptclock_fcr(&w->clock, &fcr);
+	double one = (double)(1ull << PTCLOCK_FCR_SHIFT), d = (double)fcr / one;
 
 	if (ret < 0) {
 		diag(w, "error printing time", w->cur.offset, ret);
@@ -235,7 +233,7 @@ static const char *tcal_column(struct walk *w, char *buf, size_t len)
 		return "fcr";
 	}
 	if (w->o->time_delta) {
-		snprintf(buf, len, "%+.3f", d - (double)w->last_fcr / (double)(1ull << ptcal_fcr_shr));
+		snprintf(buf, len, "%+.3f", d - (double)w->last_fcr / one);
 		w->last_fcr = fcr;
 	} else {
 		snprintf(buf, len, "%.3f", d);
@@ -255,14 +253,15 @@ static void tcal_diag(struct walk *w, const char *what, int ret)
  */
 static const char *track_time(struct walk *w, struct ptpkt *p, char *buf, size_t len)
 {
-	const struct pt_config *cfg = w->cfg;
-	bool skip_time = false, skip_tcal = false;
+	struct ptclock *c = &w->clock;
+	const struct pt_packet *pkt = &p->pkt;
+	bool cal = !w->o->no_tcal, skip_time = false, skip_tcal = false;
 	uint64_t fcr = 0;
 	int ret;
 
-	switch (p->pkt.type) {
+	switch (pkt->type) {
 	case ppt_psb:
-		tcal_diag(w, "error calibrating time", ptcal_update_psb(&w->tcal, cfg));
+		ptclock_cal_psb(c);
 		w->in_header = true;
 		return NULL;
 	case ppt_psbend:
@@ -270,51 +269,42 @@ static const char *track_time(struct walk *w, struct ptpkt *p, char *buf, size_t
 		return NULL;
 	case ppt_ovf:
 		if (w->o->keep_tcal_on_ovf)
-			tcal_diag(w, "error calibrating time", ptcal_update_ovf(&w->tcal, cfg));
+			ptclock_cal_ovf(c);
 		else
-			ptcal_init(&w->tcal);
+			ptclock_cal_reset(c);
 		return NULL;
 	case ppt_tsc:
-		if (!w->o->no_tcal)
-			tcal_diag(w, "error calibrating time", w->in_header ?
-				  ptcal_header_tsc(&w->tcal, &p->pkt.payload.tsc, cfg) :
-				  ptcal_update_tsc(&w->tcal, &p->pkt.payload.tsc, cfg));
-		tcal_diag(w, "error updating time",
-			  ptime_update_tsc(&w->time, &p->pkt.payload.tsc, cfg));
+		if (cal)
+			tcal_diag(w, "error calibrating time",
+				  ptclock_cal_tsc(c, pkt->payload.tsc.tsc, w->in_header));
+		ptclock_tsc(c, pkt->payload.tsc.tsc);
 		break;
 	case ppt_cbr:
-		if (!w->o->no_tcal)
-			tcal_diag(w, "error calibrating time", w->in_header ?
-				  ptcal_header_cbr(&w->tcal, &p->pkt.payload.cbr, cfg) :
-				  ptcal_update_cbr(&w->tcal, &p->pkt.payload.cbr, cfg));
-		tcal_diag(w, "error updating time",
-			  ptime_update_cbr(&w->time, &p->pkt.payload.cbr, cfg));
+		if (cal)
+			tcal_diag(w, "error calibrating time",
+				  ptclock_cal_cbr(c, pkt->payload.cbr.ratio, w->in_header));
+		tcal_diag(w, "error updating time", ptclock_cbr(c, pkt->payload.cbr.ratio));
 		skip_time = true;	/* no timing update at this packet */
 		break;
 	case ppt_tma:
-		if (!w->o->no_tcal)
-			tcal_diag(w, "error calibrating time",
-				  ptcal_update_tma(&w->tcal, &p->pkt.payload.tma, cfg));
 		tcal_diag(w, "error updating time",
-			  ptime_update_tma(&w->time, &p->pkt.payload.tma, cfg));
+			  ptclock_tma(c, pkt->payload.tma.ctc, pkt->payload.tma.fc));
 		skip_tcal = true;	/* no calibration update at this packet */
 		break;
 	case ppt_mtc:
-		if (!w->o->no_tcal)
+		if (cal)
 			tcal_diag(w, "error calibrating time",
-				  ptcal_update_mtc(&w->tcal, &p->pkt.payload.mtc, cfg));
-		tcal_diag(w, "error updating time",
-			  ptime_update_mtc(&w->time, &p->pkt.payload.mtc, cfg));
+				  ptclock_cal_mtc(c, pkt->payload.mtc.ctc));
+		tcal_diag(w, "error updating time", ptclock_mtc(c, pkt->payload.mtc.ctc));
 		break;
 	case ppt_cyc:
 		if (w->o->no_cyc)
 			return NULL;
-		if (!w->o->no_tcal) {
-			tcal_diag(w, "calibration error", ptcal_fcr(&fcr, &w->tcal));
-			tcal_diag(w, "error calibrating time",
-				  ptcal_update_cyc(&w->tcal, &p->pkt.payload.cyc, cfg));
+		if (cal) {
+			tcal_diag(w, "calibration error", ptclock_fcr(c, &fcr));
+			ptclock_cal_cyc(c, pkt->payload.cyc.value);
 		}
-		ret = ptime_update_cyc(&w->time, &p->pkt.payload.cyc, cfg, fcr);
+		ret = ptclock_cyc(c, pkt->payload.cyc.value, fcr);
 		if (ret < 0)
 			diag(w, "error updating time", p->offset, ret);
 		else if (!fcr)
@@ -326,7 +316,7 @@ static const char *track_time(struct walk *w, struct ptpkt *p, char *buf, size_t
 	}
 	/* ptdump's sb_track_time(): the estimate, also while there is no TSC yet (0) */
 	w->sb_tsc = 0;
-	ptime_query_tsc(&w->sb_tsc, NULL, NULL, &w->time);
+	ptclock_now(&w->clock, &w->sb_tsc);
 	w->sb_due = w->o->track_sb;
 	if (w->o->tcal && !skip_tcal)
 		return tcal_column(w, buf, len);
@@ -485,7 +475,6 @@ int ptdump_walk(const uint8_t *buf, size_t len, const struct ptdump_opts *o,
 	cfg.cpuid_0x15_eax = o->cpuid_0x15_eax;
 	cfg.cpuid_0x15_ebx = o->cpuid_0x15_ebx;
 	w.cfg = &cfg;
-	tracking_reset(&w);
 	if (o->has_cpu) {
 		cfg.cpu = o->cpu;
 		/* ptdump's line for a CPU libipt cannot tell the errata of; it goes on. */
@@ -493,6 +482,7 @@ int ptdump_walk(const uint8_t *buf, size_t len, const struct ptdump_opts *o,
 		if (ret < 0)
 			config_line(&w, "failed to determine errata", ret);
 	}
+	tracking_reset(&w);	/* the clock takes its parameters, errata too, from cfg */
 	d = pt_pkt_alloc_decoder(&cfg);
 	if (!d) {
 		free(copy);
