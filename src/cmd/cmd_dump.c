@@ -389,12 +389,16 @@ static int opt_cpu(struct ptdump_opts *o, const char *arg)
 	return 0;
 }
 
-/* --mtc-freq, --nom-freq (0-255), --cpuid-0x15.eax/ebx (32 bits); 0, else the exit status. */
+/*
+ * --mtc-freq (0-15: IA32_RTIT_CTL's 4-bit MTCFreq, as decode takes it; the estimate shifts by
+ * it and 24 on would overflow), --nom-freq (0-255), --cpuid-0x15.eax/ebx (32 bits); 0, else
+ * the exit status.
+ */
 static int opt_number(struct dump_args *a, int c, const char *arg)
 {
 	const char *name = c == OPT_MTC_FREQ ? "--mtc-freq" : c == OPT_NOM_FREQ ? "--nom-freq" :
 			   c == OPT_EAX ? "--cpuid-0x15.eax" : "--cpuid-0x15.ebx";
-	uint64_t max = c == OPT_MTC_FREQ || c == OPT_NOM_FREQ ? 0xff : 0xffffffff;
+	uint64_t max = c == OPT_MTC_FREQ ? 15 : c == OPT_NOM_FREQ ? 0xff : 0xffffffff;
 	unsigned long long v;
 	char *end;
 

@@ -93,8 +93,9 @@ Test(dump_input, bad_cpu_values_are_refused_by_name)
 Test(dump_input, bad_time_options_are_refused_by_name)
 {
 	static const struct { const char *argv[4]; const char *says; } bad[] = {
-		{ { "--mtc-freq", "256" }, "--mtc-freq '256': give a number from 0 to 255" },
-		{ { "--mtc-freq", "x" }, "--mtc-freq 'x': give a number from 0 to 255" },
+		{ { "--mtc-freq", "16" }, "--mtc-freq '16': give a number from 0 to 15" },
+		{ { "--mtc-freq", "x" }, "--mtc-freq 'x': give a number from 0 to 15" },
+		{ { "--nom-freq", "256" }, "--nom-freq '256': give a number from 0 to 255" },
 		{ { "--nom-freq", "-1" }, "--nom-freq '-1': give a number from 0 to 255" },
 		{ { "--nom-freq", "" }, "--nom-freq '': give a number from 0 to 255" },
 		{ { "--cpuid-0x15.eax", "4294967296" },
