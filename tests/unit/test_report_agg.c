@@ -398,7 +398,7 @@ Test(report_agg, calls_and_returns_past_the_depth_bound_count_as_one_by_one)
 	ob_mark(&w);
 	rec_def(&w.r, 1, "d");
 	for (int i = 0; i < OB_FUNCS; i++) {
-		char name[8];
+		char name[16];
 
 		snprintf(name, sizeof(name), "f%d", i);
 		ob_mark(&w);
@@ -466,7 +466,7 @@ Test(report_agg, calls_and_returns_past_the_depth_bound_count_as_one_by_one)
 	cr_assert_not(a->oom);
 	cr_assert_not(b->oom);
 	for (int i = 0; i < OB_FUNCS; i++) {
-		char name[8];
+		char name[16];
 		const struct func *f;
 
 		snprintf(name, sizeof(name), "f%d", i);
