@@ -530,7 +530,8 @@ static int config_opt(struct decode_opts *o, int c, const char *arg)
 		return timing_opt(o, c, arg);
 	case 'J':
 		ret = num_range_opt("--jobs", arg, 1, 256, &v);
-		o->cfg.jobs = (unsigned)v;
+		if (!ret)
+			o->cfg.jobs = (unsigned)v;
 		return ret;
 	case O_CHUNK: return parse_size("--chunk-size", arg, &o->cfg.chunk_size);
 	case O_KEEP_TCAL:
