@@ -172,7 +172,6 @@ int do_report(int argc, char **argv)
 {
 	struct ropts r;
 	struct decode_variant v = { &report_spec, report_option, report_configure, &r };
-
 	int ret;
 
 	memset(&r, 0, sizeof(r));
