@@ -398,12 +398,12 @@ static unsigned exact_class(uint32_t cap)
 	return (unsigned)__builtin_ctz(cap / EXACT_FIRST);
 }
 
-/* @p (@cap values) back to the pool. */
+/* @p (@cap values) back to the pool: its first bytes link it into its class's free list. */
 static void exact_put(struct rstate *s, uint32_t *p, uint32_t cap)
 {
 	unsigned k = exact_class(cap);
 
-	memcpy(p, &s->xfree[k], sizeof(p));
+	memcpy(p, &s->xfree[k], sizeof(s->xfree[k]));
 	s->xfree[k] = p;
 }
 
@@ -414,7 +414,7 @@ static uint32_t *exact_get(struct rstate *s, uint32_t cap)
 	uint32_t *p = s->xfree[k];
 
 	if (p) {
-		memcpy(&s->xfree[k], p, sizeof(p));
+		memcpy(&s->xfree[k], p, sizeof(s->xfree[k]));
 		return p;
 	}
 	if (!s->xblk || s->xblk_used + cap > XBLK_VALUES) {

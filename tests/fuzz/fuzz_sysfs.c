@@ -7,6 +7,7 @@
  * tsc_art_ratio and devices/system/cpu/online; a file whose line is "-" is left out.
  */
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,13 +33,17 @@ static const char *const files[] = {
 
 static char root[64];
 
+static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return type == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+/* The tree made under root: depth first, links not followed (no shell to quote for). */
 static void cleanup(void)
 {
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
-	if (system(cmd))
-		return;
+	nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void mkdirs(const char *rel)
