@@ -737,7 +737,7 @@ static void *worker(void *arg)
 		 * One worker, its chunk next in line (all before it merged): it takes its turn
 		 * itself, as the merge would. Left to the merge, what it wrote until the merge
 		 * was scheduled waited in memory (the loop of bench/decode, -J 1 --insn: 5-8 MB
-		 * more at the peak in 9 runs of 20 on a loaded machine; the merge woke 5 ms
+		 * more at the peak in 9 runs of 20, other work running; the merge woke 5 ms
 		 * late in one so seen).
 		 */
 		if (self_turn) {
