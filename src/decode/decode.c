@@ -57,6 +57,14 @@
  */
 #define WAIT_SHARE (16ull << 20)
 #define CHUNK_OUT (WAIT_SHARE + WAIT_SHARE / 4)
+/*
+ * The first chunk sized by its output where chunks are staggered(): under the share. The
+ * worker that starts beside it prints as much before its turn, beside what the merge has
+ * not filtered yet of the chunk at its turn; at CHUNK_OUT it met the mark and waited there
+ * for the rest of that chunk, and the lead it kept made the next chunks wait too (the
+ * walk's -J 2 --stats --timeline: 88, 53 and 30 ms of a worker's, a 870 ms run).
+ */
+#define FILL_STAGGERED (WAIT_SHARE / 2)
 #define PSB_LEN 16
 #define AHEAD_PER_JOB 4		/* chunks planned and not yet merged, per worker */
 /*
@@ -485,7 +493,7 @@ static uint64_t next_size(const struct run *r, uint64_t left, bool fill)
 			if (out < 1.5 * t)
 				out = 1.5 * t;
 			if (fill)
-				out = (double)CHUNK_OUT;
+				out = (double)(staggered(r) ? FILL_STAGGERED : CHUNK_OUT);
 			else if (!staggered(r))
 				out = plain_out(r);
 			fit = out / rate;
