@@ -7,7 +7,6 @@
  * tsc_art_ratio and devices/system/cpu/online; a file whose line is "-" is left out.
  */
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include "cli.h"
 #include "cpuset.h"
 #include "pmu.h"
+#include "../lib/treerm.h"
 
 static const char *const files[] = {
 	"bus/event_source/devices/intel_pt/type",
@@ -33,17 +33,9 @@ static const char *const files[] = {
 
 static char root[64];
 
-static int remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return type == FTW_DP ? rmdir(path) : unlink(path);
-}
-
-/* The tree made under root: depth first, links not followed (no shell to quote for). */
 static void cleanup(void)
 {
-	nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS);
+	tree_remove(root);
 }
 
 static void mkdirs(const char *rel)

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* Files the tests write for a command to read. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "tempfile.h"
+#include "treerm.h"
 
 char *temp_file(const char *suffix, const void *data, size_t len)
 {
@@ -40,11 +42,7 @@ char *temp_path(const char *dir, const char *name)
 
 void temp_dir_remove(char *dir)
 {
-	char *cmd;
-
-	cr_assert(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
-	cr_assert_eq(system(cmd), 0);
-	free(cmd);
+	cr_assert_eq(tree_remove(dir), 0, "%s: %s", dir, strerror(errno));
 	free(dir);
 }
 

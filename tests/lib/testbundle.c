@@ -2,7 +2,6 @@
 /* Bundles written by the recorder's own code, for the commands that read them. */
 #include <criterion/criterion.h>
 #include <errno.h>
-#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 #include "sideband.h"
 #include "stream.h"
 #include "testbundle.h"
+#include "treerm.h"
 
 void testbundle_describe(struct manifest *m, const struct perf_event_mmap_page *pc)
 {
@@ -128,15 +128,7 @@ char *testbundle_dir(void)
 	return d;
 }
 
-static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)ftw;
-	return flag == FTW_DP ? rmdir(path) : unlink(path);
-}
-
 void testbundle_remove(const char *dir)
 {
-	cr_assert_eq(nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS), 0, "%s: %s", dir,
-		     strerror(errno));
+	cr_assert_eq(tree_remove(dir), 0, "%s: %s", dir, strerror(errno));
 }
