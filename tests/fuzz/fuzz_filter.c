@@ -13,9 +13,29 @@
 
 static char kallsyms[] = "/tmp/ptc-fuzz-kallsyms-XXXXXX";
 
+static void cleanup(void)
+{
+	unlink(kallsyms);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static const char k[] = "ffffffff81000000 T _stext\nffffffff81000100 t helper\n"
+				"ffffffff81000200 T vfs_read\nffffffff81000300 t helper\n"
+				"ffffffff81000400 T last\n";
+	int fd = mkstemp(kallsyms);
+
+	(void)argc;
+	(void)argv;
+	if (fd < 0 || write(fd, k, sizeof(k) - 1) != (ssize_t)(sizeof(k) - 1))
+		abort();
+	close(fd);
+	atexit(cleanup);
+	return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static bool ready;
 	struct filter_opts o = {
 		.traces_kernel = true, .task_target = true, .nr_addr_filters = 4,
 		.num_address_ranges = 4, .kallsyms = kallsyms,
@@ -24,17 +44,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct error e = { 0 };
 	char spec[512], *out = NULL;
 
-	if (!ready) {
-		int fd = mkstemp(kallsyms);
-		static const char k[] = "ffffffff81000000 T _stext\nffffffff81000100 t helper\n"
-					"ffffffff81000200 T vfs_read\nffffffff81000300 t helper\n"
-					"ffffffff81000400 T last\n";
-
-		if (fd < 0 || write(fd, k, sizeof(k) - 1) != (ssize_t)(sizeof(k) - 1))
-			abort();
-		close(fd);
-		ready = true;
-	}
 	if (size >= sizeof(spec))
 		size = sizeof(spec) - 1;
 	memcpy(spec, data, size);

@@ -27,6 +27,7 @@
 #include "oracle.h"
 #include "run.h"
 #include "suitewatch.h"
+#include "treerm.h"
 
 SUITEWATCH(watchdog, 60)
 
@@ -130,6 +131,7 @@ static void fires_exactly(const char *kind)
 	json_decref(man);
 	run_free(&r);
 	free(prog);
+	cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 }
 
 Test(session, uprobe_trigger_fires_exactly_n_times)
@@ -172,6 +174,7 @@ static void stops_after_k(const char *kind)
 	cr_expect_str_eq(str(json_array_get(json_object_get(res, "triggers"), 0), "limit"), "7");
 	json_decref(res);
 	free(prog);
+	cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 }
 
 Test(session, uprobe_with_trigger_count_stops_after_k)
@@ -265,6 +268,7 @@ static json_t *live_stop(struct live *l)
 	close(l->in_fd);
 	close(l->out_fd);
 	close(l->ack_fd);
+	cr_expect_eq(tree_remove(l->dir), 0, "%s left behind: %m", l->dir);
 	return load(buf);
 }
 
@@ -422,8 +426,7 @@ ParameterizedTest(struct bad *c, session_input, bad_input_exits_2_with_the_input
 	cr_expect_str_empty(r.out, "stdout must stay empty on error: %s", r.out);
 	run_free(&r);
 	free(prog);
-	unlink(file);
-	rmdir(dir);
+	cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 }
 
 /* A FIFO this user may not write: refused before anything starts (as user nobody). */
@@ -463,8 +466,7 @@ Test(session_input, unwritable_fifo_exits_2_naming_it)
 	cr_expect(strstr(r.err, spec) && strstr(r.err, "Permission denied") &&
 		  strstr(r.err, "read and write"), "%s", r.err);
 	free(r.err);
-	unlink(ctl);
-	rmdir(dir);
+	cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 }
 
 /* The plan shows what was resolved: sizes by perf's rules, triggers, scope. */
@@ -600,6 +602,7 @@ Test(session, info_gives_every_window_its_decoder_lines)
 	cr_assert_eq(run_ptcollect(NULL, &r, "info", "--script", dir, NULL), 0);
 	cr_expect(strstr(r.out, "snap-1/cpu0.pt") && strstr(r.out, "snap-2/cpu0.pt"), "%s", r.out);
 	run_free(&r);
+	cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 }
 
 /*
@@ -608,7 +611,7 @@ Test(session, info_gives_every_window_its_decoder_lines)
  */
 Test(session, info_says_a_triggers_late_fires)
 {
-	char dir[] = "/tmp/ptc-lateinfo-XXXXXX", path[256];
+	char dir[] = "/tmp/ptc-lateinfo-XXXXXX";
 	const char *want = "trigger uprobe:/bin/trigtarget:trig_hit: 2 fire(s) came late, after "
 			   "younger ones: their order may be wrong";
 	struct run_result r;
@@ -637,16 +640,14 @@ Test(session, info_says_a_triggers_late_fires)
 	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
 	cr_expect(!strstr(r.err, "came late"), "%s", r.err);
 	run_free(&r);
-	snprintf(path, sizeof(path), "%s/manifest.json", dir);
-	unlink(path);
-	rmdir(dir);
+	cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 }
 
 /* A trigger's fires the kernel dropped (a full ring) or never delivered (throttled): each a
  * problem in info, with "at least" where the count is only what LOST records said. */
 Test(session, info_says_a_triggers_dropped_and_throttled_fires)
 {
-	char dir[] = "/tmp/ptc-dropinfo-XXXXXX", path[256];
+	char dir[] = "/tmp/ptc-dropinfo-XXXXXX";
 	const char *drop = "trigger uprobe:/bin/trigtarget:trig_hit: 7 fire(s) dropped by the "
 			   "kernel (its ring was full): not acted on";
 	const char *thr = "trigger uprobe:/bin/trigtarget:trig_hit: the kernel throttled it 3 "
@@ -677,9 +678,7 @@ Test(session, info_says_a_triggers_dropped_and_throttled_fires)
 	cr_assert_eq(run_ptcollect(NULL, &r, "info", dir, NULL), 0);
 	cr_expect(!strstr(r.err, "dropped by") && !strstr(r.err, "throttled"), "%s", r.err);
 	run_free(&r);
-	snprintf(path, sizeof(path), "%s/manifest.json", dir);
-	unlink(path);
-	rmdir(dir);
+	cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 }
 
 /* SIGUSR2 asks for a snapshot; without -S it is said and ignored, and SIGINT still ends it. */
@@ -729,12 +728,13 @@ Test(session, sigusr2_without_snapshot_mode_is_ignored_with_a_warning)
 	close(in[1]);
 	close(p[0]);
 	cr_expect(WIFEXITED(st), "%#x", st);
+	cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 }
 
 /* The --ready file is private to the user (0600), as every file of a recording, whatever the umask. */
 Test(session, the_ready_file_is_private_whatever_the_umask)
 {
-	char dir[] = "/tmp/ptc-readymode-XXXXXX", out[64], ready[64], cmd[96];
+	char dir[] = "/tmp/ptc-readymode-XXXXXX", out[64], ready[64];
 	struct run_result r;
 	struct stat st;
 	mode_t old = umask(022);
@@ -751,6 +751,5 @@ Test(session, the_ready_file_is_private_whatever_the_umask)
 	cr_expect_eq(st.st_mode & 07777, 0600, "%s is %04o, not 0600", ready,
 		     (unsigned int)(st.st_mode & 07777));
 	run_free(&r);
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	cr_expect_eq(system(cmd), 0);
+	cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 }

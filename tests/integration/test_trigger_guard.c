@@ -32,6 +32,7 @@
 #include "run.h"
 #include "suitewatch.h"
 #include "tempfile.h"
+#include "treerm.h"
 
 SUITEWATCH(watchdog, 60)
 
@@ -215,6 +216,7 @@ Test(trigger_guard, four_sessions_at_once_no_workload_dies)
 	free(bp);
 	free(up);
 	free(prog);
+	cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 }
 
 /* One session: its record exit status, the workload's, and trigger 0's fires. */
@@ -239,6 +241,7 @@ static int one(const char *kind, const char *progname, const char *fn,
 	free(text);
 	free(sp);
 	free(prog);
+	cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 	return rc;
 }
 
@@ -288,6 +291,7 @@ static void own_trap(const char *kind, const char *fn, const char *si_code)
 	free(text);
 	free(sp);
 	free(prog);
+	cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 }
 
 Test(trigger_guard, the_workloads_own_int3_reaches_it)
@@ -419,6 +423,7 @@ Test(trigger_guard, a_stopped_workload_stays_stopped_until_sigcont)
 	free(text);
 	free(sp);
 	free(prog);
+	cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 }
 
 /* A uprobe on the workload counts its children too, each followed before it runs. */
@@ -465,6 +470,7 @@ Test(trigger_guard, uprobe_counts_calls_of_a_program_a_shell_runs)
 	free(cmd);
 	free(sp);
 	free(prog);
+	cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 }
 
 /* Only a breakpoint makes the workload our tracee: under a uprobe, gdb or LSan still work. */
@@ -490,5 +496,6 @@ Test(trigger_guard, only_a_breakpoint_keeps_the_workload_traced)
 		free(text);
 		free(sp);
 		free(prog);
+		cr_expect_eq(tree_remove(dir), 0, "%s left behind: %m", dir);
 	}
 }
