@@ -913,6 +913,7 @@ static struct thr *thread_get(struct rstate *s, uint32_t pid, uint32_t tid)
 
 void streams_end(struct rstate *s)
 {
+	report_settle(s);
 	for (size_t i = 0; i < REPORT_THREADS_MAX; i++) {
 		if (s->thr[i].used)
 			cut_all(s, &s->thr[i]);
@@ -1026,7 +1027,23 @@ static inline void row_later(struct rstate *s, uint32_t e)
 	__builtin_prefetch(&s->funcs[e & ~LATER_INC_ONLY], 1);
 }
 
-/* What row_later() keeps, added now. */
+static inline void sc_add(struct rstate *s, struct sc_later e)
+{
+	s->funcs[e.func].calls += e.n;
+	s->funcs[e.func].incomplete += e.n;
+}
+
+/* What sc_settle_one() keeps, added now. */
+static void scl_now(struct rstate *s)
+{
+	uint32_t n = s->nscl < ROW_LATER ? s->nscl : ROW_LATER;
+
+	for (uint32_t i = 0; i < n; i++)
+		sc_add(s, s->scl[i]);
+	s->nscl = 0;
+}
+
+/* What row_later() and sc_settle_one() keep, added now. */
 static void rows_now(struct rstate *s)
 {
 	uint32_t n = s->nlater < ROW_LATER ? s->nlater : ROW_LATER;
@@ -1034,6 +1051,7 @@ static void rows_now(struct rstate *s)
 	for (uint32_t i = 0; i < n; i++)
 		later_add(s, s->later[i]);
 	s->nlater = 0;
+	scl_now(s);
 }
 
 /* A call of @func by @t, before its push(): counted in its row here, or by push() over the
@@ -1206,6 +1224,41 @@ static uint32_t aslot_func(struct rstate *s, uint32_t group, struct aslot *a, ui
 		a->func = func;
 	}
 	return func;
+}
+
+/*
+ * Slot @slot's count of calls past the depth bound (rstate's sc[]) added to its row: at once,
+ * or (@later: a T_ADEF's, one a new function in the slot; on the walk at -J 2, 66,000) ROW_LATER
+ * such later, or by rows_now(), the row fetched meanwhile.
+ */
+static void sc_settle_one(struct rstate *s, uint32_t slot, bool later)
+{
+	struct sc_later *q, e = { .n = s->sc[slot] };
+	uint32_t n;
+
+	s->sc[slot] = 0;
+	e.func = aslot_func(s, s->sc_group, &s->aslots[slot], &n);
+	if (e.func == NONE)
+		return;
+	if (!later) {
+		sc_add(s, e);
+		return;
+	}
+	q = &s->scl[s->nscl++ % ROW_LATER];
+	if (s->nscl > ROW_LATER)
+		sc_add(s, *q);
+	*q = e;
+	__builtin_prefetch(&s->funcs[e.func], 1);
+}
+
+void report_settle(struct rstate *s)
+{
+	/* (a slot settled by its T_ADEF and counted again is listed twice: 0 the second time) */
+	for (uint32_t i = 0; i < s->nsc_dirty; i++)
+		if (s->sc[s->sc_dirty[i]])
+			sc_settle_one(s, s->sc_dirty[i], false);
+	s->nsc_dirty = 0;
+	scl_now(s);
 }
 
 /*
@@ -1747,6 +1800,8 @@ static size_t take_adef(struct rstate *s, const uint8_t *data, size_t len, size_
 	if (d.aid >= ADDR_SLOTS || d.name >= DEF_MAX || d.obj >= DEF_MAX)
 		return 0;
 	a = &s->aslots[d.aid];
+	if (s->sc[d.aid])
+		sc_settle_one(s, d.aid, true);
 	s->aslot_e[d.aid] = (struct fref){ .how = how_of(d.how), .base = s->defs[d.name],
 					   .obj = s->defs[d.obj], .off = d.off };
 	a->group = NONE;
@@ -1986,6 +2041,10 @@ static size_t over_run(struct rstate *s, struct thr *t, const uint8_t *data, siz
 
 	if (!s->a_noted)
 		note_a_time(s);
+	if (s->sc_group != group) {
+		report_settle(s);
+		s->sc_group = group;
+	}
 	while (i < len) {
 		size_t at = i + 1;
 
@@ -1997,7 +2056,7 @@ static size_t over_run(struct rstate *s, struct thr *t, const uint8_t *data, siz
 			break;
 		if (data[i] == T_CALLV) {
 			struct aslot *a;
-			uint32_t n, func;
+			uint32_t n, func, c;
 			uint16_t to;
 
 			if (len - at < sizeof(to))
@@ -2008,19 +2067,34 @@ static size_t over_run(struct rstate *s, struct thr *t, const uint8_t *data, siz
 			    to >= ADDR_SLOTS)
 				break;
 			ret += (v >> 1) ^ -(v & 1);
-			a = &s->aslots[to];
-			if (a->group == group && group != NONE)
-				func = a->func;
-			else
-				func = aslot_func(s, group, a, &n);
 			calls++;
 			over++;
-			/* (a call's return address is never UINT64_MAX: not an interrupt's) */
-			if (func != NONE)
-				row_later(s, func);
+			/*
+			 * Counted by its slot (sc_settle_one() adds it to the row). The slot's
+			 * function found at its first count, as push() would have found it (rows
+			 * made in the same order); a call's return address is never UINT64_MAX,
+			 * so it is a call, not an interrupt's frame.
+			 */
+			c = s->sc[to];
+			if (!c) {
+				a = &s->aslots[to];
+				if (a->group == group && group != NONE)
+					func = a->func;
+				else
+					func = aslot_func(s, group, a, &n);
+				if (func == NONE)
+					goto counted;
+				if (s->nsc_dirty == ADDR_SLOTS)
+					report_settle(s);
+				s->sc_dirty[s->nsc_dirty++] = to;
+			}
+			s->sc[to] = ++c;
+			if (c == UINT32_MAX)
+				sc_settle_one(s, to, false);
 		} else {
 			over--;
 		}
+counted:
 		insns += k;
 		i = at;
 		took++;
@@ -2370,6 +2444,7 @@ void report_begin(struct dout *o, const struct decode_config *cfg)
 	s->nodes_on = s->rc->view == REPORT_FOLDED;
 	for (size_t i = 0; i < ADDR_SLOTS; i++)
 		s->aslots[i].group = NONE;
+	s->sc_group = NONE;
 	s->ahead_on = true;
 	s->unknown = sym_str(s, "[unknown]");
 	s->stream_name = intern_str(s, "");

@@ -463,6 +463,9 @@ Test(report_agg, calls_and_returns_past_the_depth_bound_count_as_one_by_one)
 
 		report_filter(&ob, w.r.b + w.at[i], end - w.at[i]);
 	}
+	/* (the slots' counts of calls past the bound into the rows, as the streams' end does) */
+	report_settle(a);
+	report_settle(b);
 	cr_assert_not(a->oom);
 	cr_assert_not(b->oom);
 	for (int i = 0; i < OB_FUNCS; i++) {
@@ -503,6 +506,133 @@ Test(report_agg, calls_and_returns_past_the_depth_bound_count_as_one_by_one)
 	}
 	report_free(a);
 	report_free(b);
+	ra.s = rb.s = NULL;
+	dout_destroy(&oa);
+	dout_destroy(&ob);
+	fclose(fa);
+	fclose(fb);
+}
+
+/* A switch to thread @tid (pid 1). */
+static void ob_thread(struct ob_recs *w, uint32_t tid)
+{
+	struct prec p = { .kind = P_THREAD, .pid = 1, .tid = tid };
+
+	ob_mark(w);
+	w->r.b[w->r.n++] = T_REC;
+	memcpy(w->r.b + w->r.n, &p, sizeof(p));
+	w->r.n += sizeof(p);
+}
+
+#define SB_THREADS 2
+#define SB_STEPS 5000
+
+/*
+ * Past the depth bound over_run() counts a call by its slot (rstate's sc[]) and adds the
+ * count to the slot's function's row later: at the slot's T_ADEF, when a thread of another
+ * group runs past the bound, at the streams' end. Two threads, a group each, past the bound
+ * and calling the same slots in turn, slots defined again on the way: each group's row of
+ * each function gets its own calls, whether the records come at once or one at a time.
+ */
+Test(report_agg, calls_past_the_bound_counted_by_slot_go_to_each_groups_row)
+{
+	struct report_config rc = { .view = REPORT_FUNCTIONS, .per_thread = true };
+	struct decode_config cfg = { .report = &rc, .nr_streams = 1 };
+	static struct ob_recs w;
+	uint64_t want[SB_THREADS][OB_FUNCS] = { 0 };
+	uint32_t over[SB_THREADS] = { 0 }, th = 0;
+	uint16_t holds[OB_FUNCS + 1];
+	struct report_state ra = { 0 }, rb = { 0 };
+	FILE *fa = tmpfile(), *fb = tmpfile();
+	struct rstate *st[2];
+	struct dout oa, ob;
+
+	cr_assert(fa && fb);
+	st[0] = ob_begin(&oa, &ra, &cfg, fa);
+	st[1] = ob_begin(&ob, &rb, &cfg, fb);
+	memset(&w, 0, sizeof(w));
+	ob_mark(&w);
+	rec_def(&w.r, 0, "");
+	ob_mark(&w);
+	rec_def(&w.r, 1, "d");
+	for (int i = 0; i < OB_FUNCS; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "f%d", i);
+		ob_mark(&w);
+		rec_def(&w.r, (uint16_t)(2 + i), name);
+	}
+	ob_adef(&w, 0, 1);
+	for (uint16_t i = 1; i <= OB_FUNCS; i++) {
+		ob_adef(&w, i, (uint16_t)(1 + i));
+		holds[i] = (uint16_t)(i - 1);
+	}
+	/* each thread down to the bound in d (return addresses far from 0 and UINT64_MAX, an
+	 * interrupt's) */
+	for (uint32_t t = 0; t < SB_THREADS; t++) {
+		ob_thread(&w, 1 + t);
+		for (int i = 0; i < REPORT_DEPTH_MAX; i++)
+			ob_callv(&w, 1, 0, i || t ? 0 : 1 << 30);
+	}
+	th = SB_THREADS - 1;
+	for (int step = 0; step < SB_STEPS; step++) {
+		uint32_t x = rnd();
+
+		if (step % 700 == 350) {
+			/* a slot holds another function from here on */
+			uint16_t slot = (uint16_t)(1 + x % OB_FUNCS);
+
+			holds[slot] = (uint16_t)((holds[slot] + 1 + x / 8 % (OB_FUNCS - 1)) % OB_FUNCS);
+			ob_adef(&w, slot, (uint16_t)(2 + holds[slot]));
+		} else if (x % 11 == 0) {
+			th = (th + 1) % SB_THREADS;
+			ob_thread(&w, 1 + th);
+		} else if (over[th] && x % 3 == 0) {
+			ob_rettop(&w, 2);
+			over[th]--;
+		} else {
+			uint16_t slot = (uint16_t)(1 + x / 4 % OB_FUNCS);
+
+			ob_callv(&w, 3, slot, (int64_t)(x % 200) - 100);
+			want[th][holds[slot]]++;
+			over[th]++;
+		}
+	}
+	report_filter(&oa, w.r.b, w.r.n);
+	for (size_t i = 0; i < w.nat; i++) {
+		size_t end = i + 1 < w.nat ? w.at[i + 1] : w.r.n;
+
+		report_filter(&ob, w.r.b + w.at[i], end - w.at[i]);
+	}
+	for (int k = 0; k < 2; k++) {
+		struct rstate *s = st[k];
+
+		/* (the frames cut at the end add d's incomplete, none of f's) */
+		streams_end(s);
+		cr_assert_not(s->oom);
+		for (uint32_t t = 0; t < SB_THREADS; t++) {
+			char group[32];
+
+			snprintf(group, sizeof(group), "1/%" PRIu32, 1 + t);
+			for (int i = 0; i < OB_FUNCS; i++) {
+				char name[16];
+				uint32_t row;
+				const struct func *f;
+
+				snprintf(name, sizeof(name), "f%d", i);
+				row = report_row(s, group, report_sym(s, name, ""));
+				cr_assert(row != NONE || !want[t][i]);
+				f = row == NONE ? NULL : &s->funcs[row];
+				cr_expect_eq(f ? f->calls : 0, want[t][i],
+					     "%d: %s %s: %" PRIu64 " calls, not %" PRIu64, k, group,
+					     name, f ? f->calls : 0, want[t][i]);
+				cr_expect_eq(f ? f->incomplete : 0, want[t][i], "%d: %s %s", k,
+					     group, name);
+			}
+		}
+	}
+	report_free(st[0]);
+	report_free(st[1]);
 	ra.s = rb.s = NULL;
 	dout_destroy(&oa);
 	dout_destroy(&ob);
