@@ -746,8 +746,10 @@ static void cut_frame(struct rstate *s, struct thr *t)
 		t->intr--;
 		return;
 	}
-	if (f->func != NONE)
+	if (f->func != NONE) {
+		s->funcs[f->func].calls++;
 		s->funcs[f->func].incomplete++;
+	}
 }
 
 /* Trace is missing: every open call of @t is incomplete, what runs next is not known. */
@@ -861,8 +863,8 @@ static inline __attribute__((always_inline)) void pop_complete(struct rstate *s,
 	if (f->node != NONE)
 		s->nodes[f->node].time += self;
 	rlog_add(s, &(struct rlog){ .func = f->func, .insns = f->insns_self, .total = incl,
-				    .dur = dur, .self = self,
-				    .flags = RLOG_DIST | (f->outer ? RLOG_OUTER : 0) });
+				    .dur = dur, .self = self, .flags = RLOG_CALL | RLOG_DIST |
+				    (f->outer ? RLOG_OUTER : 0) });
 	if (s->rc->outliers)
 		outlier_add(s, &s->funcs[f->func], f, t, dur);
 }
@@ -1054,16 +1056,12 @@ static void rows_now(struct rstate *s)
 	scl_now(s);
 }
 
-/* A call of @func by @t, before its push(): counted in its row here, or by push() over the
- * depth bound (row_later()). */
-static inline void row_call(struct rstate *s, const struct thr *t, uint32_t func)
-{
-	if (func != NONE && t->depth < REPORT_DEPTH_MAX)
-		rlog_add(s, &(struct rlog){ .func = func, .flags = RLOG_CALL });
-}
-
-/* (a call's row_call() before: its row's call counted here over the depth bound; ret
- * UINT64_MAX: an interrupt, not a call) */
+/*
+ * A call's frame (@ret UINT64_MAX: an interrupt's, not a call). The call is counted in its
+ * row when its frame leaves the stack (pop_complete(), cut_frame()), with what its return
+ * adds to the same line: one row entry a call, not one at the call and one at its return.
+ * Over the depth bound (no frame) here (row_later()).
+ */
 static inline __attribute__((always_inline)) void push(struct rstate *s, struct thr *t,
 						       uint32_t func, uint32_t name,
 						       uint64_t ret, bool timed)
@@ -1083,6 +1081,8 @@ static inline __attribute__((always_inline)) void push(struct rstate *s, struct 
 	 * the freed one, lost or not by how malloc reused it: -J N and -J 1 differed). */
 	if (!grow((void **)&t->st, &t->cap, t->depth + 1, sizeof(*t->st))) {
 		s->oom = true;
+		if (func != NONE && ret != UINT64_MAX)
+			s->funcs[func].calls++;
 		return;
 	}
 	parent = t->depth ? &t->st[t->depth - 1] : NULL;
@@ -1284,7 +1284,6 @@ static void on_call_row(struct rstate *s, struct thr *t, const struct prec *p, u
 		s->clock_time = p->has_time && !s->rc->clock_insns;
 	}
 	set_time(t, p);
-	row_call(s, t, func);
 	s->calls++;
 	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1, p->has_time);
 }
@@ -1748,7 +1747,7 @@ static inline __attribute__((always_inline)) void leaf(struct rstate *s, struct 
 		/* (push() forgets the one thread; the return does not bring it back) */
 		fo->thr = NONE;
 	}
-	/* (its call's count too: the caller counts no row_call() for a leaf) */
+	/* (its call's count too, as pop_complete() adds it) */
 	rlog_add(s, &(struct rlog){ .func = func, .insns = k, .total = k, .dur = dur,
 				    .self = dur, .flags = RLOG_CALL | RLOG_DIST |
 				    (outer ? RLOG_OUTER : 0) });
@@ -1866,7 +1865,6 @@ static bool play_sum(struct rstate *s, struct thr *t, const struct psum *p, cons
 					note_a_time(s);
 				func = slot_func(s, t, v.aid, &n);
 				a_clock(s, t);
-				row_call(s, t, func);
 				s->calls++;
 				s->summed++;
 				s->ret_prev = v.next;
@@ -2188,7 +2186,6 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 					i += 2;
 					continue;
 				}
-				row_call(s, t, func);
 				push(s, t, func, n, ret, s->a_has_time);
 				/*
 				 * A T_RETTOP next (a leaf call) at once: its time is this call's,
