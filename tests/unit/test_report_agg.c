@@ -359,6 +359,27 @@ static void ob_adef(struct ob_recs *w, uint16_t aid, uint16_t name)
 	rec_adef(&w->r, aid, name, 0);
 }
 
+/* Names "" (id 0), d (1), f0 to f4 (2 on); slot 0 holds d, slot i f(i - 1) (@holds[i]). */
+static void ob_defs(struct ob_recs *w, uint16_t *holds)
+{
+	ob_mark(w);
+	rec_def(&w->r, 0, "");
+	ob_mark(w);
+	rec_def(&w->r, 1, "d");
+	for (int i = 0; i < OB_FUNCS; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "f%d", i);
+		ob_mark(w);
+		rec_def(&w->r, (uint16_t)(2 + i), name);
+	}
+	ob_adef(w, 0, 1);
+	for (uint16_t i = 1; i <= OB_FUNCS; i++) {
+		ob_adef(w, i, (uint16_t)(1 + i));
+		holds[i] = (uint16_t)(i - 1);
+	}
+}
+
 /* A random run of instructions: mostly one byte's, some two or three. */
 static uint32_t ob_k(void)
 {
@@ -399,22 +420,7 @@ Test(report_agg, calls_and_returns_past_the_depth_bound_count_as_one_by_one)
 	cr_assert(fa && fb);
 	a = ob_begin(&oa, &ra, &cfg, fa);
 	b = ob_begin(&ob, &rb, &cfg, fb);
-	ob_mark(&w);
-	rec_def(&w.r, 0, "");
-	ob_mark(&w);
-	rec_def(&w.r, 1, "d");
-	for (int i = 0; i < OB_FUNCS; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "f%d", i);
-		ob_mark(&w);
-		rec_def(&w.r, (uint16_t)(2 + i), name);
-	}
-	ob_adef(&w, 0, 1);
-	for (uint16_t i = 1; i <= OB_FUNCS; i++) {
-		ob_adef(&w, i, (uint16_t)(1 + i));
-		holds[i] = (uint16_t)(i - 1);
-	}
+	ob_defs(&w, holds);
 	/* d down to the bound */
 	for (; depth < REPORT_DEPTH_MAX; depth++) {
 		uint32_t k = ob_k();
@@ -559,22 +565,7 @@ Test(report_agg, calls_past_the_bound_counted_by_slot_go_to_each_groups_row)
 	st[0] = ob_begin(&oa, &ra, &cfg, fa);
 	st[1] = ob_begin(&ob, &rb, &cfg, fb);
 	memset(&w, 0, sizeof(w));
-	ob_mark(&w);
-	rec_def(&w.r, 0, "");
-	ob_mark(&w);
-	rec_def(&w.r, 1, "d");
-	for (int i = 0; i < OB_FUNCS; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "f%d", i);
-		ob_mark(&w);
-		rec_def(&w.r, (uint16_t)(2 + i), name);
-	}
-	ob_adef(&w, 0, 1);
-	for (uint16_t i = 1; i <= OB_FUNCS; i++) {
-		ob_adef(&w, i, (uint16_t)(1 + i));
-		holds[i] = (uint16_t)(i - 1);
-	}
+	ob_defs(&w, holds);
 	/* each thread down to the bound in d (return addresses far from 0 and UINT64_MAX, an
 	 * interrupt's) */
 	for (uint32_t t = 0; t < SB_THREADS; t++) {
