@@ -580,8 +580,9 @@ Test(report_agg, calls_past_the_bound_counted_by_slot_go_to_each_groups_row)
 		if (step % 700 == 350) {
 			/* a slot holds another function from here on */
 			uint16_t slot = (uint16_t)(1 + x % OB_FUNCS);
+			uint32_t other = holds[slot] + 1 + x / 8 % (OB_FUNCS - 1);
 
-			holds[slot] = (uint16_t)((holds[slot] + 1 + x / 8 % (OB_FUNCS - 1)) % OB_FUNCS);
+			holds[slot] = (uint16_t)(other % OB_FUNCS);
 			ob_adef(&w, slot, (uint16_t)(2 + holds[slot]));
 		} else if (x % 11 == 0) {
 			th = (th + 1) % SB_THREADS;
