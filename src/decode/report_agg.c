@@ -1261,6 +1261,36 @@ void report_settle(struct rstate *s)
 	scl_now(s);
 }
 
+/* The slots' counts kept for @group from here (the other group's added to their rows). */
+static inline void sc_group_is(struct rstate *s, uint32_t group)
+{
+	if (s->sc_group != group) {
+		report_settle(s);
+		s->sc_group = group;
+	}
+}
+
+/*
+ * A call past the depth bound counted by its slot @to (sc_settle_one() adds it to the row).
+ * @func: the slot's function in sc_group, wanted only at the slot's first count (its
+ * function found then, as push() would have found it: rows made in the same order).
+ */
+static inline void sc_take(struct rstate *s, uint16_t to, uint32_t func)
+{
+	uint32_t c = s->sc[to];
+
+	if (!c) {
+		if (func == NONE)
+			return;
+		if (s->nsc_dirty == ADDR_SLOTS)
+			report_settle(s);
+		s->sc_dirty[s->nsc_dirty++] = to;
+	}
+	s->sc[to] = ++c;
+	if (c == UINT32_MAX)
+		sc_settle_one(s, to, false);
+}
+
 /*
  * The clock settled at the first call (time where the records carry it and --clock insns was
  * not asked for), and @t's last time moved to the records' time.
@@ -2039,10 +2069,7 @@ static size_t over_run(struct rstate *s, struct thr *t, const uint8_t *data, siz
 
 	if (!s->a_noted)
 		note_a_time(s);
-	if (s->sc_group != group) {
-		report_settle(s);
-		s->sc_group = group;
-	}
+	sc_group_is(s, group);
 	while (i < len) {
 		size_t at = i + 1;
 
@@ -2054,7 +2081,7 @@ static size_t over_run(struct rstate *s, struct thr *t, const uint8_t *data, siz
 			break;
 		if (data[i] == T_CALLV) {
 			struct aslot *a;
-			uint32_t n, func, c;
+			uint32_t n, func;
 			uint16_t to;
 
 			if (len - at < sizeof(to))
@@ -2067,32 +2094,19 @@ static size_t over_run(struct rstate *s, struct thr *t, const uint8_t *data, siz
 			ret += (v >> 1) ^ -(v & 1);
 			calls++;
 			over++;
-			/*
-			 * Counted by its slot (sc_settle_one() adds it to the row). The slot's
-			 * function found at its first count, as push() would have found it (rows
-			 * made in the same order); a call's return address is never UINT64_MAX,
-			 * so it is a call, not an interrupt's frame.
-			 */
-			c = s->sc[to];
-			if (!c) {
+			/* (a call's return address is never UINT64_MAX: not an interrupt's) */
+			func = NONE;
+			if (!s->sc[to]) {
 				a = &s->aslots[to];
 				if (a->group == group && group != NONE)
 					func = a->func;
 				else
 					func = aslot_func(s, group, a, &n);
-				if (func == NONE)
-					goto counted;
-				if (s->nsc_dirty == ADDR_SLOTS)
-					report_settle(s);
-				s->sc_dirty[s->nsc_dirty++] = to;
 			}
-			s->sc[to] = ++c;
-			if (c == UINT32_MAX)
-				sc_settle_one(s, to, false);
+			sc_take(s, to, func);
 		} else {
 			over--;
 		}
-counted:
 		insns += k;
 		i = at;
 		took++;
@@ -2186,7 +2200,15 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 					i += 2;
 					continue;
 				}
-				push(s, t, func, n, ret, s->a_has_time);
+				if (t->depth >= REPORT_DEPTH_MAX && ret != UINT64_MAX) {
+					/* past the bound: by its slot, as over_run() counts */
+					sc_group_is(s, t->group);
+					t->over++;
+					s->deep++;
+					sc_take(s, to, func);
+				} else {
+					push(s, t, func, n, ret, s->a_has_time);
+				}
 				/*
 				 * A T_RETTOP next (a leaf call) at once: its time is this call's,
 				 * its thread this one (what the T_RETTOP below does, less what

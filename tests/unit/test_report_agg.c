@@ -286,10 +286,10 @@ Test(report_agg, counts_calls_read_later_into_the_rows_they_were_made_for)
 	h = row_named(s, "h");
 	d = row_named(s, "d");
 	cr_assert(f && g && h && d);
+	/* past the bound a call is counted by its slot: f's when g took the slot (its T_ADEF),
+	 * g's at the streams' end (below) */
 	cr_expect_eq(f->calls, 1, "f: %" PRIu64 " calls", f->calls);
 	cr_expect_eq(f->incomplete, 1);
-	cr_expect_eq(g->calls, 1, "g: %" PRIu64 " calls", g->calls);
-	cr_expect_eq(g->incomplete, 1);
 	cr_expect_eq(h->calls, 10);
 	cr_expect_eq(h->insns_self, 30);
 	cr_expect_eq(h->d.n, 10);
@@ -300,6 +300,8 @@ Test(report_agg, counts_calls_read_later_into_the_rows_they_were_made_for)
 	cr_expect_eq(d->d.n, 1);
 	/* the open frames cut at the end: each a call, incomplete */
 	streams_end(s);
+	cr_expect_eq(g->calls, 1, "g: %" PRIu64 " calls", g->calls);
+	cr_expect_eq(g->incomplete, 1);
 	cr_expect_eq(d->calls, REPORT_DEPTH_MAX, "d: %" PRIu64 " calls", d->calls);
 	cr_expect_eq(d->incomplete, REPORT_DEPTH_MAX - 1);
 	cr_expect_eq(d->insns_self, 25);
