@@ -643,6 +643,50 @@ Test(report_agg, calls_past_the_bound_counted_by_slot_go_to_each_groups_row)
 }
 
 /*
+ * A slot's count of calls past the bound goes to its row when it reaches UINT32_MAX, and
+ * counts on from 0: none is lost (the count is set near its end by hand, 4 G calls being
+ * too many for a test).
+ */
+Test(report_agg, a_slots_count_past_the_bound_goes_to_its_row_before_it_wraps)
+{
+	struct report_config rc = { .view = REPORT_FUNCTIONS };
+	struct decode_config cfg = { .report = &rc, .nr_streams = 1 };
+	static struct ob_recs w;
+	uint16_t holds[OB_FUNCS + 1];
+	struct report_state rs = { 0 };
+	FILE *f = tmpfile();
+	const struct func *fn;
+	struct rstate *s;
+	struct dout o;
+
+	cr_assert(f);
+	s = ob_begin(&o, &rs, &cfg, f);
+	memset(&w, 0, sizeof(w));
+	ob_defs(&w, holds);
+	for (int i = 0; i < REPORT_DEPTH_MAX; i++)
+		ob_callv(&w, 1, 0, i ? 0 : 1 << 30);
+	ob_callv(&w, 1, 1, 5);
+	report_filter(&o, w.r.b, w.r.n);
+	cr_assert_eq(s->sc[1], 1);
+	s->sc[1] = UINT32_MAX - 2;
+	w.r.n = 0;
+	for (int i = 0; i < 3; i++)
+		ob_callv(&w, 1, 1, 5);
+	report_filter(&o, w.r.b, w.r.n);
+	cr_expect_eq(s->sc[1], 1, "slot 1: %" PRIu32, s->sc[1]);
+	streams_end(s);
+	cr_assert_not(s->oom);
+	fn = row_named(s, "f0");
+	cr_assert(fn);
+	cr_expect_eq(fn->calls, (uint64_t)UINT32_MAX + 1, "f0: %" PRIu64 " calls", fn->calls);
+	cr_expect_eq(fn->incomplete, (uint64_t)UINT32_MAX + 1);
+	report_free(s);
+	rs.s = NULL;
+	dout_destroy(&o);
+	fclose(f);
+}
+
+/*
  * The merge's functions and rows (sym_get(), func_get()): a name's first object and a sym's
  * first group in arrays, the others in tables, the strings in blocks. Against a plain list:
  * the same name and object give the same function and no other does, the same group and
