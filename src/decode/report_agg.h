@@ -278,11 +278,11 @@ struct rstate {
 	struct rlog rlog[ROW_LOG];
 	uint32_t nrlog;
 	/*
-	 * The calls over_run() took past the depth bound, by address slot (for the slot's
-	 * function in group sc_group): each a call and an incomplete of its row, added to the
-	 * row by sc_settle() (at the slot's T_ADEF, another group's run, the streams' end). A
-	 * counter in 128 KiB, not the row's line each call (on the walk 788,000 calls).
-	 * sc_dirty[]: the slots counted in since.
+	 * The T_CALLVs past the depth bound (over_run()'s and the main loop's), by address
+	 * slot (for the slot's function in group sc_group): each a call and an incomplete of
+	 * its row, added to the row by report_settle() or at the slot's T_ADEF. A counter in
+	 * 128 KiB, not the row's line each call (on the walk 788,000 calls). sc_dirty[]: the
+	 * slots counted in since.
 	 */
 	uint32_t sc[ADDR_SLOTS];
 	uint16_t sc_dirty[ADDR_SLOTS];
