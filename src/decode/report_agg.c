@@ -746,8 +746,10 @@ static void cut_frame(struct rstate *s, struct thr *t)
 		t->intr--;
 		return;
 	}
-	if (f->func != NONE)
+	if (f->func != NONE) {
+		s->funcs[f->func].calls++;
 		s->funcs[f->func].incomplete++;
+	}
 }
 
 /* Trace is missing: every open call of @t is incomplete, what runs next is not known. */
@@ -861,8 +863,8 @@ static inline __attribute__((always_inline)) void pop_complete(struct rstate *s,
 	if (f->node != NONE)
 		s->nodes[f->node].time += self;
 	rlog_add(s, &(struct rlog){ .func = f->func, .insns = f->insns_self, .total = incl,
-				    .dur = dur, .self = self,
-				    .flags = RLOG_DIST | (f->outer ? RLOG_OUTER : 0) });
+				    .dur = dur, .self = self, .flags = RLOG_CALL | RLOG_DIST |
+				    (f->outer ? RLOG_OUTER : 0) });
 	if (s->rc->outliers)
 		outlier_add(s, &s->funcs[f->func], f, t, dur);
 }
@@ -913,6 +915,7 @@ static struct thr *thread_get(struct rstate *s, uint32_t pid, uint32_t tid)
 
 void streams_end(struct rstate *s)
 {
+	report_settle(s);
 	for (size_t i = 0; i < REPORT_THREADS_MAX; i++) {
 		if (s->thr[i].used)
 			cut_all(s, &s->thr[i]);
@@ -1026,7 +1029,23 @@ static inline void row_later(struct rstate *s, uint32_t e)
 	__builtin_prefetch(&s->funcs[e & ~LATER_INC_ONLY], 1);
 }
 
-/* What row_later() keeps, added now. */
+static inline void sc_add(struct rstate *s, struct sc_later e)
+{
+	s->funcs[e.func].calls += e.n;
+	s->funcs[e.func].incomplete += e.n;
+}
+
+/* What sc_settle_one() keeps, added now. */
+static void scl_now(struct rstate *s)
+{
+	uint32_t n = s->nscl < ROW_LATER ? s->nscl : ROW_LATER;
+
+	for (uint32_t i = 0; i < n; i++)
+		sc_add(s, s->scl[i]);
+	s->nscl = 0;
+}
+
+/* What row_later() and sc_settle_one() keep, added now. */
 static void rows_now(struct rstate *s)
 {
 	uint32_t n = s->nlater < ROW_LATER ? s->nlater : ROW_LATER;
@@ -1034,18 +1053,15 @@ static void rows_now(struct rstate *s)
 	for (uint32_t i = 0; i < n; i++)
 		later_add(s, s->later[i]);
 	s->nlater = 0;
+	scl_now(s);
 }
 
-/* A call of @func by @t, before its push(): counted in its row here, or by push() over the
- * depth bound (row_later()). */
-static inline void row_call(struct rstate *s, const struct thr *t, uint32_t func)
-{
-	if (func != NONE && t->depth < REPORT_DEPTH_MAX)
-		rlog_add(s, &(struct rlog){ .func = func, .flags = RLOG_CALL });
-}
-
-/* (a call's row_call() before: its row's call counted here over the depth bound; ret
- * UINT64_MAX: an interrupt, not a call) */
+/*
+ * A call's frame (@ret UINT64_MAX: an interrupt's, not a call). The call is counted in its
+ * row when its frame leaves the stack (pop_complete(), cut_frame()), with what its return
+ * adds to the same line: one row entry a call, not one at the call and one at its return.
+ * Over the depth bound (no frame) here (row_later()).
+ */
 static inline __attribute__((always_inline)) void push(struct rstate *s, struct thr *t,
 						       uint32_t func, uint32_t name,
 						       uint64_t ret, bool timed)
@@ -1065,6 +1081,8 @@ static inline __attribute__((always_inline)) void push(struct rstate *s, struct 
 	 * the freed one, lost or not by how malloc reused it: -J N and -J 1 differed). */
 	if (!grow((void **)&t->st, &t->cap, t->depth + 1, sizeof(*t->st))) {
 		s->oom = true;
+		if (func != NONE && ret != UINT64_MAX)
+			s->funcs[func].calls++;
 		return;
 	}
 	parent = t->depth ? &t->st[t->depth - 1] : NULL;
@@ -1209,6 +1227,71 @@ static uint32_t aslot_func(struct rstate *s, uint32_t group, struct aslot *a, ui
 }
 
 /*
+ * Slot @slot's count of calls past the depth bound (rstate's sc[]) added to its row: at once,
+ * or (@later: a T_ADEF's, one a new function in the slot; on the walk at -J 2, 66,000) ROW_LATER
+ * such later, or by rows_now(), the row fetched meanwhile.
+ */
+static void sc_settle_one(struct rstate *s, uint32_t slot, bool later)
+{
+	struct sc_later *q, e = { .n = s->sc[slot] };
+	uint32_t n;
+
+	s->sc[slot] = 0;
+	e.func = aslot_func(s, s->sc_group, &s->aslots[slot], &n);
+	if (e.func == NONE)
+		return;
+	if (!later) {
+		sc_add(s, e);
+		return;
+	}
+	q = &s->scl[s->nscl++ % ROW_LATER];
+	if (s->nscl > ROW_LATER)
+		sc_add(s, *q);
+	*q = e;
+	__builtin_prefetch(&s->funcs[e.func], 1);
+}
+
+void report_settle(struct rstate *s)
+{
+	/* (a slot settled by its T_ADEF and counted again is listed twice: 0 the second time) */
+	for (uint32_t i = 0; i < s->nsc_dirty; i++)
+		if (s->sc[s->sc_dirty[i]])
+			sc_settle_one(s, s->sc_dirty[i], false);
+	s->nsc_dirty = 0;
+	scl_now(s);
+}
+
+/* The slots' counts kept for @group from here (the other group's added to their rows). */
+static inline void sc_group_is(struct rstate *s, uint32_t group)
+{
+	if (s->sc_group != group) {
+		report_settle(s);
+		s->sc_group = group;
+	}
+}
+
+/*
+ * A call past the depth bound counted by its slot @to (sc_settle_one() adds it to the row).
+ * @func: the slot's function in sc_group, wanted only at the slot's first count (its
+ * function found then, as push() would have found it: rows made in the same order).
+ */
+static inline void sc_take(struct rstate *s, uint16_t to, uint32_t func)
+{
+	uint32_t c = s->sc[to];
+
+	if (!c) {
+		if (func == NONE)
+			return;
+		if (s->nsc_dirty == ADDR_SLOTS)
+			report_settle(s);
+		s->sc_dirty[s->nsc_dirty++] = to;
+	}
+	s->sc[to] = ++c;
+	if (c == UINT32_MAX)
+		sc_settle_one(s, to, false);
+}
+
+/*
  * The clock settled at the first call (time where the records carry it and --clock insns was
  * not asked for), and @t's last time moved to the records' time.
  */
@@ -1231,7 +1314,6 @@ static void on_call_row(struct rstate *s, struct thr *t, const struct prec *p, u
 		s->clock_time = p->has_time && !s->rc->clock_insns;
 	}
 	set_time(t, p);
-	row_call(s, t, func);
 	s->calls++;
 	push(s, t, func, n, p->a ? p->a : UINT64_MAX - 1, p->has_time);
 }
@@ -1695,7 +1777,7 @@ static inline __attribute__((always_inline)) void leaf(struct rstate *s, struct 
 		/* (push() forgets the one thread; the return does not bring it back) */
 		fo->thr = NONE;
 	}
-	/* (its call's count too: the caller counts no row_call() for a leaf) */
+	/* (its call's count too, as pop_complete() adds it) */
 	rlog_add(s, &(struct rlog){ .func = func, .insns = k, .total = k, .dur = dur,
 				    .self = dur, .flags = RLOG_CALL | RLOG_DIST |
 				    (outer ? RLOG_OUTER : 0) });
@@ -1747,6 +1829,8 @@ static size_t take_adef(struct rstate *s, const uint8_t *data, size_t len, size_
 	if (d.aid >= ADDR_SLOTS || d.name >= DEF_MAX || d.obj >= DEF_MAX)
 		return 0;
 	a = &s->aslots[d.aid];
+	if (s->sc[d.aid])
+		sc_settle_one(s, d.aid, true);
 	s->aslot_e[d.aid] = (struct fref){ .how = how_of(d.how), .base = s->defs[d.name],
 					   .obj = s->defs[d.obj], .off = d.off };
 	a->group = NONE;
@@ -1811,7 +1895,6 @@ static bool play_sum(struct rstate *s, struct thr *t, const struct psum *p, cons
 					note_a_time(s);
 				func = slot_func(s, t, v.aid, &n);
 				a_clock(s, t);
-				row_call(s, t, func);
 				s->calls++;
 				s->summed++;
 				s->ret_prev = v.next;
@@ -1986,6 +2069,7 @@ static size_t over_run(struct rstate *s, struct thr *t, const uint8_t *data, siz
 
 	if (!s->a_noted)
 		note_a_time(s);
+	sc_group_is(s, group);
 	while (i < len) {
 		size_t at = i + 1;
 
@@ -2008,16 +2092,18 @@ static size_t over_run(struct rstate *s, struct thr *t, const uint8_t *data, siz
 			    to >= ADDR_SLOTS)
 				break;
 			ret += (v >> 1) ^ -(v & 1);
-			a = &s->aslots[to];
-			if (a->group == group && group != NONE)
-				func = a->func;
-			else
-				func = aslot_func(s, group, a, &n);
 			calls++;
 			over++;
 			/* (a call's return address is never UINT64_MAX: not an interrupt's) */
-			if (func != NONE)
-				row_later(s, func);
+			func = NONE;
+			if (!s->sc[to]) {
+				a = &s->aslots[to];
+				if (a->group == group && group != NONE)
+					func = a->func;
+				else
+					func = aslot_func(s, group, a, &n);
+			}
+			sc_take(s, to, func);
 		} else {
 			over--;
 		}
@@ -2114,8 +2200,15 @@ void report_filter(struct dout *o, const uint8_t *data, size_t len)
 					i += 2;
 					continue;
 				}
-				row_call(s, t, func);
-				push(s, t, func, n, ret, s->a_has_time);
+				if (t->depth >= REPORT_DEPTH_MAX && ret != UINT64_MAX) {
+					/* past the bound: by its slot, as over_run() counts */
+					sc_group_is(s, t->group);
+					t->over++;
+					s->deep++;
+					sc_take(s, to, func);
+				} else {
+					push(s, t, func, n, ret, s->a_has_time);
+				}
 				/*
 				 * A T_RETTOP next (a leaf call) at once: its time is this call's,
 				 * its thread this one (what the T_RETTOP below does, less what
@@ -2370,6 +2463,7 @@ void report_begin(struct dout *o, const struct decode_config *cfg)
 	s->nodes_on = s->rc->view == REPORT_FOLDED;
 	for (size_t i = 0; i < ADDR_SLOTS; i++)
 		s->aslots[i].group = NONE;
+	s->sc_group = NONE;
 	s->ahead_on = true;
 	s->unknown = sym_str(s, "[unknown]");
 	s->stream_name = intern_str(s, "");

@@ -204,6 +204,11 @@ struct aslot {
 #define ROW_LATER 16
 #define LATER_INC_ONLY (1u << 31)
 
+/* @n calls past the depth bound of the row @func (rstate's sc[], settled at a T_ADEF) */
+struct sc_later {
+	uint32_t func, n;
+};
+
 struct rstate {
 	const struct report_config *rc;
 	size_t nr_streams;
@@ -272,6 +277,19 @@ struct rstate {
 	/* what calls and returns add to their rows, added ROW_LOG entries later (rlog_put()) */
 	struct rlog rlog[ROW_LOG];
 	uint32_t nrlog;
+	/*
+	 * The T_CALLVs past the depth bound (over_run()'s and the main loop's), by address
+	 * slot (for the slot's function in group sc_group): each a call and an incomplete of
+	 * its row, added to the row by report_settle() or at the slot's T_ADEF. A counter in
+	 * 128 KiB, not the row's line each call (on the walk 788,000 calls). sc_dirty[]: the
+	 * slots counted in since.
+	 */
+	uint32_t sc[ADDR_SLOTS];
+	uint16_t sc_dirty[ADDR_SLOTS];
+	uint32_t nsc_dirty, sc_group;
+	/* a T_ADEF's slot's count for its row, added ROW_LATER such later (the row fetched) */
+	struct sc_later scl[ROW_LATER];
+	uint32_t nscl;
 };
 
 /*
@@ -293,6 +311,8 @@ static inline bool report_ahead_wanted(uint64_t adefs, uint64_t recs)
 /* report_agg.c */
 void streams_end(struct rstate *s);
 void report_free(struct rstate *s);
+/* The slots' counts of calls past the depth bound added to their rows (streams_end() does). */
+void report_settle(struct rstate *s);
 void dist_quantiles(struct dist *d, const unsigned *q, uint64_t *v, size_t nq);
 /* For the unit tests: a function by its name and object ("": none), its row in @group. */
 uint32_t report_sym(struct rstate *s, const char *name, const char *obj);

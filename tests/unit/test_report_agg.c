@@ -286,17 +286,25 @@ Test(report_agg, counts_calls_read_later_into_the_rows_they_were_made_for)
 	h = row_named(s, "h");
 	d = row_named(s, "d");
 	cr_assert(f && g && h && d);
+	/* past the bound a call is counted by its slot: f's when g took the slot (its T_ADEF),
+	 * g's at the streams' end (below) */
 	cr_expect_eq(f->calls, 1, "f: %" PRIu64 " calls", f->calls);
 	cr_expect_eq(f->incomplete, 1);
-	cr_expect_eq(g->calls, 1, "g: %" PRIu64 " calls", g->calls);
-	cr_expect_eq(g->incomplete, 1);
 	cr_expect_eq(h->calls, 10);
 	cr_expect_eq(h->insns_self, 30);
 	cr_expect_eq(h->d.n, 10);
-	cr_expect_eq(d->calls, REPORT_DEPTH_MAX);
+	/* a call counted as its frame leaves: the top d's at its return, the others' not yet */
+	cr_expect_eq(d->calls, 1, "d: %" PRIu64 " calls", d->calls);
 	/* the top frame's 5 at its return; the first frame's 20 while it is open: not yet */
 	cr_expect_eq(d->insns_self, 5, "d: %" PRIu64 " own instructions", d->insns_self);
 	cr_expect_eq(d->d.n, 1);
+	/* the open frames cut at the end: each a call, incomplete */
+	streams_end(s);
+	cr_expect_eq(g->calls, 1, "g: %" PRIu64 " calls", g->calls);
+	cr_expect_eq(g->incomplete, 1);
+	cr_expect_eq(d->calls, REPORT_DEPTH_MAX, "d: %" PRIu64 " calls", d->calls);
+	cr_expect_eq(d->incomplete, REPORT_DEPTH_MAX - 1);
+	cr_expect_eq(d->insns_self, 25);
 	report_free(s);
 	rs.s = NULL;
 	dout_destroy(&o);
@@ -353,6 +361,27 @@ static void ob_adef(struct ob_recs *w, uint16_t aid, uint16_t name)
 	rec_adef(&w->r, aid, name, 0);
 }
 
+/* Names "" (id 0), d (1), f0 to f4 (2 on); slot 0 holds d, slot i f(i - 1) (@holds[i]). */
+static void ob_defs(struct ob_recs *w, uint16_t *holds)
+{
+	ob_mark(w);
+	rec_def(&w->r, 0, "");
+	ob_mark(w);
+	rec_def(&w->r, 1, "d");
+	for (int i = 0; i < OB_FUNCS; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "f%d", i);
+		ob_mark(w);
+		rec_def(&w->r, (uint16_t)(2 + i), name);
+	}
+	ob_adef(w, 0, 1);
+	for (uint16_t i = 1; i <= OB_FUNCS; i++) {
+		ob_adef(w, i, (uint16_t)(1 + i));
+		holds[i] = (uint16_t)(i - 1);
+	}
+}
+
 /* A random run of instructions: mostly one byte's, some two or three. */
 static uint32_t ob_k(void)
 {
@@ -393,22 +422,7 @@ Test(report_agg, calls_and_returns_past_the_depth_bound_count_as_one_by_one)
 	cr_assert(fa && fb);
 	a = ob_begin(&oa, &ra, &cfg, fa);
 	b = ob_begin(&ob, &rb, &cfg, fb);
-	ob_mark(&w);
-	rec_def(&w.r, 0, "");
-	ob_mark(&w);
-	rec_def(&w.r, 1, "d");
-	for (int i = 0; i < OB_FUNCS; i++) {
-		char name[16];
-
-		snprintf(name, sizeof(name), "f%d", i);
-		ob_mark(&w);
-		rec_def(&w.r, (uint16_t)(2 + i), name);
-	}
-	ob_adef(&w, 0, 1);
-	for (uint16_t i = 1; i <= OB_FUNCS; i++) {
-		ob_adef(&w, i, (uint16_t)(1 + i));
-		holds[i] = (uint16_t)(i - 1);
-	}
+	ob_defs(&w, holds);
 	/* d down to the bound */
 	for (; depth < REPORT_DEPTH_MAX; depth++) {
 		uint32_t k = ob_k();
@@ -463,6 +477,9 @@ Test(report_agg, calls_and_returns_past_the_depth_bound_count_as_one_by_one)
 
 		report_filter(&ob, w.r.b + w.at[i], end - w.at[i]);
 	}
+	/* (the slots' counts of calls past the bound into the rows, as the streams' end does) */
+	report_settle(a);
+	report_settle(b);
 	cr_assert_not(a->oom);
 	cr_assert_not(b->oom);
 	for (int i = 0; i < OB_FUNCS; i++) {
@@ -482,7 +499,6 @@ Test(report_agg, calls_and_returns_past_the_depth_bound_count_as_one_by_one)
 	cr_expect_eq(a->cur->over, 0);
 	cr_expect_eq(a->cur->depth, REPORT_DEPTH_MAX);
 	cr_expect_eq(a->insns, insns, "%" PRIu64 " instructions, not %" PRIu64, a->insns, insns);
-	cr_expect_eq(row_named(a, "d")->calls, REPORT_DEPTH_MAX + 1);
 	/* the same as one record at a time */
 	cr_expect_eq(a->insns, b->insns);
 	cr_expect_eq(a->calls, b->calls);
@@ -501,6 +517,9 @@ Test(report_agg, calls_and_returns_past_the_depth_bound_count_as_one_by_one)
 		cr_expect_eq(x->insns_total, y->insns_total, "row %u", i);
 		cr_expect_eq(x->d.n, y->d.n, "row %u", i);
 	}
+	/* d's calls, each counted as its frame leaves (the open ones cut at the end) */
+	streams_end(a);
+	cr_expect_eq(row_named(a, "d")->calls, REPORT_DEPTH_MAX + 1);
 	report_free(a);
 	report_free(b);
 	ra.s = rb.s = NULL;
@@ -508,6 +527,163 @@ Test(report_agg, calls_and_returns_past_the_depth_bound_count_as_one_by_one)
 	dout_destroy(&ob);
 	fclose(fa);
 	fclose(fb);
+}
+
+/* A switch to thread @tid (pid 1). */
+static void ob_thread(struct ob_recs *w, uint32_t tid)
+{
+	struct prec p = { .kind = P_THREAD, .pid = 1, .tid = tid };
+
+	ob_mark(w);
+	w->r.b[w->r.n++] = T_REC;
+	memcpy(w->r.b + w->r.n, &p, sizeof(p));
+	w->r.n += sizeof(p);
+}
+
+#define SB_THREADS 2
+#define SB_STEPS 5000
+
+/*
+ * Past the depth bound over_run() counts a call by its slot (rstate's sc[]) and adds the
+ * count to the slot's function's row later: at the slot's T_ADEF, when a thread of another
+ * group runs past the bound, at the streams' end. Two threads, a group each, past the bound
+ * and calling the same slots in turn, slots defined again on the way: each group's row of
+ * each function gets its own calls, whether the records come at once or one at a time.
+ */
+Test(report_agg, calls_past_the_bound_counted_by_slot_go_to_each_groups_row)
+{
+	struct report_config rc = { .view = REPORT_FUNCTIONS, .per_thread = true };
+	struct decode_config cfg = { .report = &rc, .nr_streams = 1 };
+	static struct ob_recs w;
+	uint64_t want[SB_THREADS][OB_FUNCS] = { 0 };
+	uint32_t over[SB_THREADS] = { 0 }, th = 0;
+	uint16_t holds[OB_FUNCS + 1];
+	struct report_state ra = { 0 }, rb = { 0 };
+	FILE *fa = tmpfile(), *fb = tmpfile();
+	struct rstate *st[2];
+	struct dout oa, ob;
+
+	cr_assert(fa && fb);
+	st[0] = ob_begin(&oa, &ra, &cfg, fa);
+	st[1] = ob_begin(&ob, &rb, &cfg, fb);
+	memset(&w, 0, sizeof(w));
+	ob_defs(&w, holds);
+	/* each thread down to the bound in d (return addresses far from 0 and UINT64_MAX, an
+	 * interrupt's) */
+	for (uint32_t t = 0; t < SB_THREADS; t++) {
+		ob_thread(&w, 1 + t);
+		for (int i = 0; i < REPORT_DEPTH_MAX; i++)
+			ob_callv(&w, 1, 0, i || t ? 0 : 1 << 30);
+	}
+	th = SB_THREADS - 1;
+	for (int step = 0; step < SB_STEPS; step++) {
+		uint32_t x = rnd();
+
+		if (step % 700 == 350) {
+			/* a slot holds another function from here on */
+			uint16_t slot = (uint16_t)(1 + x % OB_FUNCS);
+			uint32_t other = holds[slot] + 1 + x / 8 % (OB_FUNCS - 1);
+
+			holds[slot] = (uint16_t)(other % OB_FUNCS);
+			ob_adef(&w, slot, (uint16_t)(2 + holds[slot]));
+		} else if (x % 11 == 0) {
+			th = (th + 1) % SB_THREADS;
+			ob_thread(&w, 1 + th);
+		} else if (over[th] && x % 3 == 0) {
+			ob_rettop(&w, 2);
+			over[th]--;
+		} else {
+			uint16_t slot = (uint16_t)(1 + x / 4 % OB_FUNCS);
+
+			ob_callv(&w, 3, slot, (int64_t)(x % 200) - 100);
+			want[th][holds[slot]]++;
+			over[th]++;
+		}
+	}
+	report_filter(&oa, w.r.b, w.r.n);
+	for (size_t i = 0; i < w.nat; i++) {
+		size_t end = i + 1 < w.nat ? w.at[i + 1] : w.r.n;
+
+		report_filter(&ob, w.r.b + w.at[i], end - w.at[i]);
+	}
+	for (int k = 0; k < 2; k++) {
+		struct rstate *s = st[k];
+
+		/* (the frames cut at the end add d's incomplete, none of f's) */
+		streams_end(s);
+		cr_assert_not(s->oom);
+		for (uint32_t t = 0; t < SB_THREADS; t++) {
+			char group[32];
+
+			snprintf(group, sizeof(group), "1/%" PRIu32, 1 + t);
+			for (int i = 0; i < OB_FUNCS; i++) {
+				char name[16];
+				uint32_t row;
+				const struct func *f;
+
+				snprintf(name, sizeof(name), "f%d", i);
+				row = report_row(s, group, report_sym(s, name, ""));
+				cr_assert(row != NONE || !want[t][i]);
+				f = row == NONE ? NULL : &s->funcs[row];
+				cr_expect_eq(f ? f->calls : 0, want[t][i],
+					     "%d: %s %s: %" PRIu64 " calls, not %" PRIu64, k, group,
+					     name, f ? f->calls : 0, want[t][i]);
+				cr_expect_eq(f ? f->incomplete : 0, want[t][i], "%d: %s %s", k,
+					     group, name);
+			}
+		}
+	}
+	report_free(st[0]);
+	report_free(st[1]);
+	ra.s = rb.s = NULL;
+	dout_destroy(&oa);
+	dout_destroy(&ob);
+	fclose(fa);
+	fclose(fb);
+}
+
+/*
+ * A slot's count of calls past the bound goes to its row when it reaches UINT32_MAX, and
+ * counts on from 0: none is lost (the count is set near its end by hand, 4 G calls being
+ * too many for a test).
+ */
+Test(report_agg, a_slots_count_past_the_bound_goes_to_its_row_before_it_wraps)
+{
+	struct report_config rc = { .view = REPORT_FUNCTIONS };
+	struct decode_config cfg = { .report = &rc, .nr_streams = 1 };
+	static struct ob_recs w;
+	uint16_t holds[OB_FUNCS + 1];
+	struct report_state rs = { 0 };
+	FILE *f = tmpfile();
+	const struct func *fn;
+	struct rstate *s;
+	struct dout o;
+
+	cr_assert(f);
+	s = ob_begin(&o, &rs, &cfg, f);
+	memset(&w, 0, sizeof(w));
+	ob_defs(&w, holds);
+	for (int i = 0; i < REPORT_DEPTH_MAX; i++)
+		ob_callv(&w, 1, 0, i ? 0 : 1 << 30);
+	ob_callv(&w, 1, 1, 5);
+	report_filter(&o, w.r.b, w.r.n);
+	cr_assert_eq(s->sc[1], 1);
+	s->sc[1] = UINT32_MAX - 2;
+	w.r.n = 0;
+	for (int i = 0; i < 3; i++)
+		ob_callv(&w, 1, 1, 5);
+	report_filter(&o, w.r.b, w.r.n);
+	cr_expect_eq(s->sc[1], 1, "slot 1: %" PRIu32, s->sc[1]);
+	streams_end(s);
+	cr_assert_not(s->oom);
+	fn = row_named(s, "f0");
+	cr_assert(fn);
+	cr_expect_eq(fn->calls, (uint64_t)UINT32_MAX + 1, "f0: %" PRIu64 " calls", fn->calls);
+	cr_expect_eq(fn->incomplete, (uint64_t)UINT32_MAX + 1);
+	report_free(s);
+	rs.s = NULL;
+	dout_destroy(&o);
+	fclose(f);
 }
 
 /*
