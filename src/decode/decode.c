@@ -807,7 +807,9 @@ static void *worker(void *arg)
 			a->decode_cpu_ns += t1 - t0;
 			a->chunks++;
 		}
-		r->done_out += dsink_pos(&c->out) + dsink_pos(&c->tl);
+		/* (The text that references stand for counts as written.) */
+		r->done_out += dsink_pos(&c->out) + dsink_pos(&c->tl) + c->out.ref_text +
+			       c->tl.ref_text;
 		/* Only the merge waits for a chunk's end. */
 		wake = merge_to_wake(r);
 		pthread_mutex_unlock(&r->lock);

@@ -301,7 +301,7 @@ bool insnblk_shared_add(struct insnblk_shared *s, uint64_t ip, unsigned n, const
 	memcpy(r + HEAD, text, len);
 	__atomic_store_n(&s->idx[slot], ((uint32_t)(s->end / 8) + 1) | tag_of(key_hash(ip, n)),
 			 __ATOMIC_RELEASE);
-	s->end += size;
+	__atomic_store_n(&s->end, s->end + size, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->used, s->used + 1, __ATOMIC_RELAXED);
 out:
 	pthread_mutex_unlock(&s->lock);
@@ -311,6 +311,11 @@ out:
 bool insnblk_shared_full(const struct insnblk_shared *s)
 {
 	return __atomic_load_n(&s->full, __ATOMIC_RELAXED);
+}
+
+uint64_t insnblk_shared_bytes(const struct insnblk_shared *s)
+{
+	return __atomic_load_n(&s->end, __ATOMIC_RELAXED);
 }
 
 uint32_t insnblk_shared_used(const struct insnblk_shared *s)
