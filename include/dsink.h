@@ -64,6 +64,11 @@ struct dbudget {
 	 * says however long the trace. dbudget_stop() ends the waits.
 	 */
 	uint64_t wait_at;
+	/*
+	 * The text that references held in memory stand for (dsink_ref()), for the merge to
+	 * make (atomic): writers write text themselves past wait_at of it.
+	 */
+	uint64_t ref_held;
 	bool stop;
 	pthread_mutex_t lock;
 	/*
@@ -140,6 +145,16 @@ struct dsink {
 	uint64_t conv[4];
 	uint64_t seed;		/* dout.seed's, once seeded (atomic) says so */
 	bool seeded;
+	/*
+	 * The writer's references before its turn (dsink_ref()): whether it may write them
+	 * (an output with neither filter nor convert), where the bytes with the last one end
+	 * (a stream position: what was let go of below it is passed on through the references),
+	 * and the text they stand for beyond their own bytes.
+	 */
+	bool ref_ok;
+	uint64_t ref_end;
+	uint64_t ref_text;
+	uint64_t ref_kept;	/* of ref_text, what is in blocks handed over */
 };
 
 int dout_init(struct dout *o, int fd, dout_filter_fn *filter, void *state);
@@ -197,6 +212,39 @@ static inline void dsink_commit(struct dsink *s, size_t n)
 	s->len += n;
 }
 void dsink_put(struct dsink *s, const void *p, size_t n);
+/*
+ * A reference to @len bytes of text at @t that stay as they are until the run ends
+ * (insnblk_shared's lines), written in place of the text by a writer before its turn
+ * (dsink_ref_ok()): a zero byte, the pointer, the length. The text is made where the bytes
+ * are passed on to the output, into its buffer: the worker ahead wrote each line into
+ * the waiting output's memory, out of its cache.
+ */
+#define DSINK_REF_LEN 13
+static inline bool dsink_ref_ok(const struct dsink *s)
+{
+	const struct dbudget *b;
+
+	if (!s->ref_ok || __atomic_load_n(&s->direct, __ATOMIC_RELAXED))
+		return false;
+	/* The merge, one thread, makes the text of all the workers ahead: not past a mark. */
+	b = s->out->budget;
+	return __atomic_load_n(&b->ref_held, __ATOMIC_RELAXED) < b->wait_at;
+}
+static inline bool dsink_ref(struct dsink *s, const char *t, size_t len)
+{
+	uint8_t *p = dsink_room(s, DSINK_REF_LEN);
+	uint32_t n = (uint32_t)len;
+
+	if (!p)
+		return false;
+	p[0] = 0;
+	__builtin_memcpy(p + 1, &t, 8);
+	__builtin_memcpy(p + 9, &n, 4);
+	s->len += DSINK_REF_LEN;
+	s->ref_end = s->base + s->len;
+	s->ref_text += len - DSINK_REF_LEN;
+	return true;
+}
 /*
  * Whether the writer lets go of what it holds now (a place where it may, dsink_flush()):
  * past @at bytes; but before its turn, where the output has neither filter nor convert

@@ -82,4 +82,7 @@ bool insnblk_shared_full(const struct insnblk_shared *s);
 /* The blocks kept. */
 uint32_t insnblk_shared_used(const struct insnblk_shared *s);
 
+/* The bytes of lines kept (any thread may ask while others keep more). */
+uint64_t insnblk_shared_bytes(const struct insnblk_shared *s);
+
 #endif

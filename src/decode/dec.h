@@ -95,6 +95,7 @@ struct dec {
 	uint64_t ff_built;		/* fastflow_built() when the chunk took ff */
 	struct insnblk *iblk;		/* --insn on the fast path: blocks' lines (fast_insn()) */
 	struct insnblk_shared *lines;	/* the run's, looked in first (NULL: none) */
+	bool lines_many;		/* it held REF_LINES when last asked (dec_fast.c) */
 	uint64_t iblk_epoch;		/* fastflow_epoch() when iblk was last emptied */
 	struct dsb *sb;
 	struct disasm *dis;

@@ -6,6 +6,8 @@
 #include "dec.h"
 
 void fast_insn(void *ctx, uint64_t ip, unsigned n);
+/* Whether the run's shared lines are many enough for references (x->lines_many). */
+void fast_insn_lines(struct dec *x);
 void run_fast(struct dec *x);
 
 #endif

@@ -110,6 +110,17 @@ struct mapped {
  */
 #define PLAN_MARGIN 1024u
 
+/*
+ * Planning's read buffer (PLAN_READ bytes), and what it holds: @n bytes of stream @m from
+ * @at on.
+ */
+struct plan_buf {
+	uint8_t *p;
+	const struct mapped *m;
+	uint64_t at;
+	size_t n;
+};
+
 struct slot {
 	struct decode_chunk *c;
 	bool done;
@@ -153,7 +164,7 @@ struct run {
 		size_t stream;		/* the stream being cut (nr_streams: all are) */
 		uint64_t begin;		/* where its next chunk starts */
 		uint64_t tsc_lo;	/* and that chunk's first PSB's TSC */
-		uint8_t *buf;		/* PLAN_READ bytes */
+		struct plan_buf buf;	/* its reads */
 	} plan;
 	uint64_t done_in, done_out;	/* bytes of trace decoded, of output made */
 	uint64_t done_ns;		/* the workers' CPU time for done_in */
@@ -217,22 +228,48 @@ static void unmap_stream(struct mapped *m)
  * Planning reads the file, not the mapping: the kernel maps whole folios on a touch, and
  * what planning touched would stay resident until its chunk is decoded.
  */
-static size_t plan_read(struct mapped *m, uint64_t at, uint8_t *buf, size_t len)
+static size_t plan_read(struct mapped *m, uint64_t at, struct plan_buf *b, size_t len)
 {
 	ssize_t n;
 
+	b->m = NULL;
 	if (at >= m->len)
 		return 0;
 	if (len > m->len - at)
 		len = (size_t)(m->len - at);
-	n = pread(m->f.fd, buf, len, (off_t)(m->from + at));
-	if (n > 0)
+	n = pread(m->f.fd, b->p, len, (off_t)(m->from + at));
+	if (n > 0) {
 		m->plan_bytes += (uint64_t)n;
+		b->m = m;
+		b->at = at;
+		b->n = (size_t)n;
+	}
 	return n > 0 ? (size_t)n : 0;
 }
 
+/*
+ * @len bytes of @m from @at on where the last read has them (psb_state() right after
+ * find_psb() found the PSB in its read: the same bytes read again each cut, half of
+ * planning's reads); fewer where it ends first, at least PLAN_VIEW_LEAST. NULL: read.
+ */
+#define PLAN_VIEW_LEAST (2u * PLAN_MARGIN)
+
+static const uint8_t *plan_view(const struct mapped *m, uint64_t at, const struct plan_buf *b,
+				size_t len, size_t *n)
+{
+	size_t have;
+
+	if (b->m != m || at < b->at || at - b->at >= b->n)
+		return NULL;
+	have = b->n - (size_t)(at - b->at);
+	if (have < len && have < PLAN_VIEW_LEAST && b->at + b->n < m->len)
+		return NULL;
+	*n = have < len ? have : len;
+	return b->p + (at - b->at);
+}
+
 /* The first PSB at or after @from, or @len. */
-static uint64_t find_psb(struct mapped *m, uint64_t from, uint8_t *buf)
+static uint64_t find_psb(struct mapped *m, uint64_t from, struct plan_buf *b)
 {
 	size_t want = PLAN_FIRST;
 
@@ -246,11 +283,11 @@ static uint64_t find_psb(struct mapped *m, uint64_t from, uint8_t *buf)
 			from = data - m->from;
 			continue;
 		}
-		n = plan_read(m, from, buf, want);
-		p = n >= PSB_LEN ? memmem(buf, n, psb, PSB_LEN) : NULL;
+		n = plan_read(m, from, b, want);
+		p = n >= PSB_LEN ? memmem(b->p, n, psb, PSB_LEN) : NULL;
 
 		if (p)
-			return from + (uint64_t)(p - buf);
+			return from + (uint64_t)(p - b->p);
 		if (n <= PSB_LEN)
 			break;
 		want = PLAN_READ;
@@ -268,24 +305,28 @@ static uint64_t find_psb(struct mapped *m, uint64_t from, uint8_t *buf)
  * -x's second TMA after a PSBEND: the error's IP differed at -J 2 as the chunks fell).
  */
 static bool psb_state(const struct decode_config *cfg, struct mapped *m, uint64_t at,
-		      uint8_t *buf, size_t len, struct decode_chunk *prev,
+		      struct plan_buf *b, size_t len, struct decode_chunk *prev,
 		      struct decode_chunk *next)
 {
 	struct pt_query_decoder *q;
 	struct pt_config pc;
 	uint64_t ip = 0, tsc = 0, off;
 	uint32_t lost_mtc, lost_cyc;
-	size_t want = len > PLAN_FIRST ? PLAN_FIRST : len;
-	size_t n;
+	size_t want = len > PLAN_FIRST ? PLAN_FIRST : len, n = 0;
+	const uint8_t *buf = plan_view(m, at, b, want, &n);
+	bool again = true;
 	int status, tstatus;
 
-again:
-	n = plan_read(m, at, buf, want);
+read:
+	if (!buf) {
+		n = plan_read(m, at, b, want);
+		buf = b->p;
+	}
 	if (!n)
 		return false;
 	pt_config_init(&pc);
-	pc.begin = buf;
-	pc.end = buf + n;
+	pc.begin = (uint8_t *)buf;
+	pc.end = (uint8_t *)buf + n;
 	pc.cpu = cfg->cpu;
 	pc.mtc_freq = cfg->mtc_freq;
 	pc.nom_freq = cfg->nom_freq;
@@ -307,11 +348,13 @@ again:
 			status = ev;
 	}
 	/* Read short (not at the stream's end): what libipt saw must end well before it. */
-	if (want < len && n == want &&
+	if (again && n < len && at + n < m->len &&
 	    (status < 0 || pt_qry_get_offset(q, &off) < 0 || off + PLAN_MARGIN > n)) {
 		pt_qry_free_decoder(q);
 		want = len;
-		goto again;
+		buf = NULL;
+		again = false;
+		goto read;
 	}
 	if (status >= 0 && !(status & pts_ip_suppressed)) {
 		prev->have_next_ip = true;
@@ -581,7 +624,7 @@ static struct decode_chunk *claim(struct run *r)
 			r->filled = true;
 
 		if (begin + size < m->len)
-			end = find_psb(m, begin + size, r->plan.buf);
+			end = find_psb(m, begin + size, &r->plan.buf);
 	}
 	first_cut = end;
 	for (unsigned i = 0; end < m->len; i++) {
@@ -590,7 +633,7 @@ static struct decode_chunk *claim(struct run *r)
 		memset(&prev, 0, sizeof(prev));
 		memset(&next, 0, sizeof(next));
 		prev.tsc_hi = UINT64_MAX;
-		if (psb_state(r->cfg, m, end, r->plan.buf, len, &prev, &next))
+		if (psb_state(r->cfg, m, end, &r->plan.buf, len, &prev, &next))
 			break;
 		if (i + 1 == CUT_TRIES) {
 			/* None read: the first, as it is (what it says is not known). */
@@ -603,7 +646,7 @@ static struct decode_chunk *claim(struct run *r)
 			break;
 		}
 		/* No PSB after it: the chunk runs to the stream's end. */
-		end = find_psb(m, end + 1, r->plan.buf);
+		end = find_psb(m, end + 1, &r->plan.buf);
 	}
 	c = new_chunk(r, r->plan.stream, begin, end);
 	if (!c) {
@@ -764,7 +807,9 @@ static void *worker(void *arg)
 			a->decode_cpu_ns += t1 - t0;
 			a->chunks++;
 		}
-		r->done_out += dsink_pos(&c->out) + dsink_pos(&c->tl);
+		/* (The text that references stand for counts as written.) */
+		r->done_out += dsink_pos(&c->out) + dsink_pos(&c->tl) + c->out.ref_text +
+			       c->tl.ref_text;
 		/* Only the merge waits for a chunk's end. */
 		wake = merge_to_wake(r);
 		pthread_mutex_unlock(&r->lock);
@@ -1125,8 +1170,8 @@ static int prepare(struct run *r, struct error *e)
 			return ret;
 		r->total += r->maps[s].len;
 	}
-	r->plan.buf = malloc(PLAN_READ);
-	if (!r->plan.buf)
+	r->plan.buf.p = malloc(PLAN_READ);
+	if (!r->plan.buf.p)
 		return err_runtime(e, -ENOMEM, "out of memory");
 	ret = outputs_open(r, e);
 	if (ret)
@@ -1151,7 +1196,7 @@ static void cleanup(struct run *r)
 		free(c);
 	}
 	free(r->chunks);
-	free(r->plan.buf);
+	free(r->plan.buf.p);
 	if (r->maps)
 		for (size_t s = 0; s < cfg->nr_streams; s++)
 			unmap_stream(&r->maps[s]);

@@ -382,6 +382,7 @@ static void setup_fast_insn(struct dec *x, const struct pt_config *pc)
 	fastflow_set_insn(x->ff, fast_insn, x);
 	x->ff_built = fastflow_built(x->ff);
 	x->lines = x->c->lines;
+	fast_insn_lines(x);
 }
 
 static int setup(struct dec *x, struct error *e)

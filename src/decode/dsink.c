@@ -82,6 +82,8 @@ struct dblock {
 	uint8_t *buf;
 	size_t len, size;	/* size: what it counts against the bound */
 	bool conv;		/* what the output's convert made (else records) */
+	bool refs;		/* may hold references (dsink_ref()) */
+	uint64_t ref_text;	/* the text they stand for beyond their bytes (dbudget.ref_held) */
 };
 
 static bool budget_take(struct dbudget *b, size_t n)
@@ -290,8 +292,10 @@ static struct dblock *block_get(struct dbudget *b, size_t size)
 		free(blk);
 		blk = NULL;
 	}
-	if (blk)
+	if (blk) {
 		blk->size = size;
+		blk->ref_text = 0;
+	}
 	return blk;
 }
 
@@ -304,6 +308,9 @@ static void blocks_free(struct dsink *s, struct dblock *b)
 
 		if (bg) {
 			__atomic_sub_fetch(&bg->held, b->size, __ATOMIC_RELAXED);
+			if (b->ref_text)
+				__atomic_sub_fetch(&bg->ref_held, b->ref_text, __ATOMIC_RELAXED);
+			b->ref_text = 0;
 			if (bg->wait_at && __atomic_load_n(&bg->held, __ATOMIC_RELAXED) +
 					   room_slack(bg) <= bg->wait_at)
 				kick_room(bg);
@@ -377,11 +384,52 @@ static void pass(struct dout *o, const uint8_t *p, size_t len)
 		dout_write(o, p, len);
 }
 
-/* Bytes a sink let go of before (memory, file); @conv: its output's convert made them. */
-static void pass_held_bytes(struct dout *o, const uint8_t *p, size_t len, bool conv)
+/*
+ * Bytes with references (dsink_ref()) among them: the references' text in their place,
+ * copied into the output's buffer where it fits. References come one after another (a
+ * block's each): a search for the next only past a run of bytes of its own, and no call
+ * a reference (the walk's merge: 820 of its samples in memchr() and dout_write()).
+ */
+static void pass_refs(struct dout *o, const uint8_t *p, size_t len)
+{
+	const uint8_t *end = p + len;
+
+	while (p < end) {
+		const char *t;
+		uint32_t n;
+
+		if (*p) {
+			const uint8_t *z = memchr(p, 0, (size_t)(end - p));
+
+			if (!z)
+				z = end;
+			dout_write(o, p, (size_t)(z - p));
+			p = z;
+			continue;
+		}
+		memcpy(&t, p + 1, 8);
+		memcpy(&n, p + 9, 4);
+		p += DSINK_REF_LEN;
+		if (o->len + n <= o->cap && !o->err) {
+			memcpy(o->buf + o->len, t, n);
+			o->len += n;
+		} else {
+			dout_write(o, t, n);
+		}
+	}
+}
+
+/*
+ * Bytes a sink let go of before (memory, file); @conv: its output's convert made them;
+ * @refs: references may be among them.
+ */
+static void pass_held_bytes(struct dout *o, const uint8_t *p, size_t len, bool conv,
+			    bool refs)
 {
 	if (len && conv)
 		o->unframe(o, p, len);
+	else if (refs)
+		pass_refs(o, p, len);
 	else
 		pass(o, p, len);
 }
@@ -393,6 +441,7 @@ void dsink_init(struct dsink *s, struct dout *out)
 	s->out = out;
 	s->spill = -1;
 	s->cold = true;
+	s->ref_ok = out && !out->filter && !out->convert && out->budget && out->budget->wait_at;
 }
 
 /*
@@ -409,6 +458,7 @@ static void buf_free(struct dsink *s)
 		blk->buf = s->buf;
 		blk->size = s->cap;
 		blk->len = 0;
+		blk->ref_text = 0;
 		if (pool_put(bg, blk))
 			return;
 		free(blk);
@@ -528,10 +578,11 @@ void dsink_truncate(struct dsink *s, uint64_t pos)
  * SPILL_CONV in the length: what the output's convert made.
  */
 #define SPILL_CONV (1ull << 63)
+#define SPILL_REFS (1ull << 62)
 
 static int spill(struct dsink *s, const uint8_t *p, size_t len, bool conv)
 {
-	uint64_t n = len | (conv ? SPILL_CONV : 0);
+	uint64_t n = len | (conv ? SPILL_CONV : 0) | (s->base < s->ref_end ? SPILL_REFS : 0);
 	int ret;
 
 	if (s->spill < 0) {
@@ -591,6 +642,11 @@ static bool keep(struct dsink *s, size_t n)
 	blk->size = cap;
 	blk->len = n;
 	blk->conv = false;
+	blk->refs = s->base < s->ref_end;
+	blk->ref_text = s->ref_text - s->ref_kept;
+	s->ref_kept = s->ref_text;
+	if (blk->ref_text)
+		__atomic_add_fetch(&b->ref_held, blk->ref_text, __ATOMIC_RELAXED);
 	held_append(s, blk);
 	budget_gave(b, n, cap);
 	return true;
@@ -616,6 +672,8 @@ static bool keep_conv(struct dsink *s, size_t n)
 	blk->size = s->ccap;
 	blk->len = s->clen;
 	blk->conv = true;
+	blk->refs = false;
+	blk->ref_text = 0;
 	held_append(s, blk);
 	budget_gave(b, n, s->ccap);
 	s->cbuf = NULL;
@@ -704,7 +762,7 @@ static int flush_conv(struct dsink *s, size_t n)
 	pthread_mutex_lock(&s->lock);
 	if (s->direct) {
 		/* Its turn came meanwhile: nothing is held, and the output is this writer's. */
-		pass_held_bytes(s->out, s->cbuf, len, true);
+		pass_held_bytes(s->out, s->cbuf, len, true, false);
 		ret = s->out->err;
 	} else {
 		turn = own_more(s, len);
@@ -748,7 +806,10 @@ int dsink_flush(struct dsink *s, uint64_t upto)
 	pthread_mutex_lock(&s->lock);
 	if (s->direct) {
 		s->cold = false;
-		pass(s->out, s->buf, n);
+		if (s->base < s->ref_end)
+			pass_refs(s->out, s->buf, n);
+		else
+			pass(s->out, s->buf, n);
 		ret = s->out->err;
 	} else {
 		bool turn = own_more(s, n);
@@ -783,7 +844,7 @@ static int readback(struct dsink *s, int fd)
 	}
 	for (;;) {
 		uint64_t n;
-		bool conv;
+		bool conv, refs;
 		ssize_t r = read(fd, &n, sizeof(n));
 
 		if (!r)
@@ -793,7 +854,8 @@ static int readback(struct dsink *s, int fd)
 			break;
 		}
 		conv = n & SPILL_CONV;
-		n &= ~SPILL_CONV;
+		refs = n & SPILL_REFS;
+		n &= ~(SPILL_CONV | SPILL_REFS);
 		if (n > cap) {
 			uint8_t *b = realloc(buf, (size_t)n);
 
@@ -809,7 +871,7 @@ static int readback(struct dsink *s, int fd)
 			ret = r < 0 ? -errno : -EIO;
 			break;
 		}
-		pass_held_bytes(s->out, buf, (size_t)n, conv);
+		pass_held_bytes(s->out, buf, (size_t)n, conv, refs);
 	}
 	free(buf);
 	close(fd);
@@ -845,7 +907,7 @@ static bool pass_held(struct dsink *s, bool direct, int *ret)
 	while (head) {
 		struct dblock *next = head->next;
 
-		pass_held_bytes(s->out, head->buf, head->len, head->conv);
+		pass_held_bytes(s->out, head->buf, head->len, head->conv, head->refs);
 		head->next = NULL;
 		blocks_free(s, head);
 		head = next;

@@ -156,8 +156,16 @@ void insnblk_keep(struct insnblk *c, uint64_t ip, unsigned n, size_t len)
 
 /* ---- shared by the threads of a run ---- */
 
-/* Index slots (a record's position / 8 + 1, 0: empty): twice the entries, 256 KiB. */
+/*
+ * Index slots (a record's position / 8 + 1 in the low POS_BITS, 0: empty; above them
+ * TAG_BITS of the key's hash): twice the entries, 256 KiB. A slot of another key is passed
+ * by its tag without reading its record: each record read is a cache miss on a large
+ * trace (the walk of bench/decode: 8 MB of lines), and at half full a search passed one
+ * slot of another key in two or three.
+ */
 #define SLOTS (2 * INSNBLK_SHARED_ENTRIES)
+#define POS_BITS 21
+#define TAG_BITS (32 - POS_BITS)
 
 struct insnblk_shared {
 	char *rec;		/* INSNBLK_RING: records (HEAD, then the text) one after another */
@@ -169,7 +177,7 @@ struct insnblk_shared {
 	pthread_mutex_t lock;
 };
 
-_Static_assert(INSNBLK_RING / 8 < UINT32_MAX && (SLOTS & (SLOTS - 1)) == 0 &&
+_Static_assert(INSNBLK_RING / 8 + 1 < 1u << POS_BITS && (SLOTS & (SLOTS - 1)) == 0 &&
 	       INSNBLK_RING + (uint64_t)SLOTS * 4 <= INSNBLK_BYTES,
 	       "insnblk_shared's index and bound");
 
@@ -208,9 +216,20 @@ void insnblk_shared_free(struct insnblk_shared *s)
 	free(s);
 }
 
-static inline size_t slot_of(uint64_t ip, unsigned n)
+static inline uint64_t key_hash(uint64_t ip, unsigned n)
 {
-	return (size_t)(((ip ^ (uint64_t)n << 48) * 0x9e3779b97f4a7c15ull) >> (64 - 16));
+	return (ip ^ (uint64_t)n << 48) * 0x9e3779b97f4a7c15ull;
+}
+
+/* The hash's top 16 bits pick the slot, the TAG_BITS below them tag it. */
+static inline size_t slot_of(uint64_t h)
+{
+	return (size_t)(h >> (64 - 16));
+}
+
+static inline uint32_t tag_of(uint64_t h)
+{
+	return (uint32_t)(h >> (64 - 16 - TAG_BITS)) << POS_BITS;
 }
 
 _Static_assert(SLOTS == 1u << 16, "slot_of()'s bits");
@@ -219,14 +238,18 @@ _Static_assert(SLOTS == 1u << 16, "slot_of()'s bits");
 static const char *shared_lookup(const struct insnblk_shared *s, uint64_t ip, unsigned n,
 				 size_t *slot)
 {
-	size_t k = slot_of(ip, n);
-	uint32_t i;
+	uint64_t h = key_hash(ip, n);
+	uint32_t i, tag = tag_of(h);
+	size_t k = slot_of(h);
 
 	for (; (i = __atomic_load_n(&s->idx[k], __ATOMIC_ACQUIRE)); k = (k + 1) % SLOTS) {
-		const char *r = s->rec + (size_t)(i - 1) * 8;
+		const char *r;
 		uint64_t rip;
 		uint32_t rn;
 
+		if ((i & ~((1u << POS_BITS) - 1)) != tag)
+			continue;
+		r = s->rec + (size_t)((i & ((1u << POS_BITS) - 1)) - 1) * 8;
 		memcpy(&rip, r, 8);
 		memcpy(&rn, r + 8, 4);
 		if (rip == ip && rn == n)
@@ -276,8 +299,9 @@ bool insnblk_shared_add(struct insnblk_shared *s, uint64_t ip, unsigned n, const
 	memcpy(r + 8, &rn, 4);
 	memcpy(r + 12, &rlen, 4);
 	memcpy(r + HEAD, text, len);
-	__atomic_store_n(&s->idx[slot], (uint32_t)(s->end / 8) + 1, __ATOMIC_RELEASE);
-	s->end += size;
+	__atomic_store_n(&s->idx[slot], ((uint32_t)(s->end / 8) + 1) | tag_of(key_hash(ip, n)),
+			 __ATOMIC_RELEASE);
+	__atomic_store_n(&s->end, s->end + size, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->used, s->used + 1, __ATOMIC_RELAXED);
 out:
 	pthread_mutex_unlock(&s->lock);
@@ -287,6 +311,11 @@ out:
 bool insnblk_shared_full(const struct insnblk_shared *s)
 {
 	return __atomic_load_n(&s->full, __ATOMIC_RELAXED);
+}
+
+uint64_t insnblk_shared_bytes(const struct insnblk_shared *s)
+{
+	return __atomic_load_n(&s->end, __ATOMIC_RELAXED);
 }
 
 uint32_t insnblk_shared_used(const struct insnblk_shared *s)

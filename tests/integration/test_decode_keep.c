@@ -378,6 +378,40 @@ Test(decode_keep, two_threads_on_shared_lines_keep_each_block_once)
 }
 
 /*
+ * A full index (half its slots taken) is searched through runs of other keys' slots, which
+ * their tags pass over without reading their records: every key is found with its own
+ * text, and no key kept with another count or at another address is found for it.
+ */
+Test(decode_keep, shared_lines_found_past_other_keys_slots)
+{
+	struct insnblk_shared *s = insnblk_shared_new();
+	char text[32];
+	size_t len;
+	unsigned wrong = 0;
+
+	cr_assert(s);
+	for (unsigned i = 0; i < INSNBLK_SHARED_ENTRIES; i++) {
+		int n = snprintf(text, sizeof(text), "%u\n", i);
+
+		cr_assert(insnblk_shared_add(s, 0x400000 + 16 * (uint64_t)i, 1 + i % 3, text,
+					     (size_t)n), "block %u", i);
+	}
+	for (unsigned i = 0; i < INSNBLK_SHARED_ENTRIES; i++) {
+		uint64_t ip = 0x400000 + 16 * (uint64_t)i;
+		int n = snprintf(text, sizeof(text), "%u\n", i);
+		const char *t = insnblk_shared_find(s, ip, 1 + i % 3, &len);
+
+		if (!t || len != (size_t)n || memcmp(t, text, len))
+			wrong++;
+		if (insnblk_shared_find(s, ip, 4 + i % 3, &len) ||
+		    insnblk_shared_find(s, ip + 8, 1 + i % 3, &len))
+			wrong++;
+	}
+	cr_expect_eq(wrong, 0, "%u keys found wrong", wrong);
+	insnblk_shared_free(s);
+}
+
+/*
  * Bounded whatever the program: past INSNBLK_SHARED_ENTRIES blocks, or INSNBLK_RING bytes
  * of lines, nothing more is kept (the thread keeps the rest in its own insnblk), and what
  * was kept is still found.

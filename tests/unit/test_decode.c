@@ -958,6 +958,18 @@ static char *file_text(int fd)
 	return buf;
 }
 
+/* An output into @t with a budget of @bound bytes and its mark @wait_at, and sinks @s0, @s1. */
+static void two_budgeted(FILE *t, struct dout *o, dout_filter_fn *filter, struct dbudget *b,
+			 uint64_t bound, uint64_t wait_at, struct dsink *s0, struct dsink *s1)
+{
+	dbudget_init(b, bound);
+	b->wait_at = wait_at;
+	cr_assert_eq(dout_init(o, fileno(t), filter, NULL), 0);
+	o->budget = b;
+	dsink_init(s0, o);
+	dsink_init(s1, o);
+}
+
 /*
  * A run's output into a temporary file and @n sinks of it (at most 3), within a budget of
  * @bound bytes (0: none): what each dsink test sets up.
@@ -1268,12 +1280,7 @@ Test(dsink, a_sink_at_its_turn_for_the_merge_is_filtered_by_the_merge)
 
 	cr_assert(t);
 	merge_thread = pthread_self();
-	dbudget_init(&b, 64u << 20);
-	b.wait_at = 1u << 20;
-	cr_assert_eq(dout_init(&o, fileno(t), merge_only, NULL), 0);
-	o.budget = &b;
-	dsink_init(&s0, &o);
-	dsink_init(&s1, &o);
+	two_budgeted(t, &o, merge_only, &b, 64u << 20, 1u << 20, &s0, &s1);
 	cr_assert_eq(pthread_create(&th1, NULL, write_turn, &w1), 0);
 	cr_assert_eq(pthread_create(&th0, NULL, write_turn, &w0), 0);
 	dsink_turn(&s0);
@@ -1368,6 +1375,55 @@ Test(dsink, a_sinks_buffers_are_used_again_by_the_next_sinks)
 	dout_destroy(&o);
 	dbudget_destroy(&b);
 	fclose(t);
+}
+
+/*
+ * A sink before its turn writes references to text that stays (dsink_ref()), between lines
+ * of its own: what it let go of into memory, into the file past the bound, and what it
+ * still holds at its turn reach the output as the text, in order; the references' text
+ * counted as waiting for the merge (ref_held) is given back with them.
+ */
+Test(dsink, a_sink_before_its_turn_writes_references_made_text_where_passed_on)
+{
+	FILE *t = tmpfile();
+	struct dbudget b;
+	struct dout o;
+	struct dsink s0, s1;
+	char *text = malloc(30000 * 10 + 1);
+
+	cr_assert(t && text);
+	for (int i = 0; i < 30000; i++)
+		snprintf(text + i * 10, 11, "s1 %06d\n", i);
+	two_budgeted(t, &o, NULL, &b, 1u << 20, 64u << 20, &s0, &s1);
+	/* Four lines at a time, every other four by reference; the last ones not let go of. */
+	for (int i = 0; i < 30000; i += 4) {
+		size_t len = (size_t)(i + 4 <= 30000 ? 4 : 30000 - i) * 10;
+
+		cr_assert(dsink_ref_ok(&s1));
+		if (i % 8)
+			dsink_put(&s1, text + i * 10, len);
+		else
+			cr_assert(dsink_ref(&s1, text + i * 10, len));
+		if (i % 1000 == 996 && i < 29000)
+			cr_assert_eq(dsink_flush(&s1, dsink_pos(&s1)), 0);
+	}
+	cr_expect_gt(b.spilled, 0, "nothing went to the file past the bound");
+	cr_expect_gt(b.ref_held, 0);
+	cr_assert_eq(dsink_promote(&s0), 0);
+	numbered(&s0, 0, 0, 30000);
+	cr_assert_eq(dsink_promote(&s1), 0);
+	cr_expect_not(dsink_ref_ok(&s1), "references after its turn");
+	cr_assert_eq(dsink_flush(&s1, dsink_pos(&s1)), 0);
+	cr_assert_eq(dout_flush(&o), 0);
+	cr_expect_eq(b.held, 0);
+	cr_expect_eq(b.ref_held, 0);
+	expect_numbered(t, 2, 30000);
+	dsink_destroy(&s0);
+	dsink_destroy(&s1);
+	dout_destroy(&o);
+	dbudget_destroy(&b);
+	fclose(t);
+	free(text);
 }
 
 /*
