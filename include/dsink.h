@@ -217,7 +217,9 @@ void dsink_put(struct dsink *s, const void *p, size_t n);
  * (insnblk_shared's lines), written in place of the text by a writer before its turn
  * (dsink_ref_ok()): a zero byte, the pointer, the length. The text is made where the bytes
  * are passed on to the output, into its buffer: the worker ahead wrote each line into
- * the waiting output's memory, out of its cache.
+ * the waiting output's memory, out of its cache. The zero byte marks a reference because
+ * nothing else written to such a sink holds one: --insn's lines and the renderers' event
+ * lines are text (C strings, formatted). A writer of raw bytes there would need another mark.
  */
 #define DSINK_REF_LEN 13
 static inline bool dsink_ref_ok(const struct dsink *s)
